@@ -1,0 +1,1 @@
+"""Testing support: running upstream torch beside ours, comparing results."""
