@@ -30,17 +30,25 @@ def refusing_function(qualname: str, why: str = "not implemented in torchnative"
     return refused
 
 
+class RefusedClassType(type):
+    """Metaclass of refusing classes. Upstream's bound C++ classes have pybind11's metaclass, not
+    ``type``, and upstream Python relies on that (``class M(type(torch._C._Await), type(Generic))``)."""
+
+
 def refusing_class(qualname: str, why: str = "not implemented in torchnative", bases=(object,),
-                   metaclass=type):
-    """A class that exists so upstream can name or subclass it; instantiating it refuses."""
+                   metaclass=RefusedClassType, members=()):
+    """A class that exists so upstream can name or subclass it; instantiating it or calling
+    any of its members (the ones upstream's class defines) refuses."""
 
     def __init__(self, *args, **kwargs):
         raise TorchnativeNotImplementedError(qualname, why)
 
     mod, _, name = qualname.rpartition(".")
-    cls = metaclass(name, bases, {"__init__": __init__, "__module__": mod or "torch._C",
-                                  "__torchnative_refuses__": qualname, "__qualname__": name})
-    return cls
+    body = {"__init__": __init__, "__module__": mod or "torch._C",
+            "__torchnative_refuses__": qualname, "__qualname__": name}
+    for m in members:
+        body[m] = refusing_function(f"{qualname}.{m}", why)
+    return metaclass(name, bases, body)
 
 
 def refuses(obj) -> bool:

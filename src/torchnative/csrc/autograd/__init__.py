@@ -1,0 +1,1 @@
+"""Autograd: grad-mode state, the graph's nodes, and the engine (csrc/autograd in upstream)."""

@@ -1,0 +1,80 @@
+"""Thread-local autograd modes: grad mode, inference mode, and the small switches upstream keeps
+beside them (view replay, multithreading, grad layout enforcement)."""
+
+from __future__ import annotations
+
+import threading
+
+
+class _TLS(threading.local):
+    def __init__(self):
+        self.grad_enabled = True
+        self.inference = False
+        self.view_replay = False
+        self.fw_grad = True
+        self.multithreading = True
+        self.grad_layout_enforcement = True
+
+
+TLS = _TLS()
+
+
+def is_grad_enabled() -> bool:
+    return TLS.grad_enabled
+
+
+def set_grad_enabled(enabled: bool) -> None:
+    if not isinstance(enabled, bool):
+        raise TypeError(f"enabled must be a bool (got {type(enabled).__name__})")
+    TLS.grad_enabled = enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    return TLS.inference
+
+
+class InferenceMode:
+    """RAII guard torch.inference_mode uses: inference mode implies no grad."""
+
+    def __init__(self, enabled: bool = True):
+        self._saved = (TLS.inference, TLS.grad_enabled)
+        if enabled:
+            TLS.inference = True
+            TLS.grad_enabled = False
+        else:
+            TLS.inference = False
+
+    def __del__(self):
+        # upstream's guard restores on destruction; torch.inference_mode deletes it on exit
+        TLS.inference, TLS.grad_enabled = self._saved
+
+
+def _flag(name: str):
+    def get() -> bool:
+        return getattr(TLS, name)
+
+    def set_(value: bool) -> None:
+        setattr(TLS, name, bool(value))
+
+    return get, set_
+
+
+_is_view_replay, _set_view_replay = _flag("view_replay")
+_is_fw_grad, _set_fw_grad = _flag("fw_grad")
+_is_multithreading, _set_multithreading = _flag("multithreading")
+_is_layout_enf, _set_layout_enf = _flag("grad_layout_enforcement")
+
+TORCH_C = {
+    "torch._C.is_grad_enabled": is_grad_enabled,
+    "torch._C._set_grad_enabled": set_grad_enabled,
+    "torch._C.is_inference_mode_enabled": is_inference_mode_enabled,
+    "torch._C._InferenceMode": InferenceMode,
+    "torch._C._is_view_replay_enabled": _is_view_replay,
+    "torch._C._set_view_replay_enabled": _set_view_replay,
+    "torch._C._is_fwd_grad_enabled": _is_fw_grad,
+    "torch._C._set_fwd_grad_enabled": _set_fw_grad,
+    "torch._C._is_multithreading_enabled": _is_multithreading,
+    "torch._C._set_multithreading_enabled": _set_multithreading,
+    "torch._C._is_grad_layout_enforcement_enabled": _is_layout_enf,
+    "torch._C._set_grad_layout_enforcement_enabled": _set_layout_enf,
+}

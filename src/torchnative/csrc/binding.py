@@ -1,0 +1,458 @@
+"""Python argument parsing for operator spellings, as upstream's PythonArgParser does it.
+
+Signatures come from upstream's binding table (spellings_table); each is tried in order
+(deprecated ones last) and the first that accepts the arguments wins, with upstream's rules:
+varargs int lists (``x.view(2, 3)``), numbers bound to Tensor parameters only for the
+arithmetic ops upstream allows, numpy-style keyword aliases (``axis``, ``keepdims``), ``None``
+for optional parameters. The winning signature names the overload to call (its ``out=`` overload
+when ``out`` is given); arguments are handed to the door in the schema's convention: positional
+for positional schema arguments, keywords for keyword-only ones.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from . import door
+from .dispatcher import REGISTRY
+from .torch_function import TLS as _TF_TLS
+
+NUMBERS_AS_TENSORS = frozenset({
+    "add", "add_", "add_out", "div", "div_", "div_out", "divide", "divide_", "divide_out",
+    "mul", "mul_", "mul_out", "multiply", "multiply_", "multiply_out", "sub", "sub_", "sub_out",
+    "subtract", "subtract_", "subtract_out", "true_divide", "true_divide_", "true_divide_out",
+    "to", "_to_copy", "copy_", "copy", "floor_divide", "floor_divide_", "floor_divide_out",
+    "_conj"})
+NUMPY_NAMES = {"dim": ("axis",), "keepdim": ("keepdims",), "input": ("x", "a", "x1"),
+               "other": ("x2",)}
+_MISSING = object()
+
+
+class _NoMatch(Exception):
+    pass
+
+
+def _tensor_type():
+    from .tensor import TensorBase
+
+    return TensorBase
+
+
+def _is_int(obj) -> bool:
+    return (isinstance(obj, numbers.Integral) and not isinstance(obj, bool)) or \
+        type(obj).__name__ in ("SymInt",)
+
+
+def _is_scalar(obj) -> bool:
+    return isinstance(obj, (numbers.Number,)) or type(obj).__name__ in ("SymInt", "SymFloat",
+                                                                         "SymBool")
+
+
+def _zero_dim_ok(obj, integral: bool) -> bool:
+    if not isinstance(obj, _tensor_type()) or obj.dim() != 0 or obj.requires_grad:
+        return False
+    return not integral or (not obj.dtype.is_floating_point and not obj.dtype.is_complex
+                            and obj.dtype.__reduce__() != "bool")
+
+
+class Param:
+    __slots__ = ("name", "kind", "allow_none", "size", "default", "kwarg_only", "role",
+                 "aliases", "numbers_ok")
+
+    def __init__(self, arg, numbers_ok: bool):
+        t = arg.type
+        self.allow_none = t.endswith("?") or arg.default == "None"
+        t = t.rstrip("?")
+        self.size = 0
+        if "[" in t:
+            t, _, n = t.partition("[")
+            self.size = int(n.rstrip("]")) if n.rstrip("]") else 0
+        self.kind = t
+        self.name = arg.name
+        self.default = _parse_default(self.kind, arg.default, self.size)
+        self.kwarg_only = arg.kwarg_only
+        self.role = arg.role
+        self.aliases = NUMPY_NAMES.get(arg.name, ())
+        self.numbers_ok = numbers_ok
+
+    @property
+    def optional(self) -> bool:
+        return self.default is not _MISSING
+
+    def check(self, obj) -> bool:
+        k = self.kind
+        T = _tensor_type()
+        if k == "Tensor":
+            return isinstance(obj, T) or (self.numbers_ok and _is_scalar(obj))
+        if k == "Scalar":
+            return _is_scalar(obj) or _zero_dim_ok(obj, False)
+        if k in ("double", "complex"):
+            return (isinstance(obj, numbers.Number) and (k == "complex" or not isinstance(
+                obj, numbers.Complex) or isinstance(obj, numbers.Real))) or _zero_dim_ok(obj, False)
+        if k in ("int64_t", "SymInt"):
+            return _is_int(obj) or _zero_dim_ok(obj, True)
+        if k == "bool":
+            return isinstance(obj, bool) or type(obj).__name__ == "bool_"
+        if k in ("IntArrayRef", "SymIntArrayRef"):
+            if isinstance(obj, (tuple, list)):
+                return len(obj) == 0 or _is_int(obj[0]) or _zero_dim_ok(obj[0], True)
+            return self.size > 0 and (_is_int(obj) or _zero_dim_ok(obj, True))
+        if k in ("TensorList", "c10::List<::std::optional<Tensor>>"):
+            return isinstance(obj, (tuple, list)) and all(
+                isinstance(o, T) or (o is None and k != "TensorList") for o in obj)
+        if k == "ArrayRef<double>":
+            return isinstance(obj, (tuple, list)) and all(isinstance(o, numbers.Number) for o in obj)
+        if k == "ScalarType":
+            from .dtypes import dtype
+
+            return isinstance(obj, dtype) or obj in (int, float, bool, complex)
+        if k == "Device":
+            from .device import device
+
+            return _is_int(obj) or isinstance(obj, (str, device))
+        if k == "std::string" or k == "c10::string_view":
+            return isinstance(obj, str)
+        if k in ("Layout", "MemoryFormat", "QScheme"):
+            from . import layouts
+
+            return isinstance(obj, layouts.CLASSES[k])
+        if k == "Generator":
+            from .generator import Generator
+
+            return isinstance(obj, Generator)
+        if k == "Dimname":
+            return isinstance(obj, str) or obj is None
+        if k == "DimnameList":
+            return isinstance(obj, (list, tuple)) and all(isinstance(o, str) for o in obj) or (
+                self.size == 1 and isinstance(obj, str))
+        if k == "ScalarList" or k == "at::ArrayRef<at::Scalar>":
+            return isinstance(obj, (tuple, list)) and all(_is_scalar(o) for o in obj)
+        if k == "Storage":
+            from .storage import StorageBase
+
+            return isinstance(obj, StorageBase)
+        if k == "Stream":
+            return type(obj).__name__ == "Stream"
+        if k == "PyObject*":
+            return True
+        return False
+
+    def convert(self, obj):
+        k = self.kind
+        if k == "Tensor":
+            if isinstance(obj, _tensor_type()):
+                return obj
+            from .construct import wrapped_number
+
+            return wrapped_number(obj)
+        if k == "Scalar":
+            return obj.item() if isinstance(obj, _tensor_type()) else obj
+        if k in ("int64_t", "SymInt"):
+            return int(obj) if isinstance(obj, _tensor_type()) else obj
+        if k in ("double",):
+            return obj.item() if isinstance(obj, _tensor_type()) else obj
+        if k in ("IntArrayRef", "SymIntArrayRef"):
+            if isinstance(obj, (tuple, list)):
+                return [int(o) if isinstance(o, _tensor_type()) else o for o in obj]
+            return [int(obj)] * self.size
+        if k == "ScalarType" and obj in (int, float, bool, complex):
+            from . import dtypes
+
+            return dtypes.PYTHON_TYPE_DTYPE[obj]
+        if k == "Device" and not type(obj).__name__ == "device":
+            from .device import device
+
+            return device(obj)
+        return obj
+
+    def python_default(self):
+        return None if self.default is _MISSING else self.default
+
+
+def _parse_default(kind: str, text: str | None, size: int):
+    if text is None:
+        return _MISSING
+    if text == "None":
+        return None
+    if kind in ("int64_t", "SymInt"):
+        return int(text)
+    if kind == "bool":
+        return text in ("True", "true")
+    if kind in ("double", "complex"):
+        return float(text)
+    if kind == "Scalar":
+        try:
+            return int(text, 0)
+        except ValueError:
+            return float(text)
+    if kind in ("IntArrayRef", "SymIntArrayRef"):
+        if text.startswith("{"):
+            return [int(x) for x in text[1:-1].split(",") if x]
+        return [int(text)] * size
+    if kind == "ScalarType":
+        from . import dtypes
+
+        return dtypes.BY_NAME[text.split(".")[-1]]
+    if kind == "Layout":
+        from . import layouts
+
+        return layouts.BY_NAME[text.split(".")[-1]]
+    if kind in ("std::string", "c10::string_view"):
+        return text.strip("\"'")
+    return None
+
+
+class Signature:
+    """A compiled PythonArgParser signature and the overloads it calls."""
+
+    __slots__ = ("name", "params", "max_pos", "min_args", "varargs", "base", "outplace",
+                 "deprecated", "method", "text", "_maps")
+
+    def __init__(self, sig, name: str):
+        numbers_ok = name in NUMBERS_AS_TENSORS
+        self.name = name
+        self.params = [Param(a, numbers_ok) for a in sig.args]
+        self.max_pos = sum(not p.kwarg_only for p in self.params)
+        self.min_args = sum(not p.optional for p in self.params)
+        self.varargs = self.max_pos == 1 and self.params[0].kind in ("IntArrayRef",
+                                                                      "SymIntArrayRef")
+        self.base, self.outplace = sig.base, sig.outplace
+        self.deprecated, self.method, self.text = sig.deprecated, sig.method, sig.text
+        self._maps: dict[str, tuple] = {}
+
+    def parse(self, args: tuple, kwargs: dict) -> list:
+        nargs = len(args)
+        if nargs > self.max_pos and not self.varargs:
+            raise _NoMatch(f"{self.name}() takes {self.max_pos} positional arguments but "
+                           f"{nargs} were given")
+        out = []
+        pos = 0
+        remaining = len(kwargs)
+        for p in self.params:
+            is_kwd = False
+            obj = _MISSING
+            if pos < nargs:
+                if p.kwarg_only:
+                    raise _NoMatch(f"{self.name}() got too many positional arguments")
+                obj = args[pos]
+            elif kwargs:
+                obj = kwargs.get(p.name, _MISSING)
+                for alias in p.aliases:
+                    if obj is not _MISSING:
+                        break
+                    obj = kwargs.get(alias, _MISSING)
+                is_kwd = True
+            if (obj is _MISSING and p.optional) or (obj is None and p.allow_none):
+                out.append(p.python_default() if obj is _MISSING else None)
+            elif obj is _MISSING:
+                raise _NoMatch(f"{self.name}() missing required argument \"{p.name}\"")
+            elif p.check(obj):
+                out.append(p.convert(obj))
+            elif self.varargs and pos == 0 and not is_kwd and all(_is_int(a) for a in args):
+                out.append(list(args))
+                pos = nargs
+                continue
+            else:
+                where = f"argument '{p.name}'" if is_kwd else \
+                    f"argument '{p.name}' (position {pos + 1})"
+                raise _NoMatch(f"{self.name}(): {where} must be {_TYPE_NAMES.get(p.kind, p.kind)}"
+                               f", not {type(obj).__name__}")
+            if not is_kwd:
+                pos += 1
+            elif obj is not _MISSING:
+                remaining -= 1
+        if remaining > 0:
+            names = {p.name for p in self.params} | {a for p in self.params for a in p.aliases}
+            bad = next((k for k in kwargs if k not in names), next(iter(kwargs)))
+            raise _NoMatch(f"{self.name}() got an unexpected keyword argument '{bad}'")
+        return out
+
+    def target(self, values: list, self_tensor=None):
+        """(operator handle, schema args, schema kwargs, python-only options) for a parse."""
+        out_value = None
+        options = {}
+        for p, v in zip(self.params, values):
+            if p.role == "out":
+                out_value = v
+        name = self.outplace if (out_value is not None and self.outplace) else self.base
+        op = _lookup(name)
+        mapping = self._maps.get(name)
+        if mapping is None:
+            mapping = self._maps[name] = _schema_mapping(self, op)
+        positional, keyword = [], {}
+        if self_tensor is not None and mapping["__self__"] is not None:
+            idx = mapping["__self__"][0]
+            positional.extend([_MISSING] * (idx + 1))
+            positional[idx] = self_tensor
+        for p, v in zip(self.params, values):
+            dest = mapping.get(p.name)
+            if p.role == "out":
+                if v is None:
+                    continue
+                outs = mapping["__out__"]
+                vals = v if len(outs) > 1 else (v,)
+                if len(vals) != len(outs):
+                    raise TypeError(f"{self.name}(): out must be a tuple of {len(outs)} tensors")
+                for n, ov in zip(outs, vals):
+                    keyword[n] = ov
+                continue
+            if dest is None:
+                options[p.name] = v  # e.g. requires_grad: applied after the call
+                continue
+            idx, kw = dest
+            if kw:
+                keyword[idx] = v
+            else:
+                while len(positional) <= idx:
+                    positional.append(_MISSING)
+                positional[idx] = v
+        if _MISSING in positional:
+            defaults = mapping["__defaults__"]
+            positional = [defaults[i] if v is _MISSING else v for i, v in enumerate(positional)]
+        return op, tuple(positional), keyword, options
+
+
+_TYPE_NAMES = {"Tensor": "Tensor", "Scalar": "Number", "int64_t": "int", "SymInt": "int",
+               "double": "float", "complex": "complex", "TensorList": "tuple of Tensors",
+               "IntArrayRef": "tuple of ints", "SymIntArrayRef": "tuple of ints",
+               "ArrayRef<double>": "tuple of floats", "Generator": "torch.Generator",
+               "bool": "bool", "ScalarType": "torch.dtype", "Layout": "torch.layout",
+               "MemoryFormat": "torch.memory_format", "Device": "torch.device",
+               "std::string": "str", "c10::string_view": "str"}
+
+
+def _lookup(overload_name: str):
+    qual, _, overload = overload_name.partition(".")
+    op = REGISTRY.find(f"aten::{qual}", overload)
+    if op is None:
+        raise RuntimeError(f"aten::{overload_name} has no schema")
+    return op
+
+
+def _schema_mapping(sig: Signature, op) -> dict:
+    """python parameter name -> (schema index or name, is keyword-only)."""
+    schema_args = op.schema.arguments
+    by_name = {a.name: (i, a) for i, a in enumerate(schema_args)}
+    mapping: dict = {}
+    for p in sig.params:
+        name = "self" if p.name == "input" and "input" not in by_name else p.name
+        if name in by_name and p.role != "out":
+            i, a = by_name[name]
+            mapping[p.name] = (a.name, True) if a.kwarg_only else (i, False)
+    if sig.method:
+        mapping["__self__"] = (by_name["self"][0], False) if "self" in by_name else None
+    mapping["__out__"] = [a.name for a in schema_args if a.is_out]
+    mapping["__defaults__"] = [a.default_value if a.has_default_value() else None
+                               for a in schema_args]
+    return mapping
+
+
+# --- entry points for the generated spellings ------------------------------------------------------
+
+_COMPILED: dict[int, list[Signature]] = {}
+
+
+def _compiled(sigs, name: str) -> list[Signature]:
+    key = id(sigs)
+    c = _COMPILED.get(key)
+    if c is None:
+        c = [Signature(s, name) for s in sigs if not s.deprecated] + \
+            [Signature(s, name) for s in sigs if s.deprecated]
+        _COMPILED[key] = c
+    return c
+
+
+def _parse_any(compiled: list[Signature], args, kwargs):
+    errors = []
+    for sig in compiled:
+        try:
+            return sig, sig.parse(args, kwargs)
+        except _NoMatch as e:
+            errors.append((sig, str(e)))
+    visible = [s for s, _ in errors if not s.deprecated]
+    if len(compiled) == 1 or len(visible) == 1:
+        raise TypeError(errors[0][1] if len(compiled) == 1 else
+                        next(e for s, e in errors if not s.deprecated))
+    name = compiled[0].name
+    options = "\n".join(f" * {s.text.split('|')[0][len(name):]}" for s in visible)
+    raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                    f"{_describe(args, kwargs)}, but expected one of:\n{options}")
+
+
+def _describe(args, kwargs) -> str:
+    parts = [type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()]
+    return "(" + ", ".join(parts) + ")"
+
+
+def _wants_torch_function(values) -> bool:
+    if _TF_TLS.stack and _TF_TLS.state != 2:
+        return True
+    from .torch_function import _check
+
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            if any(_check(x) for x in v):
+                return True
+        elif _check(v):
+            return True
+    return False
+
+
+def call_function(fn, sigs, args: tuple, kwargs: dict):
+    compiled = _compiled(sigs, fn.__name__)
+    sig, values = _parse_any(compiled, args, kwargs)
+    if _wants_torch_function(args) or (kwargs and _wants_torch_function(kwargs.values())):
+        from torch.overrides import handle_torch_function
+
+        relevant = [a for a in list(args) + list(kwargs.values())]
+        return handle_torch_function(fn, relevant, *args, **kwargs)
+    op, pargs, pkwargs, options = sig.target(values)
+    result = door.aten_dispatch(op, pargs, pkwargs)
+    if options.get("requires_grad"):
+        result.requires_grad_(True)
+    return result
+
+
+def call_method(method, sigs, self, args: tuple, kwargs: dict):
+    compiled = _compiled(sigs, method.__name__)
+    sig, values = _parse_any(compiled, args, kwargs)
+    if _wants_torch_function((self,) + args) or (kwargs and _wants_torch_function(kwargs.values())):
+        from torch.overrides import handle_torch_function
+
+        import torch
+
+        api = getattr(torch.Tensor, method.__name__, method)
+        return handle_torch_function(api, (self,) + args + tuple(kwargs.values()), self, *args,
+                                     **kwargs)
+    op, pargs, pkwargs, _ = sig.target(values, self)
+    return door.aten_dispatch(op, pargs, pkwargs)
+
+
+def select_overload(overloads: dict, args: tuple, kwargs: dict):
+    """For ``torch.ops.aten.foo(...)``: the first overload whose schema binds the arguments."""
+    from .schema_binding import binds
+
+    for op in overloads.values():
+        if binds(op.schema, args, kwargs):
+            return op
+    name = next(iter(overloads.values())).qualname if overloads else "operator"
+    raise RuntimeError(f"{name}() Expected a value of a matching type for the arguments "
+                       f"{_describe(args, kwargs)}: no overload of {name} accepts them")
+
+
+def torch_function_or(fn, name: str, method: bool):
+    """Wrap a hand-written spelling so tensor-likes and modes get __torch_function__ first."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if _wants_torch_function(args) or (kwargs and _wants_torch_function(kwargs.values())):
+            import torch
+            from torch.overrides import handle_torch_function
+
+            api = getattr(torch.Tensor, name) if method else wrapper
+            return handle_torch_function(api, args + tuple(kwargs.values()), *args, **kwargs)
+        return fn(*args, **kwargs)
+
+    wrapper.__name__ = wrapper.__qualname__ = name
+    return wrapper

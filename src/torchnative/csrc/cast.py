@@ -1,0 +1,160 @@
+"""Element casts between dtypes, as upstream's CPU copy kernel does them (``tensor.to(dtype)``).
+
+numpy's ``astype`` agrees with upstream where C++ defines the result. Where it does not, upstream's
+x86-64 build has concrete answers, measured on torch 2.13.0 and reproduced here:
+
+* float -> integer truncates toward zero. NaN, inf and out-of-range values follow the x86
+  ``cvtt*2si`` instructions, which return the "integer indefinite" (the most negative value):
+  int32 gets -2**31, int64 gets -2**63. int8/int16/uint16 are computed through int32 and wrap
+  (so NaN -> 0, 300.7 -> int8 44, 1e10 -> int16 0); uint8 goes through int64 on purpose (c10's
+  ``static_cast_with_inter_type<uint8_t>``), as does uint32 (300.7 -> 44, -1.5 -> 255,
+  1e10 -> uint32 1410065408); uint64 is ``x >= 2**63 ? cvtt64(x - 2**63) ^ 2**63 : cvtt64(x)``
+  (NaN -> 2**63, inf -> 0, -1.5 -> 2**64 - 1).
+  Known divergence: for *contiguous* float -> uint32 runs upstream's auto-vectorized loop answers
+  out-of-range and NaN elements differently (NaN -> 2**31, 1e10 -> 0) except in the loop's scalar
+  tail; we give the scalar answer everywhere (it is also what single elements and strided tensors
+  get upstream). In-range values agree on every path.
+* float -> bool is ``x != 0`` (NaN -> True); complex -> bool is ``real != 0 or imag != 0``.
+* complex -> real takes the real part and warns once per process, like upstream's
+  ``TORCH_WARN_ONCE`` (its "(Triggered internally at ...)" suffix names a C++ file we do not have).
+* float16/bfloat16/float8 targets are reached through float32, as c10's constructors take a float:
+  float64 -> float16 therefore rounds twice (1 + 2**-11 + 2**-40 -> 1.0), as upstream does, and
+  int64 -> bfloat16 too. Rounding is to nearest even. bfloat16 NaN is stored as 0xFFFF from
+  float32/float64 (upstream's vectorized converter) and 0x7FC0 otherwise (c10's scalar one).
+* float8_e4m3fn saturates finite overflow *and* infinities to +-448; float8_e5m2 NaN is 0x7F/0xFF;
+  float8_e8m0fnu ignores the sign and stores 0 (and -0) as 2**-127.
+* NaN payloads, bit for bit as upstream's contiguous path: float -> float16 behaves like x86 F16C
+  (quiet, keep the top payload bits; numpy's software conversion differs for signalling NaNs);
+  float8 NaNs widen to upstream's patterns (e5m2 by a shift into float16 bits, e4m3fn to
+  0x7FF00000, the fnuz types and e8m0 to the signalling 0x7F800001), and NaN from the fnuz types
+  or e8m0 becomes 0 in integer types where other NaNs give the integer indefinite.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from . import dtypes as D
+
+_B = D.BY_NAME
+_BOOL, _F32, _F64 = _B["bool"], _B["float32"], _B["float64"]
+_VIA_INT32 = frozenset(_B[n] for n in ("int8", "int16", "uint16", "int32"))
+_LOWP = frozenset(d for d in D.FLOATING if d not in (_F32, _F64))  # f16, bf16, float8 (, float4)
+# float8 NaNs decode to these float32 bit patterns upstream (payloads survive later casts).
+_F8_NAN_BITS = {"float8_e4m3fn": 0x7FF00000, "float8_e4m3fnuz": 0x7F800001,
+                "float8_e5m2fnuz": 0x7F800001, "float8_e8m0fnu": 0x7F800001}
+
+_COMPLEX_WARNING = "Casting complex values to real discards the imaginary part"
+_warned_complex = False
+
+
+def _warn_complex_to_real():
+    global _warned_complex
+    if not _warned_complex:
+        _warned_complex = True
+        warnings.warn(_COMPLEX_WARNING, UserWarning, stacklevel=3)
+
+
+def _cvtt(x: np.ndarray, bits: int) -> np.ndarray:
+    """x86 cvttsd2si (32 or 64 bit) on float64 values: truncate, "integer indefinite" if unrepresentable."""
+    itype = np.int32 if bits == 32 else np.int64
+    lim = 2.0 ** (bits - 1)
+    r = np.trunc(x)
+    ok = (r >= -lim) & (r < lim)  # False for NaN as well
+    return np.where(ok, np.where(ok, r, 0).astype(itype), itype(np.iinfo(itype).min))
+
+
+def _float_to_int(x: np.ndarray, dst: D.dtype, dst_np: np.dtype) -> np.ndarray:
+    if dst in _VIA_INT32:
+        return _cvtt(x, 32).astype(dst_np)
+    if dst is _B["uint64"]:
+        hi = x >= 2.0 ** 63
+        top = _cvtt(x - 2.0 ** 63, 64) ^ np.int64(-(2 ** 63))
+        return np.where(hi, top, _cvtt(x, 64)).astype(np.uint64)
+    return _cvtt(x, 64).astype(dst_np)  # int64, uint8, uint32: through int64, wrapping
+
+
+def _float8_to_float32(a: np.ndarray, src: D.dtype) -> np.ndarray:
+    """Decode float8 exactly, NaNs with upstream's bit patterns."""
+    if src._name == "float8_e5m2":  # upstream widens e5m2 by a shift into float16 bits
+        return (a.view(np.uint8).astype(np.uint16) << np.uint16(8)).view(np.float16).astype(np.float32)
+    x = a.astype(np.float32)
+    nan = np.isnan(x)
+    if nan.any():
+        sign = np.uint32(0)
+        if src._name == "float8_e4m3fn":  # the only one of these with a signed NaN
+            sign = np.signbit(x).astype(np.uint32) << np.uint32(31)
+        bits = sign | np.uint32(_F8_NAN_BITS[src._name])
+        x.view(np.uint32)[...] = np.where(nan, bits, x.view(np.uint32))
+    return x
+
+
+def _from_float32(x: np.ndarray, src: D.dtype, dst: D.dtype, dst_np: np.dtype) -> np.ndarray:
+    """float32 values to a 16- or 8-bit float type, with upstream's overflow and NaN conventions."""
+    name = dst._name
+    if name == "float8_e4m3fn":
+        x = np.clip(x, -448.0, 448.0)  # upstream saturates (inf too); NaN passes through clip
+    elif name == "float8_e8m0fnu":
+        out = np.abs(x).astype(dst_np)
+        out.view(np.uint8)[...] = np.where(x == 0, np.uint8(0), out.view(np.uint8))
+        return out
+    out = x.astype(dst_np)
+    nan = np.isnan(x)
+    if name == "float16" and nan.any():
+        # x86 F16C (upstream's vectorized path): quiet the NaN, keep the top 10 payload bits.
+        # numpy's software conversion instead keeps a signalling NaN signalling (0x7c01).
+        b = x.view(np.uint32)
+        sign = (b >> np.uint32(16)) & np.uint32(0x8000)
+        half = sign | np.uint32(0x7E00) | ((b & np.uint32(0x7FFFFF)) >> np.uint32(13))
+        out.view(np.uint16)[...] = np.where(nan, half.astype(np.uint16), out.view(np.uint16))
+    elif name == "bfloat16" and nan.any():
+        bits = np.uint16(0xFFFF if src in (_F32, _F64) else 0x7FC0)
+        out.view(np.uint16)[...] = np.where(nan, bits, out.view(np.uint16))
+    elif name == "float8_e5m2" and nan.any():
+        sign = np.signbit(x).astype(np.uint8) << np.uint8(7)
+        out.view(np.uint8)[...] = np.where(nan, sign | np.uint8(0x7F), out.view(np.uint8))
+    return out
+
+
+def cast_array(a, src: D.dtype, dst: D.dtype) -> np.ndarray:
+    """A new array of ``dst``'s storage holding ``a`` (stored as ``src``) converted as upstream does.
+
+    Refuses by name (TorchnativeNotImplementedError) when either dtype has no numpy storage.
+    """
+    dst_np = D.numpy_dtype(dst)
+    D.numpy_dtype(src)
+    a, orig_src = np.asarray(a), src
+    with np.errstate(all="ignore"):  # overflow and NaN casts are defined below, not warnings
+        if src is dst:
+            return a.astype(dst_np, copy=True)
+        if src in D.COMPLEX:
+            if dst is _BOOL:
+                return np.asarray(a != 0)
+            if dst in D.COMPLEX:
+                return a.astype(dst_np)  # each part rounds to nearest even
+            _warn_complex_to_real()
+            a, src = a.real, src.to_real()
+            if src is dst:
+                return a.astype(dst_np, copy=True)
+        if dst is _BOOL:
+            return np.asarray((a.astype(np.float32) if src in _LOWP else a) != 0)
+        if src in D.FLOAT8:
+            a, src = _float8_to_float32(a, src), _F32
+            if dst in D.INTEGRAL and orig_src._name not in ("float8_e5m2", "float8_e4m3fn"):
+                # measured: NaN from the fnuz types and e8m0 becomes 0 in every integer type
+                ints = _float_to_int(a.astype(np.float64), dst, dst_np)
+                return np.where(np.isnan(a), dst_np.type(0), ints)
+        if dst in D.COMPLEX:
+            return cast_array(a, src, dst.to_real()).astype(dst_np)
+        if dst in D.INTEGRAL:
+            if src in D.FLOATING:
+                return _float_to_int(a.astype(np.float64), dst, dst_np)
+            return a.astype(dst_np)  # integers and bool wrap modulo 2**bits
+        if dst is _F64:
+            return a.astype(np.float64)
+        x32 = a.astype(np.float32)  # float64 and int64 round once, to nearest even
+        if dst is _F32:
+            return x32
+        return _from_float32(x32, orig_src, dst, dst_np)

@@ -1,0 +1,27 @@
+"""torch._C's pybind enums as Python IntEnums, members and values read off upstream."""
+
+from __future__ import annotations
+
+import enum
+
+from .tables import c_enums
+
+
+def _make(qualname: str, members: dict[str, int]) -> type[enum.IntEnum]:
+    mod, _, name = qualname.rpartition(".")
+    cls = enum.IntEnum(name, list(members.items()), module=mod, qualname=name)
+    # pybind enums print as "DispatchKey.CPU" and hash/compare like their value.
+    cls.__str__ = lambda self: f"{type(self).__name__}.{self.name}"
+    return cls
+
+
+ENUMS: dict[str, type[enum.IntEnum]] = {
+    q: _make(q, m) for q, m in c_enums()["enums"].items()
+}
+
+DispatchKey = ENUMS["torch._C.DispatchKey"]
+Tag = ENUMS["torch._C.Tag"]
+TorchFunctionState = ENUMS["torch._C._TorchFunctionState"]
+TorchDispatchModeKey = ENUMS["torch._C._TorchDispatchModeKey"]
+
+TORCH_C = dict(ENUMS)

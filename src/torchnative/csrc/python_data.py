@@ -1,0 +1,110 @@
+"""torch.tensor from Python data: dtype inference as upstream (tensor_new.cpp), then a copy.
+
+Nested lists/tuples of numbers, tensors and numpy values. Inferred dtype: bool if all bools,
+int64 if ints, the default dtype if any float, the default complex dtype if any complex; numpy
+arrays and tensors bring their own dtype (promoted with the rest).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from . import dtypes as D
+from .construct import checked_device, empty, tensor_from_numpy
+from .tensor import TensorBase
+
+_BOOL, _INT, _FLOAT, _COMPLEX = range(4)
+
+
+def _kind_of_scalar(x) -> int:
+    if isinstance(x, (bool, np.bool_)):
+        return _BOOL
+    if isinstance(x, numbers.Integral):
+        return _INT
+    if isinstance(x, numbers.Real):
+        return _FLOAT
+    if isinstance(x, numbers.Complex):
+        return _COMPLEX
+    raise TypeError(f"Could not infer dtype of {type(x).__name__}")
+
+
+def infer_dtype(data):
+    """The dtype torch.tensor(data) gets without an explicit dtype."""
+    if isinstance(data, TensorBase):
+        return data.dtype
+    if isinstance(data, np.ndarray):
+        dt = D.dtype_from_numpy(data.dtype)
+        if dt is None:
+            raise TypeError(f"can't convert np.ndarray of type {data.dtype}")
+        return dt
+    if isinstance(data, np.generic):
+        return D.dtype_from_numpy(data.dtype)
+    if isinstance(data, (list, tuple)):
+        found = None
+        for item in data:
+            dt = infer_dtype(item)
+            found = dt if found is None else _promote(found, dt)
+        return found if found is not None else D.get_default_dtype()
+    kind = _kind_of_scalar(data)
+    return [D.BY_NAME["bool"], D.BY_NAME["int64"], D.get_default_dtype(),
+            D.get_default_complex_dtype()][kind]
+
+
+def _promote(a, b):
+    from .promotion import promote_types
+
+    return promote_types(a, b)
+
+
+def _to_numpy(data, npdt):
+    if isinstance(data, TensorBase):
+        return data.detach()._np
+    if isinstance(data, (list, tuple)):
+        if any(isinstance(x, TensorBase) for x in data):
+            parts = [_to_numpy(x, npdt) for x in data]
+            return np.stack([np.asarray(p, dtype=npdt) for p in parts]) if parts else \
+                np.empty((0,), npdt)
+    return data
+
+
+def _shape_of(data) -> tuple:
+    if isinstance(data, (TensorBase,)):
+        return tuple(data.shape)
+    if isinstance(data, np.ndarray):
+        return data.shape
+    if isinstance(data, (list, tuple)):
+        if not data:
+            return (0,)
+        inner = _shape_of(data[0])
+        for x in data[1:]:
+            if _shape_of(x) != inner:
+                raise ValueError(f"expected sequence of length {inner[0] if inner else 0} at "
+                                 f"dim {1} (got {len(x) if hasattr(x, '__len__') else 0})")
+        return (len(data),) + inner
+    return ()
+
+
+def tensor_from_data(data, dtype=None, device=None):
+    """A new cpu/meta tensor holding a copy of ``data``."""
+    if isinstance(data, str):
+        raise TypeError(f"new(): invalid data type 'str'")
+    dev = checked_device(device)
+    dt = dtype if dtype is not None else infer_dtype(data)
+    shape = _shape_of(data)
+    out = empty(shape, dt, dev)
+    if dev.type == "meta":
+        return out
+    from .cast import cast_array
+
+    src_dt = infer_dtype(data)
+    src = np.asarray(_to_numpy(data, D.numpy_dtype(src_dt)), dtype=D.numpy_dtype(src_dt))
+    out._np[...] = cast_array(src.reshape(shape), src_dt, dt)
+    return out
+
+
+def from_numpy(arr):
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
+    return tensor_from_numpy(arr)

@@ -1,0 +1,345 @@
+"""The element-wise CPU samplers of upstream 2.13 (DistributionTemplates.h, DistributionsHelper.h,
+TransformationHelper.h), stream for stream and bit for bit.
+
+Each function takes a ``CPUGeneratorState``, a shape and a dtype (numpy dtype or tag such as
+'float32', 'bfloat16'), and returns a new C-contiguous numpy array filled as upstream fills a
+contiguous tensor of that shape. Facts that decide the bits:
+
+* ``random()`` is one 32-bit word, ``random64()`` two (first word high). A float uniform keeps the
+  low 24 bits of ``random()``, a double uniform the low 53 bits of ``random64()``.
+* Every ``x * y + z`` upstream writes is fused by the compiler in the kernel this machine runs
+  (AVX2/AVX512 builds): ``fma32``/``fma64``.
+* The distributions that work in double (normal's scalar path, bernoulli with scalar p,
+  exponential, geometric, cauchy, log_normal) call glibc's libm and cast the double to the
+  output dtype (through float for Half/BFloat16).
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Number
+
+import numpy as np
+
+from . import dtypes as dt
+from .avx_mathfun import normal_fill16_f32
+from .fpmath import F32, F64, fma32, fma64, libm, safe_libm
+
+_MASK24 = np.uint32((1 << 24) - 1)
+_MASK53 = np.uint64((1 << 53) - 1)
+_INT64_MIN = -(1 << 63)
+
+
+def _shape(shape) -> tuple[int, ...]:
+    return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+
+
+def _numel(shape) -> int:
+    return math.prod(shape)
+
+
+def uniform_float(gen, n: int) -> np.ndarray:
+    """n ``uniform_real_distribution<float>(0, 1)`` draws: [0, 1) on a 2**-24 grid."""
+    return (gen.random(n) & _MASK24).astype(F32) * F32(2.0 ** -24)
+
+
+def uniform_double(gen, n: int) -> np.ndarray:
+    """n ``uniform_real_distribution<double>(0, 1)`` draws: [0, 1) on a 2**-53 grid."""
+    return (gen.random64(n) & _MASK53).astype(F64) * (2.0 ** -53)
+
+
+# ============================================ random_ ============================================
+
+def _default_random(gen, n: int, name: str) -> np.ndarray:
+    """``uniform_int_distribution<T>``: [0, max] for integers, [0, 2**digits] for floats."""
+    if name in ("uint16", "uint32", "uint64"):
+        raise RuntimeError(f'"random_kernel_cpu" not implemented for \'{dt.SCALAR_NAME[name]}\'')
+    if name in ("int64", "float64"):
+        v = gen.random64(n)
+        mod = np.uint64((1 << 63) if name == "int64" else (1 << 53) + 1)
+        return dt.from_int64((v % mod).astype(np.int64), name)
+    v = gen.random(n)
+    if name == "bool":
+        return (v & np.uint32(1)).astype(bool)
+    mod = (1 << dt.FLOATS[name]) + 1 if name in dt.FLOATS else dt.INTS[name][1] + 1
+    return dt.from_int64((v.astype(np.uint64) % np.uint64(mod)).astype(np.int64), name)
+
+
+def _to_int64(value: float) -> int:
+    """``static_cast<int64_t>`` of a float value, with x86's answer (INT64_MIN) when out of range."""
+    return int(value) if -2.0 ** 63 <= value < 2.0 ** 63 else _INT64_MIN
+
+
+def _round_trip(value: int, name: str) -> int:
+    return _to_int64(float(dt.from_int64(np.array([value], np.int64), name)[0]))
+
+
+def _update_from(frm: int, name: str) -> int:
+    """Move ``from`` right until the cast to the float dtype cannot round below it."""
+    plus1 = _round_trip(frm + 1, name)
+    if plus1 < frm:
+        n = abs(frm + 1).bit_length() - 1
+        frm = plus1 + (1 << (n - dt.FLOATS[name] + 1))
+    return frm
+
+
+def _update_to(to: int, name: str) -> int:
+    minus1 = _round_trip(to - 1, name)
+    if minus1 >= to:
+        n = abs(to - 1).bit_length() - 1
+        to = minus1 - (1 << (n - dt.FLOATS[name] + 1))
+    return to
+
+
+def _check_in_range(frm: int, to_inc: int, name: str) -> None:
+    if name in dt.FLOATS:
+        info = np.finfo(dt.np_dtype(name))
+        lo, hi = float(info.min), float(info.max)
+    elif name == "uint64":
+        lo, hi = 0, (1 << 63) - 1
+    else:
+        lo, hi = dt.INTS[name]
+    for var, label in ((frm, "from"), (to_inc, "to - 1")):
+        if not lo <= var <= hi:
+            raise RuntimeError(f"{label} is out of bounds for {dt.META_NAME[name]}")
+
+
+def _random_from_to_kernel(gen, n: int, name: str, rng: int, base: int) -> np.ndarray:
+    """``uniform_int_from_to_distribution``: ``(v % range) + base``; 64-bit draws when
+    range >= 2**28 (upstream accepts ~5% modulo skew below that)."""
+    v = gen.random64(n) if rng >= (1 << 28) else gen.random(n).astype(np.uint64)
+    out = (v % np.uint64(rng)) + np.uint64(base & 0xFFFFFFFFFFFFFFFF)  # uint64 wrap == C++
+    return dt.from_int64(out.view(np.int64), name)
+
+
+def random_(gen, shape, dtype="int64", from_=None, to=None) -> np.ndarray:
+    """``Tensor.random_()``, ``random_(to)`` (pass ``from_=0``) and ``random_(from, to)``."""
+    shape, name = _shape(shape), dt.name_of(dtype)
+    n = _numel(shape)
+    if from_ is None and to is None:
+        return _default_random(gen, n, name).reshape(shape)
+    frm = 0 if from_ is None else int(from_)
+    if to is not None:
+        to = int(to)
+        if not frm < to:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={frm} >= to={to}")
+        if name in dt.FLOATS:
+            frm, to = _update_from(frm, name), _update_to(to, name)
+            if not frm < to:
+                raise RuntimeError("random_ expects 'from' casted to dtype to be less than 'to' casted to "
+                                   f"dtype, but got from={frm} >= to={to}")
+        _check_in_range(frm, to - 1, name)
+        rng = (to - frm) & 0xFFFFFFFFFFFFFFFF
+    elif frm != _INT64_MIN:
+        if name in dt.FLOATS:
+            to_inc = min(1 << dt.FLOATS[name], (1 << 63) - 1)
+            frm = _update_from(frm, name)
+            if not frm < to_inc:
+                raise RuntimeError("random_ expects 'from' casted to dtype to be less than or equal to "
+                                   f"'to_inc' casted to dtype, but got from={frm} > to_inc={to_inc}")
+        else:
+            to_inc = min(dt.INTS[name][1], (1 << 63) - 1)
+        _check_in_range(frm, to_inc, name)
+        rng = (to_inc - frm + 1) & 0xFFFFFFFFFFFFFFFF
+    else:  # [int64 min, int64 max]: the whole 64-bit word
+        if name not in ("int64", "float64", "float32", "bfloat16"):
+            raise RuntimeError("random_full_64_bits_range_kernel_cpu handles only int64, double, float and bfloat16")
+        return dt.from_int64(gen.random64(n).view(np.int64), name).reshape(shape)
+    if n == 0:
+        return np.empty(shape, dt.np_dtype(name))
+    return _random_from_to_kernel(gen, n, name, rng, frm).reshape(shape)
+
+
+def randint(gen, low: int, high: int, shape, dtype="int64") -> np.ndarray:
+    """``torch.randint(low, high, size)``: ``random_(low, high)`` on a fresh tensor."""
+    return random_(gen, shape, dtype, low, high)
+
+
+# ============================================ uniform_ ===========================================
+
+def uniform_(gen, shape, dtype="float32", a: float = 0.0, b: float = 1.0) -> np.ndarray:
+    """``uniform_(a, b)``: ``fma(u, to - from, from)`` in opmath (float for 16-bit floats), then a
+    value that rounds up to ``to`` in the output dtype is replaced by ``from``."""
+    shape, name = _shape(shape), dt.name_of(dtype)
+    if name not in dt.FLOATS:
+        raise RuntimeError(f'"check_uniform_bounds" not implemented for \'{dt.SCALAR_NAME[name]}\'')
+    info = np.finfo(dt.np_dtype(name))
+    lo, hi = float(info.min), float(info.max)
+    a, b = float(a), float(b)
+    if not lo <= a <= hi:
+        raise RuntimeError(f"from is out of bounds for {dt.META_NAME[name]}")
+    if not lo <= b <= hi:
+        raise RuntimeError(f"to is out of bounds for {dt.META_NAME[name]}")
+    if not a <= b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
+    if not b - a <= hi:
+        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<{dt.SCALAR_NAME[name]}>::max(), "
+                           f"but found to={b} and from={a} which result in to-from to exceed the limit")
+    n = _numel(shape)
+    if name == "float64":
+        out = fma64(uniform_double(gen, n), b - a, a)
+    else:
+        frm, to = F32(a), F32(b)
+        out = dt.from_float32(fma32(uniform_float(gen, n), to - frm, frm), name)
+    to_s, from_s = dt.scalar_to(b, name), dt.scalar_to(a, name)
+    out = np.where(out == to_s, np.array(from_s, out.dtype), out)
+    return out.reshape(shape)
+
+
+# ============================================ normal_ ============================================
+
+def normal_double_stream(gen, n: int, mean: float, std: float) -> np.ndarray:
+    """n draws of ``normal_distribution<double>(mean, std)``: Box-Muller on two double uniforms,
+    the sine half cached in the generator for the next draw (across calls, as upstream)."""
+    out = np.empty(n, F64)
+    if n == 0:
+        return out
+    raw = []
+    if gen.next_double_normal is not None:
+        raw.append(np.array([gen.next_double_normal]))
+        gen.next_double_normal = None
+    need = n - sum(len(r) for r in raw)
+    if need > 0:
+        pairs = (need + 1) // 2
+        u = uniform_double(gen, 2 * pairs).reshape(pairs, 2)  # u1 then u2, per pair
+        r = np.sqrt(-2.0 * libm(math.log1p, -u[:, 1]))
+        theta = (2.0 * math.pi) * u[:, 0]
+        both = np.stack([r * libm(math.cos, theta), r * libm(math.sin, theta)], axis=1).ravel()
+        if need % 2:
+            gen.next_double_normal = float(both[-1])
+            both = both[:-1]
+        raw.append(both)
+    return fma64(np.concatenate(raw), std, mean)
+
+
+def _normal_fill_double(gen, n: int, mean: float, std: float) -> np.ndarray:
+    """``normal_fill`` for double: all n uniforms first, Box-Muller in blocks of 16 (lanes 0-7
+    cos, 8-15 sin), and when n % 16 != 0 the last 16 slots are redrawn and transformed."""
+    def fill16(blocks):
+        u1, u2 = 1.0 - blocks[:, :8], blocks[:, 8:]
+        radius = np.sqrt(-2.0 * libm(math.log, u1))
+        theta = (2.0 * math.pi) * u2
+        return np.concatenate([fma64(radius * libm(math.cos, theta), std, mean),
+                               fma64(radius * libm(math.sin, theta), std, mean)], axis=1)
+    return _fill_blocks(uniform_double(gen, n), n, fill16, lambda: uniform_double(gen, 16))
+
+
+def _fill_blocks(data, n, fill16, draw16):
+    nb = n // 16
+    data[:nb * 16] = fill16(data[:nb * 16].reshape(nb, 16)).ravel()
+    if n % 16:
+        data[n - 16:] = fill16(draw16().reshape(1, 16)).ravel()
+    return data
+
+
+def normal_(gen, shape, dtype="float32", mean: float = 0.0, std: float = 1.0,
+            contiguous: bool = True) -> np.ndarray:
+    """``normal_(mean, std)``. A contiguous tensor of >= 16 elements takes ``normal_fill``
+    (float: the AVX2 Box-Muller on float uniforms; double: glibc on double uniforms);
+    anything else takes the scalar double path with the cached second sample.
+    ``contiguous=False`` selects the scalar path, in the output's iteration order."""
+    shape, name = _shape(shape), dt.name_of(dtype)
+    if name not in dt.FLOATS:
+        raise RuntimeError(f'"normal_kernel_cpu" not implemented for \'{dt.SCALAR_NAME[name]}\'')
+    mean, std = float(mean), float(std)
+    if not std >= 0.0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    n = _numel(shape)
+    if n >= 16 and contiguous:
+        if name == "float64":
+            out = _normal_fill_double(gen, n, mean, std)
+        elif name == "float32":
+            out = _fill_blocks(uniform_float(gen, n), n, lambda b: normal_fill16_f32(b, mean, std),
+                               lambda: uniform_float(gen, 16))
+        else:  # Half/BFloat16: float buffers of 16 drawn block by block, then rounded down
+            nb = n // 16
+            out = np.empty(n, F32)
+            out[:nb * 16] = normal_fill16_f32(uniform_float(gen, nb * 16).reshape(nb, 16), mean, std).ravel()
+            if n % 16:
+                out[n - 16:] = normal_fill16_f32(uniform_float(gen, 16).reshape(1, 16), mean, std).ravel()
+            out = dt.from_float32(out, name)
+        return dt.from_float32(out, name).reshape(shape) if name == "float32" else out.reshape(shape)
+    return dt.from_double(normal_double_stream(gen, n, mean, std), name).reshape(shape)
+
+
+# =========================================== bernoulli_ ==========================================
+
+def bernoulli_(gen, shape, dtype="float32", p=0.5) -> np.ndarray:
+    """``bernoulli_(p)``. A scalar p (and a float64 p tensor) compares a double uniform
+    (random64) with p; a float/half/bfloat16 p tensor compares a float uniform (random()).
+    A p array is broadcast to ``shape``."""
+    shape, name = _shape(shape), dt.name_of(dtype)
+    if name in ("uint16", "uint32", "uint64"):
+        raise RuntimeError(f'"bernoulli_scalar_cpu_" not implemented for \'{dt.SCALAR_NAME[name]}\'')
+    n = _numel(shape)
+    if isinstance(p, Number):
+        p = float(p)
+        if not 0 <= p <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+        return dt.from_double((uniform_double(gen, n) < p).astype(F64), name).reshape(shape)
+    p = np.broadcast_to(np.asarray(p), shape).reshape(-1)
+    pname = dt.name_of(p.dtype)
+    if pname not in dt.FLOATS:
+        raise RuntimeError(f'"bernoulli_tensor_cpu_p_" not implemented for \'{dt.SCALAR_NAME[pname]}\'')
+    pf = p.astype(F64 if pname == "float64" else F32)
+    if not ((pf >= 0) & (pf <= 1)).all():
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    u = uniform_double(gen, n) if pname == "float64" else uniform_float(gen, n)
+    return dt.from_double((u < pf).astype(F64), name).reshape(shape)
+
+
+# ============================ exponential_, geometric_, cauchy_, log_normal_ =====================
+
+def _require_float(name: str, what: str) -> None:
+    if name not in dt.FLOATS:
+        raise RuntimeError(f"{what} distribution is a continuous probability distribution. dtype must be a "
+                           f"floating point but you specified {dt.SCALAR_NAME[name]}")
+
+
+def exponential_(gen, shape, dtype="float32", lambd: float = 1.0) -> np.ndarray:
+    """``exponential_(lambd)``: ``(-1 / lambd) * log1p(-u)`` in double."""
+    shape, name = _shape(shape), dt.name_of(dtype)
+    lambd = float(lambd)
+    if not lambd > 0.0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    _require_float(name, "Exponential")
+    u = uniform_double(gen, _numel(shape))
+    return dt.from_double((-1.0 / lambd) * libm(math.log1p, -u), name).reshape(shape)
+
+
+def geometric_(gen, shape, dtype="float32", p: float = 0.5) -> np.ndarray:
+    """``geometric_(p)``: ``ceil(log(u) / log1p(-p))`` in double, then cast (integers truncate)."""
+    shape, name = _shape(shape), dt.name_of(dtype)
+    p = float(p)
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    if name == "bool" or name.startswith("uint") and name != "uint8":
+        raise RuntimeError(f'"geometric_cpu" not implemented for \'{dt.SCALAR_NAME[name]}\'')
+    u = uniform_double(gen, _numel(shape))
+    logu = np.where(u > 0, libm(math.log, np.where(u > 0, u, 1.0)), -np.inf)  # C's log(0) = -inf
+    with np.errstate(all="ignore"):
+        return dt.from_double(np.ceil(logu / math.log1p(-p)), name).reshape(shape)
+
+
+def cauchy_(gen, shape, dtype="float32", median: float = 0.0, sigma: float = 1.0) -> np.ndarray:
+    """``cauchy_(median, sigma)``: ``fma(tan(pi * (u - 0.5)), sigma, median)`` in double."""
+    shape, name = _shape(shape), dt.name_of(dtype)
+    sigma = float(sigma)
+    if not sigma > 0.0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    _require_float(name, "Cauchy")
+    u = uniform_double(gen, _numel(shape))
+    t = libm(math.tan, math.pi * (u - 0.5))
+    return dt.from_double(fma64(t, sigma, float(median)), name).reshape(shape)
+
+
+def log_normal_(gen, shape, dtype="float32", mean: float = 1.0, std: float = 2.0) -> np.ndarray:
+    """``log_normal_(mean, std)``: ``exp`` of the scalar double normal stream (shares its cache)."""
+    shape, name = _shape(shape), dt.name_of(dtype)
+    std = float(std)
+    if not std > 0.0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+    if name not in dt.FLOATS:
+        raise RuntimeError(f'"log_normal_cpu" not implemented for \'{dt.SCALAR_NAME[name]}\'')
+    x = normal_double_stream(gen, _numel(shape), float(mean), std)
+    return dt.from_double(safe_libm(math.exp, x) if (x > 709).any() else libm(math.exp, x), name).reshape(shape)

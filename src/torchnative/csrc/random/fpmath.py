@@ -1,0 +1,95 @@
+"""Floating-point helpers that make numpy round exactly as upstream's compiled kernels do.
+
+Upstream's CPU kernels are built with FMA contraction on (the AVX2/AVX512 builds fuse
+``a * b + c``), call glibc's double-precision libm (log, log1p, sincos, tan, exp), and convert
+double -> Half/BFloat16 through float. numpy offers none of these directly:
+
+* ``fma32``/``fma64`` emulate a fused multiply-add with one rounding. float32: the product is
+  exact in float64, the sum is rounded to odd in float64, then to float32 (round-to-odd at
+  53 >= 24 + 2 bits makes the second rounding correct). float64: Boldo & Melquiond's
+  emulation (exact product by Dekker splitting, TwoSum, round-to-odd, final add).
+* ``libm`` applies a ``math`` function element by element: CPython's ``math`` calls the very
+  glibc routines upstream calls, whereas numpy may use its own SIMD versions (not bit-equal).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+F32, F64 = np.float32, np.float64
+
+
+def _two_sum(a, b):
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _round_to_odd(s, err):
+    """``s`` rounded to odd given the exact residual ``err``: nudge an even ``s`` one ulp towards it."""
+    bits = s.view(np.int64)
+    nudge = (err != 0) & ((bits & 1) == 0)
+    if not nudge.any():
+        return s
+    step = np.where(np.signbit(err) == np.signbit(s), 1, -1).astype(np.int64)
+    return np.where(nudge, bits + step, bits).view(F64)
+
+
+def fma32(a, b, c) -> np.ndarray:
+    """float32 ``a * b + c`` rounded once (like vfmadd*ps)."""
+    p = np.asarray(a, F32).astype(F64) * np.asarray(b, F32).astype(F64)  # exact: 48 bits
+    s, err = _two_sum(p, np.broadcast_to(np.asarray(c, F32).astype(F64), p.shape))
+    return _round_to_odd(np.atleast_1d(s), np.atleast_1d(err)).astype(F32).reshape(np.shape(s))
+
+
+def _split(x):
+    t = 134217729.0 * x  # 2**27 + 1
+    hi = t - (t - x)
+    return hi, x - hi
+
+
+def fma64(a, b, c) -> np.ndarray:
+    """float64 ``a * b + c`` rounded once (like vfmadd*sd), for finite, non-extreme operands."""
+    a, b, c = np.broadcast_arrays(np.asarray(a, F64), np.asarray(b, F64), np.asarray(c, F64))
+    a, b, c = np.atleast_1d(a), np.atleast_1d(b), np.atleast_1d(c)
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl  # a*b == p + e exactly
+    th, tl = _two_sum(c, p)
+    v, verr = _two_sum(tl, e)
+    out = th + _round_to_odd(v, verr)
+    naive = p + c
+    return np.where(np.isfinite(out), out, naive)
+
+
+def libm(fn, x: np.ndarray) -> np.ndarray:
+    """Apply glibc's ``fn`` (a ``math`` function) to every element of a float64 array."""
+    x = np.asarray(x, F64)
+    return np.fromiter(map(fn, x.ravel().tolist()), F64, x.size).reshape(x.shape)
+
+
+def safe_libm(fn, x: np.ndarray) -> np.ndarray:
+    """``libm`` that returns C's answers where Python's ``math`` raises (log(0) = -inf, ...)."""
+    def c_like(v, fn=fn):
+        try:
+            return fn(v)
+        except (ValueError, OverflowError):
+            with np.errstate(all="ignore"):
+                return float(getattr(np, fn.__name__)(np.float64(v)))
+    x = np.asarray(x, F64)
+    return np.fromiter(map(c_like, x.ravel().tolist()), F64, x.size).reshape(x.shape)
+
+
+def f32_bits(x):
+    return np.asarray(x, F32).view(np.uint32)
+
+
+def f32_from_bits(bits: int) -> np.float32:
+    return np.array([bits], np.uint32).view(F32)[0]
+
+
+# math is referenced by callers through this module so they need not import it twice
+__all__ = ["fma32", "fma64", "libm", "safe_libm", "math", "F32", "F64"]

@@ -1,0 +1,148 @@
+"""randperm, multinomial and dropout as upstream's CPU kernels consume the stream.
+
+* ``randperm`` (TensorFactories.cpp ``randperm_cpu``): for n < 2**32 / 20, Fisher-Yates from the
+  front swapping ``i`` with ``i + random() % (n - i)``; above that the "inside-out" variant on
+  ``random64() % (i + 1)``. The swaps are inherently sequential; the draws are vectorized and
+  the swap loop runs over Python lists (~0.1 s per million).
+* ``multinomial`` (Distributions.cpp / MultinomialKernel.cpp): without replacement it is
+  argmax/topk of ``p / q`` with ``q = exponential_(1)`` in the probabilities' dtype; with
+  replacement, per row a running sum in scalar_t (float for BFloat16), normalised, last bucket
+  forced to 1, then one double uniform per sample and a lower-bound search.
+* ``dropout`` (Dropout.cpp ``_dropout_impl``, what ``F.dropout`` reaches on CPU):
+  ``noise = bernoulli_(1 - p)`` in the input's dtype, ``noise.div_(1 - p)``, ``input * noise``.
+  ``native_dropout`` (the fused op decompositions use): bool mask, ``input * mask * scale``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes as dt
+from .distributions import bernoulli_, exponential_, uniform_double
+
+SMALL_RANDPERM = 0xFFFFFFFF // 20
+
+
+def randperm(gen, n: int, dtype="int64") -> np.ndarray:
+    n, name = int(n), dt.name_of(dtype)
+    if n < 0:
+        raise RuntimeError(f"n must be non-negative, got{n}")
+    if name in dt.FLOATS and n > (1 << dt.FLOATS[name]) + 1:
+        raise RuntimeError(f"n cannot be greater than {(1 << dt.FLOATS[name]) + 1} for "
+                           f"{dt.SCALAR_NAME[name]} type.")
+    if name in dt.INTS and n - 1 > dt.INTS[name][1]:
+        raise RuntimeError(f"n is too large for result tensor type: '{dt.SCALAR_NAME[name]}'")
+    if n < SMALL_RANDPERM:
+        perm = list(range(n))
+        if n > 1:
+            span = np.arange(n, 1, -1, dtype=np.int64)  # n - i for i = 0 .. n-2
+            steps = (gen.random(n - 1).astype(np.int64) % span).tolist()
+            for i, d in enumerate(steps):
+                if d:
+                    j = i + d
+                    perm[i], perm[j] = perm[j], perm[i]
+    else:  # inside-out Fisher-Yates on 64-bit draws (n this large is far beyond Python speed)
+        perm = [0] * n
+        for start in range(0, n, 1 << 20):
+            stop = min(n, start + (1 << 20))
+            bound = np.arange(start + 1, stop + 1, dtype=np.uint64)
+            for i, z in zip(range(start, stop), (gen.random64(stop - start) % bound).tolist()):
+                perm[i] = perm[z]
+                perm[z] = i
+    return dt.from_int64(np.array(perm, np.int64), name)
+
+
+def multinomial(gen, probs, num_samples: int, replacement: bool = False) -> np.ndarray:
+    probs = np.asarray(probs)
+    name = dt.name_of(probs.dtype)
+    num_samples = int(num_samples)
+    if not 1 <= probs.ndim <= 2:
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if name not in dt.FLOATS:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {dt.SCALAR_NAME[name]}")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    n_cat = probs.shape[-1]
+    if not (replacement or num_samples <= n_cat):
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if n_cat > 1 << 24:
+        raise RuntimeError("number of categories cannot exceed 2^24")
+    out_shape = (num_samples,) if probs.ndim == 1 else (probs.shape[0], num_samples)
+    if np.prod(out_shape) == 0:
+        return np.empty(out_shape, np.int64)
+    if name == "float16":
+        raise RuntimeError("multinomial is not implemented for half on CPU")
+    rows = probs.reshape(-1, n_cat)
+    if not replacement:
+        return _without_replacement(gen, probs, rows, name, num_samples).reshape(out_shape)
+    return _with_replacement(gen, rows, name, num_samples).reshape(out_shape)
+
+
+def _without_replacement(gen, probs, rows, name, k):
+    wide = rows.astype(np.float64)
+    if not (np.all(wide >= 0) and np.all(wide < np.inf)):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if np.any(rows.astype(np.float64).sum(axis=1) == 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    q = exponential_(gen, probs.shape, name, 1.0).reshape(rows.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if name in ("float32", "float64"):
+            key = rows / q
+        else:  # BFloat16 division runs in float and rounds back
+            key = (rows.astype(np.float32) / q.astype(np.float32)).astype(rows.dtype)
+    key = key.astype(np.float64)  # exact widening; ordering is all that matters now
+    if k == 1:
+        return np.argmax(key, axis=1)[:, None]
+    # topk(largest, sorted): descending values; ties keep the lower index first
+    return np.argsort(-key, axis=1, kind="stable")[:, :k]
+
+
+def _with_replacement(gen, rows, name, k):
+    acc = np.float64 if name == "float64" else np.float32
+    vals = rows.astype(acc)
+    if np.any(vals < 0):
+        raise RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
+    if not np.all(np.isfinite(vals)):
+        raise RuntimeError("invalid multinomial distribution (encountering probability entry = infinity or NaN)")
+    cum = np.add.accumulate(vals, axis=1, dtype=acc)  # sequential, in scalar_t (float for bf16)
+    total = cum[:, -1:].copy()
+    if np.any(total <= 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    cum = (cum / total).astype(np.float64)
+    cum[:, -1] = 1.0
+    u = uniform_double(gen, rows.shape[0] * k).reshape(rows.shape[0], k)
+    return np.stack([np.searchsorted(c, s, side="left") for c, s in zip(cum, u)]).astype(np.int64)
+
+
+def dropout(gen, x: np.ndarray, p: float, train: bool = True) -> np.ndarray:
+    """``torch.dropout`` / ``F.dropout`` on CPU (``_dropout_impl``)."""
+    x = np.asarray(x)
+    p = float(p)
+    if p == 0 or not train or x.size == 0:
+        return x
+    if p == 1:
+        return x * np.zeros((), x.dtype)
+    name = dt.name_of(x.dtype)
+    noise = bernoulli_(gen, x.shape, name, 1 - p)
+    if name in ("float16", "bfloat16"):  # reduced floats: a * (1 / b) in float, rounded back
+        noise = (noise.astype(np.float32) * (np.float32(1) / np.float32(1 - p))).astype(x.dtype)
+    else:
+        noise = noise / np.array(1 - p, x.dtype)
+    return x * noise
+
+
+def native_dropout(gen, x: np.ndarray, p: float, train: bool = True):
+    """``native_dropout`` on CPU: ``(input * mask * scale, mask)`` with a bool mask."""
+    x = np.asarray(x)
+    if x.size == 0:
+        return x, np.empty_like(x)
+    if not train:
+        return x.copy(), np.ones(x.shape, bool)
+    p1m = 1.0 - float(p)
+    scale = 0.0 if p1m == 0 else 1.0 / p1m
+    mask = bernoulli_(gen, x.shape, "bool", p1m)
+    name = dt.name_of(x.dtype)
+    if name in ("float16", "bfloat16"):
+        out = (x * mask.astype(x.dtype)).astype(np.float32) * np.float32(scale)
+        return out.astype(x.dtype), mask
+    return (x * mask.astype(x.dtype)) * np.array(scale, x.dtype), mask

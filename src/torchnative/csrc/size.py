@@ -1,0 +1,60 @@
+"""torch.Size: a tuple of ints that stays a Size under slicing and concatenation."""
+
+from __future__ import annotations
+
+import operator
+
+
+class Size(tuple):
+    __slots__ = ()
+
+    def __new__(cls, sizes=()):
+        items = []
+        for i, s in enumerate(sizes):
+            try:
+                items.append(operator.index(s))
+            except TypeError:
+                if type(s).__name__ == "SymInt":
+                    items.append(s)
+                    continue
+                raise TypeError(f"torch.Size() takes an iterable of 'int' (item {i} is "
+                                f"'{type(s).__name__}')") from None
+        return super().__new__(cls, items)
+
+    def __repr__(self):
+        return f"torch.Size([{', '.join(repr(s) for s in self)}])"
+
+    __str__ = __repr__
+
+    def __getitem__(self, item):
+        r = super().__getitem__(item)
+        return Size(r) if isinstance(item, slice) else r
+
+    def __add__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple(self) + tuple(other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple(other) + tuple(self))
+
+    def __mul__(self, n):
+        return Size(tuple(self) * n)
+
+    __rmul__ = __mul__
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
+
+
+Size.__module__ = "torch"
+
+TORCH_C = {"torch._C.Size": Size}

@@ -1,0 +1,112 @@
+"""Run one call in a worker interpreter and describe what happened.
+
+The same code runs on upstream (generation) and on ours (replay): inputs are rebuilt from the stored
+descriptors on both sides, so upstream's numbers are computed from exactly the tensors ours receives.
+Nothing escapes a call: every exception becomes a record (type, MRO names, message, phase), and a
+per-call timer turns a hang into a ``CaseTimeout`` record.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+
+from . import codec, naming
+
+REFUSAL = "TorchnativeNotImplementedError"  # torchnative._C._refuse: ours declining by name
+
+# Hook for "which path served this call" (kernel vs decomposition). Contract: when ours' torch._C has
+# this function, calling it returns the entries recorded since the previous call and clears them,
+# each entry a pair (ATen overload name, path), e.g. ("aten.add.Tensor", "kernel"). Absent -> None,
+# which reports as "unknown". Upstream does not have it.
+DISPATCH_LOG = "_torchnative_dispatch_log"
+
+
+class CaseTimeout(Exception):
+    """A call ran past its time budget."""
+
+
+def _alarm(signum, frame):
+    raise CaseTimeout("call exceeded its time budget")
+
+
+def describe_exception(exc: BaseException, phase: str) -> dict:
+    mro = [c.__name__ for c in type(exc).__mro__]
+    return {"type": type(exc).__name__, "mro": mro, "message": str(exc)[:400], "phase": phase,
+            "refusal": REFUSAL in mro}
+
+
+def dispatch_log(torch):
+    hook = getattr(torch._C, DISPATCH_LOG, None)
+    if hook is None:
+        return None
+    return [[str(x) for x in entry] for entry in hook()]
+
+
+def run_call(call: dict, arrays, torch, store: codec.Store, *, seed: int, upcast: bool = False,
+             timeout: float = 20.0) -> dict:
+    """Rebuild inputs, seed, call ``call["fn"]``, encode the result. Never raises."""
+    res: dict = {"ok": False}
+    phase = "rebuild"
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    start = time.perf_counter()
+    try:
+        kept: list = []
+        args = codec.decode({"T": "list", "v": call["args"]}, arrays, torch, upcast, kept)
+        out_kw = call.get("out")
+        kwargs = {k: codec.decode(v, arrays, torch, upcast, kept) for k, v in call["kwargs"].items()}
+        if out_kw is not None:
+            kwargs["out"] = codec.decode(out_kw, arrays, torch, upcast)
+        fn = naming.resolve(call["fn"], torch)
+        try:  # seeding failure must not mask the op's own outcome (only random ops depend on it)
+            torch.manual_seed(seed)
+        except Exception as exc:
+            res["seed_error"] = describe_exception(exc, "seed")
+        dispatch_log(torch)  # drain entries made while rebuilding inputs
+        phase = "call"
+        out = fn(*args, **kwargs)
+        res["paths"] = dispatch_log(torch)
+        phase = "encode"
+        res["value"] = codec.encode(out, store, torch, storage=False)
+        res["alias"] = alias_tags(out, args, kwargs.get("out"), kept, torch)
+        res["ok"] = True
+    except (Exception, CaseTimeout) as exc:  # a case must never take the worker down
+        res["exc"] = describe_exception(exc, phase)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    res["seconds"] = round(time.perf_counter() - start, 6)
+    return res
+
+
+def alias_tags(out, args, out_kw, kept, torch) -> list[str]:
+    """Per output tensor, in encoding order: is it the input, the out= tensor, a view of an input?"""
+    outs = out_kw if isinstance(out_kw, (list, tuple)) else [out_kw]
+    tags: list[str] = []
+
+    def tag(t):
+        if args and t is args[0]:
+            return "input0"
+        if any(t is o for o in outs if o is not None):
+            return "out"
+        try:
+            if t.untyped_storage().nbytes() == 0:
+                return "new"
+            ptr = t.untyped_storage().data_ptr()
+            return "view" if any(ptr == k.untyped_storage().data_ptr() for k in kept) else "new"
+        except Exception as exc:
+            return f"unknown:{type(exc).__name__}"
+
+    def walk(v):
+        if isinstance(v, torch.Tensor):
+            tags.append(tag(v))
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                walk(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+
+    walk(out)
+    return tags

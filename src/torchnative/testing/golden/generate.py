@@ -1,0 +1,257 @@
+"""Worker, run under upstream torch: OpInfo samples -> stored cases with upstream's results.
+
+    python -m golden.generate --out DIR --dtypes float32,int64 [--max-samples N] [--ops add,sum | KEY ...]
+
+For each selected OpInfo entry and dtype (fixed seed), every sample is serialized, rebuilt from its
+own serialization and called through each nameable spelling (function, method, in-place, operator,
+out=). The first spelling that computes is rerun three more times: with the same seed (values that
+differ are uninitialized memory: "undefined"), with another seed ("random": compared bit for bit
+under the same seed) and with floating inputs widened to float64 (the reference the tolerance is
+derived from). OpInfo error_inputs become cases that must raise. One JSON + one NPZ per entry.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import warnings
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from . import calls, codec, naming
+
+# Dtype preference when an op supports more than the cap allows: primary first.
+PRIORITY = ("float32", "float64", "int64", "bool", "float16", "bfloat16", "int32", "complex64",
+            "uint8", "int8", "int16", "complex128")
+SPELLINGS = (("function", "op"), ("method", "method_variant"), ("inplace", "inplace_variant"),
+             ("operator", "operator_variant"), ("inplace_operator", "inplace_operator_variant"))
+
+
+def op_key(op) -> str:
+    return op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
+
+
+def select_ops(op_db, names: list[str] | None):
+    if not names:
+        return list(op_db)
+    wanted = set(names)
+    chosen = [op for op in op_db if op.name in wanted or op_key(op) in wanted]
+    missing = wanted - {op.name for op in chosen} - {op_key(op) for op in chosen}
+    if missing:
+        raise SystemExit(f"unknown OpInfo names: {sorted(missing)}")
+    return chosen
+
+
+def pick_dtypes(op, wanted: list[str] | None, cap: int) -> list[str]:
+    supported = {codec.dtype_name(d) for d in op.supported_dtypes("cpu")}
+    order = list(wanted) if wanted else list(PRIORITY) + sorted(supported - set(PRIORITY))
+    return [d for d in order if d in supported and (d in codec.NATIVE or d in codec.BITS)][:cap]
+
+
+def spellings(op, rev, torch) -> tuple[list[tuple[str, str]], dict[str, int]]:
+    found, unnamed = [], {}
+    for kind, attr in SPELLINGS:
+        fn = getattr(op, attr, None)
+        if fn is None:
+            continue
+        name = naming.qualified_name(fn, rev, torch)
+        if name is None:
+            unnamed[kind] = unnamed.get(kind, 0) + 1
+        elif name not in [n for _, n in found]:
+            found.append((kind, name))
+    return found, unnamed
+
+
+def spread(items: list, cap: int) -> list[tuple[int, object]]:
+    """At most ``cap`` items, evenly spaced, so a capped op keeps its variety (with their indices)."""
+    idx = range(len(items)) if len(items) <= cap else np.linspace(0, len(items) - 1, cap).round().astype(int)
+    return [(int(i), items[int(i)]) for i in idx]
+
+
+def same_values(a: dict, b: dict, arrays: dict) -> bool:
+    """Bitwise equality of two encoded results (NaN payloads included)."""
+    if a.get("ok") != b.get("ok"):
+        return False
+    if not a.get("ok"):
+        return True
+    return _same(a["value"], b["value"], arrays)
+
+
+def _same(x, y, arrays):
+    if x.get("T") != y.get("T"):
+        return False
+    if x["T"] == "tensor":
+        ax, ay = arrays[x["data"]], arrays[y["data"]]
+        return ax.shape == ay.shape and ax.dtype == ay.dtype and ax.tobytes() == ay.tobytes()
+    if x["T"] in ("list", "tuple"):
+        return len(x["v"]) == len(y["v"]) and all(_same(p, q, arrays) for p, q in zip(x["v"], y["v"]))
+    if x["T"] == "dict":
+        return x["v"].keys() == y["v"].keys() and all(_same(x["v"][k], y["v"][k], arrays) for k in x["v"])
+    return json.dumps(x, sort_keys=True) == json.dumps(y, sort_keys=True)
+
+
+def out_descriptor(value: dict):
+    """Pre-allocated out= argument matching upstream's result (tensor or tuple of tensors), or None."""
+    if value["T"] == "tensor":
+        return {"T": "empty", "shape": value["shape"], "dtype": value["dtype"]}
+    if value["T"] == "tuple" and value["v"] and all(v["T"] == "tensor" for v in value["v"]):
+        return {"T": "tuple", "v": [out_descriptor(v) for v in value["v"]]}
+    return None
+
+
+class OpCases:
+    """Builds the case file of one OpInfo entry."""
+
+    def __init__(self, op, torch, rev, seed, timeout):
+        self.op, self.torch, self.seed, self.timeout = op, torch, seed, timeout
+        self.key = op_key(op)
+        self.store = codec.Store("a")
+        self.spellings, unnamed = spellings(op, rev, torch)
+        self.doc = {"key": self.key, "name": op.name, "variant_test_name": op.variant_test_name,
+                    "family": type(op).__name__, "spellings": [n for _, n in self.spellings],
+                    "unnamed_spellings": unnamed, "totals": {}, "skipped": {}, "samples": [], "cases": []}
+
+    def skip(self, why: str, n: int = 1):
+        self.doc["skipped"][why] = self.doc["skipped"].get(why, 0) + n
+
+    def call(self, fn, variant, sample, out=None, upcast=False, seed=None):
+        c = {"fn": fn, "variant": variant, "args": sample["args"], "kwargs": sample["kwargs"]}
+        if out is not None:
+            c["out"] = out
+        return calls.run_call(c, self.store.arrays, self.torch, self.store,
+                              seed=sample["seed"] if seed is None else seed, upcast=upcast,
+                              timeout=self.timeout)
+
+    def add_sample(self, dtype, index, s, kind="sample", expected=None):
+        sid = f"s{len(self.doc['samples'])}"
+        seed = self.seed + zlib.crc32(f"{self.key}|{dtype}|{kind}|{index}".encode()) % (2 ** 31)
+        try:
+            args = [codec.encode(a, self.store, self.torch, storage=True) for a in (s.input, *s.args)]
+            kwargs = {k: codec.encode(v, self.store, self.torch, storage=True) for k, v in s.kwargs.items()}
+        except codec.Unserializable as exc:
+            self.skip(f"unserializable input: {exc}")
+            return None
+        sample = {"id": sid, "dtype": dtype, "index": index, "kind": kind, "seed": seed, "args": args,
+                  "kwargs": kwargs, "high": None, "random": False, "undefined": "empty" in self.op.name}
+        self.doc["samples"].append(sample)
+        return sample
+
+    def add_case(self, sample, kind, fn, res, out=None, expected=None):
+        case = {"id": f"c{len(self.doc['cases'])}", "sample": sample["id"], "variant": kind, "fn": fn,
+                "upstream": res}
+        if out is not None:
+            case["out"] = out
+        if expected is not None:
+            case["expected_exc"] = expected
+        self.doc["cases"].append(case)
+        return case
+
+    def run_sample(self, sample):
+        probed = False
+        for kind, fn in self.spellings:
+            if kind.startswith("operator") or kind == "inplace_operator":
+                if sample["kwargs"]:  # operators take no keywords; the call would only test Python
+                    self.skip("operator spelling with keyword arguments")
+                    continue
+            res = self.call(fn, kind, sample)
+            case = self.add_case(sample, kind, fn, res)
+            if res["ok"] and not probed:
+                probed = True
+                self.probe(sample, case, kind, fn)
+            if kind == "function" and res["ok"] and self.op.supports_out and fn.startswith("torch.") \
+                    and not fn.startswith("torch.Tensor.") and "out" not in sample["kwargs"]:
+                out = out_descriptor(res["value"])
+                if out is not None:
+                    self.add_case(sample, "out", fn, self.call(fn, "out", sample, out=out), out=out)
+
+    def probe(self, sample, case, kind, fn):
+        first = case["upstream"]
+        if not sample["undefined"] and not same_values(first, self.call(fn, kind, sample), self.store.arrays):
+            sample["undefined"] = True
+        if not sample["undefined"] and not same_values(first, self.call(fn, kind, sample, seed=sample["seed"] + 1), self.store.arrays):
+            sample["random"] = True
+        if sample["dtype"] in codec.UPCAST:
+            high = self.call(fn, kind, sample, upcast=True)
+            if high["ok"]:
+                sample["high"], sample["high_case"] = high["value"], case["id"]
+
+    def build(self, dtypes, max_samples):
+        torch = self.torch
+        for dtype in dtypes:
+            torch.manual_seed(self.seed + zlib.crc32(f"{self.key}|{dtype}".encode()) % (2 ** 31))
+            try:
+                samples = list(self.op.sample_inputs("cpu", getattr(torch, dtype), requires_grad=False))
+            except Exception as exc:
+                self.skip(f"sample_inputs raised {type(exc).__name__}")
+                continue
+            picked = spread(samples, max_samples)
+            self.doc["totals"][dtype] = {"all": len(samples), "picked": len(picked) if self.spellings else 0}
+            if not self.spellings:
+                continue
+            for index, s in picked:
+                sample = self.add_sample(dtype, index, s)
+                if sample is not None:
+                    self.run_sample(sample)
+        self.build_errors()
+        return self.doc
+
+    def build_errors(self):
+        function = [fn for kind, fn in self.spellings if kind == "function"]
+        if self.op.error_inputs_func is None:
+            return
+        try:
+            errors = list(self.op.error_inputs("cpu"))
+        except Exception as exc:  # e.g. it needs more than a device
+            self.skip(f"error_inputs raised {type(exc).__name__}")
+            return
+        self.doc["totals"]["error_inputs"] = {"all": len(errors), "picked": len(errors) if function else 0}
+        for index, e in enumerate(errors if function else []):
+            sample = self.add_sample("error_inputs", index, e.sample_input, kind="error")
+            if sample is not None:
+                res = self.call(function[0], "function", sample)
+                self.add_case(sample, "function", function[0], res, expected=e.error_type.__name__)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--ops", default="", help="comma-separated OpInfo names or name.variant; empty = all")
+    ap.add_argument("--dtypes", default="", help="comma-separated dtype names; empty = all supported")
+    ap.add_argument("--max-dtypes", type=int, default=99)
+    ap.add_argument("--max-samples", type=int, default=24)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--timeout", type=float, default=20.0)
+    ap.add_argument("--list", action="store_true", help="print the selected entries' keys as JSON")
+    ap.add_argument("keys", nargs="*", help="OpInfo keys (added to --ops)")
+    a = ap.parse_args(argv)
+    warnings.simplefilter("ignore")
+    import torch
+    torch.set_num_threads(1)  # deterministic reductions, and the machines are shared
+    from torch.testing._internal.common_methods_invocations import op_db
+    ops = select_ops(op_db, [x for x in a.ops.split(",") if x] + a.keys)
+    if a.list:
+        print(json.dumps([op_key(op) for op in ops]))
+        return
+    rev = naming.reverse_map(torch)
+    a.out.mkdir(parents=True, exist_ok=True)
+    dtypes = [x for x in a.dtypes.split(",") if x] or None
+    for op in ops:
+        start = time.perf_counter()
+        gen = OpCases(op, torch, rev, a.seed, a.timeout)
+        try:
+            doc = gen.build(pick_dtypes(op, dtypes, a.max_dtypes), a.max_samples)
+        except Exception as exc:  # one broken OpInfo entry must not lose the others
+            doc = gen.doc
+            doc["generation_error"] = calls.describe_exception(exc, "generate")
+        doc["seconds"] = round(time.perf_counter() - start, 3)
+        gen.store.save(a.out / f"{gen.key}.npz")
+        (a.out / f"{gen.key}.json").write_text(json.dumps(doc))
+        print(f"{gen.key}: {len(doc['cases'])} cases in {doc['seconds']}s", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,135 @@
+"""The driver: generate on upstream, replay on ours, judge every case. Imports no torch."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from torchnative.testing import upstream
+
+from . import compare, workers
+from .subsets import Suite
+from .tolerance import OpTolerances
+
+CACHE = upstream.REPO / ".cache" / "golden"
+HERE = Path(__file__).resolve().parent
+# Files whose change changes the cases (the fingerprint of a case set).
+GENERATION_SOURCES = ("codec.py", "calls.py", "naming.py", "generate.py")
+GENERATE_SECONDS_PER_KEY = 300
+REPLAY_SECONDS_PER_KEY = 600
+
+
+def suite_dir(suite: Suite) -> Path:
+    return CACHE / suite.name
+
+
+def cases_dir(suite: Suite) -> Path:
+    return suite_dir(suite) / "cases"
+
+
+def results_dir(suite: Suite, label: str) -> Path:
+    return suite_dir(suite) / "results" / label
+
+
+def fingerprint(suite: Suite) -> str:
+    h = hashlib.sha256(json.dumps(suite.params(), sort_keys=True).encode())
+    for name in GENERATION_SOURCES:
+        h.update((HERE / name).read_bytes())
+    h.update(str(upstream.UPSTREAM_PYTHON).encode())
+    return h.hexdigest()[:16]
+
+
+def load_pair(directory: Path, key: str) -> tuple[dict, dict]:
+    doc = json.loads((directory / f"{key}.json").read_text())
+    npz = directory / f"{key}.npz"
+    arrays = {}
+    if npz.exists():
+        with np.load(npz) as z:
+            arrays = {k: z[k] for k in z.files}
+    return doc, arrays
+
+
+def manifest(suite: Suite) -> dict:
+    return json.loads((cases_dir(suite) / "_manifest.json").read_text())
+
+
+def generate(suite: Suite, *, force: bool = False, jobs: int = 1, log=sys.stderr) -> Path:
+    """Cases of ``suite`` under .cache/golden/<suite>/cases (reused while the fingerprint holds)."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / f"{suite.name}.lock", "w") as lock:  # concurrent runs share the cache
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _generate(suite, force, jobs, log)
+
+
+def _generate(suite: Suite, force: bool, jobs: int, log) -> Path:
+    out = cases_dir(suite)
+    path = out / "_manifest.json"
+    fp = fingerprint(suite)
+    if not force and path.exists() and json.loads(path.read_text()).get("fingerprint") == fp:
+        print(f"[golden] reusing cases in {out}", file=log)
+        return out
+    if not upstream.available():
+        raise RuntimeError(f"upstream interpreter missing: {upstream.UPSTREAM_PYTHON} (run tools/setup.sh)")
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    start = time.time()
+    keys = workers.list_keys(suite.ops)
+    args = ["--out", str(out), "--dtypes", ",".join(suite.dtypes), "--max-dtypes", str(suite.max_dtypes),
+            "--max-samples", str(suite.max_samples), "--seed", str(suite.seed)]
+    failures = workers.run_keys(upstream.UPSTREAM_PYTHON, "generate", args, keys,
+                                lambda k: (out / f"{k}.json").exists(), chunk=60,
+                                per_key=GENERATE_SECONDS_PER_KEY, jobs=jobs, log=log)
+    path.write_text(json.dumps({
+        "fingerprint": fp, "suite": suite.params(), "keys": keys, "failures": failures,
+        "upstream_python": str(upstream.UPSTREAM_PYTHON), "seconds": round(time.time() - start, 1),
+        "created": time.strftime("%Y-%m-%d %H:%M:%S")}, indent=1))
+    return out
+
+
+def replay(suite: Suite, python: str, label: str, *, jobs: int = 1, log=sys.stderr) -> Path:
+    """Ours' results for every case of ``suite`` under .cache/golden/<suite>/results/<label>."""
+    src, out = cases_dir(suite), results_dir(suite, label)
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    start = time.time()
+    keys = [k for k in manifest(suite)["keys"] if (src / f"{k}.json").exists()]
+    failures = workers.run_keys(python, "replay", ["--cases", str(src), "--out", str(out)], keys,
+                                lambda k: (out / f"{k}.json").exists(), chunk=40,
+                                per_key=REPLAY_SECONDS_PER_KEY, jobs=jobs, log=log)
+    for key, why in failures.items():  # a crash is a result too: every case of the entry diverges
+        (out / f"{key}.json").write_text(json.dumps({"key": key, "crashed": why}))
+    (out / "_run.json").write_text(json.dumps({"python": str(python), "label": label,
+                                               "seconds": round(time.time() - start, 1), "crashed": failures}))
+    return out
+
+
+def judge_all(suite: Suite, label: str):
+    """Yield (case-file doc, sample, case, verdict, ours' record) for every stored case."""
+    src, res = cases_dir(suite), results_dir(suite, label)
+    for key in manifest(suite)["keys"]:
+        if not (src / f"{key}.json").exists():
+            continue
+        doc, arrays = load_pair(src, key)
+        if (res / f"{key}.json").exists():
+            mine, mine_arrays = load_pair(res, key)
+        else:
+            mine, mine_arrays = {"crashed": "no result file"}, {}
+        tol = OpTolerances(doc, arrays)
+        samples = {s["id"]: s for s in doc["samples"]}
+        failed = mine.get("import_error") or mine.get("op_error")
+        if failed:  # ours never reached the op: neither a refusal nor any exception upstream could raise
+            failed = {"type": f"{failed['type']} before the call", "mro": [], "phase": failed["phase"],
+                      "message": f"{failed['phase']} failed: {failed['message']}", "refusal": False}
+        for case in doc["cases"]:
+            ours = mine.get("results", {}).get(case["id"])
+            if ours is None and failed:
+                ours = {"ok": False, "exc": failed}
+            c = compare.Case(doc, samples[case["sample"]], case, arrays, mine_arrays, tol)
+            yield doc, c.sample, case, compare.judge(c, ours), ours, tol

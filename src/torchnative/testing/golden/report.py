@@ -1,0 +1,172 @@
+"""Verdicts -> the machine-readable report (JSON) and docs/agreement.md.
+
+Statuses, per case and per row (an OpInfo entry called through one spelling):
+  agrees              computed, and every comparator accepted ours' result
+  errors-as-upstream  upstream raised, ours raised the same type (or a subclass)
+  refuses             ours raised TorchnativeNotImplementedError (declined by name)
+  diverges            anything else: wrong values, wrong error, computed where upstream raised, crash
+A row diverges if any case does; else refuses if any case does. A sample agrees when all its cases do.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter, defaultdict
+
+from torchnative.testing import upstream
+
+from . import codec, compare
+from .pipeline import cases_dir, manifest, results_dir
+from .subsets import Suite
+from .tolerance import FLOOR_ULPS, PERCENTILE
+
+STATUSES = ("agrees", "errors-as-upstream", "refuses", "diverges")
+GOOD = ("agrees", "errors-as-upstream")
+
+
+def row_id(key: str, variant: str, fn: str) -> str:
+    return f"{key}|{variant}|{fn}"
+
+
+def row_status(counts: Counter) -> str:
+    if counts["diverges"]:
+        return "diverges"
+    if counts["refuses"]:
+        return "refuses"
+    return "agrees" if counts["agrees"] else "errors-as-upstream"
+
+
+def build(suite: Suite, label: str, verdicts) -> dict:
+    """Aggregate ``pipeline.judge_all`` output into the report dictionary."""
+    rows: dict[str, dict] = {}
+    sample_ok: dict[tuple, bool] = {}
+    by_dtype = defaultdict(lambda: {"samples_all": 0, "samples_attempted": 0, "samples_agreeing": 0,
+                                    "cases": Counter()})
+    cases, tols, docs = [], {}, {}
+    for doc, sample, case, v, ours, tol in verdicts:
+        docs[doc["key"]] = doc
+        rid = row_id(doc["key"], case["variant"], case["fn"])
+        row = rows.setdefault(rid, {"id": rid, "key": doc["key"], "variant": case["variant"], "fn": case["fn"],
+                                    "counts": Counter(), "dtypes": set(), "paths": set(), "first_problem": ""})
+        row["counts"][v.status] += 1
+        row["dtypes"].add(sample["dtype"])
+        for entry in (ours or {}).get("paths") or []:
+            row["paths"].add(": ".join(entry))
+        if ours is not None and ours.get("ok") and ours.get("paths") is None:
+            row["paths"].add("unknown")
+        if v.status not in GOOD and not row["first_problem"]:
+            row["first_problem"] = "; ".join(f"{k}: {m}" for k, m in v.failures.items()) or "; ".join(v.notes)
+        skey = (doc["key"], sample["id"])
+        sample_ok[skey] = sample_ok.get(skey, True) and v.status in GOOD
+        by_dtype[sample["dtype"]]["cases"][v.status] += 1
+        if codec.is_float_name(sample["dtype"]):
+            t = tol(sample["dtype"])
+            tols.setdefault(doc["key"], {})[sample["dtype"]] = {"rtol": t.rtol, "atol": t.atol,
+                                                                "source": t.source, "n": t.n}
+        cases.append({"key": doc["key"], "case": case["id"], "sample": sample["id"], "dtype": sample["dtype"],
+                      "variant": case["variant"], "fn": case["fn"], "status": v.status,
+                      **({"failures": v.failures} if v.failures else {}), **({"notes": v.notes} if v.notes else {})})
+    dtype_of = {(d["key"], s["id"]): s["dtype"] for d in docs.values() for s in d["samples"]}
+    for skey, ok in sample_ok.items():
+        by_dtype[dtype_of[skey]]["samples_attempted"] += 1
+        by_dtype[dtype_of[skey]]["samples_agreeing"] += ok
+    man = manifest(suite)
+    skipped, lambda_only = {}, {}
+    for key in man["keys"]:
+        path = cases_dir(suite) / f"{key}.json"
+        if not path.exists():
+            continue
+        doc = docs.get(key) or json.loads(path.read_text())
+        for dt, tot in doc["totals"].items():
+            by_dtype[dt]["samples_all"] += tot["all"]
+        if doc["skipped"]:
+            skipped[key] = doc["skipped"]
+        if not doc["spellings"]:
+            lambda_only[key] = sum(t["all"] for t in doc["totals"].values())
+    run = json.loads((results_dir(suite, label) / "_run.json").read_text())
+    interp = results_dir(suite, label) / "_interpreter.json"
+    totals = {"samples_all": sum(d["samples_all"] for d in by_dtype.values()),
+              "samples_attempted": len(sample_ok), "samples_agreeing": sum(sample_ok.values()),
+              "cases": dict(Counter(c["status"] for c in cases)), "rows": dict(Counter(
+                  row_status(r["counts"]) for r in rows.values()))}
+    return {
+        "meta": {"suite": suite.params(), "label": label, "ours": run, "created": time.strftime("%Y-%m-%d %H:%M"),
+                 "ours_interpreter": json.loads(interp.read_text()) if interp.exists() else None,
+                 "cases": {k: man[k] for k in ("fingerprint", "created", "seconds", "upstream_python")},
+                 "generation_failures": man["failures"]},
+        "totals": totals,
+        "by_dtype": {k: dict(v, cases=dict(v["cases"])) for k, v in sorted(by_dtype.items())},
+        "rows": [dict(r, status=row_status(r["counts"]), counts=dict(r["counts"]), dtypes=sorted(r["dtypes"]),
+                      paths=sorted(r["paths"])) for r in rows.values()],
+        "skipped": skipped, "lambda_only": lambda_only, "tolerances": tols, "cases": cases,
+    }
+
+
+def rel(path) -> str:
+    """Paths inside the repository as repository-relative (the markdown is committed)."""
+    text, root = str(path), str(upstream.REPO) + "/"
+    return text.replace(root, "")
+
+
+def pct(a: int, b: int) -> str:
+    return f"{100 * a / b:.1f}%" if b else "n/a"
+
+
+def markdown(rep: dict, command: str) -> str:
+    t, m = rep["totals"], rep["meta"]
+    interp = m["ours_interpreter"] or {}
+    out = [
+        "# Agreement with upstream torch 2.13.0", "",
+        f"Generated by `{command}` on {m['created']}; do not edit by hand. "
+        "Each OpInfo sample is generated and run on upstream in its own interpreter, replayed on ours in "
+        "another, and judged in a third (see `src/torchnative/testing/golden/`).", "",
+        f"- ours: `{rel(m['ours']['python'])}` (label `{m['label']}`; torch._C: "
+        f"`{rel(interp.get('torch_C', 'import torch failed: ' + interp.get('import_error', {}).get('message', '?')))}`)",
+        f"- suite `{m['suite']['name']}`: ops {', '.join(m['suite']['ops']) or 'all OpInfo entries'}; "
+        f"dtypes {', '.join(m['suite']['dtypes']) or 'all supported on CPU'} (at most {m['suite']['max_dtypes']} "
+        f"per op); at most {m['suite']['max_samples']} samples per op and dtype; seed {m['suite']['seed']}",
+        f"- cases {m['cases']['fingerprint']} generated {m['cases']['created']} in {m['cases']['seconds']} s; "
+        f"replay took {m['ours']['seconds']} s", "",
+        "## Totals", "",
+        "| OpInfo samples | count | share |", "|---|---:|---:|",
+        f"| all (selected entries and dtypes) | {t['samples_all']} | |",
+        f"| attempted (nameable spelling, serializable, within the cap) | {t['samples_attempted']} | "
+        f"{pct(t['samples_attempted'], t['samples_all'])} of all |",
+        f"| agreeing (every spelling of the sample) | {t['samples_agreeing']} | "
+        f"{pct(t['samples_agreeing'], t['samples_attempted'])} of attempted, {pct(t['samples_agreeing'], t['samples_all'])} of all |",
+        "",
+        "Cases (sample x spelling): " + ", ".join(f"{s} {t['cases'].get(s, 0)}" for s in STATUSES) + ".",
+        "Rows (entry x spelling): " + ", ".join(f"{s} {t['rows'].get(s, 0)}" for s in STATUSES) + ".", "",
+        "## By dtype", "",
+        "| dtype | samples | attempted | agreeing | " + " | ".join(STATUSES) + " |",
+        "|---|---:|---:|---:|" + "---:|" * len(STATUSES)]
+    for dt, d in rep["by_dtype"].items():
+        out.append(f"| {dt} | {d['samples_all']} | {d['samples_attempted']} | {d['samples_agreeing']} | "
+                   + " | ".join(str(d["cases"].get(s, 0)) for s in STATUSES) + " |")
+    out += ["", "## By op", "",
+            "`served by` is ours' own account of the path (kernel or decomposition) when its torch._C "
+            "exposes `_torchnative_dispatch_log`, else `unknown`.", "",
+            "| OpInfo entry | spelling | status | agree / cases | dtypes | served by | first problem |",
+            "|---|---|---|---:|---|---|---|"]
+    for r in sorted(rep["rows"], key=lambda r: (r["key"], r["variant"])):
+        good = r["counts"].get("agrees", 0) + r["counts"].get("errors-as-upstream", 0)
+        problem = r["first_problem"].replace("|", "\\|").replace("\n", " ")[:160]
+        spelling = f"`{r['fn']}`" + (" (out=)" if r["variant"] == "out" else "")
+        out.append(f"| {r['key']} | {spelling} | {r['status']} | {good}/{sum(r['counts'].values())} | "
+                   f"{', '.join(r['dtypes'])} | {', '.join(r['paths']) or '-'} | {problem} |")
+    out += ["", "## Not attempted", ""]
+    if rep["lambda_only"]:
+        out.append("Entries whose every callable is a lambda or wrapper (no qualified name to call on ours), "
+                   "with their sample counts: " + ", ".join(f"{k} ({n})" for k, n in sorted(rep["lambda_only"].items())) + ".")
+    for key, why in sorted(rep["skipped"].items()):
+        out.append(f"- {key}: " + "; ".join(f"{w} ({n})" for w, n in why.items()))
+    if rep["meta"]["generation_failures"]:
+        out.append("- generation failed for: " + ", ".join(sorted(rep["meta"]["generation_failures"])))
+    out += ["", "## How a case is judged", "",
+            f"Floating tolerances are derived per op and dtype: upstream reruns each floating sample with "
+            f"inputs widened to float64, and the tolerance is the {PERCENTILE}th percentile of upstream's own "
+            f"error against that rerun, floored at {FLOOR_ULPS} ulp (float64 carries the float32 tolerance "
+            "over in ulps). Comparators:", ""]
+    out += [f"- `{name}`: {why}" for name, why in compare.WHY.items()]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,117 @@
+"""Floating tolerances derived from upstream's own error, never chosen by hand.
+
+For every floating sample, generation reran upstream's call with the floating inputs widened to
+float64. Upstream's own error on an element is |low - high| (low = its result in the sample's dtype,
+high = the float64 rerun). Per op and dtype:
+
+    rtol = max(P90 of |low - high| / |high|,                 FLOOR_ULPS * eps(dtype))
+    atol = max(P90 of the errors rtol does not explain,      FLOOR_ULPS * smallest normal(dtype))
+
+float64 and complex128 have nothing wider to rerun in, so their tolerance is the op's float32
+(complex64) tolerance carried over in ulps: the error an algorithm makes, measured in units of its
+precision, is a property of the algorithm and the inputs' conditioning, not of the width.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import codec
+
+PERCENTILE = 90
+FLOOR_ULPS = 4  # "a few ulp": two correctly rounded implementations may differ by ~1-2 ulp
+SCALED_FROM = {"float64": "float32", "complex128": "complex64"}
+
+
+@dataclass(frozen=True)
+class Tol:
+    rtol: float
+    atol: float
+    source: str  # how it was obtained, for the report
+    n: int = 0   # elements it was derived from
+
+    def ulps(self, dtype: str) -> tuple[float, float]:
+        eps, tiny = codec.finfo(dtype)
+        return self.rtol / eps, self.atol / tiny
+
+
+def floor(dtype: str) -> Tol:
+    eps, tiny = codec.finfo(dtype)
+    return Tol(FLOOR_ULPS * eps, FLOOR_ULPS * tiny, "floor")
+
+
+def derive(pairs: list[tuple[np.ndarray, np.ndarray]], dtype: str) -> Tol:
+    """Tolerance from (low, high) float64 arrays of upstream's own results (finite elements only)."""
+    base = floor(dtype)
+    if not pairs:
+        return base
+    low = np.concatenate([p[0].ravel() for p in pairs])
+    high = np.concatenate([p[1].ravel() for p in pairs])
+    keep = np.isfinite(low) & np.isfinite(high)
+    low, high = low[keep], high[keep]
+    if low.size == 0:
+        return base
+    err, mag = np.abs(low - high), np.abs(high)
+    nz = mag > 0
+    rtol = max(float(np.percentile(err[nz] / mag[nz], PERCENTILE)) if nz.any() else 0.0, base.rtol)
+    rest = err[err > rtol * mag]
+    atol = max(float(np.percentile(rest, PERCENTILE)) if rest.size else 0.0, base.atol)
+    return Tol(rtol, atol, f"p{PERCENTILE} of upstream {dtype} vs float64", int(low.size))
+
+
+def scaled(tol: Tol, src: str, dst: str) -> Tol:
+    """Carry ``tol`` from dtype ``src`` to ``dst`` in ulps (floored at dst's own few ulp)."""
+    r_ulps, a_ulps = tol.ulps(src)
+    eps, tiny = codec.finfo(dst)
+    base = floor(dst)
+    return Tol(max(r_ulps * eps, base.rtol), max(a_ulps * tiny, base.atol),
+               f"{src} tolerance in ulps ({tol.source})", tol.n)
+
+
+def real_view(values: np.ndarray) -> np.ndarray:
+    """float64 values; complex as (..., 2) real/imaginary pairs so each part is checked."""
+    if np.iscomplexobj(values):
+        return np.stack([values.real, values.imag], axis=-1).astype(np.float64)
+    return values.astype(np.float64)
+
+
+class OpTolerances:
+    """Tolerances of one OpInfo entry, per dtype, from the (low, high) pairs in its case file."""
+
+    def __init__(self, doc: dict, arrays: dict):
+        cases = {c["id"]: c for c in doc["cases"]}
+        self.pairs: dict[str, list] = {}
+        for s in doc["samples"]:
+            if s.get("high") is None or s.get("random") or s.get("undefined"):
+                continue
+            low = cases[s["high_case"]]["upstream"]
+            if low.get("ok"):
+                for lo, hi in float_leaves(low["value"], s["high"], arrays):
+                    self.pairs.setdefault(s["dtype"], []).append((lo, hi))
+        self.cache: dict[str, Tol] = {}
+
+    def __call__(self, dtype: str) -> Tol:
+        if dtype not in self.cache:
+            if dtype in self.pairs:
+                self.cache[dtype] = derive(self.pairs[dtype], dtype)
+            elif dtype in SCALED_FROM and SCALED_FROM[dtype] in self.pairs:
+                src = SCALED_FROM[dtype]
+                self.cache[dtype] = scaled(self(src), src, dtype)
+            else:
+                self.cache[dtype] = floor(dtype)
+        return self.cache[dtype]
+
+
+def float_leaves(low: dict, high: dict, arrays: dict):
+    """Parallel floating tensor leaves of two encoded results of the same structure."""
+    if low.get("T") != high.get("T"):
+        return
+    if low["T"] == "tensor":
+        if codec.is_float_name(low["dtype"]) and low["shape"] == high["shape"]:
+            yield (real_view(codec.to_numpy_values(low, arrays[low["data"]])),
+                   real_view(codec.to_numpy_values(high, arrays[high["data"]])))
+    elif low["T"] in ("list", "tuple") and len(low["v"]) == len(high["v"]):
+        for a, b in zip(low["v"], high["v"]):
+            yield from float_leaves(a, b, arrays)

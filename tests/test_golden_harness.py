@@ -1,0 +1,133 @@
+"""The golden harness: it tests itself, it can fail, and it holds ours to the agreeing baseline.
+
+(a) the self-test passes; (b) a comparator made to accept everything (or to reject everything) is
+caught by it; (c) the ratchet: the fast subset replayed on ours keeps every row listed in
+tests/golden_baseline.json agreeing (skipped only while `import torch` fails in ours' interpreter);
+(d) upstream replayed against itself agrees on every case (the harness adds no disagreement).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from torchnative.testing import upstream
+from torchnative.testing.golden import baseline, compare, pipeline, report, selftest, workers
+from torchnative.testing.golden.subsets import SUITES
+
+FAST = SUITES["fast"]
+
+
+# ---------------------------------------------------------------------------------------------- (a), (b)
+
+def test_self_test_passes():
+    assert selftest.run() == []
+
+
+def test_self_test_cli_exit_code():
+    proc = subprocess.run([sys.executable, "-m", "torchnative.testing.golden", "self-test"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "self-test passed" in proc.stdout
+
+
+@pytest.mark.parametrize("name", sorted(compare.COMPARATORS))
+def test_accept_everything_comparator_is_caught(name, monkeypatch):
+    monkeypatch.setitem(compare.COMPARATORS, name, lambda *args, **kwargs: None)
+    problems = selftest.run()
+    assert any(f"'{name}'" in p or p.endswith(f": {name}") for p in problems), problems
+
+
+@pytest.mark.parametrize("name", ["close", "exact", "tie", "exception"])
+def test_reject_everything_comparator_is_caught(name, monkeypatch):
+    monkeypatch.setitem(compare.COMPARATORS, name, lambda *args, **kwargs: "rejects everything")
+    assert any(p.startswith("control rejected") for p in selftest.run())
+
+
+def test_ratchet_flags_a_regressed_row(tmp_path):
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps({"agrees": ["add|function|torch.add", "sum|function|torch.sum"]}))
+    rows = [{"id": "add|function|torch.add", "status": "agrees", "first_problem": ""},
+            {"id": "sum|function|torch.sum", "status": "diverges", "first_problem": "close: 3/4 elements off"}]
+    assert baseline.check({"rows": rows}, path) == ["sum|function|torch.sum: diverges: close: 3/4 elements off"]
+    rows[1]["status"] = "errors-as-upstream"
+    assert baseline.check({"rows": rows[1:]}, path)[0].startswith("add|function|torch.add: not in this run")
+
+
+def test_baseline_file_is_well_formed():
+    doc = baseline.load()
+    assert doc["suite"] == "fast" and isinstance(doc["agrees"], list)
+    keys = {r.split("|")[0].split(".")[0] for r in doc["agrees"]}
+    assert keys <= {op.split(".")[0] for op in FAST.ops}, "baseline rows outside the fast suite"
+
+
+# ---------------------------------------------------------------------------------------------- (c), (d)
+
+def _ours_import_error() -> str | None:
+    """Why ``import torch`` fails in ours' interpreter, or None when it works."""
+    python = upstream.ours_python()
+    proc = subprocess.run([python, "-c", "import torch"], capture_output=True, text=True, timeout=600,
+                          env=workers.worker_env(python))
+    return None if proc.returncode == 0 else (proc.stderr.strip().splitlines() or ["?"])[-1]
+
+
+def _replay_and_report(python: str, label: str) -> dict:
+    pipeline.generate(FAST)
+    try:
+        pipeline.replay(FAST, python, label)
+        return report.build(FAST, label, pipeline.judge_all(FAST, label))
+    finally:
+        import shutil
+        shutil.rmtree(pipeline.results_dir(FAST, label), ignore_errors=True)
+
+
+@pytest.mark.golden
+def test_fast_subset_on_ours_keeps_baseline():
+    why = _ours_import_error()
+    if why is not None:
+        pytest.skip(f"`import torch` fails in ours' interpreter ({upstream.ours_python()}): {why}")
+    rep = _replay_and_report(upstream.ours_python(), f"pytest-ours-{os.getpid()}")
+    t = rep["totals"]
+    print(f"fast subset on ours: samples agreeing {t['samples_agreeing']}/{t['samples_attempted']}; cases {t['cases']}")
+    crashed = [c for c in rep["cases"] if "no result" in c.get("failures", {}).get("outcome", "")]
+    assert not crashed, f"{len(crashed)} cases got no result from ours' worker, e.g. {crashed[0]}"
+    assert baseline.check(rep) == []
+
+
+@pytest.mark.golden
+def test_fast_subset_upstream_against_itself_agrees():
+    assert upstream.available(), f"upstream interpreter missing: {upstream.UPSTREAM_PYTHON} (tools/setup.sh)"
+    rep = _replay_and_report(str(upstream.UPSTREAM_PYTHON), f"pytest-upstream-{os.getpid()}")
+    bad = [c for c in rep["cases"] if c["status"] not in report.GOOD]
+    assert rep["totals"]["samples_attempted"] > 500
+    assert not bad, f"{len(bad)} cases disagree with upstream itself, e.g. {bad[:3]}"
+
+
+@pytest.mark.golden
+def test_layout_survives_the_trip():
+    """Non-contiguous, offset, broadcast (stride 0) and bfloat16 inputs are rebuilt exactly."""
+    code = textwrap.dedent("""
+        import json, torch
+        from golden import codec
+        base = torch.arange(60, dtype=torch.float32).reshape(5, 12)
+        values = [base[1:, 2:9:3].t(), torch.randn(3, 1).expand(3, 4), torch.randn(4, 3).bfloat16().t(),
+                  torch.empty(0, 3)[:, 1:], torch.tensor(-0.0)]
+        store, ok = codec.Store(), []
+        for t in values:
+            back = codec.decode(codec.encode(t, store, torch, storage=True), store.arrays, torch)
+            ok.append([back.stride() == t.stride(), back.storage_offset() == t.storage_offset(),
+                       back.dtype == t.dtype, bool(torch.equal(back, t)),
+                       torch.signbit(back).tolist() == torch.signbit(t).tolist()])
+        print(json.dumps(ok))
+    """)
+    proc = subprocess.run([str(upstream.UPSTREAM_PYTHON), "-c", code], capture_output=True, text=True,
+                          env=workers.worker_env(upstream.UPSTREAM_PYTHON), timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    checks = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert checks == [[True] * 5] * 5, checks

@@ -1,0 +1,88 @@
+"""Read facts off the real torch._C (2.13.0) that no upstream data file holds, into our tables.
+
+Run under upstream's interpreter: .venv-upstream/bin/python tools/gen_c_tables.py
+Writes src/torchnative/csrc/tables/c_enums.json: every pybind enum in torch._C and its
+submodules (name -> {member: value}), the dispatch-key facts the dispatcher needs (the order
+keys print in, which are alias keys), and the operators C++ registers outside native_functions.yaml.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+from pathlib import Path
+
+import torch
+
+OUT = Path(__file__).resolve().parents[1] / "src/torchnative/csrc/tables/c_enums.json"
+
+
+def enums() -> dict:
+    out = {}
+    seen = set()
+
+    def visit(mod, prefix):
+        for name in dir(mod):
+            obj = getattr(mod, name, None)
+            if isinstance(obj, types.ModuleType) and obj.__name__.startswith("torch._C") \
+                    and id(obj) not in seen:
+                seen.add(id(obj))
+                visit(obj, f"{prefix}.{name}")
+            elif isinstance(obj, type) and isinstance(getattr(obj, "__members__", None), dict):
+                members = {k: int(v) for k, v in obj.__members__.items()}
+                out[f"{prefix}.{name}"] = members
+
+    visit(torch._C, "torch._C")
+    return dict(sorted(out.items()))
+
+
+def dispatch_facts() -> dict:
+    C = torch._C
+    DK = C.DispatchKey
+    full = C._dispatch_keyset_full()
+    order = [k.strip() for k in repr(full)[len("DispatchKeySet("):-1].split(",")]
+    alias = [k for k in DK.__members__ if C._dispatch_is_alias_key(DK.__members__[k])]
+    return {"runtime_order": order, "alias_keys": alias}
+
+
+def cpp_ops() -> list[dict]:
+    """Operators upstream's C++ registers beyond native_functions.yaml (profiler::, quantized::,
+    c10d::, TorchScript's aten builtins ...): their schemas and the keys with kernels. Operators
+    registered from Python (prims::, ...) are left out: upstream's Python registers them on us."""
+    import os
+    import re
+
+    import torchgen
+    from torchgen.gen import parse_native_yaml
+
+    base = os.path.join(os.path.dirname(torchgen.__file__), "packaged/ATen/native")
+    parsed = parse_native_yaml(os.path.join(base, "native_functions.yaml"),
+                               os.path.join(base, "tags.yaml"))
+    native = {f"aten::{f.func.name}" for f in parsed.native_functions}
+    out = []
+    for schema in torch._C._jit_get_all_schemas():
+        name = schema.name + (f".{schema.overload_name}" if schema.overload_name else "")
+        if name in native:
+            continue
+        try:
+            dump = torch._C._dispatch_dump(name)
+        except RuntimeError:
+            dump = ""
+        debug = re.search(r"debug: registered at (\S+)", dump)
+        if debug and debug.group(1).split(":")[0].endswith(".py"):
+            continue  # registered by upstream Python at import
+        keys = sorted(set(re.findall(r"^(\w+)(?:\[\w+\])?: registered at", dump, re.M))
+                      - {"debug"})
+        out.append({"schema": str(schema), "keys": keys})
+    return sorted(out, key=lambda d: d["schema"])
+
+
+def main() -> None:
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    data = {"enums": enums(), "dispatch": dispatch_facts(), "cpp_ops": cpp_ops()}
+    OUT.write_text(json.dumps(data, indent=0, sort_keys=False))
+    print(f"{len(data['enums'])} enums, {len(data['cpp_ops'])} C++ operators -> {OUT}")
+
+
+if __name__ == "__main__":
+    main()
