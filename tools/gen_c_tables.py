@@ -42,7 +42,12 @@ def dispatch_facts() -> dict:
     full = C._dispatch_keyset_full()
     order = [k.strip() for k in repr(full)[len("DispatchKeySet("):-1].split(",")]
     alias = [k for k in DK.__members__ if C._dispatch_is_alias_key(DK.__members__[k])]
-    return {"runtime_order": order, "alias_keys": alias}
+    keysets = {}
+    for name in ("_additional_keys_to_prop_for_wrapper_tensors", "_after_ADInplaceOrView_keyset",
+                 "_after_autograd_keyset", "_dispatch_autogradother_backends"):
+        text = repr(getattr(C, name))
+        keysets[name] = [k.strip() for k in text[len("DispatchKeySet("):-1].split(",")]
+    return {"runtime_order": order, "alias_keys": alias, "keysets": keysets}
 
 
 def cpp_ops() -> list[dict]:

@@ -55,7 +55,19 @@ def init_num_threads() -> None:
     """Nothing to initialize: torchnative runs operators on the calling thread."""
 
 
+def accelerator_get_accelerator():
+    """The current accelerator device: None, torchnative has none."""
+    return None
+
+
+def not_available() -> bool:
+    return False
+
+
 TORCH_C.update({
+    "torch._C._accelerator_getAccelerator": accelerator_get_accelerator,
+    "torch._C._mps_is_available": not_available,
+    "torch._C._mtia_isBuilt": not_available,
     "torch._C.get_num_threads": get_num_threads,
     "torch._C.set_num_threads": set_num_threads,
     "torch._C.get_num_interop_threads": get_num_interop_threads,

@@ -75,7 +75,7 @@ class DispatchKeySet:
         if name == "Undefined":
             return
         if name in ALIAS_KEYS:
-            raise RuntimeError(f"DispatchKeySet cannot be built from the alias key {name}")
+            return  # upstream: an alias key makes an empty set
         func, backend = SPLIT.get(name, (name, None))
         if func not in _FUNC_BIT:
             if name in BACKENDS:
@@ -307,7 +307,19 @@ def dispatch_key_for_device(device_type: str) -> str:
         raise RuntimeError(f"Unknown device type: {device_type}") from None
 
 
+def _keyset_of(names) -> DispatchKeySet:
+    out = DispatchKeySet()
+    for n in names:
+        out = out | DispatchKeySet(n)
+    return out
+
+
+# Constant key sets upstream exposes, rebuilt from their members as read off upstream.
+CONSTANT_KEYSETS = {f"torch._C.{name}": _keyset_of(names)
+                    for name, names in _FACTS["keysets"].items()}
+
 TORCH_C = {
+    **CONSTANT_KEYSETS,
     "torch._C.DispatchKeySet": DispatchKeySet,
     "torch._C._dispatch_keyset_full": keyset_full,
     "torch._C._dispatch_keyset_full_after": keyset_full_after,

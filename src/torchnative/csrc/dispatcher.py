@@ -323,11 +323,40 @@ def _fallthrough_kernel():
     return fallthrough
 
 
-def dispatch_get_computed_kernel_for_dispatch_key(name: str, key):
-    from .refuse import TorchnativeNotImplementedError
+class SafeKernelFunction:
+    """A handle on the kernel an operator has for a dispatch key at the time it was taken
+    (torch.library.get_kernel): a Python kernel registered then, or the built-in one."""
 
-    raise TorchnativeNotImplementedError("torch._C._dispatch_get_computed_kernel_for_dispatch_key",
-                                         "C++ kernel handles do not exist in torchnative")
+    def __init__(self, op: OperatorHandle, key: str, py_kernel):
+        self._op, self._key, self._py = op, key, py_kernel
+
+    @property
+    def op_handle(self) -> DispatchOperatorHandle:
+        return DispatchOperatorHandle(self._op)
+
+    def call_boxed(self, keyset, *args, **kwargs):
+        if self._py is not None:
+            fn, with_keyset = self._py
+            return fn(keyset, *args, **kwargs) if with_keyset else fn(*args, **kwargs)
+        from .door import call_builtin_kernel
+
+        return call_builtin_kernel(self._op, self._key, args, kwargs)
+
+    def __repr__(self):
+        where = "python" if self._py is not None else "torchnative"
+        return f"SafeKernelFunction(debug='{where} kernel for {self._op.name} at {self._key}')"
+
+
+def dispatch_get_computed_kernel_for_dispatch_key(name: str, key) -> SafeKernelFunction:
+    key = key.name if isinstance(key, DispatchKey) else str(key)
+    op = _op_from_name(name)
+    if op is None:
+        raise RuntimeError(f"Could not find schema for {name}")
+    if key in op.py_kernels:
+        return SafeKernelFunction(op, key, op.py_kernels[key])
+    if not dispatch_has_computed_kernel_for_dispatch_key(name, key):
+        raise RuntimeError(f"no kernel for {key} for {name}")
+    return SafeKernelFunction(op, key, None)
 
 
 TORCH_C = {
@@ -343,6 +372,9 @@ TORCH_C = {
     "torch._C._get_operation_overload": get_operation_overload,
     "torch._C._get_schema": get_schema,
     "torch._C._dispatch_get_all_op_names": dispatch_get_all_op_names,
+    "torch._C._dispatch_get_computed_kernel_for_dispatch_key":
+        dispatch_get_computed_kernel_for_dispatch_key,
+    "torch._C._SafeKernelFunction": SafeKernelFunction,
     "torch._C._DispatchOperatorHandle": DispatchOperatorHandle,
     "torch._C._dispatch_find_schema_or_throw": dispatch_find_schema_or_throw,
     "torch._C._DispatchModule": DispatchModule,

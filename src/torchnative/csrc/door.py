@@ -23,6 +23,11 @@ def aten_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
     raise TorchnativeNotImplementedError(op.name, "no kernel in torchnative for this operator")
 
 
+def call_builtin_kernel(op: OperatorHandle, key: str, args: tuple, kwargs: dict) -> Any:
+    """The kernel upstream's C++ would have at ``key`` (torchnative's own, for us)."""
+    raise TorchnativeNotImplementedError(op.name, f"no {key} kernel in torchnative")
+
+
 def _call_overload(op: OperatorHandle):
     def call(*args, **kwargs):
         return aten_dispatch(op, args, kwargs)

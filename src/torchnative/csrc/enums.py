@@ -15,8 +15,11 @@ def _make(qualname: str, members: dict[str, int]) -> type[enum.IntEnum]:
     return cls
 
 
+# distributed is not built (torch.distributed.is_available() is False), so its enums stay out.
+NOT_BUILT = ("torch._C._distributed",)
+
 ENUMS: dict[str, type[enum.IntEnum]] = {
-    q: _make(q, m) for q, m in c_enums()["enums"].items()
+    q: _make(q, m) for q, m in c_enums()["enums"].items() if not q.startswith(NOT_BUILT)
 }
 
 DispatchKey = ENUMS["torch._C.DispatchKey"]

@@ -2,7 +2,7 @@
 
 Upstream hands torch._opaque_base.OpaqueBaseMeta over at import through
 ``torch._C._set_generator_metaclass`` and swaps Generator's metaclass in place; a heap
-metaclass of our own (``_GeneratorType``) makes the same in-place swap legal in Python.
+metaclass of our own (``_GeneratorMeta``, not exported) makes that swap legal in Python.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from .refuse import TorchnativeNotImplementedError
 DEFAULT_SEED = 67280421310721  # c10::detail::default_rng_seed_val
 
 
-class _GeneratorType(type):
+class _GeneratorMeta(type):
     """Generator's metaclass until upstream hands over OpaqueBaseMeta."""
 
 
-class Generator(metaclass=_GeneratorType):
+class Generator(metaclass=_GeneratorMeta):
     def __init__(self, device=None):
         dev = _device("cpu") if device is None else _device(device)
         if dev.type != "cpu":
@@ -107,7 +107,6 @@ def set_generator_metaclass(meta) -> None:
 
 TORCH_C = {
     "torch._C.Generator": Generator,
-    "torch._C._GeneratorType": _GeneratorType,
     "torch._C.default_generator": default_generator,
     "torch._C._set_generator_metaclass": set_generator_metaclass,
 }

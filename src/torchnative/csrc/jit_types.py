@@ -512,6 +512,13 @@ def type_equal(a: Type, b: Type) -> bool:
     return len(pa) == len(pb) and all(type_equal(x, y) for x, y in zip(pa, pb))
 
 
+def type_hash(t: Type) -> int:
+    """A hash consistent with :func:`type_equal` (types themselves are unhashable upstream)."""
+    if t._parts is None:
+        return hash((t._kind, None if t._kind in ("VarType", "TensorType") else t._str))
+    return hash((t._kind, tuple(map(type_hash, t._parts))))
+
+
 def _members(t):
     """The alternatives of a union-like type (Optional[T] is Union[T, None])."""
     if isinstance(t, OptionalType):

@@ -473,7 +473,7 @@ class Argument:
                 and self._kwarg_only == o._kwarg_only and _alias_eq(self._alias_info, o._alias_info))
 
     def _hash(self) -> int:
-        h = hash((self._name, self._type._kind, self._type._str, self._kwarg_only, self._N))
+        h = hash((self._name, jt.type_hash(self._type), self._kwarg_only, self._N))
         if self._default is not _NO_DEFAULT:
             t = self._type
             if isinstance(t, jt.OptionalType):
@@ -676,7 +676,7 @@ def _forward_compatible(new, old):
 # =============================================================================================
 
 _OPAQUE_TYPES: set[str] = set()  # Python types used by name in schemas (torch._library)
-_CUSTOM_CLASSES: set[str] = set()  # torch::class_ names; csrc/torchbind.py registers them
+_CUSTOM_CLASSES: set[str] = set()  # torch::class_ names beyond csrc/torchbind.py's registry
 _CACHE: dict = {}
 _LIST_KINDS = {"ComplexType": complex, "FloatType": float, "IntType": int, "BoolType": bool}
 _LIST_ASSERT = {"FloatType": (544, "double"), "IntType": (663, "int"), "BoolType": (710, "bool"),
@@ -964,7 +964,7 @@ class _Parser:
         self.expect(".")
         cls_tok = self.expect("ident")
         cls = self.text(cls_tok)
-        if f"__torch__.torch.classes.{ns}.{cls}" not in _CUSTOM_CLASSES:
+        if f"__torch__.torch.classes.{ns}.{cls}" not in _CUSTOM_CLASSES and not _torchbind_has(ns, cls):
             raise self.error(f"Unknown custom class type {ns}.{cls}. Please ensure it is registered.",
                              self.rng(cls_tok))
         return jt.class_type(f"__torch__.torch.classes.{ns}.{cls}")
@@ -1075,6 +1075,13 @@ class _Parser:
             pos = s.find("\\", pos + 1)
         # the literal is bytes upstream (octal escapes make single bytes): decode them as UTF-8
         return s.encode("latin-1").decode("utf-8", "surrogateescape")
+
+
+def _torchbind_has(ns: str, cls: str) -> bool:
+    """TorchBind's registry (csrc/torchbind.py) holds the classes upstream's C++ registers."""
+    from . import torchbind  # lazily: torchbind may import this module
+
+    return (ns, cls) in torchbind.REGISTERED
 
 
 def _possibly_scalar_type(t) -> bool:

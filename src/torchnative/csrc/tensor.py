@@ -55,7 +55,9 @@ class TensorBase(metaclass=_TensorMeta):
                  "_requires_grad", "_grad", "_grad_fn", "_view_base", "_retains_grad",
                  "_output_nr", "_wrapped", "__weakref__", "__dict__")
 
-    def __new__(cls, *args, **kwargs):
+    def __new__(*args, **kwargs):
+        # a wildcard signature: dynamo's polyfill for Tensor.__new__ must match ours or it
+        cls, *args = args
         if cls is TensorBase:
             raise TypeError("Cannot directly construct TensorBase; subclass it and then "
                             "construct that")
@@ -88,7 +90,8 @@ class TensorBase(metaclass=_TensorMeta):
     def dim(self) -> int:
         return len(self._size)
 
-    ndimension = dim
+    def ndimension(self) -> int:
+        return len(self._size)
 
     @property
     def ndim(self) -> int:
@@ -100,7 +103,8 @@ class TensorBase(metaclass=_TensorMeta):
             n *= s
         return n
 
-    nelement = numel
+    def nelement(self) -> int:
+        return self.numel()
 
     def storage_offset(self) -> int:
         return self._offset
@@ -346,7 +350,8 @@ class TensorBase(metaclass=_TensorMeta):
     def __int__(self) -> int:
         return int(_scalar_for_python(self, "int"))
 
-    __long__ = __int__
+    def __long__(self) -> int:
+        return int(_scalar_for_python(self, "int"))
 
     def __complex__(self) -> complex:
         return complex(_scalar_for_python(self, "complex"))
@@ -402,14 +407,15 @@ class TensorBase(metaclass=_TensorMeta):
 
     # --- subclasses ----------------------------------------------------------------------------
     @staticmethod
-    def _make_subclass(cls, data, require_grad=False, dispatch_sizes_strides_policy=None,
-                       dispatch_device=False, dispatch_layout=False, _extra_dispatch_keys=None,
-                       storage_size=None):
+    def _make_subclass(cls, data, requires_grad=False, **kwargs):
+        # upstream's C++ calls the flag ``require_grad``; dynamo's polyfill (whose signature must
+        # match ours) calls it ``requires_grad``. Both spellings are accepted.
         from .construct import alias
 
+        requires_grad = kwargs.pop("require_grad", requires_grad)
         t = alias(data, cls)
         t._requires_grad = False
-        if require_grad:
+        if requires_grad:
             t.requires_grad_(True)
         return t
 

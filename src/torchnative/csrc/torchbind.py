@@ -54,10 +54,6 @@ def get_custom_class_python_wrapper(ns: str, name: str) -> ScriptClass:
     return ScriptClass(f"__torch__.torch.classes.{ns}.{name}")
 
 
-# Opaque Python types registered by name (torch._library.opaque_object); the schema parser
-# accepts them as argument types.
-_OPAQUE: set[str] = set()
-
 TORCH_C = {
     "torch._C.ScriptClass": ScriptClass,
     "torch._C._get_custom_class_python_wrapper": get_custom_class_python_wrapper,

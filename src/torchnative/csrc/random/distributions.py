@@ -93,8 +93,7 @@ def _update_to(to: int, name: str) -> int:
 
 def _check_in_range(frm: int, to_inc: int, name: str) -> None:
     if name in dt.FLOATS:
-        info = np.finfo(dt.np_dtype(name))
-        lo, hi = float(info.min), float(info.max)
+        lo, hi = dt.float_range(name)
     elif name == "uint64":
         lo, hi = 0, (1 << 63) - 1
     else:
@@ -163,8 +162,7 @@ def uniform_(gen, shape, dtype="float32", a: float = 0.0, b: float = 1.0) -> np.
     shape, name = _shape(shape), dt.name_of(dtype)
     if name not in dt.FLOATS:
         raise RuntimeError(f'"check_uniform_bounds" not implemented for \'{dt.SCALAR_NAME[name]}\'')
-    info = np.finfo(dt.np_dtype(name))
-    lo, hi = float(info.min), float(info.max)
+    lo, hi = dt.float_range(name)
     a, b = float(a), float(b)
     if not lo <= a <= hi:
         raise RuntimeError(f"from is out of bounds for {dt.META_NAME[name]}")

@@ -41,6 +41,17 @@ def np_dtype(name: str) -> np.dtype:
     return np.dtype(name)
 
 
+def float_range(name: str) -> tuple[float, float]:
+    """(lowest, max) of a floating dtype as doubles."""
+    if name == "bfloat16":
+        import ml_dtypes
+
+        info = ml_dtypes.finfo(ml_dtypes.bfloat16)
+    else:
+        info = np.finfo(np.dtype(name))
+    return float(info.min), float(info.max)
+
+
 def from_float32(x: np.ndarray, name: str) -> np.ndarray:
     """float -> scalar_t: one round-to-nearest-even (c10::Half(float), c10::BFloat16(float))."""
     return x.astype(np_dtype(name))

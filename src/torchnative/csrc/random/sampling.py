@@ -1,12 +1,12 @@
 """randperm, multinomial and dropout as upstream's CPU kernels consume the stream.
 
 * ``randperm`` (TensorFactories.cpp ``randperm_cpu``): for n < 2**32 / 20, Fisher-Yates from the
-  front swapping ``i`` with ``i + random() % (n - i)``; above that the "inside-out" variant on
-  ``random64() % (i + 1)``. The swaps are inherently sequential; the draws are vectorized and
-  the swap loop runs over Python lists (~0.1 s per million).
-* ``multinomial`` (Distributions.cpp / MultinomialKernel.cpp): without replacement it is
-  argmax/topk of ``p / q`` with ``q = exponential_(1)`` in the probabilities' dtype; with
-  replacement, per row a running sum in scalar_t (float for BFloat16), normalised, last bucket
+  front swapping ``i`` with ``i + random() % (n - i)`` (vectorized: ``_front_fisher_yates``);
+  above that the "inside-out" variant on ``random64() % (i + 1)``, a plain Python loop (such n
+  needs gigabytes anyway).
+* ``multinomial`` (Distributions.cpp / MultinomialKernel.cpp): without replacement, and with
+  replacement when one sample is drawn, it is argmax/topk of ``p / q`` with
+  ``q = exponential_(1)`` in the probabilities' dtype (topk ties: see stdalgo); otherwise per row a running sum in scalar_t (float for BFloat16), normalised, last bucket
   forced to 1, then one double uniform per sample and a lower-bound search.
 * ``dropout`` (Dropout.cpp ``_dropout_impl``, what ``F.dropout`` reaches on CPU):
   ``noise = bernoulli_(1 - p)`` in the input's dtype, ``noise.div_(1 - p)``, ``input * noise``.
@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes as dt
+from . import stdalgo
 from .distributions import bernoulli_, exponential_, uniform_double
 
 SMALL_RANDPERM = 0xFFFFFFFF // 20
@@ -33,14 +34,10 @@ def randperm(gen, n: int, dtype="int64") -> np.ndarray:
     if name in dt.INTS and n - 1 > dt.INTS[name][1]:
         raise RuntimeError(f"n is too large for result tensor type: '{dt.SCALAR_NAME[name]}'")
     if n < SMALL_RANDPERM:
-        perm = list(range(n))
-        if n > 1:
-            span = np.arange(n, 1, -1, dtype=np.int64)  # n - i for i = 0 .. n-2
-            steps = (gen.random(n - 1).astype(np.int64) % span).tolist()
-            for i, d in enumerate(steps):
-                if d:
-                    j = i + d
-                    perm[i], perm[j] = perm[j], perm[i]
+        if n <= 1:
+            return dt.from_int64(np.arange(n, dtype=np.int64), name)
+        span = np.arange(n, 1, -1, dtype=np.int64)  # n - i for i = 0 .. n-2
+        perm = _front_fisher_yates(np.arange(n - 1) + gen.random(n - 1).astype(np.int64) % span)
     else:  # inside-out Fisher-Yates on 64-bit draws (n this large is far beyond Python speed)
         perm = [0] * n
         for start in range(0, n, 1 << 20):
@@ -49,7 +46,40 @@ def randperm(gen, n: int, dtype="int64") -> np.ndarray:
             for i, z in zip(range(start, stop), (gen.random64(stop - start) % bound).tolist()):
                 perm[i] = perm[z]
                 perm[z] = i
-    return dt.from_int64(np.array(perm, np.int64), name)
+        perm = np.array(perm, np.int64)
+    return dt.from_int64(perm, name)
+
+
+def _front_fisher_yates(j: np.ndarray) -> np.ndarray:
+    """The permutation left by ``for t in 0..n-2: swap(a[t], a[j[t]])`` on ``a = arange(n)``,
+    ``j[t] >= t``, without the sequential loop.
+
+    Position t is final after step t. Let v[t] be the value at t just before step t: it is t,
+    unless an earlier step s targeted t (j[s] == t), in which case the last such s left v[s]
+    there. Those links form chains that end at an untouched position, resolved by pointer
+    jumping. Then out[t] = v[t] if j[t] == t, else whatever sits at j[t]: v[s] for the last
+    earlier step s that also targeted j[t], or j[t] itself.
+    """
+    n = j.size + 1
+    t = np.arange(n, dtype=np.int64)
+    order = np.argsort(j, kind="stable")  # steps grouped by target, in step order
+    js = j[order]
+    same = js[1:] == js[:-1]
+    prev = np.full(n - 1, -1, np.int64)  # previous step with the same target
+    prev[order[1:][same]] = order[:-1][same]
+    ends = np.flatnonzero(np.append(~same, True))
+    targets, last = js[ends], order[ends]
+    link = t.copy()  # last earlier step that targeted t (a self-swap at t itself does not count)
+    link[targets] = np.where(last == targets, prev[last], last)
+    link = np.where(link >= 0, link, t)
+    while True:
+        nxt = link[link]
+        if np.array_equal(nxt, link):
+            break
+        link = nxt
+    out = link.copy()  # v[t] for every t; position n-1 keeps v[n-1]
+    out[:-1] = np.where(j == t[:-1], link[:-1], np.where(prev >= 0, link[np.maximum(prev, 0)], j))
+    return out
 
 
 def multinomial(gen, probs, num_samples: int, replacement: bool = False) -> np.ndarray:
@@ -70,10 +100,8 @@ def multinomial(gen, probs, num_samples: int, replacement: bool = False) -> np.n
     out_shape = (num_samples,) if probs.ndim == 1 else (probs.shape[0], num_samples)
     if np.prod(out_shape) == 0:
         return np.empty(out_shape, np.int64)
-    if name == "float16":
-        raise RuntimeError("multinomial is not implemented for half on CPU")
     rows = probs.reshape(-1, n_cat)
-    if not replacement:
+    if not replacement or num_samples == 1:  # upstream's fast path covers both
         return _without_replacement(gen, probs, rows, name, num_samples).reshape(out_shape)
     return _with_replacement(gen, rows, name, num_samples).reshape(out_shape)
 
@@ -92,9 +120,19 @@ def _without_replacement(gen, probs, rows, name, k):
             key = (rows.astype(np.float32) / q.astype(np.float32)).astype(rows.dtype)
     key = key.astype(np.float64)  # exact widening; ordering is all that matters now
     if k == 1:
-        return np.argmax(key, axis=1)[:, None]
-    # topk(largest, sorted): descending values; ties keep the lower index first
-    return np.argsort(-key, axis=1, kind="stable")[:, :k]
+        return np.argmax(key, axis=1)[:, None]  # first maximum, as upstream's argmax
+    return np.stack([_topk_row(row, k) for row in key])
+
+
+def _topk_row(row: np.ndarray, k: int) -> np.ndarray:
+    """upstream's topk indices. When the k largest are distinct and strictly above the rest the
+    answer is unambiguous and numpy gives it; otherwise replay libstdc++'s unstable algorithms."""
+    if not np.isnan(row).any():
+        top = np.argsort(-row, kind="stable")[:k]
+        vals = row[top]
+        if (np.count_nonzero(row >= vals[-1]) == k) and np.unique(vals).size == k:
+            return top
+    return np.array(stdalgo.topk_largest(row.tolist(), k), np.int64)
 
 
 def _with_replacement(gen, rows, name, k):
@@ -142,7 +180,10 @@ def native_dropout(gen, x: np.ndarray, p: float, train: bool = True):
     scale = 0.0 if p1m == 0 else 1.0 / p1m
     mask = bernoulli_(gen, x.shape, "bool", p1m)
     name = dt.name_of(x.dtype)
+    # mul_(scale) casts the scalar to the tensor's dtype first (unlike div_ above, measured);
+    # the 16-bit product is exact in float, so one rounding either way
+    kept = x * mask.astype(x.dtype)
     if name in ("float16", "bfloat16"):
-        out = (x * mask.astype(x.dtype)).astype(np.float32) * np.float32(scale)
-        return out.astype(x.dtype), mask
-    return (x * mask.astype(x.dtype)) * np.array(scale, x.dtype), mask
+        scaled = kept.astype(np.float32) * np.array(scale, np.float64).astype(np.float32).astype(x.dtype).astype(np.float32)
+        return scaled.astype(x.dtype), mask
+    return kept * np.array(scale, x.dtype), mask
