@@ -74,8 +74,11 @@ def test_overlay_is_short_and_documented():
 
 
 def test_nothing_upstream_ships_was_replaced():
+    """Overlay files never stand in for a file we vendor (the marker replaces a compiled
+    executable that is left out, not a Python file)."""
     record = _wheel_record()
-    assert not set(vendor_torch.OVERLAY) & set(record), "an overlay file replaces an upstream one"
+    vendored = {n for n in record if vendor_torch.wanted(n)}
+    assert not set(vendor_torch.OVERLAY) & vendored
 
 
 def test_no_compiled_file_is_vendored():

@@ -245,18 +245,14 @@ def normal_(gen, shape, dtype="float32", mean: float = 0.0, std: float = 1.0,
     n = _numel(shape)
     if n >= 16 and contiguous:
         if name == "float64":
-            out = _normal_fill_double(gen, n, mean, std)
-        elif name == "float32":
-            out = _fill_blocks(uniform_float(gen, n), n, lambda b: normal_fill16_f32(b, mean, std),
-                               lambda: uniform_float(gen, 16))
-        else:  # Half/BFloat16: float buffers of 16 drawn block by block, then rounded down
-            nb = n // 16
-            out = np.empty(n, F32)
-            out[:nb * 16] = normal_fill16_f32(uniform_float(gen, nb * 16).reshape(nb, 16), mean, std).ravel()
-            if n % 16:
-                out[n - 16:] = normal_fill16_f32(uniform_float(gen, 16).reshape(1, 16), mean, std).ravel()
-            out = dt.from_float32(out, name)
-        return dt.from_float32(out, name).reshape(shape) if name == "float32" else out.reshape(shape)
+            return _normal_fill_double(gen, n, mean, std).reshape(shape)
+        if name == "float32":
+            data = uniform_float(gen, n)
+        else:  # Half/BFloat16 fill a float buffer block by block: only whole blocks are drawn
+            data = np.empty(n, F32)  # first, and the partial tail is covered by the redraw
+            data[:n - n % 16] = uniform_float(gen, n - n % 16)
+        out = _fill_blocks(data, n, lambda b: normal_fill16_f32(b, mean, std), lambda: uniform_float(gen, 16))
+        return dt.from_float32(out, name).reshape(shape)
     return dt.from_double(normal_double_stream(gen, n, mean, std), name).reshape(shape)
 
 

@@ -6,8 +6,9 @@
   needs gigabytes anyway).
 * ``multinomial`` (Distributions.cpp / MultinomialKernel.cpp): without replacement, and with
   replacement when one sample is drawn, it is argmax/topk of ``p / q`` with
-  ``q = exponential_(1)`` in the probabilities' dtype (topk ties: see stdalgo); otherwise per row a running sum in scalar_t (float for BFloat16), normalised, last bucket
-  forced to 1, then one double uniform per sample and a lower-bound search.
+  ``q = exponential_(1)`` in the probabilities' dtype (topk ties: see stdalgo). Otherwise, per
+  row, a running sum in scalar_t (float for 16-bit floats), normalised, last bucket forced to
+  1, then one double uniform per sample and a lower-bound search.
 * ``dropout`` (Dropout.cpp ``_dropout_impl``, what ``F.dropout`` reaches on CPU):
   ``noise = bernoulli_(1 - p)`` in the input's dtype, ``noise.div_(1 - p)``, ``input * noise``.
   ``native_dropout`` (the fused op decompositions use): bool mask, ``input * mask * scale``.
@@ -27,12 +28,14 @@ SMALL_RANDPERM = 0xFFFFFFFF // 20
 def randperm(gen, n: int, dtype="int64") -> np.ndarray:
     n, name = int(n), dt.name_of(dtype)
     if n < 0:
-        raise RuntimeError(f"n must be non-negative, got{n}")
-    if name in dt.FLOATS and n > (1 << dt.FLOATS[name]) + 1:
-        raise RuntimeError(f"n cannot be greater than {(1 << dt.FLOATS[name]) + 1} for "
-                           f"{dt.SCALAR_NAME[name]} type.")
-    if name in dt.INTS and n - 1 > dt.INTS[name][1]:
-        raise RuntimeError(f"n is too large for result tensor type: '{dt.SCALAR_NAME[name]}'")
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    if name in dt.INTS and name != "bool" and not dt.INTS[name][0] <= max(n - 1, 0) <= dt.INTS[name][1]:
+        raise RuntimeError(f"value cannot be converted to type {name}_t without overflow")
+    limits = {"float16": ("2049", "Half"), "float32": ("2^24+1", "Float"), "float64": ("2^53+1", "Double")}
+    if name in limits and n > (1 << dt.FLOATS[name]) + 1:  # BFloat16 is not checked upstream
+        raise RuntimeError(f"n cannot be greater than {limits[name][0]} for {limits[name][1]} type.")
+    if name in ("bool", "uint16", "uint32", "uint64"):
+        raise RuntimeError(f'"randperm" not implemented for \'{dt.SCALAR_NAME[name]}\'')
     if n < SMALL_RANDPERM:
         if n <= 1:
             return dt.from_int64(np.arange(n, dtype=np.int64), name)
@@ -110,13 +113,13 @@ def _without_replacement(gen, probs, rows, name, k):
     wide = rows.astype(np.float64)
     if not (np.all(wide >= 0) and np.all(wide < np.inf)):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    if np.any(rows.astype(np.float64).sum(axis=1) == 0):
+    if np.any(wide.sum(axis=1) == 0):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     q = exponential_(gen, probs.shape, name, 1.0).reshape(rows.shape)
     with np.errstate(divide="ignore", invalid="ignore"):
         if name in ("float32", "float64"):
             key = rows / q
-        else:  # BFloat16 division runs in float and rounds back
+        else:  # 16-bit division runs in float and rounds back
             key = (rows.astype(np.float32) / q.astype(np.float32)).astype(rows.dtype)
     key = key.astype(np.float64)  # exact widening; ordering is all that matters now
     if k == 1:
@@ -180,10 +183,7 @@ def native_dropout(gen, x: np.ndarray, p: float, train: bool = True):
     scale = 0.0 if p1m == 0 else 1.0 / p1m
     mask = bernoulli_(gen, x.shape, "bool", p1m)
     name = dt.name_of(x.dtype)
-    # mul_(scale) casts the scalar to the tensor's dtype first (unlike div_ above, measured);
-    # the 16-bit product is exact in float, so one rounding either way
-    kept = x * mask.astype(x.dtype)
-    if name in ("float16", "bfloat16"):
-        scaled = kept.astype(np.float32) * np.array(scale, np.float64).astype(np.float32).astype(x.dtype).astype(np.float32)
-        return scaled.astype(x.dtype), mask
-    return kept * np.array(scale, x.dtype), mask
+    # mul_(scale) casts the double to the tensor's dtype first (unlike div_ above: measured);
+    # products of 16-bit floats are exact in float, so numpy's 16-bit multiply rounds the same
+    scale = np.array(dt.scalar_to(scale, name), x.dtype)
+    return (x * mask.astype(x.dtype)) * scale, mask

@@ -43,9 +43,13 @@ def dispatch_log(torch):
     return [[str(x) for x in entry] for entry in hook()]
 
 
-def run_call(call: dict, arrays, torch, store: codec.Store, *, seed: int, upcast: bool = False,
-             timeout: float = 20.0) -> dict:
-    """Rebuild inputs, seed, call ``call["fn"]``, encode the result. Never raises."""
+def run_call(call: dict, arrays, torch, store: codec.Store, *, seed: int, cast: dict | None = None,
+             timeout: float = 20.0, probe_rng: bool = False) -> dict:
+    """Rebuild inputs, seed, call ``call["fn"]``, encode the result. Never raises.
+
+    ``probe_rng`` (upstream only) records whether the call drew from the default generator: that,
+    not a difference between runs, is what makes an op random.
+    """
     res: dict = {"ok": False}
     phase = "rebuild"
     old = signal.signal(signal.SIGALRM, _alarm)
@@ -53,20 +57,23 @@ def run_call(call: dict, arrays, torch, store: codec.Store, *, seed: int, upcast
     start = time.perf_counter()
     try:
         kept: list = []
-        args = codec.decode({"T": "list", "v": call["args"]}, arrays, torch, upcast, kept)
+        args = codec.decode({"T": "list", "v": call["args"]}, arrays, torch, cast, kept)
         out_kw = call.get("out")
-        kwargs = {k: codec.decode(v, arrays, torch, upcast, kept) for k, v in call["kwargs"].items()}
+        kwargs = {k: codec.decode(v, arrays, torch, cast, kept) for k, v in call["kwargs"].items()}
         if out_kw is not None:
-            kwargs["out"] = codec.decode(out_kw, arrays, torch, upcast)
+            kwargs["out"] = codec.decode(out_kw, arrays, torch, cast)
         fn = naming.resolve(call["fn"], torch)
         try:  # seeding failure must not mask the op's own outcome (only random ops depend on it)
             torch.manual_seed(seed)
         except Exception as exc:
             res["seed_error"] = describe_exception(exc, "seed")
         dispatch_log(torch)  # drain entries made while rebuilding inputs
+        state = torch.default_generator.get_state() if probe_rng else None
         phase = "call"
         out = fn(*args, **kwargs)
         res["paths"] = dispatch_log(torch)
+        if probe_rng:
+            res["rng_advanced"] = not torch.equal(state, torch.default_generator.get_state())
         phase = "encode"
         res["value"] = codec.encode(out, store, torch, storage=False)
         res["alias"] = alias_tags(out, args, kwargs.get("out"), kept, torch)

@@ -31,8 +31,11 @@ BITS = {
 FLOATING = {"float16", "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2",
             "float8_e4m3fnuz", "float8_e5m2fnuz"}
 COMPLEX = {"complex32", "complex64", "complex128"}
+# Reruns that measure upstream's own precision: floating inputs widened to float64 (the reference for
+# narrower dtypes), or float64 inputs narrowed to float32 (float64's sensitivity, scaled in ulps).
 UPCAST = {"float16": "float64", "bfloat16": "float64", "float32": "float64", "complex32": "complex128",
           "complex64": "complex128"}
+NARROW = {"float64": "float32", "complex128": "complex64"}
 
 
 class Unserializable(Exception):
@@ -142,15 +145,15 @@ def _numpy(t, torch):
 
 # ---------------------------------------------------------------------------------------------- decode
 
-def decode(desc, arrays, torch, upcast: bool = False, keep: list | None = None):
-    """Rebuild a value in this interpreter. ``upcast`` widens floating tensors (float64 rerun).
+def decode(desc, arrays, torch, cast: dict | None = None, keep: list | None = None):
+    """Rebuild a value in this interpreter. ``cast`` maps dtype names (UPCAST/NARROW reruns).
 
     Tensors are rebuilt as a flat base (``empty_strided`` + ``copy_``) viewed with ``as_strided``,
     so the op sees upstream's strides and storage offset. ``keep`` collects rebuilt tensors in order.
     """
     kind = desc["T"]
     if kind == "tensor":
-        t = _decode_tensor(desc, arrays, torch, upcast)
+        t = _decode_tensor(desc, arrays, torch, cast or {})
         if keep is not None:
             keep.append(t)
         return t
@@ -172,27 +175,30 @@ def decode(desc, arrays, torch, upcast: bool = False, keep: list | None = None):
     if kind == "size":
         return torch.Size(desc["v"])
     if kind == "slice":
-        return slice(*(decode(x, arrays, torch, upcast, keep) for x in desc["v"]))
+        return slice(*(decode(x, arrays, torch, cast, keep) for x in desc["v"]))
     if kind in ("list", "tuple"):
-        items = [decode(x, arrays, torch, upcast, keep) for x in desc["v"]]
+        items = [decode(x, arrays, torch, cast, keep) for x in desc["v"]]
         return items if kind == "list" else tuple(items)
     if kind == "dict":
-        return {k: decode(v, arrays, torch, upcast, keep) for k, v in desc["v"].items()}
+        return {k: decode(v, arrays, torch, cast, keep) for k, v in desc["v"].items()}
     raise ValueError(f"unknown descriptor {kind}")
 
 
-def _decode_tensor(desc, arrays, torch, upcast):
+def _decode_tensor(desc, arrays, torch, cast: dict):
     name, flat = desc["dtype"], arrays[desc["data"]]
-    if upcast and name in UPCAST:
-        flat, name = widen(desc, flat).astype(NATIVE[UPCAST[name]]), UPCAST[name]
-    dtype = getattr(torch, name)
-    if name in BITS and not (upcast and name in UPCAST):
-        width = getattr(torch, BITS[name][0])
-        src = torch.from_numpy(np.ascontiguousarray(flat).view(NATIVE[BITS[name][0]]))
-        base = torch.empty_strided((flat.size,), (1,), dtype=width).copy_(src).view(dtype)
-    else:
-        base = torch.empty_strided((flat.size,), (1,), dtype=dtype)
-        base.copy_(torch.from_numpy(np.ascontiguousarray(flat)))
+    if name in cast:
+        flat, name = widen(desc, flat).astype(NATIVE[cast[name]]), cast[name]
+    elif name in BITS:
+        width = BITS[name][0]
+        src = torch.from_numpy(np.ascontiguousarray(flat).view(NATIVE[width]))
+        base = torch.empty_strided((flat.size,), (1,), dtype=getattr(torch, width)).copy_(src)
+        return _layout(base.view(getattr(torch, name)), desc)
+    base = torch.empty_strided((flat.size,), (1,), dtype=getattr(torch, name))
+    base.copy_(torch.from_numpy(np.ascontiguousarray(flat)))
+    return _layout(base, desc)
+
+
+def _layout(base, desc):
     if not desc["storage"]:
         return base.reshape(desc["shape"])
     return base.as_strided(desc["shape"], desc["stride"], desc["offset"])

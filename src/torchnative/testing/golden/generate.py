@@ -4,10 +4,14 @@
 
 For each selected OpInfo entry and dtype (fixed seed), every sample is serialized, rebuilt from its
 own serialization and called through each nameable spelling (function, method, in-place, operator,
-out=). The first spelling that computes is rerun three more times: with the same seed (values that
-differ are uninitialized memory: "undefined"), with another seed ("random": compared bit for bit
-under the same seed) and with floating inputs widened to float64 (the reference the tolerance is
-derived from). OpInfo error_inputs become cases that must raise. One JSON + one NPZ per entry.
+out=). The first spelling that computes is probed, and its reruns stored with the sample:
+- "random": the call drew from the default generator (compared bit for bit under the same seed);
+- "again": a second run with the same seed gave other values (upstream disagrees with itself, e.g.
+  LAPACK paths that depend on buffer alignment): that spread is accepted;
+- "high": the call with floating inputs widened to float64 (the reference tolerances derive from);
+- "narrow": for float64, the call with inputs narrowed to float32 (its sensitivity, scaled in ulps).
+torch.empty-like entries are "undefined" (uninitialized memory). OpInfo error_inputs become cases
+that must raise. One JSON + one NPZ per entry.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from . import calls, codec, naming
 # Dtype preference when an op supports more than the cap allows: primary first.
 PRIORITY = ("float32", "float64", "int64", "bool", "float16", "bfloat16", "int32", "complex64",
             "uint8", "int8", "int16", "complex128")
+MAX_SAMPLE_BYTES = 16 << 20
 SPELLINGS = (("function", "op"), ("method", "method_variant"), ("inplace", "inplace_variant"),
              ("operator", "operator_variant"), ("inplace_operator", "inplace_operator_variant"))
 
@@ -118,13 +123,12 @@ class OpCases:
     def skip(self, why: str, n: int = 1):
         self.doc["skipped"][why] = self.doc["skipped"].get(why, 0) + n
 
-    def call(self, fn, variant, sample, out=None, upcast=False, seed=None):
+    def call(self, fn, variant, sample, out=None, cast=None, probe_rng=False):
         c = {"fn": fn, "variant": variant, "args": sample["args"], "kwargs": sample["kwargs"]}
         if out is not None:
             c["out"] = out
-        return calls.run_call(c, self.store.arrays, self.torch, self.store,
-                              seed=sample["seed"] if seed is None else seed, upcast=upcast,
-                              timeout=self.timeout)
+        return calls.run_call(c, self.store.arrays, self.torch, self.store, seed=sample["seed"], cast=cast,
+                              timeout=self.timeout, probe_rng=probe_rng)
 
     def add_sample(self, dtype, index, s, kind="sample", expected=None):
         sid = f"s{len(self.doc['samples'])}"
@@ -136,7 +140,9 @@ class OpCases:
             self.skip(f"unserializable input: {exc}")
             return None
         sample = {"id": sid, "dtype": dtype, "index": index, "kind": kind, "seed": seed, "args": args,
-                  "kwargs": kwargs, "high": None, "random": False, "undefined": "empty" in self.op.name}
+                  "kwargs": kwargs, "random": False,
+                  # torch.empty and friends return uninitialized memory: only shape/dtype are defined
+                  "undefined": "empty" in self.op.name}
         self.doc["samples"].append(sample)
         return sample
 
@@ -153,11 +159,10 @@ class OpCases:
     def run_sample(self, sample):
         probed = False
         for kind, fn in self.spellings:
-            if kind.startswith("operator") or kind == "inplace_operator":
-                if sample["kwargs"]:  # operators take no keywords; the call would only test Python
-                    self.skip("operator spelling with keyword arguments")
-                    continue
-            res = self.call(fn, kind, sample)
+            if kind in ("operator", "inplace_operator") and sample["kwargs"]:
+                self.skip("operator spelling with keyword arguments")  # operators take no keywords
+                continue
+            res = self.call(fn, kind, sample, probe_rng=not probed)
             case = self.add_case(sample, kind, fn, res)
             if res["ok"] and not probed:
                 probed = True
@@ -169,15 +174,20 @@ class OpCases:
                     self.add_case(sample, "out", fn, self.call(fn, "out", sample, out=out), out=out)
 
     def probe(self, sample, case, kind, fn):
+        """Reruns of the first call that computed, stored with the sample as references (see module doc)."""
         first = case["upstream"]
-        if not sample["undefined"] and not same_values(first, self.call(fn, kind, sample), self.store.arrays):
-            sample["undefined"] = True
-        if not sample["undefined"] and not same_values(first, self.call(fn, kind, sample, seed=sample["seed"] + 1), self.store.arrays):
-            sample["random"] = True
-        if sample["dtype"] in codec.UPCAST:
-            high = self.call(fn, kind, sample, upcast=True)
-            if high["ok"]:
-                sample["high"], sample["high_case"] = high["value"], case["id"]
+        sample["ref_case"] = case["id"]
+        sample["random"] = bool(first.pop("rng_advanced", False))
+        if sample["undefined"]:
+            return
+        again = self.call(fn, kind, sample)
+        if not same_values(first, again, self.store.arrays):
+            sample["again"] = again["value"] if again["ok"] else None  # upstream disagrees with itself
+        for table, slot in ((codec.UPCAST, "high"), (codec.NARROW, "narrow")):
+            if sample["dtype"] in table and not sample["random"]:
+                rerun = self.call(fn, kind, sample, cast=table)
+                if rerun["ok"]:
+                    sample[slot] = rerun["value"]
 
     def build(self, dtypes, max_samples):
         torch = self.torch
@@ -193,11 +203,23 @@ class OpCases:
             if not self.spellings:
                 continue
             for index, s in picked:
+                mark = (len(self.store.arrays), len(self.doc["samples"]), len(self.doc["cases"]))
                 sample = self.add_sample(dtype, index, s)
                 if sample is not None:
                     self.run_sample(sample)
+                    self.cap_size(mark)
         self.build_errors()
         return self.doc
+
+    def cap_size(self, mark):
+        """Drop the sample just added if it stores too much (a few OpInfo samples hold ~10^7 values)."""
+        keys = list(self.store.arrays)[mark[0]:]
+        if sum(self.store.arrays[k].nbytes for k in keys) <= MAX_SAMPLE_BYTES:
+            return
+        for k in keys:
+            del self.store.arrays[k]
+        del self.doc["samples"][mark[1]:], self.doc["cases"][mark[2]:]
+        self.skip(f"sample stores more than {MAX_SAMPLE_BYTES >> 20} MB")
 
     def build_errors(self):
         function = [fn for kind, fn in self.spellings if kind == "function"]
