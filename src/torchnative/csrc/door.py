@@ -1,31 +1,254 @@
 """The one door: every operator call, whatever its spelling, reaches a kernel through here.
 
-``aten_dispatch(op, args, kwargs)`` picks, in order: Python dispatch (``__torch_dispatch__``
-modes and subclasses), then the backend of the tensor arguments, then a kernel for it: ours
-(``torchnative.csrc.kernels``), a Python kernel registered through ``torch.library`` for that
-key, a composite one, upstream's Python decomposition; failing all, a refusal naming the
-overload. Which path served each call is counted (``served``) so coverage can be measured.
+``aten_dispatch(op, args, kwargs)`` runs, in order: Python dispatch (``__torch_dispatch__`` modes
+and subclasses), then the kernel for the backend of the arguments (cpu or meta). The kernel is
+resolved once per operator and backend, and is the first of:
+
+1. a Python kernel registered for that key through ``torch.library`` (upstream's meta functions,
+   user custom ops);
+2. torchnative's own kernel (``csrc/kernels``);
+3. for an in-place or ``out=`` overload, its functional sibling's kernel, writing into the
+   destination as upstream's structured kernels do;
+4. a composite Python kernel (CompositeExplicitAutograd, then CompositeImplicitAutograd);
+5. upstream's Python decomposition (``torch._decomp``);
+
+and failing all, a refusal naming the overload. ``served`` counts which path served each call.
 """
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
-from typing import Any
+from typing import Any, Callable
 
 from .dispatcher import REGISTRY, OperatorHandle
 from .refuse import TorchnativeNotImplementedError
+from .tensor import TensorBase
 
 # (overload name, path) -> calls; read by the agreement report and the coverage census.
 served: Counter = Counter()
 
 
+class _TLS(threading.local):
+    def __init__(self):
+        self.decomposing: set = set()
+
+
+TLS = _TLS()
+
+
+class Impl:
+    __slots__ = ("fn", "path", "mutated")
+
+    def __init__(self, fn: Callable, path: str, mutated: tuple):
+        self.fn, self.path, self.mutated = fn, path, mutated
+
+
+_UNRESOLVED = object()
+
+
 def aten_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
-    raise TorchnativeNotImplementedError(op.name, "no kernel in torchnative for this operator")
+    from . import python_dispatch
+
+    cia = op.cache.get("CompositeImplicitAutograd", _UNRESOLVED)
+    if cia is _UNRESOLVED:
+        cia = op.cache["CompositeImplicitAutograd"] = resolve_composite_implicit(op)
+    if cia is not None:
+        served[(op.name, cia.path)] += 1
+        return cia.fn(*args, **kwargs)
+    if python_dispatch.wants_python_dispatch(args, kwargs):
+        return python_dispatch.dispatch(op, args, kwargs)
+    return backend_dispatch(op, args, kwargs)
+
+
+def resolve_composite_implicit(op: OperatorHandle):
+    """A CompositeImplicitAutograd operator runs as the operators it is made of, above Python
+    dispatch and autograd, as upstream does: our composite kernel, a registered Python CIA
+    kernel, or upstream's Python decomposition. None for other operators."""
+    from .kernels import load_all
+    from .kernels.registry import COMPOSITE
+
+    if "CompositeImplicitAutograd" not in op.static_keys and \
+            "CompositeImplicitAutograd" not in op.py_kernels:
+        return None
+    load_all()
+    short = op.name.split("::", 1)[1] if op.qualname.startswith("aten::") else op.name
+    own = COMPOSITE.get(short)
+    if own is not None:
+        return Impl(own, "composite", ())
+    py = op.py_kernels.get("CompositeImplicitAutograd")
+    if py is not None:
+        return Impl(_with_keyset(py, "CompositeImplicitAutograd"), "python:CIA", ())
+    decomp = _decomposition(op)
+    if decomp is not None:
+        return Impl(_guarded_decomposition(op, decomp), "decomposition", ())
+    return None
+
+
+def backend_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
+    key = backend_key(args, kwargs)
+    impl = op.cache.get(key)
+    if impl is None:
+        impl = op.cache[key] = resolve(op, key)
+    served[(op.name, impl.path)] += 1
+    result = impl.fn(*args, **kwargs)
+    for i in impl.mutated:
+        target = args[i] if isinstance(i, int) else kwargs.get(i)
+        if isinstance(target, TensorBase):
+            target._version_ref[0] += 1
+    return result
+
+
+def backend_key(args: tuple, kwargs: dict) -> str:
+    """'Meta' if the tensor arguments (or, with none, the ``device`` argument) are meta."""
+    for a in args:
+        if isinstance(a, TensorBase):
+            return "Meta" if a._storage._device.type == "meta" else "CPU"
+        if isinstance(a, (list, tuple)) and a and isinstance(a[0], TensorBase):
+            return "Meta" if a[0]._storage._device.type == "meta" else "CPU"
+    for a in kwargs.values():
+        if isinstance(a, TensorBase):
+            return "Meta" if a._storage._device.type == "meta" else "CPU"
+    dev = kwargs.get("device")
+    if dev is not None and (getattr(dev, "type", None) == "meta" or dev == "meta" or
+                            (isinstance(dev, str) and dev.startswith("meta"))):
+        return "Meta"
+    return "CPU"
+
+
+def _mutated_positions(op: OperatorHandle) -> tuple:
+    out = []
+    for i, a in enumerate(op.schema.arguments):
+        if a.alias_info is not None and a.alias_info.is_write:
+            out.append(a.name if a.kwarg_only else i)
+    return tuple(out)
+
+
+def resolve(op: OperatorHandle, key: str) -> Impl:
+    from .kernels import load_all
+    from .kernels.registry import KERNELS, META_OK
+
+    load_all()
+    mutated = _mutated_positions(op)
+    py = op.py_kernels.get(key)
+    if py is not None:
+        return Impl(_with_keyset(py, key), f"python:{key}", mutated)
+    own = KERNELS.get(op.name.split("::", 1)[1] if op.qualname.startswith("aten::") else op.name)
+    if own is None:
+        own = KERNELS.get(op.name)
+    if own is not None and (key == "CPU" or op.name.split("::", 1)[1] in META_OK):
+        return Impl(own, "kernel", mutated)
+    if key == "Meta":
+        meta = _upstream_meta(op)
+        if meta is not None:
+            return Impl(meta, "meta", mutated)
+    derived = _derived_from_functional(op, key)
+    if derived is not None:
+        return Impl(derived, "structured", mutated)
+    for composite in ("CompositeExplicitAutograd", "CompositeImplicitAutograd"):
+        py = op.py_kernels.get(composite)
+        if py is not None:
+            return Impl(_with_keyset(py, composite), f"python:{composite}", mutated)
+    decomp = _decomposition(op)
+    if decomp is not None:
+        return Impl(_guarded_decomposition(op, decomp), "decomposition", mutated)
+    return Impl(_refusal(op, key), "refused", mutated)
+
+
+def _with_keyset(entry, key: str) -> Callable:
+    fn, with_keyset = entry
+    if not with_keyset:
+        return fn
+    from .dispatch_keys import DispatchKeySet
+
+    keyset = DispatchKeySet(key)
+    return lambda *a, **k: fn(keyset, *a, **k)
+
+
+def _refusal(op: OperatorHandle, key: str) -> Callable:
+    def refused(*args, **kwargs):
+        raise TorchnativeNotImplementedError(
+            op.name, f"no {key} kernel or decomposition in torchnative for this operator")
+
+    return refused
+
+
+def op_overload(op: OperatorHandle):
+    """upstream's OpOverload object (torch.ops.ns.name.overload) for a handle."""
+    obj = op.cache.get("__opoverload__")
+    if obj is None:
+        import torch
+
+        ns, name = op.qualname.split("::")
+        packet = getattr(getattr(torch.ops, ns), name)
+        obj = op.cache["__opoverload__"] = getattr(packet, op.overload or "default")
+    return obj
+
+
+def _upstream_meta(op: OperatorHandle):
+    """A meta function upstream's Python registered on the OpOverload (py_impl(Meta))."""
+    from .enums import DispatchKey
+
+    try:
+        overload = op_overload(op)
+    except (AttributeError, RuntimeError):
+        return None
+    return overload.py_kernels.get(DispatchKey.Meta)
+
+
+def _decomposition(op: OperatorHandle):
+    try:
+        overload = op_overload(op)
+    except (AttributeError, RuntimeError):
+        return None
+    from torch._decomp import decomposition_table
+    from torch._decomp import global_decomposition_table
+
+    fn = decomposition_table.get(overload)
+    if fn is None:
+        fn = global_decomposition_table["pre_autograd"].get(overload)
+    return fn
+
+
+def _guarded_decomposition(op: OperatorHandle, fn: Callable) -> Callable:
+    """A decomposition must not re-enter the same operator (it would recurse forever)."""
+
+    def decomposed(*args, **kwargs):
+        if op.name in TLS.decomposing:
+            raise TorchnativeNotImplementedError(
+                op.name, "its decomposition calls itself and torchnative has no kernel for it")
+        TLS.decomposing.add(op.name)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            TLS.decomposing.discard(op.name)
+
+    return decomposed
+
+
+def _derived_from_functional(op: OperatorHandle, key: str):
+    nf = op.native
+    if nf is None or nf.functional is None or nf.kind not in ("inplace", "out"):
+        return None
+    qual, _, overload = nf.functional.partition(".")
+    functional = REGISTRY.find(f"aten::{qual}", overload)
+    if functional is None:
+        return None
+    impl = functional.cache.get(key)
+    if impl is None:
+        impl = functional.cache[key] = resolve(functional, key)
+    if impl.path == "refused":
+        return None
+    from .structured import inplace_wrapper, out_wrapper
+
+    if nf.kind == "inplace":
+        return inplace_wrapper(impl.fn, op)
+    return out_wrapper(impl.fn, op, functional)
 
 
 def call_builtin_kernel(op: OperatorHandle, key: str, args: tuple, kwargs: dict) -> Any:
     """The kernel upstream's C++ would have at ``key`` (torchnative's own, for us)."""
-    raise TorchnativeNotImplementedError(op.name, f"no {key} kernel in torchnative")
+    return backend_dispatch(op, args, kwargs)
 
 
 def _call_overload(op: OperatorHandle):
@@ -38,7 +261,17 @@ def _call_overload(op: OperatorHandle):
 
 def _call_overload_with_key(op: OperatorHandle):
     def call_dk(dispatch_key, *args, **kwargs):
-        return aten_dispatch(op, args, kwargs)
+        from .enums import DispatchKey
+
+        name = dispatch_key.name if isinstance(dispatch_key, DispatchKey) else str(dispatch_key)
+        if name in ("CompositeImplicitAutograd", "CompositeExplicitAutograd"):
+            py = op.py_kernels.get(name)
+            if py is not None:
+                return _with_keyset(py, name)(*args, **kwargs)
+            decomp = _decomposition(op)
+            if decomp is not None:
+                return decomp(*args, **kwargs)
+        return backend_dispatch(op, args, kwargs)
 
     return call_dk
 

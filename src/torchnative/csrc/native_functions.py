@@ -14,7 +14,7 @@ import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +28,8 @@ class NativeFunction:
     dispatch: frozenset[str]  # dispatch keys with a kernel in upstream's build
     manual_cpp_binding: bool
     category_override: str | None
+    functional: str | None  # for an inplace/out overload: its functional sibling ("add.Tensor")
+    kind: str  # "functional", "inplace", "out", "mutable" or "scratch"
 
     @property
     def qualname(self) -> str:
@@ -73,11 +75,18 @@ def cached_generated(name: str, generate):
 
 
 def _generate(yaml_path: Path, tags_path: Path) -> list[NativeFunction]:
-    from torchgen.gen import parse_native_yaml
+    from torchgen.gen import get_grouped_native_functions, parse_native_yaml
+    from torchgen.model import NativeFunctionsGroup
 
     parsed = parse_native_yaml(str(yaml_path), str(tags_path))
     indices = parsed.backend_indices
     by_name = {f.func.name: f for f in parsed.native_functions}
+    sibling = {}
+    for grp in get_grouped_native_functions(parsed.native_functions):
+        if isinstance(grp, NativeFunctionsGroup):
+            for member in (grp.inplace, grp.out, grp.mutable):
+                if member is not None:
+                    sibling[member.func.name] = str(grp.functional.func.name)
     out = []
     for f in parsed.native_functions:
         keys = {str(k) for k, idx in indices.items() if idx.has_kernel(f)}
@@ -101,6 +110,8 @@ def _generate(yaml_path: Path, tags_path: Path) -> list[NativeFunction]:
             dispatch=frozenset(keys),
             manual_cpp_binding=f.manual_cpp_binding,
             category_override=f.category_override,
+            functional=sibling.get(f.func.name),
+            kind=f.func.kind().name,
         ))
     return out
 

@@ -14,8 +14,6 @@ double -> Half/BFloat16 through float. numpy offers none of these directly:
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 F32, F64 = np.float32, np.float64
@@ -83,13 +81,6 @@ def safe_libm(fn, x: np.ndarray) -> np.ndarray:
     return np.fromiter(map(c_like, x.ravel().tolist()), F64, x.size).reshape(x.shape)
 
 
-def f32_bits(x):
-    return np.asarray(x, F32).view(np.uint32)
-
-
 def f32_from_bits(bits: int) -> np.float32:
     return np.array([bits], np.uint32).view(F32)[0]
 
-
-# math is referenced by callers through this module so they need not import it twice
-__all__ = ["fma32", "fma64", "libm", "safe_libm", "math", "F32", "F64"]

@@ -19,6 +19,7 @@ from .tolerance import Tol, real_view
 COMPARATORS: dict[str, Callable] = {}
 WHY: dict[str, str] = {}
 UFUNC_FAMILIES = ("UnaryUfuncInfo", "BinaryUfuncInfo")
+REFS = ("high", "again", "narrow")  # upstream's reruns stored with a sample (generate.py)
 
 
 def comparator(why: str):
@@ -104,15 +105,16 @@ def exact(u, o):
     return f"{int(bad.sum())}/{bad.size} elements differ (first at flat {first}: {o.ravel()[first]} vs {u.ravel()[first]})"
 
 
-@comparator("finite floats within the derived tolerance of upstream, or no farther from upstream's own "
-            "float64 rerun than upstream itself is (so upstream's precision is the bar)")
-def close(u: np.ndarray, o: np.ndarray, high: np.ndarray | None, tol: Tol):
+@comparator("finite floats within the derived tolerance of upstream widened by upstream's own measured "
+            "spread (run-to-run, or float64's scaled sensitivity), or no farther from upstream's float64 "
+            "rerun than upstream itself is: upstream's precision is the bar")
+def close(u: np.ndarray, o: np.ndarray, high: np.ndarray | None, spread: np.ndarray | None, tol: Tol):
     if u.shape != o.shape:
         return f"not comparable: {o.shape} vs {u.shape}"
     fin = np.isfinite(u) & np.isfinite(o)  # non-finite positions are the 'nonfinite' comparator's
     with np.errstate(invalid="ignore", over="ignore"):
         diff = np.abs(o - u)
-        ok = diff <= tol.atol + tol.rtol * np.abs(u)
+        ok = diff <= tol.atol + tol.rtol * np.abs(u) + (0 if spread is None else spread)
         if high is not None and high.shape == u.shape:
             ok |= np.abs(o - high) <= np.abs(u - high) + tol.atol + tol.rtol * np.abs(high)
     bad = fin & ~ok
@@ -175,7 +177,8 @@ def judge(c: Case, ours: dict | None) -> Verdict:
             if up["ok"] and ours["ok"]:
                 if "alias" in up:
                     v.check("alias", up["alias"], ours.get("alias"))
-                _Walk(c, v).node(up["value"], ours["value"], c.sample.get("high"), 0, ())
+                refs = {k: c.sample[k] for k in REFS if c.sample.get(k) is not None}
+                _Walk(c, v).node(up["value"], ours["value"], refs, 0, ())
             elif v.check("exception", up.get("exc"), ours.get("exc")):
                 v.status = "errors-as-upstream"
         except Exception as exc:  # results the comparators cannot even read are not agreement
@@ -211,29 +214,29 @@ class _Walk:
         self.kwargs = {k: plain(x, c.up_arrays) for k, x in s["kwargs"].items()}
         self.unique = ties.unique_roles(c.op["name"], self.args, self.kwargs)
 
-    def node(self, u, o, hi, depth, pos):
+    def node(self, u, o, refs, depth, pos):
         if not self.v.check("structure", u, o):
             return
         if depth == 0 and self.unique:
             return self.unique_result(u, o)
-        hi = hi if hi is not None and hi.get("T") == u["T"] else None
+        refs = {k: r for k, r in refs.items() if r.get("T") == u["T"]}
         if u["T"] in ("list", "tuple"):
-            his = hi["v"] if hi is not None and len(hi["v"]) == len(u["v"]) else [None] * len(u["v"])
-            for i, (a, b, h) in enumerate(zip(u["v"], o["v"], his)):
-                self.node(a, b, h, depth + 1, pos + (i,) if depth == 0 else pos)
+            for i, (a, b) in enumerate(zip(u["v"], o["v"])):
+                sub = {k: r["v"][i] for k, r in refs.items() if len(r["v"]) == len(u["v"])}
+                self.node(a, b, sub, depth + 1, pos + (i,) if depth == 0 else pos)
         elif u["T"] == "dict":
             for k in u["v"]:
-                self.node(u["v"][k], o["v"][k], None, depth + 1, pos)
+                self.node(u["v"][k], o["v"][k], {}, depth + 1, pos)
         elif u["T"] == "tensor":
-            self.tensor(u, o, hi, pos[0] if pos else 0, depth)
+            self.tensor(u, o, refs, pos[0] if pos else 0, depth)
         elif u["T"] in ("float", "complex"):
             as_arr = lambda d: np.array(complex(d["re"], d["im"]) if d["T"] == "complex" else d["v"])
             dt = self.c.sample["dtype"] if codec.is_float_name(self.c.sample["dtype"]) else "float64"
-            self.floats(as_arr(u), as_arr(o), as_arr(hi) if hi else None, dt, elementwise=False)
+            self.floats(as_arr(u), as_arr(o), {k: as_arr(r) for k, r in refs.items()}, dt, elementwise=False)
         else:
             self.v.check("exact", u, o)
 
-    def tensor(self, u, o, hi, leaf, depth):
+    def tensor(self, u, o, refs, leaf, depth):
         self.v.check("dtype", u, o)
         if not self.v.check("shape", u, o):
             return
@@ -251,10 +254,10 @@ class _Walk:
         if not codec.is_float_name(u["dtype"]):
             self.v.check("exact", uv, ov)
             return
-        hv = values(hi, self.c.up_arrays) if hi is not None and hi.get("shape") == u["shape"] else None
-        self.floats(uv, ov, hv, u["dtype"], elementwise=self.zero_sign_matters(u, uv))
+        rv = {k: values(r, self.c.up_arrays) for k, r in refs.items() if r.get("shape") == u["shape"]}
+        self.floats(uv, ov, rv, u["dtype"], elementwise=self.zero_sign_matters(u, uv))
 
-    def floats(self, uv, ov, hv, dt, elementwise):
+    def floats(self, uv, ov, refs: dict, dt, elementwise):
         ur, orr = real_view(uv), real_view(np.asarray(ov))
         if ur.shape != orr.shape:
             self.v.failures.setdefault("close", f"not comparable: {orr.shape} vs {ur.shape}")
@@ -265,7 +268,8 @@ class _Walk:
         if self.c.sample.get("random"):
             self.v.check("seeded", ur, orr)
             return
-        self.v.check("close", ur, orr, real_view(hv) if hv is not None else None, self.c.tol(dt))
+        refs = {k: real_view(r) for k, r in refs.items() if real_view(r).shape == ur.shape}
+        self.v.check("close", ur, orr, refs.get("high"), spread(ur, refs, dt), self.c.tol(dt))
 
     def zero_sign_matters(self, u: dict, uv: np.ndarray) -> bool:
         """Elementwise ops (IEEE fixes each zero's sign), or the output only holds input values."""
@@ -291,6 +295,23 @@ class _Walk:
             ov = {r: values(d, self.c.ours_arrays) for r, d in zip(self.unique, leaves_o)}
             x = self.args[0]
             self.v.check("tie", lambda: ties.check_unique(x, uv, ov))
+
+
+def spread(u: np.ndarray, refs: dict, dt: str) -> np.ndarray | None:
+    """Per element, how far upstream's own value is known to move: between two runs ("again"), or
+    twice float64's error as scaled from its float32 rerun ("narrow": both ours and upstream may sit
+    that far from the truth, on opposite sides)."""
+    parts = []
+    with np.errstate(invalid="ignore", over="ignore"):
+        if "again" in refs:
+            parts.append(np.abs(refs["again"] - u))
+        if "narrow" in refs:
+            ratio = codec.finfo(dt)[0] / codec.finfo(codec.NARROW.get(dt, dt))[0]
+            parts.append(2 * ratio * np.abs(refs["narrow"] - u))
+    if not parts:
+        return None
+    out = np.maximum.reduce(parts)
+    return np.where(np.isfinite(out), out, 0.0)
 
 
 def _tensor_descs(sample: dict):

@@ -23,6 +23,8 @@ from . import codec, compare, ties
 from .tolerance import OpTolerances
 
 ACCEPTED = ("agrees", "errors-as-upstream")
+HILBERT = 1.0 / (np.arange(1, 6)[:, None] + np.arange(5)[None, :])  # condition number ~5e5
+RHS = np.random.default_rng(1).standard_normal((5, 2))
 
 
 def tensor(arr: np.ndarray, arrays: dict, storage: bool = False) -> dict:
@@ -64,16 +66,23 @@ class World:
         z = (rng.standard_normal((4, 3)) + 1j * rng.standard_normal((4, 3))).astype(np.complex64)
         self.op("mul", "BinaryUfuncInfo", [z, z], z * z, z.astype(np.complex128) ** 2)
         self.op("div", "BinaryUfuncInfo", [a, b], exc("RuntimeError"), None, kind="error")
+        # float64 with its float32 rerun (the "narrow" reference): an ill-conditioned solve
+        self.op("solve", "OpInfo", [HILBERT, RHS], np.linalg.solve(HILBERT, RHS), None, dtype="float64",
+                narrow=np.linalg.solve(HILBERT.astype(np.float32), RHS.astype(np.float32)))
+        # upstream disagreeing with itself between runs (the "again" reference)
+        g = rng.standard_normal((4, 4)).astype(np.float32)
+        self.op("lstsq", "OpInfo", [g], g @ g, None, again=np.nextafter(g @ g, np.float32(np.inf)))
 
     def op(self, name, family, args, out, high, variants=("function",), key=None, random=False,
-           kind="sample"):
+           kind="sample", dtype="float32", **refs):
         key = key or name
         arr = lambda v: tensor(v, self.arrays, storage=True) if isinstance(v, np.ndarray) else \
             {"T": "int", "v": v}
-        sample = {"id": "s0", "dtype": "float32", "kind": kind, "seed": 0, "args": [arr(v) for v in args],
-                  "kwargs": {}, "random": random, "undefined": False, "high": None}
-        if high is not None:
-            sample["high"], sample["high_case"] = tensor(high, self.arrays), "c0"
+        sample = {"id": "s0", "dtype": dtype, "kind": kind, "seed": 0, "args": [arr(v) for v in args],
+                  "kwargs": {}, "random": random, "undefined": False, "ref_case": "c0"}
+        for slot, ref in dict(refs, high=high).items():
+            if ref is not None:
+                sample[slot] = tensor(ref, self.arrays)
         if isinstance(out, dict):
             up = out
         else:
@@ -195,6 +204,13 @@ FAULTS = [
     Fault("neglog", "1 ulp off everywhere (within upstream's precision)", on_values(ulp_up), None),
     Fault("sum", "1 ulp off everywhere", on_values(ulp_up), None),
     Fault("sort", "another valid order of ties", swap_ties_reversed, None),
+    Fault("solve", "float64 within its measured sensitivity (another algorithm)", on_values(
+        lambda a: np.linalg.lstsq(HILBERT, RHS, rcond=None)[0]), None),
+    Fault("solve", "float64 value slightly off (0.1%)", on_values(lambda a: a * 1.001), "close"),
+    Fault("solve", "float64 last element off by 1e-6", on_values(set_last(lambda v: v * (1 + 1e-6))), "close"),
+    Fault("lstsq", "beyond upstream's run-to-run spread (0.1%)", on_values(lambda a: a * 1.001), "close"),
+    Fault("lstsq", "upstream's own second run", lambda r, a: a.__setitem__(
+        leaf(r)["data"], np.nextafter(a[leaf(r)["data"]], np.float32(np.inf))), None),
     Fault("div", "raises a subclass of upstream's exception", lambda r, a: exc("_LinAlgError", (
         "RuntimeError", "Exception", "BaseException", "object")), None),
     # faults: each must be rejected by the named comparator

@@ -7,9 +7,10 @@ high = the float64 rerun). Per op and dtype:
     rtol = max(P90 of |low - high| / |high|,                 FLOOR_ULPS * eps(dtype))
     atol = max(P90 of the errors rtol does not explain,      FLOOR_ULPS * smallest normal(dtype))
 
-float64 and complex128 have nothing wider to rerun in, so their tolerance is the op's float32
-(complex64) tolerance carried over in ulps: the error an algorithm makes, measured in units of its
-precision, is a property of the algorithm and the inputs' conditioning, not of the width.
+float64 and complex128 have nothing wider to rerun in, so their samples are rerun narrowed to
+float32 (complex64): that error, derived the same way, is carried over to float64 in ulps (the error
+an algorithm makes, in units of its precision, is a property of the algorithm and the inputs'
+conditioning, not of the width). Without such reruns, the op's float32 tolerance is carried over.
 """
 
 from __future__ import annotations
@@ -78,24 +79,33 @@ def real_view(values: np.ndarray) -> np.ndarray:
 
 
 class OpTolerances:
-    """Tolerances of one OpInfo entry, per dtype, from the (low, high) pairs in its case file."""
+    """Tolerances of one OpInfo entry, per dtype, from the reruns stored in its case file."""
 
     def __init__(self, doc: dict, arrays: dict):
         cases = {c["id"]: c for c in doc["cases"]}
-        self.pairs: dict[str, list] = {}
+        self.pairs: dict[str, list] = {}   # dtype -> [(low, high)] measured in that dtype
         for s in doc["samples"]:
-            if s.get("high") is None or s.get("random") or s.get("undefined"):
+            if s.get("random") or s.get("undefined") or "ref_case" not in s:
                 continue
-            low = cases[s["high_case"]]["upstream"]
-            if low.get("ok"):
-                for lo, hi in float_leaves(low["value"], s["high"], arrays):
-                    self.pairs.setdefault(s["dtype"], []).append((lo, hi))
+            ref = cases[s["ref_case"]]["upstream"]
+            if not ref.get("ok"):
+                continue
+            if s.get("high") is not None and s["dtype"] not in codec.NARROW:  # low = upstream in the sample's dtype, high = float64 rerun
+                self.pairs.setdefault(s["dtype"], []).extend(float_leaves(ref["value"], s["high"], arrays))
+            if s.get("narrow") is not None:  # float64 sample: its float32 rerun against itself
+                narrow = codec.NARROW[s["dtype"]]
+                self.pairs.setdefault(narrow + "<" + s["dtype"], []).extend(
+                    float_leaves(s["narrow"], ref["value"], arrays))
         self.cache: dict[str, Tol] = {}
 
     def __call__(self, dtype: str) -> Tol:
         if dtype not in self.cache:
+            narrowed = f"{codec.NARROW.get(dtype)}<{dtype}"
             if dtype in self.pairs:
                 self.cache[dtype] = derive(self.pairs[dtype], dtype)
+            elif narrowed in self.pairs:  # this dtype's own samples, measured one step down
+                src = codec.NARROW[dtype]
+                self.cache[dtype] = scaled(derive(self.pairs[narrowed], src), src, dtype)
             elif dtype in SCALED_FROM and SCALED_FROM[dtype] in self.pairs:
                 src = SCALED_FROM[dtype]
                 self.cache[dtype] = scaled(self(src), src, dtype)

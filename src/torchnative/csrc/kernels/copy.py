@@ -1,0 +1,180 @@
+"""Copies and conversions: copy_, _to_copy, clone, fill_, zero_, resize_, set_.
+
+``copy_`` broadcasts the source and casts it with upstream's cast rules; ``clone`` and
+``_to_copy`` keep the source's strides under ``preserve_format`` when it is dense and
+non-overlapping (as upstream's ``empty_like`` does), else make it contiguous.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as D
+from ..cast import cast_array
+from ..construct import checked_device, empty
+from ..layouts import channels_last, channels_last_3d, contiguous_format, preserve_format
+from ..storage import new_storage
+from ..tensor import TensorBase, contiguous_strides
+from .common import arr
+from .registry import kernel
+
+
+def copy_into(dest: TensorBase, src: TensorBase) -> None:
+    """Write ``src`` (broadcast to ``dest``'s shape, cast to its dtype) into ``dest``."""
+    if dest._np is None:
+        return  # meta: nothing to write
+    if src._np is None:
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+    values = src._np
+    if src.dtype != dest.dtype:
+        values = cast_array(values, src.dtype, dest.dtype)
+    try:
+        np.copyto(dest._np, values, casting="unsafe")
+    except ValueError:
+        raise RuntimeError(f"The size of tensor a ({dest._size[-1] if dest._size else 1}) must "
+                           f"match the size of tensor b ({src._size[-1] if src._size else 1}) at "
+                           "non-singleton dimension") from None
+
+
+@kernel("copy_")
+def copy_(self, src, non_blocking=False):
+    if self._np is not None and src._np is not None and np.shares_memory(self._np, src._np) \
+            and self._np is not src._np:
+        src = _clone(src, contiguous_format)  # overlapping copies read the source first
+    copy_into(self, src)
+    return self
+
+
+def strides_for(src: TensorBase, memory_format) -> tuple:
+    """Output strides upstream's empty_like picks for ``memory_format``."""
+    size = src._size
+    if memory_format is None or memory_format is preserve_format:
+        if src.is_non_overlapping_and_dense():
+            return tuple(src._stride)
+        memory_format = _suggest_memory_format(src)
+    if memory_format is channels_last and len(size) == 4:
+        n, c, h, w = size
+        return (h * w * c, 1, w * c, c)
+    if memory_format is channels_last_3d and len(size) == 5:
+        n, c, d, h, w = size
+        return (d * h * w * c, 1, h * w * c, w * c, c)
+    return contiguous_strides(size)
+
+
+def _suggest_memory_format(t: TensorBase):
+    if len(t._size) == 4 and t.is_contiguous(memory_format=channels_last) and \
+            not t.is_contiguous():
+        return channels_last
+    if len(t._size) == 5 and t.is_contiguous(memory_format=channels_last_3d) and \
+            not t.is_contiguous():
+        return channels_last_3d
+    return contiguous_format
+
+
+def _empty_like(src: TensorBase, dt, dev, memory_format) -> TensorBase:
+    stride = strides_for(src, memory_format)
+    return empty(src._size, dt, dev, stride=stride)
+
+
+def _clone(src: TensorBase, memory_format) -> TensorBase:
+    out = _empty_like(src, src.dtype, src.device, memory_format)
+    if out._np is not None:
+        np.copyto(out._np, arr(src))
+    return out
+
+
+@kernel("clone", meta=True)
+def clone(self, *, memory_format=None):
+    return _clone(self, memory_format)
+
+
+@kernel("_to_copy", meta=True)
+def _to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None,
+             non_blocking=False, memory_format=None):
+    dt = dtype or self.dtype
+    dev = checked_device(device) if device is not None else self.device
+    out = _empty_like(self, dt, dev, memory_format)
+    if out._np is not None:
+        if self._np is None:
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        copy_into(out, self)
+    return out
+
+
+@kernel("fill_.Scalar", meta=True)
+def fill_scalar(self, value):
+    if self._np is not None:
+        self._np[...] = _scalar_in(value, self.dtype)
+    return self
+
+
+@kernel("fill_.Tensor", meta=True)
+def fill_tensor(self, value):
+    if value.dim() != 0:
+        raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
+                           f"{value.dim()} dimensions.")
+    if self._np is not None:
+        self._np[...] = _scalar_in(value.item(), self.dtype)
+    return self
+
+
+@kernel("zero_", meta=True)
+def zero_(self):
+    if self._np is not None:
+        self._np[...] = 0
+    return self
+
+
+def _scalar_in(value, dt):
+    """A Python scalar converted to ``dt`` as upstream's fill does (through cast rules)."""
+    src = D.PYTYPE_TO_DTYPE[bool if isinstance(value, (bool, np.bool_)) else
+                            int if isinstance(value, (int, np.integer)) else
+                            complex if isinstance(value, complex) else float]
+    return cast_array(np.asarray(value, dtype=D.numpy_dtype(src)), src, dt)
+
+
+@kernel("resize_", meta=True)
+def resize_(self, size, *, memory_format=None):
+    size = tuple(int(s) for s in size)
+    if any(s < 0 for s in size):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(size)}")
+    stride = contiguous_strides(size)
+    nbytes = (self._offset + (int(np.prod(size)) if size else 1)) * self.dtype.itemsize \
+        if all(size) else self._offset * self.dtype.itemsize
+    if nbytes > self._storage.nbytes():
+        self._storage.resize_(nbytes)
+    self._size, self._stride = size, stride
+    from ..tensor import numpy_view
+
+    self._np = numpy_view(self._storage, self._dtype, size, stride, self._offset)
+    return self
+
+
+@kernel("set_.source_Storage_storage_offset", meta=True)
+def set_storage(self, source, storage_offset, size, stride=()):
+    from ..tensor import numpy_view
+
+    size = tuple(size)
+    stride = tuple(stride) if stride else contiguous_strides(size)
+    self._storage, self._offset = source, storage_offset
+    self._size, self._stride = size, stride
+    self._np = numpy_view(source, self._dtype, size, stride, storage_offset)
+    return self
+
+
+@kernel("set_.source_Storage", meta=True)
+def set_source_storage(self, source):
+    n = source.nbytes() // self.dtype.itemsize
+    return set_storage(self, source, 0, (n,), (1,))
+
+
+@kernel("set_.source_Tensor", meta=True)
+def set_source_tensor(self, source):
+    return set_storage(self, source._storage, source._offset, source._size, source._stride)
+
+
+@kernel("set_", meta=True)
+def set_empty(self):
+    return set_storage(self, new_storage(0, self.device), 0, (0,), (1,))
+
+

@@ -1,0 +1,191 @@
+"""Tensor factories: empty, empty_strided, full, zeros, ones, arange, linspace, eye, scalar_tensor
+and the ``*_like`` family. Factories honour ``dtype``/``device``; only cpu and meta allocate."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes as D
+from ..construct import checked_device, empty
+from ..layouts import preserve_format
+from .common import INT64, arr, opmath, wrap
+from .copy import _empty_like, _scalar_in
+from .registry import kernel
+
+
+def _dtype(dtype):
+    return dtype if dtype is not None else D.get_default_dtype()
+
+
+@kernel("empty.memory_format", meta=True)
+def empty_memory_format(size, *, dtype=None, layout=None, device=None, pin_memory=None,
+                        memory_format=None):
+    t = empty(tuple(size), _dtype(dtype), checked_device(device))
+    if memory_format is not None and memory_format is not preserve_format:
+        from .copy import strides_for
+
+        return empty(t._size, t.dtype, t.device, stride=strides_for(t, memory_format))
+    return t
+
+
+@kernel("empty_strided", meta=True)
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return empty(tuple(size), _dtype(dtype), checked_device(device), stride=tuple(stride))
+
+
+@kernel("full", meta=True)
+def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
+    if dtype is None:
+        dtype = D.PYTYPE_TO_DTYPE[type(fill_value) if type(fill_value) in (bool, int, complex)
+                                  else float]
+        if dtype.is_floating_point:
+            dtype = D.get_default_dtype()
+        elif dtype.is_complex:
+            dtype = D.get_default_complex_dtype()
+    t = empty(tuple(size), dtype, checked_device(device))
+    if t._np is not None:
+        t._np[...] = _scalar_in(fill_value, dtype)
+    return t
+
+
+@kernel("zeros", meta=True)
+def zeros(size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    t = empty(tuple(size), _dtype(dtype), checked_device(device))
+    if t._np is not None:
+        t._np[...] = 0
+    return t
+
+
+@kernel("ones", meta=True)
+def ones(size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    t = empty(tuple(size), _dtype(dtype), checked_device(device))
+    if t._np is not None:
+        t._np[...] = 1
+    return t
+
+
+def _like(self, dtype, device, memory_format):
+    dt = dtype or self.dtype
+    dev = checked_device(device) if device is not None else self.device
+    return _empty_like(self, dt, dev, memory_format)
+
+
+@kernel("empty_like", meta=True)
+def empty_like(self, *, dtype=None, layout=None, device=None, pin_memory=None,
+               memory_format=None):
+    return _like(self, dtype, device, memory_format)
+
+
+@kernel("zeros_like", meta=True)
+def zeros_like(self, *, dtype=None, layout=None, device=None, pin_memory=None,
+               memory_format=None):
+    t = _like(self, dtype, device, memory_format)
+    if t._np is not None:
+        t._np[...] = 0
+    return t
+
+
+@kernel("ones_like", meta=True)
+def ones_like(self, *, dtype=None, layout=None, device=None, pin_memory=None,
+              memory_format=None):
+    t = _like(self, dtype, device, memory_format)
+    if t._np is not None:
+        t._np[...] = 1
+    return t
+
+
+@kernel("full_like", meta=True)
+def full_like(self, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None,
+              memory_format=None):
+    t = _like(self, dtype, device, memory_format)
+    if t._np is not None:
+        t._np[...] = _scalar_in(fill_value, t.dtype)
+    return t
+
+
+@kernel("scalar_tensor", meta=True)
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return full((), s, dtype=_dtype(dtype), device=device)
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+@kernel("arange.start_step", meta=True)
+def arange_start_step(start, end, step=1, *, dtype=None, layout=None, device=None,
+                      pin_memory=None):
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if dtype is None:
+        dtype = INT64 if all(_is_int(x) for x in (start, end, step)) else D.get_default_dtype()
+    if (step > 0 and start > end) or (step < 0 and start < end):
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    if dtype.is_floating_point or dtype.is_complex or not all(_is_int(x) for x in (start, end, step)):
+        n = math.ceil((float(end) - float(start)) / float(step))
+    else:
+        n = -((start - end) // step) if step > 0 else -((end - start) // -step)
+    n = max(int(n), 0)
+    t = empty((n,), dtype, checked_device(device))
+    if t._np is not None and n:
+        if dtype.is_floating_point and dtype.itemsize >= 4:
+            # upstream: value = start + step * i, computed in the accumulate type
+            acc = np.float64 if dtype.itemsize == 8 else np.float64
+            vals = np.asarray(start, dtype=acc) + np.asarray(step, dtype=acc) * \
+                np.arange(n, dtype=acc)
+            t._np[...] = vals.astype(t._np.dtype)
+        else:
+            vals = start + step * np.arange(n, dtype=np.float64 if not dtype.is_complex and
+                                            (dtype.is_floating_point or not _is_int(step))
+                                            else np.int64)
+            t._np[...] = vals.astype(opmath(dtype)).astype(t._np.dtype) \
+                if dtype.is_floating_point else vals.astype(t._np.dtype)
+    return t
+
+
+@kernel("arange.start", meta=True)
+def arange_start(start, end, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return arange_start_step(start, end, 1, dtype=dtype, device=device)
+
+
+@kernel("arange", meta=True)
+def arange(end, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return arange_start_step(0, end, 1, dtype=dtype, device=device)
+
+
+@kernel("linspace", meta=True)
+def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    dt = _dtype(dtype)
+    t = empty((steps,), dt, checked_device(device))
+    if t._np is not None and steps:
+        # upstream fills the first half forwards from start and the second half backwards from
+        # end, so both endpoints are exact
+        step = (end - start) / (steps - 1) if steps > 1 else 0.0
+        i = np.arange(steps, dtype=np.float64)
+        half = steps // 2
+        vals = np.where(i < half, start + step * i, end - step * (steps - 1 - i))
+        t._np[...] = vals.astype(opmath(dt)).astype(t._np.dtype) if dt.is_floating_point \
+            else vals.astype(t._np.dtype)
+    return t
+
+
+@kernel("eye", meta=True)
+def eye(n, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return eye_m(n, n, dtype=dtype, device=device)
+
+
+@kernel("eye.m", meta=True)
+def eye_m(n, m, *, dtype=None, layout=None, device=None, pin_memory=None):
+    t = empty((n, m), _dtype(dtype), checked_device(device))
+    if t._np is not None:
+        t._np[...] = 0
+        k = min(n, m)
+        t._np[np.arange(k), np.arange(k)] = 1
+    return t
+
+
+del arr, wrap

@@ -1,0 +1,35 @@
+"""The table of torchnative's own kernels: overload name -> Python function.
+
+A kernel takes its arguments in the schema's convention (positional for positional schema
+arguments, keywords for keyword-only ones; defaults as in the schema) and returns what the
+schema returns. Register with ``@kernel("add.Tensor", ...)``. Kernels for functional ops
+are enough: the door derives in-place (``add_``) and ``out=`` variants from them, as upstream's
+structured kernels do. ``meta=True`` marks kernels that only compute metadata (views, factories
+on a given device) and so also serve meta tensors.
+
+``composite=True`` marks a kernel for a CompositeImplicitAutograd operator written, as upstream
+writes those, in terms of other operators called through the door: it runs before Python
+dispatch and autograd, so modes and gradients see the operators it is made of.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+KERNELS: dict[str, Callable] = {}
+META_OK: set[str] = set()
+COMPOSITE: dict[str, Callable] = {}
+
+
+def kernel(*names: str, meta: bool = False, composite: bool = False):
+    def register(fn: Callable) -> Callable:
+        for name in names:
+            table = COMPOSITE if composite else KERNELS
+            if name in table:
+                raise RuntimeError(f"two kernels registered for {name}")
+            table[name] = fn
+            if meta:
+                META_OK.add(name)
+        return fn
+
+    return register

@@ -1,0 +1,373 @@
+"""View operators: new geometry over the same storage, as upstream computes it.
+
+A view shares its base's storage and version counter and records its base (``_base``).
+These kernels only compute sizes, strides and offsets, so they serve meta tensors too.
+"""
+
+from __future__ import annotations
+
+from ..construct import make
+from ..size import Size
+from ..tensor import TensorBase, wrap_dim
+from .registry import kernel
+
+
+def view_of(base: TensorBase, size, stride, offset, dtype=None) -> TensorBase:
+    root = base._view_base if base._view_base is not None else base
+    return make(base._storage, dtype or base._dtype, tuple(size), tuple(stride), offset,
+                type(base) if type(base).__name__ != "Parameter" else None,
+                version_ref=base._version_ref, view_base=root)
+
+
+def infer_size(shape, numel: int) -> list[int]:
+    shape = [int(s) for s in shape]
+    infer = [i for i, s in enumerate(shape) if s == -1]
+    if len(infer) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = 1
+    for i, s in enumerate(shape):
+        if s == -1:
+            continue
+        if s < 0:
+            raise RuntimeError(f"invalid shape dimension {s}")
+        known *= s
+    if infer:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{shape}' is invalid for input of size {numel}")
+        shape[infer[0]] = numel // known
+    elif known != numel:
+        raise RuntimeError(f"shape '{shape}' is invalid for input of size {numel}")
+    return shape
+
+
+def compute_stride(oldshape, oldstride, newshape):
+    """Strides for viewing (oldshape, oldstride) as newshape, or None (at::detail::computeStride)."""
+    if not oldshape:
+        return [1] * len(newshape)
+    numel = 1
+    for s in oldshape:
+        numel *= s
+    if numel == 0 and list(oldshape) == list(newshape):
+        return list(oldstride)
+    newstride = [0] * len(newshape)
+    if numel == 0:
+        for view_d in range(len(newshape) - 1, -1, -1):
+            if view_d == len(newshape) - 1:
+                newstride[view_d] = 1
+            else:
+                newstride[view_d] = max(newshape[view_d + 1], 1) * newstride[view_d + 1]
+        return newstride
+    view_d = len(newshape) - 1
+    chunk_base_stride = oldstride[-1]
+    tensor_numel = 1
+    view_numel = 1
+    for tensor_d in range(len(oldshape) - 1, -1, -1):
+        tensor_numel *= oldshape[tensor_d]
+        if tensor_d == 0 or (oldshape[tensor_d - 1] != 1 and
+                             oldstride[tensor_d - 1] != tensor_numel * chunk_base_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or newshape[view_d] == 1):
+                newstride[view_d] = view_numel * chunk_base_stride
+                view_numel *= newshape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base_stride = oldstride[tensor_d - 1]
+                tensor_numel = 1
+                view_numel = 1
+    if view_d != -1:
+        return None
+    return newstride
+
+
+@kernel("view", meta=True)
+def view(self, size):
+    shape = infer_size(size, self.numel())
+    stride = compute_stride(self._size, self._stride, shape)
+    if stride is None:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
+                           "least one dimension spans across two contiguous subspaces). Use "
+                           ".reshape(...) instead.")
+    return view_of(self, shape, stride, self._offset)
+
+
+@kernel("_unsafe_view", meta=True)
+def _unsafe_view(self, size):
+    out = view(self, size)
+    out._view_base = None
+    return out
+
+
+@kernel("_reshape_alias", meta=True)
+def _reshape_alias(self, size, stride):
+    return view_of(self, size, stride, self._offset)
+
+
+@kernel("as_strided", meta=True)
+def as_strided(self, size, stride, storage_offset=None):
+    off = self._offset if storage_offset is None else storage_offset
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape")
+    return view_of(self, size, stride, off)
+
+
+@kernel("alias", meta=True)
+def alias(self):
+    return view_of(self, self._size, self._stride, self._offset)
+
+
+@kernel("transpose.int", meta=True)
+def transpose(self, dim0, dim1):
+    n = self.dim()
+    if n == 0:
+        wrap_dim(dim0, 0), wrap_dim(dim1, 0)
+        return alias(self)
+    d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
+    size, stride = list(self._size), list(self._stride)
+    size[d0], size[d1] = size[d1], size[d0]
+    stride[d0], stride[d1] = stride[d1], stride[d0]
+    return view_of(self, size, stride, self._offset)
+
+
+@kernel("t", meta=True)
+def t(self):
+    if self.dim() > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{self.dim()}D")
+    return transpose(self, 0, 1) if self.dim() == 2 else alias(self)
+
+
+@kernel("permute", meta=True)
+def permute(self, dims):
+    n = self.dim()
+    if len(dims) != n:
+        raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not "
+                           "match the length of the desired ordering of dimensions i.e. input.dim()"
+                           f" = {n} is not equal to len(dims) = {len(dims)}")
+    wrapped = [wrap_dim(d, n) for d in dims]
+    if len(set(wrapped)) != n:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return view_of(self, [self._size[d] for d in wrapped], [self._stride[d] for d in wrapped],
+                   self._offset)
+
+
+@kernel("expand", meta=True)
+def expand(self, size, *, implicit=False):
+    size = list(size)
+    n_new, n_old = len(size), self.dim()
+    if n_new < n_old:
+        raise RuntimeError(f"expand(torch.FloatTensor{{{list(self._size)}}}, size={size}): the "
+                           "number of sizes provided ({n_new}) must be greater or equal to the "
+                           f"number of dimensions in the tensor ({n_old})".replace("{n_new}",
+                                                                                   str(n_new)))
+    out_size, out_stride = [], []
+    for i in range(n_new - 1, -1, -1):
+        offset = n_new - 1 - i
+        dim = n_old - 1 - offset
+        s = self._size[dim] if dim >= 0 else 1
+        st = self._stride[dim] if dim >= 0 else (out_size[0] * out_stride[0] if out_size else 1)
+        target = size[i]
+        if target == -1:
+            if dim < 0:
+                raise RuntimeError("The expanded size of the tensor (-1) isn't allowed in a "
+                                   "leading, non-existing dimension " + str(i))
+            target = s
+        if s != target:
+            if s != 1:
+                raise RuntimeError(f"The expanded size of the tensor ({target}) must match the "
+                                   f"existing size ({s}) at non-singleton dimension {i}.  Target "
+                                   f"sizes: {size}.  Tensor sizes: {list(self._size)}")
+            st = 0
+        out_size.insert(0, target)
+        out_stride.insert(0, st)
+    return view_of(self, out_size, out_stride, self._offset)
+
+
+@kernel("select.int", meta=True)
+def select(self, dim, index):
+    n = self.dim()
+    if n == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, n)
+    size = self._size[d]
+    if index < -size or index >= size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(self._size)} at dimension {dim}")
+    if index < 0:
+        index += size
+    return view_of(self, self._size[:d] + self._size[d + 1:],
+                   self._stride[:d] + self._stride[d + 1:],
+                   self._offset + index * self._stride[d])
+
+
+@kernel("slice.Tensor", meta=True)
+def slice_(self, dim=0, start=None, end=None, step=1):
+    n = self.dim()
+    if n == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, n)
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    size = self._size[d]
+    start = 0 if start is None else start
+    end = size if end is None else end
+    if start < 0:
+        start += size
+    if end < 0:
+        end += size
+    start = min(max(start, 0), size)
+    end = min(max(end, start), size)
+    length = (end - start + step - 1) // step
+    sizes, strides = list(self._size), list(self._stride)
+    sizes[d] = length
+    strides[d] = self._stride[d] * step
+    return view_of(self, sizes, strides, self._offset + start * self._stride[d])
+
+
+@kernel("unsqueeze", meta=True)
+def unsqueeze(self, dim):
+    n = self.dim()
+    d = wrap_dim(dim, n + 1)
+    sizes, strides = list(self._size), list(self._stride)
+    new_stride = sizes[d] * strides[d] if d < n else 1
+    sizes.insert(d, 1)
+    strides.insert(d, new_stride)
+    return view_of(self, sizes, strides, self._offset)
+
+
+def _squeeze_dims(self, dims):
+    keep = [i for i in range(self.dim()) if not (i in dims and self._size[i] == 1)]
+    return view_of(self, [self._size[i] for i in keep], [self._stride[i] for i in keep],
+                   self._offset)
+
+
+@kernel("squeeze", meta=True)
+def squeeze(self):
+    return _squeeze_dims(self, set(range(self.dim())))
+
+
+@kernel("squeeze.dim", meta=True)
+def squeeze_dim(self, dim):
+    return _squeeze_dims(self, {wrap_dim(dim, self.dim())} if self.dim() else set())
+
+
+@kernel("squeeze.dims", meta=True)
+def squeeze_dims(self, dim):
+    return _squeeze_dims(self, {wrap_dim(d, self.dim()) for d in dim} if self.dim() else set())
+
+
+@kernel("diagonal", meta=True)
+def diagonal(self, offset=0, dim1=0, dim2=1):
+    n = self.dim()
+    d1, d2 = wrap_dim(dim1, n), wrap_dim(dim2, n)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    storage_offset = self._offset
+    if offset >= 0:
+        diag = max(min(self._size[d1], self._size[d2] - offset), 0)
+        if diag:
+            storage_offset += offset * self._stride[d2]
+    else:
+        diag = max(min(self._size[d1] + offset, self._size[d2]), 0)
+        if diag:
+            storage_offset -= offset * self._stride[d1]
+    sizes = [s for i, s in enumerate(self._size) if i not in (d1, d2)] + [diag]
+    strides = [s for i, s in enumerate(self._stride) if i not in (d1, d2)] + \
+        [self._stride[d1] + self._stride[d2]]
+    return view_of(self, sizes, strides, storage_offset)
+
+
+@kernel("unfold", meta=True)
+def unfold(self, dimension, size, step):
+    n = self.dim()
+    d = wrap_dim(dimension, n) if n else 0
+    max_size = self._size[d] if n else 1
+    if size > max_size:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {max_size} but size is "
+                           f"{size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    sizes = list(self._size) + [size]
+    strides = list(self._stride) + [self._stride[d] if n else 1]
+    if n:
+        sizes[d] = (self._size[d] - size) // step + 1
+        strides[d] = step * self._stride[d]
+    return view_of(self, sizes, strides, self._offset)
+
+
+@kernel("split.Tensor", meta=True)
+def split(self, split_size, dim=0):
+    d = wrap_dim(dim, self.dim())
+    length = self._size[d]
+    if split_size == 0 and length != 0:
+        raise RuntimeError("split_size can only be 0 if dimension size is 0, but got dimension "
+                           f"size of {length}")
+    chunks = max((length + split_size - 1) // split_size, 1) if split_size else 1
+    return [slice_(self, d, i * split_size, min((i + 1) * split_size, length))
+            for i in range(chunks)]
+
+
+@kernel("split_with_sizes", meta=True)
+def split_with_sizes(self, split_sizes, dim=0):
+    d = wrap_dim(dim, self.dim())
+    if sum(split_sizes) != self._size[d]:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
+                           f"{self._size[d]} (input tensor's size at dimension {d}), but got "
+                           f"split_sizes={list(split_sizes)}")
+    out, start = [], 0
+    for s in split_sizes:
+        out.append(slice_(self, d, start, start + s))
+        start += s
+    return out
+
+
+@kernel("unbind.int", meta=True)
+def unbind(self, dim=0):
+    d = wrap_dim(dim, self.dim())
+    return [select(self, d, i) for i in range(self._size[d])]
+
+
+@kernel("view_as_real", meta=True)
+def view_as_real(self):
+    if not self.dtype.is_complex:
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    real = self.dtype.to_real()
+    return view_of(self, list(self._size) + [2], [s * 2 for s in self._stride] + [1],
+                   self._offset * 2, dtype=real)
+
+
+@kernel("view_as_complex", meta=True)
+def view_as_complex(self):
+    if not self._size or self._size[-1] != 2 or self._stride[-1] != 1:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    comp = self.dtype.to_complex()
+    if any(s % 2 for s in self._stride[:-1]) or self._offset % 2:
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    return view_of(self, self._size[:-1], [s // 2 for s in self._stride[:-1]],
+                   self._offset // 2, dtype=comp)
+
+
+@kernel("view.dtype", meta=True)
+def view_dtype(self, dtype):
+    if dtype == self.dtype:
+        return alias(self)
+    a, b = self.dtype.itemsize, dtype.itemsize
+    if a == b:
+        return view_of(self, self._size, self._stride, self._offset, dtype=dtype)
+    if not self._size or self._stride[-1] != 1:
+        raise RuntimeError("self.stride(-1) must be 1 to view " + str(self.dtype) + " as " +
+                           str(dtype) + " (different element sizes), but got " +
+                           str(self._stride[-1] if self._size else 1))
+    if a > b:
+        r = a // b
+        return view_of(self, list(self._size[:-1]) + [self._size[-1] * r],
+                       [s * r for s in self._stride[:-1]] + [1], self._offset * r, dtype=dtype)
+    r = b // a
+    if self._size[-1] % r or self._offset % r:
+        raise RuntimeError(f"self.size(-1) must be divisible by {r} to view {self.dtype} as "
+                           f"{dtype} (different element sizes), but got {self._size[-1]}")
+    return view_of(self, list(self._size[:-1]) + [self._size[-1] // r],
+                   [s // r for s in self._stride[:-1]] + [1], self._offset // r, dtype=dtype)
+
+
+del Size
