@@ -90,6 +90,45 @@ def legacy_tensor_types() -> list:
     return out
 
 
+# Functionalization bindings upstream's _initExtension puts on torch. No tensor is ever a
+# FunctionalTensorWrapper here (functionalization is not implemented), so the predicates answer
+# False and every other entry refuses by name.
+_FUNCTIONAL_PREDICATES = ("_is_functional_tensor", "_is_functional_tensor_base")
+_FUNCTIONAL_REFUSED = (
+    "_functionalize_are_all_mutations_under_no_grad_or_inference_mode",
+    "_functionalize_was_inductor_storage_resized", "_functionalize_inductor_storage_resized_counter",
+    "_functionalize_are_all_mutations_hidden_from_autograd",
+    "_functionalize_mark_mutation_hidden_from_autograd", "_functionalize_is_symbolic",
+    "_functionalize_sync", "_functionalize_commit_update", "_functionalize_replace",
+    "_functionalize_is_multi_output_view", "_functionalize_enable_reapply_views",
+    "_functionalize_has_metadata_mutation", "_functionalize_has_data_mutation",
+    "_functionalize_mutation_counter", "_functionalize_get_storage_size",
+    "_functionalize_mark_storage_changed", "_functionalize_was_storage_changed",
+    "_functionalize_storage_changed_counter", "_functionalize_unsafe_set",
+    "_to_functional_tensor", "_from_functional_tensor", "_freeze_functional_tensor",
+    "_enable_functionalization", "_disable_functionalization", "_mirror_autograd_meta_to",
+    "_segment_reduce")
+
+
+def _not_functional(t) -> bool:
+    return False
+
+
+def to_dlpack(tensor):
+    """A DLPack capsule of the tensor's memory (numpy's exporter; shares memory)."""
+    return tensor.numpy().__dlpack__()
+
+
+def torch_module_functions() -> dict:
+    from .refuse import refusing_function
+
+    out = {n: _not_functional for n in _FUNCTIONAL_PREDICATES}
+    out.update({n: refusing_function(f"torch.{n}", "functionalization is not implemented")
+                for n in _FUNCTIONAL_REFUSED})
+    out["to_dlpack"] = to_dlpack
+    return out
+
+
 def init_extension(shm_manager_path: bytes) -> None:
     torch = sys.modules["torch"]
     for name, dt in dtypes.TORCH_ATTRS.items():
@@ -102,6 +141,8 @@ def init_extension(shm_manager_path: bytes) -> None:
         if cls.__module__ == "torch":
             setattr(torch, cls.__name__, cls)
     torch.tensortype = tensortype
+    for name, fn in torch_module_functions().items():
+        setattr(torch, name, fn)
 
 
 _STORAGE_NAMES: list = []

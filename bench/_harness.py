@@ -1,0 +1,71 @@
+"""Shared benchmark plumbing: run a worker under ours and under upstream, alternating, in
+separate processes, and print per-case medians and the ratio ours/upstream.
+
+Machines here are shared and noisy (2 cores): each side runs in its own process, the sides
+alternate ``--rounds`` times, and the reported figure is the median over rounds of each
+round's median. Thread counts are set for both sides by ``--threads``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+OURS = REPO / ".venv/bin/python"
+UPSTREAM = REPO / ".venv-upstream/bin/python"
+
+
+def env_for(side: str, threads: int) -> dict:
+    env = dict(os.environ)
+    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[k] = str(threads)
+    if side == "upstream":
+        env.pop("TORCH_USE_RTLD_GLOBAL", None)
+    return env
+
+
+def run_worker(script: Path, side: str, threads: int, extra: list[str]) -> dict:
+    python = OURS if side == "ours" else UPSTREAM
+    out = subprocess.run([str(python), str(script), "--worker", "--threads", str(threads), *extra],
+                         capture_output=True, text=True, env=env_for(side, threads))
+    if out.returncode != 0:
+        raise RuntimeError(f"{side} worker failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def compare(script: Path, rounds: int, threads: int, extra: list[str], unit: str = "us"):
+    results: dict[str, dict[str, list[float]]] = {"ours": {}, "upstream": {}}
+    for _ in range(rounds):
+        for side in ("ours", "upstream"):
+            for case, value in run_worker(script, side, threads, extra).items():
+                results[side].setdefault(case, []).append(value)
+    rows = []
+    for case in results["upstream"]:
+        up = statistics.median(results["upstream"][case])
+        ours = statistics.median(results["ours"].get(case, [float("nan")]))
+        rows.append((case, ours, up, ours / up))
+    width = max(len(r[0]) for r in rows)
+    print(f"{'case':<{width}}  {'ours':>10}  {'upstream':>10}  ratio (ours/upstream)")
+    for case, ours, up, ratio in rows:
+        print(f"{case:<{width}}  {ours:>8.2f}{unit}  {up:>8.2f}{unit}  {ratio:6.2f}x")
+    return rows
+
+
+def worker_args() -> argparse.Namespace:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--worker", action="store_true")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
+    args, _ = ap.parse_known_args()
+    return args
+
+
+def emit(result: dict) -> None:
+    print(json.dumps(result))
+    sys.stdout.flush()

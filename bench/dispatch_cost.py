@@ -1,0 +1,55 @@
+"""Per-call cost of small operators, ours vs upstream, measured in the same run.
+
+Usage: .venv/bin/python bench/dispatch_cost.py [--rounds 3] [--threads 2]
+Cases (issue 3): ``a + b`` on 16x16 float32, ``mm`` of 1x768 by 768x768, ``softmax`` over
+(12, 1, 64), ``view`` and ``transpose``.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import timeit
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _harness  # noqa: E402
+
+
+def cases(torch):
+    a, b = torch.rand(16, 16), torch.rand(16, 16)
+    x, w = torch.rand(1, 768), torch.rand(768, 768)
+    s = torch.rand(12, 1, 64)
+    v = torch.rand(4, 8, 16)
+    return {
+        "add 16x16": lambda: a + b,
+        "mm 1x768 @ 768x768": lambda: torch.mm(x, w),
+        "softmax (12,1,64)": lambda: torch.softmax(s, dim=-1),
+        "view": lambda: v.view(32, 16),
+        "transpose": lambda: v.transpose(0, 1),
+    }
+
+
+def worker(threads: int) -> None:
+    import torch
+
+    torch.set_num_threads(threads)
+    result = {}
+    for name, fn in cases(torch).items():
+        fn()
+        n = 200
+        times = timeit.repeat(fn, number=n, repeat=7)
+        result[name] = statistics.median(times) / n * 1e6
+    _harness.emit(result)
+
+
+def main() -> None:
+    args = _harness.worker_args()
+    if args.worker:
+        worker(args.threads)
+        return
+    _harness.compare(Path(__file__), args.rounds, args.threads, [])
+
+
+if __name__ == "__main__":
+    main()

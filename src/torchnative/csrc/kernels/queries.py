@@ -1,0 +1,42 @@
+"""Queries about a tensor's representation: torchnative tensors are always materialized, so
+they never carry upstream's lazy conjugate/negative bits or the zero-tensor flag."""
+
+from __future__ import annotations
+
+from .registry import kernel
+
+
+@kernel("_is_zerotensor", "is_conj", "is_neg", meta=True)
+def _never(self) -> bool:
+    return False
+
+
+@kernel("is_inference", meta=True)
+def is_inference(self) -> bool:
+    return bool(self.__dict__.get("_tn_inference", False))
+
+
+@kernel("resolve_conj", "resolve_neg", meta=True)
+def _resolved(self):
+    return self
+
+
+@kernel("is_same_size", meta=True)
+def is_same_size(self, other) -> bool:
+    return tuple(self._size) == tuple(other._size)
+
+
+@kernel("is_set_to", meta=True)
+def is_set_to(self, tensor) -> bool:
+    return (self._storage is tensor._storage and self._offset == tensor._offset and
+            self._size == tensor._size and self._stride == tensor._stride)
+
+
+@kernel("is_nonzero")
+def is_nonzero(self) -> bool:
+    n = self.numel()
+    if n == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if n > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(self.item())
