@@ -38,9 +38,14 @@ def _tensor_type():
     return TensorBase
 
 
+from .tensor import TensorBase as _TensorBase  # noqa: E402
+
+
 def _is_int(obj) -> bool:
-    return (isinstance(obj, numbers.Integral) and not isinstance(obj, bool)) or \
-        type(obj).__name__ in ("SymInt",)
+    t = type(obj)
+    if t is int:
+        return True
+    return (isinstance(obj, numbers.Integral) and t is not bool) or t.__name__ == "SymInt"
 
 
 def _is_scalar(obj) -> bool:
@@ -55,9 +60,110 @@ def _zero_dim_ok(obj, integral: bool) -> bool:
                             and obj.dtype.__reduce__() != "bool")
 
 
+def _checker(p: "Param"):
+    """PythonArgParser's FunctionParameter::check, specialised once for the parameter's kind."""
+    T = _tensor_type()
+    k, size, numbers_ok = p.kind, p.size, p.numbers_ok
+    if k == "Tensor":
+        if numbers_ok:
+            def fn(obj):
+                return isinstance(obj, T) or _is_scalar(obj)
+        else:
+            def fn(obj):
+                return isinstance(obj, T)
+    elif k == "Scalar":
+        def fn(obj):
+            return _is_scalar(obj) or _zero_dim_ok(obj, False)
+    elif k in ("double", "complex"):
+        real_only = k == "double"
+
+        def fn(obj):
+            if isinstance(obj, numbers.Number):
+                return not real_only or isinstance(obj, numbers.Real)
+            return _zero_dim_ok(obj, False)
+    elif k in ("int64_t", "SymInt"):
+        def fn(obj):
+            return _is_int(obj) or _zero_dim_ok(obj, True)
+    elif k == "bool":
+        def fn(obj):
+            return isinstance(obj, bool) or type(obj).__name__ == "bool_"
+    elif k in ("IntArrayRef", "SymIntArrayRef"):
+        def fn(obj):
+            if isinstance(obj, (tuple, list)):
+                return len(obj) == 0 or _is_int(obj[0]) or _zero_dim_ok(obj[0], True)
+            return size > 0 and (_is_int(obj) or _zero_dim_ok(obj, True))
+    elif k in ("TensorList", "c10::List<::std::optional<Tensor>>"):
+        none_ok = k != "TensorList"
+
+        def fn(obj):
+            return isinstance(obj, (tuple, list)) and all(
+                isinstance(o, T) or (none_ok and o is None) for o in obj)
+    elif k == "ArrayRef<double>":
+        def fn(obj):
+            return isinstance(obj, (tuple, list)) and all(isinstance(o, numbers.Number)
+                                                          for o in obj)
+    elif k == "ScalarType":
+        from .dtypes import dtype
+
+        def fn(obj):
+            return isinstance(obj, dtype) or obj in (int, float, bool, complex)
+    elif k == "Device":
+        from .device import device
+
+        def fn(obj):
+            return _is_int(obj) or isinstance(obj, (str, device))
+    elif k in ("std::string", "c10::string_view"):
+        def fn(obj):
+            return isinstance(obj, str)
+    elif k in ("Layout", "MemoryFormat", "QScheme"):
+        from . import layouts
+
+        cls = layouts.CLASSES[k]
+
+        def fn(obj):
+            return isinstance(obj, cls)
+    elif k == "Generator":
+        from .generator import Generator
+
+        def fn(obj):
+            return isinstance(obj, Generator)
+    elif k == "Dimname":
+        def fn(obj):
+            return isinstance(obj, str) or obj is None
+    elif k == "DimnameList":
+        def fn(obj):
+            return (isinstance(obj, (list, tuple)) and all(isinstance(o, str) for o in obj)) or (
+                size == 1 and isinstance(obj, str))
+    elif k in ("ScalarList", "at::ArrayRef<at::Scalar>"):
+        def fn(obj):
+            return isinstance(obj, (tuple, list)) and all(_is_scalar(o) for o in obj)
+    elif k == "Storage":
+        from .storage import StorageBase
+
+        def fn(obj):
+            return isinstance(obj, StorageBase)
+    elif k == "Stream":
+        def fn(obj):
+            return type(obj).__name__ == "Stream"
+    elif k == "PyObject*":
+        def fn(obj):
+            return True
+    else:
+        def fn(obj):
+            return False
+    return fn
+
+
+# kinds whose parsed value is the object itself (no conversion step on the hot path)
+_IDENTITY_KINDS = frozenset(("bool", "std::string", "c10::string_view", "Layout", "MemoryFormat",
+                             "QScheme", "Generator", "Dimname", "DimnameList", "Storage", "Stream",
+                             "PyObject*", "TensorList", "c10::List<::std::optional<Tensor>>",
+                             "ArrayRef<double>", "ScalarList", "at::ArrayRef<at::Scalar>"))
+
+
 class Param:
     __slots__ = ("name", "kind", "allow_none", "size", "default", "kwarg_only", "role",
-                 "aliases", "numbers_ok")
+                 "aliases", "numbers_ok", "check", "needs_convert")
 
     def __init__(self, arg, numbers_ok: bool):
         t = arg.type
@@ -74,73 +180,17 @@ class Param:
         self.role = arg.role
         self.aliases = NUMPY_NAMES.get(arg.name, ())
         self.numbers_ok = numbers_ok
+        self.check = _checker(self)
+        self.needs_convert = self.kind not in _IDENTITY_KINDS
 
     @property
     def optional(self) -> bool:
         return self.default is not _MISSING
 
-    def check(self, obj) -> bool:
-        k = self.kind
-        T = _tensor_type()
-        if k == "Tensor":
-            return isinstance(obj, T) or (self.numbers_ok and _is_scalar(obj))
-        if k == "Scalar":
-            return _is_scalar(obj) or _zero_dim_ok(obj, False)
-        if k in ("double", "complex"):
-            return (isinstance(obj, numbers.Number) and (k == "complex" or not isinstance(
-                obj, numbers.Complex) or isinstance(obj, numbers.Real))) or _zero_dim_ok(obj, False)
-        if k in ("int64_t", "SymInt"):
-            return _is_int(obj) or _zero_dim_ok(obj, True)
-        if k == "bool":
-            return isinstance(obj, bool) or type(obj).__name__ == "bool_"
-        if k in ("IntArrayRef", "SymIntArrayRef"):
-            if isinstance(obj, (tuple, list)):
-                return len(obj) == 0 or _is_int(obj[0]) or _zero_dim_ok(obj[0], True)
-            return self.size > 0 and (_is_int(obj) or _zero_dim_ok(obj, True))
-        if k in ("TensorList", "c10::List<::std::optional<Tensor>>"):
-            return isinstance(obj, (tuple, list)) and all(
-                isinstance(o, T) or (o is None and k != "TensorList") for o in obj)
-        if k == "ArrayRef<double>":
-            return isinstance(obj, (tuple, list)) and all(isinstance(o, numbers.Number) for o in obj)
-        if k == "ScalarType":
-            from .dtypes import dtype
-
-            return isinstance(obj, dtype) or obj in (int, float, bool, complex)
-        if k == "Device":
-            from .device import device
-
-            return _is_int(obj) or isinstance(obj, (str, device))
-        if k == "std::string" or k == "c10::string_view":
-            return isinstance(obj, str)
-        if k in ("Layout", "MemoryFormat", "QScheme"):
-            from . import layouts
-
-            return isinstance(obj, layouts.CLASSES[k])
-        if k == "Generator":
-            from .generator import Generator
-
-            return isinstance(obj, Generator)
-        if k == "Dimname":
-            return isinstance(obj, str) or obj is None
-        if k == "DimnameList":
-            return isinstance(obj, (list, tuple)) and all(isinstance(o, str) for o in obj) or (
-                self.size == 1 and isinstance(obj, str))
-        if k == "ScalarList" or k == "at::ArrayRef<at::Scalar>":
-            return isinstance(obj, (tuple, list)) and all(_is_scalar(o) for o in obj)
-        if k == "Storage":
-            from .storage import StorageBase
-
-            return isinstance(obj, StorageBase)
-        if k == "Stream":
-            return type(obj).__name__ == "Stream"
-        if k == "PyObject*":
-            return True
-        return False
-
     def convert(self, obj):
         k = self.kind
         if k == "Tensor":
-            if isinstance(obj, _tensor_type()):
+            if isinstance(obj, _TensorBase):
                 return obj
             from .construct import wrapped_number
 
@@ -148,12 +198,12 @@ class Param:
         if k == "Scalar":
             return obj.item() if isinstance(obj, _tensor_type()) else obj
         if k in ("int64_t", "SymInt"):
-            return int(obj) if isinstance(obj, _tensor_type()) else obj
+            return int(obj) if isinstance(obj, _TensorBase) else obj
         if k in ("double",):
             return obj.item() if isinstance(obj, _tensor_type()) else obj
         if k in ("IntArrayRef", "SymIntArrayRef"):
             if isinstance(obj, (tuple, list)):
-                return [int(o) if isinstance(o, _tensor_type()) else o for o in obj]
+                return [int(o) if isinstance(o, _TensorBase) else o for o in obj]
             return [int(obj)] * self.size
         if k == "ScalarType" and obj in (int, float, bool, complex):
             from . import dtypes
@@ -206,7 +256,7 @@ class Signature:
     """A compiled PythonArgParser signature and the overloads it calls."""
 
     __slots__ = ("name", "params", "max_pos", "min_args", "varargs", "base", "outplace",
-                 "deprecated", "method", "text", "_maps")
+                 "deprecated", "method", "text", "_maps", "out_index")
 
     def __init__(self, sig, name: str):
         numbers_ok = name in NUMBERS_AS_TENSORS
@@ -218,7 +268,8 @@ class Signature:
                                                                       "SymIntArrayRef")
         self.base, self.outplace = sig.base, sig.outplace
         self.deprecated, self.method, self.text = sig.deprecated, sig.method, sig.text
-        self._maps: dict[str, tuple] = {}
+        self._maps: dict[bool, _Plan] = {}
+        self.out_index = next((i for i, p in enumerate(self.params) if p.role == "out"), None)
 
     def parse(self, args: tuple, kwargs: dict) -> list:
         nargs = len(args)
@@ -247,7 +298,7 @@ class Signature:
             elif obj is _MISSING:
                 raise _NoMatch(f"{self.name}() missing required argument \"{p.name}\"")
             elif p.check(obj):
-                out.append(p.convert(obj))
+                out.append(p.convert(obj) if p.needs_convert else obj)
             elif self.varargs and pos == 0 and not is_kwd and all(_is_int(a) for a in args):
                 out.append(list(args))
                 pos = nargs
@@ -269,47 +320,59 @@ class Signature:
 
     def target(self, values: list, self_tensor=None):
         """(operator handle, schema args, schema kwargs, python-only options) for a parse."""
-        out_value = None
-        options = {}
-        for p, v in zip(self.params, values):
+        out_value = values[self.out_index] if self.out_index is not None else None
+        plan = self._maps.get(out_value is not None)
+        if plan is None:
+            plan = self._maps[out_value is not None] = _Plan(self, out_value is not None)
+        positional = list(plan.template)
+        if self_tensor is not None and plan.self_pos is not None:
+            positional[plan.self_pos] = self_tensor
+        for vi, pi in plan.to_positional:
+            positional[pi] = values[vi]
+        keyword = {name: values[vi] for vi, name in plan.to_keyword}
+        if out_value is not None:
+            outs = plan.out_names
+            vals = out_value if len(outs) > 1 else (out_value,)
+            if len(vals) != len(outs):
+                raise TypeError(f"{self.name}(): out must be a tuple of {len(outs)} tensors")
+            for n, ov in zip(outs, vals):
+                keyword[n] = ov
+        options = {name: values[vi] for vi, name in plan.options} if plan.options else _NO_OPTIONS
+        return plan.op, tuple(positional), keyword, options
+
+
+_NO_OPTIONS: dict = {}
+
+
+class _Plan:
+    """How one signature's parsed values land in one overload's schema arguments."""
+
+    __slots__ = ("op", "template", "self_pos", "to_positional", "to_keyword", "out_names",
+                 "options")
+
+    def __init__(self, sig: Signature, with_out: bool):
+        name = sig.outplace if (with_out and sig.outplace) else sig.base
+        self.op = op = _lookup(name)
+        schema_args = op.schema.arguments
+        by_name = {a.name: (i, a) for i, a in enumerate(schema_args)}
+        n_pos = sum(1 for a in schema_args if not a.kwarg_only)
+        self.template = [a.default_value if a.has_default_value() else None
+                         for a in schema_args[:n_pos]]
+        self.self_pos = by_name["self"][0] if sig.method and "self" in by_name else None
+        self.to_positional, self.to_keyword, self.options = [], [], []
+        for vi, p in enumerate(sig.params):
             if p.role == "out":
-                out_value = v
-        name = self.outplace if (out_value is not None and self.outplace) else self.base
-        op = _lookup(name)
-        mapping = self._maps.get(name)
-        if mapping is None:
-            mapping = self._maps[name] = _schema_mapping(self, op)
-        positional, keyword = [], {}
-        if self_tensor is not None and mapping["__self__"] is not None:
-            idx = mapping["__self__"][0]
-            positional.extend([_MISSING] * (idx + 1))
-            positional[idx] = self_tensor
-        for p, v in zip(self.params, values):
-            dest = mapping.get(p.name)
-            if p.role == "out":
-                if v is None:
-                    continue
-                outs = mapping["__out__"]
-                vals = v if len(outs) > 1 else (v,)
-                if len(vals) != len(outs):
-                    raise TypeError(f"{self.name}(): out must be a tuple of {len(outs)} tensors")
-                for n, ov in zip(outs, vals):
-                    keyword[n] = ov
                 continue
-            if dest is None:
-                options[p.name] = v  # e.g. requires_grad: applied after the call
+            target = "self" if p.name == "input" and "input" not in by_name else p.name
+            if target not in by_name:
+                self.options.append((vi, p.name))  # e.g. requires_grad: applied after the call
                 continue
-            idx, kw = dest
-            if kw:
-                keyword[idx] = v
+            i, a = by_name[target]
+            if a.kwarg_only:
+                self.to_keyword.append((vi, a.name))
             else:
-                while len(positional) <= idx:
-                    positional.append(_MISSING)
-                positional[idx] = v
-        if _MISSING in positional:
-            defaults = mapping["__defaults__"]
-            positional = [defaults[i] if v is _MISSING else v for i, v in enumerate(positional)]
-        return op, tuple(positional), keyword, options
+                self.to_positional.append((vi, i))
+        self.out_names = [a.name for a in schema_args if a.is_out]
 
 
 _TYPE_NAMES = {"Tensor": "Tensor", "Scalar": "Number", "int64_t": "int", "SymInt": "int",
@@ -327,24 +390,6 @@ def _lookup(overload_name: str):
     if op is None:
         raise RuntimeError(f"aten::{overload_name} has no schema")
     return op
-
-
-def _schema_mapping(sig: Signature, op) -> dict:
-    """python parameter name -> (schema index or name, is keyword-only)."""
-    schema_args = op.schema.arguments
-    by_name = {a.name: (i, a) for i, a in enumerate(schema_args)}
-    mapping: dict = {}
-    for p in sig.params:
-        name = "self" if p.name == "input" and "input" not in by_name else p.name
-        if name in by_name and p.role != "out":
-            i, a = by_name[name]
-            mapping[p.name] = (a.name, True) if a.kwarg_only else (i, False)
-    if sig.method:
-        mapping["__self__"] = (by_name["self"][0], False) if "self" in by_name else None
-    mapping["__out__"] = [a.name for a in schema_args if a.is_out]
-    mapping["__defaults__"] = [a.default_value if a.has_default_value() else None
-                               for a in schema_args]
-    return mapping
 
 
 # --- entry points for the generated spellings ------------------------------------------------------
@@ -384,16 +429,21 @@ def _describe(args, kwargs) -> str:
     return "(" + ", ".join(parts) + ")"
 
 
-def _wants_torch_function(values) -> bool:
-    if _TF_TLS.stack and _TF_TLS.state != 2:
-        return True
-    from .torch_function import _check
+from .torch_function import _has_attr_override  # noqa: E402
 
+
+def _wants_torch_function(values) -> bool:
+    state = _TF_TLS.state
+    if _TF_TLS.stack and state != 2:
+        return True
+    if state != 0:
+        return False  # subclass overrides are disabled (DisableTorchFunction[Subclass])
     for v in values:
-        if isinstance(v, (list, tuple)):
-            if any(_check(x) for x in v):
-                return True
-        elif _check(v):
+        if type(v) in (list, tuple):
+            for x in v:
+                if _has_attr_override(x):
+                    return True
+        elif _has_attr_override(v):
             return True
     return False
 

@@ -41,14 +41,23 @@ def _exact_tensor_types() -> tuple:
     return tuple(out)
 
 
+_OVERRIDE_BY_TYPE: dict = {t: False for t in _BASIC}
+
+
 def _has_attr_override(obj) -> bool:
+    """Does ``obj``'s type define its own __torch_function__? (cached per type: hot path)"""
     tp = type(obj)
-    if tp in _BASIC or tp in _exact_tensor_types():
-        return False
-    tf = getattr(tp, "__torch_function__", None)
-    if tf is None:
-        return False
-    return getattr(tf, "__func__", tf) is not disabled_torch_function_impl
+    hit = _OVERRIDE_BY_TYPE.get(tp)
+    if hit is None:
+        exact = _exact_tensor_types()
+        if tp in exact:
+            hit = False
+        else:
+            tf = getattr(tp, "__torch_function__", None)
+            hit = tf is not None and getattr(tf, "__func__", tf) is not disabled_torch_function_impl
+        if exact:  # only once torch.Tensor exists can the answer be final
+            _OVERRIDE_BY_TYPE[tp] = hit
+    return hit
 
 
 def is_torch_function_enabled() -> bool:

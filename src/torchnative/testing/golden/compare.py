@@ -19,7 +19,6 @@ from .tolerance import Tol, real_view
 COMPARATORS: dict[str, Callable] = {}
 WHY: dict[str, str] = {}
 UFUNC_FAMILIES = ("UnaryUfuncInfo", "BinaryUfuncInfo")
-REFS = ("high", "again", "narrow")  # upstream's reruns stored with a sample (generate.py)
 
 
 def comparator(why: str):
@@ -114,7 +113,8 @@ def close(u: np.ndarray, o: np.ndarray, high: np.ndarray | None, spread: np.ndar
     fin = np.isfinite(u) & np.isfinite(o)  # non-finite positions are the 'nonfinite' comparator's
     with np.errstate(invalid="ignore", over="ignore"):
         diff = np.abs(o - u)
-        ok = diff <= tol.atol + tol.rtol * np.abs(u) + (0 if spread is None else spread)
+        slack = tol.normwise * float(np.max(np.abs(u), where=np.isfinite(u), initial=0.0))
+        ok = diff <= tol.atol + tol.rtol * np.abs(u) + slack + (0 if spread is None else spread)
         if high is not None and high.shape == u.shape:
             ok |= np.abs(o - high) <= np.abs(u - high) + tol.atol + tol.rtol * np.abs(high)
     bad = fin & ~ok
@@ -177,7 +177,8 @@ def judge(c: Case, ours: dict | None) -> Verdict:
             if up["ok"] and ours["ok"]:
                 if "alias" in up:
                     v.check("alias", up["alias"], ours.get("alias"))
-                refs = {k: c.sample[k] for k in REFS if c.sample.get(k) is not None}
+                refs = {k: c.sample[k] for k in ("high", "narrow") if c.sample.get(k) is not None}
+                refs.update({f"again{i}": r for i, r in enumerate(c.sample.get("again") or [])})
                 _Walk(c, v).node(up["value"], ours["value"], refs, 0, ())
             elif v.check("exception", up.get("exc"), ours.get("exc")):
                 v.status = "errors-as-upstream"
@@ -298,13 +299,12 @@ class _Walk:
 
 
 def spread(u: np.ndarray, refs: dict, dt: str) -> np.ndarray | None:
-    """Per element, how far upstream's own value is known to move: between two runs ("again"), or
+    """Per element, how far upstream's own value is known to move: between its runs ("again*"), or
     twice float64's error as scaled from its float32 rerun ("narrow": both ours and upstream may sit
     that far from the truth, on opposite sides)."""
     parts = []
     with np.errstate(invalid="ignore", over="ignore"):
-        if "again" in refs:
-            parts.append(np.abs(refs["again"] - u))
+        parts += [np.abs(r - u) for k, r in refs.items() if k.startswith("again")]
         if "narrow" in refs:
             ratio = codec.finfo(dt)[0] / codec.finfo(codec.NARROW.get(dt, dt))[0]
             parts.append(2 * ratio * np.abs(refs["narrow"] - u))

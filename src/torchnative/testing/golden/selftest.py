@@ -82,7 +82,7 @@ class World:
                   "kwargs": {}, "random": random, "undefined": False, "ref_case": "c0"}
         for slot, ref in dict(refs, high=high).items():
             if ref is not None:
-                sample[slot] = tensor(ref, self.arrays)
+                sample[slot] = [tensor(ref, self.arrays)] if slot == "again" else tensor(ref, self.arrays)
         if isinstance(out, dict):
             up = out
         else:
