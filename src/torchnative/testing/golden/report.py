@@ -63,7 +63,7 @@ def build(suite: Suite, label: str, verdicts) -> dict:
         if codec.is_float_name(sample["dtype"]):
             t = tol(sample["dtype"])
             tols.setdefault(doc["key"], {})[sample["dtype"]] = {"rtol": t.rtol, "atol": t.atol,
-                                                                "source": t.source, "n": t.n}
+                                                                "source": t.source, "n": t.n, "normwise": t.normwise}
         cases.append({"key": doc["key"], "case": case["id"], "sample": sample["id"], "dtype": sample["dtype"],
                       "variant": case["variant"], "fn": case["fn"], "status": v.status,
                       **({"failures": v.failures} if v.failures else {}), **({"notes": v.notes} if v.notes else {})})
