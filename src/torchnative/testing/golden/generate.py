@@ -133,7 +133,7 @@ class OpCases:
         return calls.run_call(c, self.store.arrays, self.torch, self.store, seed=sample["seed"], cast=cast,
                               timeout=self.timeout, probe_rng=probe_rng)
 
-    def add_sample(self, dtype, index, s, kind="sample", expected=None):
+    def add_sample(self, dtype, index, s, kind="sample"):
         sid = f"s{len(self.doc['samples'])}"
         seed = self.seed + zlib.crc32(f"{self.key}|{dtype}|{kind}|{index}".encode()) % (2 ** 31)
         try:

@@ -1,0 +1,207 @@
+"""What the pointwise kernels share: operands in the compute dtype, Scalar conversions with
+upstream's two semantics, dtype-support checks with upstream's messages, broadcast errors.
+
+Upstream's TensorIterator casts every input to the common dtype before the loop (a static_cast:
+integers wrap, float64 -> bfloat16 goes through float32); ``operand`` does the same and then
+widens float16/bfloat16 to float32 (opmath), so a kernel computes once and ``wrap`` rounds once.
+A ``Scalar`` argument read with ``Scalar.to<T>()`` (alpha, clamp bounds, activation parameters)
+is instead *checked*: out-of-range values raise "value cannot be converted to type ... without
+overflow" (``checked``).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import dtypes as D
+from ..cast import cast_array
+from ..tensor import TensorBase
+from .common import arr, opmath, result_type, wrap  # noqa: F401  (re-exported for the kernels)
+
+B = D.BY_NAME
+BOOL, U8, I8, I16, I32, I64 = (B[n] for n in ("bool", "uint8", "int8", "int16", "int32", "int64"))
+F16, BF16, F32, F64 = B["float16"], B["bfloat16"], B["float32"], B["float64"]
+C64, C128 = B["complex64"], B["complex128"]
+
+# AT_DISPATCH type groups (the barebones unsigned types are in none of them)
+INTEGRAL = frozenset((U8, I8, I16, I32, I64))
+FLOATING = frozenset((F32, F64))
+REDUCED = frozenset((F16, BF16))
+COMPLEX = frozenset((C64, C128))
+ALL = INTEGRAL | FLOATING
+FLOAT_H = FLOATING | REDUCED                 # FLOATING_TYPES_AND2(Half, BFloat16)
+ALL_H = ALL | REDUCED                        # ALL_TYPES_AND2(Half, BFloat16)
+ALL_HB = ALL_H | {BOOL}
+ALL_HC = ALL_H | COMPLEX
+ALL_HBC = ALL_HB | COMPLEX
+FLOAT_HC = FLOAT_H | COMPLEX
+
+_PY_DTYPE = {bool: BOOL, int: I64, float: F64, complex: C128}
+_F32_NP = np.dtype(np.float32)
+
+
+def quiet():
+    """Float exceptions are values here (inf, nan), as in C++; numpy must not warn about them."""
+    return np.errstate(all="ignore")
+
+
+def unsupported(kernel: str, dt: D.dtype) -> NotImplementedError:
+    return NotImplementedError(f'"{kernel}" not implemented for \'{dt._cpp_name}\'')
+
+
+def check(kernel: str, dt: D.dtype, allowed) -> None:
+    """AT_DISPATCH's refusal for a dtype outside the kernel's type group."""
+    if dt not in allowed:
+        raise unsupported(kernel, dt)
+
+
+def py_dtype(v) -> D.dtype:
+    """The dtype of a c10::Scalar made from a Python (or numpy) number."""
+    if isinstance(v, (bool, np.bool_)):
+        return BOOL
+    if isinstance(v, numbers.Integral):
+        return I64
+    if isinstance(v, numbers.Real):
+        return F64
+    if isinstance(v, numbers.Complex):
+        return C128
+    raise TypeError(f"expected a number, got {type(v).__name__}")
+
+
+def is_tensor(x) -> bool:
+    return isinstance(x, TensorBase)
+
+
+def operand(x, dt: D.dtype, cdt: np.dtype):
+    """Tensor or Python number ``x`` cast to ``dt`` (upstream's static_cast), held in ``cdt``."""
+    if isinstance(x, TensorBase):
+        a = x._np
+        if a is None:
+            a = arr(x)
+        if x._dtype is not dt:
+            a = cast_array(a, x._dtype, dt)
+        return a if a.dtype == cdt else a.astype(cdt)
+    return scalar_value(x, dt, cdt)
+
+
+def scalar_value(v, dt: D.dtype, cdt: np.dtype):
+    """A Python number as a wrapped-number tensor would enter the loop: cast to ``dt``
+    (integers wrap modulo 2**bits, floats round, through float32 for 16-bit floats)."""
+    src = py_dtype(v)
+    if src is dt or (dt in FLOATING and src is not C128):
+        return np.asarray(v, dtype=cdt) if dt is not F32 else _to_f32(v)
+    a = cast_array(np.asarray(v, dtype=D.numpy_dtype(src)), src, dt)
+    return a if a.dtype == cdt else a.astype(cdt)
+
+
+def _to_f32(v):
+    with quiet():  # 1e40 -> inf, as static_cast<float> does
+        return np.asarray(v, dtype=np.float32)
+
+
+def original_f32(x):
+    """A single-element operand in float32 straight from its own dtype: upstream's reduced-float
+    kernels read a scalar second operand with ``original_scalar_value<float>`` (no bfloat16
+    rounding first)."""
+    if isinstance(x, TensorBase):
+        a = arr(x)
+        if x._dtype in REDUCED or x._dtype is F32:
+            return a.astype(np.float32)
+        return cast_array(a, x._dtype, F32).reshape(a.shape)
+    if isinstance(x, complex):
+        x = x.real
+    return _to_f32(float(x))
+
+
+def is_scalar_operand(x) -> bool:
+    """TensorIterator's is_scalar(operand): one element, broadcast over the whole output."""
+    return not isinstance(x, TensorBase) or x.numel() == 1
+
+
+# ---- Scalar.to<T>() ---------------------------------------------------------------------------
+_C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+            "int64": "int64_t", "float16": "at::Half", "bfloat16": "at::BFloat16",
+            "float32": "float", "float64": "double", "bool": "bool",
+            "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def checked(v, dt: D.dtype):
+    """``Scalar.to<T>()`` for ``dt``: c10::checked_convert, as a numpy scalar of dt's compute
+    dtype. Out-of-range values raise upstream's RuntimeError instead of wrapping."""
+    cdt = opmath(dt)
+    if isinstance(v, TensorBase):
+        v = v.item()
+    if dt in COMPLEX:
+        return cdt.type(complex(v))
+    if isinstance(v, (complex, np.complexfloating)):
+        if dt is not BOOL:  # real part, after the imaginary check callers do themselves
+            v = v.real
+    if dt is BOOL:
+        return np.bool_(v != 0)
+    if dt in INTEGRAL:
+        info = np.iinfo(D.numpy_dtype(dt))
+        if isinstance(v, (float, np.floating)):
+            bad = not np.isfinite(v) or v < info.min or v > info.max
+            if not bad:
+                return cdt.type(int(v))
+        else:
+            v = int(v)
+            # c10 lets a negative value through to an unsigned type if its magnitude fits
+            bad = v > info.max or (v < info.min and not (info.min == 0 and -v <= info.max))
+            if not bad:
+                return np.asarray(v).astype(cdt)
+        raise RuntimeError(f"value cannot be converted to type {_C_NAMES[dt._name]} without "
+                           "overflow")
+    v = float(v)
+    if np.isfinite(v):
+        hi = float(np.finfo(D.numpy_dtype(dt)).max)
+        if abs(v) > hi:
+            raise RuntimeError(f"value cannot be converted to type {_C_NAMES[dt._name]} without "
+                               "overflow")
+    if dt in REDUCED:  # the value a scalar_t holds, then widened
+        return np.float32(cast_array(np.asarray(v, np.float64), F64, dt).astype(np.float32))
+    return cdt.type(v)
+
+
+# ---- shapes -----------------------------------------------------------------------------------
+def broadcast_shape(*shapes) -> tuple:
+    """TensorIterator's shape, with infer_size's error naming the first mismatch."""
+    out: tuple = ()
+    for shape in shapes:
+        shape = tuple(shape)
+        n = max(len(out), len(shape))
+        a = (1,) * (n - len(out)) + out
+        b = (1,) * (n - len(shape)) + shape
+        res = []
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y and x != 1 and y != 1:
+                raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
+                                   f"({y}) at non-singleton dimension {i}")
+            res.append(y if x == 1 else x)
+        out = tuple(res)
+    return out
+
+
+def shapes_of(*xs):
+    return [x._size for x in xs if isinstance(x, TensorBase)]
+
+
+def broadcasting(fn, *operands):
+    """Call ``fn()``; a numpy broadcasting failure becomes upstream's message."""
+    try:
+        return fn()
+    except ValueError:
+        broadcast_shape(*shapes_of(*operands))
+        raise
+
+
+def out_shape(*operands) -> tuple:
+    return broadcast_shape(*shapes_of(*operands))
+
+
+def full_result(values, shape, dt: D.dtype):
+    """``values`` broadcast to ``shape`` as a new tensor (ops whose result does not depend on
+    the elements, e.g. isnan of integers)."""
+    return wrap(np.array(np.broadcast_to(values, shape), dtype=D.numpy_dtype(dt)), dt)

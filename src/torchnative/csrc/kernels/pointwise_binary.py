@@ -1,0 +1,474 @@
+"""Binary arithmetic: add, sub, mul, div (with rounding modes), remainder, fmod, floor_divide, pow,
+atan2, hypot, copysign, xlogy, logaddexp, minimum/maximum/fmin/fmax, heaviside, nextafter.
+
+Semantics are upstream's CPU kernels (BinaryOpsKernel.cpp, PowKernel.cpp): integer division by
+zero raises "ZeroDivisionError"; integers wrap; C's fmod and Python's floor/remainder conventions
+are written out rather than left to numpy (numpy's float remainder gives +0.0 where upstream
+keeps fmod's sign, and numpy's int division by zero returns 0 with a warning). float16/bfloat16
+compute in float32 and round once; a single-element second operand of mul/div is read in float32
+straight from its own dtype (upstream's ``original_scalar_value``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as D
+from ..tensor import TensorBase
+from .common import opmath, wrap
+from .pointwise_base import (ALL_H, ALL_HC, BOOL, COMPLEX, F32, FLOAT_H, FLOAT_HC, INTEGRAL,
+                             REDUCED, broadcasting, check, checked, is_scalar_operand, operand,
+                             original_f32, py_dtype, quiet, result_type)
+from .registry import kernel
+
+
+def dtype2(a, b) -> D.dtype:
+    """result_type of two operands, with the hot case (two tensors of one dtype) first."""
+    if isinstance(a, TensorBase) and isinstance(b, TensorBase) and a._dtype is b._dtype:
+        return a._dtype
+    return result_type(a, b)
+
+
+def _float_dtype(dt: D.dtype) -> D.dtype:
+    """promote_integer_inputs_to_float: integral (and bool) results become the default dtype."""
+    return D.get_default_dtype() if not (dt.is_floating_point or dt.is_complex) else dt
+
+
+def apply2(fn, a, b, dt: D.dtype, out_dt: D.dtype | None = None, reduced_scalar: bool = False):
+    """``fn(x, y)`` over a and b cast to ``dt`` (computed in opmath(dt)), as a tensor of
+    ``out_dt`` (default ``dt``)."""
+    cdt = opmath(dt)
+    x = operand(a, dt, cdt)
+    if reduced_scalar and dt in REDUCED and is_scalar_operand(b):
+        y = original_f32(b)
+    else:
+        y = operand(b, dt, cdt)
+    with quiet():
+        r = broadcasting(lambda: fn(x, y), a, b)
+    return wrap(np.asarray(r), out_dt or dt)
+
+
+# ---- add / sub / mul ----------------------------------------------------------------------------
+def _alpha_check(dt: D.dtype, alpha) -> None:
+    dta = py_dtype(alpha)
+    if dta is BOOL and dt is not BOOL:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if not (dt.is_floating_point or dt.is_complex) and dta not in (BOOL, D.BY_NAME["int64"]):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    if not dt.is_complex and dta.is_complex:
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex "
+                           "number.")
+
+
+def _add(a, b, alpha, dt):
+    if type(alpha) is not int or alpha != 1:
+        _alpha_check(dt, alpha)
+    check("add_stub", dt, ALL_HC | {BOOL})
+    if dt is BOOL:
+        if not alpha:
+            return apply2(lambda x, y: np.logical_or(x, False), a, b, dt)
+        return apply2(np.logical_or, a, b, dt)
+    if alpha == 1:
+        return apply2(np.add, a, b, dt)
+    if dt is F32:  # upstream's vectorized loop is a fused multiply-add
+        al = checked(alpha, F32)
+        r = apply2(lambda x, y: x.astype(np.float64) + np.float64(al) * y, a, b, dt)
+        return r
+    al = checked(alpha, dt)
+    return apply2(lambda x, y: x + al * y, a, b, dt)
+
+
+@kernel("add.Tensor", "add.Scalar")
+def add(self, other, alpha=1):
+    return _add(self, other, alpha, dtype2(self, other))
+
+
+def _sub_check(a, b) -> None:
+    ab = isinstance(a, TensorBase) and a._dtype is BOOL or isinstance(a, bool)
+    bb = isinstance(b, TensorBase) and b._dtype is BOOL or isinstance(b, bool)
+    if ab and bb:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
+    if ab or bb:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+
+
+@kernel("sub.Tensor", "sub.Scalar")
+def sub(self, other, alpha=1):
+    _sub_check(self, other)
+    dt = dtype2(self, other)
+    if type(alpha) is not int or alpha != 1:
+        _alpha_check(dt, alpha)
+    check("sub_stub", dt, ALL_HC)
+    if alpha == 1:
+        return apply2(np.subtract, self, other, dt)
+    if dt is F32:
+        al = checked(alpha, F32)
+        return apply2(lambda x, y: x.astype(np.float64) - np.float64(al) * y, self, other, dt)
+    al = checked(alpha, dt)
+    return apply2(lambda x, y: x - al * y, self, other, dt)
+
+
+@kernel("rsub.Tensor", "rsub.Scalar")
+def rsub(self, other, alpha=1):
+    return sub(other, self, alpha)
+
+
+@kernel("mul.Tensor", "mul.Scalar")
+def mul(self, other):
+    dt = dtype2(self, other)
+    check("mul_cpu", dt, ALL_HC | {BOOL})
+    if dt is BOOL:
+        return apply2(np.logical_and, self, other, dt)
+    return apply2(np.multiply, self, other, dt, reduced_scalar=True)
+
+
+# ---- division -----------------------------------------------------------------------------------
+def _nonzero_divisor(b, dt) -> None:
+    y = b._np if isinstance(b, TensorBase) else b
+    if isinstance(b, TensorBase) and b._dtype is not dt:
+        y = operand(b, dt, D.numpy_dtype(dt))
+    if not np.all(y):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def _trunc_div_int(x, y):
+    q = np.floor_divide(x, y)
+    # floor -> trunc: step back toward zero where the signs differ and the division is inexact
+    fix = (np.remainder(x, y) != 0) & ((x < 0) != (y < 0))
+    return q + fix.astype(q.dtype)
+
+
+def _floor_div_float(x, y):
+    """c10::div_floor_floating (Python's float floor division), elementwise."""
+    mod = np.fmod(x, y)
+    div = (x - mod) / y
+    div = np.where((mod != 0) & ((y < 0) != (mod < 0)), div - 1, div)
+    floordiv = np.floor(div)
+    floordiv = np.where(div - floordiv > 0.5, floordiv + 1, floordiv)
+    q = x / y
+    floordiv = np.where(div == 0, np.copysign(np.zeros_like(q), q), floordiv)
+    return np.where(y == 0, q, floordiv)
+
+
+def div_true(a, b):
+    dt = _float_dtype(dtype2(a, b))
+    check("div_cpu", dt, FLOAT_HC)
+    return apply2(np.true_divide, a, b, dt, reduced_scalar=True)
+
+
+def div_trunc(a, b):
+    dt = dtype2(a, b)
+    if dt in INTEGRAL:
+        _nonzero_divisor(b, dt)
+        return apply2(_trunc_div_int, a, b, dt)
+    check("div_trunc_cpu", dt, FLOAT_H)
+    return apply2(lambda x, y: np.trunc(x / y), a, b, dt, reduced_scalar=True)
+
+
+def div_floor(a, b):
+    dt = dtype2(a, b)
+    if dt in INTEGRAL:
+        _nonzero_divisor(b, dt)
+        return apply2(np.floor_divide, a, b, dt)
+    check("div_floor_cpu", dt, FLOAT_H)
+    return apply2(_floor_div_float, a, b, dt, reduced_scalar=True)
+
+
+@kernel("div.Tensor", "div.Scalar")
+def div(self, other):
+    return div_true(self, other)
+
+
+@kernel("div.Tensor_mode", "div.Scalar_mode")
+def div_mode(self, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return div_true(self, other)
+    if rounding_mode == "trunc":
+        return div_trunc(self, other)
+    if rounding_mode == "floor":
+        return div_floor(self, other)
+    raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                       f"found '{rounding_mode}'")
+
+
+@kernel("floor_divide", "floor_divide.Scalar")
+def floor_divide(self, other):
+    return div_floor(self, other)
+
+
+def _remainder_float(x, y):
+    mod = np.fmod(x, y)
+    return np.where((mod != 0) & ((y < 0) != (mod < 0)), mod + y, mod)
+
+
+@kernel("remainder.Tensor", "remainder.Scalar", "remainder.Scalar_Tensor")
+def remainder(self, other):
+    dt = dtype2(self, other)
+    if dt in INTEGRAL:
+        _nonzero_divisor(other, dt)
+        return apply2(np.remainder, self, other, dt)
+    check("remainder_cpu", dt, FLOAT_H)
+    return apply2(_remainder_float, self, other, dt)
+
+
+@kernel("fmod.Tensor", "fmod.Scalar")
+def fmod(self, other):
+    dt = dtype2(self, other)
+    if dt in INTEGRAL:
+        _nonzero_divisor(other, dt)
+    else:
+        check("fmod_cpu", dt, FLOAT_H)
+    return apply2(np.fmod, self, other, dt)
+
+
+# ---- pow ----------------------------------------------------------------------------------------
+def _powi(x, y):
+    """c10's powi: integer power by squaring (wrapping); negative exponents give 1, +-1 or 0."""
+    x, y = np.broadcast_arrays(x, y)
+    result = np.ones(x.shape, dtype=x.dtype)
+    base = x.copy()
+    e = y.astype(np.int64)
+    neg = e < 0
+    e = np.where(neg, 0, e)
+    while np.any(e):
+        odd = (e & 1).astype(bool)
+        result = np.where(odd, result * base, result)
+        base = base * base
+        e = e >> 1
+    if np.any(neg):
+        minus_one = x == -1 if x.dtype.kind == "i" else np.zeros(x.shape, bool)
+        neg_val = np.where(x == 1, 1, np.where(minus_one, np.where(y % 2 != 0, -1, 1), 0))
+        result = np.where(neg, neg_val.astype(result.dtype), result)
+    return result
+
+
+def _pow_float(x, y):
+    return np.power(x, y)
+
+
+@kernel("pow.Tensor_Tensor")
+def pow_tensor_tensor(self, exponent):
+    dt = dtype2(self, exponent)
+    if dt in INTEGRAL:
+        return apply2(_powi, self, exponent, dt)
+    check("pow", dt, FLOAT_HC)
+    return apply2(_pow_float, self, exponent, dt)
+
+
+def _is(v, target) -> bool:
+    """c10::Scalar::equal: a bool scalar equals only a bool; numbers compare by value."""
+    if isinstance(v, bool) or isinstance(target, bool):
+        return isinstance(v, bool) and isinstance(target, bool) and v == target
+    return v == target
+
+
+@kernel("pow.Tensor_Scalar")
+def pow_tensor_scalar(self, exponent):
+    if (self._dtype in INTEGRAL or self._dtype is BOOL) and py_dtype(exponent) in (
+            BOOL, D.BY_NAME["int64"]) and exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    dt = result_type(self, exponent)
+    if _is(exponent, 0) or _is(exponent, False) or _is(exponent, 0.0):
+        return wrap(np.ones(self._size, dtype=D.numpy_dtype(dt)), dt)
+    if _is(exponent, 1) or _is(exponent, True):
+        return wrap(operand(self, dt, D.numpy_dtype(dt)).copy(), dt)
+    cdt = opmath(dt)
+    x = operand(self, dt, cdt)
+    with quiet():
+        if dt in INTEGRAL:
+            r = _powi(x, checked(exponent, dt))
+        else:
+            check("pow", dt, FLOAT_HC)
+            r = _pow_scalar(x, exponent, dt)
+    return wrap(np.asarray(r), dt)
+
+
+def _pow_scalar(x, e, dt):
+    """pow_tensor_scalar_kernel's special exponents (sqrt, rsqrt, reciprocal, x*x, x*x*x, 1/(x*x))."""
+    if dt is not D.BY_NAME["float16"] or dt in COMPLEX:
+        if e == 0.5:
+            return np.sqrt(x)
+        if e == -0.5:
+            return 1 / np.sqrt(x)
+        if e == -1:
+            return 1 / x
+    if dt is D.BY_NAME["float16"]:
+        return np.power(x, np.float32(checked(e, dt)))
+    if dt in REDUCED:  # the exponent is held as a bfloat16 first
+        e = float(checked(e, dt))
+    if dt in COMPLEX:
+        e = complex(e)
+    elif isinstance(e, complex):
+        e = e.real
+    if e == 2:
+        return x * x
+    if e == 3:
+        return x * x * x
+    if e == -2:
+        return 1 / (x * x)
+    return np.power(x, np.asarray(e, dtype=x.dtype))
+
+
+@kernel("pow.Scalar")
+def pow_scalar(self, exponent):
+    dt = result_type(self, exponent)
+    if _is(self, 1) or _is(self, 1.0) or (isinstance(self, complex) and self == 1):
+        return wrap(np.ones(exponent._size, dtype=D.numpy_dtype(dt)), dt)
+    from ..construct import wrapped_number
+
+    return pow_tensor_tensor(wrapped_number(self), exponent)
+
+
+# ---- other binary float ops ---------------------------------------------------------------------
+@kernel("atan2")
+def atan2(self, other):
+    dt = _float_dtype(dtype2(self, other))
+    check("atan2_cpu", dt, FLOAT_H)
+    return apply2(np.arctan2, self, other, dt)
+
+
+@kernel("hypot")
+def hypot(self, other):
+    dt = dtype2(self, other)
+    check("hypot_cpu", dt, FLOAT_H)
+    return apply2(np.hypot, self, other, dt)
+
+
+@kernel("copysign.Tensor", "copysign.Scalar")
+def copysign(self, other):
+    dt = _float_dtype(dtype2(self, other))
+    check("copysign_cpu", dt, FLOAT_H)
+    return apply2(np.copysign, self, other, dt)
+
+
+def _xlogy(x, y):
+    r = np.where(x == 0, 0, x * np.log(y))
+    return np.where(np.isnan(y), np.nan, r).astype(x.dtype, copy=False)
+
+
+@kernel("xlogy.Tensor", "xlogy.Scalar_Self", "xlogy.Scalar_Other")
+def xlogy(self, other):
+    dt = _float_dtype(dtype2(self, other))
+    check("xlogy_cpu", dt, FLOAT_H)
+    return apply2(_xlogy, self, other, dt)
+
+
+def _xlog1py(x, y):
+    r = np.where(x == 0, 0, x * np.log1p(y))
+    return np.where(np.isnan(y), np.nan, r).astype(x.dtype, copy=False)
+
+
+@kernel("special_xlog1py", "special_xlog1py.self_scalar", "special_xlog1py.other_scalar")
+def xlog1py(self, other):
+    dt = _float_dtype(dtype2(self, other))
+    check("xlog1py_cpu", dt, FLOAT_H)
+    return apply2(_xlog1py, self, other, dt)
+
+
+def _logaddexp(x, y):
+    m = np.maximum(x, y)
+    r = m + np.log1p(np.exp(-np.abs(x - y)))
+    return np.where(np.isinf(x) & (x == y), x, r)
+
+
+def _logaddexp2(x, y):
+    m = np.maximum(x, y)
+    inv_ln2 = x.dtype.type(1.0 / np.log(2.0))
+    r = m + np.log1p(np.exp2(-np.abs(x - y))) * inv_ln2
+    return np.where(np.isinf(x) & (x == y), x, r)
+
+
+@kernel("logaddexp")
+def logaddexp(self, other):
+    dt = dtype2(self, other)
+    check("logaddexp_cpu", dt, FLOAT_H)
+    return apply2(_logaddexp, self, other, dt)
+
+
+@kernel("logaddexp2")
+def logaddexp2(self, other):
+    dt = dtype2(self, other)
+    check("logaddexp2_cpu", dt, FLOAT_H)
+    return apply2(_logaddexp2, self, other, dt)
+
+
+# ---- minimum / maximum --------------------------------------------------------------------------
+def _extremum(name, a, b, fn):
+    dt = dtype2(a, b)
+    if dt in COMPLEX:
+        raise RuntimeError(f"{name} not implemented for complex tensors.")
+    if dt is BOOL:
+        return apply2(np.logical_or if fn is np.maximum else np.logical_and, a, b, dt)
+    check(f"{name}_cpu", dt, ALL_H)
+    return apply2(fn, a, b, dt)  # numpy's maximum/minimum propagate NaN, as upstream's do
+
+
+@kernel("maximum")
+def maximum(self, other):
+    return _extremum("maximum", self, other, np.maximum)
+
+
+@kernel("minimum")
+def minimum(self, other):
+    return _extremum("minimum", self, other, np.minimum)
+
+
+@kernel("fmax")
+def fmax(self, other):
+    dt = dtype2(self, other)
+    if dt.is_floating_point:
+        check("fmax_cpu", dt, FLOAT_H)
+        return apply2(np.fmax, self, other, dt)
+    if dt in COMPLEX:
+        raise RuntimeError("fmax not implemented for complex tensors.")
+    return _extremum("maximum", self, other, np.maximum)
+
+
+@kernel("fmin")
+def fmin(self, other):
+    dt = dtype2(self, other)
+    if dt.is_floating_point:
+        check("fmin_cpu", dt, FLOAT_H)
+        return apply2(np.fmin, self, other, dt)
+    if dt in COMPLEX:
+        raise RuntimeError("fmin not implemented for complex tensors.")
+    return _extremum("minimum", self, other, np.minimum)
+
+
+@kernel("heaviside")
+def heaviside(self, values):
+    if self._dtype is not values._dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
+    dt = self._dtype
+    if dt in COMPLEX:
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    check("heaviside_cpu", dt, ALL_H | {BOOL})
+    return apply2(lambda x, y: np.where(x == 0, y, (x > 0).astype(x.dtype)), self, values, dt)
+
+
+@kernel("nextafter")
+def nextafter(self, other):
+    dt = dtype2(self, other)
+    check("nextafter_cpu", dt, FLOAT_H)
+    if dt in REDUCED:  # step in the reduced type's own grid
+        npdt = D.numpy_dtype(dt)
+        return apply2(lambda x, y: _nextafter_reduced(x, y, npdt), self, other, dt)
+    return apply2(np.nextafter, self, other, dt)
+
+
+def _nextafter_reduced(x, y, npdt):
+    xs, ys = x.astype(npdt), y.astype(npdt)
+    bits = xs.view(np.uint16).astype(np.int32)
+    up = (ys > xs)
+    down = (ys < xs)
+    pos = xs > 0
+    zero = xs == 0
+    step = np.where(up == pos, 1, -1)
+    nb = np.where(zero, np.where(up, 1, 0x8001), bits + step)
+    r = np.where(up | down, nb.astype(np.uint16).view(npdt), ys)
+    r = np.where(np.isnan(xs) | np.isnan(ys), np.nan, r.astype(np.float32))
+    return r.astype(np.float32)
