@@ -1,7 +1,10 @@
 """The one door: every operator call, whatever its spelling, reaches a kernel through here.
 
-``aten_dispatch(op, args, kwargs)`` runs, in order: Python dispatch (``__torch_dispatch__`` modes
-and subclasses), then the kernel for the backend of the arguments (cpu or meta). The kernel is
+``aten_dispatch(op, args, kwargs)`` runs, in order, as upstream's dispatch keys do: a
+CompositeImplicitAutograd operator as the operators it is made of; autograd (when grad mode is on
+and an input requires grad: csrc/autograd/dispatch.py records the graph around the call below);
+Python dispatch (``__torch_dispatch__`` modes and subclasses); the kernel for the backend of the
+arguments (cpu or meta). The kernel is
 resolved once per operator and backend, and is the first of:
 
 1. a Python kernel registered for that key through ``torch.library`` (upstream's meta functions,
@@ -21,6 +24,7 @@ import threading
 from collections import Counter
 from typing import Any, Callable
 
+from .autograd.grad_mode import TLS as _GRAD
 from .dispatcher import REGISTRY, OperatorHandle
 from .refuse import TorchnativeNotImplementedError
 from .tensor import TensorBase
@@ -48,17 +52,41 @@ _UNRESOLVED = object()
 
 
 def aten_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
-    from . import python_dispatch
-
     cia = op.cache.get("CompositeImplicitAutograd", _UNRESOLVED)
     if cia is _UNRESOLVED:
         cia = op.cache["CompositeImplicitAutograd"] = resolve_composite_implicit(op)
     if cia is not None:
         served[(op.name, cia.path)] += 1
         return cia.fn(*args, **kwargs)
+    if _GRAD.grad_enabled and _any_requires_grad(args, kwargs):
+        from .autograd.dispatch import autograd_dispatch
+
+        return autograd_dispatch(op, args, kwargs)
+    return below_autograd(op, args, kwargs)
+
+
+def below_autograd(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
+    """What runs under the Autograd key: Python dispatch, then the backend kernel."""
+    from . import python_dispatch
+
     if python_dispatch.wants_python_dispatch(args, kwargs):
         return python_dispatch.dispatch(op, args, kwargs)
     return backend_dispatch(op, args, kwargs)
+
+
+def _any_requires_grad(args: tuple, kwargs: dict) -> bool:
+    for a in args:
+        if isinstance(a, TensorBase):
+            if a._requires_grad or a._grad_fn is not None:
+                return True
+        elif type(a) in (list, tuple):
+            for x in a:
+                if isinstance(x, TensorBase) and (x._requires_grad or x._grad_fn is not None):
+                    return True
+    for a in kwargs.values():
+        if isinstance(a, TensorBase) and (a._requires_grad or a._grad_fn is not None):
+            return True
+    return False
 
 
 def resolve_composite_implicit(op: OperatorHandle):

@@ -127,6 +127,10 @@ _C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "
             "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
+_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e+38,
+              "float32": 3.4028234663852886e+38, "float64": 1.7976931348623157e+308}
+
+
 def checked(v, dt: D.dtype):
     """``Scalar.to<T>()`` for ``dt``: c10::checked_convert, as a numpy scalar of dt's compute
     dtype. Out-of-range values raise upstream's RuntimeError instead of wrapping."""
@@ -156,8 +160,7 @@ def checked(v, dt: D.dtype):
                            "overflow")
     v = float(v)
     if np.isfinite(v):
-        hi = float(np.finfo(D.numpy_dtype(dt)).max)
-        if abs(v) > hi:
+        if abs(v) > _FLOAT_MAX[dt._name]:
             raise RuntimeError(f"value cannot be converted to type {_C_NAMES[dt._name]} without "
                                "overflow")
     if dt in REDUCED:  # the value a scalar_t holds, then widened
