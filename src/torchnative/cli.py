@@ -1,9 +1,14 @@
-"""The ``torchnative`` command."""
+"""The ``torchnative`` command: ``chat`` (the main job), ``embed``, ``info``."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+
+# The main job: ``info`` until the chat model computes on our torch, then ``chat``.
+DEFAULT_COMMAND = "info"
+EXIT_USAGE = 2
+EXIT_REFUSED = 3
 
 
 def info(args) -> int:
@@ -17,25 +22,81 @@ def info(args) -> int:
     t = census.totals(census.census())
     print(f"torch._C surface: {t['implemented']} implemented, {t['refusing']} refusing by name, "
           f"{t['absent']} absent")
-    try:
-        a = torch.arange(6, dtype=torch.float32).reshape(2, 3)
-        b = torch.ones(3, 2)
-        print("a @ b =", (a @ b).tolist())
-    except NotImplementedError as e:
-        print(f"computation refused: {e}")
+    a = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    b = torch.ones(3, 2)
+    print("a @ b =", (a @ b).tolist())
     return 0
 
 
-def main(argv=None) -> int:
+def chat(args) -> int:
+    from torchnative.apps.chat import DEFAULT_PROMPT, chat as run_chat
+
+    prompt = DEFAULT_PROMPT if args.prompt is None else " ".join(args.prompt)
+    stats = run_chat(prompt, model_dir=args.model_dir, gguf_file=args.gguf_file,
+                     max_new_tokens=args.max_new_tokens, temperature=args.temperature,
+                     top_k=args.top_k, top_p=args.top_p, seed=args.seed)
+    print(f"[load {stats['load_s']:.1f} s, time to first token "
+          f"{stats['time_to_first_token_s']:.2f} s, {stats['new_tokens']} tokens at "
+          f"{stats['tokens_per_s']:.1f} tokens/s]", file=sys.stderr)
+    return 0
+
+
+def embed(args) -> int:
+    from torchnative.apps.embed import DEFAULT_SENTENCES, embed as run_embed
+
+    sentences = args.sentences or DEFAULT_SENTENCES
+    _, sims = run_embed(sentences, args.model_dir)
+    for i, s in enumerate(sentences):
+        print(f"[{i}] {s}")
+    print("cosine similarity:")
+    for i, row in enumerate(sims.tolist()):
+        print(f"[{i}] " + "  ".join(f"{v:6.3f}" for v in row))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="torchnative",
-                                 description="PyTorch on a pure-Python torch._C")
+                                 description="The real PyTorch on a pure-Python torch._C.")
     sub = ap.add_subparsers(dest="command")
-    p = sub.add_parser("info", help="where torch comes from, surface counts, a small computation")
+    p = sub.add_parser("chat", help="chat with SmolLM2-135M-Instruct")
+    p.add_argument("prompt", nargs="*", default=None,
+                   help="what to ask (default: 'What is the capital of France?')")
+    p.add_argument("--max-new-tokens", type=int, default=64)
+    p.add_argument("--temperature", type=float, default=0.0,
+                   help="0 decodes greedily; above 0 samples (seeded, bit-exact with upstream)")
+    p.add_argument("--top-k", type=int, default=50)
+    p.add_argument("--top-p", type=float, default=1.0)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--model-dir", default=None, help="a model directory (default: SmolLM2)")
+    p.add_argument("--gguf-file", default=None, help="GGUF file inside --model-dir")
+    p.set_defaults(fn=chat)
+    p = sub.add_parser("embed", help="sentence similarities with all-MiniLM-L6-v2")
+    p.add_argument("sentences", nargs="*")
+    p.add_argument("--model-dir", default=None)
+    p.set_defaults(fn=embed)
+    p = sub.add_parser("info", help="where torch comes from, surface counts, a computation")
     p.set_defaults(fn=info)
+    return ap
+
+
+def main(argv=None) -> int:
+    ap = parser()
     args = ap.parse_args(argv)
     if args.command is None:
-        args = ap.parse_args(["info"])
-    return args.fn(args)
+        args = ap.parse_args([DEFAULT_COMMAND, *(argv or sys.argv[1:])])
+    if args.command == "chat" and args.prompt == []:
+        args.prompt = None
+    from torchnative.apps.chat import UsageError
+    from torchnative.csrc.refuse import TorchnativeNotImplementedError
+
+    try:
+        return args.fn(args)
+    except UsageError as e:
+        print(f"torchnative {args.command}: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except TorchnativeNotImplementedError as e:
+        print(f"torchnative {args.command}: refused: {e}", file=sys.stderr)
+        return EXIT_REFUSED
 
 
 if __name__ == "__main__":

@@ -1,0 +1,1 @@
+"""User-facing programs built on the real torch + transformers: chat and sentence embeddings."""

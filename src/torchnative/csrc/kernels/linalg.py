@@ -1,0 +1,489 @@
+"""Matrix products over numpy's BLAS (LinearAlgebra.cpp / Blas.cpp): mm, bmm, addmm, baddbmm,
+addbmm, addmv, mv, dot, vdot; and the CompositeImplicitAutograd operators matmul (both
+overloads) and linear, which call the others through the door in the order upstream's C++ does,
+so __torch_dispatch__ sees the same operators.
+
+Numerics: float32/float64/complex go straight to np.matmul (BLAS); float16, bfloat16 and float8
+compute in float32 and round once, as upstream's CPU gemm accumulates in opmath; integers use
+numpy's integer matmul, whose wrap-around agrees with upstream's modulo 2**bits. ``beta == 0``
+ignores ``self`` entirely (NaN in it does not propagate), as BLAS does.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .. import dtypes as D
+from ..construct import empty
+from ..device import CPU
+from .common import arr, as_compute, wrap
+from .nn_util import call, contiguous, not_implemented, opmath_dtype, scalar_to, subclass_like, typemeta
+from .registry import kernel
+from .views import expand as _expand_view
+
+_B = D.BY_NAME
+_INTS = frozenset(_B[n] for n in ("uint8", "int8", "int16", "int32", "int64"))
+_STD = _INTS | frozenset(_B[n] for n in ("float32", "float64", "complex64", "complex128",
+                                          "float16", "bfloat16"))
+# _AT_DISPATCH_ADDMM_TYPES: the standard set plus four float8 types (not bool, not uint16+).
+_ADDMM = _STD | frozenset(_B[n] for n in ("float8_e5m2", "float8_e4m3fn", "float8_e5m2fnuz",
+                                          "float8_e4m3fnuz"))
+_WIDEN = frozenset(d for d in _ADDMM if d.is_floating_point and d.itemsize < 4)
+# Linear.cpp's TORCH_LINEAR_FLATTEN_3D switch, read once as upstream does
+_FLATTEN_3D = os.environ.get("TORCH_LINEAR_FLATTEN_3D") == "1"
+
+
+def _operand(t, dt) -> np.ndarray:
+    """The numpy array gemm reads: the tensor itself, or widened to float32 for 16/8-bit floats."""
+    return as_compute(t, dt) if dt in _WIDEN else arr(t)
+
+
+def _zeros(shape, dt):
+    out = empty(shape, dt, CPU)
+    out._np[...] = 0
+    return out
+
+
+def _scaled(prod: np.ndarray, alpha, self_np, beta) -> np.ndarray:
+    """beta * self + alpha * prod, in prod's (opmath) dtype, in place into prod."""
+    if alpha != 1:
+        prod *= alpha
+    if beta != 0:
+        if beta != 1:
+            self_np = self_np * beta
+        prod += self_np
+    return prod
+
+
+def _beta_only(self_t, beta, dt, shape):
+    """The k == 0 (or empty batch) result: zeros if beta == 0, else self * beta."""
+    if beta == 0:
+        return _zeros(shape, dt)
+    b = scalar_to(beta, opmath_dtype(dt))
+    return wrap(np.broadcast_to(_operand(self_t, dt) * b, shape).copy(), dt)
+
+
+# ---- mm, addmm --------------------------------------------------------------------------------
+
+def _check_mm_shapes(m1, m2):
+    (n, k), (k2, p) = m1._size, m2._size
+    if k != k2:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{p})")
+    return n, k, p
+
+
+@kernel("mm")
+def mm(self, mat2):
+    if len(self._size) != 2:
+        raise RuntimeError("self must be a matrix")
+    if len(mat2._size) != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    n, k, p = _check_mm_shapes(self, mat2)
+    dt = self._dtype
+    if mat2._dtype is not dt:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {typemeta(dt)} "
+                           f"!= {typemeta(mat2._dtype)}")
+    if n == 0 or p == 0:
+        return empty((n, p), dt, CPU)
+    if k == 0:
+        return _zeros((n, p), dt)
+    if dt not in _ADDMM:
+        raise not_implemented("addmm_impl_cpu_", dt)
+    return wrap(np.matmul(_operand(self, dt), _operand(mat2, dt)), dt)
+
+
+@kernel("addmm")
+def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+    dt = mat1._dtype
+    if self._dtype is not mat2._dtype:
+        raise RuntimeError("self and mat2 must have the same dtype, but got "
+                           f"{self._dtype._cpp_name} and {mat2._dtype._cpp_name}")
+    if dt is not mat2._dtype:
+        raise RuntimeError("mat1 and mat2 must have the same dtype, but got "
+                           f"{dt._cpp_name} and {mat2._dtype._cpp_name}")
+    for name, m in (("mat1", mat1), ("mat2", mat2)):
+        if len(m._size) != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {len(m._size)}-D tensor")
+    n, k, p = _check_mm_shapes(mat1, mat2)
+    self_b = self if self._size == (n, p) else _expand_view(self, [n, p])
+    if n == 0 or p == 0:
+        return empty((n, p), dt, CPU)
+    if k == 0:
+        return _beta_only(self_b, beta, dt, (n, p))
+    if dt not in _ADDMM:
+        raise not_implemented("addmm_impl_cpu_", dt)
+    om = opmath_dtype(dt)
+    a, b = scalar_to(alpha, om), scalar_to(beta, om)
+    prod = np.matmul(_operand(mat1, dt), _operand(mat2, dt))
+    return wrap(_scaled(prod, a, _operand(self_b, dt) if b != 0 else None, b), dt)
+
+
+# ---- bmm, baddbmm, addbmm ---------------------------------------------------------------------
+
+def _check_bmm(batch1, batch2):
+    if len(batch1._size) != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if len(batch2._size) != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    bs, n, k = batch1._size
+    b2, k2, p = batch2._size
+    if b2 != bs or k2 != k:
+        raise RuntimeError("Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{bs}, {k}] but got: [{b2}, {k2}].")
+    return bs, n, k, p
+
+
+def _bmm_dispatch(batch1, batch2, name, k, n, p):
+    """bmm_out_or_baddbmm_: small products run a naive kernel over the standard dtypes (the
+    '{name}' refusal), larger ones a gemm per batch (the addmm refusal)."""
+    dt, dt2 = batch1._dtype, batch2._dtype
+    small = k * n * p < 400
+    if small and dt not in _STD:
+        raise not_implemented(name, dt)
+    if not small and dt not in _ADDMM:
+        raise not_implemented("addmm_impl_cpu_", dt)
+    if dt2 is not dt:
+        raise RuntimeError(f"expected scalar type {dt._cpp_name} but found {dt2._cpp_name}")
+
+
+@kernel("bmm")
+def bmm(self, mat2):
+    bs, n, k, p = _check_bmm(self, mat2)
+    dt = mat2._dtype  # upstream's meta takes batch2's options
+    if bs * n * p == 0:
+        return empty((bs, n, p), dt, CPU)
+    if k == 0:
+        return _zeros((bs, n, p), dt)
+    _bmm_dispatch(self, mat2, "bmm", k, n, p)
+    return wrap(np.matmul(_operand(self, dt), _operand(mat2, dt)), dt)
+
+
+@kernel("baddbmm")
+def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    shape = [batch1.size(0), batch1.size(1), batch2.size(2)]
+    self_b = self if list(self._size) == shape else _expand_view(self, shape)
+    if self._dtype is not batch1._dtype:
+        raise RuntimeError(f"Input dtypes must be the same, got: input {typemeta(self._dtype)}, "
+                           f"batch1: {typemeta(batch1._dtype)}, batch2: "
+                           f"{typemeta(batch2._dtype)}")
+    bs, n, k, p = _check_bmm(batch1, batch2)
+    dt = batch2._dtype
+    if bs * n * p == 0:
+        return empty((bs, n, p), dt, CPU)
+    if k == 0:
+        return _beta_only(self_b, beta, dt, (bs, n, p))
+    _bmm_dispatch(batch1, batch2, "baddbmm", k, n, p)
+    om = opmath_dtype(dt)
+    a, b = scalar_to(alpha, om), scalar_to(beta, om)
+    prod = np.matmul(_operand(batch1, dt), _operand(batch2, dt))
+    return wrap(_scaled(prod, a, _operand(self_b, dt) if b != 0 else None, b), dt)
+
+
+@kernel("addbmm")
+def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    shape = [batch1.size(1), batch2.size(2)]
+    self_b = self if list(self._size) == shape else _expand_view(self, shape)
+    if len(batch1._size) != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if len(batch2._size) != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    bs, n, k = batch1._size
+    b2, k2, p = batch2._size
+    if bs != b2:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {bs} and "
+                           f"{b2}")
+    if k != k2:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({n}x{k} and {k2}x{p})")
+    dt = self._dtype  # the result is resized as self; each batch is an addmm_ into it
+    if bs == 0:
+        return _beta_only(self_b, beta, dt, (n, p))
+    if dt is not batch2._dtype:
+        raise RuntimeError("self and mat2 must have the same dtype, but got "
+                           f"{dt._cpp_name} and {batch2._dtype._cpp_name}")
+    if batch1._dtype is not batch2._dtype:
+        raise RuntimeError("mat1 and mat2 must have the same dtype, but got "
+                           f"{batch1._dtype._cpp_name} and {batch2._dtype._cpp_name}")
+    if n * p == 0:
+        return empty((n, p), dt, CPU)
+    if k == 0:
+        return _beta_only(self_b, beta, dt, (n, p))
+    if dt not in _ADDMM:
+        raise not_implemented("addmm_impl_cpu_", dt)
+    om = opmath_dtype(dt)
+    a, b = scalar_to(alpha, om), scalar_to(beta, om)
+    # sum over batches of b1[i] @ b2[i] is one gemm: (n, bs*k) @ (bs*k, p)
+    lhs = _operand(batch1, dt).transpose(1, 0, 2).reshape(n, bs * k)
+    rhs = _operand(batch2, dt).reshape(bs * k, p)
+    return wrap(_scaled(np.matmul(lhs, rhs), a, _operand(self_b, dt) if b != 0 else None, b),
+                dt)
+
+
+# ---- addmv, mv, dot, vdot ---------------------------------------------------------------------
+
+def _check_addmv(self, mat, vec, self_dtype):
+    if not (len(mat._size) == 2 and len(vec._size) == 1 and len(self._size) <= 1):
+        raise RuntimeError(f"vector + matrix @ vector expected, got {len(self._size)}, "
+                           f"{len(mat._size)}, {len(vec._size)}")
+    m, k = mat._size
+    numel = self.numel()
+    if k != vec._size[0] or (m != numel and numel != 1):
+        raise RuntimeError(f"size mismatch, got input ({self.size(0)}), mat ({m}x{k}), "
+                           f"vec ({vec._size[0]})")
+    if not (self_dtype is mat._dtype is vec._dtype):
+        raise RuntimeError("addmv input tensors must have the same dtype, but got "
+                           f"{self_dtype._cpp_name}, {mat._dtype._cpp_name}, and "
+                           f"{vec._dtype._cpp_name}")
+    return m, k
+
+
+@kernel("addmv")
+def addmv(self, mat, vec, *, beta=1, alpha=1):
+    m, k = _check_addmv(self, mat, vec, self._dtype)
+    dt = vec._dtype
+    self_b = self if self._size == (m,) else _expand_view(self, [m])
+    if m * k == 0:
+        return _beta_only(self_b, beta, dt, (m,))
+    if dt not in _STD:
+        raise not_implemented("addmv_impl_cpu", dt)
+    om = opmath_dtype(dt)
+    a, b = scalar_to(alpha, om), scalar_to(beta, om)
+    prod = np.matmul(_operand(mat, dt), _operand(vec, dt))
+    return wrap(_scaled(prod, a, _operand(self_b, dt) if b != 0 else None, b), dt)
+
+
+@kernel("mv")
+def mv(self, vec):
+    # upstream: addmv_(empty({self.size(0)}, vec.options()), self, vec, 0, 1)
+    dt = vec._dtype
+    n = self.size(0)
+    result = empty((n,), dt, CPU)
+    m, k = _check_addmv(result, self, vec, dt)
+    if m * k == 0:
+        return _zeros((m,), dt)
+    if dt not in _STD:
+        raise not_implemented("addmv_impl_cpu", dt)
+    return wrap(np.matmul(_operand(self, dt), _operand(vec, dt)), dt)
+
+
+def _dot_check(self, other):
+    if len(self._size) != 1 or len(other._size) != 1:
+        raise RuntimeError(f"1D tensors expected, but got {len(self._size)}D and "
+                           f"{len(other._size)}D tensors")
+    if self._dtype is not other._dtype:
+        raise RuntimeError("dot : expected both vectors to have same dtype, but found "
+                           f"{self._dtype._cpp_name} and {other._dtype._cpp_name}")
+    n, n2 = self._size[0], other._size[0]
+    if n != n2:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{n2}] to "
+                           f"have the same number of elements, but got {n} and {n2} elements "
+                           "respectively")
+
+
+@kernel("dot")
+def dot(self, other):
+    _dot_check(self, other)
+    dt = self._dtype
+    if dt not in _STD:
+        raise not_implemented("dot", dt)
+    return wrap(np.asarray(np.dot(_operand(self, dt), _operand(other, dt))), dt)
+
+
+@kernel("vdot")
+def vdot(self, other):
+    if not self._dtype.is_complex:
+        return dot(self, other)
+    _dot_check(self, other)
+    dt = self._dtype
+    return wrap(np.asarray(np.vdot(arr(self), arr(other))), dt)
+
+
+# ---- matmul (CompositeImplicitAutograd: LinearAlgebra.cpp _matmul_impl) -----------------------
+
+def _should_fold(t1, t2, has_out) -> bool:
+    larger = t1.dim() >= t2.dim()
+    big = t1 if larger else call("transpose.int", t2, -2, -1)  # tensor2.mT()
+    dim_small = t2.dim() if larger else t1.dim()
+    if not (big.dim() >= 3 and dim_small <= 2):
+        return False
+    small = t2 if larger else t1
+    if small.requires_grad and not has_out:
+        return True
+    if t1.dim() == 2:
+        return False
+    if big.numel() == 0:
+        return True
+    size, stride = big._size, big._stride
+    return all(stride[i] == stride[i + 1] * size[i + 1] for i in range(len(size) - 2))
+
+
+def _prod(xs) -> int:
+    n = 1
+    for x in xs:
+        n *= x
+    return n
+
+
+def _broadcast_batch(a, b) -> list:
+    """infer_size over the batch dimensions, with upstream's message."""
+    n = max(len(a), len(b))
+    out = []
+    for i in range(n):
+        da = a[len(a) - n + i] if len(a) - n + i >= 0 else 1
+        db = b[len(b) - n + i] if len(b) - n + i >= 0 else 1
+        if da != db and da != 1 and db != 1:
+            raise RuntimeError(f"The size of tensor a ({da}) must match the size of tensor b "
+                               f"({db}) at non-singleton dimension {i}")
+        out.append(db if da == 1 else da)
+    return out
+
+
+def _matmul_impl(out, tensor1, tensor2):
+    d1, d2 = tensor1.dim(), tensor2.dim()
+    if d1 == 0 or d2 == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {d1}D "
+                           f"and {d2}D")
+    has_out = out is not None
+    if has_out and (tensor1.requires_grad or tensor2.requires_grad or out.requires_grad):
+        from ..autograd.grad_mode import is_grad_enabled
+
+        if is_grad_enabled():
+            raise RuntimeError("matmul(): functions with out=... arguments don't support "
+                               "automatic differentiation, but one of the arguments requires "
+                               "grad.")
+    if d1 == 1 and d2 == 1:
+        return call("dot.out", tensor1, tensor2, out=out) if has_out else \
+            call("dot", tensor1, tensor2)
+    if d1 == 2 and d2 == 1:
+        return call("mv.out", tensor1, tensor2, out=out) if has_out else \
+            call("mv", tensor1, tensor2)
+    if d1 == 1 and d2 == 2:
+        t1 = call("unsqueeze", tensor1, 0)
+        r = call("mm.out", t1, tensor2, out=out) if has_out else call("mm", t1, tensor2)
+        return call("squeeze_.dim", r, 0)
+    if d1 == 2 and d2 == 2:
+        return call("mm.out", tensor1, tensor2, out=out) if has_out else \
+            call("mm", tensor1, tensor2)
+    if _should_fold(tensor1, tensor2, has_out):
+        return _matmul_folded(out, tensor1, tensor2, d1, d2)
+    return _matmul_batched(out, tensor1, tensor2, d1, d2)
+
+
+def _matmul_folded(out, tensor1, tensor2, d1, d2):
+    # fold the batch of the larger tensor into mm's (or mv's) leading dimension
+    transpose = d2 > d1
+    t1 = call("transpose.int", tensor2, -2, -1) if transpose else tensor1
+    t2 = (call("t", tensor1) if d1 == 2 else tensor1) if transpose else tensor2
+    sizes_1 = t1._size
+    output_shape = list(sizes_1[:-1])
+    folded = _prod(output_shape)
+    t2_is_matrix = t2.dim() == 2
+    if t2_is_matrix:
+        output_shape.append(t2._size[1])
+    t1_folded = call("reshape", t1, [folded, sizes_1[-1]])
+    if out is None:
+        if t2_is_matrix:
+            output = call("_unsafe_view", call("mm", t1_folded, t2), output_shape)
+            if transpose:
+                return contiguous(call("transpose.int", output, -2, -1))
+            return output
+        return call("_unsafe_view", call("mv", t1_folded, t2), output_shape)
+    from ..structured import resize_out
+
+    resize_out(out, output_shape)
+    shape = [folded, t2._size[-1]] if t2_is_matrix else [folded]
+    reshaped = call("reshape", out, shape)
+    if t2_is_matrix:
+        call("mm.out", t1_folded, t2, out=reshaped)
+    else:
+        call("mv.out", t1_folded, t2, out=reshaped)
+    if reshaped._storage is not out._storage:
+        call("copy_", out, reshaped)
+    return out
+
+
+def _matmul_batched(out, tensor1, tensor2, d1, d2):
+    s1, s2 = tensor1._size, tensor2._size
+    n = s1[-2] if d1 > 1 else 1
+    m1 = s1[-1]
+    batch1 = list(s1[:max(d1 - 2, 0)])
+    m2 = s2[-2] if d2 > 1 else s2[0]
+    p = s2[-1] if d2 > 1 else 1
+    batch2 = list(s2[:max(d2 - 2, 0)])
+    if d1 == 3 and d2 == 3 and batch1[0] != batch2[0]:
+        # a batch of one that requires grad folds instead of broadcasting (see should_fold)
+        if batch1[0] == 1 and (tensor1.requires_grad or subclass_like(tensor1)):
+            return _matmul_impl(out, call("squeeze.dim", tensor1, 0), tensor2)
+        if batch2[0] == 1 and (tensor2.requires_grad or subclass_like(tensor2)):
+            return _matmul_impl(out, tensor1, call("squeeze.dim", tensor2, 0))
+    output_shape = _broadcast_batch(batch1, batch2)
+    bp = _prod(output_shape)
+    t1 = call("reshape", call("expand", tensor1, output_shape + [n, m1]), [bp, n, m1])
+    vector_rhs = d2 == 1
+    if vector_rhs:
+        t2 = call("unsqueeze", call("reshape", call("expand", tensor2, output_shape + [m2]),
+                                    [bp, m2]), 2)
+    else:
+        t2 = call("reshape", call("expand", tensor2, output_shape + [m2, p]), [bp, m2, p])
+    if d1 > 1:
+        output_shape.append(n)
+    if d2 > 1:
+        output_shape.append(p)
+    if out is None:
+        r = call("bmm", t1, t2)
+        if vector_rhs:
+            r = call("squeeze.dim", r, -1)
+        return call("_unsafe_view", r, output_shape)
+    from ..structured import resize_out
+
+    resize_out(out, output_shape)
+    reshaped = call("reshape", out, [bp, n, p])
+    call("bmm.out", t1, t2, out=reshaped)
+    if vector_rhs:
+        reshaped = call("squeeze.dim", reshaped, -1)
+    if reshaped._storage is not out._storage:
+        call("copy_", out, call("view", reshaped, list(out._size)))
+    return out
+
+
+@kernel("matmul", composite=True)
+def matmul(self, other):
+    return _matmul_impl(None, self, other)
+
+
+@kernel("matmul.out", composite=True)
+def matmul_out(self, other, *, out):
+    _matmul_impl(out, self, other)
+    return out
+
+
+# ---- linear (CompositeImplicitAutograd: Linear.cpp) -------------------------------------------
+
+def _flatten_nd_linear(input, weight, bias):
+    sizes = input._size
+    flat = _prod(sizes[:-1])
+    result = call("addmm", bias, call("reshape", input, [flat, sizes[-1]]), call("t", weight))
+    return call("view", result, list(sizes[:-1]) + [result._size[1]])
+
+
+@kernel("linear", composite=True)
+def linear(input, weight, bias=None):
+    di, dw = input.dim(), weight.dim()
+    if di == 0 or dw == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {di}D "
+                           f"and {dw}D")
+    if di == 2 and bias is not None:
+        return call("addmm", bias, input, call("t", weight))
+    if bias is not None and (bias.dim() == 1 or call("squeeze", bias).dim() == 1) \
+            and bias.is_contiguous():
+        if input.is_contiguous():
+            return _flatten_nd_linear(input, weight, bias)
+        if _FLATTEN_3D:
+            return _flatten_nd_linear(contiguous(input), weight, bias)
+    output = call("matmul", input, call("t", weight))
+    if bias is not None:
+        if subclass_like(bias):
+            return call("add.Tensor", output, bias)
+        call("add_.Tensor", output, bias)
+    return output

@@ -1,0 +1,319 @@
+"""Unary pointwise ops: the float functions (exp, log, trig, sqrt, sigmoid, erf...), rounding
+(floor/ceil/trunc/round/frac), signs (neg, abs, sign, sgn, signbit), bitwise/logical not, and
+the float-class predicates (isnan, isinf, isposinf, isneginf).
+
+Integer and bool inputs of the float functions compute in the default dtype, as upstream's
+``build_borrowing_unary_float_op``. Transcendental functions on float32 are evaluated in float64
+and rounded once (``pointwise_math.exact``): that is what upstream's SLEEF/libm results are, to
+the last bit, in nearly every element; numpy's own float32 loops are a few ulp off.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as D
+from .common import opmath, wrap
+from .pointwise_base import (ALL_H, ALL_HC, BOOL, COMPLEX, F16, FLOAT_H, FLOAT_HC, FLOATING,
+                             INTEGRAL, REDUCED, check, checked, full_result, operand, quiet)
+from .pointwise_math import erf, erfc, erfinv, exact
+from .registry import kernel
+
+
+def float_dtype(self) -> D.dtype:
+    dt = self._dtype
+    return dt if dt.is_floating_point or dt.is_complex else D.get_default_dtype()
+
+
+def apply1(fn, self, dt: D.dtype, out_dt: D.dtype | None = None):
+    x = operand(self, dt, opmath(dt))
+    with quiet():
+        r = fn(x)
+    return wrap(np.asarray(r), out_dt or dt)
+
+
+def _float_op(names, kname, types, fn):
+    """Register a unary float op: promote integers to the default dtype, check the dispatch
+    group, compute ``fn`` in the opmath dtype."""
+    def op(self):
+        dt = float_dtype(self)
+        check(kname, dt, types)
+        return apply1(fn, self, dt)
+
+    op.__name__ = names[0]
+    kernel(*names)(op)
+    return op
+
+
+def _e(f):
+    """f evaluated through ``exact`` (correctly rounded float32/complex64 results)."""
+    return lambda x: exact(f, x)
+
+
+def _rsqrt(x):
+    return 1 / np.sqrt(x)
+
+
+def _sigmoid(x):
+    # upstream's loop: reciprocal(1 + exp(-x)), each step rounded in the compute dtype
+    return 1 / (1 + exact(np.exp, -x))
+
+
+def _sinc(x):
+    one = x.dtype.type(1)
+    p = x * x.dtype.type(np.pi)
+    with quiet():
+        r = exact(np.sin, p) / p
+    return np.where(x == 0, one, r)
+
+
+def _reciprocal(x):
+    return 1 / x
+
+
+for _names, _k, _types, _fn in (
+    (("exp",), "exp_vml_cpu", FLOAT_HC, _e(np.exp)),
+    (("exp2",), "exp2_vml_cpu", FLOAT_HC, _e(np.exp2)),
+    (("expm1",), "expm1_vml_cpu", FLOAT_HC, _e(np.expm1)),
+    (("log",), "log_vml_cpu", FLOAT_HC, _e(np.log)),
+    (("log2",), "log2_vml_cpu", FLOAT_HC, _e(np.log2)),
+    (("log10",), "log10_vml_cpu", FLOAT_HC, _e(np.log10)),
+    (("log1p",), "log1p_vml_cpu", FLOAT_HC, _e(np.log1p)),
+    (("sin",), "sin_vml_cpu", FLOAT_HC, _e(np.sin)),
+    (("cos",), "cos_vml_cpu", FLOAT_HC, _e(np.cos)),
+    (("tan",), "tan_vml_cpu", FLOAT_HC, _e(np.tan)),
+    (("asin",), "asin_vml_cpu", FLOAT_HC, _e(np.arcsin)),
+    (("acos",), "acos_vml_cpu", FLOAT_HC, _e(np.arccos)),
+    (("atan",), "atan_vml_cpu", FLOAT_HC, _e(np.arctan)),
+    (("sinh",), "sinh_vml_cpu", FLOAT_HC, _e(np.sinh)),
+    (("cosh",), "cosh_vml_cpu", FLOAT_HC, _e(np.cosh)),
+    (("tanh",), "tanh_vml_cpu", FLOAT_HC, _e(np.tanh)),
+    (("asinh",), "asinh_cpu", FLOAT_HC, _e(np.arcsinh)),
+    (("acosh",), "acosh_cpu", FLOAT_HC, _e(np.arccosh)),
+    (("atanh",), "atanh_cpu", FLOAT_HC, _e(np.arctanh)),
+    (("sqrt",), "sqrt_vml_cpu", FLOAT_HC, np.sqrt),
+    (("rsqrt",), "rsqrt_cpu", FLOAT_HC, _rsqrt),
+    (("reciprocal",), "reciprocal_cpu", FLOAT_HC, _reciprocal),
+    (("sigmoid",), "sigmoid_cpu", FLOAT_HC, _sigmoid),
+    (("sinc",), "sinc_cpu", FLOAT_HC, _sinc),
+    (("erf",), "erf_vml_cpu", FLOAT_H, erf),
+    (("erfc",), "erfc_vml_cpu", FLOAT_H, erfc),
+    (("erfinv",), "erfinv_cpu", FLOAT_H, erfinv),
+):
+    _float_op(_names, _k, _types, _fn)
+
+
+@kernel("logit")
+def logit(self, eps=None):
+    dt = float_dtype(self)
+    check("logit_cpu", dt, FLOAT_H)
+
+    def fn(x):
+        if eps is not None:
+            lo = checked(eps, dt)
+            hi = x.dtype.type(1) - lo
+            if lo >= 0:
+                x = np.where(x < lo, lo, np.where(x > hi, hi, x))
+        return np.where(x == 1, x.dtype.type(np.inf), exact(np.log, x / (1 - x)))
+
+    return apply1(fn, self, dt)
+
+
+# ---- same-dtype ops -----------------------------------------------------------------------------
+def _same(self, kname, types, fn, out_dt=None):
+    dt = self._dtype
+    check(kname, dt, types)
+    return apply1(fn, self, dt, out_dt)
+
+
+@kernel("neg")
+def neg(self):
+    if self._dtype is BOOL:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you "
+                           "are trying to invert a mask, use the `~` or `logical_not()` operator "
+                           "instead.")
+    return _same(self, "neg_cpu", ALL_HC, np.negative)
+
+
+@kernel("abs")
+def abs_(self):
+    dt = self._dtype
+    if dt in COMPLEX:
+        return apply1(_e(np.abs), self, dt, dt.to_real())
+    return _same(self, "abs_cpu", ALL_H, np.abs)
+
+
+def _sign(x):
+    t = x.dtype.type
+    return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype) if x.dtype.kind != "u" else \
+        (x > 0).astype(x.dtype) + t(0)
+
+
+@kernel("sign")
+def sign(self):
+    dt = self._dtype
+    if dt in COMPLEX:
+        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex "
+                                  "numbers. Please use torch.sgn instead.")
+    if dt is BOOL:
+        return wrap(np.array(self._np), dt)
+    return _same(self, "sign_cpu", ALL_H, _sign)
+
+
+def _sgn_complex(z):
+    a = exact(np.abs, z)
+    with quiet():
+        r = z / a
+    return np.where(a == 0, z.dtype.type(0), r)
+
+
+@kernel("sgn")
+def sgn(self):
+    if self._dtype in COMPLEX:
+        return apply1(_sgn_complex, self, self._dtype)
+    return sign(self)
+
+
+def _rounding(name, kname, fn):
+    def op(self):
+        dt = self._dtype
+        if dt in INTEGRAL:
+            return wrap(np.array(self._np), dt)
+        if dt in COMPLEX:
+            raise RuntimeError(f"{name} is not supported for complex inputs")
+        check(kname, dt, FLOAT_H)
+        return apply1(fn, self, dt)
+
+    op.__name__ = name
+    return kernel(name)(op)
+
+
+floor = _rounding("floor", "floor_vml_cpu", np.floor)
+ceil = _rounding("ceil", "ceil_vml_cpu", np.ceil)
+trunc = _rounding("trunc", "trunc_vml_cpu", np.trunc)
+round_ = _rounding("round", "round_cpu", np.rint)
+
+
+@kernel("round.decimals")
+def round_decimals(self, *, decimals=0):
+    dt = self._dtype
+    if dt in COMPLEX:
+        raise RuntimeError("round is not supported for complex inputs")
+    check("round_cpu", dt, FLOAT_H)
+    if decimals == 0:
+        return apply1(np.rint, self, dt)
+    cdt = opmath(dt)
+    p = cdt.type(10.0 ** abs(decimals))
+    if decimals < 0:
+        return apply1(lambda x: np.rint(x / p) * p, self, dt)
+    return apply1(lambda x: np.rint(x * p) / p, self, dt)
+
+
+@kernel("frac")
+def frac(self):
+    return _same(self, "frac_cpu", FLOAT_H, lambda x: x - np.trunc(x))
+
+
+@kernel("bitwise_not")
+def bitwise_not(self):
+    if self._dtype is BOOL:
+        return apply1(np.logical_not, self, BOOL)
+    return _same(self, "bitwise_not_cpu", INTEGRAL, np.invert)
+
+
+@kernel("logical_not")
+def logical_not(self):
+    return wrap(np.logical_not(self._np if self._np is not None else operand(self, BOOL, None)),
+                BOOL)
+
+
+@kernel("signbit")
+def signbit(self):
+    dt = self._dtype
+    if dt in COMPLEX:
+        raise NotImplementedError("signbit is not implemented for complex tensors.")
+    if dt is BOOL or dt.is_signed is False:
+        return full_result(False, self._size, BOOL)
+    check("signbit_cpu", dt, ALL_H)
+    x = operand(self, dt, opmath(dt))
+    return wrap(np.asarray(np.signbit(x) if dt.is_floating_point else x < 0), BOOL)
+
+
+# ---- predicates ---------------------------------------------------------------------------------
+def _parts(self):
+    x = operand(self, self._dtype, opmath(self._dtype))
+    return (x.real, x.imag) if self._dtype in COMPLEX else (x,)
+
+
+@kernel("isnan")
+def isnan(self):
+    dt = self._dtype
+    if not (dt.is_floating_point or dt.is_complex):
+        return full_result(False, self._size, BOOL)
+    return wrap(np.asarray(np.isnan(operand(self, dt, opmath(dt)))), BOOL)
+
+
+@kernel("isinf")
+def isinf(self):
+    dt = self._dtype
+    if not (dt.is_floating_point or dt.is_complex):
+        return full_result(False, self._size, BOOL)
+    return wrap(np.asarray(np.isinf(operand(self, dt, opmath(dt)))), BOOL)
+
+
+def _signed_inf(name, positive):
+    def op(self):
+        dt = self._dtype
+        if dt in COMPLEX:
+            raise RuntimeError(f"{name} does not support complex inputs.")
+        if not dt.is_floating_point:
+            return full_result(False, self._size, BOOL)
+        x = operand(self, dt, opmath(dt))
+        return wrap(np.asarray(x == (np.inf if positive else -np.inf)), BOOL)
+
+    op.__name__ = name
+    return kernel(name)(op)
+
+
+isposinf = _signed_inf("isposinf", True)
+isneginf = _signed_inf("isneginf", False)
+
+
+@kernel("nan_to_num")
+def nan_to_num(self, nan=None, posinf=None, neginf=None):
+    dt = self._dtype
+    if not (dt.is_floating_point or dt.is_complex):
+        return wrap(np.array(self._np), dt)
+    real = dt.to_real() if dt in COMPLEX else dt
+    check("nan_to_num", real, FLOAT_H)
+    npdt = D.numpy_dtype(real)
+    big = _max_of(real)
+
+    def repl(v, default):
+        if v is None:
+            return default
+        from ..cast import cast_array
+        return float(cast_array(np.asarray(float(v)), D.BY_NAME["float64"], real).astype(np.float64))
+
+    vals = (repl(nan, 0.0), repl(posinf, big), repl(neginf, -big))
+
+    def fix(x):
+        return np.where(np.isnan(x), vals[0], np.where(x == np.inf, vals[1],
+                                                        np.where(x == -np.inf, vals[2], x)))
+
+    def fn(x):
+        if dt in COMPLEX:
+            return (fix(x.real) + 1j * fix(x.imag)).astype(x.dtype)
+        return fix(x).astype(x.dtype)
+
+    del npdt
+    return apply1(fn, self, dt)
+
+
+def _max_of(dt) -> float:
+    return {"float16": 65504.0, "bfloat16": 3.3895313892515355e+38,
+            "float32": float(np.finfo(np.float32).max),
+            "float64": float(np.finfo(np.float64).max)}[dt._name]
+
+
+_unused = (F16, FLOATING, REDUCED)  # noqa: F401

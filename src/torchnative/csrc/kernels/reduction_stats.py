@@ -1,0 +1,185 @@
+"""Moments and norms: var/std (and var_mean/std_mean) with a correction, linalg_vector_norm and
+the norm overloads that call it.
+
+Upstream computes var/std with Welford in double (or, for a whole-tensor float/double reduction,
+two passes in double): we take two passes in float64, rounding once into the result dtype.
+Norms accumulate in float32 upstream for float32 input; ours accumulate in float64 (see
+reduction.py on why wider is the right side to err on).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..promotion import promote_types
+from .common import as_compute
+from .reduction import (dim_list, finish, reduce_axes, reduced_numel, warn, widened)
+from .registry import kernel
+
+
+def _moments(x: np.ndarray, axes, keepdim, correction: float):
+    """(var, mean) over ``axes`` of real float64 ``x``; upstream's divisor max(0, n - correction)."""
+    n = 1
+    for a in axes:
+        n *= x.shape[a]
+    with np.errstate(all="ignore"):
+        mean = np.add.reduce(x, axis=axes, keepdims=True) / n if n else \
+            np.full(tuple(1 if i in axes else s for i, s in enumerate(x.shape)), np.nan)
+        dev = x - mean
+        m2 = np.add.reduce(dev * dev, axis=axes, keepdims=keepdim)
+        var = m2 / max(0.0, n - correction) if n else np.full(m2.shape, np.nan)
+    if not keepdim:
+        mean = mean.reshape(var.shape)
+    return var, mean
+
+
+def _std_var(fname, self, dim, correction, keepdim, take_sqrt, with_mean):
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
+        raise RuntimeError(f"{fname} only support floating point and complex dtypes" if with_mean
+                           else "std and var only support floating point and complex dtypes")
+    axes = reduce_axes(self, dim)
+    c = 1.0 if correction is None else float(correction)
+    out_n = 1
+    for i, s in enumerate(self._size):
+        if i not in axes:
+            out_n *= s
+    per_out = self.numel() // out_n if out_n else 0
+    if per_out - c <= 0:
+        warn(f"{fname}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+             "reduction factor (input numel divided by output numel).")
+    x = widened(as_compute(self, self.dtype))
+    real_dt = self.dtype.to_real()
+    if x.dtype.kind == "c":  # var of the real part plus var of the imaginary part
+        vr, mr = _moments(np.ascontiguousarray(x.real), axes, keepdim, c)
+        vi, mi = _moments(np.ascontiguousarray(x.imag), axes, keepdim, c)
+        var, mean = vr + vi, mr + 1j * mi
+    else:
+        var, mean = _moments(x, axes, keepdim, c)
+    out = np.sqrt(var) if take_sqrt else var
+    if with_mean:
+        return finish(out, real_dt), finish(mean, self.dtype)
+    return finish(out, real_dt)
+
+
+@kernel("var.correction")
+def var(self, dim=None, *, correction=None, keepdim=False):
+    return _std_var("var", self, dim, correction, keepdim, False, False)
+
+
+@kernel("std.correction")
+def std(self, dim=None, *, correction=None, keepdim=False):
+    return _std_var("std", self, dim, correction, keepdim, True, False)
+
+
+@kernel("var_mean.correction")
+def var_mean(self, dim=None, *, correction=None, keepdim=False):
+    return _std_var("var_mean", self, dim, correction, keepdim, False, True)
+
+
+@kernel("std_mean.correction")
+def std_mean(self, dim=None, *, correction=None, keepdim=False):
+    return _std_var("std_mean", self, dim, correction, keepdim, True, True)
+
+
+# ---- norms --------------------------------------------------------------------------------------
+
+def _scalar_str(v) -> str:
+    """c10::Scalar as upstream's messages print it (ostream of a double, or an integer)."""
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, int):
+        return str(v)
+    return format(float(v), "g")
+
+
+def _check_norm_dtype(dtype, self_dt, name="linalg.vector_norm"):
+    if dtype is None:
+        return
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"{name}: dtype should be floating point or complex, but got "
+                           f"{dtype._cpp_name}")
+    if self_dt.is_complex != dtype.is_complex:
+        kind = "complex" if self_dt.is_complex else "real"
+        raise RuntimeError(f"{name}: dtype should be {kind} for {kind} inputs, but got "
+                           f"{dtype._cpp_name}")
+    if promote_types(self_dt, dtype) is not dtype:
+        raise RuntimeError(f"{name}: the dtype of the input ({self_dt._cpp_name}) should be "
+                           f"convertible without narrowing to the specified dtype "
+                           f"({dtype._cpp_name})")
+
+
+@kernel("linalg_vector_norm")
+def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None):
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {self.dtype._cpp_name}")
+    p = float(ord)
+    dims = dim_list(dim)
+    if self.numel() == 0 and (p < 0 or p == math.inf):
+        if not dims:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {_scalar_str(ord)} norm on "
+                               "an empty tensor because the operation does not have an identity")
+        for d in dims:
+            if self.size(d) == 0:
+                raise RuntimeError(f"linalg.vector_norm cannot compute the {_scalar_str(ord)} "
+                                   f"norm on the dimension {d}because this dimension is empty and "
+                                   "the operation does not have an identity")
+    _check_norm_dtype(dtype, self.dtype)
+    axes = reduce_axes(self, dims)
+    in_dt = dtype if dtype is not None else self.dtype
+    out_dt = in_dt.to_real()
+    x = as_compute(self, in_dt)
+    with np.errstate(all="ignore"):
+        if all(self._size[a] == 1 for a in axes):  # upstream: abs(x) (or x != 0), nothing summed
+            r = (x != 0) if p == 0 else np.abs(x)
+            return finish(r if keepdim else r.reshape(
+                tuple(s for i, s in enumerate(x.shape) if i not in axes)), out_dt)
+        a = widened(np.abs(x))
+        if p == 0:
+            r = np.add.reduce(a != 0, axis=axes, keepdims=keepdim, dtype=np.float64)
+        elif p == math.inf:
+            r = np.maximum.reduce(a, axis=axes, keepdims=keepdim)
+        elif p == -math.inf:
+            r = np.minimum.reduce(a, axis=axes, keepdims=keepdim)
+        elif p == 1:
+            r = np.add.reduce(a, axis=axes, keepdims=keepdim)
+        elif p == 2:
+            r = np.sqrt(np.add.reduce(a * a, axis=axes, keepdims=keepdim))
+        else:
+            r = np.add.reduce(a ** p, axis=axes, keepdims=keepdim) ** (1.0 / p)
+    return finish(r, out_dt)
+
+
+def _norm_check(self, dtype):
+    if dtype is None:
+        if not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                               f"Got {self.dtype._cpp_name} instead.")
+    elif not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError("norm(): the desired output dtype should be either floating point or "
+                           f"complex. Got {dtype._cpp_name} instead.")
+
+
+@kernel("norm.ScalarOpt_dim")
+def norm_dim(self, p, dim, keepdim=False):
+    _norm_check(self, None)
+    return linalg_vector_norm(self, 2.0 if p is None else p, dim, keepdim)
+
+
+@kernel("norm.ScalarOpt_dim_dtype")
+def norm_dim_dtype(self, p, dim, keepdim, *, dtype):
+    _norm_check(self, dtype)
+    return linalg_vector_norm(self, 2.0 if p is None else p, dim, keepdim, dtype=dtype)
+
+
+@kernel("norm.Scalar")
+def norm_scalar(self, p=2):
+    return norm_dim(self, p, [], False)
+
+
+@kernel("norm.ScalarOpt_dtype")
+def norm_dtype(self, p, *, dtype):
+    return norm_dim_dtype(self, p, [], False, dtype=dtype)
+
