@@ -460,6 +460,8 @@ def call_function(fn, sigs, args: tuple, kwargs: dict):
     result = door.aten_dispatch(op, pargs, pkwargs)
     if options.get("requires_grad"):
         result.requires_grad_(True)
+    if type(result) is tuple:
+        result = _named(op, result)
     return result
 
 
@@ -475,7 +477,16 @@ def call_method(method, sigs, self, args: tuple, kwargs: dict):
         return handle_torch_function(api, (self,) + args + tuple(kwargs.values()), self, *args,
                                      **kwargs)
     op, pargs, pkwargs, _ = sig.target(values, self)
-    return door.aten_dispatch(op, pargs, pkwargs)
+    result = door.aten_dispatch(op, pargs, pkwargs)
+    return _named(op, result) if type(result) is tuple else result
+
+
+def _named(op, result: tuple):
+    """Multi-output spellings return upstream's torch.return_types named tuples."""
+    from .return_types import BY_OVERLOAD
+
+    cls = BY_OVERLOAD.get(op.name.split("::", 1)[1])
+    return cls(result) if cls is not None else result
 
 
 def select_overload(overloads: dict, args: tuple, kwargs: dict):

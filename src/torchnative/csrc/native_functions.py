@@ -14,7 +14,7 @@ import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,8 +72,11 @@ def _generate() -> dict:
     yaml_path, tags_path, deprecated_path = yaml_paths()
     fns = parse_native_yaml(str(yaml_path), str(tags_path)).native_functions
     fns = [f for f in fns if g.should_generate_py_binding(f)]
+    from torchgen.api import cpp
+
     table: dict[str, dict[str, list[PySignature]]] = {}
-    structseqs: dict[str, list[str]] = {}
+    # overload name -> (torch.return_types name, field names), as python_return_types.cpp has it
+    structseqs: dict[str, tuple[str, list[str]]] = {}
     for ns, pred_name in NAMESPACES.items():
         method = ns == "Tensor"
         pairs = g.load_signatures(fns, str(deprecated_path), method=method)
@@ -99,7 +102,8 @@ def _generate() -> dict:
             for pair in pairs:
                 fields = g.structseq_fieldnames(pair.function.func.returns)
                 if fields:
-                    structseqs.setdefault(g.gen_structseq_typename_key(pair.function), fields)
+                    structseqs[str(pair.function.func.name)] = (cpp.name(pair.function.func),
+                                                                list(fields))
     return {"signatures": table, "structseqs": structseqs}
 
 

@@ -18,11 +18,17 @@ import numpy as np
 from .. import dtypes as D
 from ..construct import empty
 from ..tensor import TensorBase, contiguous_strides, wrap_dim
-from .common import BOOL, INT64, arr, wrap
-from .copy import _scalar_in, copy_into
+from ..cast import cast_array
+from .common import INT64, arr, opmath, wrap
 from .registry import kernel
 
 _INDEX_DTYPES = ("int64", "int32")
+# c10::Scalar::to<T>() names T like this in its overflow message
+_CTYPE = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+          "int64": "int64_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
+          "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+          "float64": "double", "bool": "bool", "complex64": "c10::complex<float>",
+          "complex128": "c10::complex<double>"}
 
 
 def _name(dt) -> str:
@@ -31,6 +37,47 @@ def _name(dt) -> str:
 
 def _shape_str(shape) -> str:
     return str(list(shape))
+
+
+def scalar_to(value, dt):
+    """c10::Scalar::to<scalar_t>(): ``value`` as a numpy scalar of ``dt``'s storage, refusing
+    values that overflow the type (c10::overflows), as upstream does."""
+    if isinstance(value, TensorBase):
+        value = value.item()
+    if isinstance(value, (bool, np.bool_)):
+        src, value = D.BY_NAME["bool"], bool(value)
+    elif isinstance(value, (int, np.integer)):
+        src, value = INT64, int(value)
+    elif isinstance(value, (float, np.floating)):
+        src, value = D.BY_NAME["float64"], float(value)
+    else:
+        src, value = D.BY_NAME["complex128"], complex(value)
+    name = dt._name
+    if name != "bool" and src._name != "bool" and _overflows(value, dt):
+        raise RuntimeError(f"value cannot be converted to type {_CTYPE.get(name, name)} without "
+                           "overflow")
+    return cast_array(np.asarray(value, D.numpy_dtype(src)), src, dt)[()]
+
+
+def _overflows(value, dt) -> bool:
+    if isinstance(value, complex):
+        if not dt.is_complex and value.imag != 0:
+            return True
+        value = value.real
+    if dt.is_complex:
+        dt = dt.to_real()
+    if dt.is_floating_point:
+        fi = np.finfo(D.numpy_dtype(dt)) if dt._name != "bfloat16" else None
+        hi = float(fi.max) if fi is not None else 3.3895313892515355e38
+        if isinstance(value, float) and (value != value or value in (float("inf"), -float("inf"))):
+            return False
+        return value < -hi or value > hi
+    info = np.iinfo(D.numpy_dtype(dt))
+    if isinstance(value, float):
+        return value != value or value < float(info.min) or value > float(info.max)
+    if info.min == 0:  # unsigned: negative values wrap (two's complement), as upstream allows
+        return value > info.max or (value < 0 and -value > info.max)
+    return value < info.min or value > info.max
 
 
 # ------------------------------------------------------------------------------ TensorIterator
@@ -313,7 +360,7 @@ def _index_put_impl_(self, indices, values, accumulate=False, unsafe=False):
         mask = _masked_fill_dispatch(self, indices, values)
         if mask is not None:
             a = arr(self)
-            value = _scalar_in(values.item(), self._dtype)
+            value = scalar_to(values.item(), self._dtype)
             np.copyto(a, value, where=np.broadcast_to(mask, a.shape))
             return self
     assert_no_overlap(self, values)

@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as D
-from .common import opmath, wrap
-from .pointwise_base import (ALL_H, ALL_HC, BOOL, COMPLEX, F16, FLOAT_H, FLOAT_HC, FLOATING,
-                             INTEGRAL, REDUCED, check, checked, full_result, operand, quiet)
+from .common import arr, opmath, wrap
+from .pointwise_base import (ALL_H, ALL_HC, BOOL, COMPLEX, FLOAT_H, FLOAT_HC, INTEGRAL, check,
+                             checked, full_result, operand, quiet)
 from .pointwise_math import erf, erfc, erfinv, exact
 from .registry import kernel
 
@@ -223,8 +223,7 @@ def bitwise_not(self):
 
 @kernel("logical_not")
 def logical_not(self):
-    return wrap(np.logical_not(self._np if self._np is not None else operand(self, BOOL, None)),
-                BOOL)
+    return wrap(np.asarray(arr(self) == 0), BOOL)  # NaN is true, as in C++
 
 
 @kernel("signbit")
@@ -286,7 +285,6 @@ def nan_to_num(self, nan=None, posinf=None, neginf=None):
         return wrap(np.array(self._np), dt)
     real = dt.to_real() if dt in COMPLEX else dt
     check("nan_to_num", real, FLOAT_H)
-    npdt = D.numpy_dtype(real)
     big = _max_of(real)
 
     def repl(v, default):
@@ -306,7 +304,6 @@ def nan_to_num(self, nan=None, posinf=None, neginf=None):
             return (fix(x.real) + 1j * fix(x.imag)).astype(x.dtype)
         return fix(x).astype(x.dtype)
 
-    del npdt
     return apply1(fn, self, dt)
 
 
@@ -315,5 +312,3 @@ def _max_of(dt) -> float:
             "float32": float(np.finfo(np.float32).max),
             "float64": float(np.finfo(np.float64).max)}[dt._name]
 
-
-_unused = (F16, FLOATING, REDUCED)  # noqa: F401

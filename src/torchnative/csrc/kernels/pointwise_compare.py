@@ -1,0 +1,233 @@
+"""Comparisons (eq/ne/lt/le/gt/ge), logical and bitwise ops, shifts, where and masked_fill.
+
+Comparisons and logical ops compute in the common dtype of their inputs (so ``uint8 < -1``
+compares with 255, as upstream does) and return bool. Shifts follow upstream's CPU kernel: a
+negative or too-large shift gives 0 (left) or the sign fill (right), never C's undefined result.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .. import dtypes as D
+from ..tensor import TensorBase
+from .common import arr, opmath, wrap
+from .pointwise_base import (ALL_HB, BOOL, COMPLEX, INTEGRAL, U8, broadcast_shape, broadcasting,
+                             check, checked, operand, quiet, shapes_of)
+from .pointwise_binary import apply2, dtype2
+from .registry import kernel
+
+_EQ_TYPES = None  # eq/ne take every dtype with storage
+
+
+def _compare(name, fn, ordered):
+    def op(self, other):
+        dt = dtype2(self, other)
+        if ordered:
+            check(f"{name}_cpu", dt, ALL_HB)
+        return apply2(fn, self, other, dt, BOOL)
+
+    op.__name__ = name
+    kernel(f"{name}.Tensor", f"{name}.Scalar")(op)
+    return op
+
+
+eq = _compare("eq", np.equal, False)
+ne = _compare("ne", np.not_equal, False)
+lt = _compare("lt", np.less, True)
+le = _compare("le", np.less_equal, True)
+gt = _compare("gt", np.greater, True)
+ge = _compare("ge", np.greater_equal, True)
+
+
+def _truth(x):
+    return x if x.dtype == np.bool_ else x != 0
+
+
+def _logical(name, fn):
+    def op(self, other):
+        dt = dtype2(self, other)
+        return apply2(lambda x, y: fn(_truth(x), _truth(y)), self, other, dt, BOOL)
+
+    op.__name__ = name
+    kernel(name)(op)
+    return op
+
+
+logical_and = _logical("logical_and", np.logical_and)
+logical_or = _logical("logical_or", np.logical_or)
+logical_xor = _logical("logical_xor", np.logical_xor)
+
+
+# ---- bitwise ------------------------------------------------------------------------------------
+def _bitwise(name, fn):
+    def op(self, other):
+        dt = dtype2(self, other)
+        check(f"bitwise_{name}_cpu", dt, INTEGRAL | {BOOL})
+        return apply2(fn, self, other, dt)
+
+    op.__name__ = f"bitwise_{name}"
+    kernel(f"bitwise_{name}.Tensor", f"bitwise_{name}.Scalar", f"bitwise_{name}.Scalar_Tensor")(op)
+    return op
+
+
+bitwise_and = _bitwise("and", np.bitwise_and)
+bitwise_or = _bitwise("or", np.bitwise_or)
+bitwise_xor = _bitwise("xor", np.bitwise_xor)
+
+
+def _bits(x) -> int:
+    return x.dtype.itemsize * 8
+
+
+def _lshift(x, y):
+    bits = _bits(x)
+    signed_y = y.astype(np.int64) if y.dtype.kind == "i" else y.view(y.dtype.str.replace("u", "i")).astype(np.int64)
+    bad = (signed_y < 0) | (signed_y >= bits)
+    s = np.where(bad, 0, signed_y).astype(x.dtype)
+    ux = x.view(x.dtype.str.replace("i", "u")) if x.dtype.kind == "i" else x
+    r = np.left_shift(ux, s.view(ux.dtype)).view(x.dtype)
+    return np.where(bad, x.dtype.type(0), r)
+
+
+def _rshift(x, y):
+    bits = _bits(x)
+    max_shift = bits - (1 if x.dtype.kind == "i" else 0)
+    signed_y = y.astype(np.int64) if y.dtype.kind == "i" else y.view(y.dtype.str.replace("u", "i")).astype(np.int64)
+    bad = (signed_y < 0) | (signed_y >= max_shift)
+    s = np.where(bad, max_shift, signed_y).astype(x.dtype)
+    if x.dtype.kind == "u":
+        return np.where(signed_y >= bits, x.dtype.type(0),
+                        np.right_shift(x, np.minimum(s, bits - 1).astype(x.dtype)))
+    return np.right_shift(x, s)
+
+
+def _shift(name, kname, fn):
+    def op(self, other):
+        dt = dtype2(self, other)
+        check(kname, dt, INTEGRAL)
+        return apply2(fn, self, other, dt)
+
+    op.__name__ = name
+    return op
+
+
+lshift = _shift("lshift", "lshift_cpu", _lshift)
+rshift = _shift("rshift", "rshift_cpu", _rshift)
+kernel("bitwise_left_shift.Tensor", "bitwise_left_shift.Tensor_Scalar",
+       "bitwise_left_shift.Scalar_Tensor", "__lshift__.Tensor", "__lshift__.Scalar")(lshift)
+kernel("bitwise_right_shift.Tensor", "bitwise_right_shift.Tensor_Scalar",
+       "bitwise_right_shift.Scalar_Tensor", "__rshift__.Tensor", "__rshift__.Scalar")(rshift)
+
+
+def _inplace(fn):
+    def op(self, other):
+        from ..structured import _check_cast, write_into
+
+        result = fn(self, other)
+        if tuple(result._size) != tuple(self._size):
+            raise RuntimeError(f"output with shape {list(self._size)} doesn't match the broadcast "
+                               f"shape {list(result._size)}")
+        _check_cast(result.dtype, self)
+        write_into(self, result)
+        return self
+
+    return op
+
+
+kernel("__ilshift__.Tensor", "__ilshift__.Scalar")(_inplace(lshift))
+kernel("__irshift__.Tensor", "__irshift__.Scalar")(_inplace(rshift))
+
+
+# ---- where / masked_fill ------------------------------------------------------------------------
+_warned_uint8_where = False
+
+
+@kernel("where.self")
+def where(condition, self, other):
+    global _warned_uint8_where
+    dt = dtype2(self, other)
+    cond = condition
+    if cond._dtype is U8:
+        if not _warned_uint8_where:
+            _warned_uint8_where = True
+            warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and "
+                          "will be removed in a future version of PyTorch. Use a boolean condition "
+                          "instead.", UserWarning, stacklevel=2)
+        c = arr(cond) != 0
+    elif cond._dtype is BOOL:
+        c = arr(cond)
+    else:
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with "
+                           f"dtype {cond._dtype._cpp_name}")
+    npdt = D.numpy_dtype(dt)
+    x = operand(self, dt, npdt)
+    y = operand(other, dt, npdt)
+    r = broadcasting(lambda: np.where(c, x, y), condition, self, other)
+    return wrap(np.asarray(r, dtype=npdt), dt)
+
+
+# caffe2::TypeMeta names, which upstream prints for ``mask.dtype()``
+_TYPEMETA = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
+             "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+             "float32": "float", "float64": "double", "complex64": "c10::complex<float>",
+             "complex128": "c10::complex<double>"}
+
+
+def _fill_value(self, value):
+    dt = self._dtype
+    if isinstance(value, complex) and dt not in COMPLEX and value.imag != 0:
+        raise RuntimeError(f"value cannot be converted to type {_c_name(dt)} without overflow")
+    v = checked(value, dt)
+    return np.asarray(v).astype(D.numpy_dtype(dt)) if dt not in COMPLEX else v
+
+
+def _c_name(dt):
+    from .pointwise_base import _C_NAMES
+    return _C_NAMES[dt._name]
+
+
+def _check_mask(mask):
+    if mask._dtype is not BOOL:
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_TYPEMETA.get(mask._dtype._name, mask._dtype._name)}")
+
+
+def _value_of(value):
+    if isinstance(value, TensorBase):
+        if value.dim() != 0:
+            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
+                               f"tensor with {value.dim()} dimension(s).")
+        return value.item()
+    return value
+
+
+@kernel("masked_fill.Scalar", "masked_fill.Tensor")
+def masked_fill(self, mask, value):
+    _check_mask(mask)
+    value = _value_of(value)
+    shape = broadcast_shape(*shapes_of(mask, self))
+    fill = _fill_value(self, value)
+    out = np.array(np.broadcast_to(arr(self), shape), order="C")
+    np.copyto(out, fill, where=arr(mask))
+    return wrap(out, self._dtype)
+
+
+@kernel("masked_fill_.Scalar", "masked_fill_.Tensor")
+def masked_fill_(self, mask, value):
+    _check_mask(mask)
+    value = _value_of(value)
+    shape = broadcast_shape(*shapes_of(self, mask))
+    if shape != tuple(self._size):
+        raise RuntimeError(f"output with shape {list(self._size)} doesn't match the broadcast shape "
+                           f"{list(shape)}")
+    fill = _fill_value(self, value)
+    target = arr(self)
+    if target.size:
+        np.copyto(target, fill, where=arr(mask))
+    return self
+
+
+_unused = (opmath, quiet)  # noqa: F401
