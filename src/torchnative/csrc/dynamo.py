@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import weakref
 
+from .refuse import TorchnativeNotImplementedError
+
 _state = {"guard_error_hook": None}
 _code_strategies: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
@@ -34,6 +36,26 @@ class NullStackValue:
 NULL_STACK_VALUE = NullStackValue()
 
 
+def set_is_in_mode_without_ignore_compile_internals(value: bool) -> None:
+    """A flag dynamo's guards read; recorded for completeness, as no guard runs here."""
+    _state["in_mode_without_ignore_compile_internals"] = bool(value)
+
+
+def set_eval_frame(callback):
+    """Install a frame-evaluation callback; returns the previous one. Turning evaluation off
+    (None/False, which ``torch._dynamo.disable`` does around every mode call) is our permanent
+    state; installing a real callback is torch.compile, which refuses by name."""
+    if callback is None or callback is False:
+        return None
+    raise TorchnativeNotImplementedError(
+        "torch.compile (torch._C._dynamo.eval_frame.set_eval_frame)",
+        "frame evaluation hooks need CPython's C API")
+
+
+def get_eval_frame_callback():
+    return None
+
+
 def set_guard_error_hook(hook) -> None:
     _state["guard_error_hook"] = hook
 
@@ -43,6 +65,10 @@ def set_code_exec_strategy(code, strategy) -> None:
 
 
 TORCH_C = {
+    "torch._C._dynamo.eval_frame.set_eval_frame": set_eval_frame,
+    "torch._C._dynamo.eval_frame.get_eval_frame_callback": get_eval_frame_callback,
+    "torch._C._dynamo.guards.set_is_in_mode_without_ignore_compile_internals":
+        set_is_in_mode_without_ignore_compile_internals,
     "torch._C._dynamo.eval_frame.NULL_STACK_VALUE": NULL_STACK_VALUE,
     "torch._C._dynamo.eval_frame._FrameExecStrategy": _FrameExecStrategy,
     "torch._C._dynamo.eval_frame.set_guard_error_hook": set_guard_error_hook,

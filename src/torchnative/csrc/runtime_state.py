@@ -177,6 +177,27 @@ def increment_version(t) -> None:
         x._version_ref[0] += 1
 
 
+def _tensors(values):
+    for v in values:
+        if type(v).__name__ == "Tensor" or hasattr(v, "_storage"):
+            if getattr(v, "_storage", None) is not None:
+                yield v
+        elif isinstance(v, (list, tuple)):
+            yield from _tensors(v)
+
+
+def any_output_is_alias_to_input_or_output(args, kwargs, outputs) -> bool:
+    """Custom-op contract check: does an output share storage with an input or another output?"""
+    seen = {id(t._storage) for t in _tensors(list(args) + list((kwargs or {}).values()))
+            if t._storage.nbytes()}
+    for t in _tensors(outputs):
+        key = id(t._storage)
+        if t._storage.nbytes() and key in seen:
+            return True
+        seen.add(key)
+    return False
+
+
 def get_default_device() -> str:
     return "cpu"
 
@@ -250,6 +271,7 @@ TORCH_C = {
     "torch._C._remove_obj_from_tls": remove_obj_from_tls,
     "torch._C._increment_version": increment_version,
     "torch._C._get_default_device": get_default_device,
+    "torch._C._any_output_is_alias_to_input_or_output": any_output_is_alias_to_input_or_output,
     "torch._C._get_privateuse1_backend_name": get_privateuse1_backend_name,
     "torch._C._get_accelerator": get_accelerator,
     "torch._C._dispatch_pystub": dispatch_pystub,

@@ -53,3 +53,17 @@ def ours_python() -> str:
     """Our environment's interpreter (the one running the tests, normally)."""
     cand = REPO / ".venv/bin/python"
     return str(cand) if cand.exists() else sys.executable
+
+
+def run_json_ours(code: str, timeout: float = 600):
+    """Run ``code`` on our torch in a fresh process (same contract as ``run_json``)."""
+    proc = subprocess.run([ours_python(), "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"our code failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def run_both(code: str, timeout: float = 600):
+    """(ours, upstream): the same program run on each torch in its own process."""
+    return run_json_ours(code, timeout), run_json(code, timeout)

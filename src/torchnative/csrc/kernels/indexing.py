@@ -167,8 +167,9 @@ def _bcast_strides(t_shape, t_strides, shape) -> tuple:
 
 def new_with_strides(result: np.ndarray, dt, strides) -> TensorBase:
     """A tensor of dtype ``dt`` holding ``result`` laid out with ``strides``."""
+    result = np.asarray(result)
     if tuple(strides) == contiguous_strides(result.shape):
-        return wrap(np.ascontiguousarray(result), dt)
+        return wrap(result if result.flags.c_contiguous else np.array(result, order="C"), dt)
     out = empty(result.shape, dt, stride=strides)
     np.copyto(out._np, result)
     return out
@@ -314,7 +315,7 @@ def index(self, indices):
     info.check_bounds(self)
     result = arr(self)[info.key]
     if all(a.ndim == 0 for a in info.indexers):
-        result = result.copy()  # numpy treats 0-dim integer arrays as basic indices (a view)
+        result = np.array(result)  # numpy treats 0-dim integer arrays as basic indices (a view)
     return new_with_strides(result, self._dtype, info.out_strides())
 
 
@@ -395,3 +396,656 @@ def index_put(self, indices, values, accumulate=False):
     from .copy import _clone
 
     return _index_put_impl_(_clone(self, None), indices, values, accumulate, False)
+
+
+# ------------------------------------------------------------------------ dim-wise indexing
+def _nsize(t: TensorBase, d: int) -> int:
+    """ensure_nonempty_size: a 0-dim tensor counts as one element along dim 0."""
+    return 1 if not t._size else t.size(d)
+
+
+def _as_1d(a: np.ndarray) -> np.ndarray:
+    return a.reshape(1) if a.ndim == 0 else a
+
+
+def _index_array(index: TensorBase) -> np.ndarray:
+    return _as_1d(arr(index))
+
+
+def _key_along(idx: np.ndarray, dim: int) -> tuple:
+    """The fancy index that reads/writes ``t[i0, .., idx[i0, .., ik], .., ik]``."""
+    n = idx.ndim
+    key = []
+    for d, s in enumerate(idx.shape):
+        if d == dim:
+            key.append(idx)
+        else:
+            shp = [1] * n
+            shp[d] = s
+            key.append(np.arange(s).reshape(shp))
+    return tuple(key)
+
+
+def _check_bounds(idx: np.ndarray, size: int, dim: int, lo=0) -> None:
+    """The scatter/gather kernels' check (no negative indices)."""
+    if idx.size and (idx.min() < lo or idx.max() >= size):
+        bad = idx[(idx < lo) | (idx >= size)].reshape(-1)[0]
+        raise RuntimeError(f"index {int(bad)} is out of bounds for dimension {dim} with size "
+                           f"{size}")
+
+
+def _occurrence_rank(idx: np.ndarray) -> np.ndarray:
+    """For each position, how many earlier positions hold the same index: positions of one rank
+    have distinct targets, so rank by rank a sequential update becomes vectorized."""
+    order = np.argsort(idx, kind="stable")
+    s = idx[order]
+    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+    run_start = np.repeat(starts, np.diff(np.r_[starts, s.size]))
+    rank = np.empty(idx.size, np.int64)
+    rank[order] = np.arange(s.size) - run_start
+    return rank
+
+
+def _reduced(dt) -> bool:
+    return dt in D.REDUCED_FLOATING
+
+
+def _ufunc_at(out: np.ndarray, key, values: np.ndarray, ufunc, dt) -> None:
+    """Sequential ``out[key] op= values``; float16/bfloat16 accumulate in float and round once
+    (upstream's scatter kernels keep an opmath buffer)."""
+    if _reduced(dt):
+        buf = out.astype(np.float32)
+        ufunc.at(buf, key, values.astype(np.float32))
+        out[key] = buf[key].astype(out.dtype)
+    else:
+        ufunc.at(out, key, values)
+
+
+@kernel("index_select")
+def index_select(self, dim, index):
+    dim = wrap_dim(dim, self.dim())
+    if index.dim() > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if index._dtype._name not in _INDEX_DTYPES:
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    idx = arr(index).reshape(-1)
+    a = arr(self)
+    if self.dim() == 0:
+        if idx.size and (idx.min() < 0 or idx.max() >= 1):
+            raise IndexError("index out of range in self")
+        return wrap(a.copy() if idx.size else np.empty((), a.dtype), self._dtype) \
+            if idx.size <= 1 else wrap(np.repeat(a.reshape(1), idx.size), self._dtype)
+    size = self._size[dim]
+    if idx.size and self.numel() and (idx.min() < 0 or idx.max() >= size):
+        if self.dim() > 1 and dim == 1:  # the dim-1 fast path checks before copying anything
+            bad = idx[(idx < 0) | (idx >= size)][0]
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(bad)} "
+                               f"axis_dim={size}")
+        raise IndexError("index out of range in self")
+    return wrap(np.take(a, idx, axis=dim), self._dtype)
+
+
+def _gather_shape_check(self, dim, index) -> None:
+    nd = max(self.dim(), 1)
+    if nd != max(index.dim(), 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    for d in range(nd):
+        if d != dim and _nsize(index, d) > _nsize(self, d):
+            raise RuntimeError(f"Size does not match at dimension {d} expected index "
+                               f"{_shape_str(index._size)} to be no larger than self "
+                               f"{_shape_str(self._size)} apart from dimension {dim}")
+
+
+@kernel("gather")
+def gather(self, dim, index, sparse_grad=False):
+    dim = wrap_dim(dim, self.dim())
+    if index.numel() == 0:
+        return empty(index._size, self._dtype)
+    if index._dtype._name not in _INDEX_DTYPES:
+        raise RuntimeError("gather(): Expected dtype int32/int64 for index")
+    _gather_shape_check(self, dim, index)
+    a, idx = _as_1d(arr(self)), _index_array(index)
+    _check_bounds(idx, a.shape[dim], dim)
+    return wrap(a[_key_along(idx, dim)].reshape(index._size), self._dtype)
+
+
+# ------------------------------------------------------------------------------ scatter family
+_warned_scatter_reduce = False
+
+
+def _scatter_checks(self, dim, index, src=None, reduce=None, new_options=False) -> int:
+    dim = wrap_dim(dim, self.dim())
+    if index.numel() != 0 and index._dtype._name not in _INDEX_DTYPES:
+        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
+    if src is not None and src._dtype != self._dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    if index.numel() != 0:
+        nd = max(self.dim(), 1)
+        if nd != max(index.dim(), 1):
+            raise RuntimeError("Index tensor must have the same number of dimensions as self "
+                               "tensor")
+        wrong = any(d != dim and _nsize(index, d) > _nsize(self, d) for d in range(nd))
+        if not wrong and src is not None:
+            wrong = any(_nsize(index, d) > _nsize(src, d) for d in range(nd))
+        if wrong:
+            msg = (f"Expected index {_shape_str(index._size)} to be no larger than self "
+                   f"{_shape_str(self._size)} apart from dimension {dim}")
+            if src is not None:
+                msg += f" and to be no larger size than src {_shape_str(src._size)}"
+            raise RuntimeError(msg)
+    if reduce is not None:
+        allowed = ("sum", "prod", "mean", "amax", "amin") if new_options else ("add", "multiply")
+        if reduce not in allowed:
+            if new_options:
+                raise RuntimeError("reduce argument must be either sum, prod, mean, amax or "
+                                   f"amin, got {reduce}")
+            raise RuntimeError("reduce argument must be either add or multiply.")
+    return dim
+
+
+def _scatter_into(self, dim, index, src_values, reduce=None) -> TensorBase:
+    """Write (or reduce) ``src_values`` (array shaped like index, or a scalar) into ``self``."""
+    if index.numel() == 0:
+        return self
+    out, idx = _as_1d(arr(self)), _index_array(index)
+    _check_bounds(idx, out.shape[dim], dim)
+    key = _key_along(idx, dim)
+    if reduce is None:
+        out[key] = src_values
+    else:
+        values = np.broadcast_to(src_values, idx.shape)
+        ufunc = np.add if reduce in ("add", "sum", "mean") else np.multiply
+        if self._dtype._name == "bool":
+            ufunc = np.logical_or if ufunc is np.add else np.logical_and
+        _ufunc_at(out, key, values, ufunc, self._dtype)
+    return self
+
+
+def _src_values(src, index) -> np.ndarray:
+    s = _as_1d(arr(src))
+    return s[tuple(slice(0, n) for n in _index_array(index).shape)]
+
+
+def _fresh(self) -> TensorBase:
+    """The contiguous copy of self a structured scatter kernel writes its output into."""
+    return wrap(np.array(arr(self), order="C"), self._dtype)
+
+
+def _warn_scatter_reduce_src():
+    global _warned_scatter_reduce
+    if not _warned_scatter_reduce:
+        _warned_scatter_reduce = True
+        warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and "
+                      "will be removed in a future PyTorch release. Use torch.scatter_reduce "
+                      "instead for more reduction options.", UserWarning, stacklevel=3)
+
+
+@kernel("scatter_.src")
+def scatter__src(self, dim, index, src):
+    dim = _scatter_checks(self, dim, index, src)
+    return _scatter_into(self, dim, index, _src_values(src, index) if index.numel() else None)
+
+
+@kernel("scatter_.value")
+def scatter__value(self, dim, index, value):
+    dim = _scatter_checks(self, dim, index)
+    if index.numel() == 0:
+        return self
+    return _scatter_into(self, dim, index, scalar_to(value, self._dtype))
+
+
+@kernel("scatter_.reduce")
+def scatter__reduce(self, dim, index, src, *, reduce):
+    _warn_scatter_reduce_src()
+    dim = _scatter_checks(self, dim, index, src, reduce)
+    return _scatter_into(self, dim, index, _src_values(src, index) if index.numel() else None,
+                         reduce)
+
+
+@kernel("scatter_.value_reduce")
+def scatter__value_reduce(self, dim, index, value, *, reduce):
+    dim = _scatter_checks(self, dim, index, None, reduce)
+    if index.numel() == 0:
+        return self
+    return _scatter_into(self, dim, index, scalar_to(value, self._dtype), reduce)
+
+
+@kernel("scatter_add_")
+def scatter_add_(self, dim, index, src):
+    dim = _scatter_checks(self, dim, index, src)
+    return _scatter_into(self, dim, index, _src_values(src, index) if index.numel() else None,
+                         "add")
+
+
+_REDUCE_INIT = {"sum": 0, "mean": 0, "prod": 1}
+
+
+@kernel("scatter_reduce_.two")
+def scatter_reduce__two(self, dim, index, src, reduce, *, include_self=True):
+    dim = _scatter_checks(self, dim, index, src, reduce, new_options=True)
+    name = self._dtype._name
+    if (reduce == "mean" and name == "bool") or \
+            (reduce in ("amax", "amin") and self._dtype.is_complex):
+        raise NotImplementedError(f'"scatter_gather_tensor_cpu_reduce_{reduce}" not '
+                                  f"implemented for '{_name(self._dtype)}'")
+    if index.numel() == 0:
+        return self
+    out, idx = _as_1d(arr(self)), _index_array(index)
+    _check_bounds(idx, out.shape[dim], dim)
+    key = _key_along(idx, dim)
+    values = _src_values(src, index)
+    if not include_self:
+        if reduce in _REDUCE_INIT:
+            out[key] = _REDUCE_INIT[reduce]
+        else:
+            out[key] = _extreme(self._dtype, lowest=reduce == "amax")
+    if reduce in ("amax", "amin"):
+        _scatter_extreme(out, key, values, reduce == "amax", self._dtype)
+    else:
+        ufunc = np.multiply if reduce == "prod" else np.add
+        if name == "bool":
+            ufunc = np.logical_and if reduce == "prod" else np.logical_or
+        _ufunc_at(out, key, values, ufunc, self._dtype)
+    if reduce == "mean":
+        count = np.full(out.shape, 1 if include_self else 0, out.dtype)
+        _ufunc_at(count, key, np.ones(idx.shape, out.dtype), np.add, self._dtype)
+        count[count == 0] = 1
+        if self._dtype.is_floating_point or self._dtype.is_complex:
+            cdt = opmath(self._dtype)
+            out[...] = (out.astype(cdt) / count.astype(cdt)).astype(out.dtype)
+        else:
+            out[...] = np.floor_divide(out, count)
+    return self
+
+
+def _extreme(dt, lowest: bool):
+    if dt.is_floating_point:
+        return -np.inf if lowest else np.inf
+    if dt._name == "bool":
+        return not lowest
+    info = np.iinfo(D.numpy_dtype(dt))
+    return info.min if lowest else info.max
+
+
+def _scatter_extreme(out, key, values, is_max: bool, dt) -> None:
+    """ReduceMaximum/Minimum: ``isnan(src) ? src : max(self, src)`` in order. numpy's
+    maximum.at gives the same values except that std::max keeps the earlier of two equal
+    values, which shows only when +0 and -0 meet: then the sequence is replayed exactly."""
+    ufunc = np.maximum if is_max else np.minimum
+    if not (dt.is_floating_point and _mixed_zeros(values, out[key])):
+        ufunc.at(out, key, values)
+        return
+    flat = [f.reshape(-1) for f in np.broadcast_arrays(*key)]
+    tgt = np.ravel_multi_index(flat, out.shape)
+    src = values.reshape(-1)
+    rank = _occurrence_rank(tgt)
+    for r in range(int(rank.max()) + 1):
+        sel = rank == r
+        k = tuple(f[sel] for f in flat)
+        s, cur = src[sel], out[k]
+        better = (s > cur) if is_max else (s < cur)
+        out[k] = np.where(np.isnan(s) | better, s, cur)
+
+
+def _mixed_zeros(*arrays) -> bool:
+    pos = neg = False
+    for a in arrays:
+        z = a[a == 0]
+        if z.size:
+            sign = np.signbit(z)
+            neg |= bool(sign.any())
+            pos |= bool((~sign).any())
+    return pos and neg
+
+
+def _functional(inplace):
+    def functional(self, *args, **kwargs):
+        return inplace(_fresh(self), *args, **kwargs)
+
+    return functional
+
+
+kernel("scatter.src")(_functional(scatter__src))
+kernel("scatter.value")(_functional(scatter__value))
+kernel("scatter.reduce")(_functional(scatter__reduce))
+kernel("scatter.value_reduce")(_functional(scatter__value_reduce))
+kernel("scatter_add")(_functional(scatter_add_))
+kernel("scatter_reduce.two")(_functional(scatter_reduce__two))
+
+
+# ------------------------------------------------------------------- index_add / copy / fill
+def _index_func_checks(func, self, dim, index, source) -> None:
+    """index_func_meta_impl (index_add, index_reduce)."""
+    if index.dim() > 1:
+        raise IndexError(f"{func}_(): Index is supposed to be a vector, but got dim: "
+                         f"{index.dim()} with type: {_name(index._dtype)} and size: "
+                         f"{_shape_str(index._size)}")
+    if index._dtype._name not in _INDEX_DTYPES:
+        raise RuntimeError(f"{func}_(): Expected dtype int32/int64 for index but got: "
+                           f"{_name(index._dtype)}")
+    if self._dtype != source._dtype:
+        raise RuntimeError(f"{func}_(): self ({_name(self._dtype)}) and source "
+                           f"({_name(source._dtype)}) must have the same scalar type")
+    if not (dim == 0 or dim < source.dim()):
+        raise RuntimeError(f"{func}_(): Indexing dim {dim} is out of bounds of the source "
+                           f"tensor with dim {source.dim()}")
+    n = 1 if source.dim() == 0 else source.size(dim)
+    if index.numel() != n:
+        raise RuntimeError(f"{func}_(): Number of indices ({index.numel()}) should be equal to "
+                           f"source.size(dim): ({source.size(dim)}), for dim: {dim}")
+    ss, os_ = list(self._size), list(source._size)
+    if source.dim() and self.dim():
+        del ss[dim], os_[dim]
+    if ss != os_:
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {_shape_str(self._size)} "
+                           f"source.shape = {_shape_str(source._size)}")
+
+
+@kernel("index_add_")
+def index_add_(self, dim, index, source, *, alpha=1):
+    dim = wrap_dim(dim, self.dim())
+    _index_func_checks("index_add", self, dim, index, source)
+    idx = arr(index).reshape(-1)
+    if idx.size == 0 or self.numel() == 0:
+        return self
+    a, s = arr(self), arr(source)
+    dt = self._dtype
+    if self.dim() <= 1:
+        # serial loop in scalar_t: self[i] += source[j] * alpha (no fused multiply-add)
+        if source.dim() > 1:
+            raise RuntimeError(f"source.dim() ({source.dim()}) must one or zero for given "
+                               f"self.dim() ({self.dim()})")
+        if idx.min() < 0 or idx.max() >= self.numel():
+            raise IndexError("index out of range in self")
+        s = s.reshape(-1)
+        if alpha != 1:
+            s = s * scalar_to(alpha, dt)
+        np.add.at(_as_1d(a), idx, s)
+        return self
+    lead = (slice(None),) * dim
+    if alpha == 1:  # runs as scatter_add (opmath accumulation)
+        _check_bounds(idx, self._size[dim], dim)
+        _ufunc_at(a, lead + (idx,), s, np.add, dt)
+        return self
+    # slice by slice, add_(source_slice, alpha): one fused multiply-add per step
+    if idx.min() < 0 or idx.max() >= self._size[dim]:
+        raise IndexError("index out of range in self")
+    rank = _occurrence_rank(idx)
+    for r in range(int(rank.max()) + 1):
+        pos = np.flatnonzero(rank == r)
+        tgt = idx[pos]
+        a[lead + (tgt,)] = _axpy(a[lead + (tgt,)], s[lead + (pos,)], alpha, dt)
+    return self
+
+
+def _axpy(x: np.ndarray, y: np.ndarray, alpha, dt) -> np.ndarray:
+    """x + alpha * y as upstream's add kernel computes it (fused for floating types)."""
+    from ..random.fpmath import fma32, fma64
+
+    if dt.is_floating_point:
+        cdt = opmath(dt)
+        if cdt == np.float64:
+            return fma64(y, float(alpha), x).reshape(x.shape)
+        return fma32(y.astype(np.float32), np.float32(alpha), x.astype(np.float32)) \
+            .astype(x.dtype)
+    return x + scalar_to(alpha, dt) * y
+
+
+@kernel("index_add")
+def index_add(self, dim, index, source, *, alpha=1):
+    d = wrap_dim(dim, self.dim())
+    _index_func_checks("index_add", self, d, index, source)
+    return index_add_(_fresh(self), dim, index, source, alpha=alpha)
+
+
+@kernel("index_copy_")
+def index_copy_(self, dim, index, source):
+    dim = wrap_dim(dim, self.dim())
+    if index.dim() >= 2:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.dim()})")
+    if index._dtype._name != "int64":
+        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got "
+                           f"{_name(index._dtype)}")
+    if self._dtype != source._dtype:
+        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, "
+                           f"but got (self) {_name(self._dtype)} and (source) "
+                           f"{_name(source._dtype)}")
+    n = index.numel()
+    if source.dim() > 1 or self.dim() > 1:
+        ss, os_ = list(self._size), list(source._size)
+        if dim < len(ss):
+            del ss[dim]
+        if dim < len(os_):
+            del os_[dim]
+        if ss != os_:
+            raise RuntimeError(
+                "index_copy_(): Source/destination tensor must have same slice shapes. "
+                f"Destination slice shape: {' '.join(map(str, ss))} at dimension {dim} and "
+                f"source slice shape: {' '.join(map(str, os_))} at dimension 0.")
+    if not (source.dim() == 0 or n == source.size(dim)):
+        raise IndexError(f"index_copy_(): Number of indices ({n}) should be equal to "
+                         f"source.size(dim) ({source.size(dim)})")
+    idx = arr(index).reshape(-1)
+    size = _nsize(self, dim)
+    if idx.size and (idx.min() < 0 or idx.max() >= size):
+        bad = idx[(idx < 0) | (idx >= size)][0]
+        raise IndexError(f"index_copy_(): index {int(bad)} is out of bounds for dimension "
+                         f"{dim} with size {size}")
+    if idx.size == 0:
+        return self
+    a, s = _as_1d(arr(self)), _as_1d(arr(source))
+    a[(slice(None),) * dim + (idx,)] = s
+    return self
+
+
+@kernel("index_copy")
+def index_copy(self, dim, index, source):
+    from .copy import _clone
+
+    return index_copy_(_clone(self, None), dim, index, source)
+
+
+@kernel("index_fill_.int_Scalar")
+def index_fill__scalar(self, dim, index, value):
+    if index._dtype._name != "int64":
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    assert_no_overlap(self, index)
+    if _has_internal_overlap(self):
+        warnings.warn("Use of index_fill_ on expanded tensors is deprecated. Please clone() the "
+                      "tensor before performing this operation. This also applies to advanced "
+                      "indexing e.g. tensor[mask] = scalar", UserWarning, stacklevel=3)
+    if not self._dtype.is_complex and isinstance(value, complex) or \
+            (isinstance(value, TensorBase) and value.is_complex() and not self.is_complex()):
+        raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not "
+                           "supported")
+    dim = wrap_dim(dim, max(self.dim(), 1))
+    if index.dim() > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    idx = arr(index).reshape(-1)
+    size = _nsize(self, dim)
+    if idx.size and (idx.min() < -size or idx.max() >= size):
+        bad = idx[(idx < -size) | (idx >= size)][0]
+        raise IndexError(f"index {int(bad)} is out of bounds for dimension {dim} with size "
+                         f"{size}")
+    v = scalar_to(value, self._dtype)
+    if idx.size:
+        _as_1d(arr(self))[(slice(None),) * dim + (idx,)] = v
+    return self
+
+
+@kernel("index_fill_.int_Tensor")
+def index_fill__tensor(self, dim, index, value):
+    if value.dim() != 0:
+        raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value.dim()} dimension(s).")
+    return index_fill__scalar(self, dim, index, value.item())
+
+
+def _cloned(inplace):
+    def functional(self, *args, **kwargs):
+        from .copy import _clone
+
+        return inplace(_clone(self, None), *args, **kwargs)
+
+    return functional
+
+
+kernel("index_fill.int_Scalar")(_cloned(index_fill__scalar))
+kernel("index_fill.int_Tensor")(_cloned(index_fill__tensor))
+
+
+# ------------------------------------------------------------------------------------- masks
+def infer_size(a, b) -> tuple:
+    """at::infer_size: the broadcast of shapes ``a`` and ``b``, with upstream's message."""
+    n = max(len(a), len(b))
+    out = []
+    for i in range(n - 1, -1, -1):
+        da, db = len(a) - n + i, len(b) - n + i
+        sa = a[da] if da >= 0 else 1
+        sb = b[db] if db >= 0 else 1
+        if sa != sb and sa != 1 and sb != 1:
+            raise RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor b "
+                               f"({sb}) at non-singleton dimension {i}")
+        out.append(sb if sa == 1 else sa)
+    return tuple(reversed(out))
+
+
+def expand_inplace_check(target, shape) -> None:
+    """at::expand_inplace: ``shape`` must broadcast to ``target`` without growing it."""
+    if len(shape) > len(target):
+        raise RuntimeError(f"expand: the number of sizes provided ({len(target)}) must be greater "
+                           f"or equal to the number of dimensions in the tensor ({len(shape)})")
+    for i in range(len(shape) - 1, -1, -1):
+        j = len(target) - len(shape) + i
+        if shape[i] != 1 and shape[i] != target[j]:
+            raise RuntimeError(f"The expanded size of the tensor ({target[j]}) must match the "
+                               f"existing size ({shape[i]}) at non-singleton dimension {j}.  "
+                               f"Target sizes: {_shape_str(target)}.  Tensor sizes: "
+                               f"{_shape_str(shape)}")
+
+
+@kernel("masked_select")
+def masked_select(self, mask):
+    if mask._dtype._name != "bool":
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    shape = infer_size(mask._size, self._size)
+    a = np.broadcast_to(arr(self), shape)
+    m = np.broadcast_to(arr(mask), shape)
+    return wrap(a[m] if shape else a.reshape(1)[m.reshape(1)], self._dtype)
+
+
+@kernel("masked_scatter_")
+def masked_scatter_(self, mask, source):
+    if mask._dtype._name == "uint8":
+        warnings.warn("masked_scatter_ received a mask with dtype torch.uint8, this behavior is "
+                      "now deprecated,please use a mask with dtype torch.bool instead.",
+                      UserWarning, stacklevel=3)
+    if mask._dtype._name != "bool":
+        raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with dtype "
+                           f"{_name(mask._dtype)}")
+    if self._dtype != source._dtype:
+        raise RuntimeError("masked_scatter: expected self and source to have same dtypes but got"
+                           f"{_name(self._dtype)} and {_name(source._dtype)}")
+    expand_inplace_check(self._size, mask._size)
+    a = arr(self)
+    m = np.broadcast_to(arr(mask), a.shape)
+    count = int(np.count_nonzero(m))
+    if count > source.numel():
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    if count:
+        src = arr(source).reshape(-1)[:count]
+        if a.ndim:
+            a[m] = src
+        else:
+            a[()] = src[0]
+    return self
+
+
+@kernel("masked_scatter")
+def masked_scatter(self, mask, source):
+    shape = infer_size(mask._size, self._size)
+    out = wrap(np.array(np.broadcast_to(arr(self), shape), order="C"), self._dtype)
+    return masked_scatter_(out, mask, source)
+
+
+# ---------------------------------------------------------------------------- take / put
+def _flat_bounds(idx: np.ndarray, n: int) -> None:
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        bad = idx[(idx < -n) | (idx >= n)].reshape(-1)[0]
+        raise IndexError(f"out of range: tried to access index {int(bad)} on a tensor of {n} "
+                         "elements.")
+
+
+@kernel("take")
+def take(self, index):
+    if index._dtype._name != "int64":
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got "
+                           f"{_name(index._dtype)}")
+    if self.numel() == 0 and index.numel() != 0:
+        raise IndexError("take(): tried to take from an empty tensor")
+    idx = arr(index)
+    if idx.size == 0:
+        return empty(index._size, self._dtype)
+    _flat_bounds(idx, self.numel())
+    return wrap(arr(self).reshape(-1)[idx], self._dtype)
+
+
+@kernel("put_")
+def put_(self, index, source, accumulate=False):
+    if index._dtype._name != "int64":
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got "
+                           f"{_name(index._dtype)}")
+    if self._dtype != source._dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got "
+                           f"self.dtype = {_name(self._dtype)} and source.dtype = "
+                           f"{_name(source._dtype)}")
+    if source.numel() != index.numel():
+        raise IndexError(f"put_(): Expected source and index to have the same number of "
+                         f"elements, but got source.numel() = {source.numel()}, index.numel() "
+                         f"= {index.numel()}")
+    if self.numel() == 0 and index.numel() != 0:
+        raise IndexError("put_(): Tried to put elements into an empty tensor")
+    assert_no_internal_overlap(self)
+    assert_no_overlap(self, index)
+    assert_no_overlap(self, source)
+    if index.numel() == 0:
+        return self
+    n = self.numel()
+    idx = arr(index).reshape(-1)
+    _flat_bounds(idx, n)
+    a = arr(self)
+    a = _as_1d(a)
+    key = np.unravel_index(np.where(idx < 0, idx + n, idx), a.shape)
+    src = arr(source).reshape(-1)
+    if accumulate:
+        np.add.at(a, key, src)
+    else:
+        a[key] = src
+    return self
+
+
+kernel("put")(_cloned(put_))
+
+
+# ----------------------------------------------------------------------------------- nonzero
+@kernel("nonzero")
+def nonzero(self):
+    a = arr(self)
+    coords = np.argwhere(a)  # (N, ndim) in logical order
+    n = coords.shape[0]
+    out = empty((n, a.ndim), INT64, stride=(1, n))  # upstream fills an (ndim, N) buffer
+    out._np[...] = coords
+    return out
+
+
+@kernel("nonzero_static")
+def nonzero_static(self, *, size, fill_value=-1):
+    if size < 0:
+        raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, but got "
+                           f"{size}")
+    a = arr(self)
+    coords = np.argwhere(a)[:size]
+    out = np.full((size, a.ndim), fill_value, np.int64)
+    out[:coords.shape[0]] = coords
+    return wrap(out, INT64)

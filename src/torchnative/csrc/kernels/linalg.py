@@ -213,11 +213,15 @@ def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
         raise not_implemented("addmm_impl_cpu_", dt)
     om = opmath_dtype(dt)
     a, b = scalar_to(alpha, om), scalar_to(beta, om)
-    # sum over batches of b1[i] @ b2[i] is one gemm: (n, bs*k) @ (bs*k, p)
-    lhs = _operand(batch1, dt).transpose(1, 0, 2).reshape(n, bs * k)
-    rhs = _operand(batch2, dt).reshape(bs * k, p)
-    return wrap(_scaled(np.matmul(lhs, rhs), a, _operand(self_b, dt) if b != 0 else None, b),
-                dt)
+    # upstream: result.addmm_(b1[i], b2[i], beta_i, alpha) batch after batch (beta_i = 1 after
+    # the first); numpy's reduction over the leading axis adds in that same order
+    prods = np.matmul(_operand(batch1, dt), _operand(batch2, dt))
+    if a != 1:
+        prods *= a
+    if b != 0:
+        first = _operand(self_b, dt) * b if b != 1 else _operand(self_b, dt)
+        prods[0] += first
+    return wrap(np.add.reduce(prods, axis=0), dt)
 
 
 # ---- addmv, mv, dot, vdot ---------------------------------------------------------------------

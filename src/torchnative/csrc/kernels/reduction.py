@@ -79,7 +79,8 @@ def reduced_size(t: TensorBase, axes, keepdim: bool) -> tuple:
 
 def finish(result, dt: D.dtype) -> TensorBase:
     """A new contiguous tensor of dtype ``dt`` holding ``result`` (rounded once, as upstream casts)."""
-    return wrap(np.ascontiguousarray(result), dt)
+    a = np.asarray(result)
+    return wrap(a if a.flags.c_contiguous else a.copy(order="C"), dt)
 
 
 def not_implemented(name: str, dt: D.dtype):

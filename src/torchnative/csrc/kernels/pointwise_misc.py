@@ -1,0 +1,330 @@
+"""Clamp, lerp, addcmul/addcdiv and the activation functions that are pointwise kernels upstream
+(relu, gelu, silu, mish, elu, leaky_relu, hardtanh, hardsigmoid, hardswish, softplus, threshold).
+
+Each formula is upstream's CPU loop, step by step, in the compute dtype (float32 for
+float16/bfloat16): the order of roundings decides the last bit. Where upstream's vectorized loop
+uses a fused multiply-add (lerp) the float32 case is computed in float64 and rounded once.
+gelu has both of upstream's forms: the exact ``x/2 (1 + erf(x/sqrt 2))`` and the tanh
+approximation; they differ by up to ~1e-3 and must never be swapped.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as D
+from ..tensor import TensorBase
+from .common import opmath, wrap
+from .pointwise_base import (ALL_H, BOOL, COMPLEX, F32, FLOAT_H, FLOAT_HC, INTEGRAL, REDUCED, U8,
+                             broadcasting, check, checked, operand, py_dtype, quiet, result_type)
+from .pointwise_binary import dtype2, maximum, minimum
+from .pointwise_math import erf, exact
+from .registry import kernel
+
+
+def _apply(fn, self, dt, *more):
+    cdt = opmath(dt)
+    xs = [operand(t, dt, cdt) for t in (self, *more)]
+    with quiet():
+        r = broadcasting(lambda: fn(*xs), self, *more)
+    return wrap(np.asarray(r), dt)
+
+
+# ---- clamp --------------------------------------------------------------------------------------
+def _no_complex(*xs):
+    for x in xs:
+        if (isinstance(x, TensorBase) and x._dtype in COMPLEX) or isinstance(x, complex):
+            raise NotImplementedError("clamp is not supported for complex types") \
+                if isinstance(x, TensorBase) else RuntimeError("clamp is not supported for complex types")
+
+
+def _clamp_dtype(self, *bounds):
+    dt = self._dtype
+    if dt in COMPLEX:
+        raise RuntimeError("clamp is not supported for complex types")
+    if not dt.is_floating_point:
+        dt = result_type(self, *[b for b in bounds if b is not None])
+    if dt in COMPLEX:
+        raise RuntimeError("clamp is not supported for complex types")
+    return dt
+
+
+def _is_nan(v) -> bool:
+    return isinstance(v, float) and v != v
+
+
+def _nan_result(self, dt):
+    return wrap(np.full(self._size, np.nan, dtype=opmath(dt)), dt)
+
+
+@kernel("clamp")
+def clamp(self, min=None, max=None):
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    dt = _clamp_dtype(self, min, max)
+    if min is not None and max is not None and (_is_nan(min) or _is_nan(max)):
+        check("fill_", dt, ALL_H | {BOOL})
+        return _nan_result(self, dt)
+    if max is None:
+        return _clamp_min(self, min, dt)
+    if min is None:
+        return _clamp_max(self, max, dt)
+    check("clamp_scalar_cpu", dt, ALL_H)
+    lo, hi = checked(min, dt), checked(max, dt)
+    return _apply(lambda x: np.minimum(np.maximum(x, lo), hi), self, dt)
+
+
+def _clamp_min(self, min, dt):
+    if _is_nan(min):
+        return _nan_result(self, dt)
+    check("clamp_min_scalar_cpu", dt, ALL_H)
+    lo = checked(min, dt)
+    return _apply(lambda x: np.maximum(x, lo), self, dt)
+
+
+def _clamp_max(self, max, dt):
+    if _is_nan(max):
+        return _nan_result(self, dt)
+    check("clamp_max_scalar_cpu", dt, ALL_H)
+    hi = checked(max, dt)
+    return _apply(lambda x: np.minimum(x, hi), self, dt)
+
+
+@kernel("clamp_min")
+def clamp_min(self, min):
+    if isinstance(min, complex):
+        raise RuntimeError("clamp is not supported for complex types")
+    return _clamp_min(self, min, _clamp_dtype(self, min))
+
+
+@kernel("clamp_max")
+def clamp_max(self, max):
+    if isinstance(max, complex):
+        raise RuntimeError("clamp is not supported for complex types")
+    return _clamp_max(self, max, _clamp_dtype(self, max))
+
+
+@kernel("clamp.Tensor")
+def clamp_tensor(self, min=None, max=None):
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if self._dtype in COMPLEX:
+        raise RuntimeError("clamp is not supported for complex types")
+    if max is None:
+        return maximum(self, min)
+    if min is None:
+        return minimum(self, max)
+    dt = result_type(self, min, max)
+    check("clamp_cpu", dt, ALL_H)
+    return _apply(lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi), self, dt, min, max)
+
+
+@kernel("clamp_min.Tensor")
+def clamp_min_tensor(self, min):
+    return maximum(self, min)
+
+
+@kernel("clamp_max.Tensor")
+def clamp_max_tensor(self, max):
+    return minimum(self, max)
+
+
+# ---- lerp, addcmul, addcdiv ---------------------------------------------------------------------
+def _lerp(x, end, w):
+    small = np.abs(w) < 0.5
+    coeff = np.where(small, w, w - 1)
+    base = np.where(small, x, end)
+    diff = end - x
+    if x.dtype == np.float32:  # upstream's vectorized loop: fmadd(coeff, end - start, base)
+        return (coeff.astype(np.float64) * diff + base).astype(np.float32)
+    return coeff * diff + base
+
+
+def _same_dtype(self, other, what):
+    if other._dtype is not self._dtype:
+        raise RuntimeError(f"expected dtype {_py_name(self._dtype)} for `{what}` but got dtype "
+                           f"{_py_name(other._dtype)}")
+
+
+def _py_name(dt):
+    return D.PYTHON_NAMES[dt][-1] if dt in D.PYTHON_NAMES else dt._name
+
+
+@kernel("lerp.Scalar")
+def lerp_scalar(self, end, weight):
+    _same_dtype(self, end, "end")
+    dt = self._dtype
+    check("lerp_kernel_scalar", dt, FLOAT_HC)
+    w = checked(weight, dt) if dt not in REDUCED else np.float32(checked(weight, F32))
+    return _apply(lambda x, e: _lerp(x, e, w), self, dt, end)
+
+
+@kernel("lerp.Tensor")
+def lerp_tensor(self, end, weight):
+    _same_dtype(self, end, "end")
+    _same_dtype(self, weight, "weight")
+    dt = self._dtype
+    check("lerp_kernel_tensor", dt, FLOAT_HC)
+    return _apply(_lerp, self, dt, end, weight)
+
+
+def _pointwise3(name, self, t1, t2, value, fn):
+    dt = result_type(self, t1, t2)
+    if (isinstance(value, bool) or py_dtype(value) is not BOOL) and value is not None:
+        pass
+    check(f"{name}_cpu_out", dt, ALL_H | COMPLEX)
+    if dt in REDUCED:
+        v = np.float32(checked(value, F32))
+    else:
+        if dt in INTEGRAL and isinstance(value, (float, complex)) and not float(np.real(value)).is_integer():
+            pass  # Scalar.to<int>() truncates an in-range float
+        v = checked(value, dt)
+    return _apply(lambda a, b, c: fn(a, b, c, v), self, dt, t1, t2)
+
+
+@kernel("addcmul")
+def addcmul(self, tensor1, tensor2, *, value=1):
+    if result_type(self, tensor1, tensor2) is BOOL:
+        raise NotImplementedError('"addcmul_cpu_out" not implemented for \'Bool\'')
+    return _pointwise3("addcmul", self, tensor1, tensor2, value,
+                       lambda a, b, c, v: a + v * b * c)
+
+
+@kernel("addcdiv")
+def addcdiv(self, tensor1, tensor2, *, value=1):
+    if not (tensor1._dtype.is_floating_point or tensor1._dtype.is_complex) and \
+            not (tensor2._dtype.is_floating_point or tensor2._dtype.is_complex):
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future  release "
+            "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
+            "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))."
+            "to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
+            "float inputs. The future addcdiv behavior is just the latter implementation: "
+            "(input + value * tensor1 / tensor2), for all dtypes.")
+    return _pointwise3("addcdiv", self, tensor1, tensor2, value,
+                       lambda a, b, c, v: a + v * b / c)
+
+
+# ---- activations --------------------------------------------------------------------------------
+def _act(kname, self, fn, types=FLOAT_H):
+    dt = self._dtype
+    check(kname, dt, types)
+    return _apply(fn, self, dt)
+
+
+@kernel("relu")
+def relu(self):
+    if self._dtype is BOOL:
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return clamp_min(self, 0)
+
+
+_SQRT1_2 = 0.70710678118654752440
+_GELU_BETA = np.sqrt(2.0) * (2.0 / np.sqrt(np.pi)) * 0.5  # M_SQRT2 * M_2_SQRTPI * 0.5
+
+
+def _gelu_none(x):
+    t = x.dtype.type
+    return x * t(0.5) * (t(1) + erf(x * t(_SQRT1_2)))
+
+
+def _gelu_tanh(x):
+    t = x.dtype.type
+    cube = x * x * x
+    inner = t(_GELU_BETA) * (x + t(0.044715) * cube)
+    return t(0.5) * x * (t(1) + exact(np.tanh, inner))
+
+
+@kernel("gelu")
+def gelu(self, *, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return _act("GeluKernelImpl", self, _gelu_tanh if approximate == "tanh" else _gelu_none)
+
+
+@kernel("silu")
+def silu(self):
+    return _act("silu_cpu", self, lambda x: x / (1 + exact(np.exp, -x)), FLOAT_HC)
+
+
+@kernel("mish")
+def mish(self):
+    return _act("mish_cpu", self,
+                lambda x: x * exact(lambda v: np.tanh(np.log1p(np.exp(v))), x))
+
+
+@kernel("elu")
+def elu(self, alpha=1, scale=1, input_scale=1):
+    dt = self._dtype
+    check("elu_cpu", dt, FLOAT_H)
+    t = F32 if dt in REDUCED else dt
+    a, s, i = checked(alpha, t), checked(scale, t), checked(input_scale, t)
+    negcoef = a * s
+
+    def fn(x):
+        return np.where(x > 0, x * s, exact(np.expm1, x * i) * negcoef)
+
+    return _apply(fn, self, dt)
+
+
+@kernel("leaky_relu")
+def leaky_relu(self, negative_slope=0.01):
+    dt = self._dtype
+    check("leaky_relu_cpu", dt, FLOAT_H)
+    slope = checked(negative_slope, F32 if dt in REDUCED else dt)
+    return _apply(lambda x: np.where(x > 0, x, x * slope), self, dt)
+
+
+@kernel("hardtanh")
+def hardtanh(self, min_val=-1, max_val=1):
+    if self._dtype is BOOL:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if self._dtype in INTEGRAL:
+        min_val, max_val = int(min_val), int(max_val)
+        if self._dtype is U8 and (min_val < 0 or max_val < 0):
+            raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+    return clamp(self, min_val, max_val)
+
+
+def _hardsigmoid(x):
+    t = x.dtype.type
+    return np.minimum(np.maximum(x + t(3), t(0)), t(6)) / t(6)
+
+
+@kernel("hardsigmoid")
+def hardsigmoid(self):
+    return _act("hardsigmoid_cpu", self, _hardsigmoid)
+
+
+@kernel("hardswish")
+def hardswish(self):
+    def fn(x):
+        t = x.dtype.type
+        return x * np.minimum(np.maximum(x + t(3), t(0)), t(6)) / t(6)
+
+    return _act("hardswish_cpu", self, fn)
+
+
+@kernel("softplus")
+def softplus(self, beta=1, threshold=20):
+    dt = self._dtype
+    check("softplus_cpu", dt, FLOAT_H)
+    t = F32 if dt in REDUCED else dt
+    b, th = checked(beta, t), checked(threshold, t)
+
+    def fn(x):
+        xb = x * b
+        return np.where(xb > th, x, exact(lambda v: np.log1p(np.exp(v)), xb) / b)
+
+    return _apply(fn, self, dt)
+
+
+@kernel("threshold")
+def threshold(self, threshold, value):
+    dt = self._dtype
+    check("threshold_cpu", dt, ALL_H)
+    th, v = checked(threshold, dt), checked(value, dt)
+    return _apply(lambda x: np.where(x <= th, v, x), self, dt)
+
+
+_unused = (dtype2, _no_complex)  # noqa: F401
