@@ -595,7 +595,22 @@ def set_tensor_metadata(tensor, metadata: dict) -> None:
     tensor._np = numpy_view(tensor._storage, tensor._dtype, tensor._size, tensor._stride, 0)
 
 
+# torch.load ends by asking whether loaded sparse tensors must be validated: a process-wide flag
+# (at::globalContext().checkSparseTensorInvariants()), off by default.
+_sparse_invariants = [False]
+
+
+def check_sparse_tensor_invariants() -> bool:
+    return _sparse_invariants[0]
+
+
+def set_check_sparse_tensor_invariants(enabled: bool) -> None:
+    _sparse_invariants[0] = bool(enabled)
+
+
 TORCH_C = {
+    "torch._C._check_sparse_tensor_invariants": check_sparse_tensor_invariants,
+    "torch._C._set_check_sparse_tensor_invariants": set_check_sparse_tensor_invariants,
     "torch._C.PyTorchFileWriter": PyTorchFileWriter,
     "torch._C.PyTorchFileReader": PyTorchFileReader,
     "torch._C._get_tensor_metadata": get_tensor_metadata,

@@ -458,6 +458,13 @@ class TensorBase(metaclass=_TensorMeta):
     def _fix_weakref(self) -> None:
         """Upstream re-links the C++ weak reference; Python objects need nothing."""
 
+    def __getstate__(self):
+        # upstream's TensorBase is a C type: object.__getstate__ sees only the instance __dict__
+        # (None when empty), never the tensor's fields. Tensor.__reduce_ex__ and torch.save
+        # depend on it; our slots and `_tn_` entries are internal. (serialization engineer)
+        state = {k: v for k, v in self.__dict__.items() if not k.startswith("_tn_")}
+        return state or None
+
     def _use_count(self) -> int:
         import sys
 

@@ -39,7 +39,8 @@ SHIM_METHODS = {
     "guard_int", "expect_int", "sym_storage_offset", "storage_offset", "suggest_memory_format",
     "is_contiguous", "is_nested", "get", "front", "back", "item", "sgn", "abs", "neg",
     "requires_grad", "toSymInt", "as_int_unchecked", "to", "_fw_primal", "isComplex",
-    "isFloatingPoint", "isIntegral", "is_non_overlapping_and_dense",
+    "isFloatingPoint", "isIntegral", "is_non_overlapping_and_dense", "new_zeros", "new_empty",
+    "new_ones", "new_full",
 }
 
 
@@ -255,11 +256,11 @@ class _Parser:
                 if self.peek()[1] == "(":
                     self.take("(")
                     a = self.args()
+                    m = m[:-7] if m.endswith("_symint") else m
                     if m in SHIM_METHODS:
                         e = f"m_{m}({', '.join([e, *a])})"
                     else:
-                        meth = m[:-7] if m.endswith("_symint") else m
-                        e = f"{e}.{meth}({', '.join(a)})"
+                        e = f"{e}.{m}({', '.join(a)})"
                 else:
                     e = f"m_{m}({e})" if m in SHIM_METHODS else f"{e}.{m}"
             elif v == "[":

@@ -18,7 +18,7 @@ from .common import opmath, wrap
 from .pointwise_base import (ALL_H, BOOL, COMPLEX, F32, FLOAT_H, FLOAT_HC, INTEGRAL, REDUCED, U8,
                              broadcasting, check, checked, operand, py_dtype, quiet, result_type)
 from .pointwise_binary import dtype2, maximum, minimum
-from .pointwise_math import erf, exact
+from .pointwise_math import erf, erf_vec32, exact, vectorized_mask
 from .registry import kernel
 
 
@@ -223,9 +223,14 @@ _SQRT1_2 = 0.70710678118654752440
 _GELU_BETA = np.sqrt(2.0) * (2.0 / np.sqrt(np.pi)) * 0.5  # M_SQRT2 * M_2_SQRTPI * 0.5
 
 
-def _gelu_none(x):
+def _gelu_none(x, mask):
     t = x.dtype.type
-    return x * t(0.5) * (t(1) + erf(x * t(_SQRT1_2)))
+    z = x * t(_SQRT1_2)
+    e = erf(z)
+    if mask is not None and x.dtype == np.float32:
+        # upstream's SIMD loop uses its polynomial erf; only the loop's scalar tail calls erff
+        e = np.where(mask, erf_vec32(z), e)
+    return x * t(0.5) * (t(1) + e)
 
 
 def _gelu_tanh(x):
@@ -239,7 +244,10 @@ def _gelu_tanh(x):
 def gelu(self, *, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
-    return _act("GeluKernelImpl", self, _gelu_tanh if approximate == "tanh" else _gelu_none)
+    if approximate == "tanh":
+        return _act("GeluKernelImpl", self, _gelu_tanh)
+    mask = vectorized_mask(self._size, self._stride, self._dtype.itemsize)
+    return _act("GeluKernelImpl", self, lambda x: _gelu_none(x, mask))
 
 
 @kernel("silu")

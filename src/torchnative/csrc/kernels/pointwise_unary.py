@@ -14,9 +14,9 @@ import numpy as np
 
 from .. import dtypes as D
 from .common import arr, opmath, wrap
-from .pointwise_base import (ALL_H, ALL_HC, BOOL, COMPLEX, FLOAT_H, FLOAT_HC, INTEGRAL, check,
+from .pointwise_base import (ALL_H, ALL_HC, BOOL, COMPLEX, F32, F64, FLOAT_H, FLOAT_HC, INTEGRAL, check,
                              checked, full_result, operand, quiet)
-from .pointwise_math import erf, erfc, erfinv, exact
+from .pointwise_math import erf, erf_vec32, erfc, erfinv, exact
 from .registry import kernel
 
 
@@ -32,13 +32,22 @@ def apply1(fn, self, dt: D.dtype, out_dt: D.dtype | None = None):
     return wrap(np.asarray(r), out_dt or dt)
 
 
+def _erf(self):
+    """float32/float64 go through MKL's accurate erf upstream; float16/bfloat16 through
+    Vectorized<float>::erf, the polynomial approximation, on every element."""
+    def fn(x):
+        return erf(x) if self._dtype in (F32, F64) or x.dtype != np.float32 else erf_vec32(x)
+
+    return fn
+
+
 def _float_op(names, kname, types, fn):
     """Register a unary float op: promote integers to the default dtype, check the dispatch
     group, compute ``fn`` in the opmath dtype."""
     def op(self):
         dt = float_dtype(self)
         check(kname, dt, types)
-        return apply1(fn, self, dt)
+        return apply1(fn or _erf(self), self, dt)
 
     op.__name__ = names[0]
     kernel(*names)(op)
@@ -96,7 +105,7 @@ for _names, _k, _types, _fn in (
     (("reciprocal",), "reciprocal_cpu", FLOAT_HC, _reciprocal),
     (("sigmoid",), "sigmoid_cpu", FLOAT_HC, _sigmoid),
     (("sinc",), "sinc_cpu", FLOAT_HC, _sinc),
-    (("erf",), "erf_vml_cpu", FLOAT_H, erf),
+    (("erf",), "erf_vml_cpu", FLOAT_H, None),
     (("erfc",), "erfc_vml_cpu", FLOAT_H, erfc),
     (("erfinv",), "erfinv_cpu", FLOAT_H, erfinv),
 ):

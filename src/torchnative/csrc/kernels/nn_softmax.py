@@ -1,0 +1,109 @@
+"""Softmax family (SoftMax.cpp): _softmax, _log_softmax, _safe_softmax, and the
+CompositeImplicitAutograd softmax.int / log_softmax.int that reach them.
+
+Upstream's CPU kernels reduce along the dim in opmath (float for float16/bfloat16): subtract the
+row max, exponentiate, sum, then multiply by the reciprocal of the sum (softmax) or subtract its
+log (log_softmax). The output is always contiguous (LEGACY_CONTIGUOUS_MEMORY_FORMAT).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as D
+from ..construct import empty
+from ..device import CPU
+from ..tensor import wrap_dim
+from .common import arr, as_compute, wrap
+from .nn_util import call, not_implemented
+from .registry import kernel
+
+_OK = frozenset(D.BY_NAME[n] for n in ("float32", "float64", "float16", "bfloat16"))
+
+
+def _prepare(input, dim, half_to_float, name):
+    d = wrap_dim(dim, input.dim())
+    if half_to_float:
+        raise RuntimeError(f"{name} with half to float conversion is not supported on CPU")
+    dt = input._dtype
+    if input.numel() == 0:
+        return None, d, dt
+    last = d == max(input.dim(), 1) - 1
+    if dt not in _OK:
+        raise not_implemented(f"{'log_' if name == 'log_softmax' else ''}softmax"
+                              f"{'_lastdim' if last else ''}_kernel_impl", dt)
+    x = as_compute(input, dt) if dt.itemsize < 4 else arr(input)
+    x = np.ascontiguousarray(x).reshape(input._size or (1,))
+    return x, d, dt
+
+
+def softmax_array(x: np.ndarray, axis: int) -> np.ndarray:
+    """exp(x - max) * (1 / sum), in x's dtype, into a new contiguous array."""
+    m = np.max(x, axis=axis, keepdims=True)
+    e = np.subtract(x, m)
+    np.exp(e, out=e)
+    s = np.sum(e, axis=axis, keepdims=True)
+    np.reciprocal(s, out=s)
+    e *= s
+    return e
+
+
+def log_softmax_array(x: np.ndarray, axis: int) -> np.ndarray:
+    """(x - max) - log(sum(exp(x - max)))."""
+    m = np.max(x, axis=axis, keepdims=True)
+    shifted = np.subtract(x, m)
+    s = np.sum(np.exp(shifted), axis=axis, keepdims=True)
+    np.log(s, out=s)
+    shifted -= s
+    return shifted
+
+
+@kernel("_softmax")
+def _softmax(self, dim, half_to_float):
+    x, d, dt = _prepare(self, dim, half_to_float, "softmax")
+    if x is None:
+        return empty(self._size, dt, CPU)
+    return wrap(softmax_array(x, d).reshape(self._size), dt)
+
+
+@kernel("_log_softmax")
+def _log_softmax(self, dim, half_to_float):
+    x, d, dt = _prepare(self, dim, half_to_float, "log_softmax")
+    if x is None:
+        return empty(self._size, dt, CPU)
+    return wrap(log_softmax_array(x, d).reshape(self._size), dt)
+
+
+@kernel("_safe_softmax")
+def _safe_softmax(self, dim, dtype=None):
+    """softmax, with rows that are entirely -inf giving 0 instead of NaN (what the math SDPA
+    path uses for fully masked rows)."""
+    src = self if dtype is None or dtype == self._dtype else \
+        call("_to_copy", self, dtype=dtype)
+    out = _softmax(src, dim, False)
+    if out.numel():
+        d = wrap_dim(dim, self.dim())
+        vals = arr(self).reshape(self._size or (1,))
+        rows = np.all(np.isneginf(vals) if vals.dtype.kind == "f" else
+                      np.isneginf(vals.astype(np.float32)), axis=d, keepdims=True)
+        if rows.any():
+            o = arr(out).reshape(self._size or (1,))
+            np.copyto(o, np.zeros((), o.dtype), where=np.broadcast_to(rows, o.shape))
+    return out
+
+
+def _converted(input, dtype):
+    """Tensor::toType(dtype): a copy only when the dtype changes (what upstream dispatches)."""
+    if dtype is None or dtype == input._dtype:
+        return input
+    return call("_to_copy", input, dtype=dtype)
+
+
+@kernel("softmax.int", composite=True)
+def softmax_int(self, dim, dtype=None):
+    return call("_softmax", _converted(self, dtype), dim, False)
+
+
+@kernel("log_softmax.int", composite=True)
+def log_softmax_int(self, dim, dtype=None):
+    return call("_log_softmax", _converted(self, dtype), dim, False)
