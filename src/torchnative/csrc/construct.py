@@ -115,7 +115,7 @@ class _Span:
 def scalar_tensor(value, dt=None) -> TensorBase:
     """A 0-dim cpu tensor holding a Python number (dtype from its Python type unless given)."""
     if dt is None:
-        dt = D.PYTYPE_TO_DTYPE[_pytype(value)]
+        dt = D.PYTHON_TYPE_DTYPE[_pytype(value)]
     t = empty((), dt, CPU)
     t._np[()] = value
     return t

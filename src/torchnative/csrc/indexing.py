@@ -35,10 +35,16 @@ def _as_index_tensor(obj):
     return tensor_from_data(obj, None, None)
 
 
+def _is_bool_scalar(obj) -> bool:
+    """True/False, or a 0-dim bool tensor: they add a dim of size 1 (True) or 0 (False)."""
+    return isinstance(obj, bool) or (isinstance(obj, TensorBase) and obj.dim() == 0 and
+                                     obj.dtype.__reduce__() == "bool")
+
+
 def _count_specified_dims(index: tuple) -> int:
     n = 0
     for obj in index:
-        if obj is None or obj is Ellipsis or isinstance(obj, bool):
+        if obj is None or obj is Ellipsis or _is_bool_scalar(obj):
             continue
         if isinstance(obj, TensorBase) and obj.dtype.__reduce__() in ("bool", "uint8"):
             n += obj.dim()
@@ -93,12 +99,17 @@ def apply_slicing(self, index: tuple):
             result = _call("unsqueeze", result, dim)
             advanced.append(None)
             dim += 1
-        elif isinstance(obj, bool):
+        elif _is_bool_scalar(obj):
+            # upstream: unsqueeze; False then selects nothing there (an empty long index)
             result = _call("unsqueeze", result, dim)
-            from .python_data import tensor_from_data
+            if not bool(obj):
+                from .kernels.common import INT64
+                from .construct import empty
 
-            advanced.append(tensor_from_data(obj, None, None))
-            have_advanced = True
+                advanced.append(empty((0,), INT64, result.device))
+                have_advanced = True
+            else:
+                advanced.append(None)
             dim += 1
         elif isinstance(obj, (TensorBase, list, tuple)) or hasattr(obj, "__array__"):
             t = _as_index_tensor(obj)

@@ -127,7 +127,7 @@ def zero_(self):
 
 def _scalar_in(value, dt):
     """A Python scalar converted to ``dt`` as upstream's fill does (through cast rules)."""
-    src = D.PYTYPE_TO_DTYPE[bool if isinstance(value, (bool, np.bool_)) else
+    src = D.PYTHON_TYPE_DTYPE[bool if isinstance(value, (bool, np.bool_)) else
                             int if isinstance(value, (int, np.integer)) else
                             complex if isinstance(value, complex) else float]
     return cast_array(np.asarray(value, dtype=D.numpy_dtype(src)), src, dt)

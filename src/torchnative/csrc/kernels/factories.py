@@ -35,10 +35,25 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_mem
     return empty(tuple(size), _dtype(dtype), checked_device(device), stride=tuple(stride))
 
 
+@kernel("empty_permuted", meta=True)
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
+                   pin_memory=None):
+    """Strides such that dims in ``physical_layout`` order are contiguous in memory."""
+    size = tuple(size)
+    if sorted(physical_layout) != list(range(len(size))):
+        raise RuntimeError("Dimension order is not a permutation of the tensor's dimensions")
+    stride = [0] * len(size)
+    acc = 1
+    for d in reversed(physical_layout):
+        stride[d] = acc
+        acc *= max(size[d], 1)
+    return empty(size, _dtype(dtype), checked_device(device), stride=tuple(stride))
+
+
 @kernel("full", meta=True)
 def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
     if dtype is None:
-        dtype = D.PYTYPE_TO_DTYPE[type(fill_value) if type(fill_value) in (bool, int, complex)
+        dtype = D.PYTHON_TYPE_DTYPE[type(fill_value) if type(fill_value) in (bool, int, complex)
                                   else float]
         if dtype.is_floating_point:
             dtype = D.get_default_dtype()

@@ -40,3 +40,13 @@ def is_nonzero(self) -> bool:
     if n > 1:
         raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
     return bool(self.item())
+
+
+@kernel("_debug_has_internal_overlap", meta=True)
+def debug_has_internal_overlap(self) -> int:
+    """0: no overlap, 1: overlap, 2: too hard to tell (at::has_internal_overlap)."""
+    if self.is_non_overlapping_and_dense():
+        return 0
+    if any(st == 0 and sz > 1 for sz, st in zip(self._size, self._stride)):
+        return 1
+    return 2
