@@ -41,7 +41,7 @@ def make_env(T, A, mode):
         i2=t("i2"), u=t("u"), bb=t("bb"), c=t("c"), cd=t("c").to(T.complex128), cinf=t("cinf"),
         s=T.tensor(1.5), si=T.tensor(7), e=T.zeros(2, 0, 3), ei=T.zeros(0, dtype=T.int64),
         w=t("w"), idx=t("idx"), u16=T.from_numpy(np.array([3, 1, 2], np.uint16)),
-        mean_off=t("mean_off"),
+        mean_off=t("mean_off"), nan9=t("nan9"),
     )
     if mode == "high":
         E = {k: v.to(T.float64) if v.is_floating_point() and v.dtype != T.float64 else
@@ -131,6 +131,7 @@ def inputs() -> dict:
         bb=rng.rand(3, 4) > 0.5, c=c, cinf=cinf,
         w=rng.randn(12).astype(np.float32), idx=rng.randint(0, 7, 12).astype(np.int64),
         mean_off=(1000 + rng.randn(4, 300)).astype(np.float32),
+        nan9=np.full((2, 9), np.nan, np.float32),
     )
 
 
@@ -204,6 +205,7 @@ add("num",
     "f.histc()", "f.histc(7)", "f.histc(5, -1, 1)", "h.histc(6)", "d.histc(9, 0, 2)",
     "torch.ones(4).histc(3)", "e.histc(3)", "bf.histc(4)",
     "idx.bincount(w)", "idx.bincount(w.double(), 10)", "idx.bincount(idx)",
+    "torch.sum(f, 1, out=torch.empty(0))", "torch.var(d, 1, correction=0, out=torch.empty(0).double())",
 )
 add("exact",
     # integer/bool sums and dtype arguments
@@ -239,12 +241,12 @@ add("exact",
     "f.cummax(1)", "nan.cummax(1)", "nan.cummin(0)", "i.cummax(1)", "i.cummin(1)", "bb.cummax(0)",
     "h.cummin(2)", "e.cummax(1)", "s.cummax(0)", "zs.cummax(1)", "zs.cummin(0)", "ft.cummin(1)",
     # sort (stable: indices exact) and friends
-    "f.sort()", "f.sort(1, descending=True)", "nan.sort(1, stable=True)",
-    "nan.sort(0, descending=True, stable=True)", "i.sort(1, stable=True)",
-    "i.sort(1, descending=True, stable=True)", "h.sort(2)", "bf.sort(0, stable=True)",
-    "e.sort(1)", "s.sort()", "ft.sort(1)", "ft.sort(0, descending=True)", "zs.sort(1, stable=True)",
+    "f.sort()", "f.sort(1, descending=True)", "nan.sort(dim=1, stable=True)",
+    "nan.sort(dim=0, descending=True, stable=True)", "i.sort(dim=1, stable=True)",
+    "i.sort(dim=1, descending=True, stable=True)", "h.sort(2)", "bf.sort(dim=0, stable=True)",
+    "e.sort(1)", "s.sort()", "ft.sort(1)", "ft.sort(0, descending=True)", "zs.sort(dim=1, stable=True)",
     "torch.zeros(4).expand(3, 4).sort(1)", "torch.zeros(4, 1).expand(4, 3).sort(1)",
-    "g.argsort(1)", "i.argsort(1, stable=True)", "torch.argsort(nan, dim=0, descending=True, stable=True)",
+    "g.argsort(1)", "i.argsort(dim=1, stable=True)", "torch.argsort(nan, dim=0, descending=True, stable=True)",
     "torch.msort(f)", "torch.msort(ft)", A + "sort.stable(i, stable=True, dim=0)",
     # topk: both of upstream's algorithms, ties replayed
     "g.topk(3)", "g.topk(10, sorted=False)", "g.topk(10)", "g.topk(5, largest=False)",
@@ -260,7 +262,7 @@ add("exact",
     "f.median()", "i.median()", "nan.median()", "nan.nanmedian()", "allnan.nanmedian()",
     "f.median(1)", "i.median(1)", "nan.median(1)", "nan.nanmedian(1)", "allnan.nanmedian(1)",
     "allnan.median(1)", "h.median(0, True)", "e.median()", "s.median(0)", "ei.median()",
-    "ir.median(1)", "ft.nanmedian(0)", "torch.full((2, 9), float('nan')).nanmedian(1)",
+    "ir.median(1)", "ft.nanmedian(0)", "nan9.nanmedian(1)", "nan9.nanmedian()",
     "i.mode(1)", "i.mode(0, True)", "f.mode(2)", "nan.mode(1)", "bb.mode(1)", "h.mode()",
     "ir.mode(1)", "s.mode()", "si.mode()",
     # unique
@@ -278,10 +280,36 @@ add("exact",
     "torch.argwhere(i[:, :5])", "i[:2, :6].nonzero(as_tuple=True)", "si.nonzero(as_tuple=True)",
     "torch.argwhere(s)",
     # out= and in-place spellings reach the same kernels
-    "torch.sum(f, 1, out=torch.empty(0))", "torch.cumsum(f, 1, out=torch.empty(4, 5, 6))",
+    "torch.cumsum(f, 1, out=torch.empty(4, 5, 6))",
     "torch.max(f, 1, out=(torch.empty(0), torch.empty(0, dtype=torch.long)))",
     "torch.sort(f, 1, out=(torch.empty(0), torch.empty(0, dtype=torch.long)))",
     "f.clone().cumsum_(1)",
+)
+# out=: the result dtype from out where upstream takes it from there; exact dtypes elsewhere
+O = "torch.empty(0, dtype=torch.{})"
+add("num", f"torch.sum(f, 1, out={O.format('float64')})", f"torch.mean(f, 0, out={O.format('float64')})",
+    f"torch.var(f, 1, correction=1, out={O.format('float64')})",
+    f"torch.cumsum(f, 1, out={O.format('float64')})", f"torch.prod(f, 1, out={O.format('float64')})",
+    f"torch.nanmean(nan, 1, out={O.format('float32')})")
+add("exact",
+    f"torch.sum(f, 1, out={O.format('int64')})", f"torch.cumsum(f, 0, out={O.format('int64')})",
+    f"torch.amin(f, 0, out={O.format('float64')})", f"torch.any(f, 1, out={O.format('uint8')})",
+    f"torch.aminmax(f, dim=0, out=({O.format('float32')}, {O.format('float64')}))",
+    f"torch.max(f, 0, out=({O.format('float32')}, {O.format('int32')}))",
+    f"torch.argmax(f, 0, out={O.format('int32')})",
+    f"torch.sort(f, 0, out=({O.format('float64')}, {O.format('long')}))",
+    f"torch.topk(f, 2, out=({O.format('float32')}, {O.format('int32')}))",
+    f"torch.cummax(f, 0, out=({O.format('float64')}, {O.format('long')}))",
+    f"torch.kthvalue(f, 2, out=({O.format('float32')}, {O.format('int32')}))",
+    f"torch.median(f, 0, out=({O.format('float32')}, {O.format('int32')}))",
+    f"torch.nanmedian(f, 0, out=({O.format('float64')}, {O.format('long')}))",
+    f"torch.mode(f, 0, out=({O.format('float32')}, {O.format('int32')}))",
+    f"torch.all(f, out={O.format('float64')})", f"torch.logcumsumexp(f, 0, out={O.format('int32')})",
+    f"torch.norm(f, 2, 0, out={O.format('float64')})",
+    f"torch.linalg.vector_norm(f, out={O.format('float64')})", f"torch.mean(f, 0, out={O.format('int64')})",
+    f"torch.mean(f, out={O.format('int64')})", f"torch.logsumexp(f, 0, out={O.format('int32')})",
+    f"torch.histc(f, out={O.format('float64')})", f"torch.nansum(f, out={O.format('int64')})",
+    f"torch.msort(f, out={O.format('float32')})",
 )
 add("ties", "i.sort(1)", "i.sort(0, descending=True)", "bb.sort(1)", "u.sort()", "nan.sort(1)",
     "nan.sort(0, descending=True)", "i.argsort(0)", "ir.sort(1)")
@@ -308,7 +336,7 @@ add("exact",
     "bb.median()", "c.median(0)", "e.median(1)", "e.nanmedian(1)", "u16.nanmedian()",
     "e.mode(1)", "c.mode()", "u16.mode()",
     "torch.unique(c)", A + "unique_dim(s, 0)", A + "unique_dim(e, 0)", A + "unique_dim(c, 0)",
-    "(idx - 1).bincount()", "f.bincount()", "idx.bincount(w[:3])", "idx.bincount(minlength=-1)",
+    "i[0].bincount()", "f.bincount()", "idx.bincount(w[:3])", "idx.bincount(minlength=-1)",
     "i.view(-1)[:4].reshape(2, 2).bincount()",
     "i.histc()", "f.histc(0)", "f.histc(4, 2, 1)", "nan.histc()", "u16.histc()", "bb.histc()",
     "torch.tensor([1., float('inf')]).histc(3)",

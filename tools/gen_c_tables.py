@@ -82,9 +82,27 @@ def cpp_ops() -> list[dict]:
     return sorted(out, key=lambda d: d["schema"])
 
 
+def flags() -> dict:
+    """Global switches upstream exposes as ``_get_X()`` / ``_set_X(value)`` pairs, with their
+    default values (bool/int/float/str): e.g. cudnn enabled, benchmark, allow_tf32."""
+    out = {}
+    C = torch._C
+    for name in dir(C):
+        if not name.startswith("_get_") or not hasattr(C, "_set_" + name[len("_get_"):]):
+            continue
+        try:
+            value = getattr(C, name)()
+        except Exception:
+            continue
+        if isinstance(value, (bool, int, float, str)):
+            out[name[len("_get_"):]] = value
+    return dict(sorted(out.items()))
+
+
 def main() -> None:
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    data = {"enums": enums(), "dispatch": dispatch_facts(), "cpp_ops": cpp_ops()}
+    data = {"enums": enums(), "dispatch": dispatch_facts(), "cpp_ops": cpp_ops(),
+            "flags": flags()}
     OUT.write_text(json.dumps(data, indent=0, sort_keys=False))
     print(f"{len(data['enums'])} enums, {len(data['cpp_ops'])} C++ operators -> {OUT}")
 

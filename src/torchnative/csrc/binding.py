@@ -338,17 +338,30 @@ class Signature:
             for n, ov in zip(outs, vals):
                 keyword[n] = ov
         options = {name: values[vi] for vi, name in plan.options} if plan.options else _NO_OPTIONS
+        if plan.factory:
+            # upstream's binding resolves TensorOptions: the device defaults to cpu and
+            # pin_memory to False (dtype and layout stay unset)
+            if keyword.get("device") is None:
+                keyword["device"] = _cpu()
+            if keyword.get("pin_memory") is None:
+                keyword["pin_memory"] = False
         return plan.op, tuple(positional), keyword, options
 
 
 _NO_OPTIONS: dict = {}
 
 
+def _cpu():
+    from .device import CPU
+
+    return CPU
+
+
 class _Plan:
     """How one signature's parsed values land in one overload's schema arguments."""
 
     __slots__ = ("op", "template", "self_pos", "to_positional", "to_keyword", "out_names",
-                 "options")
+                 "options", "factory")
 
     def __init__(self, sig: Signature, with_out: bool):
         name = sig.outplace if (with_out and sig.outplace) else sig.base
@@ -373,6 +386,8 @@ class _Plan:
             else:
                 self.to_positional.append((vi, i))
         self.out_names = [a.name for a in schema_args if a.is_out]
+        self.factory = not with_out and any(p.role == "tensor_option" and p.name == "device"
+                                            for p in sig.params) and "device" in by_name
 
 
 _TYPE_NAMES = {"Tensor": "Tensor", "Scalar": "Number", "int64_t": "int", "SymInt": "int",

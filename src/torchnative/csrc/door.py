@@ -25,6 +25,7 @@ from collections import Counter
 from typing import Any, Callable
 
 from .autograd.grad_mode import TLS as _GRAD
+from .boxing import normalized
 from .dispatcher import REGISTRY, OperatorHandle
 from .refuse import TorchnativeNotImplementedError
 from .tensor import TensorBase
@@ -106,10 +107,11 @@ def resolve_composite_implicit(op: OperatorHandle):
         return Impl(own, "composite", ())
     py = op.py_kernels.get("CompositeImplicitAutograd")
     if py is not None:
-        return Impl(_with_keyset(py, "CompositeImplicitAutograd"), "python:CIA", ())
+        return Impl(normalized(op, _with_keyset(py, "CompositeImplicitAutograd")), "python:CIA",
+                    ())
     decomp = _decomposition(op)
     if decomp is not None:
-        return Impl(_guarded_decomposition(op, decomp), "decomposition", ())
+        return Impl(_guarded_decomposition(op, normalized(op, decomp)), "decomposition", ())
     return None
 
 
@@ -160,7 +162,7 @@ def resolve(op: OperatorHandle, key: str) -> Impl:
     mutated = _mutated_positions(op)
     py = op.py_kernels.get(key)
     if py is not None:
-        return Impl(_with_keyset(py, key), f"python:{key}", mutated)
+        return Impl(normalized(op, _with_keyset(py, key)), f"python:{key}", mutated)
     own = KERNELS.get(op.name.split("::", 1)[1] if op.qualname.startswith("aten::") else op.name)
     if own is None:
         own = KERNELS.get(op.name)
@@ -169,17 +171,18 @@ def resolve(op: OperatorHandle, key: str) -> Impl:
     if key == "Meta":
         meta = _upstream_meta(op)
         if meta is not None:
-            return Impl(meta, "meta", mutated)
+            return Impl(normalized(op, meta), "meta", mutated)
     derived = _derived_from_functional(op, key)
     if derived is not None:
         return Impl(derived, "structured", mutated)
     for composite in ("CompositeExplicitAutograd", "CompositeImplicitAutograd"):
         py = op.py_kernels.get(composite)
         if py is not None:
-            return Impl(_with_keyset(py, composite), f"python:{composite}", mutated)
+            return Impl(normalized(op, _with_keyset(py, composite)), f"python:{composite}",
+                        mutated)
     decomp = _decomposition(op)
     if decomp is not None:
-        return Impl(_guarded_decomposition(op, decomp), "decomposition", mutated)
+        return Impl(_guarded_decomposition(op, normalized(op, decomp)), "decomposition", mutated)
     return Impl(_refusal(op, key), "refused", mutated)
 
 

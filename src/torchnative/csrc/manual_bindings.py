@@ -226,6 +226,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
                       "requires_grad_(True), rather than torch.tensor(sourceTensor).",
                       UserWarning, stacklevel=2)
     t = tensor_from_data(data, dtype, device)
+    # upstream hands the new tensor to the dispatcher once (lift_fresh), so modes see it
+    t = call("lift_fresh", t)
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -238,6 +240,10 @@ def as_tensor(data, dtype=None, device=None):
 
     if isinstance(data, TensorBase):
         return data.to(device=device, dtype=dtype) if (dtype or device) else data
+    from .serialization import is_storage, tensor_from_storage
+
+    if is_storage(data):   # safetensors reads mmapped files this way (serialization engineer)
+        return tensor_from_storage(data, dtype, device)
     if isinstance(data, np.ndarray) and D.dtype_from_numpy(data.dtype) is not None:
         t = from_numpy(data)
         return t.to(device=device, dtype=dtype) if (dtype or device) else t

@@ -69,9 +69,11 @@ def _modes() -> list:
 
 
 def dispatch(op, args, kwargs):
+    from .boxing import normalize
     from .door import backend_dispatch, op_overload
 
     func = op_overload(op)
+    args, kwargs = normalize(op, args, kwargs)
     overloaded = []
     for t in _tensor_args(args, kwargs):
         if _overrides(t) and type(t) not in overloaded:

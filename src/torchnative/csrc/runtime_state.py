@@ -237,7 +237,30 @@ def set_default_tensor_type(t) -> None:
 
 del FUNCTIONALITIES
 
+def _plain_flags() -> dict:
+    """``_get_X``/``_set_X`` switches with upstream's defaults (tables: read off upstream). They
+    steer backends torchnative does not have (cuDNN, cuBLAS, NNPACK ...), so they are state only."""
+    from .tables import c_enums
+
+    out = {}
+    for name, default in c_enums()["flags"].items():
+        if name in _globals or name in ("deterministic_algorithms", "warnAlways"):
+            continue
+        store = {"value": default}
+
+        def get(store=store):
+            return store["value"]
+
+        def set_(value, store=store, kind=type(default)):
+            store["value"] = kind(value)
+
+        out[f"torch._C._get_{name}"] = get
+        out[f"torch._C._set_{name}"] = set_
+    return out
+
+
 TORCH_C = {
+    **_plain_flags(),
     "torch._C._set_deterministic_algorithms": set_deterministic_algorithms,
     "torch._C._get_deterministic_algorithms": _getter("deterministic"),
     "torch._C._get_deterministic_algorithms_warn_only": _getter("deterministic_warn_only"),

@@ -25,6 +25,7 @@ import ctypes
 import io
 import os
 import struct
+import sys
 import warnings
 import zipfile
 import zlib
@@ -95,10 +96,6 @@ def _unordered_set_order(codes: list[int]) -> list[int]:
     nb = 1
     growth = iter(_REHASH_AT)
     at, size = next(growth)
-
-    def after(p):                  # next of a "before" position (-2 is the head sentinel)
-        return head if p == -2 else nxt[p]
-
     for i, code in enumerate(codes):
         if i + 1 == at:
             # rehash: walk the old list, rebuilding buckets (libstdc++ _M_rehash_aux, unique keys)
@@ -154,12 +151,9 @@ def _serialization_id(names: list[str], combined_crc: int) -> str:
 
 def _basename(name: str) -> str:
     """inline_container.cc basename(): after the last separator, before the last dot."""
-    start = max(name.rfind("/"), name.rfind("\\")) + 1
-    if start >= len(name):
-        return ""
-    base = name[start:]
+    base = name[max(name.rfind("/"), name.rfind("\\")) + 1:]
     dot = base.rfind(".")
-    return base[:dot] if dot > 0 or (dot == 0) else base
+    return base[:dot] if dot >= 0 else base
 
 
 def _data_bytes(data, size: int, what: str):
@@ -379,6 +373,8 @@ class _Window(io.RawIOBase):
 
     def seek(self, pos, whence=os.SEEK_SET):
         base = {os.SEEK_SET: 0, os.SEEK_CUR: self._pos, os.SEEK_END: self._size}[whence]
+        if base + pos < 0:
+            raise OSError(22, "Invalid argument")
         self._pos = base + pos
         return self._pos
 
@@ -554,6 +550,183 @@ class PyTorchFileReader:
         owned = getattr(self, "_owned", None)
         if owned is not None:
             owned.close()
+
+
+# ---- storage I/O (torch/csrc/StorageMethods.cpp, torch/csrc/serialization.cpp) ---------------------
+# StorageBase (storage.py) delegates these methods here.
+
+def storage_from_file(filename, shared=False, nbytes=0):
+    """UntypedStorage.from_file: ``nbytes`` bytes of ``filename`` mapped into memory; with
+    ``shared`` writes reach the file (created or grown as needed), else they stay private
+    (copy-on-write, MAP_PRIVATE). The storage is not resizable."""
+    import mmap
+
+    filename, nbytes = os.fsdecode(filename), int(nbytes)
+    try:
+        if shared:
+            fd = os.open(filename, os.O_RDWR | os.O_CREAT, 0o600)
+        else:
+            fd = os.open(filename, os.O_RDONLY)
+    except OSError as e:
+        mode = "read-write" if shared else "read-only"
+        raise RuntimeError(f"unable to open file <{filename}> in {mode} mode: "
+                           f"{os.strerror(e.errno)} ({e.errno})") from None
+    try:
+        size = os.fstat(fd).st_size
+        if size < nbytes:
+            if not shared:
+                raise RuntimeError(f"file <{filename}> size <{size}> is smaller than the required "
+                                   f"mapping size <{nbytes}>")
+            os.ftruncate(fd, nbytes)
+        if nbytes == 0:
+            data = np.empty(0, dtype=np.uint8)
+        elif shared:
+            data = np.frombuffer(mmap.mmap(fd, nbytes, mmap.MAP_SHARED), dtype=np.uint8)
+        else:
+            data = np.frombuffer(mmap.mmap(fd, nbytes, mmap.MAP_PRIVATE,
+                                           mmap.PROT_READ | mmap.PROT_WRITE), dtype=np.uint8)
+    finally:
+        os.close(fd)     # the mapping keeps the file's pages; the descriptor is not needed
+    return storage_class()._wrap(data, nbytes, CPU, False)
+
+
+def _read_exact(f, view: memoryview) -> None:
+    readinto = getattr(f, "readinto", None)
+    got = 0
+    while got < len(view):
+        if readinto is not None:
+            n = readinto(view[got:]) or 0
+        else:
+            chunk = f.read(len(view) - got)
+            n = len(chunk)
+            view[got:got + n] = chunk
+        if n == 0:
+            raise RuntimeError("unexpected EOF, expected "
+                               f"{len(view) - got} more bytes. The file might be corrupted.")
+        got += n
+
+
+def _read_numel(f) -> int:
+    raw = bytearray(8)
+    _read_exact(f, memoryview(raw))
+    return int.from_bytes(raw, sys.byteorder, signed=True)
+
+
+def storage_set_from_file(storage, f, offset, is_real_file, element_size=1):
+    """The legacy (pre-zip) format: an int64 element count, then the raw bytes, read into
+    ``storage``, whose size must match."""
+    if not is_real_file and offset is not None:
+        raise RuntimeError("_set_from_file: offset is NYI for filelike objects")
+    if offset is not None:
+        f.seek(offset)
+    nbytes = _read_numel(f) * int(element_size)
+    if storage.nbytes() != nbytes:
+        # upstream's TORCH_CHECK concatenates its printf-style arguments
+        raise RuntimeError(f"storage has wrong byte size: expected %ld got %ld{nbytes}"
+                           f"{storage.nbytes()}")
+    if nbytes:
+        _read_exact(f, memoryview(storage._data))
+    return storage
+
+
+def storage_new_with_file(f, element_size):
+    """UntypedStorage._new_with_file: a new storage read from the legacy format."""
+    nbytes = _read_numel(f) * int(element_size)
+    data = np.empty(nbytes, dtype=np.uint8)
+    if nbytes:
+        _read_exact(f, memoryview(data))
+    return storage_class()._wrap(data, nbytes, CPU)
+
+
+def storage_byteswap(storage, elem_size):
+    """Reverse the bytes of each ``elem_size``-byte group, in place."""
+    elem_size = int(elem_size)
+    if storage._data is None or elem_size <= 1 or storage.nbytes() == 0:
+        return
+    if elem_size not in (2, 4, 8, 16) or storage.nbytes() % elem_size:
+        raise RuntimeError(f"Invalid element size {elem_size} for storage of {storage.nbytes()} "
+                           "bytes")
+    groups = storage._data.reshape(-1, elem_size)
+    groups[:] = groups[:, ::-1]
+
+
+_MISSING = object()
+_ENDIAN_FREE = ("uint8", "int8", "float8_e5m2", "float8_e4m3fn", "float8_e5m2fnuz",
+                "float8_e4m3fnuz")
+_DECODABLE = _ENDIAN_FREE + ("bool", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+                             "float64", "complex64", "complex128")
+
+
+def storage_from_buffer(buffer, byte_order=None, count=-1, offset=0, dtype=_MISSING):
+    """UntypedStorage.from_buffer: a copy of ``count`` elements of ``dtype`` (all if -1) from
+    ``buffer`` at byte ``offset``, decoded from ``byte_order`` to native order."""
+    if dtype is _MISSING:
+        raise RuntimeError("argument 'dtype' cannot be None")
+    if not isinstance(dtype, D.dtype):
+        raise RuntimeError("argument 'dtype' must be of type torch.dtype")
+    endian_free = dtype._name in _ENDIAN_FREE
+    if not endian_free and byte_order is None:
+        raise RuntimeError("function missing required argument 'byte_order' (pos 2)")
+    swap = False
+    if not endian_free:
+        if byte_order not in ("native", "big", "little"):
+            raise ValueError(f"invalid byte_order '{byte_order}' (expected 'big', 'little', or "
+                             "'native')")
+        swap = byte_order != "native" and byte_order != sys.byteorder
+    src = memoryview(buffer).cast("B")
+    item = dtype.itemsize
+    count, offset = int(count), int(offset)
+    if offset < 0 or offset > len(src):
+        # upstream prints the two numbers in this order
+        raise ValueError(f"offset must be non-negative and no greater than buffer length "
+                         f"({offset}) , but got {len(src)}")
+    if count < 0:
+        if (len(src) - offset) % item:
+            raise ValueError(f"buffer size ({len(src)}) must be a multiple of element size "
+                             f"({item})")
+        count = (len(src) - offset) // item
+    if offset + count * item > len(src):
+        raise ValueError(f"buffer has only {len(src) - offset} elements after offset {offset}, "
+                         f"but specified a size of {count}")
+    if dtype._name not in _DECODABLE:
+        raise RuntimeError(f"Unknown type: {dtype._cpp_name}")
+    data = np.frombuffer(src, dtype=np.uint8, count=count * item, offset=offset).copy()
+    if dtype._name == "bool":
+        np.not_equal(data, 0, out=data.view(np.bool_))
+    elif swap:
+        half = item // 2 if dtype.is_complex else item
+        if half > 1:
+            groups = data.reshape(-1, half)
+            groups[:] = groups[:, ::-1]
+    return storage_class()._wrap(data, count * item, CPU)
+
+
+def is_storage(obj) -> bool:
+    """An UntypedStorage (our StorageBase) or a TypedStorage wrapping one."""
+    from .storage import StorageBase
+
+    return isinstance(obj, StorageBase) or isinstance(
+        getattr(obj, "_untyped_storage", None), StorageBase)
+
+
+def tensor_from_storage(obj, dtype=None, device=None):
+    """torch.asarray / torch.as_tensor of a storage (tensor_new.cpp internal_new_from_data): a
+    1-D tensor over the storage's bytes, as many whole elements as fit, no copy. A typed
+    storage fixes the dtype; an untyped one reads as ``dtype`` (int64 when not given, the
+    type upstream infers)."""
+    from .construct import make
+    from .storage import StorageBase
+
+    if isinstance(obj, StorageBase):
+        storage, sdt = obj, None
+    else:
+        storage, sdt = obj._untyped_storage, obj.dtype
+    dt = dtype if dtype is not None else (sdt if sdt is not None else D.BY_NAME["int64"])
+    if sdt is not None and sdt is not dt:
+        raise RuntimeError(f"Expected a Storage of type {dt._cpp_name} or an UntypedStorage, but "
+                           f"got {sdt._cpp_name}")
+    t = make(storage, dt, (storage.nbytes() // dt.itemsize,), (1,), 0)
+    return t if device is None else t.to(device=device)
 
 
 # ---- tensor metadata (torch/csrc/jit/serialization/pickler_helpers: get/setTensorMetadata) ---------

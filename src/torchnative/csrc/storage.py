@@ -157,11 +157,28 @@ class StorageBase:
     def _is_shared_memory(self) -> bool:
         return False
 
-    def _new_with_file(self, *a, **k):
-        raise TorchnativeNotImplementedError("torch.UntypedStorage._new_with_file")
+    # checkpoint I/O lives in serialization.py (serialization engineer)
+    @staticmethod
+    def _new_with_file(f, element_size):
+        from .serialization import storage_new_with_file
 
-    def _set_from_file(self, *a, **k):
-        raise TorchnativeNotImplementedError("torch.UntypedStorage._set_from_file")
+        return storage_new_with_file(f, element_size)
+
+    def _set_from_file(self, f, offset, is_real_file, element_size=1):
+        from .serialization import storage_set_from_file
+
+        return storage_set_from_file(self, f, offset, is_real_file, element_size)
+
+    @staticmethod
+    def from_file(filename, shared=False, nbytes=0):
+        from .serialization import storage_from_file
+
+        return storage_from_file(filename, shared, nbytes)
+
+    def _byteswap(self, elem_size):
+        from .serialization import storage_byteswap
+
+        return storage_byteswap(self, elem_size)
 
     def _write_file(self, f, is_real_file, save_size, element_size):
         """Legacy (non-zip) serialization: optional size header, then the raw bytes."""
@@ -174,10 +191,11 @@ class StorageBase:
     def _new_shared(nbytes, device=None):
         return StorageBase._wrap(np.empty(nbytes, dtype=np.uint8), nbytes, _checked_device(device))
 
-    @classmethod
-    def from_buffer(cls, buf, byte_order="native", count=-1, offset=0, dtype=None):
-        data = np.frombuffer(buf, dtype=np.uint8, offset=offset).copy()
-        return cls._wrap(data, len(data), CPU)
+    @staticmethod
+    def from_buffer(*args, **kwargs):
+        from .serialization import storage_from_buffer
+
+        return storage_from_buffer(*args, **kwargs)
 
     def _get_filename(self):
         return None

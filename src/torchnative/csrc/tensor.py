@@ -265,10 +265,9 @@ class TensorBase(metaclass=_TensorMeta):
         return self._retains_grad
 
     def retain_grad(self) -> None:
-        if not self._requires_grad and self._grad_fn is None:
-            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self._grad_fn is not None:
-            self._retains_grad = True
+        from .autograd.hooks import retain_grad
+
+        retain_grad(self)
 
     @property
     def output_nr(self) -> int:
@@ -285,7 +284,7 @@ class TensorBase(metaclass=_TensorMeta):
     def data(self):
         from .construct import alias
 
-        return alias(self)
+        return alias(self, _detached_class(self))
 
     @data.setter
     def data(self, new) -> None:
@@ -298,7 +297,7 @@ class TensorBase(metaclass=_TensorMeta):
     def detach(self):
         from .construct import alias
 
-        return alias(self)
+        return alias(self, _detached_class(self))
 
     def detach_(self):
         if self._view_base is not None:
@@ -571,6 +570,16 @@ class TensorBase(metaclass=_TensorMeta):
         self._np[...] = np.vectorize(callable, otypes=[self._np.dtype])(self._np, a, b)
         self._bump_version()
         return self
+
+
+def _detached_class(t):
+    """The class of ``t.data`` / ``t.detach()``: upstream returns a plain Tensor, which a subclass
+    keeping ``__torch_function__`` converts back to its own type; a Parameter (torch function
+    disabled) gets a plain Tensor. Pickling a Parameter relies on it. (serialization engineer)"""
+    from .construct import _tensor_class
+    from .torch_function import _has_attr_override
+
+    return type(t) if _has_attr_override(t) else _tensor_class()
 
 
 def _contig(size):

@@ -1,24 +1,360 @@
-"""torch._C._ImperativeEngine: the object torch.autograd runs backward passes through."""
+"""torch._C._ImperativeEngine: the object torch.autograd runs backward passes through.
+
+As upstream's engine (torch/csrc/autograd/engine.cpp), single-threaded: count the dependencies
+of every node reachable from the roots, then execute nodes whose inputs are complete, highest
+sequence number first (AccumulateGrad nodes as soon as they are ready), accumulating gradients per
+input in an input buffer. With ``inputs`` the pass runs only the nodes that lead to them; for
+``torch.autograd.grad`` (accumulate_grad=False) the gradients reaching the inputs are captured
+instead of accumulated.
+"""
 
 from __future__ import annotations
 
-from ..refuse import TorchnativeNotImplementedError
+import heapq
+import threading
+
+from ..tensor import TensorBase
+from .grad_mode import TLS as _GRAD
+from .node import AccumulateGrad, GraphRoot, gradient_edge
+
+
+class _TLS(threading.local):
+    def __init__(self):
+        self.needed = None  # set of nodes to execute in the current pass (None: all)
+        self.depth = 0
+        self.callbacks = None
+
+
+TLS = _TLS()
+
+
+def current_needed():
+    return TLS.needed
 
 
 class ImperativeEngine:
     def __init__(self):
         self._callbacks: list = []
 
-    def run_backward(self, tensors, grad_tensors, keep_graph, create_graph, inputs,
-                     allow_unreachable, accumulate_grad):
-        raise TorchnativeNotImplementedError("torch._C._ImperativeEngine.run_backward",
-                                             "the autograd engine is not implemented yet")
+    def run_backward(self, tensors, grad_tensors, keep_graph, create_graph, inputs=(),
+                     allow_unreachable=False, accumulate_grad=True):
+        return run_backward(tensors, grad_tensors, keep_graph, create_graph, inputs,
+                            allow_unreachable, accumulate_grad)
 
     def queue_callback(self, callback) -> None:
-        self._callbacks.append(callback)
+        if TLS.callbacks is None:
+            raise RuntimeError("Final callbacks can only be installed during backward pass.")
+        TLS.callbacks.append(callback)
 
     def is_checkpoint_valid(self) -> bool:
-        return True
+        return TLS.depth == 0 or True
+
+
+def _output_edge(x):
+    if isinstance(x, TensorBase):
+        e = gradient_edge(x)
+        return e
+    # torch.autograd.graph.GradientEdge
+    return (x.node, x.output_nr)
+
+
+def run_backward(tensors, grad_tensors, keep_graph, create_graph, inputs, allow_unreachable,
+                 accumulate_grad):
+    roots = []
+    for i, t in enumerate(tensors):
+        if isinstance(t, TensorBase):
+            edge = gradient_edge(t)
+            if edge[0] is None:
+                raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                                   "have a grad_fn")
+        else:
+            edge = (t.node, t.output_nr)
+        roots.append(edge)
+    grads = list(grad_tensors)
+    outputs = []
+    for i, x in enumerate(inputs or ()):
+        edge = _output_edge(x)
+        if edge[0] is None:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        outputs.append(edge)
+    if not accumulate_grad and not outputs:
+        raise RuntimeError("grad requires non-empty inputs.")
+    root = GraphRoot(roots, grads)
+    result = execute(root, outputs, keep_graph, create_graph, accumulate_grad)
+    if not accumulate_grad:
+        for i, g in enumerate(result):
+            if g is None and not allow_unreachable:
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
+                                   "been used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
+        return tuple(result)
+    return ()
+
+
+def _dependencies(root):
+    deps = {}
+    seen = {root}
+    stack = [root]
+    while stack:
+        fn = stack.pop()
+        for nxt, _ in fn._next:
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return deps, seen
+
+
+def _needed(root, seen, targets):
+    """Nodes on a path from the root to a target node (upstream's exec_info)."""
+    needed = set()
+    memo = {}
+    # iterative post-order DFS
+    stack = [(root, iter(root._next))]
+    on = {root}
+    while stack:
+        fn, it = stack[-1]
+        advanced = False
+        for nxt, _ in it:
+            if nxt is None:
+                continue
+            if nxt in memo:
+                if memo[nxt]:
+                    memo[fn] = True
+                continue
+            if nxt in on:
+                continue
+            on.add(nxt)
+            stack.append((nxt, iter(nxt._next)))
+            advanced = True
+            break
+        if advanced:
+            continue
+        stack.pop()
+        r = memo.get(fn, False) or fn in targets
+        memo[fn] = r
+        if r:
+            needed.add(fn)
+            if stack:
+                memo[stack[-1][0]] = True
+    return needed
+
+
+def execute(root, outputs, keep_graph, create_graph, accumulate_grad):
+    deps, seen = _dependencies(root)
+    captures = None
+    needed = None
+    if outputs:
+        targets = {fn for fn, _ in outputs}
+        if not accumulate_grad:
+            captures = {}
+            for k, (fn, nr) in enumerate(outputs):
+                captures.setdefault(fn, []).append((nr, k))
+            # capture points are reached but not executed unless needed for another output
+            needed = _needed(root, seen, targets)
+            needed -= {fn for fn in targets if isinstance(fn, AccumulateGrad)}
+            needed.add(root)
+            needed_exec = set()
+            for fn in needed:
+                if fn in targets and not any(
+                        n in needed for n, _ in fn._next if n is not None):
+                    continue
+                needed_exec.add(fn)
+            needed = needed_exec | {root}
+        else:
+            needed = _needed(root, seen, targets)
+            needed.add(root)
+    captured = [None] * len(outputs)
+    prev = (TLS.needed, TLS.callbacks)
+    TLS.needed = needed if not captures else needed | set(captures)
+    TLS.callbacks = []
+    TLS.depth += 1
+    prev_grad = _GRAD.grad_enabled
+    _GRAD.grad_enabled = bool(create_graph)
+    try:
+        buffers = {root: []}
+        ready = [(-root._seq, 0, root)]
+        counter = 1
+        while ready:
+            _, _, fn = heapq.heappop(ready)
+            inputs = buffers.pop(fn, None) or []
+            if fn is not root:
+                n_in = max(len(fn._input_meta), 1)
+                if len(inputs) < n_in:
+                    inputs = inputs + [None] * (n_in - len(inputs))
+                inputs = _call_tensor_pre_hooks(fn, inputs)
+            if captures is not None and fn in captures:
+                for nr, k in captures[fn]:
+                    captured[k] = inputs[nr] if nr < len(inputs) else None
+            if needed is not None and fn not in needed:
+                continue
+            outs = _call_function(fn, inputs)
+            if not keep_graph:
+                fn.release_variables()
+            for i, (nxt, nr) in enumerate(fn._next):
+                if nxt is None:
+                    continue
+                g = outs[i] if i < len(outs) else None
+                buf = buffers.get(nxt)
+                if buf is None:
+                    buf = buffers[nxt] = []
+                while len(buf) <= nr:
+                    buf.append(None)
+                if g is not None:
+                    g = _validate(fn, i, g, nxt, nr)
+                    old = buf[nr]
+                    buf[nr] = g if old is None else _accumulate(old, g, create_graph)
+                deps[nxt] -= 1
+                if deps[nxt] == 0:
+                    if needed is None or nxt in needed or (captures and nxt in captures):
+                        seq = -nxt._seq if not isinstance(nxt, AccumulateGrad) else \
+                            -float("inf")
+                        heapq.heappush(ready, (seq, counter, nxt))
+                        counter += 1
+                    else:
+                        buffers.pop(nxt, None)
+        callbacks = TLS.callbacks
+        i = 0
+        while i < len(callbacks):
+            callbacks[i]()
+            i += 1
+    finally:
+        _GRAD.grad_enabled = prev_grad
+        TLS.needed, TLS.callbacks = prev
+        TLS.depth -= 1
+    return captured
+
+
+def _accumulate(old, new, create_graph):
+    """InputBuffer::accumulate: sum the gradients reaching one input."""
+    if create_graph:
+        return old + new
+    if old._size == new._size and old.__dict__.get("_tn_buffer_owned"):
+        old.add_(new)
+        return old
+    out = old + new
+    out.__dict__["_tn_buffer_owned"] = True
+    return out
+
+
+def _validate(fn, i, g, nxt, nr):
+    """validate_outputs: the gradient for an input must have its shape (reduced by sum_to
+    when it was broadcast) and dtype."""
+    meta = nxt._input_meta
+    if nr < len(meta) and meta[nr] is not None:
+        size, dtype = meta[nr]
+        if not isinstance(g, TensorBase):
+            raise TypeError(f"Function {fn.name()} returned an invalid gradient at index {i} - "
+                            f"expected a Tensor but got {type(g).__name__}")
+        if g._size != tuple(size):
+            from .helpers import sum_to
+
+            if not _expandable(size, g._size):
+                raise RuntimeError(
+                    f"Function {fn.name()} returned an invalid gradient at index {i} - got "
+                    f"{list(g._size)} but expected shape compatible with {list(size)}")
+            g = sum_to(g, size)
+        if g._dtype != dtype:
+            g = g.to(dtype)
+    return g
+
+
+def _expandable(shape, desired) -> bool:
+    ndim, target = len(shape), len(desired)
+    if ndim > target:
+        return False
+    for i in range(ndim):
+        s, d = shape[ndim - 1 - i], desired[target - 1 - i]
+        if s != d and s != 1:
+            return False
+    return True
+
+
+def _call_tensor_pre_hooks(fn, inputs):
+    hooks = fn._tensor_pre_hooks
+    if isinstance(fn, AccumulateGrad):
+        d = fn.variable._backward_hooks
+        hooks = [(0, d)] if d else None
+    if hooks:
+        for nr, d in hooks:
+            for hook in list(d.values()):
+                if nr < len(inputs):
+                    r = hook(inputs[nr])
+                    if r is not None:
+                        inputs[nr] = r
+    rg = fn._retains_grad
+    if rg:
+        for nr, ref in rg.items():
+            t = ref()
+            g = inputs[nr] if nr < len(inputs) else None
+            if t is None or g is None:
+                continue
+            if t._grad is None:
+                t._grad = g.clone(memory_format=_contiguous())
+            else:
+                t._grad = t._grad + g
+    return inputs
+
+
+def _contiguous():
+    import torch
+
+    return torch.contiguous_format
+
+
+def _call_function(fn, inputs):
+    if fn._pre_hooks:
+        for hook in list(fn._pre_hooks.values()):
+            r = hook(tuple(inputs))
+            if r is not None:
+                inputs = list(r)
+    outs = fn._run(inputs)
+    if fn._post_hooks:
+        for hook in list(fn._post_hooks.values()):
+            r = hook(tuple(outs), tuple(inputs))
+            if r is not None:
+                outs = list(r)
+    return outs
+
+
+def accumulate_grad(variable, new_grad) -> None:
+    """AccumulateGrad::accumulateGrad: the first gradient is copied in (with the variable's
+    strides), later ones are added in place, or out of place when building a graph."""
+    if new_grad is None:
+        return
+    grad = variable._grad
+    if grad is None:
+        if not _GRAD.grad_enabled:
+            new_grad = new_grad.detach()
+        variable._grad = _clone_obey_contract(new_grad, variable)
+    elif not _GRAD.grad_enabled:
+        grad.add_(new_grad)
+        variable._grad = grad
+    else:
+        variable._grad = grad + new_grad
+    hooks = variable._post_accumulate_grad_hooks
+    if hooks:
+        for hook in list(hooks.values()):
+            hook(variable)
+
+
+def _clone_obey_contract(g, variable):
+    import torch
+
+    if variable.is_non_overlapping_and_dense() and g._stride != variable._stride:
+        out = torch.empty_strided(variable._size, variable._stride, dtype=g.dtype)
+        out.copy_(g)
+        return out
+    if g.__dict__.get("_tn_buffer_owned") and not _GRAD.grad_enabled:
+        return g
+    return g.clone(memory_format=torch.contiguous_format if g.is_contiguous() else
+                   torch.preserve_format)
+
+
+def grad_layout_fn():
+    return None
 
 
 TORCH_C = {"torch._C._ImperativeEngine": ImperativeEngine}

@@ -34,19 +34,22 @@ def is_inference_mode_enabled() -> bool:
 
 
 class InferenceMode:
-    """RAII guard torch.inference_mode uses: inference mode implies no grad."""
+    """The guard torch.inference_mode enters and exits: inference mode implies no grad."""
 
     def __init__(self, enabled: bool = True):
-        self._saved = (TLS.inference, TLS.grad_enabled)
-        if enabled:
-            TLS.inference = True
-            TLS.grad_enabled = False
-        else:
-            TLS.inference = False
+        self._enabled = bool(enabled)
+        self._saved = None
 
-    def __del__(self):
-        # upstream's guard restores on destruction; torch.inference_mode deletes it on exit
+    def __enter__(self):
+        self._saved = (TLS.inference, TLS.grad_enabled)
+        TLS.inference = self._enabled
+        if self._enabled:
+            TLS.grad_enabled = False
+        return self
+
+    def __exit__(self, *exc):
         TLS.inference, TLS.grad_enabled = self._saved
+        return False
 
 
 def _flag(name: str):

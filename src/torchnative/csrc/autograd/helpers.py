@@ -503,7 +503,9 @@ def pow_backward_exponent(grad, self, exponent, result):
             cond = torch.logical_and(self == 0, is_real)
         else:
             cond = torch.logical_and(self == 0, exponent >= 0)
-        self_ = self.to(torch.result_type(self, exponent))
+        from ..kernels.common import result_type
+
+        self_ = self.to(result_type(self, exponent))
         out = grad * torch.where(cond, torch.zeros((), dtype=grad.dtype),
                                  m_conj(result * self_.log()))
         return handle_r_to_c(exponent, out)

@@ -105,7 +105,7 @@ class Node:
     def __call__(self, *grads):
         from .grad_mode import TLS
 
-        out = self.apply(list(grads))
+        out = self._run(list(grads))
         return tuple(out) if len(out) != 1 else out[0]
 
     def release_variables(self) -> None:
@@ -139,7 +139,7 @@ class AccumulateGrad(Node):
         self.variable = variable
         self._input_meta = ((variable._size, variable._dtype),)
 
-    def apply(self, grads):
+    def _run(self, grads):
         from .engine import accumulate_grad
 
         accumulate_grad(self.variable, grads[0])
@@ -172,7 +172,7 @@ class GraphRoot(Node):
         super().__init__(edges, UINT64_MAX)
         self._grads = grads
 
-    def apply(self, grads):
+    def _run(self, grads):
         return list(self._grads)
 
 
@@ -183,7 +183,7 @@ class Error(Node):
         super().__init__(next_edges)
         self._msg = msg
 
-    def apply(self, grads):
+    def _run(self, grads):
         raise RuntimeError(self._msg)
 
 
@@ -204,7 +204,7 @@ class DelayedError(Node):
 
         return wrap_outputs_with(self, inputs, lambda: Error(self._msg))
 
-    def apply(self, grads):
+    def _run(self, grads):
         raise RuntimeError(self._msg)
 
 
@@ -214,12 +214,12 @@ class UndefinedGrad(Node):
 
         return wrap_outputs_with(self, inputs, lambda: _UndefinedGradBackward())
 
-    def apply(self, grads):
+    def _run(self, grads):
         return [None for _ in grads]
 
 
 class _UndefinedGradBackward(Node):
-    def apply(self, grads):
+    def _run(self, grads):
         return [None] * len(self._next)
 
 
@@ -334,3 +334,5 @@ def _type_string(t) -> str:
 
 TORCH_C_FUNCTIONS = {"AccumulateGrad": AccumulateGrad, "DelayedError": DelayedError,
                      "UndefinedGrad": UndefinedGrad, "GraphRoot": GraphRoot, "Error": Error}
+
+TORCH_C = {f"torch._C._functions.{k}": v for k, v in TORCH_C_FUNCTIONS.items()}

@@ -309,8 +309,34 @@ class _Advanced:
         return ti_output_strides(self.shape, [self.src_strides] + self.index_strides)
 
 
+def _single_index(self, indices):
+    """(dim, index array) when one contiguous int64/int32 tensor indexes a contiguous ``self``
+    in bounds and the other entries are None: the result is ``np.take`` along that dim, laid
+    out contiguously (TensorIterator's order for such operands). None otherwise."""
+    if len(indices) > len(self._size) or not self.is_contiguous():
+        return None
+    found = None
+    for d, idx in enumerate(indices):
+        if idx is None:
+            continue
+        if found is not None or idx._dtype._name not in _INDEX_DTYPES or not idx._size or \
+                not idx.is_contiguous():
+            return None
+        found = d
+    if found is None:
+        return None
+    a = arr(indices[found])
+    n = self._size[found]
+    if n == 0 or a.size == 0 or a.min() < -n or a.max() >= n:
+        return None  # the general path raises upstream's errors
+    return found, a
+
+
 @kernel("index.Tensor")
 def index(self, indices):
+    single = _single_index(self, indices)
+    if single is not None:
+        return wrap(np.take(arr(self), single[1], axis=single[0]), self._dtype)
     info = _Advanced(self, list(indices))
     info.check_bounds(self)
     result = arr(self)[info.key]
@@ -1087,3 +1113,68 @@ def nonzero_static(self, *, size, fill_value=-1):
     out = np.full((size, a.ndim), fill_value, np.int64)
     out[:coords.shape[0]] = coords
     return wrap(out, INT64)
+
+
+# ------------------------------------------------------------------------------ index_reduce
+_warned_index_reduce = False
+
+
+def _dim_key(shape, dim: int, idx: np.ndarray) -> tuple:
+    """Open-mesh index of a tensor of ``shape`` with ``idx`` along ``dim``."""
+    key = []
+    for d, s in enumerate(shape):
+        if d == dim:
+            shp = [1] * len(shape)
+            shp[d] = idx.size
+            key.append(idx.reshape(shp))
+        else:
+            shp = [1] * len(shape)
+            shp[d] = s
+            key.append(np.arange(s).reshape(shp))
+    return tuple(key)
+
+
+@kernel("index_reduce_")
+def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    global _warned_index_reduce
+    dim = wrap_dim(dim, self.dim())
+    _index_func_checks("index_reduce", self, dim, index, source)
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    if not _warned_index_reduce:  # TORCH_WARN_ONCE in the kernel, after the meta checks
+        _warned_index_reduce = True
+        warnings.warn("index_reduce() is in beta and the API may change at any time.",
+                      UserWarning, stacklevel=3)
+    idx = arr(index).reshape(-1)
+    if idx.size == 0 or self.numel() == 0:
+        return self
+    size = _nsize(self, dim)
+    if idx.min() < 0 or idx.max() >= size:
+        raise IndexError("index out of range in self")
+    out, src = _as_1d(arr(self)), _as_1d(arr(source))
+    key = _dim_key(out.shape, dim, idx)
+    dt = self._dtype
+    if not include_self:
+        init = 1 if reduce == "prod" else 0 if reduce == "mean" else \
+            _extreme(dt, lowest=reduce == "amax")
+        out[key] = init
+    # slice by slice in index order, each step rounded in the dtype (no opmath buffer)
+    if reduce == "prod":
+        np.multiply.at(out, key, src)
+    elif reduce == "mean":
+        np.add.at(out, key, src)
+        count = np.full(out.shape, 1 if include_self else 0, out.dtype)
+        _ufunc_at(count, key, np.ones(src.shape, out.dtype), np.add, dt)
+        count[count == 0] = 1
+        if dt.is_floating_point or dt.is_complex:
+            cdt = opmath(dt)
+            out[...] = (out.astype(cdt) / count.astype(cdt)).astype(out.dtype)
+        else:
+            out[...] = np.floor_divide(out, count)
+    else:
+        _scatter_extreme(out, key, src, reduce == "amax", dt)
+    return self
+
+
+kernel("index_reduce")(_functional(index_reduce_))

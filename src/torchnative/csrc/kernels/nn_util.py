@@ -82,6 +82,19 @@ def scalar_to(value, dt: D.dtype):
     return v
 
 
+def fma(a, b, c) -> np.ndarray:
+    """a * b + c rounded once, as upstream's CPU kernels compute it (GCC contracts these
+    expressions into FMA instructions). float32: the float64 product is exact and the sum rounds
+    to float64 first (a double rounding that differs from a true FMA only at exact float32
+    ties); float64 operands are computed unfused (one extra rounding of the product)."""
+    a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
+    if a.dtype == np.float32:
+        out = a.astype(np.float64) * b.astype(np.float64)
+        out += c
+        return out.astype(np.float32)
+    return a * b + c
+
+
 # ---- calling operators through the door -------------------------------------------------------
 
 _HANDLES: dict = {}
@@ -112,6 +125,13 @@ def subclass_like(*tensors) -> bool:
     if pd.TLS.stack or pd.TLS.infra:
         return True
     return any(isinstance(t, TensorBase) and pd._overrides(t) for t in tensors)
+
+
+def python_key(t) -> bool:
+    """Does the tensor carry the Python dispatch key (a subclass overriding __torch_dispatch__)?"""
+    from .. import python_dispatch as pd
+
+    return pd._overrides(t)
 
 
 def contiguous(t: TensorBase) -> TensorBase:

@@ -208,3 +208,92 @@ def full_result(values, shape, dt: D.dtype):
     """``values`` broadcast to ``shape`` as a new tensor (ops whose result does not depend on
     the elements, e.g. isnan of integers)."""
     return wrap(np.array(np.broadcast_to(values, shape), dtype=D.numpy_dtype(dt)), dt)
+
+
+# ---- output layout (TensorIterator's) ------------------------------------------------------------
+def _c_strides(shape) -> tuple:
+    out, acc = [], 1
+    for s in reversed(shape):
+        out.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(out))
+
+
+def iter_strides(shape: tuple, tensors) -> tuple:
+    """The strides (in elements) TensorIterator gives a new output of ``shape`` computed from
+    ``tensors``: contiguous, channels-last or the shared strides when all inputs agree (its fast
+    setup), else the inputs' dimension order (reorder_dimensions), ties broken by later inputs."""
+    nd = len(shape)
+    if nd <= 1 or not tensors:
+        return _c_strides(shape)
+    if all(t._size == shape for t in tensors):
+        if all(t.is_contiguous() for t in tensors):
+            return _c_strides(shape)
+        if nd == 4 and all(_is_channels_last(t) for t in tensors):
+            n, c, h, w = shape
+            return (h * w * c, 1, w * c, c)
+        first = tensors[0]._stride
+        if all(t.is_non_overlapping_and_dense() and t._stride == first for t in tensors):
+            return tuple(first)
+    ops = []
+    for t in tensors:
+        off = nd - len(t._size)
+        st = [0] * nd
+        for i, (sz, s) in enumerate(zip(t._size, t._stride)):
+            st[off + i] = 0 if (sz == 1 and shape[off + i] != 1) else s
+        ops.append(st)
+
+    def should_swap(d0, d1):
+        for st in ops:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 < s1:
+                return -1
+            if s0 > s1:
+                return 1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(nd - 1, -1, -1))  # perm[0] is the fastest-moving dimension
+    for i in range(1, nd):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    out = [0] * nd
+    acc = 1
+    for d in perm:
+        out[d] = acc
+        acc *= shape[d]
+    return tuple(out)
+
+
+def _is_channels_last(t) -> bool:
+    from ..layouts import channels_last
+
+    return t.is_contiguous(memory_format=channels_last)
+
+
+def finish(r, dt: D.dtype, *operands):
+    """The result array as a tensor of ``dt``, laid out as TensorIterator lays out its output
+    (numpy's own choice is kept when it already agrees, so the common case copies nothing)."""
+    r = np.asarray(r)
+    tensors = [t for t in operands if isinstance(t, TensorBase) and t._size]
+    if r.ndim > 1 and tensors:
+        if not (r.flags.c_contiguous and all(t._size == r.shape and t.is_contiguous()
+                                             for t in tensors)):
+            want = iter_strides(r.shape, tensors)
+            item = r.dtype.itemsize
+            if tuple(s // item for s in r.strides) != want:
+                out = np.empty(r.size, dtype=r.dtype)
+                view = np.lib.stride_tricks.as_strided(out, r.shape, [s * item for s in want])
+                np.copyto(view, r)
+                r = view
+    return wrap(r, dt)
+

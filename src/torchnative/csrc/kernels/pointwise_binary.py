@@ -17,8 +17,9 @@ from .. import dtypes as D
 from ..tensor import TensorBase
 from .common import opmath, wrap
 from .pointwise_base import (ALL_H, ALL_HC, BOOL, COMPLEX, F32, FLOAT_H, FLOAT_HC, INTEGRAL,
-                             REDUCED, broadcasting, check, checked, is_scalar_operand, operand,
+                             REDUCED, broadcasting, check, finish, checked, is_scalar_operand, operand,
                              original_f32, py_dtype, quiet, result_type)
+from .pointwise_math import exact, fma
 from .registry import kernel
 
 
@@ -45,7 +46,7 @@ def apply2(fn, a, b, dt: D.dtype, out_dt: D.dtype | None = None, reduced_scalar:
         y = operand(b, dt, cdt)
     with quiet():
         r = broadcasting(lambda: fn(x, y), a, b)
-    return wrap(np.asarray(r), out_dt or dt)
+    return finish(r, out_dt or dt, a, b)
 
 
 # ---- add / sub / mul ----------------------------------------------------------------------------
@@ -69,14 +70,20 @@ def _add(a, b, alpha, dt):
         if not alpha:
             return apply2(lambda x, y: np.logical_or(x, False), a, b, dt)
         return apply2(np.logical_or, a, b, dt)
-    if alpha == 1:
+    if alpha == 1 and dt not in COMPLEX:
         return apply2(np.add, a, b, dt)
-    if dt is F32:  # upstream's vectorized loop is a fused multiply-add
-        al = checked(alpha, F32)
-        r = apply2(lambda x, y: x.astype(np.float64) + np.float64(al) * y, a, b, dt)
-        return r
+    return apply2(_axpy(alpha, dt), a, b, dt)
+
+
+def _axpy(alpha, dt):
+    """``x + alpha * y`` as upstream's add loop computes it: one fused multiply-add (alpha is
+    first converted to the tensor's dtype); complex values multiply in full."""
     al = checked(alpha, dt)
-    return apply2(lambda x, y: x + al * y, a, b, dt)
+    if dt in COMPLEX:
+        return lambda x, y: exact(lambda u, v: u + al * v, x, y)
+    if dt.is_floating_point:
+        return lambda x, y: fma(y, al, x)
+    return lambda x, y: x + al * y
 
 
 @kernel("add.Tensor", "add.Scalar")
@@ -103,13 +110,9 @@ def sub(self, other, alpha=1):
     if type(alpha) is not int or alpha != 1:
         _alpha_check(dt, alpha)
     check("sub_stub", dt, ALL_HC)
-    if alpha == 1:
+    if alpha == 1 and dt not in COMPLEX:
         return apply2(np.subtract, self, other, dt)
-    if dt is F32:
-        al = checked(alpha, F32)
-        return apply2(lambda x, y: x.astype(np.float64) - np.float64(al) * y, self, other, dt)
-    al = checked(alpha, dt)
-    return apply2(lambda x, y: x - al * y, self, other, dt)
+    return apply2(_axpy(-alpha, dt), self, other, dt)  # upstream: add with -alpha
 
 
 @kernel("rsub.Tensor", "rsub.Scalar")
@@ -123,11 +126,16 @@ def mul(self, other):
     check("mul_cpu", dt, ALL_HC | {BOOL})
     if dt is BOOL:
         return apply2(np.logical_and, self, other, dt)
+    if dt in COMPLEX:  # upstream's complex product rounds each part once (as if fused)
+        return apply2(lambda x, y: exact(np.multiply, x, y), self, other, dt)
     return apply2(np.multiply, self, other, dt, reduced_scalar=True)
 
 
 # ---- division -----------------------------------------------------------------------------------
-def _nonzero_divisor(b, dt) -> None:
+def _nonzero_divisor(a, b, dt) -> None:
+    """Integer division by zero raises, as upstream's loop does -- if the loop runs at all."""
+    if any(isinstance(t, TensorBase) and t.numel() == 0 for t in (a, b)):
+        return
     y = b._np if isinstance(b, TensorBase) else b
     if isinstance(b, TensorBase) and b._dtype is not dt:
         y = operand(b, dt, D.numpy_dtype(dt))
@@ -163,7 +171,7 @@ def div_true(a, b):
 def div_trunc(a, b):
     dt = dtype2(a, b)
     if dt in INTEGRAL:
-        _nonzero_divisor(b, dt)
+        _nonzero_divisor(a, b, dt)
         return apply2(_trunc_div_int, a, b, dt)
     check("div_trunc_cpu", dt, FLOAT_H)
     return apply2(lambda x, y: np.trunc(x / y), a, b, dt, reduced_scalar=True)
@@ -172,7 +180,7 @@ def div_trunc(a, b):
 def div_floor(a, b):
     dt = dtype2(a, b)
     if dt in INTEGRAL:
-        _nonzero_divisor(b, dt)
+        _nonzero_divisor(a, b, dt)
         return apply2(np.floor_divide, a, b, dt)
     check("div_floor_cpu", dt, FLOAT_H)
     return apply2(_floor_div_float, a, b, dt, reduced_scalar=True)
@@ -209,7 +217,7 @@ def _remainder_float(x, y):
 def remainder(self, other):
     dt = dtype2(self, other)
     if dt in INTEGRAL:
-        _nonzero_divisor(other, dt)
+        _nonzero_divisor(self, other, dt)
         return apply2(np.remainder, self, other, dt)
     check("remainder_cpu", dt, FLOAT_H)
     return apply2(_remainder_float, self, other, dt)
@@ -219,7 +227,7 @@ def remainder(self, other):
 def fmod(self, other):
     dt = dtype2(self, other)
     if dt in INTEGRAL:
-        _nonzero_divisor(other, dt)
+        _nonzero_divisor(self, other, dt)
     else:
         check("fmod_cpu", dt, FLOAT_H)
     return apply2(np.fmod, self, other, dt)
@@ -247,7 +255,10 @@ def _powi(x, y):
 
 
 def _pow_float(x, y):
-    return np.power(x, y)
+    if x.dtype == np.complex64:  # std::pow(complex<float>): exp(y * log(x)), each step in float
+        with quiet():
+            return exact(np.exp, exact(np.multiply, y, exact(np.log, x)))
+    return exact(np.power, x, y)
 
 
 @kernel("pow.Tensor_Tensor")
@@ -297,7 +308,7 @@ def _pow_scalar(x, e, dt):
         if e == -1:
             return 1 / x
     if dt is D.BY_NAME["float16"]:
-        return np.power(x, np.float32(checked(e, dt)))
+        return exact(np.power, x, np.float32(checked(e, dt)))
     if dt in REDUCED:  # the exponent is held as a bfloat16 first
         e = float(checked(e, dt))
     if dt in COMPLEX:
@@ -310,7 +321,7 @@ def _pow_scalar(x, e, dt):
         return x * x * x
     if e == -2:
         return 1 / (x * x)
-    return np.power(x, np.asarray(e, dtype=x.dtype))
+    return exact(np.power, x, np.asarray(e, dtype=x.dtype))
 
 
 @kernel("pow.Scalar")
@@ -328,7 +339,7 @@ def pow_scalar(self, exponent):
 def atan2(self, other):
     dt = _float_dtype(dtype2(self, other))
     check("atan2_cpu", dt, FLOAT_H)
-    return apply2(np.arctan2, self, other, dt)
+    return apply2(lambda x, y: exact(np.arctan2, x, y), self, other, dt)
 
 
 @kernel("hypot")
@@ -346,7 +357,7 @@ def copysign(self, other):
 
 
 def _xlogy(x, y):
-    r = np.where(x == 0, 0, x * np.log(y))
+    r = np.where(x == 0, 0, x * exact(np.log, y))
     return np.where(np.isnan(y), np.nan, r).astype(x.dtype, copy=False)
 
 
@@ -358,7 +369,7 @@ def xlogy(self, other):
 
 
 def _xlog1py(x, y):
-    r = np.where(x == 0, 0, x * np.log1p(y))
+    r = np.where(x == 0, 0, x * exact(np.log1p, y))
     return np.where(np.isnan(y), np.nan, r).astype(x.dtype, copy=False)
 
 
@@ -371,20 +382,35 @@ def xlog1py(self, other):
 
 def _logaddexp(x, y):
     m = np.maximum(x, y)
-    r = m + np.log1p(np.exp(-np.abs(x - y)))
+    r = m + exact(np.log1p, exact(np.exp, -np.abs(x - y)))
     return np.where(np.isinf(x) & (x == y), x, r)
 
 
 def _logaddexp2(x, y):
     m = np.maximum(x, y)
     inv_ln2 = x.dtype.type(1.0 / np.log(2.0))
-    r = m + np.log1p(np.exp2(-np.abs(x - y))) * inv_ln2
+    r = fma(exact(np.log1p, exact(np.exp2, -np.abs(x - y))), inv_ln2, m)
     return np.where(np.isinf(x) & (x == y), x, r)
+
+
+def _logaddexp_complex(x, y):
+    """_log_add_exp_helper for complex: ordered by real part, NaN and infinities first."""
+    wide = np.complex128
+    x, y = np.broadcast_arrays(x.astype(wide), y.astype(wide))
+    lo = np.where(x.real < y.real, x, y)
+    hi = np.where(x.real < y.real, y, x)
+    r = np.log1p(np.exp(lo - hi)) + hi
+    both_inf = ~np.isfinite(lo.real) & (lo.real == hi.real)
+    r = np.where(both_inf & (lo.real < 0), lo, np.where(both_inf, np.log(np.exp(lo) + np.exp(hi)), r))
+    nan = np.isnan(lo.real) | np.isnan(lo.imag)
+    return np.where(nan, complex(np.nan, np.nan), r)
 
 
 @kernel("logaddexp")
 def logaddexp(self, other):
     dt = dtype2(self, other)
+    if dt in COMPLEX:
+        return apply2(lambda x, y: _logaddexp_complex(x, y).astype(x.dtype), self, other, dt)
     check("logaddexp_cpu", dt, FLOAT_H)
     return apply2(_logaddexp, self, other, dt)
 
@@ -441,11 +467,11 @@ def fmin(self, other):
 
 @kernel("heaviside")
 def heaviside(self, values):
-    if self._dtype is not values._dtype:
-        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
-    dt = self._dtype
-    if dt in COMPLEX:
+    if self._dtype in COMPLEX or values._dtype in COMPLEX:
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    if self._dtype is not values._dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    dt = self._dtype
     check("heaviside_cpu", dt, ALL_H | {BOOL})
     return apply2(lambda x, y: np.where(x == 0, y, (x > 0).astype(x.dtype)), self, values, dt)
 

@@ -15,7 +15,7 @@ from .. import dtypes as D
 from ..tensor import TensorBase
 from .common import arr, opmath, wrap
 from .pointwise_base import (ALL_HB, BOOL, COMPLEX, INTEGRAL, U8, broadcast_shape, broadcasting,
-                             check, checked, operand, quiet, shapes_of)
+                             check, checked, finish, operand, quiet, shapes_of)
 from .pointwise_binary import apply2, dtype2
 from .registry import kernel
 
@@ -97,11 +97,10 @@ def _rshift(x, y):
     max_shift = bits - (1 if x.dtype.kind == "i" else 0)
     signed_y = y.astype(np.int64) if y.dtype.kind == "i" else y.view(y.dtype.str.replace("u", "i")).astype(np.int64)
     bad = (signed_y < 0) | (signed_y >= max_shift)
-    s = np.where(bad, max_shift, signed_y).astype(x.dtype)
-    if x.dtype.kind == "u":
-        return np.where(signed_y >= bits, x.dtype.type(0),
-                        np.right_shift(x, np.minimum(s, bits - 1).astype(x.dtype)))
-    return np.right_shift(x, s)
+    if x.dtype.kind == "u":  # a >> bits in C's int arithmetic: 0
+        s = np.where(bad, 0, signed_y).astype(x.dtype)
+        return np.where(bad, x.dtype.type(0), np.right_shift(x, s))
+    return np.right_shift(x, np.where(bad, max_shift, signed_y).astype(x.dtype))
 
 
 def _shift(name, kname, fn):
@@ -166,7 +165,7 @@ def where(condition, self, other):
     x = operand(self, dt, npdt)
     y = operand(other, dt, npdt)
     r = broadcasting(lambda: np.where(c, x, y), condition, self, other)
-    return wrap(np.asarray(r, dtype=npdt), dt)
+    return finish(np.asarray(r, dtype=npdt), dt, condition, self, other)
 
 
 # caffe2::TypeMeta names, which upstream prints for ``mask.dtype()``

@@ -234,3 +234,39 @@ def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     actual = _call("abs", _call("sub.Tensor", cs, co))
     finite = _call("__iand__.Tensor", _call("isfinite", actual), _call("le.Tensor", actual, allowed))
     return _call("__ior__.Tensor", close, finite)
+
+
+# where with Python scalars: the scalars become tensors of the result type (TensorCompare.cpp)
+def _scalar_tensor(value, dt, like):
+    return _call("scalar_tensor", value, dtype=dt, layout=None, device=like.device,
+                 pin_memory=None)
+
+
+def _result_type(*xs):
+    from .common import result_type
+
+    return result_type(*xs)
+
+
+@composite("where.ScalarOther")
+def where_scalar_other(condition, self, other):
+    dt = _result_type(self, other)
+    return _call("where.self", condition, _to(self, dt), _scalar_tensor(other, dt, self))
+
+
+@composite("where.ScalarSelf")
+def where_scalar_self(condition, self, other):
+    dt = _result_type(other, self)
+    return _call("where.self", condition, _scalar_tensor(self, dt, other), _to(other, dt))
+
+
+@composite("where.Scalar")
+def where_scalars(condition, self, other):
+    dt = _result_type(self, other)
+    return _call("where.self", condition, _scalar_tensor(self, dt, condition),
+                 _scalar_tensor(other, dt, condition))
+
+
+@kernel("allclose")
+def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bool(_call("all", _call("isclose", self, other, rtol, atol, equal_nan)).item())

@@ -25,6 +25,8 @@ def exact(fn, x: np.ndarray, *rest):
     if wide is None:
         return fn(x, *rest)
     r = fn(x.astype(wide), *(np.asarray(a).astype(wide) for a in rest))
+    if r.dtype.kind != "c" and x.dtype.kind == "c":  # abs/angle of complex64 -> float32
+        return r.astype(np.float32)
     return r.astype(x.dtype)
 
 
@@ -129,12 +131,12 @@ def erfinv(y: np.ndarray) -> np.ndarray:
     with np.errstate(all="ignore"):
         ay = np.abs(y)
         z = y * y
-        num = ((a[3] * z + a[2]) * z + a[1]) * z + a[0]
-        dem = (((b[3] * z + b[2]) * z + b[1]) * z + b[0]) * z + one
+        num = fma(fma(fma(np.full_like(z, a[3]), z, a[2]), z, a[1]), z, a[0])
+        dem = fma(fma(fma(fma(np.full_like(z, b[3]), z, b[2]), z, b[1]), z, b[0]), z, one)
         central = y * num / dem
         z2 = np.sqrt(-exact(np.log, (one - ay) / t(2)))
-        num2 = ((c[3] * z2 + c[2]) * z2 + c[1]) * z2 + c[0]
-        dem2 = (d[1] * z2 + d[0]) * z2 + one
+        num2 = fma(fma(fma(np.full_like(z2, c[3]), z2, c[2]), z2, c[1]), z2, c[0])
+        dem2 = fma(fma(np.full_like(z2, d[1]), z2, d[0]), z2, one)
         outer = np.copysign(num2, y) / dem2
         x = np.where(ay <= t(0.7), central, outer)
         k = t(2.0 / np.sqrt(np.pi)) if y.dtype == np.float64 else t(t(2.0) / np.float32(np.sqrt(np.pi)))
@@ -146,7 +148,8 @@ def erfinv(y: np.ndarray) -> np.ndarray:
 
 def _fma32(a, b, c):
     """float32 fused multiply-add: the float64 product of two float32 values is exact."""
-    return (a.astype(np.float64) * b + c).astype(np.float32)
+    with np.errstate(all="ignore"):
+        return (np.asarray(a).astype(np.float64) * b + c).astype(np.float32)
 
 
 _AS = [np.float32(v) for v in (0.3275911, 0.254829592, -0.284496736, 1.421413741, -1.453152027,
@@ -169,25 +172,28 @@ def erf_vec32(x: np.ndarray) -> np.ndarray:
     return np.where(np.signbit(x), -y, y)
 
 
-def _vec_bytes() -> int:
-    """Upstream's SIMD width on this machine: AVX512 (64 bytes) where the CPU has the subsets
-    ATen's dispatch requires, else AVX2/NEON-sized (32 bytes)."""
+def _cpu_flags() -> frozenset:
     try:
         with open("/proc/cpuinfo") as f:
-            flags = next((line for line in f if line.startswith("flags")), "").split()
+            return frozenset(next((line for line in f if line.startswith("flags")), "").split())
     except OSError:
-        return 32
-    need = ("avx512f", "avx512bw", "avx512vl", "avx512dq")
-    return 64 if all(n in flags for n in need) else 32
+        return frozenset()
 
 
-VEC_BYTES = _vec_bytes()
+CPU_FLAGS = _cpu_flags()
+# Upstream's SIMD width on this machine: AVX512 (64 bytes) where the CPU has the subsets ATen's
+# dispatch requires, else AVX2/NEON-sized (32 bytes).
+VEC_BYTES = 64 if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= CPU_FLAGS else 32
+# oneDNN takes bfloat16 / float16 eltwise work only where the CPU has native support for them
+ONEDNN_BF16 = VEC_BYTES == 64
+ONEDNN_FP16 = bool({"avx512_fp16", "amx_fp16"} & CPU_FLAGS)
 
 
 def vectorized_mask(shape, strides, itemsize: int):
     """Which elements upstream's ``vectorized_loop`` computes with its SIMD op (the others go
     through the scalar op): along each contiguous inner run of n elements, the first
-    ``n // (2 * lanes) * (2 * lanes)``. Returns None when no element is vectorized.
+    ``n // (2 * lanes) * (2 * lanes)``, lanes = VEC_BYTES / itemsize (pass the itemsize of the
+    type the loop's vectors hold). Returns None when no element is vectorized.
 
     ``strides`` are in elements. A dense tensor is one run in memory order; otherwise runs are
     the innermost (stride-1) dimension's rows. Runs split across threads (>= 32768 elements) are
@@ -224,3 +230,86 @@ def vectorized_mask(shape, strides, itemsize: int):
         return None
     along = np.arange(m) < (m // step) * step
     return np.broadcast_to(along.reshape([-1 if i == d else 1 for i in range(len(shape))]), shape)
+
+
+# oneDNN's eltwise_gelu_erf on AVX512 (what upstream's gelu calls for contiguous float32, and
+# bfloat16 on CPUs with AVX512-BF16 support): erf(x/sqrt 2) as a degree-5 minimax polynomial in
+# |x|, picked from 25 intervals by the float's exponent and top mantissa bits. Coefficients are
+# oneDNN's (jit_uni_eltwise_injector), as float32 bit patterns, by degree then interval.
+_GELU_POLY = np.array([
+    [0xa6f2cb94, 0x32827792, 0x3381cc0c, 0x34523d4a, 0x351ac44d, 0x35f36d88, 0x36ee8229,
+     0x37b8a3bb, 0x3867a213, 0x3940033b, 0x3a2a5a1d, 0x3ae35863, 0x3b7828f2, 0x3c08b14b,
+     0x3c515ed3, 0xbb503236, 0xbd8d8e5e, 0xbe8abcd9, 0xbf0c19a2, 0xbeccb328, 0x3e176ced,
+     0x3f470d99, 0x3f7abb28, 0x3f800000, 0x00000000],
+    [0x3f4c422a, 0x3f4c421f, 0x3f4c4207, 0x3f4c41cb, 0x3f4c413b, 0x3f4c3fad, 0x3f4c3a2f,
+     0x3f4c2d40, 0x3f4c146a, 0x3f4bc341, 0x3f4ad08c, 0x3f48f8cf, 0x3f45fac7, 0x3f404e07,
+     0x3f3b980f, 0x3f48dff3, 0x3f78b21b, 0x3fbb0704, 0x40019c32, 0x3fe536d6, 0x3f81331e,
+     0x3e6c8684, 0x3c98f936, 0x00000000, 0x3f800000],
+    [0xb62173f4, 0x3735e4cf, 0x37f2ff89, 0x388c23be, 0x3917535c, 0x39ab2ab0, 0x3a60fadb,
+     0x3af9b960, 0x3b6e5491, 0x3c0a4ec5, 0x3ca5aa8c, 0x3d2138d9, 0x3d8737d4, 0x3ddfb660,
+     0x3e0f27ab, 0x3d94004b, 0xbe0efdeb, 0xbf1d96c3, 0xbf89db58, 0xbf6d9897, 0xbef69fb8,
+     0xbdc4f8a8, 0xbbde6422, 0x00000000, 0x00000000],
+    [0xbe081a19, 0xbe084570, 0xbe08639b, 0xbe089837, 0xbe08f409, 0xbe09ab95, 0xbe0b66d0,
+     0xbe0e400a, 0xbe124df8, 0xbe1bde02, 0xbe2f19c9, 0xbe4931bf, 0xbe685fbc, 0xbe89c95f,
+     0xbe96cbca, 0xbe8044aa, 0xbe0550f2, 0x3dcfd6a1, 0x3e94c826, 0x3e79345f, 0x3decec91,
+     0x3ca46568, 0x3aa1e00a, 0x00000000, 0x00000000],
+    [0xba3d61db, 0x39f097a3, 0x3a5845dc, 0x3ab1fa35, 0x3b0cefb8, 0x3b653ab6, 0x3bcae527,
+     0x3c221712, 0x3c6c5840, 0x3cc0a703, 0x3d1dcc19, 0x3d63656d, 0x3d955907, 0x3dbf9910,
+     0x3dd53f69, 0x3db7dcef, 0x3d639ebe, 0xba6ede48, 0xbd22be69, 0xbd041cf1, 0xbc64f5ab,
+     0xbb097a32, 0xb8ebf380, 0x00000000, 0x00000000],
+    [0x3cb7d80c, 0x3c9b6050, 0x3c978d11, 0x3c92e850, 0x3c8d058b, 0x3c848454, 0x3c6cd623,
+     0x3c4c824b, 0x3c2a7935, 0x3be0b390, 0x3b0651ac, 0xbb232f53, 0xbbd42fa0, 0xbc2c5366,
+     0xbc492c9e, 0xbc2a7aa6, 0xbbd55d04, 0xba823a76, 0x3b102aa8, 0x3ae25a7e, 0x3a31f792,
+     0x38b84375, 0x3689bb5a, 0x00000000, 0x00000000],
+], dtype=np.uint32).view(np.float32)
+_GELU_RBOUND = np.array(0x40b15cee, dtype=np.uint32).view(np.float32)
+
+
+def gelu_onednn(x: np.ndarray) -> np.ndarray:
+    """oneDNN's AVX512 gelu_erf on float32 values (fused multiply-adds emulated in float64)."""
+    ax = np.abs(x)
+    with np.errstate(all="ignore"):
+        idx = (ax.view(np.uint32) + np.uint32(0xc21fffff)).view(np.int32) >> 21
+        idx = np.clip(idx, 1, 24)
+        idx = np.where(ax > _GELU_RBOUND, 23, idx)
+        pol = _GELU_POLY[5][idx]
+        for deg in range(4, -1, -1):
+            pol = _fma32(pol, ax, _GELU_POLY[deg][idx])
+        pol = np.where(np.signbit(x), -pol, pol)
+        return x * (pol + np.float32(1)) * np.float32(0.5)
+
+
+# ---- fused multiply-add ---------------------------------------------------------------------------
+# Upstream's build contracts ``a * b + c`` into one fused multiply-add wherever the compiler sees
+# it (vectorized and scalar loops alike), so ``addcmul``, ``add(alpha=)``, ``lerp``, polynomial
+# evaluations... round once. float32 is emulated exactly through float64 (the product of two
+# float32 values is exact there); float64 with Dekker's error-free product and sum.
+_SPLIT = 134217729.0  # 2**27 + 1
+
+
+def _fma64(a, b, c):
+    a, b, c = (np.asarray(v, dtype=np.float64) for v in (a, b, c))
+    with np.errstate(all="ignore"):
+        p = a * b
+        s = p + c
+        ta = a * _SPLIT
+        ah = ta - (ta - a)
+        al = a - ah
+        tb = b * _SPLIT
+        bh = tb - (tb - b)
+        bl = b - bh
+        e = ((ah * bh - p) + ah * bl + al * bh) + al * bl     # a*b - p, exactly
+        bb = s - p
+        err = (p - (s - bb)) + (c - bb)                        # p + c - s, exactly
+        r = s + (err + e)
+        return np.where(np.isfinite(r) & np.isfinite(p) & np.isfinite(e), r, s)
+
+
+def fma(a, b, c):
+    """a * b + c rounded once, in the dtype of ``a`` (float32 or float64; complex: plain)."""
+    a = np.asarray(a)
+    if a.dtype == np.float32:
+        return _fma32(a, np.asarray(b, np.float32), np.asarray(c, np.float32))
+    if a.dtype == np.float64:
+        return _fma64(a, b, c)
+    return a * b + c

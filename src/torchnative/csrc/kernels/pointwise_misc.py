@@ -15,10 +15,10 @@ import numpy as np
 from .. import dtypes as D
 from ..tensor import TensorBase
 from .common import opmath, wrap
-from .pointwise_base import (ALL_H, BOOL, COMPLEX, F32, FLOAT_H, FLOAT_HC, INTEGRAL, REDUCED, U8,
-                             broadcasting, check, checked, operand, py_dtype, quiet, result_type)
+from .pointwise_base import (ALL_H, BF16, BOOL, COMPLEX, F16, F32, FLOAT_H, FLOAT_HC, INTEGRAL, REDUCED, U8,
+                             broadcasting, check, checked, finish, operand, py_dtype, quiet, result_type)
 from .pointwise_binary import dtype2, maximum, minimum
-from .pointwise_math import erf, erf_vec32, exact, vectorized_mask
+from .pointwise_math import ONEDNN_BF16, ONEDNN_FP16, VEC_BYTES, erf, erf_vec32, exact, fma, gelu_onednn, vectorized_mask
 from .registry import kernel
 
 
@@ -27,25 +27,21 @@ def _apply(fn, self, dt, *more):
     xs = [operand(t, dt, cdt) for t in (self, *more)]
     with quiet():
         r = broadcasting(lambda: fn(*xs), self, *more)
-    return wrap(np.asarray(r), dt)
+    return finish(r, dt, self, *more)
 
 
 # ---- clamp --------------------------------------------------------------------------------------
-def _no_complex(*xs):
-    for x in xs:
-        if (isinstance(x, TensorBase) and x._dtype in COMPLEX) or isinstance(x, complex):
-            raise NotImplementedError("clamp is not supported for complex types") \
-                if isinstance(x, TensorBase) else RuntimeError("clamp is not supported for complex types")
+_NO_COMPLEX = "clamp is not supported for complex types"
 
 
 def _clamp_dtype(self, *bounds):
     dt = self._dtype
     if dt in COMPLEX:
-        raise RuntimeError("clamp is not supported for complex types")
+        raise NotImplementedError(_NO_COMPLEX)
     if not dt.is_floating_point:
         dt = result_type(self, *[b for b in bounds if b is not None])
     if dt in COMPLEX:
-        raise RuntimeError("clamp is not supported for complex types")
+        raise NotImplementedError(_NO_COMPLEX)
     return dt
 
 
@@ -71,7 +67,16 @@ def clamp(self, min=None, max=None):
         return _clamp_max(self, max, dt)
     check("clamp_scalar_cpu", dt, ALL_H)
     lo, hi = checked(min, dt), checked(max, dt)
-    return _apply(lambda x: np.minimum(np.maximum(x, lo), hi), self, dt)
+    return _apply(lambda x: _below(_above(x, lo), hi), self, dt)
+
+
+# std::max(a, lo) / std::min(a, hi): ``a`` itself when equal (keeps -0.0) or NaN
+def _above(x, lo):
+    return np.where(x < lo, lo, x)
+
+
+def _below(x, hi):
+    return np.where(x > hi, hi, x)
 
 
 def _clamp_min(self, min, dt):
@@ -79,7 +84,7 @@ def _clamp_min(self, min, dt):
         return _nan_result(self, dt)
     check("clamp_min_scalar_cpu", dt, ALL_H)
     lo = checked(min, dt)
-    return _apply(lambda x: np.maximum(x, lo), self, dt)
+    return _apply(lambda x: _above(x, lo), self, dt)
 
 
 def _clamp_max(self, max, dt):
@@ -87,21 +92,43 @@ def _clamp_max(self, max, dt):
         return _nan_result(self, dt)
     check("clamp_max_scalar_cpu", dt, ALL_H)
     hi = checked(max, dt)
-    return _apply(lambda x: np.minimum(x, hi), self, dt)
+    return _apply(lambda x: _below(x, hi), self, dt)
+
+
+def _clamp_inplace(functional):
+    """clamp_ / clamp_min_ / clamp_max_: the meta function refuses a promoted result type with
+    its own message (the dtype printed as caffe2's type name)."""
+    def inplace(self, *bounds):
+        from .pointwise_compare import _TYPEMETA
+        from ..structured import write_into
+
+        result = functional(self, *bounds)
+        if result._dtype is not self._dtype:
+            raise RuntimeError(f"result type {result._dtype._cpp_name} can't be cast to the desired "
+                               f"output type {_TYPEMETA.get(self._dtype._name, self._dtype._name)}")
+        write_into(self, result)
+        return self
+
+    return inplace
 
 
 @kernel("clamp_min")
 def clamp_min(self, min):
     if isinstance(min, complex):
-        raise RuntimeError("clamp is not supported for complex types")
+        raise NotImplementedError(_NO_COMPLEX)
     return _clamp_min(self, min, _clamp_dtype(self, min))
 
 
 @kernel("clamp_max")
 def clamp_max(self, max):
     if isinstance(max, complex):
-        raise RuntimeError("clamp is not supported for complex types")
+        raise NotImplementedError(_NO_COMPLEX)
     return _clamp_max(self, max, _clamp_dtype(self, max))
+
+
+kernel("clamp_")(_clamp_inplace(clamp))
+kernel("clamp_min_")(_clamp_inplace(clamp_min))
+kernel("clamp_max_")(_clamp_inplace(clamp_max))
 
 
 @kernel("clamp.Tensor")
@@ -109,7 +136,7 @@ def clamp_tensor(self, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if self._dtype in COMPLEX:
-        raise RuntimeError("clamp is not supported for complex types")
+        raise NotImplementedError(_NO_COMPLEX)
     if max is None:
         return maximum(self, min)
     if min is None:
@@ -134,10 +161,7 @@ def _lerp(x, end, w):
     small = np.abs(w) < 0.5
     coeff = np.where(small, w, w - 1)
     base = np.where(small, x, end)
-    diff = end - x
-    if x.dtype == np.float32:  # upstream's vectorized loop: fmadd(coeff, end - start, base)
-        return (coeff.astype(np.float64) * diff + base).astype(np.float32)
-    return coeff * diff + base
+    return fma(coeff, end - x, base)  # upstream: fmadd(coeff, end - start, base)
 
 
 def _same_dtype(self, other, what):
@@ -187,7 +211,7 @@ def addcmul(self, tensor1, tensor2, *, value=1):
     if result_type(self, tensor1, tensor2) is BOOL:
         raise NotImplementedError('"addcmul_cpu_out" not implemented for \'Bool\'')
     return _pointwise3("addcmul", self, tensor1, tensor2, value,
-                       lambda a, b, c, v: a + v * b * c)
+                       lambda a, b, c, v: fma(v * b, c, a) if a.dtype.kind == "f" else a + v * b * c)
 
 
 @kernel("addcdiv")
@@ -227,7 +251,7 @@ def _gelu_none(x, mask):
     t = x.dtype.type
     z = x * t(_SQRT1_2)
     e = erf(z)
-    if mask is not None and x.dtype == np.float32:
+    if mask is not None and x.dtype == np.float32 and VEC_BYTES == 64:
         # upstream's SIMD loop uses its polynomial erf; only the loop's scalar tail calls erff
         e = np.where(mask, erf_vec32(z), e)
     return x * t(0.5) * (t(1) + e)
@@ -236,7 +260,7 @@ def _gelu_none(x, mask):
 def _gelu_tanh(x):
     t = x.dtype.type
     cube = x * x * x
-    inner = t(_GELU_BETA) * (x + t(0.044715) * cube)
+    inner = t(_GELU_BETA) * fma(np.full_like(x, 0.044715), cube, x)
     return t(0.5) * x * (t(1) + exact(np.tanh, inner))
 
 
@@ -246,8 +270,15 @@ def gelu(self, *, approximate="none"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     if approximate == "tanh":
         return _act("GeluKernelImpl", self, _gelu_tanh)
-    mask = vectorized_mask(self._size, self._stride, self._dtype.itemsize)
+    dt = self._dtype
+    if VEC_BYTES == 64 and dt in _ONEDNN_GELU and self.numel() > 1 and self.is_contiguous():
+        # upstream hands contiguous float32 (and bfloat16) to oneDNN's eltwise_gelu_erf
+        return _act("GeluKernelImpl", self, gelu_onednn)
+    mask = vectorized_mask(self._size, self._stride, dt.itemsize)
     return _act("GeluKernelImpl", self, lambda x: _gelu_none(x, mask))
+
+
+_ONEDNN_GELU = frozenset([F32] + [BF16] * ONEDNN_BF16 + [F16] * ONEDNN_FP16)
 
 
 @kernel("silu")
@@ -258,7 +289,7 @@ def silu(self):
 @kernel("mish")
 def mish(self):
     return _act("mish_cpu", self,
-                lambda x: x * exact(lambda v: np.tanh(np.log1p(np.exp(v))), x))
+                lambda x: x * exact(np.tanh, exact(np.log1p, exact(np.exp, x))))
 
 
 @kernel("elu")
@@ -322,7 +353,7 @@ def softplus(self, beta=1, threshold=20):
 
     def fn(x):
         xb = x * b
-        return np.where(xb > th, x, exact(lambda v: np.log1p(np.exp(v)), xb) / b)
+        return np.where(xb > th, x, exact(np.log1p, exact(np.exp, xb)) / b)
 
     return _apply(fn, self, dt)
 
@@ -335,4 +366,3 @@ def threshold(self, threshold, value):
     return _apply(lambda x: np.where(x <= th, v, x), self, dt)
 
 
-_unused = (dtype2, _no_complex)  # noqa: F401

@@ -14,9 +14,9 @@ import numpy as np
 
 from .. import dtypes as D
 from .common import arr, opmath, wrap
-from .pointwise_base import (ALL_H, ALL_HC, BOOL, COMPLEX, F32, F64, FLOAT_H, FLOAT_HC, INTEGRAL, check,
-                             checked, full_result, operand, quiet)
-from .pointwise_math import erf, erf_vec32, erfc, erfinv, exact
+from .pointwise_base import (ALL_H, ALL_HC, BOOL, COMPLEX, F32, F64, FLOAT_H, FLOAT_HC, INTEGRAL, REDUCED, check,
+                             checked, finish, full_result, operand, quiet)
+from .pointwise_math import erf, erf_vec32, erfc, erfinv, exact, vectorized_mask
 from .registry import kernel
 
 
@@ -29,7 +29,7 @@ def apply1(fn, self, dt: D.dtype, out_dt: D.dtype | None = None):
     x = operand(self, dt, opmath(dt))
     with quiet():
         r = fn(x)
-    return wrap(np.asarray(r), out_dt or dt)
+    return finish(r, out_dt or dt, self)
 
 
 def _erf(self):
@@ -61,6 +61,24 @@ def _e(f):
 
 def _rsqrt(x):
     return 1 / np.sqrt(x)
+
+
+@kernel("rsqrt")
+def rsqrt(self):
+    dt = float_dtype(self)
+    check("rsqrt_cpu", dt, FLOAT_HC)
+    if dt not in REDUCED:
+        return apply1(_rsqrt, self, dt)
+    # float16/bfloat16: the SIMD loop (float vectors) rounds once; its scalar tail computes
+    # 1 / std::sqrt(a) in the reduced type, rounding the square root first
+    mask = vectorized_mask(self._size, self._stride, 4)
+    npdt = D.numpy_dtype(dt)
+
+    def fn(x):
+        tail = 1 / np.sqrt(x).astype(npdt).astype(np.float32)
+        return tail if mask is None else np.where(mask, 1 / np.sqrt(x), tail)
+
+    return apply1(fn, self, dt)
 
 
 def _sigmoid(x):
@@ -101,13 +119,12 @@ for _names, _k, _types, _fn in (
     (("acosh",), "acosh_cpu", FLOAT_HC, _e(np.arccosh)),
     (("atanh",), "atanh_cpu", FLOAT_HC, _e(np.arctanh)),
     (("sqrt",), "sqrt_vml_cpu", FLOAT_HC, np.sqrt),
-    (("rsqrt",), "rsqrt_cpu", FLOAT_HC, _rsqrt),
     (("reciprocal",), "reciprocal_cpu", FLOAT_HC, _reciprocal),
     (("sigmoid",), "sigmoid_cpu", FLOAT_HC, _sigmoid),
     (("sinc",), "sinc_cpu", FLOAT_HC, _sinc),
     (("erf",), "erf_vml_cpu", FLOAT_H, None),
     (("erfc",), "erfc_vml_cpu", FLOAT_H, erfc),
-    (("erfinv",), "erfinv_cpu", FLOAT_H, erfinv),
+    (("erfinv",), "erfinv_vml_cpu", FLOAT_H, erfinv),
 ):
     _float_op(_names, _k, _types, _fn)
 
@@ -170,9 +187,12 @@ def sign(self):
 
 
 def _sgn_complex(z):
+    # z / |z| with the real |z| dividing each part (c10's complex / scalar), 0 for 0
     a = exact(np.abs, z)
+    r = np.empty_like(z)
     with quiet():
-        r = z / a
+        r.real = z.real / a
+        r.imag = z.imag / a
     return np.where(a == 0, z.dtype.type(0), r)
 
 
@@ -188,8 +208,8 @@ def _rounding(name, kname, fn):
         dt = self._dtype
         if dt in INTEGRAL:
             return wrap(np.array(self._np), dt)
-        if dt in COMPLEX:
-            raise RuntimeError(f"{name} is not supported for complex inputs")
+        if dt in COMPLEX and name != "round":
+            raise NotImplementedError(f"{name} is not supported for complex inputs")
         check(kname, dt, FLOAT_H)
         return apply1(fn, self, dt)
 
@@ -200,7 +220,7 @@ def _rounding(name, kname, fn):
 floor = _rounding("floor", "floor_vml_cpu", np.floor)
 ceil = _rounding("ceil", "ceil_vml_cpu", np.ceil)
 trunc = _rounding("trunc", "trunc_vml_cpu", np.trunc)
-round_ = _rounding("round", "round_cpu", np.rint)
+round_ = _rounding("round", "round_vml_cpu", np.rint)
 
 
 @kernel("round.decimals")

@@ -50,3 +50,9 @@ def debug_has_internal_overlap(self) -> int:
     if any(st == 0 and sz > 1 for sz, st in zip(self._size, self._stride)):
         return 1
     return 2
+
+
+@kernel("lift_fresh", meta=True)
+def lift_fresh(self):
+    """A tensor made from Python data entering the dispatcher: nothing to do outside tracing."""
+    return self

@@ -28,10 +28,10 @@ COMPLEX_T = frozenset((_B["complex64"], _B["complex128"]))
 ALL_LOWP = ALL_TYPES | LOWP                       # AT_DISPATCH_ALL_TYPES_AND2(Half, BFloat16)
 ALL_LOWP_BOOL = ALL_LOWP | {BOOL}                 # ... AND3(..., Bool)
 FLOAT_LOWP = frozenset((_B["float32"], _B["float64"])) | LOWP
-SUM_TYPES = ALL_LOWP | COMPLEX_T | {BOOL}         # sum/prod kernels (dispatched on the result dtype)
+SUM_TYPES = ALL_LOWP | COMPLEX_T | {BOOL}         # sum/prod (dispatched on the result dtype)
 
 
-# ---- dims -----------------------------------------------------------------------------------------
+# ---- dims ---------------------------------------------------------------------------------------
 
 def dim_list(dim) -> list:
     if dim is None:
@@ -41,6 +41,12 @@ def dim_list(dim) -> list:
     return list(dim)
 
 
+def check_ndim(t: TensorBase) -> None:
+    """TensorIterator's limit (numpy's is the same 64, but it raises ValueError)."""
+    if len(t._size) > 64:
+        raise RuntimeError("only tensors with up to 64 dims are supported")
+
+
 def reduce_axes(t: TensorBase, dim, empty_means_all: bool = True) -> tuple:
     """The numpy axes a reduction over ``dim`` covers (wrapped, checked, sorted).
 
@@ -48,6 +54,7 @@ def reduce_axes(t: TensorBase, dim, empty_means_all: bool = True) -> tuple:
     A 0-dim tensor accepts dims 0 and -1 and reduces nothing numpy-wise.
     """
     nd = t.dim()
+    check_ndim(t)
     if dim is None:
         return tuple(range(nd))
     dims = dim_list(dim)
@@ -77,9 +84,18 @@ def reduced_size(t: TensorBase, axes, keepdim: bool) -> tuple:
 
 # ---- results and refusals -----------------------------------------------------------------------
 
+# Casts numpy performs exactly as upstream does (round to nearest even, integers wrap), taken
+# without the general cast machinery: this is the hot path of every small reduction.
+_PLAIN_CASTS = {(np.dtype(np.float64), np.dtype(np.float32)),
+                (np.dtype(np.complex128), np.dtype(np.complex64))}
+
+
 def finish(result, dt: D.dtype) -> TensorBase:
-    """A new contiguous tensor of dtype ``dt`` holding ``result`` (rounded once, as upstream casts)."""
+    """A new contiguous tensor of dtype ``dt`` holding ``result`` (rounded once, as casts do)."""
     a = np.asarray(result)
+    npdt = D.numpy_dtype(dt)
+    if a.dtype != npdt and (a.dtype, npdt) in _PLAIN_CASTS:
+        a = a.astype(npdt)
     return wrap(a if a.flags.c_contiguous else a.copy(order="C"), dt)
 
 
@@ -141,7 +157,7 @@ def sum_values(self: TensorBase, out_dt: D.dtype, axes, keepdim, ignore_nan=Fals
     """The (wide) sums upstream's sum kernel computes into a result of dtype ``out_dt``."""
     dispatch(name, out_dt, SUM_TYPES)
     # make_reduction_from_out_ty: the input is cast to the result dtype (complex stays complex)
-    in_dt = out_dt.to_complex() if self.dtype.is_complex and not out_dt.is_complex else out_dt
+    in_dt = out_dt.to_complex() if self._dtype in COMPLEX_T and out_dt not in COMPLEX_T else out_dt
     a = as_compute(self, in_dt)
     if ignore_nan and a.dtype.kind == "f":
         a = np.where(np.isnan(a), a.dtype.type(0), a)
@@ -171,6 +187,7 @@ def nansum(self, dim=None, keepdim=False, *, dtype=None):
     if is_integral(self.dtype):
         return sum_dim(self, dim, keepdim, dtype=dtype)
     out_dt = dtype if dtype is not None else self.dtype
+    dispatch("nansum_cpu", out_dt, FLOAT_LOWP)
     values = sum_values(self, out_dt, reduce_axes(self, dim), keepdim, ignore_nan=True,
                         name="nansum_cpu")
     return finish(values, out_dt)
@@ -191,7 +208,9 @@ def mean_dim(self, dim, keepdim=False, *, dtype=None):
     axes = reduce_axes(self, dim)
     n = self.numel() if not dim_list(dim) or self.dim() == 0 else reduced_numel(self, axes)
     s = sum_values(self, out_dt, axes, keepdim, name="sum_cpu")
-    with np.errstate(invalid="ignore", divide="ignore"):
+    if n:
+        return finish(s / s.dtype.type(n), out_dt)
+    with np.errstate(invalid="ignore", divide="ignore"):  # 0 / 0: NaN, as upstream
         return finish(s / s.dtype.type(n), out_dt)
 
 
@@ -210,6 +229,21 @@ def nanmean(self, dim=None, keepdim=False, *, dtype=None):
                            f"but got {self.dtype._cpp_name}")
     factor = call("sum.dim_IntList", call("logical_not", call("isnan", self)), dim, keepdim)
     return call("div.Tensor", call("nansum", self, dim, keepdim, dtype=dtype), factor)
+
+
+@kernel("nanmean.out", composite=True)
+def nanmean_out(self, dim=None, keepdim=False, *, dtype=None, out):
+    from ..manual_bindings import call
+
+    if is_integral(self.dtype):
+        raise RuntimeError("nanmean(): integral types and 'Bool' are not supported for nanmean, "
+                           "even for empty tensors.")
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
+        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {self.dtype._cpp_name}")
+    factor = call("sum.dim_IntList", call("logical_not", call("isnan", self)), dim, keepdim)
+    call("nansum.out", self, dim, keepdim, dtype=dtype, out=out)
+    return call("div_.Tensor", out, factor)
 
 
 # ---- prod -------------------------------------------------------------------------------------

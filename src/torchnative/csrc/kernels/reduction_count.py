@@ -62,7 +62,8 @@ def bincount(self, weights=None, minlength=0):
 # ---- histc --------------------------------------------------------------------------------------
 
 def _edge_str(v: float) -> str:
-    return ("-nan" if math.isnan(v) else format(v, "g"))  # upstream prints its NaN with the sign bit
+    # upstream's NaN here comes out of its vectorized aminmax with the sign bit set
+    return "-nan" if math.isnan(v) else format(v, "g")
 
 
 @kernel("histc")

@@ -12,13 +12,14 @@ import numpy as np
 
 from ..tensor import wrap_dim
 from .common import INT64, arr, as_compute
-from .reduction import (ALL_LOWP_BOOL, BOOL, LOWP, dispatch, finish, reduce_axes, dim_list,
-                        reduced_size)
+from .reduction import (ALL_LOWP_BOOL, BOOL, LOWP, check_ndim, dim_list, dispatch, finish,
+                        reduce_axes, reduced_size)
 from .registry import kernel
 
 
 def values_of(self) -> np.ndarray:
     """Values in a dtype numpy orders natively (bfloat16/float16 as float32: exact)."""
+    check_ndim(self)
     return as_compute(self, self.dtype) if self.dtype in LOWP else arr(self)
 
 
@@ -70,7 +71,8 @@ def _amaxmin(self, dim, keepdim, is_max):
     if self.numel() == 0:
         zero_numel_check(self, dims, name)
     axes = reduce_axes(self, dims)
-    dispatch("max_values_cpu" if is_max else "min_values_cpu", self.dtype, ALL_LOWP_BOOL)
+    if self.numel():  # an empty reduction never reaches the kernel, nor its dtype check
+        dispatch("max_values_cpu" if is_max else "min_values_cpu", self.dtype, ALL_LOWP_BOOL)
     return finish(_extreme(values_of(self), axes, keepdim, is_max, False), self.dtype)
 
 
@@ -115,10 +117,10 @@ def _with_indices(self, dim, keepdim, is_max):
     zero_numel_check_dim(self, d, f"{name}()")
     if self.dtype.is_complex:
         raise RuntimeError(f"{name}(): does not support complex input")
-    dispatch(f"{name}_cpu", self.dtype, ALL_LOWP_BOOL)
     a = arr(self)
     if self.dim() == 0:
         return finish(a.copy(), self.dtype), finish(np.zeros((), np.int64), INT64)
+    dispatch(f"{name}_cpu", self.dtype, ALL_LOWP_BOOL)
     idx = first_arg(values_of(self), d, is_max)
     vals = np.take_along_axis(a, np.expand_dims(idx, d), d)
     if keepdim:
@@ -140,6 +142,10 @@ def min_dim(self, dim, keepdim=False):
 
 def _arg(self, dim, keepdim, is_max):
     name = "argmax" if is_max else "argmin"
+    if self.dtype is BOOL:
+        raise RuntimeError(f"{name}(): does not support bool input")
+    if self.dtype.is_complex:
+        raise RuntimeError(f"{name}(): does not support complex input")
     if dim is not None:
         d = wrap_dim(dim, self.dim())
         zero_numel_check_dim(self, d, f"{name}()")
@@ -149,10 +155,6 @@ def _arg(self, dim, keepdim, is_max):
     elif self.numel() == 0:
         raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() "
                          "== 0.")
-    if self.dtype is BOOL:
-        raise RuntimeError(f"{name}(): does not support bool input")
-    if self.dtype.is_complex:
-        raise RuntimeError(f"{name}(): does not support complex input")
     dispatch(f"{name}_cpu", self.dtype, ALL_LOWP_BOOL)
     a = values_of(self)
     if dim is None:
@@ -176,6 +178,7 @@ def _aminmax(self, dim, keepdim):
     if dim is not None:
         d = wrap_dim(dim, self.dim())
         zero_numel_check_dim(self, d, "aminmax")
+        check_ndim(self)
         if self.dim() == 0:
             if self.dtype.is_complex:
                 raise RuntimeError(f"aminmax not implemented for {self.dtype._cpp_name}")

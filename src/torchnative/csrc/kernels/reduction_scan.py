@@ -54,10 +54,10 @@ def _cumext(self, dim, is_max):
     d = wrap_dim(dim, self.dim())
     if self.dim() == 0:
         return finish(arr(self).copy(), self.dtype), finish(np.zeros((), np.int64), INT64)
+    if self.numel() == 0:
+        return finish(arr(self).copy(), self.dtype), finish(np.zeros(self._size, np.int64), INT64)
     dispatch(f"{name}_cpu", self.dtype, ALL_LOWP_BOOL)
     a = as_compute(self, self.dtype) if self.dtype in LOWP else arr(self)
-    if a.size == 0:
-        return finish(arr(self).copy(), self.dtype), finish(np.zeros(a.shape, np.int64), INT64)
     running = (np.maximum if is_max else np.minimum).accumulate(a, axis=d)
     # upstream takes element i when it is NaN, or compares >= (<=) the running value: ties and
     # every later NaN take over the index; the index is the last such "record" so far

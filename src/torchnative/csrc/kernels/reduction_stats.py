@@ -1,8 +1,10 @@
 """Moments and norms: var/std (and var_mean/std_mean) with a correction, linalg_vector_norm and
 the norm overloads that call it.
 
-Upstream computes var/std with Welford in double (or, for a whole-tensor float/double reduction,
-two passes in double): we take two passes in float64, rounding once into the result dtype.
+Upstream computes var/std with Welford in double, one sequential pass per output in the input's
+memory order (or, for a whole-tensor float/double var/std, a mean in the input's dtype and a
+sequential double sum of squared deviations). Both are replayed as they run: float64 results
+carry their rounding to the last bit, and float32/float16 ones round from the same doubles.
 Norms accumulate in float32 upstream for float32 input; ours accumulate in float64 (see
 reduction.py on why wider is the right side to err on).
 """
@@ -13,26 +15,74 @@ import math
 
 import numpy as np
 
+from .. import dtypes as D
 from ..promotion import promote_types
 from .common import as_compute
-from .reduction import (dim_list, finish, reduce_axes, reduced_numel, warn, widened)
+from .reduction import dim_list, finish, reduce_axes, warn, widened
 from .registry import kernel
 
 
-def _moments(x: np.ndarray, axes, keepdim, correction: float):
-    """(var, mean) over ``axes`` of real float64 ``x``; upstream's divisor max(0, n - correction)."""
-    n = 1
-    for a in axes:
-        n *= x.shape[a]
+_F64 = D.BY_NAME["float64"]
+
+
+def _memory_order(t, x: np.ndarray, axes) -> np.ndarray:
+    """``x`` as (outputs, reduced) with the reduced elements in the input's memory order, the
+    order TensorIterator visits them in (kept dims first, in order)."""
+    kept = [i for i in range(x.ndim) if i not in axes]
+    red = sorted(axes, key=lambda i: -abs(t._stride[i]))  # stable: equal strides keep order
+    moved = x.transpose(kept + red)
+    return moved.reshape(int(np.prod([x.shape[i] for i in kept], dtype=np.int64)), -1)
+
+
+def _welford(rows: np.ndarray, correction: float):
+    """SharedReduceOps.h WelfordOps in double, one sequential pass per output (what upstream's
+    binary_kernel_reduce runs below GRAIN_SIZE elements per output): (var, mean)."""
+    mean = np.zeros(rows.shape[0])
+    m2 = np.zeros(rows.shape[0])
+    for k in range(rows.shape[1]):
+        v = rows[:, k]
+        delta = v - mean
+        mean = mean + delta / float(k + 1)
+        m2 = m2 + delta * (v - mean)
+    n = rows.shape[1]
+    return m2 / (n - correction if n > correction else 0.0), mean
+
+
+def _all_reduce(rows: np.ndarray, correction: float, mean: float):
+    """ReduceOps.cpp std_var_all_cpu: the given mean, then the squared deviations summed in
+    double, sequentially in memory order."""
+    dev = rows.reshape(-1) - mean
+    m2 = np.add.accumulate(dev * dev)[-1] if dev.size else 0.0
+    return m2 / max(0.0, rows.size - correction)
+
+
+def _two_pass(x: np.ndarray, axes, correction: float):
+    n = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    mean = np.add.reduce(x, axis=axes, keepdims=True) / n
+    dev = x - mean
+    return np.add.reduce(dev * dev, axis=axes) / max(0.0, n - correction), mean
+
+
+def _var(self, x: np.ndarray, axes, keepdim, correction: float, with_mean: bool):
+    """(var, mean) of real ``x`` (``self``'s values in float64), as upstream computes them."""
+    out_shape = tuple(1 if i in axes else s for i, s in enumerate(x.shape)) if keepdim else \
+        tuple(s for i, s in enumerate(x.shape) if i not in axes)
     with np.errstate(all="ignore"):
-        mean = np.add.reduce(x, axis=axes, keepdims=True) / n if n else \
-            np.full(tuple(1 if i in axes else s for i, s in enumerate(x.shape)), np.nan)
-        dev = x - mean
-        m2 = np.add.reduce(dev * dev, axis=axes, keepdims=keepdim)
-        var = m2 / max(0.0, n - correction) if n else np.full(m2.shape, np.nan)
-    if not keepdim:
-        mean = mean.reshape(var.shape)
-    return var, mean
+        if x.size == 0 or 0 in [x.shape[a] for a in axes]:
+            nan = np.full(out_shape, np.nan)
+            return nan, nan
+        if self.dtype.to_real() is not _F64:
+            # the double result is rounded to float32 or narrower: any accurate double
+            # computation rounds to the same value, so take the vectorized two-pass one
+            var, mean = _two_pass(x, axes, correction)
+        else:
+            rows = _memory_order(self, x, axes)
+            if rows.shape[0] == 1 and not with_mean:
+                # upstream's whole-tensor var/std: self.mean(), then the squared deviations
+                var, mean = _all_reduce(rows, correction, float(x.mean())), None
+                return np.full(out_shape, var), None
+            var, mean = _welford(rows, correction)
+    return var.reshape(out_shape), mean.reshape(out_shape)
 
 
 def _std_var(fname, self, dim, correction, keepdim, take_sqrt, with_mean):
@@ -50,17 +100,16 @@ def _std_var(fname, self, dim, correction, keepdim, take_sqrt, with_mean):
         warn(f"{fname}(): degrees of freedom is <= 0. Correction should be strictly less than the "
              "reduction factor (input numel divided by output numel).")
     x = widened(as_compute(self, self.dtype))
-    real_dt = self.dtype.to_real()
     if x.dtype.kind == "c":  # var of the real part plus var of the imaginary part
-        vr, mr = _moments(np.ascontiguousarray(x.real), axes, keepdim, c)
-        vi, mi = _moments(np.ascontiguousarray(x.imag), axes, keepdim, c)
-        var, mean = vr + vi, mr + 1j * mi
+        vr, mr = _var(self, np.ascontiguousarray(x.real), axes, keepdim, c, with_mean)
+        vi, mi = _var(self, np.ascontiguousarray(x.imag), axes, keepdim, c, with_mean)
+        var, mean = vr + vi, (mr + 1j * mi if with_mean else None)
     else:
-        var, mean = _moments(x, axes, keepdim, c)
+        var, mean = _var(self, x, axes, keepdim, c, with_mean)
     out = np.sqrt(var) if take_sqrt else var
     if with_mean:
-        return finish(out, real_dt), finish(mean, self.dtype)
-    return finish(out, real_dt)
+        return finish(out, self.dtype.to_real()), finish(mean, self.dtype)
+    return finish(out, self.dtype.to_real())
 
 
 @kernel("var.correction")

@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as D
+from ..random import stdalgo
 from ..tensor import wrap_dim
-from .common import INT64, arr
+from .common import INT64, arr, wrap
 from .reduction import ALL_LOWP_BOOL, dispatch, finish
 from .reduction_minmax import values_of
 from .registry import kernel
@@ -20,9 +21,23 @@ _UNIQUE = ALL_LOWP_BOOL | D.BAREBONES_UNSIGNED - {D.BY_NAME[f"uint{b}"] for b in
 _EMPTY = np.zeros(0, np.int64)
 
 
+def _nan_last_less(x, y):
+    return (x[0] == x[0] and y[0] != y[0]) or x[0] < y[0]
+
+
+def _sorted_order(keys: np.ndarray) -> np.ndarray:
+    """The order upstream's unstable sort (KeyValueCompAsc) leaves ``keys`` in. It only shows
+    where NaNs (each its own unique value) meet, so it is replayed only then."""
+    if keys.dtype.kind == "f" and np.count_nonzero(np.isnan(keys)) > 1:
+        a = list(zip(keys.tolist(), range(keys.size)))
+        stdalgo.sort(a, 0, len(a), _nan_last_less)
+        return np.array([i for _, i in a], np.int64)
+    return np.argsort(keys, kind="stable")
+
+
 def _groups(keys: np.ndarray, sort: bool):
     """(order, starts, group id per sorted position) of 1-D ``keys``; NaNs never group."""
-    order = np.argsort(keys, kind="stable") if sort else np.arange(keys.size)
+    order = _sorted_order(keys) if sort else np.arange(keys.size)
     s = keys[order]
     new = np.ones(s.size, bool)
     if s.size > 1:
@@ -75,11 +90,12 @@ def _dim_unique(self, dim, consecutive, return_inverse, return_counts):
     new = np.ones(s.shape[0], bool)
     new[1:] = ~np.all(s[1:] == s[:-1], axis=1)
     starts, gid = np.flatnonzero(new), np.cumsum(new) - 1
-    values = np.take(a, order[starts], axis=d)
+    # gathered along the dim moved first, contiguous, then moved back (Unique.cpp)
+    values = np.moveaxis(np.ascontiguousarray(np.moveaxis(a, d, 0)[order[starts]]), 0, d)
     inverse = np.empty(rows.shape[0], np.int64)
     inverse[order] = gid
     counts = np.diff(np.append(starts, rows.shape[0]))
-    return finish(values, self.dtype), finish(inverse, INT64), finish(counts, INT64)
+    return wrap(values, self.dtype), finish(inverse, INT64), finish(counts, INT64)
 
 
 @kernel("unique_dim")

@@ -111,9 +111,24 @@ def argsort_stable(self, *, stable, dim=-1, descending=False):
     return _call("sort.stable", self, stable=stable, dim=dim, descending=descending)[1]
 
 
+@kernel("argsort.stable_out", composite=True)
+def argsort_stable_out(self, *, stable, dim=-1, descending=False, out):
+    values = _call("empty.memory_format", [0], dtype=self.dtype, device=self.device)
+    _call("sort.values_stable", self, stable=stable, dim=dim, descending=descending,
+          values=values, indices=out)
+    return out
+
+
 @kernel("msort", composite=True)
 def msort(self):
     return _call("sort", self, 0, False)[0]
+
+
+@kernel("msort.out", composite=True)
+def msort_out(self, *, out):
+    indices = _call("empty.memory_format", [0], dtype=INT64, device=self.device)
+    _call("sort.values", self, 0, False, values=out, indices=indices)
+    return out
 
 
 # ---- topk ---------------------------------------------------------------------------------------
@@ -176,13 +191,13 @@ def topk(self, k, dim=-1, largest=True, sorted=True):
     n = self._size[d] if self.dim() else 1
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
-    a = arr(self)
-    if self.dim() == 0:
-        return finish(a.copy(), self.dtype), finish(np.zeros((), np.int64), INT64)
     if self.dtype.is_complex:
         raise RuntimeError(" topk does not support complex dtypes on CPU")
     if self.dtype is BOOL:
         raise RuntimeError("topk does not support bool dtypes on CPU")
+    a = arr(self)
+    if self.dim() == 0:
+        return finish(a.copy(), self.dtype), finish(np.zeros((), np.int64), INT64)
     dispatch("topk_cpu", self.dtype, ALL_LOWP)
     out_shape = list(self._size)
     out_shape[d] = k
@@ -375,10 +390,16 @@ def mode_row(vals: list) -> tuple:
 def mode(self, dim=-1, keepdim=False):
     d = wrap_dim(dim, self.dim())
     zero_numel_check_dim(self, d, "mode()")
-    dispatch("mode_cpu", self.dtype, ALL_LOWP_BOOL)
     a = arr(self)
     if self.dim() == 0:
         return finish(a.copy(), self.dtype), finish(np.zeros((), np.int64), INT64)
+    if a.size == 0:  # nothing reaches the kernel, nor its dtype check
+        shape = [s for i, s in enumerate(self._size) if i != d or keepdim]
+        if keepdim:
+            shape[d] = 1
+        return (finish(np.zeros(shape, a.dtype), self.dtype),
+                finish(np.zeros(shape, np.int64), INT64))
+    dispatch("mode_cpu", self.dtype, ALL_LOWP_BOOL)
     x = _rows(values_of(self), d)
     idx = np.array([mode_row(row)[1] for row in x.tolist()], np.int64)
     return _reduced(idx, self, d, keepdim, a)

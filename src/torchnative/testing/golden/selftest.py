@@ -25,6 +25,16 @@ from .tolerance import OpTolerances
 ACCEPTED = ("agrees", "errors-as-upstream")
 HILBERT = 1.0 / (np.arange(1, 6)[:, None] + np.arange(5)[None, :])  # condition number ~5e5
 RHS = np.random.default_rng(1).standard_normal((5, 2))
+MM_A = np.random.default_rng(2).standard_normal((6, 40)).astype(np.float32)
+MM_B = np.random.default_rng(3).standard_normal((40, 5)).astype(np.float32)
+
+
+def sequential_mm(a, b):
+    """float32 matmul accumulated in another order than numpy's BLAS (a legitimate reimplementation)."""
+    out = np.zeros((a.shape[0], b.shape[1]), np.float32)
+    for i in range(a.shape[1]):
+        out += np.outer(a[:, i], b[i]).astype(np.float32)
+    return out
 
 
 def tensor(arr: np.ndarray, arrays: dict, storage: bool = False) -> dict:
@@ -69,6 +79,11 @@ class World:
         # float64 with its float32 rerun (the "narrow" reference): an ill-conditioned solve
         self.op("solve", "OpInfo", [HILBERT, RHS], np.linalg.solve(HILBERT, RHS), None, dtype="float64",
                 narrow=np.linalg.solve(HILBERT.astype(np.float32), RHS.astype(np.float32)))
+        # a float32 matmul (its error is not relative to each value) and a wide-range exp
+        ma, mb = MM_A, MM_B
+        self.op("mm", "OpInfo", [ma, mb], ma @ mb, ma.astype(np.float64) @ mb.astype(np.float64))
+        w = np.linspace(-20, 20, 16, dtype=np.float32)
+        self.op("exp", "UnaryUfuncInfo", [w], np.exp(w), np.exp(w.astype(np.float64)))
         # upstream disagreeing with itself between runs (the "again" reference)
         g = rng.standard_normal((4, 4)).astype(np.float32)
         self.op("lstsq", "OpInfo", [g], g @ g, None, again=np.nextafter(g @ g, np.float32(np.inf)))
@@ -211,6 +226,11 @@ FAULTS = [
     Fault("lstsq", "beyond upstream's run-to-run spread (0.1%)", on_values(lambda a: a * 1.001), "close"),
     Fault("lstsq", "upstream's own second run", lambda r, a: a.__setitem__(
         leaf(r)["data"], np.nextafter(a[leaf(r)["data"]], np.float32(np.inf))), None),
+    Fault("mm", "another accumulation order", on_values(lambda a: sequential_mm(MM_A, MM_B)), None),
+    Fault("mm", "one element off by 0.1%", on_values(lambda a: a * np.where(
+        np.arange(a.size).reshape(a.shape) == 13, 1.001, 1)), "close"),
+    Fault("exp", "smallest element off by 1%", on_values(lambda a: np.where(a == a.min(), a * 1.01, a)),
+          "close"),
     Fault("div", "raises a subclass of upstream's exception", lambda r, a: exc("_LinAlgError", (
         "RuntimeError", "Exception", "BaseException", "object")), None),
     # faults: each must be rejected by the named comparator

@@ -1,0 +1,294 @@
+"""Node classes for derivatives.yaml entries (``AddBackward0``...), built from formulas.py's table.
+
+Each overload's formulas are compiled once, on first use: the Python source from translate.py
+becomes a code object, and every free name in it is resolved to a helper (helpers.py) or to an
+ATen operator packet (``torch.ops.aten.<name>``, reached through the door). A formula whose names
+do not all resolve is kept with the reason, so the node can refuse by name when reached.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+
+from ..tensor import TensorBase
+from . import helpers
+from .formulas import table
+from .node import Node, SavedVariable
+
+_ENV_FIXED = {"grad", "grads", "grad_input_mask", "retain_variables"}
+
+NS: dict = {k: v for k, v in vars(helpers).items() if not k.startswith("__")}
+_UNRESOLVED = object()
+
+
+def _resolve(name: str):
+    """A helper, else an ATen operator packet, else None."""
+    if name in NS:
+        return NS[name]
+    from ..dispatcher import REGISTRY
+
+    for cand in (name, name[:-7] if name.endswith("_symint") else None):
+        if cand and REGISTRY.overloads(f"aten::{cand}"):
+            fn = NS[name] = CppOp(f"aten::{cand}")
+            return fn
+    return None
+
+
+class CppOp:
+    """An ATen operator called as C++ calls it: all arguments positional, in schema order
+    (keyword-only ones included), the overload chosen by the arguments' types."""
+
+    __slots__ = ("qualname", "_plans")
+
+    def __init__(self, qualname: str):
+        self.qualname = qualname
+        self._plans = None
+
+    def __call__(self, *args):
+        from ..door import aten_dispatch
+
+        if self._plans is None:
+            from ..dispatcher import REGISTRY
+
+            self._plans = []
+            for op in REGISTRY.overloads(self.qualname).values():
+                params = [a for a in op.schema.arguments if not a.is_out]
+                if len(params) != len(op.schema.arguments):
+                    continue
+                self._plans.append((op, params))
+        for op, params in self._plans:
+            if len(args) > len(params):
+                continue
+            pos, kw = [], {}
+            for i, a in enumerate(params):
+                if i < len(args):
+                    v = args[i]
+                    if not _matches(v, a.real_type):
+                        break
+                elif a.has_default_value() or a.type.kind() == "OptionalType":
+                    continue
+                else:
+                    break
+                if a.kwarg_only:
+                    kw[a.name] = v
+                else:
+                    pos.append(v)
+            else:
+                return aten_dispatch(op, tuple(pos), kw)
+        raise RuntimeError(f"{self.qualname}: no overload accepts the arguments of the "
+                           f"derivative formula ({', '.join(type(a).__name__ for a in args)})")
+
+
+def _matches(v, t) -> bool:
+    k = t.kind()
+    if k == "OptionalType":
+        return v is None or _matches(v, t.getElementType())
+    if k == "TensorType":
+        return isinstance(v, TensorBase)
+    if v is None:
+        return False
+    if k == "ListType":
+        return isinstance(v, (list, tuple))
+    if isinstance(v, TensorBase):
+        return k in ("NumberType", "IntType", "FloatType", "SymIntType") and v.dim() == 0 and \
+            k == "NumberType"
+    if k in ("IntType", "SymIntType"):
+        return isinstance(v, int) and not isinstance(v, bool)
+    if k == "BoolType":
+        return isinstance(v, bool)
+    if k in ("FloatType", "NumberType", "ComplexType"):
+        return isinstance(v, (int, float, complex))
+    if k == "StringType":
+        return isinstance(v, str)
+    return True
+
+
+class CompiledFormula:
+    __slots__ = ("var_names", "code", "error", "names")
+
+    def __init__(self, var_names, code, error, names):
+        self.var_names, self.code, self.error, self.names = var_names, code, error, names
+
+
+class Spec:
+    """An overload's compiled formulas and saving plan."""
+
+    def __init__(self, key: str, f):
+        self.key = key
+        self.raw = f
+        self.edges = f.edges
+        self.kind = f.kind
+        self.diff_outputs = f.diff_outputs
+        self.output_names = f.output_names
+        self.nondiff = f.nondiff_tensor_args
+        env = {n for n, _ in f.saved_inputs} | set(f.saved_outputs) | _ENV_FIXED | \
+            {f"grad_{n}" for n in f.output_names}
+        self.formulas = []
+        uses: dict[str, set] = {}
+        for fm in f.formulas:
+            if not fm.source:
+                self.formulas.append(CompiledFormula(fm.var_names, None, fm.error, ()))
+                continue
+            names = _free_names(fm.source)
+            missing = [n for n in names if n not in env and _resolve(n) is None]
+            error = ""
+            if missing:
+                error = f"its formula calls {', '.join(sorted(missing))}, which torchnative " \
+                        "does not implement"
+            code = compile(fm.source, f"<{f.node} formula for {', '.join(fm.var_names)}>",
+                           "eval") if not missing else None
+            self.formulas.append(CompiledFormula(fm.var_names, code, error, names))
+            for n in names:
+                uses.setdefault(n, set()).update(fm.var_names)
+        # saved inputs: (name, code or None for a plain argument, vars whose formulas use it)
+        self.saved_inputs = []
+        for name, src in f.saved_inputs:
+            plain = src.isidentifier()
+            code = None if plain else compile(src, f"<{f.node} saved {name}>", "eval")
+            if not plain:
+                for n in _free_names(src):
+                    if n not in NS:
+                        _resolve(n)
+            self.saved_inputs.append((name, src if plain else None, code,
+                                      frozenset(uses.get(name, ()))))
+        self.saved_outputs = [(n, self._output_index(n), frozenset(uses.get(n, ())))
+                              for n in f.saved_outputs]
+        self.available = all(c.code is not None for c in self.formulas)
+        self.missing = "; ".join(c.error for c in self.formulas if c.error)
+        self.needs_original_self = f.kind == "inplace" and any(
+            n == "self" for n, *_ in self.saved_inputs)
+        self.node_cls = node_class(f.node)
+
+    def _output_index(self, name: str) -> int:
+        if name in self.output_names:
+            return self.output_names.index(name)
+        if name == "result":
+            return 0
+        if name.startswith("result") and name[6:].isdigit():
+            return int(name[6:])
+        raise KeyError(name)
+
+
+def _free_names(src: str) -> tuple:
+    tree = ast.parse(src, mode="eval")
+    bound = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Lambda):
+            bound.update(a.arg for a in n.args.args)
+    seen = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and n.id not in bound and n.id not in seen and \
+                n.id not in ("True", "False", "None", "list", "int", "float"):
+            seen.append(n.id)
+    return tuple(seen)
+
+
+_SPECS: dict = {}
+
+
+def spec_for(key: str):
+    """The compiled Spec of an overload ("add.Tensor"), or None without a formula."""
+    s = _SPECS.get(key, _UNRESOLVED)
+    if s is _UNRESOLVED:
+        f = table().get(key)
+        s = _SPECS[key] = Spec(key, f) if f is not None else None
+    return s
+
+
+class FormulaNode(Node):
+    """A node whose backward is derivatives.yaml's formulas for one forward call."""
+
+    _spec: Spec = None
+
+    def __init__(self, next_edges, ranges, saved):
+        Node.__init__(self, next_edges)
+        self._ranges = ranges  # arg name -> (start, stop, is_list)
+        self._saved = saved  # name -> value | SavedVariable | [SavedVariable]
+
+    def _unpack(self, v):
+        if type(v) is SavedVariable:
+            return v.unpack(self)
+        if type(v) is list and v and type(v[0]) is SavedVariable:
+            return [x.unpack(self) if x is not None else None for x in v]
+        return v
+
+    def _run(self, grads):
+        spec = self._spec
+        nxt = self._next
+        out = [None] * len(nxt)
+        if not any(g is not None for g in grads):
+            return out
+        env = None
+        needed = _needed_edges()
+        for f in spec.formulas:
+            spans = [self._ranges[v] for v in f.var_names]
+            mask = [any(nxt[i][0] is not None and (needed is None or nxt[i][0] in needed)
+                        for i in range(a, b)) for a, b, _ in spans]
+            if not any(mask):
+                continue
+            if f.code is None:
+                from ..refuse import TorchnativeNotImplementedError
+
+                raise TorchnativeNotImplementedError(
+                    f"the derivative of {spec.key} ({type(self).__name__})", f.error)
+            if env is None:
+                env = {k: self._unpack(v) for k, v in self._saved.items()}
+                env["grads"] = grads
+                env["grad"] = grads[0] if grads else None
+                for k, idx in enumerate(spec.diff_outputs):
+                    if k < len(grads):
+                        env[f"grad_{spec.output_names[idx]}"] = grads[k]
+                env["retain_variables"] = True
+            env["grad_input_mask"] = mask
+            r = eval(f.code, NS, env)
+            if len(f.var_names) == 1:
+                r = (r,)
+            for (a, b, is_list), val, m in zip(spans, r, mask):
+                if not m:
+                    continue
+                if is_list:
+                    if val is not None:
+                        out[a:b] = list(val)[: b - a]
+                else:
+                    out[a] = val
+        return out
+
+    def __getattr__(self, attr):
+        if attr.startswith("_saved_") and attr[7:] in self.__dict__.get("_saved", ()):
+            return self._unpack(self._saved[attr[7:]])
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+
+    def release_variables(self) -> None:
+        for v in self._saved.values():
+            if type(v) is SavedVariable:
+                v.release()
+            elif type(v) is list:
+                for x in v:
+                    if type(x) is SavedVariable:
+                        x.release()
+
+
+def _needed_edges():
+    from .engine import current_needed
+
+    return current_needed()
+
+
+_CLASSES: dict = {}
+
+
+def node_class(name: str) -> type:
+    cls = _CLASSES.get(name)
+    if cls is None:
+        cls = type(name, (FormulaNode,), {"__module__": "builtins"})
+        _CLASSES[name] = cls
+        mod = sys.modules.get("torch._C._functions")
+        if mod is not None:
+            setattr(mod, name, cls)
+    return cls
+
+
+def saved_attribute(node, attr: str):
+    """``node._saved_<name>``: the saved value, tensors unpacked."""
+    return node._unpack(node._saved[attr])

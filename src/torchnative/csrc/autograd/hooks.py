@@ -1,0 +1,76 @@
+"""Saved-tensor hooks (torch.autograd.graph.saved_tensors_hooks) and retain_grad."""
+
+from __future__ import annotations
+
+import threading
+
+
+class _TLS(threading.local):
+    def __init__(self):
+        self.stack: list = []
+        self.disabled: str | None = None
+
+
+TLS = _TLS()
+
+
+def saved_tensor_hooks():
+    """(pack, unpack) in force, or None."""
+    if not TLS.stack:
+        return None
+    if TLS.disabled is not None:
+        raise RuntimeError(TLS.disabled)
+    return TLS.stack[-1]
+
+
+def push_saved_tensors_default_hooks(pack, unpack) -> None:
+    if TLS.disabled is not None:
+        raise RuntimeError(TLS.disabled)
+    TLS.stack.append((pack, unpack))
+
+
+def pop_saved_tensors_default_hooks() -> None:
+    TLS.stack.pop()
+
+
+def saved_tensors_hooks_disable(message: str, fail_if_non_empty: bool = True) -> None:
+    TLS.disabled = message
+
+
+def saved_tensors_hooks_enable() -> None:
+    TLS.disabled = None
+
+
+def saved_tensors_hooks_is_enabled() -> bool:
+    return TLS.disabled is None
+
+
+def saved_tensors_hooks_get_disabled_error_message():
+    return TLS.disabled
+
+
+def top_saved_tensors_default_hooks(ignore_is_tracing: bool = False):
+    return TLS.stack[-1] if TLS.stack else None
+
+
+def retain_grad(t) -> None:
+    """Tensor.retain_grad: a non-leaf keeps the gradient that reaches it in ``.grad``."""
+    if not t._requires_grad and t._grad_fn is None:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    if t._grad_fn is None or t._retains_grad:
+        return
+    t._grad_fn._add_retains_grad(t)
+    t._retains_grad = True
+
+
+_A = "torch._C._autograd."
+TORCH_C = {
+    _A + "_push_saved_tensors_default_hooks": push_saved_tensors_default_hooks,
+    _A + "_pop_saved_tensors_default_hooks": pop_saved_tensors_default_hooks,
+    _A + "_saved_tensors_hooks_disable": saved_tensors_hooks_disable,
+    _A + "_saved_tensors_hooks_enable": saved_tensors_hooks_enable,
+    _A + "_saved_tensors_hooks_is_enabled": saved_tensors_hooks_is_enabled,
+    _A + "_saved_tensors_hooks_get_disabled_error_message":
+        saved_tensors_hooks_get_disabled_error_message,
+    _A + "_top_saved_tensors_default_hooks": top_saved_tensors_default_hooks,
+}

@@ -1,0 +1,287 @@
+"""scaled_dot_product_attention (transformers/attention.cpp, sdp_utils_cpp.cpp) on CPU.
+
+The CompositeImplicitAutograd entry validates, picks a backend as upstream's CPU selector does
+(flash when its constraints hold, else the math composite), converts a boolean mask into an
+additive one, and calls ``_scaled_dot_product_flash_attention_for_cpu`` or
+``_scaled_dot_product_attention_math`` through the door.
+
+The flash kernel computes ``softmax(q @ k.T * scale + mask) @ v`` in opmath (float for
+float16/bfloat16, whose probabilities are rounded to the input dtype before the product with v,
+as upstream's kernel does), normalizes by the reciprocal of the row sum, gives fully masked rows
+zeros (and a logsumexp of 0), and handles grouped-query heads without repeating k and v:
+query head h reads key/value head h // (H / H_kv).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes as D
+from ..construct import empty
+from ..device import CPU
+from .common import arr, as_compute, wrap
+from .nn_util import call, fma, subclass_like, typemeta
+from .registry import kernel
+from .copy import _empty_like
+from .views import transpose as _transpose
+
+_B = D.BY_NAME
+_F32, _BOOL = _B["float32"], _B["bool"]
+_FLASH_DTYPES = frozenset(_B[n] for n in ("float32", "float64", "bfloat16", "float16"))
+_REDUCED = frozenset(_B[n] for n in ("float16", "bfloat16"))
+
+
+def _sdp_flag(name: str) -> bool:
+    """torch.backends' SDP switches. torchnative's _C does not implement them yet, and a switch
+    that cannot be set holds upstream's initial value (every backend enabled; no reduced-precision
+    math) -- so that is the state when the getter is missing."""
+    import torch
+
+    from ..refuse import TorchnativeNotImplementedError
+
+    getter = getattr(torch._C, name, None)
+    try:
+        return bool(getter())
+    except TorchnativeNotImplementedError:
+        return name != "_get_math_sdp_allow_fp16_bf16_reduction"
+
+
+def _validate(query, key, value, attn_mask):
+    if not (query._dtype is key._dtype is value._dtype):
+        raise RuntimeError("Expected query, key, and value to have the same dtype, but got "
+                           f"query.dtype: {typemeta(query._dtype)} key.dtype: "
+                           f"{typemeta(key._dtype)} and value.dtype: {typemeta(value._dtype)} "
+                           "instead.")
+    if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
+        raise RuntimeError("Expected query, key, and value to all be  at least 2 dimensional, but "
+                           f"got query.dim: {query.dim()} key.dim: {key.dim()} and value.dim: "
+                           f"{value.dim()} instead.")
+    if attn_mask is not None and attn_mask._dtype not in (_BOOL, _F32, query._dtype):
+        raise RuntimeError("Expected attn_mask dtype to be bool or float or to match query dtype, "
+                           f"but got attn_mask.dtype: {typemeta(attn_mask._dtype)} and  "
+                           f"query.dtype: {typemeta(query._dtype)} instead.")
+
+
+def _flash_ok(query, key, value, attn_mask, dropout_p, enable_gqa) -> bool:
+    """use_flash_attention_cpp's constraints, in its order."""
+    if not _sdp_flag("_get_flash_sdp_enabled") or dropout_p > 0.0:
+        return False
+    if not (query.dim() == key.dim() == value.dim() == 4):
+        return False
+    (bq, hq, lq, eq), (bk, hk, sk, ek), (bv, hv, _, ev) = query._size, key._size, value._size
+    if not (bq == bk == bv):
+        return False
+    if enable_gqa:
+        if hk != hv or hq % hk != 0:
+            return False
+    elif not (hq == hk == hv):
+        return False
+    if attn_mask is not None:
+        if attn_mask.requires_grad:
+            return False
+        ms = attn_mask._size
+        if ms[-2] not in (lq, 1) or ms[-1] not in (sk, 1):
+            return False
+        if attn_mask.dim() == 4:
+            if ms[0] not in (1, bq) or ms[1] not in (1, hq):
+                return False
+        elif attn_mask.dim() != 2:
+            return False
+    if not (eq == ek == ev):
+        return False
+    if lq == 0 or sk == 0:
+        return False
+    if not (query._stride[-1] == 1 and key._stride[-1] == 1 and value._stride[-1] == 1):
+        return False
+    return query._dtype in _FLASH_DTYPES
+
+
+def _convert_bool_mask(attn_mask, dtype):
+    if attn_mask is None or attn_mask._dtype is not _BOOL:
+        return attn_mask
+    neg_inf = call("scalar_tensor", -math.inf, dtype=dtype, layout=None, device=attn_mask.device,
+                   pin_memory=None)
+    return call("where.ScalarSelf", attn_mask, 0.0, neg_inf)
+
+
+@kernel("scaled_dot_product_attention", composite=True)
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, *, scale=None, enable_gqa=False):
+    _validate(query, key, value, attn_mask)
+    out_shape = list(query._size[:-1]) + [value.size(-1)]
+    if int(np.prod(out_shape)) == 0 or key.size(-2) == 0:
+        # nothing to attend: zeros, still connected to every input for autograd
+        out = call("zeros", out_shape, dtype=query._dtype, layout=None, device=query.device,
+                   pin_memory=None)
+        sv, sk, sq = call("sum", value), call("sum", key), call("sum", query)
+        return call("add.Tensor", out,
+                    call("mul.Scalar", call("add.Tensor", call("add.Tensor", sq, sk), sv), 0))
+    flash = _flash_ok(query, key, value, attn_mask, dropout_p, enable_gqa)
+    if not flash and not _sdp_flag("_get_math_sdp_enabled"):
+        raise RuntimeError("No viable backend for scaled_dot_product_attention was found.")
+    mask = _convert_bool_mask(attn_mask, query._dtype)
+    if flash:
+        return call("_scaled_dot_product_flash_attention_for_cpu", query, key, value, dropout_p,
+                    is_causal, attn_mask=mask, scale=scale)[0]
+    return call("_scaled_dot_product_attention_math", query, key, value, mask, dropout_p,
+                is_causal, None, scale=scale, enable_gqa=enable_gqa)[0]
+
+
+@kernel("_fused_sdp_choice")
+def _fused_sdp_choice(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *,
+                      scale=None, enable_gqa=False):
+    if _flash_ok(query, key, value, attn_mask, dropout_p, enable_gqa):
+        return 1  # SDPBackend::flash_attention
+    return 0 if _sdp_flag("_get_math_sdp_enabled") else -1
+
+
+# ---- the math composite -----------------------------------------------------------------------
+
+def _repeat_interleave_heads(t, repeats):
+    """Tensor::repeat_interleave(repeats, -3) for an int repeat count, as upstream writes it."""
+    dim = t.dim() - 3
+    u = call("unsqueeze", t, dim + 1)
+    shape = list(u._size)
+    shape[dim + 1] = repeats
+    from ..layouts import contiguous_format
+
+    c = call("clone", call("expand", u, shape), memory_format=contiguous_format)
+    return call("flatten.using_ints", c, dim, dim + 1)
+
+
+def _gqa(query, key, value, enable_gqa):
+    if not enable_gqa:
+        return key, value
+    hq, hk, hv = query.size(-3), key.size(-3), value.size(-3)
+    equal = hq == hk == hv
+    if not (equal or (hq % hk == 0 and hq % hv == 0)):
+        raise RuntimeError("Number of heads in key and value must divide the number of heads in ")
+    if equal:
+        return key, value
+    return _repeat_interleave_heads(key, hq // hk), _repeat_interleave_heads(value, hq // hv)
+
+
+@kernel("_scaled_dot_product_attention_math", composite=True)
+def _scaled_dot_product_attention_math(query, key, value, attn_mask=None, dropout_p=0.0,
+                                       is_causal=False, dropout_mask=None, *, scale=None,
+                                       enable_gqa=False):
+    origin = query._dtype
+    if origin in _REDUCED and not _sdp_flag("_get_math_sdp_allow_fp16_bf16_reduction"):
+        # keep query, key and value in float for accuracy
+        query = call("_to_copy", query, dtype=_F32)
+        key = call("_to_copy", key, dtype=_F32) if key._dtype in _REDUCED else key
+        value = call("_to_copy", value, dtype=_F32) if value._dtype in _REDUCED else value
+    negative = scale is not None and scale < 0.0
+    base = abs(scale) if negative else scale
+    factor = math.sqrt(base if base is not None else 1.0 / math.sqrt(query.size(-1)))
+    q = call("mul.Scalar", query, (0.0 - factor) if negative else factor)
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                               "when is_causal=True")
+        L, S = q.size(-2), key.size(-2)
+        ones = call("ones", [L, S], dtype=_BOOL, layout=None, device=q.device, pin_memory=None)
+        attn_mask = _convert_bool_mask(call("tril", ones), q._dtype)
+    key, value = _gqa(q, key, value, enable_gqa)
+    attn = call("matmul", q, call("mul.Scalar", call("transpose.int", key, -2, -1), factor))
+    if attn_mask is not None:
+        if subclass_like(attn, attn_mask):
+            attn = call("add.Tensor", attn, attn_mask)
+        else:
+            call("add_.Tensor", attn, attn_mask)
+    attn = call("_safe_softmax", attn, -1)
+    if dropout_p > 0.0:
+        if dropout_mask is not None:
+            import warnings
+
+            warnings.warn("Dropout mask should only be used for testing purposes.")
+            attn = call("masked_fill.Scalar", attn, call("logical_not", dropout_mask), 0.0)
+            scaled_v = call("mul.Scalar", value, 1.0 / (1 - dropout_p))
+            return call("matmul", attn, scaled_v), attn
+        attn = call("dropout", attn, dropout_p, True)
+    if origin is not attn._dtype:
+        # C++ evaluates make_tuple's arguments last to first
+        weights = call("_to_copy", attn, dtype=origin)
+        return call("_to_copy", call("matmul", attn, value), dtype=origin), weights
+    return call("matmul", attn, value), attn
+
+
+# ---- the flash kernel -------------------------------------------------------------------------
+
+@kernel("_scaled_dot_product_flash_attention_for_cpu")
+def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0,
+                                                is_causal=False, *, attn_mask=None, scale=None):
+    dt = query._dtype
+    name = "scaled_dot_product_attention_flash_attention"
+    if not dt.is_floating_point:
+        raise RuntimeError(f"{name}: Expected data type in FP32, FP64, BF16, FP16, but got "
+                           f"{dt._cpp_name} instead.")
+    if not (query.dim() == key.dim() == value.dim() == 4):
+        raise RuntimeError(f"{name}: Accept only 4 dims inputs shape of {{B, H, T, K}}")
+    if dropout_p != 0.0:
+        raise RuntimeError(f"{name}: Currently do not support dropout > 0")
+    if not (query._size[3] == value._size[3] and key._size[3] == value._size[3]):
+        raise RuntimeError(f"{name}: Q/K/V should have the same head size")
+    if attn_mask is not None and attn_mask._dtype not in (_BOOL, _F32, dt):
+        raise RuntimeError(f"{name}: Attention mask is the same data type as query")
+    if attn_mask is not None and attn_mask.dim() not in (2, 4):
+        raise RuntimeError(f"{name}: Attention mask dim in {{2, 4}}")
+    b, h, lq, e = query._size
+    hk, s = key._size[1], key._size[2]
+    acc_dt = _F32 if dt in _REDUCED or dt.itemsize == 1 else dt
+    acc = D.numpy_dtype(acc_dt)
+    out = _empty_like(query, dt, query.device, None)
+    lse = empty((b, lq, h), acc_dt, CPU)
+    lse_t = _transpose(lse, 1, 2)
+    if out.numel() == 0:
+        return out, lse_t
+    g = h // hk
+    sc = np.float64(scale if scale is not None else 1.0 / math.sqrt(e)).astype(acc)
+    q = _acc(query, acc).reshape(b, hk, g, lq, e)
+    k = _acc(key, acc)[:, :, None]
+    v = _acc(value, acc)[:, :, None]
+    scores = np.matmul(q, np.swapaxes(k, -1, -2))  # (b, hk, g, lq, s)
+    if attn_mask is not None:
+        m = _mask_values(attn_mask, acc)
+        m4 = np.broadcast_to(m.reshape((1,) * (4 - m.ndim) + m.shape), (b, h, lq, s))
+        scores = fma(scores, sc, m4.reshape(b, hk, g, lq, s))  # qk * scale + mask, fused
+    else:
+        scores *= sc
+    if is_causal:
+        scores[..., np.triu(np.ones((lq, s), bool), 1)] = -np.inf
+    row_max = scores.max(axis=-1, keepdims=True)
+    row_max[np.isneginf(row_max)] = 0  # fully masked rows: exp(-inf) = 0, not NaN
+    np.subtract(scores, row_max, out=scores)
+    np.exp(scores, out=scores)
+    total = scores.sum(axis=-1, keepdims=True)
+    if dt in _REDUCED:  # the probabilities enter the second product in the input dtype
+        scores = as_compute(wrap(scores, dt), dt)
+    dst = np.matmul(scores, v)
+    total[total == 0] = 1
+    dst *= np.reciprocal(total)
+    np.copyto(arr(out), _round(dst.reshape(b, h, lq, e), acc_dt, dt))  # out may be strided
+    np.log(total, out=total)
+    total += row_max
+    np.copyto(arr(lse_t), total.reshape(b, h, lq))
+    return out, lse_t
+
+
+def _acc(t, acc) -> np.ndarray:
+    a = arr(t)
+    return a if a.dtype == acc else as_compute(t, t._dtype).astype(acc, copy=False)
+
+
+def _mask_values(mask, acc) -> np.ndarray:
+    if mask._dtype is _BOOL:
+        return np.where(arr(mask), acc.type(0), acc.type(-np.inf))
+    return _acc(mask, acc)
+
+
+def _round(x: np.ndarray, acc_dt, dt) -> np.ndarray:
+    if acc_dt is dt:
+        return x
+    from ..cast import cast_array
+
+    return cast_array(x, acc_dt, dt)

@@ -1,0 +1,411 @@
+"""Normalization: native_layer_norm (layer_norm.cpp), the rms_norm composites, native_batch_norm
+and the _native_batch_norm_legit family (Normalization.cpp), native_group_norm (group_norm.cpp),
+and the CompositeImplicitAutograd wrappers that reach them (layer_norm, rms_norm,
+_fused_rms_norm, batch_norm, _batch_norm_impl_index, group_norm).
+
+Statistics are computed in opmath (float for float16/bfloat16); a parameter dtype that differs
+from the input's is "mixed type", allowed only as float parameters for a reduced-float input, and
+then the statistics are float too. Rows are normalized as upstream's kernels do:
+``y = (x * rstd + (-rstd * mean)) * gamma + beta``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .. import dtypes as D
+from ..construct import empty
+from ..device import CPU
+from ..layouts import channels_last, channels_last_3d, contiguous_format
+from .common import arr, as_compute, wrap
+from .nn_util import call, contiguous, fma, not_implemented, typemeta
+from .registry import kernel
+
+_B = D.BY_NAME
+_F32 = _B["float32"]
+_FLOATS = frozenset(_B[n] for n in ("float32", "float64", "float16", "bfloat16"))
+
+
+def _values(t) -> np.ndarray:
+    """t's values in its compute dtype (float32 for float16/bfloat16), without a copy when
+    the storage already holds them."""
+    a = arr(t)
+    if a.dtype.kind in "fc" and a.dtype.itemsize >= 4:
+        return a
+    return as_compute(t, t._dtype)
+
+
+def _mixed(input, *params) -> bool:
+    """is_mixed_type: the first defined parameter's dtype differs from the input's."""
+    first = next((p for p in params if p is not None), None)
+    return first is not None and first._dtype is not input._dtype
+
+
+def _check_mixed(*params):
+    for p in params:
+        if p is not None and p._dtype is not _F32:
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+
+
+def _check_params_dtype(input, *params):
+    for p in params:
+        if p is not None and p._dtype is not input._dtype:
+            raise RuntimeError(f"expected scalar type {input._dtype._cpp_name} but found "
+                               f"{p._dtype._cpp_name}")
+
+
+def _moments(x: np.ndarray, eps: float, double_eps: bool):
+    """Row means and 1/sqrt(var + eps) of a (rows, n) array, in its dtype. The moments are
+    accumulated in float64 and rounded (upstream's Welford cascade is within an ulp of that);
+    ``double_eps`` adds eps in double before the square root, as group_norm's kernel does."""
+    xd = x.astype(np.float64, copy=False)
+    mean = xd.mean(axis=1, keepdims=True)
+    var = np.square(xd - mean).mean(axis=1, keepdims=True).astype(x.dtype)
+    if double_eps:
+        rstd = (1.0 / np.sqrt(np.maximum(var, 0).astype(np.float64) + eps)).astype(x.dtype)
+    else:
+        rstd = x.dtype.type(1) / np.sqrt(var + x.dtype.type(eps))
+    return mean.astype(x.dtype), rstd
+
+
+def _shape_str(shape) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def _check_norm_shape(input, normalized_shape, weight, bias, rms=False):
+    shape = tuple(int(s) for s in normalized_shape)
+    if not shape:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None and tuple(p._size) != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got "
+                               f"{name} of shape {_shape_str(p._size)} and normalized_shape = "
+                               f"{_shape_str(shape)}")
+    n = len(shape)
+    if input.dim() < n or tuple(input._size[input.dim() - n:]) != shape:
+        dims = ", ".join(str(s) for s in shape)
+        raise RuntimeError(f"Given normalized_shape={_shape_str(shape)}, expected input with shape "
+                           f"[*{dims if rms else ', ' + dims}], but got input of size"
+                           f"{_shape_str(input._size)}")
+    axis = input.dim() - n
+    m = int(np.prod(input._size[:axis], dtype=np.int64))
+    return shape, axis, m
+
+
+# ---- layer_norm -------------------------------------------------------------------------------
+
+@kernel("native_layer_norm")
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    mixed = _mixed(input, weight, bias)
+    if mixed:
+        _check_mixed(weight, bias)
+    shape, axis, m = _check_norm_shape(input, normalized_shape, weight, bias)
+    dt = input._dtype
+    stat_dt = _F32 if mixed else dt
+    stat_shape = tuple(input._size[:axis]) + (1,) * len(shape)
+    if m == 0 or input.numel() == 0:
+        return (empty(input._size, dt, CPU), empty(stat_shape, stat_dt, CPU),
+                empty(stat_shape, stat_dt, CPU))
+    if dt not in _FLOATS:
+        raise not_implemented("LayerNormKernelImpl", dt)
+    if not mixed:
+        _check_params_dtype(input, weight, bias)
+    n = input.numel() // m
+    x = _values(input).reshape(m, n)
+    mean, rstd = _moments(x, eps, double_eps=False)
+    # upstream: fma((x - mean) * rstd, gamma, beta)
+    y = np.subtract(x, mean)
+    y *= rstd
+    if weight is not None or bias is not None:
+        g = _values(weight).reshape(1, n) if weight is not None else np.ones((), x.dtype)
+        b = _values(bias).reshape(1, n) if bias is not None else np.zeros((), x.dtype)
+        y = fma(y, g.astype(x.dtype, copy=False), b.astype(x.dtype, copy=False))
+    return (wrap(y.reshape(input._size), dt), wrap(mean.reshape(stat_shape), stat_dt),
+            wrap(rstd.reshape(stat_shape), stat_dt))
+
+
+@kernel("layer_norm", composite=True)
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
+    return call("native_layer_norm", input, normalized_shape, weight, bias, eps)[0]
+
+
+# ---- rms_norm (layer_norm.cpp: rms_norm_symint, rms_norm_composite) ---------------------------
+
+_RMS_TYPES = _FLOATS | frozenset(_B[n] for n in ("complex64", "complex128"))
+
+
+def _suggest_channels_last(t) -> bool:
+    if t.dim() == 4:
+        return t.is_contiguous(memory_format=channels_last) and not t.is_contiguous()
+    if t.dim() == 5:
+        return t.is_contiguous(memory_format=channels_last_3d) and not t.is_contiguous()
+    return False
+
+
+def _suggested_format(t):
+    """Tensor::suggest_memory_format."""
+    if not _suggest_channels_last(t):
+        return contiguous_format
+    return channels_last if t.dim() == 4 else channels_last_3d
+
+
+def _rms_norm_composite(input, normalized_shape, weight, eps):
+    dims = [input.dim() - i - 1 for i in range(len(normalized_shape))]
+    dt = input._dtype
+    if dt not in _RMS_TYPES:
+        raise not_implemented("rms_norm", dt)
+    opmath = {_B["float16"]: _F32, _B["bfloat16"]: _F32}.get(dt, dt)
+    up = input if opmath is dt else call("_to_copy", input, dtype=opmath)
+    if eps is None:
+        eps = float(np.finfo(np.float32 if opmath in (_F32, _B["complex64"]) else
+                             np.float64).eps)
+    rstd = call("rsqrt", call("add_.Scalar",
+                              call("mean.dim", call("pow.Tensor_Scalar", up, 2), dims, True),
+                              eps))
+    result = call("mul.Tensor", up, rstd)
+    if weight is not None:
+        result = call("mul.Tensor", result, weight)
+    if not _suggest_channels_last(input):
+        result, rstd = contiguous(result), contiguous(rstd)
+    if result._dtype is not dt:  # type_as(input)
+        result = call("_to_copy", result, dtype=dt)
+    return result, rstd
+
+
+@kernel("_fused_rms_norm", composite=True)
+def _fused_rms_norm(input, normalized_shape, weight, eps):
+    return _rms_norm_composite(input, normalized_shape, weight, eps)
+
+
+@kernel("rms_norm", composite=True)
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    _check_norm_shape(input, normalized_shape, weight, None, rms=True)
+    if _suggest_channels_last(input) or input._dtype.is_complex:
+        return _rms_norm_composite(input, normalized_shape, weight, eps)[0]
+    if weight is not None and weight._dtype is not input._dtype:
+        warnings.warn("Mismatch dtype between input and weight: input dtype = "
+                      f"{typemeta(input._dtype)}, weight dtype = {typemeta(weight._dtype)}, "
+                      "Cannot dispatch to fused implementation.", UserWarning, stacklevel=2)
+        return _rms_norm_composite(input, normalized_shape, weight, eps)[0]
+    return call("_fused_rms_norm", input, list(normalized_shape), weight, eps)[0]
+
+
+# ---- batch_norm -------------------------------------------------------------------------------
+
+def _channel_view(t, ndim):
+    """A (C,) vector shaped to broadcast over an (N, C, ...) input."""
+    return t.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+def _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    dt = input._dtype
+    if dt not in _FLOATS:
+        raise not_implemented("batch_norm", dt)
+    mixed = _mixed(input, weight, bias, running_mean, running_var)
+    if mixed:
+        _check_mixed(weight, bias, running_mean, running_var)
+    else:
+        _check_params_dtype(input, weight, bias, running_mean, running_var)
+    stat_dt = _F32 if mixed else dt
+    ndim = input.dim()
+    c = input._size[1]
+    x = _values(input)
+    acc = x.dtype
+    if training:
+        axes = (0,) + tuple(range(2, ndim))
+        n = input.numel() // c if c else 0
+        # accumulate in double as upstream's acc_type<float> on CPU does
+        xd = x.astype(np.float64, copy=False)
+        mean64 = xd.mean(axis=axes)
+        var_sum = np.square(xd - _channel_view(mean64, ndim)).sum(axis=axes)
+        var = var_sum / n
+        with np.errstate(divide="ignore", invalid="ignore"):
+            invstd = np.where((var == 0) & (eps == 0), 0.0, 1 / np.sqrt(var + eps))
+            unbiased = var_sum / (n - 1) if n > 1 else var_sum / 0.0
+        if running_mean is not None:
+            rm = _values(running_mean).astype(np.float64)
+            _write(running_mean, momentum * mean64 + (1 - momentum) * rm)
+        if running_var is not None:
+            rv = _values(running_var).astype(np.float64)
+            _write(running_var, momentum * unbiased + (1 - momentum) * rv)
+        mean = mean64.astype(acc)
+        inv = invstd.astype(acc)
+        save_mean, save_invstd = wrap(mean, stat_dt), wrap(inv, stat_dt)
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+        mean = _values(running_mean).astype(acc, copy=False)
+        inv = 1 / np.sqrt(_values(running_var).astype(acc, copy=False) + acc.type(eps))
+        save_mean, save_invstd = empty((0,), stat_dt, CPU), empty((0,), stat_dt, CPU)
+    alpha = inv * (_values(weight).astype(acc, copy=False) if weight is not None else acc.type(1))
+    b = _values(bias).astype(acc, copy=False) if bias is not None else np.zeros(c, acc)
+    beta = fma(-mean, alpha, b)  # upstream: bias - mean * alpha, contracted
+    y = fma(x, _channel_view(alpha, ndim), _channel_view(beta, ndim))
+    out = _like_input(input, y, dt)
+    return out, save_mean, save_invstd
+
+
+def _write(t, values):
+    """Store float64 values into t in place, rounded to its dtype as upstream's store does."""
+    from ..cast import cast_array
+
+    np.copyto(arr(t), cast_array(np.asarray(values, dtype=np.float64), _B["float64"], t._dtype))
+
+
+def _like_input(input, y, dt):
+    """The output in the input's suggested memory format (empty_like), holding y."""
+    from .copy import strides_for
+
+    out = empty(input._size, dt, CPU, stride=strides_for(input, _suggested_format(input)))
+    from ..cast import cast_array
+
+    src = D.dtype_from_numpy(y.dtype)
+    np.copyto(arr(out), y if src is dt else cast_array(y, src, dt))
+    return out
+
+
+@kernel("native_batch_norm")
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    return _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+
+
+@kernel("_native_batch_norm_legit")
+def _native_batch_norm_legit(input, weight, bias, running_mean, running_var, training, momentum,
+                             eps):
+    return _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+
+
+@kernel("_native_batch_norm_legit.no_stats")
+def _native_batch_norm_legit_no_stats(input, weight, bias, training, momentum, eps):
+    return _batch_norm(input, weight, bias, None, None, training, momentum, eps)
+
+
+@kernel("_native_batch_norm_legit_no_training")
+def _native_batch_norm_legit_no_training(input, weight, bias, running_mean, running_var,
+                                         momentum, eps):
+    return _batch_norm(input, weight, bias, running_mean, running_var, False, momentum, eps)
+
+
+# at::toAccumulateType(t, is_cuda=false)
+_ACC = {"float16": _F32, "bfloat16": _F32, "float32": _B["float64"]}
+
+
+def _check_features(name, expected, t):
+    if t.numel() != expected:
+        raise RuntimeError(f"{name} should contain {expected} elements not {t.numel()}")
+
+
+@kernel("_batch_norm_impl_index", composite=True)
+def _batch_norm_impl_index(input, weight, bias, running_mean, running_var, training, momentum,
+                           eps, cudnn_enabled):
+    c = input.size(1)
+    if running_mean is not None:
+        _check_features("running_mean", c, running_mean)
+    elif not training:
+        raise RuntimeError("running_mean must be defined in evaluation mode")
+    if running_var is not None:
+        _check_features("running_var", c, running_var)
+    elif not training:
+        raise RuntimeError("running_var must be defined in evaluation mode")
+    if weight is not None:
+        _check_features("weight", c, weight)
+    if bias is not None:
+        _check_features("bias", c, bias)
+    reserve = call("empty.memory_format", [0], dtype=_B["uint8"], layout=None,
+                   device=input.device, pin_memory=None, memory_format=None)
+    if input.numel() == 0:
+        # statistics in the CPU accumulate type; the output a fresh tensor (not a view)
+        acc = _ACC.get(input._dtype._name, input._dtype)
+        stats = [call("empty.memory_format", [c], dtype=acc, layout=None, device=input.device,
+                      pin_memory=None, memory_format=None) for _ in range(2)]
+        out = call("clone", input, memory_format=None)
+        if weight is not None:
+            out = call("mul.Tensor", out, call("select.int", weight, 0, 0))
+        if bias is not None:
+            out = call("add.Tensor", out, call("select.int", bias, 0, 0))
+        return out, stats[0], stats[1], reserve, 0
+    out, mean, invstd = call("native_batch_norm", input, weight, bias, running_mean, running_var,
+                             training, momentum, eps)
+    return out, mean, invstd, reserve, 0
+
+
+@kernel("batch_norm", composite=True)
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
+               cudnn_enabled):
+    return call("_batch_norm_impl_index", input, weight, bias, running_mean, running_var,
+                training, momentum, eps, cudnn_enabled)[0]
+
+
+# ---- group_norm -------------------------------------------------------------------------------
+
+def _check_group_norm_inputs(input, weight, bias, c, groups):
+    if groups <= 0:
+        raise RuntimeError(f"Expected num groups to be greater than 0, got {groups}")
+    if c % groups != 0:
+        raise RuntimeError("Expected number of channels in input to be divisible by num_groups, "
+                           f"but got input of shape {_shape_str(input._size)} and "
+                           f"num_groups={groups}")
+    if weight is not None and (weight.dim() != 1 or weight.numel() != c):
+        raise RuntimeError("Expected weight to be a vector of size equal to the number of "
+                           f"channels in input, but got weight of shape "
+                           f"{_shape_str(weight._size)} and input of shape "
+                           f"{_shape_str(input._size)}")
+    if bias is not None and (bias.dim() != 1 or bias.numel() != c):
+        raise RuntimeError("Expected bias to be a vector of size equal to the number of "
+                           "channels in input, but got bias of shape "
+                           f"{_shape_str((weight if weight is not None else bias)._size)} and "
+                           f"input of shape {_shape_str(input._size)}")
+
+
+@kernel("native_group_norm")
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    _check_group_norm_inputs(input, weight, bias, C, group)
+    if not input.is_contiguous(memory_format=_suggested_format(input)):
+        raise RuntimeError("Expected X.is_contiguous(memory_format) to be true, but got false.  "
+                           "(Could this error message be improved?  If so, please report an "
+                           "enhancement request to PyTorch.)")
+    mixed = _mixed(input, weight, bias)
+    if mixed:
+        _check_mixed(weight, bias)
+    dt = input._dtype
+    stat_dt = _F32 if mixed else dt
+    if input.numel() == 0:
+        return (empty(input._size, dt, CPU), empty((N, group), stat_dt, CPU),
+                empty((N, group), stat_dt, CPU))
+    if dt not in _FLOATS:
+        raise not_implemented("GroupNormKernelImpl", dt)
+    if not mixed:
+        _check_params_dtype(input, weight, bias)
+    x = _values(input).reshape(N * group, -1)
+    mean, rstd = _moments(x, eps, double_eps=True)
+    xs = _values(input).reshape(N, C, -1)
+    rep = C // group
+    m = np.repeat(mean.reshape(N, group), rep, axis=1)[:, :, None]
+    r = np.repeat(rstd.reshape(N, group), rep, axis=1)[:, :, None]
+    if weight is None and bias is None:
+        y = np.subtract(xs, m)
+        y *= r
+    else:
+        g = _values(weight).reshape(1, C, 1) if weight is not None else np.ones((), x.dtype)
+        b = _values(bias).reshape(1, C, 1) if bias is not None else np.zeros((), x.dtype)
+        scale = r * g.astype(x.dtype, copy=False)
+        y = fma(scale, xs, fma(-scale, m, b.astype(x.dtype, copy=False)))
+    y = y.reshape(input._size)
+    return (_like_input(input, y, dt), wrap(mean.reshape(N, group), stat_dt),
+            wrap(rstd.reshape(N, group), stat_dt))
+
+
+@kernel("group_norm", composite=True)
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
+    n, c = input.size(0), input.size(1)
+    _check_group_norm_inputs(input, weight, bias, c, num_groups)
+    hxw = int(np.prod(input._size[2:], dtype=np.int64))
+    fmt = _suggested_format(input)
+    x = input if input.is_contiguous(memory_format=fmt) else \
+        call("clone", input, memory_format=fmt)
+    gamma = contiguous(weight) if weight is not None else None
+    beta = contiguous(bias) if bias is not None else None
+    return call("native_group_norm", x, gamma, beta, n, c, hxw, num_groups, eps)[0]

@@ -1,0 +1,513 @@
+"""Checkpoints both ways: files written by our torch load bit-identically on upstream torch 2.13.0
+and vice versa (torch.save zip and legacy formats, safetensors, transformers save_pretrained /
+from_pretrained), compared in separate processes.
+
+One scenario (``SCENARIO``) runs on both sides: every stored dtype built from the same bytes,
+views sharing a storage, a Parameter, nested containers, an OrderedDict state dict with tied
+weights. Each side describes what it built or loaded (dtype, shape, strides, offset, sha256 of
+the bytes, and which tensors share a storage); descriptions must be equal. Files written by ours
+must also be byte-identical to upstream's for the same objects.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import pickle
+import textwrap
+import zipfile
+
+import numpy as np
+import pytest
+
+from torchnative.testing import upstream
+
+pytestmark = pytest.mark.skipif(not upstream.available(), reason="upstream torch env missing")
+
+SCENARIO = r'''
+import collections, functools, hashlib, io, json, sys
+import torch
+
+DTYPES = ["float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64",
+          "uint8", "bool", "complex64", "complex128", "uint16", "uint32", "uint64",
+          "float8_e4m3fn", "float8_e5m2"]
+
+
+def raw(n, key):
+    out, i = b"", 0
+    while len(out) < n:
+        out += hashlib.sha256(f"{key}:{i}".encode()).digest()
+        i += 1
+    return out[:n]
+
+
+def make(dt, shape, key):
+    dt = getattr(torch, dt)
+    n = 1
+    for s in shape:
+        n *= s
+    data = raw(n * dt.itemsize, key)
+    if dt is torch.bool:
+        data = bytes(b & 1 for b in data)
+    storage = torch.UntypedStorage.from_buffer(data, dtype=torch.uint8)
+    return torch.asarray(storage, dtype=dt).reshape(shape)
+
+
+def build(legacy=False):
+    sd = collections.OrderedDict()
+    for dt in DTYPES:
+        if legacy and getattr(torch, dt) in torch.storage._new_dtypes():
+            continue       # the legacy format cannot load these, on upstream either
+        sd["t." + dt] = make(dt, (3, 5), dt)     # random bytes: NaN payloads, -0.0, subnormals
+    base = make("float32", (4, 6), "base")
+    sd["base"] = base
+    sd["row"] = base[1]
+    sd["cols"] = base[:, 2:5]
+    sd["transposed"] = base.t()
+    sd["scalar"] = make("int64", (), "scalar")
+    sd["empty"] = make("float32", (0, 3), "empty")
+    sd["param"] = torch.nn.Parameter(make("float32", (2, 2), "param"))
+    sd["grad"] = make("float64", (3,), "grad").requires_grad_(True)
+    tied = make("float32", (7, 4), "tied")
+    sd["emb.weight"] = tied
+    sd["head.weight"] = tied
+    sd["nested"] = {"list": [make("int32", (2,), "l0"), (make("float64", (1,), "l1"), "text", 3.5)],
+                    "od": collections.OrderedDict(a=make("uint8", (4,), "od"))}
+    return sd
+
+
+def flat_tensors():
+    """A flat dict of contiguous, unshared tensors (what safetensors accepts)."""
+    return {dt: make(dt, (3, 5), "st." + dt) for dt in DTYPES if dt != "complex128"} | \
+        {"scalar": make("int64", (), "st.s")}           # safetensors has no complex128
+
+
+def walk(obj, path=""):
+    if isinstance(obj, torch.Tensor):
+        yield path, obj
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from walk(v, f"{path}/{k}")
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj):
+            yield from walk(v, f"{path}[{i}]")
+
+
+def describe(obj):
+    out, storages = {}, {}
+    for path, t in walk(obj):
+        st = t.untyped_storage()
+        group = storages.setdefault(st.data_ptr() or id(st), len(storages))
+        out[path] = dict(type=type(t).__name__, dtype=str(t.dtype), shape=list(t.shape),
+                         stride=list(t.stride()), offset=t.storage_offset(),
+                         device=str(t.device), requires_grad=t.requires_grad,
+                         storage=group if t.device.type != "meta" else None,
+                         storage_nbytes=st.nbytes(),
+                         sha=None if t.device.type == "meta" else hashlib.sha256(tensor_bytes(t)).hexdigest())
+    if isinstance(obj, dict):
+        out["@keys"] = [list(obj), type(obj).__name__]
+        nested = obj.get("nested")
+        if isinstance(nested, dict):
+            out["@nested"] = [type(nested["od"]).__name__, list(nested["list"][1][1:])]
+    return out
+
+
+def sha_file(path):
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+
+def error_of(fn):
+    try:
+        fn()
+    except Exception as e:
+        return [type(e).__module__ + "." + type(e).__qualname__, str(e)]
+    return None
+
+
+def unsafe():
+    """An object a weights-only load must refuse."""
+    return {"f": functools.partial(print, 1), "t": make("float32", (2,), "unsafe")}
+
+
+MAP_LOCATIONS = {"none": None, "str": "cpu", "device": torch.device("cpu"),
+                 "dict": {"cpu": "cpu"}, "callable": lambda storage, loc: storage,
+                 "meta": "meta"}
+'''
+
+UPSTREAM_BYTES = '''
+def tensor_bytes(t):
+    return t.detach().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+'''
+
+OURS_BYTES = '''
+def tensor_bytes(t):
+    import numpy as np
+    return np.ascontiguousarray(t._np).tobytes()   # internal: independent of other kernels
+'''
+
+WRITE = '''
+def write(d, tag):
+    """Every kind of file this side can write, into directory d; returns their sha256."""
+    import safetensors.torch
+    sd = build()
+    files = {}
+    torch.save(sd, f"{d}/{tag}.pt"); files["zip"] = f"{d}/{tag}.pt"
+    buf = io.BytesIO(); torch.save(sd, buf)
+    open(f"{d}/{tag}_buf.pt", "wb").write(buf.getvalue()); files["zip_buf"] = f"{d}/{tag}_buf.pt"
+    torch.save(build(legacy=True), f"{d}/{tag}_legacy.pt", _use_new_zipfile_serialization=False)
+    files["legacy"] = f"{d}/{tag}_legacy.pt"
+    torch.save(unsafe(), f"{d}/{tag}_unsafe.pt"); files["unsafe"] = f"{d}/{tag}_unsafe.pt"
+    safetensors.torch.save_file(flat_tensors(), f"{d}/{tag}.safetensors", metadata={"k": "v"})
+    files["safetensors"] = f"{d}/{tag}.safetensors"
+    return {k: sha_file(v) for k, v in files.items()}
+
+
+def read(d, tag):
+    """Everything this side reads back from the other side's files."""
+    import safetensors.torch
+    from safetensors import safe_open
+    res = {}
+    res["zip"] = describe(torch.load(f"{d}/{tag}.pt"))
+    res["zip_buf"] = describe(torch.load(io.BytesIO(open(f"{d}/{tag}_buf.pt", "rb").read())))
+    res["zip_mmap"] = describe(torch.load(f"{d}/{tag}.pt", mmap=True))
+    res["legacy"] = describe(torch.load(f"{d}/{tag}_legacy.pt"))
+    res["legacy_buf"] = describe(torch.load(io.BytesIO(open(f"{d}/{tag}_legacy.pt", "rb").read())))
+    res["map_location"] = {k: describe(torch.load(f"{d}/{tag}.pt", map_location=v))
+                           for k, v in MAP_LOCATIONS.items()}
+    res["unsafe_refused"] = error_of(lambda: torch.load(f"{d}/{tag}_unsafe.pt"))
+    res["unsafe_loaded"] = describe(torch.load(f"{d}/{tag}_unsafe.pt", weights_only=False))
+    res["safetensors"] = describe(safetensors.torch.load_file(f"{d}/{tag}.safetensors"))
+    with safe_open(f"{d}/{tag}.safetensors", framework="pt") as f:
+        res["safe_open"] = {"meta": f.metadata(), "keys": sorted(f.keys()),
+                            "slice": describe({"s": f.get_slice("float32")[1:3, ::2]}),
+                            "tensor": describe({"t": f.get_tensor("bfloat16")})}
+    return res
+'''
+
+
+def _program(side_bytes: str, body: str) -> str:
+    return SCENARIO + side_bytes + WRITE + textwrap.dedent(body)
+
+
+@pytest.fixture(scope="module")
+def both(tmp_path_factory):
+    """Upstream writes; ours writes and reads upstream's; upstream reads ours."""
+    d = str(tmp_path_factory.mktemp("ckpt"))
+    up_written = upstream.run_json(_program(UPSTREAM_BYTES, f'''
+        print(json.dumps({{"built": describe(build()), "files": write({d!r}, "up")}}))
+    '''))
+    ns: dict = {}
+    exec(_program(OURS_BYTES, ""), ns)
+    ours = {"built": ns["describe"](ns["build"]()), "files": ns["write"](d, "ours"),
+            "read": ns["read"](d, "up")}
+    import os
+
+    import torch
+
+    os.makedirs(f"{d}/same_name")
+    torch.save(ns["build"](), f"{d}/same_name/up.pt")
+    ours["same_name_zip"] = ns["sha_file"](f"{d}/same_name/up.pt")
+    up_read = upstream.run_json(_program(UPSTREAM_BYTES, f'''
+        print(json.dumps({{"read": read({d!r}, "ours"), "own": read({d!r}, "up")}}))
+    '''))
+    return {"dir": d, "up_written": up_written, "ours": ours, "up_read": up_read, "ns": ns}
+
+
+def test_scenario_builds_the_same_objects(both):
+    # precondition for everything below: both sides start from identical tensors
+    assert both["ours"]["built"] == both["up_written"]["built"]
+    dtypes = {v["dtype"] for k, v in both["ours"]["built"].items() if not k.startswith("@")}
+    assert len(dtypes) >= 17
+
+
+@pytest.mark.parametrize("kind", ["zip", "zip_buf", "safetensors"])
+def test_files_written_by_ours_are_byte_identical(both, kind):
+    """Same objects, same archive: headers, 64-byte alignment padding, pickle, data descriptors,
+    zip64 trailer and upstream's serialization id. (A .pt file's archive name is its stem, so
+    for "zip" ours also wrote the state dict under upstream's file name.)"""
+    up, ours = both["up_written"]["files"], both["ours"]["files"]
+    assert (both["ours"]["same_name_zip"] if kind == "zip" else ours[kind]) == up[kind]
+
+
+@pytest.mark.parametrize("kind", ["zip", "zip_buf", "zip_mmap", "legacy", "legacy_buf",
+                                  "unsafe_loaded", "safetensors", "safe_open"])
+def test_upstream_files_load_on_ours_bit_identically(both, kind):
+    assert both["ours"]["read"][kind] == both["up_read"]["own"][kind]
+
+
+@pytest.mark.parametrize("kind", ["zip", "zip_buf", "zip_mmap", "legacy", "legacy_buf",
+                                  "unsafe_loaded", "safetensors", "safe_open"])
+def test_our_files_load_on_upstream_bit_identically(both, kind):
+    assert both["up_read"]["read"][kind] == both["up_read"]["own"][kind]
+
+
+def test_loaded_state_dict_is_the_saved_one(both):
+    """Values, views (shared storage, offsets, strides), the Parameter, requires_grad, the
+    OrderedDict and nested containers all survive: the loaded description is the built one."""
+    built, loaded = both["up_written"]["built"], both["ours"]["read"]["zip"]
+    assert loaded == built
+    for view in ("/row", "/cols", "/transposed"):
+        assert loaded[view]["storage"] == loaded["/base"]["storage"]
+    assert loaded["/emb.weight"]["storage"] == loaded["/head.weight"]["storage"]   # tied
+    assert loaded["/param"]["type"] == "Parameter"
+    assert loaded["@keys"][1] == "OrderedDict" and loaded["@nested"][0] == "OrderedDict"
+
+
+@pytest.mark.parametrize("where", ["none", "str", "device", "dict", "callable", "meta"])
+def test_map_location(both, where):
+    ours = both["ours"]["read"]["map_location"][where]
+    assert ours == both["up_read"]["own"]["map_location"][where]
+    assert ours == both["up_read"]["read"]["map_location"][where]
+
+
+def test_weights_only_refuses_unsafe_pickle_as_upstream(both):
+    ours, up = both["ours"]["read"]["unsafe_refused"], both["up_read"]["own"]["unsafe_refused"]
+    assert ours is not None and ours[0] == "_pickle.UnpicklingError"
+    assert ours == up == both["up_read"]["read"]["unsafe_refused"]
+
+
+# ---- the container itself ------------------------------------------------------------------------
+
+def test_writer_records_match_upstream_byte_for_byte(tmp_path):
+    """Raw PyTorchFileWriter use (records of many sizes, str/bytes/storage data, a duplicate
+    name, set_min_version, enough records to make libstdc++'s unordered_set rehash several times)
+    produces upstream's exact bytes and serialization ids."""
+    code = r'''
+        import hashlib, io, json, torch
+        out = {}
+        for n in (0, 1, 12, 13, 14, 29, 30, 60, 130, 700):
+            b = io.BytesIO()
+            w = torch._C.PyTorchFileWriter(b, True, 64)
+            for i in range(n):
+                name = f"data/{i}" if i % 3 else f"rec_{(i * 7919) % 1000}_{i}"
+                payload = (name * (i % 5)).encode()
+                if i % 4 == 1:
+                    w.write_record(name, payload.decode(), len(payload))
+                elif i % 4 == 2:
+                    s = torch.UntypedStorage.from_buffer(payload or b"x", dtype=torch.uint8)
+                    w.write_record(name, s, len(payload))
+                else:
+                    w.write_record(name, payload, len(payload))
+            if n == 13:
+                w.set_min_version(7)        # .data/version instead of version
+            dup = None
+            if n:
+                try:
+                    w.write_record("data/1" if n > 1 else "rec_0_0", b"", 0)
+                except RuntimeError as e:
+                    dup = str(e).split("Tried")[-1]
+            w.write_end_of_file()
+            out[n] = [w.serialization_id(), hashlib.sha256(b.getvalue()).hexdigest(),
+                      sorted(w.get_all_written_records()), dup]
+        b = io.BytesIO()
+        w = torch._C.PyTorchFileWriter(b, False, 4096)   # no crc, other alignment
+        w.write_record("a", b"abc", 3); w.write_record("b", b"", 0); w.write_end_of_file()
+        out["nocrc"] = [w.serialization_id(), hashlib.sha256(b.getvalue()).hexdigest()]
+        print(json.dumps(out))
+    '''
+    up = upstream.run_json(code)
+    ns: dict = {}
+    import contextlib
+
+    with contextlib.redirect_stdout(io.StringIO()) as captured:
+        exec(textwrap.dedent(code), ns)
+    ours = json.loads(captured.getvalue().strip().splitlines()[-1])
+    assert ours == up
+
+
+def test_reader_api_matches_upstream(both):
+    """PyTorchFileReader on one of upstream's files: record list, sizes, offsets (64-aligned),
+    header offsets, serialization id, storages, and the errors for a missing record and a
+    wrong size."""
+    d = both["dir"]
+    code = f'''
+        import json, torch
+        r = torch._C.PyTorchFileReader({d + "/up.pt"!r})
+        recs = r.get_all_records()
+        out = {{"records": recs, "id": r.serialization_id(),
+                "sizes": [r.get_record_size(n) for n in recs],
+                "offsets": [r.get_record_offset(n) for n in recs],
+                "headers": [r.get_record_header_offset(n) for n in recs],
+                "has": [r.has_record("data.pkl"), r.has_record("nope")],
+                "pkl": r.get_record("data.pkl").hex()}}
+        out["no_read"] = [r.get_record_offset_no_read(h, n, s, 64)
+                          for n, h, s in zip(recs, out["headers"], out["sizes"])]
+        t = r.get_storage_from_record("data/0", out["sizes"][recs.index("data/0")] // 4, torch.float32)
+        out["storage"] = [str(t.dtype), list(t.shape), t.untyped_storage().nbytes(),
+                          t.untyped_storage().resizable()]
+        errs = []
+        for f in (lambda: r.get_record("nope"), lambda: r.get_storage_from_record("data/0", 1, torch.float64)):
+            try:
+                f()
+            except Exception as e:
+                errs.append([type(e).__name__, str(e)])
+        out["errors"] = errs
+        print(json.dumps(out))
+    '''
+    up = upstream.run_json(code)
+    import contextlib
+
+    with contextlib.redirect_stdout(io.StringIO()) as captured:
+        exec(textwrap.dedent(code), {})
+    ours = json.loads(captured.getvalue().strip().splitlines()[-1])
+    assert ours == up
+    data = [o for n, o in zip(ours["records"], ours["offsets"]) if n.startswith("data/")]
+    assert data and all(o % 64 == 0 for o in data)
+    assert ours["no_read"] == ours["offsets"]
+
+
+def test_reader_reads_archives_from_other_zip_tools(tmp_path):
+    """Upstream's reader accepts any zip (even deflated records); so does ours."""
+    import torch
+
+    path = tmp_path / "other.zip"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("arch/version", "3\n")
+        z.writestr("arch/data.pkl", pickle.dumps({"a": 1}, protocol=2))
+    r = torch._C.PyTorchFileReader(str(path))
+    assert r.get_all_records() == ["version", "data.pkl"]
+    assert pickle.loads(r.get_record("data.pkl")) == {"a": 1}
+    assert r.serialization_id() == ""
+
+
+def test_reader_errors(tmp_path):
+    import torch
+
+    with pytest.raises(RuntimeError, match="open file failed because of errno 2 on fopen"):
+        torch._C.PyTorchFileReader(str(tmp_path / "missing.pt"))
+    with pytest.raises(RuntimeError, match="failed reading zip archive: not a ZIP archive"):
+        torch._C.PyTorchFileReader(io.BytesIO(b"definitely not a zip archive"))
+    w = torch._C.PyTorchFileWriter(str(tmp_path / "v.pt"))
+    w.set_min_version(11)
+    w.write_end_of_file()
+    with pytest.raises(RuntimeError, match="maximum supported version for reading is 10"):
+        torch._C.PyTorchFileReader(str(tmp_path / "v.pt"))
+    with pytest.raises(RuntimeError, match="Parent directory .* does not exist"):
+        torch._C.PyTorchFileWriter(str(tmp_path / "no" / "x.pt"))
+
+
+def test_storage_helpers_match_upstream(tmp_path):
+    """UntypedStorage.from_buffer (byte orders, counts, offsets, bool decoding, errors),
+    from_file (private and shared mappings), _byteswap / byteswap."""
+    code = f'''
+        import json, os, torch
+        U = torch.UntypedStorage
+        b8 = bytes(range(1, 9))
+        cases = [lambda: U.from_buffer(b8), lambda: U.from_buffer(b8, dtype=torch.uint8),
+                 lambda: U.from_buffer(b8, dtype=torch.int16),
+                 lambda: U.from_buffer(b8, "big", dtype=torch.int32),
+                 lambda: U.from_buffer(b8, "little", dtype=torch.int32),
+                 lambda: U.from_buffer(b8, "native", 1, 2, dtype=torch.int16),
+                 lambda: U.from_buffer(b8, "big", dtype=torch.complex64),
+                 lambda: U.from_buffer(b8, "big", dtype=torch.bfloat16),
+                 lambda: U.from_buffer(b8, dtype=torch.bool),
+                 lambda: U.from_buffer(b8, "big", dtype=torch.bool),
+                 lambda: U.from_buffer(b8, dtype=torch.float8_e5m2),
+                 lambda: U.from_buffer(b8, "big", dtype=torch.uint16),
+                 lambda: U.from_buffer(b8, "sideways", dtype=torch.int16),
+                 lambda: U.from_buffer(b8[:3], "big", dtype=torch.int16),
+                 lambda: U.from_buffer(b8, "big", 5, dtype=torch.int16),
+                 lambda: U.from_buffer(b8, "big", 1, 9, dtype=torch.int16),
+                 lambda: U.from_buffer(b8, dtype=None),
+                 lambda: U.from_file({str(tmp_path / "missing")!r}, False, 4),
+                 lambda: U.from_file({str(tmp_path / "f.bin")!r}, False, 100),
+                 lambda: U.from_file({str(tmp_path / "f.bin")!r}, False, 6),
+                 lambda: U.from_file({str(tmp_path / "f.bin")!r}, False)]
+        open({str(tmp_path / "f.bin")!r}, "wb").write(b8)
+        out = []
+        for c in cases:
+            try:
+                s = c()
+                out.append(["ok", type(s).__name__, list(s) if hasattr(s, "tolist") else s, s.resizable()])
+            except Exception as e:
+                out.append([type(e).__name__, str(e)])
+        s = U.from_file({str(tmp_path / "f.bin")!r}, False, 8); s[0] = 99
+        s2 = U.from_file({str(tmp_path / "g.bin")!r}, True, 4); s2[1] = 7; del s2
+        out.append([open({str(tmp_path / "f.bin")!r}, "rb").read().hex(),
+                    open({str(tmp_path / "g.bin")!r}, "rb").read().hex()])
+        os.remove({str(tmp_path / "g.bin")!r})
+        s = U.from_buffer(b8, dtype=torch.uint8); s._byteswap(4); out.append(list(s))
+        s = U.from_buffer(b8, dtype=torch.uint8); s.byteswap(torch.complex64); out.append(list(s))
+        s = U.from_buffer(b8, dtype=torch.uint8); s.byteswap(torch.int16); out.append(list(s))
+        print(json.dumps(out))
+    '''
+    up = upstream.run_json(code)
+    import contextlib
+
+    with contextlib.redirect_stdout(io.StringIO()) as captured:
+        exec(textwrap.dedent(code), {})
+    ours = json.loads(captured.getvalue().strip().splitlines()[-1])
+    assert ours == up
+
+
+def test_mmap_load_is_a_private_mapping(both):
+    import torch
+
+    sd = torch.load(f"{both['dir']}/up.pt", mmap=True)
+    st = sd["base"].untyped_storage()
+    assert not st.resizable()
+    before = open(f"{both['dir']}/up.pt", "rb").read()
+    st[0] = (st[0] + 1) % 256                         # copy-on-write: the file is untouched
+    assert open(f"{both['dir']}/up.pt", "rb").read() == before
+
+
+def test_tensor_metadata():
+    import torch
+
+    ns: dict = {}
+    exec(SCENARIO + OURS_BYTES, ns)
+    t = ns["make"]("complex64", (3,), "meta")
+    assert torch._C._get_tensor_metadata(t) == {}
+    before = np.array(t._np)
+    torch._C._set_tensor_metadata(t, {"conj": True})    # an upstream file's lazy conjugate
+    np.testing.assert_array_equal(t._np, np.conj(before))
+    with pytest.raises(RuntimeError, match="Unexpected key `bogus` passed to setTensorMetadata"):
+        torch._C._set_tensor_metadata(t, {"bogus": True})
+
+
+# ---- transformers --------------------------------------------------------------------------------
+
+TRANSFORMERS = r'''
+import hashlib, json, sys, torch
+from transformers import BertConfig, BertForMaskedLM
+
+
+def digest(model):
+    sd = model.state_dict()
+    out = {k: [str(v.dtype), list(v.shape), hashlib.sha256(tensor_bytes(v)).hexdigest()] for k, v in sd.items()}
+    m = model
+    out["@tied"] = m.cls.predictions.decoder.weight.data_ptr() == m.bert.embeddings.word_embeddings.weight.data_ptr()
+    return out
+'''
+
+
+def test_transformers_save_pretrained_from_pretrained_both_ways(tmp_path):
+    """A tiny BERT with tied input/output embeddings: built and saved on upstream, loaded on
+    ours, saved again by ours and loaded on upstream. Every tensor is bit-identical, the
+    checkpoint file ours writes is byte-identical to upstream's, and the weights stay tied."""
+    d = str(tmp_path)
+    up = upstream.run_json(TRANSFORMERS + UPSTREAM_BYTES + f'''
+torch.manual_seed(0)
+cfg = BertConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=37,
+                 vocab_size=99, max_position_embeddings=64)
+m = BertForMaskedLM(cfg)
+m.save_pretrained({d + "/up"!r})
+print(json.dumps(digest(m)))
+''')
+    ns: dict = {}
+    exec(TRANSFORMERS + OURS_BYTES, ns)
+    from transformers import BertForMaskedLM
+
+    m = BertForMaskedLM.from_pretrained(f"{d}/up")
+    ours = ns["digest"](m)
+    m.save_pretrained(f"{d}/ours")
+    back = upstream.run_json(TRANSFORMERS + UPSTREAM_BYTES + f'''
+m = BertForMaskedLM.from_pretrained({d + "/ours"!r})
+print(json.dumps(digest(m)))
+''')
+    assert ours == up
+    assert back == up
+    assert ours["@tied"] is True
+    sha = lambda p: hashlib.sha256(open(p, "rb").read()).hexdigest()  # noqa: E731
+    assert sha(f"{d}/ours/model.safetensors") == sha(f"{d}/up/model.safetensors")
