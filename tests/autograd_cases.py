@@ -63,7 +63,7 @@ CASES = {
     "conv2d": (["f:2,3,6,6", "f:4,3,3,3", "f:4"], "F.conv2d(x0, x1, x2, padding=1)"),
     "conv2d_stride": (["f:1,2,7,7", "f:3,2,3,3"], "F.conv2d(x0, x1, stride=2)"),
     "batch_norm": (["f:4,3,5,5", "f:3", "f:3"],
-                   "F.batch_norm(x0, torch.zeros(3), torch.ones(3), x1, x2, training=True)"),
+                   "F.batch_norm(x0, torch.zeros(3, dtype=x0.dtype), torch.ones(3, dtype=x0.dtype), x1, x2, training=True)"),
     "group_norm": (["f:2,4,3,3", "f:4", "f:4"], "F.group_norm(x0, 2, x1, x2)"),
     "max_pool2d": (["f:2,3,6,6"], "F.max_pool2d(x0, 2)"),
     "avg_pool2d": (["f:2,3,6,6"], "F.avg_pool2d(x0, 2)"),

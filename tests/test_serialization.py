@@ -186,6 +186,16 @@ def read(d, tag):
 '''
 
 
+def _same_on_both(code: str):
+    """Run ``code`` (prints one JSON line) on upstream in its process and on ours in this one."""
+    import contextlib
+
+    up = upstream.run_json(code)
+    with contextlib.redirect_stdout(io.StringIO()) as captured:
+        exec(textwrap.dedent(code), {})
+    return json.loads(captured.getvalue().strip().splitlines()[-1]), up
+
+
 def _program(side_bytes: str, body: str) -> str:
     return SCENARIO + side_bytes + WRITE + textwrap.dedent(body)
 
@@ -306,13 +316,7 @@ def test_writer_records_match_upstream_byte_for_byte(tmp_path):
         out["nocrc"] = [w.serialization_id(), hashlib.sha256(b.getvalue()).hexdigest()]
         print(json.dumps(out))
     '''
-    up = upstream.run_json(code)
-    ns: dict = {}
-    import contextlib
-
-    with contextlib.redirect_stdout(io.StringIO()) as captured:
-        exec(textwrap.dedent(code), ns)
-    ours = json.loads(captured.getvalue().strip().splitlines()[-1])
+    ours, up = _same_on_both(code)
     assert ours == up
 
 
@@ -345,16 +349,60 @@ def test_reader_api_matches_upstream(both):
         out["errors"] = errs
         print(json.dumps(out))
     '''
-    up = upstream.run_json(code)
-    import contextlib
-
-    with contextlib.redirect_stdout(io.StringIO()) as captured:
-        exec(textwrap.dedent(code), {})
-    ours = json.loads(captured.getvalue().strip().splitlines()[-1])
+    ours, up = _same_on_both(code)
     assert ours == up
     data = [o for n, o in zip(ours["records"], ours["offsets"]) if n.startswith("data/")]
     assert data and all(o % 64 == 0 for o in data)
     assert ours["no_read"] == ours["offsets"]
+
+
+def test_zip64_and_skip_data_match_upstream(tmp_path):
+    """Past 4 GiB miniz switches to zip64 extra fields and 24-byte data descriptors; a record
+    reserved with write_record_metadata (torch.serialization.skip_data) is a hole. A sparse
+    file exercises both without writing 4 GiB."""
+    code = f'''
+        import hashlib, io, json, os, torch
+        p = {str(tmp_path / "z64.pt")!r}
+        w = torch._C.PyTorchFileWriter(p)
+        w.write_record_metadata("big", 2**32 + 10)
+        w.write_record("after", b"xyz", 3)
+        w.write_end_of_file()
+        with open(p, "rb") as f:
+            head = f.read(200); f.seek(2**32); tail = f.read()
+        r = torch._C.PyTorchFileReader(p)
+        out = {{"size": os.path.getsize(p), "sha": hashlib.sha256(head + tail).hexdigest(),
+                "id": w.serialization_id(), "records": r.get_all_records(),
+                "after": [r.get_record("after").decode(), r.get_record_offset("after"),
+                          r.get_record_header_offset("after")],
+                "big": [r.get_record_offset("big"), r.get_record_size("big")]}}
+        os.remove(p)
+        t = torch.asarray(torch.UntypedStorage.from_buffer(bytes(range(24)), dtype=torch.uint8),
+                          dtype=torch.float32).reshape(2, 3)
+        b = io.BytesIO()
+        with torch.serialization.skip_data():
+            torch.save({{"t": t}}, b)
+        out["skip_data"] = hashlib.sha256(b.getvalue()).hexdigest()
+        print(json.dumps(out))
+    '''
+    ours, up = _same_on_both(code)
+    assert ours == up
+
+
+def test_corrupt_archives_fail_as_upstream(both):
+    code = f'''
+        import io, json, torch
+        b = open({both["dir"] + "/up.pt"!r}, "rb").read()
+        out = {{}}
+        for name, data in [("half", b[:len(b) // 2]), ("trailing", b + b"garbage"),
+                           ("tiny", b[:10]), ("no_eocd", b[:-22]), ("preview", b"PYTORCH1" + b)]:
+            try:
+                out[name] = ["ok", sorted(torch.load(io.BytesIO(data)))[:3]]
+            except Exception as e:
+                out[name] = [type(e).__name__, str(e)]
+        print(json.dumps(out))
+    '''
+    ours, up = _same_on_both(code)
+    assert ours == up
 
 
 def test_reader_reads_archives_from_other_zip_tools(tmp_path):
@@ -432,12 +480,7 @@ def test_storage_helpers_match_upstream(tmp_path):
         s = U.from_buffer(b8, dtype=torch.uint8); s.byteswap(torch.int16); out.append(list(s))
         print(json.dumps(out))
     '''
-    up = upstream.run_json(code)
-    import contextlib
-
-    with contextlib.redirect_stdout(io.StringIO()) as captured:
-        exec(textwrap.dedent(code), {})
-    ours = json.loads(captured.getvalue().strip().splitlines()[-1])
+    ours, up = _same_on_both(code)
     assert ours == up
 
 

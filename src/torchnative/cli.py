@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-# The main job: ``info`` until the chat model computes on our torch, then ``chat``.
-DEFAULT_COMMAND = "info"
+# The main job: a chat with SmolLM2 on our torch.
+DEFAULT_COMMAND = "chat"
 EXIT_USAGE = 2
 EXIT_REFUSED = 3
 

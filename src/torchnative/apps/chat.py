@@ -36,7 +36,7 @@ def load(model_dir: Path | None, gguf_file: str | None, quiet: bool = False):
         print(f"loading {model_dir / (gguf_file or '')} ...", file=sys.stderr, flush=True)
     kwargs = {"gguf_file": gguf_file} if gguf_file else {}
     tok = AutoTokenizer.from_pretrained(model_dir, **kwargs)
-    model = AutoModelForCausalLM.from_pretrained(model_dir, torch_dtype=torch.float32, **kwargs)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32, **kwargs)
     model.eval()
     return tok, model
 

@@ -344,8 +344,8 @@ class PyTorchFileWriter:
         if not getattr(self, "_finalized", True):
             try:
                 self.write_end_of_file()
-            except Exception:
-                pass
+            except Exception as e:   # a destructor cannot raise; upstream would terminate
+                warnings.warn(f"PyTorchFileWriter: finishing the archive failed: {e}")
 
 
 # ---- reader -------------------------------------------------------------------------------------
@@ -416,10 +416,17 @@ class PyTorchFileReader:
             if self._f.read(8) == b"PYTORCH1":
                 raise RuntimeError("File is an unsupported archive format from the preview "
                                    "release.")
+        if self._f._size < 22:     # shorter than an end-of-central-directory record
+            raise _miniz_error("reading zip archive", "not a ZIP archive")
         try:
             self._zip = zipfile.ZipFile(self._f)
-        except (zipfile.BadZipFile, OSError, ValueError, struct.error):
-            raise _miniz_error("reading zip archive", "not a ZIP archive") from None
+        except zipfile.BadZipFile as e:
+            err = ("failed finding central directory" if str(e) == "File is not a zip file" else
+                   "invalid header or archive is corrupted")
+            raise _miniz_error("reading zip archive", err) from None
+        except (OSError, ValueError, struct.error):
+            raise _miniz_error("reading zip archive", "invalid header or archive is corrupted") \
+                from None
         infos = self._zip.infolist()
         if not infos:
             raise RuntimeError("archive does not contain any files")

@@ -284,7 +284,9 @@ class TensorBase(metaclass=_TensorMeta):
     def data(self):
         from .construct import alias
 
-        return alias(self, _detached_class(self))
+        out = alias(self, _detached_class(self))
+        out._version_ref = [0]  # upstream's variable_data(): changes are invisible to autograd
+        return out
 
     @data.setter
     def data(self, new) -> None:

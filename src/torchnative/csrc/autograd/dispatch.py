@@ -241,6 +241,10 @@ def _record_not_implemented(op, args, kwargs):
         elif type(a) in (list, tuple):
             edges.extend(gradient_edge(t) for t in a if isinstance(t, TensorBase))
     result = _below(op, args, kwargs)
+    from .formulas import table
+
+    if op.qualname.split("::")[-1] in table()["__dont_require__"]:
+        return result  # upstream's DONT_REQUIRE_DERIVATIVE: outputs depend on no input's values
     outs = result if isinstance(result, tuple) else (result,)
     diff = [o for o in outs if isinstance(o, TensorBase) and _differentiable(o)]
     if not diff or all(e[0] is None for e in edges):

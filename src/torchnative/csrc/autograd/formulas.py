@@ -117,6 +117,9 @@ def _generate() -> dict:
             saved_outputs=tuple(s.nctype.name for s in info.all_saved_outputs),
             diff_outputs=diff_idx, output_names=tuple(names),
             single_grad=uses_single_grad(info))
+    from torchgen.packaged.autograd.gen_variable_type import DONT_REQUIRE_DERIVATIVE
+
+    table["__dont_require__"] = frozenset(DONT_REQUIRE_DERIVATIVE)
     return table
 
 

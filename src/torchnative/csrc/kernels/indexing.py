@@ -1178,3 +1178,67 @@ def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
 
 
 kernel("index_reduce")(_functional(index_reduce_))
+
+
+# ----------------------------------------------------------------------------- out= variants
+# TypeMeta names, as structured kernels print dtypes in "Expected out tensor to have dtype ..."
+_META = {"float32": "float", "float64": "double", "float16": "c10::Half",
+         "bfloat16": "c10::BFloat16", "bool": "bool", "uint8": "unsigned char",
+         "int8": "signed char", "int16": "short int", "int32": "int", "int64": "long int",
+         "uint16": "unsigned short", "uint32": "unsigned int", "uint64": "unsigned long",
+         "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def check_structured_out(out: TensorBase, dt) -> None:
+    if out._dtype != dt:
+        raise RuntimeError(f"Expected out tensor to have dtype {_META.get(dt._name, dt._name)}, "
+                           f"but got {_META.get(out._dtype._name, out._dtype._name)} instead")
+
+
+def write_out(out: TensorBase, result: TensorBase, *inputs) -> TensorBase:
+    """Resize ``out`` (upstream's warning when it had elements), refuse overlaps as upstream's
+    out= kernels do, then copy ``result`` in."""
+    from ..structured import resize_out
+    from .copy import copy_into
+
+    resize_out(out, result._size)
+    assert_no_internal_overlap(out)
+    for t in inputs:
+        assert_no_overlap(out, t)
+    copy_into(out, result)
+    return out
+
+
+@kernel("gather.out")
+def gather_out(self, dim, index, sparse_grad=False, *, out):
+    result = gather(self, dim, index, sparse_grad)
+    check_structured_out(out, self._dtype)
+    return write_out(out, result, self)
+
+
+@kernel("index_select.out")
+def index_select_out(self, dim, index, *, out):
+    if out._dtype != self._dtype:
+        raise RuntimeError("index_select(): self and result must have the same scalar type")
+    result = index_select(self, dim, index)
+    return write_out(out, result, self, index)
+
+
+@kernel("masked_select.out")
+def masked_select_out(self, mask, *, out):
+    if mask._dtype._name != "bool":
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    if out._dtype != self._dtype:
+        raise RuntimeError("masked_select(): self and result must have the same scalar type")
+    result = masked_select(self, mask)
+    return write_out(out, result, self, mask)
+
+
+@kernel("take.out")
+def take_out(self, index, *, out):
+    if index._dtype._name == "int64" and out._dtype != self._dtype:
+        raise RuntimeError(f"take(): self and out expected to have the same dtype, but got "
+                           f"self.dtype = {_name(self._dtype)} and out.dtype = "
+                           f"{_name(out._dtype)}")
+    result = take(self, index)
+    return write_out(out, result, self, index)

@@ -124,6 +124,29 @@ def cat(tensors, dim=0):
     return _out(np.concatenate(parts, axis=dim), dt, fmt)
 
 
+@kernel("cat.out")
+def cat_out(tensors, dim=0, *, out):
+    """cat into ``out``: every input is cast straight to out's dtype (not through the
+    promoted type), after upstream's type and overlap checks."""
+    from ..promotion import can_cast
+    from .indexing import assert_no_internal_overlap, assert_no_overlap
+    from ..structured import resize_out
+
+    result = cat(tensors, dim)  # shape, checks and promoted dtype
+    if not can_cast(result._dtype, out._dtype):
+        raise TypeError(f"torch.cat(): input types can't be cast to the desired output type "
+                        f"{_name(out._dtype)}")
+    resize_out(out, result._size)
+    assert_no_internal_overlap(out)
+    for t in tensors:
+        assert_no_overlap(out, t)
+    parts = [_in(t, out._dtype) for t in tensors if not _skipped(t)]
+    if parts and out.numel():
+        d = wrap_dim(dim, len(result._size))
+        np.copyto(arr(out), np.concatenate(parts, axis=d) if len(parts) > 1 else parts[0])
+    return out
+
+
 @kernel("stack")
 def stack(tensors, dim=0):
     tensors = list(tensors)
@@ -398,6 +421,36 @@ def dstack(tensors):
     return _call("cat", [_call("atleast_3d", t) for t in tensors], 2)
 
 
+@kernel("hstack.out", composite=True)
+def hstack_out(tensors, *, out):
+    if not tensors:
+        raise RuntimeError("hstack expects a non-empty TensorList")
+    rep = [_call("atleast_1d", t) for t in tensors]
+    return _call("cat.out", rep, 0 if rep[0].dim() == 1 else 1, out=out)
+
+
+@kernel("vstack.out", composite=True)
+def vstack_out(tensors, *, out):
+    if not tensors:
+        raise RuntimeError("vstack expects a non-empty TensorList")
+    return _call("cat.out", [_call("atleast_2d", t) for t in tensors], 0, out=out)
+
+
+@kernel("dstack.out", composite=True)
+def dstack_out(tensors, *, out):
+    if not tensors:
+        raise RuntimeError("dstack expects a non-empty TensorList")
+    return _call("cat.out", [_call("atleast_3d", t) for t in tensors], 2, out=out)
+
+
+@kernel("column_stack.out", composite=True)
+def column_stack_out(tensors, *, out):
+    if not tensors:
+        raise RuntimeError("column_stack expects a non-empty TensorList")
+    parts = [_call("reshape", t, [t.numel(), 1]) if t.dim() <= 1 else t for t in tensors]
+    return _call("hstack.out", parts, out=out)
+
+
 @kernel("column_stack", composite=True)
 def column_stack(tensors):
     if not tensors:
@@ -438,10 +491,8 @@ def combinations(self, r=2, with_replacement=False):
     return _call("stack", [_call("masked_select", g, mask) for g in grids], 1)
 
 
-@kernel("take_along_dim", composite=True)
-def take_along_dim(self, indices, dim=None):
-    if dim is None:
-        return _call("gather", _call("view", self, [-1]), 0, _call("view", indices, [-1]))
+def _take_along(self, indices, dim):
+    """_take_along_dim_helper: both sides broadcast (except along dim), indices wrapped."""
     if self.dim() != indices.dim():
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
                            f"number of dimensions, but got {self.dim()} dimensions for input, "
@@ -456,7 +507,25 @@ def take_along_dim(self, indices, dim=None):
     ind_sizes = list(indices._size)
     ind_sizes[dim] = self._size[dim]
     src = _call("broadcast_to", self, list(infer_size(ind_sizes, self._size)))
+    idx = _call("remainder.Scalar", idx, src.size(dim))  # negative indices wrap
+    return src, idx, dim
+
+
+@kernel("take_along_dim", composite=True)
+def take_along_dim(self, indices, dim=None):
+    if dim is None:
+        return _call("gather", _call("view", self, [-1]), 0, _call("view", indices, [-1]))
+    src, idx, dim = _take_along(self, indices, dim)
     return _call("gather", src, dim, idx)
+
+
+@kernel("take_along_dim.out", composite=True)
+def take_along_dim_out(self, indices, dim=None, *, out):
+    if dim is None:
+        return _call("gather.out", _call("view", self, [-1]), 0, _call("view", indices, [-1]),
+                     out=out)
+    src, idx, dim = _take_along(self, indices, dim)
+    return _call("gather.out", src, dim, idx, out=out)
 
 
 # ----------------------------------------------------------------------------------- padding
@@ -708,11 +777,13 @@ def _searchsorted(boundaries, values, out_int32, right, side, sorter, scalar=Non
         v = _in(values, dt)
         shape = v.shape
     m = bd.shape[-1]
+    odt = D.BY_NAME["int32"] if out_int32 else INT64
+    if v.size == 0 or m == 0:  # nothing to search, or every value lands at 0
+        return wrap(np.zeros(shape, D.numpy_dtype(odt)), odt)
     if bd.ndim == 1:
         res = _bsearch(bd.reshape(1, m), v.reshape(1, -1), right)
     else:
-        res = _bsearch(bd.reshape(-1, m), v.reshape(bd.size // m if m else 0, -1), right)
-    odt = D.BY_NAME["int32"] if out_int32 else INT64
+        res = _bsearch(bd.reshape(-1, m), v.reshape(bd.size // m, -1), right)
     return wrap(res.reshape(shape).astype(D.numpy_dtype(odt)), odt)
 
 

@@ -42,6 +42,33 @@ _PY_DTYPE = {bool: BOOL, int: I64, float: F64, complex: C128}
 _F32_NP = np.dtype(np.float32)
 
 
+_OPMATH: dict = {}
+
+
+def compute_dtype(dt: D.dtype) -> np.dtype:
+    """common.opmath, memoized (it is asked on every call)."""
+    cdt = _OPMATH.get(dt)
+    if cdt is None:
+        cdt = _OPMATH[dt] = opmath(dt)
+    return cdt
+
+
+def needs_quiet(dt: D.dtype) -> bool:
+    """Only floating-point loops raise the IEEE flags numpy turns into warnings."""
+    return dt.is_floating_point or dt.is_complex
+
+
+class _Nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+NOTHING = _Nothing()
+
+
 def quiet():
     """Float exceptions are values here (inf, nan), as in C++; numpy must not warn about them."""
     return np.errstate(all="ignore")
@@ -283,11 +310,11 @@ def _is_channels_last(t) -> bool:
 def finish(r, dt: D.dtype, *operands):
     """The result array as a tensor of ``dt``, laid out as TensorIterator lays out its output
     (numpy's own choice is kept when it already agrees, so the common case copies nothing)."""
-    r = np.asarray(r)
-    tensors = [t for t in operands if isinstance(t, TensorBase) and t._size]
-    if r.ndim > 1 and tensors:
-        if not (r.flags.c_contiguous and all(t._size == r.shape and t.is_contiguous()
-                                             for t in tensors)):
+    if type(r) is not np.ndarray:
+        r = np.asarray(r)
+    if r.ndim > 1 and not (r.flags.c_contiguous and _all_c(operands)):
+        tensors = [t for t in operands if isinstance(t, TensorBase) and t._size]
+        if tensors:
             want = iter_strides(r.shape, tensors)
             item = r.dtype.itemsize
             if tuple(s // item for s in r.strides) != want:
@@ -296,4 +323,12 @@ def finish(r, dt: D.dtype, *operands):
                 np.copyto(view, r)
                 r = view
     return wrap(r, dt)
+
+
+def _all_c(operands) -> bool:
+    """Every tensor operand C-contiguous: TensorIterator's output is then C-contiguous too."""
+    for t in operands:
+        if isinstance(t, TensorBase) and t._np is not None and not t._np.flags.c_contiguous:
+            return False
+    return True
 

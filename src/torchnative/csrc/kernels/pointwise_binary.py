@@ -16,7 +16,8 @@ import numpy as np
 from .. import dtypes as D
 from ..tensor import TensorBase
 from .common import opmath, wrap
-from .pointwise_base import (ALL_H, ALL_HC, BOOL, COMPLEX, F32, FLOAT_H, FLOAT_HC, INTEGRAL,
+from .pointwise_base import (NOTHING, broadcast_shape, compute_dtype, needs_quiet, shapes_of,
+                             ALL_H, ALL_HC, BOOL, COMPLEX, F32, FLOAT_H, FLOAT_HC, INTEGRAL,
                              REDUCED, broadcasting, check, finish, checked, is_scalar_operand, operand,
                              original_f32, py_dtype, quiet, result_type)
 from .pointwise_math import exact, fma
@@ -38,14 +39,18 @@ def _float_dtype(dt: D.dtype) -> D.dtype:
 def apply2(fn, a, b, dt: D.dtype, out_dt: D.dtype | None = None, reduced_scalar: bool = False):
     """``fn(x, y)`` over a and b cast to ``dt`` (computed in opmath(dt)), as a tensor of
     ``out_dt`` (default ``dt``)."""
-    cdt = opmath(dt)
+    cdt = compute_dtype(dt)
     x = operand(a, dt, cdt)
     if reduced_scalar and dt in REDUCED and is_scalar_operand(b):
         y = original_f32(b)
     else:
         y = operand(b, dt, cdt)
-    with quiet():
-        r = broadcasting(lambda: fn(x, y), a, b)
+    with quiet() if needs_quiet(dt) else NOTHING:
+        try:
+            r = fn(x, y)
+        except ValueError:
+            broadcast_shape(*shapes_of(a, b))
+            raise
     return finish(r, out_dt or dt, a, b)
 
 

@@ -56,3 +56,18 @@ def debug_has_internal_overlap(self) -> int:
 def lift_fresh(self):
     """A tensor made from Python data entering the dispatcher: nothing to do outside tracing."""
     return self
+
+
+@kernel("is_floating_point", meta=True)
+def is_floating_point(self) -> bool:
+    return self.dtype.is_floating_point
+
+
+@kernel("is_complex", meta=True)
+def is_complex(self) -> bool:
+    return self.dtype.is_complex
+
+
+@kernel("is_signed", meta=True)
+def is_signed(self) -> bool:
+    return self.dtype.is_signed

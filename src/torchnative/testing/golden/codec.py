@@ -69,13 +69,14 @@ def encode(value, store: Store, torch, storage: bool):
         return _encode_tensor(value, store, torch, storage)
     if value is None:
         return {"T": "none"}
-    if isinstance(value, bool):
+    # exact types: a numpy scalar where upstream returns a Python number is a difference, not a float
+    if type(value) is bool:
         return {"T": "bool", "v": value}
-    if isinstance(value, int):
+    if type(value) is int:
         return {"T": "int", "v": value}
-    if isinstance(value, float):
+    if type(value) is float:
         return {"T": "float", "v": value}
-    if isinstance(value, complex):
+    if type(value) is complex:
         return {"T": "complex", "re": value.real, "im": value.imag}
     if isinstance(value, str):
         return {"T": "str", "v": value}

@@ -1,0 +1,354 @@
+"""Convolution (Convolution.cpp): the CompositeExplicitAutograd kernels convolution and
+_convolution for 1-3 spatial dimensions (strided, padded, dilated, grouped, transposed), and the
+CompositeImplicitAutograd entries conv1d/2d/3d (with their padding='same'/'valid' overloads),
+_convolution_mode and conv_transpose1d/2d/3d, which reach them as upstream's C++ does.
+
+A forward convolution is im2col + one batched matmul per group; a transposed one is a matmul
+followed by col2im (a strided scatter-add per kernel offset). Both compute in opmath (float for
+float16/bfloat16) and round once. The output is channels-last when the input or the weight is
+(upstream's mkldnn_conv_use_channels_last), else contiguous.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from .. import dtypes as D
+from ..construct import empty
+from ..device import CPU
+from ..layouts import channels_last, channels_last_3d, contiguous_format
+from ..refuse import TorchnativeNotImplementedError
+from .common import arr, as_compute
+from .nn_util import call, typemeta
+from .registry import kernel
+
+_B = D.BY_NAME
+
+
+def _shape(s) -> str:
+    return "[" + ", ".join(str(x) for x in s) + "]"
+
+
+def _expand(param, name, dim):
+    param = [int(p) for p in param]
+    if len(param) == 1:
+        return param * dim
+    if len(param) != dim:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {dim} "
+                           f"values to match the convolution dimensions, but got {name}="
+                           f"{_shape(param)}")
+    return param
+
+
+def _check_shape_forward(input, weight, bias, stride, padding, dilation, transposed,
+                         output_padding, groups):
+    ws = tuple(weight._size)
+    k = input.dim()
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero")
+    if len(ws) != k:
+        raise RuntimeError(f"Expected {len(ws)}-dimensional input for {len(ws)}-dimensional weight "
+                           f"{_shape(ws)}, but got {k}-dimensional input of size "
+                           f"{_shape(input._size)} instead")
+    if ws[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at "
+                           f"dimension 0, but got weight of size {_shape(ws)} instead")
+    if ws[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at "
+                           f"dimension 0, but got weight of size [{_shape(ws)}] instead")
+    if not transposed:
+        if input._size[1] != ws[1] * groups:
+            raise RuntimeError(f"Given groups={groups}, weight of size {_shape(ws)}, expected "
+                               f"input{_shape(input._size)} to have {ws[1] * groups} channels, but "
+                               f"got {input._size[1]} channels instead")
+        if bias is not None and (bias.dim() != 1 or bias._size[0] != ws[0]):
+            raise RuntimeError(f"Given weight of size {_shape(ws)}, expected bias to be "
+                               f"1-dimensional with {ws[0]} elements, but got bias of size "
+                               f"{_shape(bias._size)} instead")
+        padded = [input._size[i + 2] + 2 * padding[i] for i in range(k - 2)]
+        kernel = [dilation[i] * (ws[i + 2] - 1) + 1 for i in range(k - 2)]
+        if any(p < q for p, q in zip(padded, kernel)):
+            raise RuntimeError(f"Calculated padded input size per channel: "
+                               f"({' x '.join(map(str, padded))}). Kernel size: "
+                               f"({' x '.join(map(str, kernel))}). Kernel size can't be greater "
+                               "than actual input size")
+    else:
+        if input._size[1] != ws[0]:
+            raise RuntimeError(f"Given transposed=1, weight of size {_shape(ws)}, expected "
+                               f"input{_shape(input._size)} to have {ws[0]} channels, but got "
+                               f"{input._size[1]} channels instead")
+        if bias is not None and (bias.dim() != 1 or bias._size[0] != ws[1] * groups):
+            raise RuntimeError(f"Given transposed=1, weight of size {_shape(ws)}, expected bias to "
+                               f"be 1-dimensional with {ws[1] * groups} elements, but got bias of "
+                               f"size {_shape(bias._size)} instead")
+
+
+def _channels_last_output(input, weight) -> bool:
+    def cl(t):
+        if t.dim() == 4:
+            return t.is_contiguous(memory_format=channels_last) and not t.is_contiguous()
+        if t.dim() == 5:
+            return t.is_contiguous(memory_format=channels_last_3d) and not t.is_contiguous()
+        return False
+
+    return cl(input) or cl(weight)
+
+
+def _out_size(n, k, s, p, d):
+    return (n + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+def _forward(x, w, stride, padding, dilation, groups):
+    """x (N, C, *sp), w (O, C/G, *k) -> (N, O, *out) by im2col and a matmul per group."""
+    n, c = x.shape[:2]
+    o = w.shape[0]
+    ks = w.shape[2:]
+    d = len(ks)
+    if any(padding):
+        x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
+    out = [_out_size(x.shape[2 + i], ks[i], stride[i], 0, dilation[i]) for i in range(d)]
+    g, cg, og = groups, c // groups, o // groups
+    st = x.strides
+    win = np.lib.stride_tricks.as_strided(
+        x, (n, g, cg) + tuple(out) + tuple(ks),
+        (st[0], cg * st[1], st[1]) + tuple(st[2 + i] * stride[i] for i in range(d)) +
+        tuple(st[2 + i] * dilation[i] for i in range(d)), writeable=False)
+    p = int(np.prod(out, dtype=np.int64))
+    kk = int(np.prod(ks, dtype=np.int64))
+    order = (0, 1) + tuple(range(3, 3 + d)) + (2,) + tuple(range(3 + d, 3 + 2 * d))
+    cols = win.transpose(order).reshape(n, g, p, cg * kk)
+    wmat = w.reshape(g, og, cg * kk).transpose(0, 2, 1)
+    res = np.matmul(cols, wmat)  # (n, g, p, og)
+    return res.transpose(0, 1, 3, 2).reshape((n, o) + tuple(out))
+
+
+def _transposed(x, w, stride, padding, dilation, output_padding, groups):
+    """x (N, Cin, *in), w (Cin, Cout/G, *k) -> (N, Cout, *out): matmul, then col2im."""
+    n, c = x.shape[:2]
+    ks = w.shape[2:]
+    d = len(ks)
+    g, cg, og = groups, c // groups, w.shape[1]
+    ins = x.shape[2:]
+    out = [(ins[i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (ks[i] - 1) +
+           output_padding[i] + 1 for i in range(d)]
+    p = int(np.prod(ins, dtype=np.int64))
+    kk = int(np.prod(ks, dtype=np.int64))
+    xs = x.reshape(n, g, cg, p).transpose(0, 1, 3, 2)  # (n, g, p, cg)
+    wm = w.reshape(g, cg, og * kk)
+    cols = np.matmul(xs, wm).reshape((n, g, p, og) + tuple(ks))
+    full = [out[i] + 2 * padding[i] for i in range(d)]
+    acc = np.zeros((n, g, og) + tuple(full), cols.dtype)
+    cols = cols.transpose((0, 1, 3) + tuple(range(4, 4 + d)) + (2,)).reshape(
+        (n, g, og) + tuple(ks) + tuple(ins))
+    for off in itertools.product(*(range(k) for k in ks)):
+        sl = tuple(slice(off[i] * dilation[i], off[i] * dilation[i] +
+                         (ins[i] - 1) * stride[i] + 1, stride[i]) for i in range(d))
+        acc[(slice(None),) * 3 + sl] += cols[(slice(None),) * 3 + off]
+    crop = tuple(slice(padding[i], padding[i] + out[i]) for i in range(d))
+    return acc[(slice(None),) * 3 + crop].reshape((n, g * og) + tuple(out))
+
+
+def _check_output_padding(output_padding, stride, dilation):
+    names = {1: ("width",), 2: ("height", "width"), 3: ("depth", "height", "width")}[
+        len(stride)]
+    if len(stride) == 1:  # upstream views 1-d as 2-d with a unit height
+        names, output_padding, stride, dilation = ("height", "width"), [0] + output_padding, \
+            [1] + stride, [1] + dilation
+    if any(op >= s and op >= dl for op, s, dl in zip(output_padding, stride, dilation)):
+        parts = [f"output_padding_{nm}: {v}" for nm, v in zip(names, output_padding)] + \
+            [f"stride_{nm}: {v}" for nm, v in zip(names, stride)] + \
+            [f"dilation_{nm}: {v}" for nm, v in zip(names, dilation)]
+        raise RuntimeError("output padding must be smaller than either stride or dilation, but "
+                           "got " + " ".join(parts))
+
+
+def _convolution_impl(input, weight, bias, stride, padding, dilation, transposed,
+                      output_padding, groups):
+    dim = weight.dim() - 2
+    if dim <= 0:
+        raise RuntimeError("weight should have at least three dimensions")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    stride = _expand(stride, "stride", dim)
+    padding = _expand(padding, "padding", dim)
+    dilation = _expand(dilation, "dilation", dim)
+    output_padding = _expand(output_padding, "output_padding", dim)
+    _check_shape_forward(input, weight, bias, stride, padding, dilation, transposed,
+                         output_padding, groups)
+    dt = input._dtype
+    if dt.is_complex:
+        raise TorchnativeNotImplementedError(
+            "complex convolution", "torchnative's convolution kernel computes real dtypes")
+    if weight._dtype is not dt:
+        raise RuntimeError(f"expected scalar type {dt._cpp_name} but found "
+                           f"{weight._dtype._cpp_name}")
+    if transposed:
+        _check_output_padding(output_padding, stride, dilation)
+    x = _compute(input, dt)
+    w = _compute(weight, dt)
+    if transposed:
+        res = _transposed(x, w, stride, padding, dilation, output_padding, groups)
+    else:
+        res = _forward(x, w, stride, padding, dilation, groups)
+    if bias is not None:
+        b = _compute(bias, bias._dtype).astype(res.dtype, copy=False)
+        res = res + b.reshape((1, -1) + (1,) * dim)
+    fmt = contiguous_format
+    if dim in (2, 3) and _channels_last_output(input, weight):
+        fmt = channels_last if dim == 2 else channels_last_3d
+    out = empty(res.shape, dt, CPU, stride=_strides(res.shape, fmt))
+    src = D.dtype_from_numpy(res.dtype)
+    if src is not dt:
+        from ..cast import cast_array
+
+        res = cast_array(res, src, dt)
+    np.copyto(arr(out), res)
+    return out
+
+
+def _compute(t, dt) -> np.ndarray:
+    """Values in the compute dtype: float16/bfloat16 widen to float32, the rest as stored."""
+    a = arr(t)
+    return as_compute(t, t._dtype) if a.dtype.kind not in "iu" and a.dtype.itemsize < 4 or \
+        a.dtype.kind == "V" else a
+
+
+def _strides(shape, fmt) -> tuple:
+    if fmt is channels_last:
+        n, c, h, w = shape
+        return (h * w * c, 1, w * c, c)
+    if fmt is channels_last_3d:
+        n, c, d, h, w = shape
+        return (d * h * w * c, 1, h * w * c, w * c, c)
+    from ..tensor import contiguous_strides
+
+    return contiguous_strides(shape)
+
+
+@kernel("convolution")
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                groups):
+    return _convolution_impl(input, weight, bias, stride, padding, dilation, transposed,
+                             output_padding, groups)
+
+
+@kernel("_convolution")
+def _convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                 groups, benchmark, deterministic, cudnn_enabled, allow_tf32):
+    return _convolution_impl(input, weight, bias, stride, padding, dilation, transposed,
+                             output_padding, groups)
+
+
+# ---- CompositeImplicitAutograd entries ---------------------------------------------------------
+
+def _batchify(input, spatial, name):
+    no_batch = spatial + 1
+    batched = input.dim() == no_batch + 1
+    if not (input.dim() == no_batch or batched):
+        raise RuntimeError(f"Expected {no_batch}D (unbatched) or {no_batch + 1}D (batched) input "
+                           f"to {name}, but got input of size: {_shape(input._size)}")
+    return (input if batched else call("unsqueeze", input, 0)), batched
+
+
+def _check_bias_dtype(input, bias):
+    if bias is not None and bias._dtype is not input._dtype:
+        raise RuntimeError(f"Input type ({typemeta(input._dtype)}) and bias type "
+                           f"({typemeta(bias._dtype)}) should be the same")
+
+
+def _conv_nd(spatial, name):
+    def conv(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
+        _check_bias_dtype(input, bias)
+        x, batched = _batchify(input, spatial, name)
+        if isinstance(padding, str):
+            out = call("_convolution_mode", x, weight, bias, list(stride), padding,
+                       list(dilation), groups)
+        else:
+            out = call("convolution", x, weight, bias, list(stride), list(padding),
+                       list(dilation), False, [0] * spatial, groups)
+        return out if batched else call("squeeze.dim", out, 0)
+
+    return conv
+
+
+def _conv_transpose_nd(spatial, name):
+    def conv_t(input, weight, bias=None, stride=(1,), padding=(0,), output_padding=(0,),
+               groups=1, dilation=(1,)):
+        _check_bias_dtype(input, bias)
+        x, batched = _batchify(input, spatial, name)
+        out = call("convolution", x, weight, bias, list(stride), list(padding), list(dilation),
+                   True, list(output_padding), groups)
+        return out if batched else call("squeeze.dim", out, 0)
+
+    return conv_t
+
+
+for _d in (1, 2, 3):
+    kernel(f"conv{_d}d", f"conv{_d}d.padding", composite=True)(_conv_nd(_d, f"conv{_d}d"))
+    kernel(f"conv_transpose{_d}d.input", composite=True)(
+        _conv_transpose_nd(_d, f"conv_transpose{_d}d"))
+
+
+def _same_padding_lr(k, d):
+    """pooling_same_mode_padding_lr at stride 1 (the only stride 'same' allows)."""
+    total = d * (k - 1)
+    return total // 2, total - total // 2
+
+
+@kernel("_convolution_mode", composite=True)
+def _convolution_mode(input, weight, bias, stride, padding, dilation, groups):
+    if padding == "valid":
+        return call("convolution", input, weight, bias, list(stride), [0], list(dilation), False,
+                    [0], groups)
+    if padding != "same":
+        raise RuntimeError(f"Invalid padding string: '{padding}'")
+    k = weight.dim()
+    if k <= 2:
+        raise RuntimeError("weight should have at least three dimensions")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    dim = k - 2
+    if k != input.dim():
+        raise RuntimeError(f"Expected {k}-dimensional input for {k}-dimensional weight"
+                           f"{_shape(weight._size)}, but got {input.dim()}-dimensional input of "
+                           f"size {_shape(input._size)} instead")
+    if len(stride) not in (dim, 1):
+        raise RuntimeError(f"stride cannot broadcast to {dim} dimensions")
+    if len(dilation) not in (dim, 1):
+        raise RuntimeError(f"dilation cannot broadcast to {dim} dimensions")
+    if any(s != 1 for s in stride):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    pad_l, pad_r = [], []
+    for i in range(dim):
+        dl = dilation[0] if len(dilation) == 1 else dilation[i]
+        lo, hi = _same_padding_lr(weight._size[i + 2], dl)
+        pad_l.append(lo)
+        pad_r.append(hi)
+    if pad_l == pad_r:
+        return call("convolution", input, weight, bias, list(stride), pad_l, list(dilation),
+                    False, [0] * dim, groups)
+    import warnings
+
+    warnings.warn("Using padding='same' with even kernel lengths and odd dilation may require a "
+                  "zero-padded copy of the input be created", UserWarning, stacklevel=2)
+    pad_nd = [0] * (2 * dim)
+    for i in range(dim):
+        delta = pad_r[i] - pad_l[i]
+        idx = 2 * (dim - 1 - i)  # F.pad's order: last dimension first
+        if delta > 0:
+            pad_nd[idx + 1] = delta
+        else:
+            pad_nd[idx] = delta
+            pad_l[i] = pad_r[i]
+    padded = call("constant_pad_nd", input, pad_nd, 0)
+    return call("convolution", padded, weight, bias, list(stride), pad_l, list(dilation), False,
+                [0] * dim, groups)
+
