@@ -34,11 +34,14 @@ def get_num_threads() -> int:
 
 
 def set_num_threads(n: int) -> None:
-    """Records the count (numpy's BLAS threads are fixed when numpy loads; threadpoolctl, if
-    installed, is how to change them at run time)."""
+    """Intra-op threads: the BLAS numpy calls is the only threaded code we run, so this sets
+    its thread count (through threadpoolctl)."""
     if n <= 0:
         raise RuntimeError("set_num_threads expects a positive integer")
     _threads["intra"] = int(n)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=int(n), user_api="blas")
 
 
 def get_num_interop_threads() -> int:

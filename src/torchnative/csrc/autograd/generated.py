@@ -18,6 +18,7 @@ from .node import Node, SavedVariable
 
 _ENV_FIXED = {"grad", "grads", "grad_input_mask", "retain_variables"}
 
+helpers._memory_formats()
 NS: dict = {k: v for k, v in vars(helpers).items() if not k.startswith("__")}
 _UNRESOLVED = object()
 
@@ -29,10 +30,29 @@ def _resolve(name: str):
     from ..dispatcher import REGISTRY
 
     for cand in (name, name[:-7] if name.endswith("_symint") else None):
-        if cand and REGISTRY.overloads(f"aten::{cand}"):
+        if cand and _runnable(REGISTRY.overloads(f"aten::{cand}")):
             fn = NS[name] = CppOp(f"aten::{cand}")
             return fn
     return None
+
+
+def _runnable(overloads: dict) -> bool:
+    """Does some overload have a CPU kernel, a composite, or a decomposition? (A formula
+    calling an operator we cannot run is as unavailable as one calling a missing helper.)"""
+    from ..door import resolve, resolve_composite_implicit
+
+    for op in overloads.values():
+        cia = op.cache.get("CompositeImplicitAutograd", False)
+        if cia is False:
+            cia = op.cache["CompositeImplicitAutograd"] = resolve_composite_implicit(op)
+        if cia is not None:
+            return True
+        impl = op.cache.get("CPU")
+        if impl is None:
+            impl = op.cache["CPU"] = resolve(op, "CPU")
+        if impl.path != "refused":
+            return True
+    return False
 
 
 class CppOp:
@@ -154,7 +174,8 @@ class Spec:
                                       frozenset(uses.get(name, ()))))
         self.saved_outputs = [(n, self._output_index(n), frozenset(uses.get(n, ())))
                               for n in f.saved_outputs]
-        self.available = all(c.code is not None for c in self.formulas)
+        self.available = all(c.code is not None for c in self.formulas) and \
+            all(i is not None for _, i, _u in self.saved_outputs)
         self.missing = "; ".join(c.error for c in self.formulas if c.error)
         self.needs_original_self = f.kind == "inplace" and any(
             n == "self" for n, *_ in self.saved_inputs)
@@ -167,7 +188,7 @@ class Spec:
             return 0
         if name.startswith("result") and name[6:].isdigit():
             return int(name[6:])
-        raise KeyError(name)
+        return None
 
 
 def _free_names(src: str) -> tuple:

@@ -794,15 +794,36 @@ def evenly_distribute_backward(grad, input, value):
 
 def var_backward(grad, self, dim, correction, keepdim):
     torch = _torch()
-    c = 1 if correction is None else correction
+    c = 1.0 if correction is None else float(correction)
     if self.dim() == 0 or dim is None:
-        n = self.numel()
-        return (2.0 / max(n - c, 0)) * grad * (self - self.mean())
-    dims = _dims(dim, self.dim())
+        dof = self.numel() - c
+        if dof <= 0:
+            return grad * torch.where(self == self.mean(), float("nan"), float("inf"))
+        return (2.0 / dof) * grad * (self - self.mean())
+    dims = [dim] if isinstance(dim, int) else list(dim)
     if not keepdim and self.dim() > 1:
         grad = unsqueeze_multiple(grad, dims, self.dim())
-    n = _safe_size(tuple(self.shape), dims)
-    return (2.0 / max(n - c, 0)) * grad * (self - self.mean(dims, True))
+    dof = _safe_size(tuple(self.shape), dims) - c
+    two = 2.0 / dof if dof != 0 else math.inf
+    return two * grad * (self - self.mean(dims, True))
+
+
+def var_mean_backward(gvar, gmean, self, dim, correction, keepdim):
+    out = var_backward(gvar, self, dim, correction, keepdim) if gvar is not None else None
+    if gmean is not None:
+        aux = mean_backward(gmean, tuple(self.shape), [] if dim is None else dim, self.numel(),
+                            keepdim)
+        out = aux if out is None else out + aux
+    return out
+
+
+def std_mean_backward(gstd, gmean, self, std, dim, correction, keepdim):
+    out = std_backward(std, gstd, self, dim, correction, keepdim) if gstd is not None else None
+    if gmean is not None:
+        aux = mean_backward(gmean, tuple(self.shape), [] if dim is None else dim, self.numel(),
+                            keepdim)
+        out = aux if out is None else out + aux
+    return out
 
 
 def std_backward(result, grad, self, dim, correction, keepdim):
@@ -1180,3 +1201,170 @@ def index_reduce_backward(*a):
 
 def scatter_reduce_backward(*a):
     not_implemented("scatter_reduce")
+
+
+# --- convolution (upstream's convolution_backward kernel, written with convolutions) ---------
+
+def _conv_weight_grad(x, gy, kernel, stride, padding, dilation, groups):
+    """d(loss)/d(weight) of y = conv(x, w): per group, a convolution of the input (batch as
+    channels) by the output gradient, with stride and dilation exchanged."""
+    torch = _torch()
+    cg = x.shape[1] // groups
+    og = gy.shape[1] // groups
+    parts = []
+    for j in range(groups):
+        xj = x.narrow(1, j * cg, cg).transpose(0, 1)
+        gj = gy.narrow(1, j * og, og).transpose(0, 1)
+        r = torch.ops.aten.convolution(xj, gj, None, list(dilation), list(padding), list(stride),
+                                       False, [0] * len(kernel), 1)
+        for d, k in enumerate(kernel):
+            r = r.narrow(2 + d, 0, k)
+        parts.append(r.transpose(0, 1))
+    return parts[0] if groups == 1 else torch.cat(parts, 0)
+
+
+def convolution_backward(grad, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                         output_padding, groups, mask):
+    torch = _torch()
+    nd = input.dim() - 2
+
+    def expand(p):
+        p = list(p)
+        return p * nd if len(p) == 1 else p
+
+    stride, padding, dilation = expand(stride), expand(padding), expand(dilation)
+    kernel = list(weight.shape[2:])
+    gi = gw = gb = None
+    if mask[0]:
+        if not transposed:
+            op = [input.shape[2 + i] - ((grad.shape[2 + i] - 1) * stride[i] - 2 * padding[i] +
+                                        dilation[i] * (kernel[i] - 1) + 1) for i in range(nd)]
+            gi = torch.ops.aten.convolution(grad, weight, None, stride, padding, dilation, True,
+                                            op, groups)
+        else:
+            gi = torch.ops.aten.convolution(grad, weight, None, stride, padding, dilation, False,
+                                            [0] * nd, groups)
+    if mask[1]:
+        if not transposed:
+            gw = _conv_weight_grad(input, grad, kernel, stride, padding, dilation, groups)
+        else:
+            gw = _conv_weight_grad(grad, input, kernel, stride, padding, dilation, groups)
+    if mask[2] and bias_sizes is not None:
+        gb = grad.sum([0] + list(range(2, grad.dim())))
+    return gi, gw, gb
+
+
+convolution_backward_symint = convolution_backward
+
+
+MemoryFormat_Contiguous = None  # filled lazily (torch.contiguous_format) by _memory_formats()
+LEGACY_CONTIGUOUS_MEMORY_FORMAT = None
+
+
+def _memory_formats():
+    torch = _torch()
+    g = globals()
+    g["MemoryFormat_Contiguous"] = g["LEGACY_CONTIGUOUS_MEMORY_FORMAT"] = torch.contiguous_format
+    g["MemoryFormat_Preserve"] = torch.preserve_format
+    g["MemoryFormat_ChannelsLast"] = torch.channels_last
+
+
+def wrap_opt_if(t, cond):
+    return t if cond else None
+
+
+def _to_copy_backward(grad, self_options):
+    if not self_options.dtype_.is_complex and grad._dtype.is_complex:
+        grad = _torch().real(grad)
+    return grad.to(self_options.dtype_)
+
+
+def sgn_backward(x, gx, sgn):
+    torch = _torch()
+    if not x._dtype.is_complex:
+        return torch.zeros_like(x)
+    abs_ = x.abs()
+    return ((gx - sgn * torch.real(gx * sgn.conj())) / abs_).masked_fill_(abs_ == 0.0, 0.0)
+
+
+def atan2_backward(grad, self, other, mask):
+    recip = (self * self + other * other).reciprocal()
+    return (grad * other * recip if mask[0] else None,
+            grad * -self * recip if mask[1] else None)
+
+
+def mse_loss_double_backward(grad, input, reduction):
+    g = 2 * grad
+    return g / input.numel() if reduction == 1 else g
+
+
+def error_for_max_pool2d_double_backward():
+    raise RuntimeError("max_pool2d with `return_indices=False` is not infinitely differentiable. "
+                       "If you want to calculate higher order derivatives, e.g. second order, set "
+                       "`return_indices=True`.")
+
+
+def as_strided_backward(grad, input_geometry, sizes, strides, storage_offset):
+    """The gradient of as_strided: scatter-add the view's gradient into a flat storage image,
+    then read the input's geometry out of it (overlapping views accumulate)."""
+    torch = _torch()
+    g = input_geometry
+    off = g.offset if storage_offset is None else storage_offset
+    extent = max(g.offset + sum((n - 1) * st for n, st in zip(g.sizes, g.strides) if n > 0),
+                 off + sum((n - 1) * st for n, st in zip(sizes, strides) if n > 0)) + 1
+    idx = torch.full(list(sizes), off, dtype=torch.int64)
+    for d, (n, st) in enumerate(zip(sizes, strides)):
+        shape = [1] * len(sizes)
+        shape[d] = n
+        idx = idx + (torch.arange(n, dtype=torch.int64) * st).reshape(shape)
+    flat = torch.zeros(extent, dtype=grad.dtype).index_add(0, idx.reshape(-1), grad.reshape(-1))
+    return flat.as_strided(list(g.sizes), list(g.strides), g.offset)
+
+
+as_strided_backward_symint = as_strided_backward
+
+
+def nansum_backward(grad, self, dims, keepdim):
+    return sum_backward(grad, tuple(self.shape), dims, keepdim) * self.isnan().logical_not()
+
+
+def take_backward(grad, self, indices):
+    return _torch().zeros_like(self).put_(indices, grad, True)
+
+
+kCudnnDoubleBackwardMsg = "Double backwards is not supported for CuDNN RNNs due to limitations " \
+    "in the CuDNN API. To run double backwards, please disable the CuDNN backend temporarily " \
+    "while running the forward pass of your RNN."
+
+
+def _scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, value, out,
+                                                         logsumexp, dropout_p, is_causal,
+                                                         attn_mask=None, scale=None):
+    """Attention's gradient from the saved output and log-sum-exp (the math upstream's CPU
+    flash kernel evaluates blockwise): P = exp(S - lse), dV = P^T dO, dS = P (dO V^T - rowsum(dO
+    * O)), dQ = dS K scale, dK = dS^T Q scale."""
+    torch = _torch()
+    if dropout_p != 0.0:
+        from ..refuse import TorchnativeNotImplementedError
+
+        raise TorchnativeNotImplementedError(
+            "_scaled_dot_product_flash_attention_for_cpu_backward with dropout",
+            "the dropout mask of the forward is not recorded")
+    E = query.size(-1)
+    s = 1.0 / math.sqrt(E) if scale is None else scale
+    scores = query.matmul(key.transpose(-2, -1)) * s
+    L, S = query.size(-2), key.size(-2)
+    if is_causal:
+        keep = torch.ones(L, S, dtype=torch.bool).tril()
+        scores = scores.masked_fill(keep.logical_not(), float("-inf"))
+    if attn_mask is not None:
+        scores = scores.masked_fill(attn_mask.logical_not(), float("-inf")) \
+            if attn_mask.dtype == torch.bool else scores + attn_mask
+    p = (scores - logsumexp.unsqueeze(-1)).exp()
+    dv = p.transpose(-2, -1).matmul(grad_out)
+    dp = grad_out.matmul(value.transpose(-2, -1))
+    d = (grad_out * out).sum(-1, True)
+    ds = p * (dp - d)
+    dq = ds.matmul(key) * s
+    dk = ds.transpose(-2, -1).matmul(query) * s
+    return dq, dk, dv

@@ -1195,16 +1195,19 @@ def check_structured_out(out: TensorBase, dt) -> None:
                            f"but got {_META.get(out._dtype._name, out._dtype._name)} instead")
 
 
-def write_out(out: TensorBase, result: TensorBase, *inputs) -> TensorBase:
-    """Resize ``out`` (upstream's warning when it had elements), refuse overlaps as upstream's
-    out= kernels do, then copy ``result`` in."""
+def write_out(out: TensorBase, result: TensorBase, *inputs, check_first=True) -> TensorBase:
+    """Refuse overlaps as upstream's out= kernels do (before resizing ``out``, or after it for
+    structured kernels: ``check_first=False``), resize (with upstream's warning when ``out``
+    had elements), then copy ``result`` in."""
     from ..structured import resize_out
     from .copy import copy_into
 
-    resize_out(out, result._size)
+    if not check_first:
+        resize_out(out, result._size)
     assert_no_internal_overlap(out)
     for t in inputs:
         assert_no_overlap(out, t)
+    resize_out(out, result._size)
     copy_into(out, result)
     return out
 
@@ -1213,7 +1216,7 @@ def write_out(out: TensorBase, result: TensorBase, *inputs) -> TensorBase:
 def gather_out(self, dim, index, sparse_grad=False, *, out):
     result = gather(self, dim, index, sparse_grad)
     check_structured_out(out, self._dtype)
-    return write_out(out, result, self)
+    return write_out(out, result, self, check_first=False)
 
 
 @kernel("index_select.out")

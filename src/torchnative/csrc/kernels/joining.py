@@ -655,6 +655,50 @@ for _k in (1, 2, 3):
     kernel(f"replication_pad{_k}d")(lambda self, padding, _k=_k: _pad(self, padding, _k, False))
 
 
+@kernel("_pad_circular", composite=True)
+def _pad_circular(self, pad):
+    """Padding.cpp _pad_circular_symint: copy the input into the middle of a new tensor, then
+    wrap: the left pad copies from the right end of the output, the right pad from the left
+    (corners are written more than once)."""
+    pad = [int(p) for p in pad]
+    shape = list(self._size)
+    n_pad = len(pad) // 2
+    n_lead = len(shape) - n_pad
+    if n_lead not in (1, 2):
+        raise RuntimeError(f"Invalid padding size, expected 1 or 2 non-padded dimensions, which "
+                           f"would be equivalent to padding of length {(len(shape) - 1) * 2} or "
+                           f"{(len(shape) - 2) * 2} respectively but got {len(pad)}")
+    out_shape = list(shape)
+    for i in range(n_pad):
+        lo, hi = pad[2 * (n_pad - i - 1)], pad[2 * (n_pad - i - 1) + 1]
+        size = shape[n_lead + i]
+        out_shape[n_lead + i] = size + lo + hi
+        if not (lo <= size and hi <= size):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if out_shape[n_lead + i] < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension.")
+    out = _call("new_empty", self, out_shape)
+    out_slice, in_slice = out, self
+    for i in range(n_pad):
+        d = n_lead + i
+        lo, hi = pad[2 * (n_pad - i - 1)], pad[2 * (n_pad - i - 1) + 1]
+        out_slice = _call("narrow", out_slice, d, max(lo, 0),
+                          out_shape[d] - max(lo, 0) - max(hi, 0))
+        in_slice = _call("narrow", in_slice, d, max(-lo, 0),
+                         shape[d] - max(-lo, 0) - max(-hi, 0))
+    _call("copy_", out_slice, in_slice)
+    for i in range(n_pad):
+        d = n_lead + i
+        lo, hi = pad[2 * (n_pad - i - 1)], pad[2 * (n_pad - i - 1) + 1]
+        if lo > 0:
+            _call("copy_", _call("narrow", out, d, 0, lo),
+                  _call("narrow", out, d, out_shape[d] - lo - max(hi, 0), lo))
+        if hi > 0:
+            _call("copy_", _call("narrow", out, d, out_shape[d] - hi, hi),
+                  _call("narrow", out, d, max(lo, 0), hi))
+    return out
+
+
 _PAD_MODES = {"constant": 0, "reflect": 1, "replicate": 2, "circular": 3}
 
 

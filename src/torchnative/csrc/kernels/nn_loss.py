@@ -1,0 +1,417 @@
+"""Losses (LossNLL.cpp, LossNLL2d.cpp, Loss.cpp): nll_loss_forward, nll_loss2d_forward,
+mse_loss, binary_cross_entropy, binary_cross_entropy_with_logits; and the
+CompositeImplicitAutograd nll_loss, nll_loss2d, nll_loss_nd, cross_entropy_loss (class indices,
+class probabilities, label smoothing), l1_loss and kl_div, written with the operators upstream's
+C++ dispatches.
+
+Reductions: 0 none, 1 mean, 2 sum. Sums accumulate in float64 and round once to the result
+dtype (upstream's cascade sums are within an ulp of that); a mean over nothing is NaN.
+Reduced-precision losses round after every elementwise step, as upstream's BFloat16/Half
+arithmetic does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as D
+from ..cast import cast_array
+from ..construct import empty
+from ..device import CPU
+from ..promotion import can_cast, promote_types
+from ..structured import _dtype_name
+from .common import arr, as_compute, wrap
+from .nn_util import call, not_implemented, subclass_like
+from .registry import kernel
+
+_B = D.BY_NAME
+_LONG, _BYTE, _F64 = _B["int64"], _B["uint8"], _B["float64"]
+_FLOATS = frozenset(_B[n] for n in ("float32", "float64", "float16", "bfloat16"))
+_REDUCED = frozenset((_B["float16"], _B["bfloat16"]))
+NONE, MEAN, SUM = 0, 1, 2
+
+
+def _shape(s) -> str:
+    return "[" + ", ".join(str(x) for x in s) + "]"
+
+
+def _vals(t) -> np.ndarray:
+    a = arr(t)
+    return as_compute(t, t._dtype) if a.dtype.kind == "V" or a.dtype == np.float16 else a
+
+
+def _rounded(x: np.ndarray, dt) -> np.ndarray:
+    """x (computed in opmath) rounded to dt and back: one reduced-precision arithmetic step."""
+    if dt not in _REDUCED:
+        return x
+    return cast_array(cast_array(x, _B["float32"], dt), dt, _B["float32"])
+
+
+def _scalar(value: float, dt):
+    return wrap(np.asarray(value, dtype=np.float64), _F64) if dt is _F64 else \
+        wrap(cast_array(np.asarray(value, np.float64), _F64, dt), dt)
+
+
+# ---- nll_loss ---------------------------------------------------------------------------------
+
+def _check_target_dtype(target):
+    if target._dtype not in (_LONG, _BYTE):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
+                           f"{target._dtype._cpp_name}")
+
+
+def _gather_losses(x2, t, weight, ignore_index, n_classes):
+    """Per-item -input[i, t[i]] * w[t[i]] (0 where ignored) and the weights, as float arrays."""
+    t = t.astype(np.int64, copy=False)
+    keep = t != ignore_index
+    bad = keep & ((t < 0) | (t >= n_classes))
+    if bad.any():
+        raise IndexError(f"Target {int(t[np.argmax(bad)])} is out of bounds.")
+    safe = np.where(keep, t, 0)
+    picked = np.take_along_axis(x2, safe[:, None], 1)[:, 0]
+    w = _vals(weight)[safe] if weight is not None else np.ones_like(picked)
+    w = np.where(keep, w, 0).astype(picked.dtype)
+    return picked, w, keep
+
+
+def _reduce_nll(picked, w, keep, reduction, dt, weighted):
+    """The reduction branch: the loss sum (and the mean) and the total weight."""
+    loss = -(picked.astype(np.float64) * w.astype(np.float64)).sum()
+    total = w.astype(np.float64).sum() if weighted else float(keep.sum())
+    acc = np.float32 if dt in _REDUCED else D.numpy_dtype(dt)
+    loss_r = _rounded(np.asarray(loss, acc), dt)
+    total_r = _rounded(np.asarray(total, acc), dt)
+    if reduction == MEAN:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            loss_r = _rounded(np.asarray(loss_r / total_r, acc), dt)
+    return wrap(np.asarray(loss_r, acc), dt), wrap(np.asarray(total_r, acc), dt)
+
+
+@kernel("nll_loss_forward")
+def nll_loss_forward(self, target, weight, reduction, ignore_index):
+    if not 0 < self.dim() <= 2:
+        raise RuntimeError("input tensor should be 1D or 2D")
+    if target.dim() > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    no_batch = self.dim() == 1 and target.dim() == 0
+    if not (no_batch or self._size[0] == target._size[0]):
+        raise RuntimeError(f"size mismatch (got input: {_shape(self._size)}, target: "
+                           f"{_shape(target._size)})")
+    n_classes = self._size[-1]
+    if weight is not None and not (weight.dim() == 1 and weight.numel() == n_classes):
+        raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes "
+                           f"or no classes but got weight tensor of shape: {_shape(weight._size)}")
+    _check_target_dtype(target)
+    dt = self._dtype
+    if dt not in _FLOATS:
+        raise not_implemented("nll_loss_out_frame", dt)
+    if weight is not None and weight._dtype is not dt:
+        raise RuntimeError(f"expected scalar type {dt._cpp_name} but found {weight._dtype._cpp_name}")
+    x2 = _vals(self).reshape(-1, n_classes)
+    t = arr(target).reshape(-1)
+    if reduction == NONE and self.dim() == 2:
+        picked, w, keep = _gather_losses(x2, t, weight, ignore_index, n_classes)
+        out = _rounded(np.where(keep, -picked * w, 0).astype(picked.dtype), dt)
+        return wrap(out, dt), _scalar(0.0, dt)
+    if t.size == 0:
+        return _scalar(np.nan if reduction == MEAN else 0.0, dt), _scalar(0.0, dt)
+    picked, w, keep = _gather_losses(x2, t, weight, ignore_index, n_classes)
+    return _reduce_nll(picked, w, keep, reduction, dt, weight is not None)
+
+
+@kernel("nll_loss2d_forward")
+def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
+    if target.dim() != 3:
+        raise RuntimeError("only batches of spatial targets supported (3D tensors) but got "
+                           f"targets of dimension: {target.dim()}")
+    if self.dim() != 4:
+        raise RuntimeError("only batches of spatial inputs supported (4D tensors), but got input "
+                           f"of dimension: {self.dim()}")
+    n, c, h, w_ = self._size
+    if weight is not None and weight.numel() != c:
+        raise RuntimeError("weight tensor should be defined either for all or no classes")
+    if (n, h, w_) != tuple(target._size):
+        raise RuntimeError(f"size mismatch (got input: {_shape(self._size)} , target: "
+                           f"{_shape(target._size)}")
+    _check_target_dtype(target)
+    dt = self._dtype
+    if dt not in _FLOATS:
+        raise not_implemented("nll_loss2d_forward_out_frame", dt)
+    if weight is not None and weight._dtype is not dt:
+        raise RuntimeError(f"expected scalar type {dt._cpp_name} but found {weight._dtype._cpp_name}")
+    x2 = np.moveaxis(_vals(self), 1, -1).reshape(-1, c)
+    t = arr(target).reshape(-1)
+    if reduction == NONE:
+        picked, wt, keep = _gather_losses(x2, t, weight, ignore_index, c)
+        out = _rounded(np.where(keep, -picked * wt, 0).astype(picked.dtype), dt)
+        return wrap(out.reshape(n, h, w_), dt), _scalar(0.0, dt)
+    if t.size == 0:
+        return _scalar(np.nan if reduction == MEAN else 0.0, dt), _scalar(0.0, dt)
+    picked, wt, keep = _gather_losses(x2, t, weight, ignore_index, c)
+    return _reduce_nll(picked, wt, keep, reduction, dt, weight is not None)
+
+
+@kernel("nll_loss", composite=True)
+def nll_loss(self, target, weight=None, reduction=MEAN, ignore_index=-100):
+    return call("nll_loss_forward", self, target, weight, reduction, ignore_index)[0]
+
+
+@kernel("nll_loss2d", composite=True)
+def nll_loss2d(self, target, weight=None, reduction=MEAN, ignore_index=-100):
+    return call("nll_loss2d_forward", self, target, weight, reduction, ignore_index)[0]
+
+
+@kernel("nll_loss_nd", composite=True)
+def nll_loss_nd(self, target, weight=None, reduction=MEAN, ignore_index=-100):
+    if self.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {self.dim()})")
+    if self.dim() != 1 and self._size[0] != target.size(0):
+        raise ValueError(f"Expected input batch_size ({self._size[0]}) to match target "
+                         f"batch_size ({target.size(0)}).")
+    if self.dim() in (1, 2):
+        return call("nll_loss", self, target, weight, reduction, ignore_index)
+    if self.dim() == 4:
+        return call("nll_loss2d", self, target, weight, reduction, ignore_index)
+    n, c = self._size[0], self._size[1]
+    out_size = [n] + list(self._size[2:])
+    if list(target._size[1:]) != list(self._size[2:]):
+        raise RuntimeError(f"Expected target size {_shape(out_size)}, got {_shape(target._size)}")
+    from .nn_util import contiguous
+
+    x, t = contiguous(self), contiguous(target)
+    x = call("view", x, [n, c, 1, -1] if x.numel() > 0 else [n, c, 0, 0])
+    t = call("view", t, [n, 1, -1] if t.numel() > 0 else [n, 0, 0])
+    out = call("nll_loss2d", x, t, weight, reduction, ignore_index)
+    return out if reduction != NONE else call("view", out, out_size)
+
+
+# ---- cross_entropy ----------------------------------------------------------------------------
+
+def _log_softmax(self, dim):
+    return call("log_softmax.int", self, dim, self._dtype)
+
+
+def _weight_view(weight, input, class_dim):
+    shape = [1] * input.dim()
+    shape[class_dim] = weight._size[0]
+    return call("view", weight, shape)
+
+
+def _prob_target(self, target, weight, reduction, label_smoothing):
+    class_dim = 0 if self.dim() == 1 else 1
+    n_classes = self.size(class_dim)
+    if weight is not None and not (weight.dim() == 1 and weight.numel() == n_classes):
+        raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all "
+                           f"{n_classes} classes or no classes but got weight tensor of shape: "
+                           f"{_shape(weight._size)}")
+    input = _log_softmax(self, class_dim)
+    if label_smoothing > 0.0:
+        if label_smoothing > 1.0:
+            raise RuntimeError("label_smoothing must be between 0.0 and 1.0. Got: "
+                               f"{label_smoothing:g}")
+        target = call("add.Scalar", call("mul.Scalar", target, 1 - label_smoothing),
+                      label_smoothing / n_classes)
+    prod = call("mul.Tensor", input, target)
+    if weight is not None:
+        w = _weight_view(weight, input, 1) if input.dim() > 1 else weight
+        prod = call("mul.Tensor", prod, w)
+    if reduction == MEAN:
+        if input.numel() == 0:
+            return call("neg", call("fill_.Scalar", call("sum", prod), float("nan")))
+        return call("div.Scalar", call("neg", call("sum", prod)), input.numel() // n_classes)
+    if reduction == SUM:
+        return call("neg", call("sum", prod))
+    if reduction == NONE:
+        return call("neg", call("sum.dim_IntList", prod, [class_dim]))
+    raise RuntimeError(f"Invalid reduction type encountered in cross_entropy: {reduction}")
+
+
+def _label_smoothing(self, target, weight, reduction, ignore_index, label_smoothing):
+    class_dim = 0 if self.dim() == 1 else 1
+    input = _log_softmax(self, class_dim)
+    nll = call("nll_loss_nd", input, target, weight, reduction, ignore_index)
+    n_classes = input.size(class_dim)
+    if weight is not None:
+        smooth = call("neg", call("sum.dim_IntList", call(
+            "mul.Tensor", input, _weight_view(weight, input, class_dim)), [class_dim]))
+    else:
+        smooth = call("neg", call("sum.dim_IntList", input, [class_dim]))
+    ignore_mask = call("eq.Scalar", target, ignore_index)
+    call("masked_fill_.Scalar", smooth, ignore_mask, 0.0)
+    if reduction == MEAN:
+        if weight is not None:
+            if subclass_like(weight):
+                filtered = call("masked_fill.Scalar", target, ignore_mask, 0)
+                tw = call("view", call("gather", weight, 0, call("flatten.using_ints", filtered)),
+                          list(filtered._size))
+                wsum = call("sum", call("masked_fill_.Scalar", tw, call(
+                    "flatten.using_ints", ignore_mask), 0))
+                ret = call("div.Tensor", call("sum", smooth), wsum)
+            else:
+                kept = call("masked_select", target, call("bitwise_not", ignore_mask))
+                ret = call("div.Tensor", call("sum", smooth), call(
+                    "sum", call("gather", weight, 0, call("flatten.using_ints", kept))))
+        else:
+            ret = call("div.Tensor", call("sum", smooth),
+                       call("sum", call("bitwise_not", ignore_mask)))
+    elif reduction == SUM:
+        ret = call("sum", smooth)
+    elif reduction == NONE:
+        ret = smooth
+    else:
+        raise RuntimeError(f"Invalid reduction type encountered in cross_entropy: {reduction}")
+    return call("add.Tensor", call("mul.Scalar", nll, 1 - label_smoothing),
+                call("mul.Scalar", ret, label_smoothing / n_classes))
+
+
+@kernel("cross_entropy_loss", composite=True)
+def cross_entropy_loss(self, target, weight=None, reduction=MEAN, ignore_index=-100,
+                       label_smoothing=0.0):
+    if tuple(self._size) == tuple(target._size):
+        if not target._dtype.is_floating_point:
+            raise RuntimeError("Expected floating point type for target with class "
+                               f"probabilities, got {target._dtype._cpp_name}")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        return _prob_target(self, target, weight, reduction, label_smoothing)
+    if label_smoothing > 0.0:
+        if label_smoothing > 1.0:
+            raise RuntimeError("label_smoothing must be between 0.0 and 1.0. Got: "
+                               f"{label_smoothing:g}")
+        return _label_smoothing(self, target, weight, reduction, ignore_index, label_smoothing)
+    class_dim = 0 if self.dim() == 1 else 1
+    return call("nll_loss_nd", _log_softmax(self, class_dim), target, weight, reduction,
+                ignore_index)
+
+
+# ---- pointwise losses -------------------------------------------------------------------------
+
+def _apply_reduction(loss, reduction):
+    """apply_loss_reduction, inside a kernel: mean/sum of the unreduced loss."""
+    if reduction == MEAN:
+        return call("mean", loss, dtype=None)
+    if reduction == SUM:
+        return call("sum", loss, dtype=None)
+    return loss
+
+
+def _broadcast(a: np.ndarray, b: np.ndarray):
+    try:
+        return np.broadcast_arrays(a, b)
+    except ValueError:
+        sa, sb = a.shape, b.shape
+        n = max(len(sa), len(sb))
+        sa, sb = (1,) * (n - len(sa)) + sa, (1,) * (n - len(sb)) + sb
+        for i, (x, y) in enumerate(zip(sa, sb)):
+            if x != y and x != 1 and y != 1:
+                raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
+                                   f"({y}) at non-singleton dimension {i}") from None
+        raise
+
+
+@kernel("mse_loss")
+def mse_loss(self, target, reduction=MEAN):
+    dt = promote_types(self._dtype, target._dtype)
+    if dt not in _FLOATS:
+        raise not_implemented("mse_cpu", dt)
+    a, b = _broadcast(as_compute(self, dt), as_compute(target, dt))
+    diff = _rounded(a - b, dt)
+    loss = wrap(_rounded(diff * diff, dt), dt)
+    return _apply_reduction(loss, reduction)
+
+
+@kernel("binary_cross_entropy")
+def binary_cross_entropy(self, target, weight=None, reduction=MEAN):
+    dt = self._dtype
+    if dt not in _FLOATS:
+        raise not_implemented("binary_cross_entropy", dt)
+    if target._dtype is not dt:
+        raise RuntimeError(f"Found dtype {target._dtype._cpp_name} but expected {dt._cpp_name}")
+    x = _vals(self)
+    y = _vals(target).reshape(x.shape) if target.numel() == self.numel() else _vals(target)
+    if not ((x >= 0) & (x <= 1)).all():
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    if not ((y >= 0) & (y <= 1)).all():
+        raise RuntimeError("all elements of target should be between 0 and 1")
+    with np.errstate(divide="ignore"):
+        log1m = np.maximum(_rounded(np.log1p(-x), dt), -100)
+        logx = np.maximum(_rounded(np.log(x), dt), -100)
+    loss = _rounded(_rounded(_rounded(y - 1, dt) * log1m, dt) - _rounded(y * logx, dt), dt)
+    if weight is not None:
+        loss = _rounded(loss * as_compute(weight, dt), dt)
+    out = wrap(np.ascontiguousarray(loss.astype(loss.dtype)), dt)
+    return _apply_reduction(out, reduction)
+
+
+def _inplace_dtype(dest, other):
+    """An in-place op into ``dest``'s dtype: the promoted type must cast back."""
+    res = promote_types(dest, other)
+    if not can_cast(res, dest):
+        raise RuntimeError(f"result type {_dtype_name(res)} can't be cast to the desired output "
+                           f"type {_dtype_name(dest)}")
+    return dest
+
+
+@kernel("binary_cross_entropy_with_logits")
+def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None,
+                                     reduction=MEAN):
+    xdt, tdt = self._dtype, target._dtype
+    if xdt not in _FLOATS:
+        raise not_implemented("log_sigmoid_cpu", xdt)
+    x = _vals(self)
+    # log_sigmoid(x) = min(x, 0) - log1p(exp(-|x|)), in the input's dtype
+    log_sig = _rounded(np.minimum(x, 0) - _rounded(np.log1p(_rounded(np.exp(-np.abs(x)), xdt)),
+                                                   xdt), xdt)
+    ls_dt = xdt
+    if pos_weight is not None:
+        pdt = promote_types(pos_weight._dtype, tdt)
+        lw = _rounded(as_compute(pos_weight, pdt) - 1, pdt)
+        lw = _rounded(_rounded(lw * as_compute(target, pdt), pdt) + 1, pdt)
+        ls_dt = _inplace_dtype(xdt, pdt)
+        log_sig = _rounded(log_sig * lw.astype(log_sig.dtype, copy=False), ls_dt)
+    if tdt is _B["bool"]:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    odt = tdt
+    one_minus = _rounded(1 - as_compute(target, odt), odt)
+    _inplace_dtype(odt, xdt)
+    loss = _rounded(one_minus * x.astype(one_minus.dtype, copy=False), odt)
+    _inplace_dtype(odt, ls_dt)
+    loss = _rounded(loss - np.asarray(log_sig).astype(loss.dtype, copy=False), odt)
+    if weight is not None:
+        _inplace_dtype(odt, weight._dtype)
+        loss = _rounded(loss * as_compute(weight, odt), odt)
+    out = wrap(np.ascontiguousarray(loss), odt)
+    return _apply_reduction(out, reduction)
+
+
+@kernel("l1_loss", composite=True)
+def l1_loss(self, target, reduction=MEAN):
+    loss = call("abs", call("sub.Tensor", self, target))
+    if reduction == MEAN:
+        return call("mean", loss)
+    if reduction == SUM:
+        return call("sum", loss)
+    return loss
+
+
+@kernel("kl_div", composite=True)
+def kl_div(self, target, reduction=MEAN, *, log_target=False):
+    if self._dtype.is_complex or target._dtype.is_complex:
+        raise RuntimeError("kl_div: Complex inputs not supported.")
+    if not self._dtype.is_floating_point or not target._dtype.is_floating_point:
+        raise RuntimeError("kl_div: Integral inputs not supported.")
+    if log_target:
+        out = call("mul.Tensor", call("exp", target), call("sub.Tensor", target, self))
+    else:
+        out = call("sub.Tensor", call("xlogy.Tensor", target, target),
+                   call("mul.Tensor", target, self))
+    if reduction == MEAN:
+        return call("mean", out)
+    if reduction == SUM:
+        return call("sum", out)
+    return out
+
+
+__all__ = ["empty", "CPU"]
