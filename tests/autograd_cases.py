@@ -67,6 +67,8 @@ CASES = {
     "group_norm": (["f:2,4,3,3", "f:4", "f:4"], "F.group_norm(x0, 2, x1, x2)"),
     "max_pool2d": (["f:2,3,6,6"], "F.max_pool2d(x0, 2)"),
     "avg_pool2d": (["f:2,3,6,6"], "F.avg_pool2d(x0, 2)"),
+    "avg_pool2d_ceil": (["f:2,3,7,6"], "F.avg_pool2d(x0, 3, 2, 1, ceil_mode=True, "
+                        "count_include_pad=False)"),
     "sdpa": (["f:1,2,4,8", "f:1,2,4,8", "f:1,2,4,8"],
              "F.scaled_dot_product_attention(x0, x1, x2)"),
     "sdpa_causal": (["f:1,2,4,8", "f:1,2,4,8", "f:1,2,4,8"],

@@ -74,6 +74,7 @@ CASES = [
     # ---- in-place samplers on contiguous and strided tensors
     "SEQ(13, lambda: E((4, 3)).t().uniform_(), lambda: E((4, 8))[:, ::2].uniform_(-2, 3), lambda: E((6,), torch.float16).uniform_(1, 2))",
     "SEQ(14, lambda: E((5, 4)).t().normal_(), lambda: E((4, 8))[:, ::2].normal_(1, 2), lambda: E((20,)).normal_(3, 0.5), lambda: E((20,), torch.float64).normal_())",
+    "SEQ(14, lambda: E((3, 1, 4)).permute(2, 1, 0).uniform_(), lambda: E((12,)).as_strided((3, 1, 4), (1, 7, 3)).normal_(), lambda: E((2, 3, 4)).permute(1, 2, 0)[:, 1:].exponential_(), lambda: E((20, 2), torch.float16).t().normal_())",
     "SEQ(15, lambda: E((3,)).normal_(0, -1))",
     "SEQ(15, lambda: E((3,)).uniform_(2, 1))",
     "SEQ(15, lambda: E((3,), torch.int64).uniform_())",

@@ -386,8 +386,9 @@ class _Plan:
             else:
                 self.to_positional.append((vi, i))
         self.out_names = [a.name for a in schema_args if a.is_out]
-        self.factory = not with_out and any(p.role == "tensor_option" and p.name == "device"
-                                            for p in sig.params) and "device" in by_name
+        # new_* methods take their options from self; only free factories default to cpu
+        self.factory = not with_out and not sig.method and "device" in by_name and any(
+            p.role == "tensor_option" and p.name == "device" for p in sig.params)
 
 
 _TYPE_NAMES = {"Tensor": "Tensor", "Scalar": "Number", "int64_t": "int", "SymInt": "int",

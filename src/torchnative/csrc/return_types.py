@@ -26,6 +26,7 @@ def _structseq(name: str, fields: list[str]) -> type:
 
     body = {"__new__": __new__, "__repr__": __repr__, "__reduce__": __reduce__,
             "__slots__": (), "__module__": "torch.return_types", "__qualname__": name,
+            "__match_args__": tuple(fields),
             "n_fields": len(fields), "n_sequence_fields": len(fields), "n_unnamed_fields": 0,
             "_torchnative_fields": tuple(fields)}
     for i, f in enumerate(fields):

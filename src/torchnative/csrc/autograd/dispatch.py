@@ -271,6 +271,9 @@ class CopyBackwards(Node):
         super().__init__(edges)
         self._src_dtype = src._dtype
 
+    def name(self) -> str:
+        return "torch::autograd::CopyBackwards"
+
     def _run(self, grads):
         import torch
 

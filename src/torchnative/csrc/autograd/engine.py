@@ -80,7 +80,21 @@ def run_backward(tensors, grad_tensors, keep_graph, create_graph, inputs, allow_
     if not accumulate_grad and not outputs:
         raise RuntimeError("grad requires non-empty inputs.")
     root = GraphRoot(roots, grads)
-    result = execute(root, outputs, keep_graph, create_graph, accumulate_grad)
+    nonleaf = None
+    if accumulate_grad and outputs:
+        # backward(inputs=[non-leaf]) accumulates into the non-leaf's .grad too
+        nonleaf = [i for i, x in enumerate(inputs) if isinstance(x, TensorBase) and
+                   x._grad_fn is not None]
+    result = execute(root, outputs, keep_graph, create_graph, accumulate_grad, nonleaf)
+    if nonleaf:
+        prev = _GRAD.grad_enabled
+        _GRAD.grad_enabled = bool(create_graph)
+        try:
+            for i in nonleaf:
+                if result[i] is not None:
+                    _accumulate_into(inputs[i], result[i])
+        finally:
+            _GRAD.grad_enabled = prev
     if not accumulate_grad:
         for i, g in enumerate(result):
             if g is None and not allow_unreachable:
@@ -142,12 +156,17 @@ def _needed(root, seen, targets):
     return needed
 
 
-def execute(root, outputs, keep_graph, create_graph, accumulate_grad):
+def execute(root, outputs, keep_graph, create_graph, accumulate_grad, capture_idx=None):
     deps, seen = _dependencies(root)
     captures = None
     needed = None
     if outputs:
         targets = {fn for fn, _ in outputs}
+        if capture_idx:
+            captures = {}
+            for k in capture_idx:
+                fn, nr = outputs[k]
+                captures.setdefault(fn, []).append((nr, k))
         if not accumulate_grad:
             captures = {}
             for k, (fn, nr) in enumerate(outputs):
@@ -338,6 +357,9 @@ def accumulate_grad(variable, new_grad) -> None:
     if hooks:
         for hook in list(hooks.values()):
             hook(variable)
+
+
+_accumulate_into = accumulate_grad
 
 
 def _clone_obey_contract(g, variable):

@@ -276,8 +276,15 @@ class FormulaNode(Node):
         return out
 
     def __getattr__(self, attr):
-        if attr.startswith("_saved_") and attr[7:] in self.__dict__.get("_saved", ()):
-            return self._unpack(self._saved[attr[7:]])
+        if attr.startswith("_saved_"):
+            saved = self.__dict__.get("_saved", {})
+            name = attr[7:]
+            if name in saved:
+                return self._unpack(saved[name])
+            spec = self.__dict__.get("_spec")
+            if spec is not None and (any(n == name for n, *_ in spec.saved_inputs) or
+                                     any(n == name for n, *_ in spec.saved_outputs)):
+                return None
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
     def release_variables(self) -> None:

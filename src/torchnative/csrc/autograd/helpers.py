@@ -1368,3 +1368,45 @@ def _scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, v
     dq = ds.matmul(key) * s
     dk = ds.transpose(-2, -1).matmul(query) * s
     return dq, dk, dv
+
+
+def _pool_divisors(n_out, size, k, s, p, count_include_pad):
+    """Per output position along one dimension: (window size counting padding, valid size)."""
+    import numpy as np
+
+    start = np.arange(n_out) * s - p
+    end = np.minimum(start + k, size + p)
+    padded = end - start
+    valid = np.minimum(end, size) - np.maximum(start, 0)
+    return padded, valid
+
+
+def avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                        divisor_override):
+    """upstream's CPU avg_pool2d backward (AvgPoolKernel.cpp): each output's gradient divided
+    by its window's divisor, spread over the window (a transposed convolution by ones)."""
+    import numpy as np
+
+    torch = _torch()
+    kh, kw = (list(kernel_size) * 2)[:2] if len(kernel_size) == 1 else list(kernel_size)
+    st = list(stride) if stride else [kh, kw]
+    sh, sw = (st * 2)[:2] if len(st) == 1 else st
+    ph, pw = (list(padding) * 2)[:2] if len(padding) == 1 else list(padding)
+    H, W = self.shape[-2], self.shape[-1]
+    OH, OW = grad.shape[-2], grad.shape[-1]
+    if divisor_override:
+        div = np.full((OH, OW), float(divisor_override))
+    else:
+        hp, hv = _pool_divisors(OH, H, kh, sh, ph, count_include_pad)
+        wp, wv = _pool_divisors(OW, W, kw, sw, pw, count_include_pad)
+        div = np.outer(hp, wp) if count_include_pad else np.outer(hv, wv)
+    lead = list(grad.shape[:-2])
+    g = grad / torch.from_numpy(div.astype(np.float64)).to(grad.dtype)
+    g = g.reshape(-1, 1, OH, OW)
+    ones = torch.ones(1, 1, kh, kw, dtype=grad.dtype)
+    full = torch.ops.aten.convolution(g, ones, None, [sh, sw], [0, 0], [1, 1], True, [0, 0], 1)
+    FH, FW = full.shape[-2], full.shape[-1]
+    if FH < ph + H or FW < pw + W:
+        full = torch.constant_pad_nd(full, [0, max(0, pw + W - FW), 0, max(0, ph + H - FH)])
+    out = full.narrow(2, ph, H).narrow(3, pw, W)
+    return out.reshape(lead + [H, W])

@@ -134,6 +134,9 @@ class _InputMetadata:
 class AccumulateGrad(Node):
     """The sink for a leaf tensor: accumulates into ``variable.grad``."""
 
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
     def __init__(self, variable):
         super().__init__((), UINT64_MAX)
         self.variable = variable
@@ -168,6 +171,9 @@ def gradient_edge(t: TensorBase):
 
 
 class GraphRoot(Node):
+    def name(self) -> str:
+        return "torch::autograd::GraphRoot"
+
     def __init__(self, edges, grads):
         super().__init__(edges, UINT64_MAX)
         self._grads = grads
@@ -179,6 +185,9 @@ class GraphRoot(Node):
 class Error(Node):
     """A node that fails when the backward pass reaches it (derivative not implemented)."""
 
+    def name(self) -> str:
+        return "torch::autograd::Error"
+
     def __init__(self, msg: str, next_edges=()):
         super().__init__(next_edges)
         self._msg = msg
@@ -188,7 +197,8 @@ class Error(Node):
 
 
 class NotImplementedNode(Error):
-    pass
+    def name(self) -> str:
+        return "torch::autograd::NotImplemented"
 
 
 class DelayedError(Node):
@@ -223,7 +233,7 @@ class _UndefinedGradBackward(Node):
         return [None] * len(self._next)
 
 
-_STRIP = re.compile(r"Backward\d*$")
+_STRIP = re.compile(r"Backward\d*$|^torch::autograd::")
 
 
 def forward_name(node) -> str:
@@ -293,6 +303,8 @@ class SavedVariable:
             raise RuntimeError(_SAVED_FREED)
         grad_fn = node if self.is_output else self.grad_fn
         if data._version_ref[0] != self.version:
+            if not self.is_output:
+                grad_fn = data._grad_fn  # upstream names the tensor's current history
             where = ""
             if grad_fn is not None:
                 where = f", which is output {self.output_nr} of {forward_name(grad_fn)},"

@@ -32,6 +32,9 @@ def rebase_history(t, node) -> None:
 
 
 class CopySlices(Node):
+    def name(self) -> str:
+        return "torch::autograd::CopySlices"
+
     def __init__(self, base, view_geometry, fn):
         super().__init__([gradient_edge(base)] + list(fn._next[1:]))
         self._base_geometry = (base._size, base._stride)

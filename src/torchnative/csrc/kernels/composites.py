@@ -373,3 +373,33 @@ def numel(self):
 @kernel("dim", composite=True)
 def dim(self):
     return self.dim()
+
+
+# var/std(_mean) with ``unbiased``: upstream forwards to the ``correction`` overloads
+def _correction_forward(name: str):
+    def default(self, unbiased=True):
+        return _call(f"{name}.correction", self, None, correction=1 if unbiased else 0,
+                     keepdim=False)
+
+    def dim(self, dim, unbiased=True, keepdim=False):
+        return _call(f"{name}.correction", self, dim, correction=1 if unbiased else 0,
+                     keepdim=keepdim)
+
+    kernel(name, composite=True)(default)
+    kernel(f"{name}.dim", composite=True)(dim)
+
+
+for _name in ("var", "std", "var_mean", "std_mean"):
+    _correction_forward(_name)
+
+
+@kernel("var.out", composite=True)
+def var_out(self, dim, unbiased=True, keepdim=False, *, out):
+    return _call("var.correction_out", self, dim, correction=1 if unbiased else 0,
+                 keepdim=keepdim, out=out)
+
+
+@kernel("std.out", composite=True)
+def std_out(self, dim, unbiased=True, keepdim=False, *, out):
+    return _call("std.correction_out", self, dim, correction=1 if unbiased else 0,
+                 keepdim=keepdim, out=out)

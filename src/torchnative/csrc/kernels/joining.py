@@ -18,7 +18,6 @@ import numpy as np
 from .. import dtypes as D
 from ..cast import cast_array
 from ..construct import empty
-from ..promotion import promote_types
 from ..tensor import TensorBase, contiguous_strides, wrap_dim
 from .common import INT64, arr, result_type, wrap
 from .indexing import _name, _shape_str, infer_size, scalar_to
@@ -528,6 +527,60 @@ def take_along_dim_out(self, indices, dim=None, *, out):
     return _call("gather.out", src, dim, idx, out=out)
 
 
+# ------------------------------------------------------------------------- narrow and splits
+@kernel("narrow_copy")
+def narrow_copy(self, dim, start, length):
+    """TensorShape.cpp narrow_copy_dense_cpu: a contiguous copy of the narrowed slice."""
+    if self.dim() == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if dim < 0:
+        dim = wrap_dim(dim, self.dim())
+    elif dim >= self.dim():
+        raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, "
+                           "but got false.  (Could this error message be improved?  If so, "
+                           "please report an enhancement request to PyTorch.)")
+    size = self._size[dim]
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
+                         f"but got {start})")
+    if start < 0:
+        start += size
+    if not (length >= 0 and start <= size - length):
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                           f"({size}).")
+    key = (slice(None),) * dim + (slice(start, start + length),)
+    return wrap(np.array(arr(self)[key], order="C"), self._dtype)
+
+
+def _split_checked(name, self, min_dim, dim, sections=None):
+    if self.dim() < min_dim:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} dimension, "
+                           f"but got a tensor with {self.dim()} dimensions!")
+    if sections is not None and (sections == 0 or self._size[dim] % sections):
+        raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the "
+                           f"size of the dimension {self._size[dim]} is not divisible by the "
+                           f"split_size {sections}!")
+
+
+def _register_split(name, min_dim, dim_of):
+    def by_sections(self, sections):
+        dim = dim_of(self)
+        _split_checked(name, self, min_dim, dim, sections)
+        return _call("tensor_split.sections", self, sections, dim)
+
+    def by_indices(self, indices):
+        _split_checked(name, self, min_dim, 0)
+        return _call("tensor_split.indices", self, list(indices), dim_of(self))
+
+    kernel(f"{name}.int", composite=True)(by_sections)
+    kernel(f"{name}.array", composite=True)(by_indices)
+
+
+_register_split("hsplit", 1, lambda t: 0 if t.dim() == 1 else 1)
+_register_split("vsplit", 2, lambda t: 0)
+_register_split("dsplit", 3, lambda t: 2)
+
+
 # ----------------------------------------------------------------------------------- padding
 @kernel("constant_pad_nd")
 def constant_pad_nd(self, pad, value=0):
@@ -678,6 +731,8 @@ def _pad_circular(self, pad):
         if out_shape[n_lead + i] < 0:
             raise RuntimeError("Negative padding value is resulting in an empty dimension.")
     out = _call("new_empty", self, out_shape)
+    if out.numel() == 0:
+        return out
     out_slice, in_slice = out, self
     for i in range(n_pad):
         d = n_lead + i
@@ -857,6 +912,3 @@ def bucketize_scalar(self, boundaries, *, out_int32=False, right=False):
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim("
                            f"{boundaries.dim()})")
     return _searchsorted(boundaries, None, out_int32, right, None, None, scalar=self)
-
-
-del promote_types

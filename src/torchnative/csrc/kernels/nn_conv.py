@@ -21,7 +21,7 @@ from ..device import CPU
 from ..layouts import channels_last, channels_last_3d, contiguous_format
 from ..refuse import TorchnativeNotImplementedError
 from .common import arr, as_compute
-from .nn_util import call, typemeta
+from .nn_util import call, is_channels_last, typemeta
 from .registry import kernel
 
 _B = D.BY_NAME
@@ -92,14 +92,7 @@ def _check_shape_forward(input, weight, bias, stride, padding, dilation, transpo
 
 
 def _channels_last_output(input, weight) -> bool:
-    def cl(t):
-        if t.dim() == 4:
-            return t.is_contiguous(memory_format=channels_last) and not t.is_contiguous()
-        if t.dim() == 5:
-            return t.is_contiguous(memory_format=channels_last_3d) and not t.is_contiguous()
-        return False
-
-    return cl(input) or cl(weight)
+    return is_channels_last(input) or is_channels_last(weight)
 
 
 def _out_size(n, k, s, p, d):
@@ -215,8 +208,13 @@ def _convolution_impl(input, weight, bias, stride, padding, dilation, transposed
 
 
 def _compute(t, dt) -> np.ndarray:
-    """Values in the compute dtype: float16/bfloat16 widen to float32, the rest as stored."""
+    """Values in the compute dtype: float16/bfloat16 widen to float32; float32 accumulates in
+    float64 (upstream's oneDNN kernels sum in an order we cannot reproduce, so ours rounds once
+    from a more accurate sum instead of adding an error of a different order); the rest as
+    stored."""
     a = arr(t)
+    if a.dtype == np.float32:
+        return a.astype(np.float64)
     return as_compute(t, t._dtype) if a.dtype.kind not in "iu" and a.dtype.itemsize < 4 or \
         a.dtype.kind == "V" else a
 
@@ -293,7 +291,7 @@ def _conv_transpose_nd(spatial, name):
 
 for _d in (1, 2, 3):
     kernel(f"conv{_d}d", f"conv{_d}d.padding", composite=True)(_conv_nd(_d, f"conv{_d}d"))
-    kernel(f"conv_transpose{_d}d.input", composite=True)(
+    kernel("conv_transpose1d" if _d == 1 else f"conv_transpose{_d}d.input", composite=True)(
         _conv_transpose_nd(_d, f"conv_transpose{_d}d"))
 
 

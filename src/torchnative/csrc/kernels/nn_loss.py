@@ -16,8 +16,6 @@ import numpy as np
 
 from .. import dtypes as D
 from ..cast import cast_array
-from ..construct import empty
-from ..device import CPU
 from ..promotion import can_cast, promote_types
 from ..structured import _dtype_name
 from .common import arr, as_compute, wrap
@@ -45,6 +43,14 @@ def _rounded(x: np.ndarray, dt) -> np.ndarray:
     if dt not in _REDUCED:
         return x
     return cast_array(cast_array(x, _B["float32"], dt), dt, _B["float32"])
+
+
+def _to_dtype(x: np.ndarray, dt) -> np.ndarray:
+    """float64 values rounded once to dt, held in dt's compute dtype."""
+    if dt is _F64:
+        return x
+    acc = np.float32 if dt in _REDUCED else D.numpy_dtype(dt)
+    return _rounded(x.astype(acc), dt) if dt in _REDUCED else x.astype(acc)
 
 
 def _scalar(value: float, dt):
@@ -89,6 +95,7 @@ def _reduce_nll(picked, w, keep, reduction, dt, weighted):
 
 @kernel("nll_loss_forward")
 def nll_loss_forward(self, target, weight, reduction, ignore_index):
+    _check_target_dtype(target)
     if not 0 < self.dim() <= 2:
         raise RuntimeError("input tensor should be 1D or 2D")
     if target.dim() > 1:
@@ -101,7 +108,6 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
     if weight is not None and not (weight.dim() == 1 and weight.numel() == n_classes):
         raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes "
                            f"or no classes but got weight tensor of shape: {_shape(weight._size)}")
-    _check_target_dtype(target)
     dt = self._dtype
     if dt not in _FLOATS:
         raise not_implemented("nll_loss_out_frame", dt)
@@ -121,6 +127,7 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
 
 @kernel("nll_loss2d_forward")
 def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
+    _check_target_dtype(target)
     if target.dim() != 3:
         raise RuntimeError("only batches of spatial targets supported (3D tensors) but got "
                            f"targets of dimension: {target.dim()}")
@@ -133,7 +140,6 @@ def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
     if (n, h, w_) != tuple(target._size):
         raise RuntimeError(f"size mismatch (got input: {_shape(self._size)} , target: "
                            f"{_shape(target._size)}")
-    _check_target_dtype(target)
     dt = self._dtype
     if dt not in _FLOATS:
         raise not_implemented("nll_loss2d_forward_out_frame", dt)
@@ -211,9 +217,11 @@ def _prob_target(self, target, weight, reduction, label_smoothing):
                                f"{label_smoothing:g}")
         target = call("add.Scalar", call("mul.Scalar", target, 1 - label_smoothing),
                       label_smoothing / n_classes)
-    prod = call("mul.Tensor", input, target)
+    w = None
     if weight is not None:
         w = _weight_view(weight, input, 1) if input.dim() > 1 else weight
+    prod = call("mul.Tensor", input, target)
+    if w is not None:
         prod = call("mul.Tensor", prod, w)
     if reduction == MEAN:
         if input.numel() == 0:
@@ -241,27 +249,29 @@ def _label_smoothing(self, target, weight, reduction, ignore_index, label_smooth
     if reduction == MEAN:
         if weight is not None:
             if subclass_like(weight):
+                # gather the weights at index 0 for ignored targets, then mask them out
                 filtered = call("masked_fill.Scalar", target, ignore_mask, 0)
-                tw = call("view", call("gather", weight, 0, call("flatten.using_ints", filtered)),
-                          list(filtered._size))
+                tw = call("gather", weight, 0, call("flatten.using_ints", filtered))
                 wsum = call("sum", call("masked_fill_.Scalar", tw, call(
                     "flatten.using_ints", ignore_mask), 0))
                 ret = call("div.Tensor", call("sum", smooth), wsum)
             else:
                 kept = call("masked_select", target, call("bitwise_not", ignore_mask))
-                ret = call("div.Tensor", call("sum", smooth), call(
-                    "sum", call("gather", weight, 0, call("flatten.using_ints", kept))))
+                denom = call("sum", call("gather", weight, 0, call("flatten.using_ints", kept)))
+                ret = call("div.Tensor", call("sum", smooth), denom)  # C++: right operand first
         else:
-            ret = call("div.Tensor", call("sum", smooth),
-                       call("sum", call("bitwise_not", ignore_mask)))
+            true_mask = call("bitwise_not", ignore_mask)
+            denom = call("sum", true_mask)
+            ret = call("div.Tensor", call("sum", smooth), denom)
     elif reduction == SUM:
         ret = call("sum", smooth)
     elif reduction == NONE:
         ret = smooth
     else:
         raise RuntimeError(f"Invalid reduction type encountered in cross_entropy: {reduction}")
-    return call("add.Tensor", call("mul.Scalar", nll, 1 - label_smoothing),
-                call("mul.Scalar", ret, label_smoothing / n_classes))
+    # (1 - ls) * nll + ret * (ls / n): C++ evaluates the right operand first
+    right = call("mul.Scalar", ret, label_smoothing / n_classes)
+    return call("add.Tensor", call("mul.Scalar", nll, 1 - label_smoothing), right)
 
 
 @kernel("cross_entropy_loss", composite=True)
@@ -334,8 +344,9 @@ def binary_cross_entropy(self, target, weight=None, reduction=MEAN):
     if not ((y >= 0) & (y <= 1)).all():
         raise RuntimeError("all elements of target should be between 0 and 1")
     with np.errstate(divide="ignore"):
-        log1m = np.maximum(_rounded(np.log1p(-x), dt), -100)
-        logx = np.maximum(_rounded(np.log(x), dt), -100)
+        xd = x.astype(np.float64)
+        log1m = np.maximum(_to_dtype(np.log1p(-xd), dt), -100)
+        logx = np.maximum(_to_dtype(np.log(xd), dt), -100)
     loss = _rounded(_rounded(_rounded(y - 1, dt) * log1m, dt) - _rounded(y * logx, dt), dt)
     if weight is not None:
         loss = _rounded(loss * as_compute(weight, dt), dt)
@@ -359,9 +370,11 @@ def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None,
     if xdt not in _FLOATS:
         raise not_implemented("log_sigmoid_cpu", xdt)
     x = _vals(self)
-    # log_sigmoid(x) = min(x, 0) - log1p(exp(-|x|)), in the input's dtype
-    log_sig = _rounded(np.minimum(x, 0) - _rounded(np.log1p(_rounded(np.exp(-np.abs(x)), xdt)),
-                                                   xdt), xdt)
+    # log_sigmoid(x) = min(x, 0) - log1p(exp(-|x|)), evaluated in double and rounded once to the
+    # input's dtype (upstream's SLEEF kernels are within an ulp; numpy's float32 ones are not
+    # always as close)
+    xd = x.astype(np.float64)
+    log_sig = _to_dtype(np.minimum(xd, 0) - np.log1p(np.exp(-np.abs(xd))), xdt)
     ls_dt = xdt
     if pos_weight is not None:
         pdt = promote_types(pos_weight._dtype, tdt)
@@ -402,16 +415,16 @@ def kl_div(self, target, reduction=MEAN, *, log_target=False):
         raise RuntimeError("kl_div: Complex inputs not supported.")
     if not self._dtype.is_floating_point or not target._dtype.is_floating_point:
         raise RuntimeError("kl_div: Integral inputs not supported.")
+    # C++ evaluates a binary operator's right operand first
     if log_target:
-        out = call("mul.Tensor", call("exp", target), call("sub.Tensor", target, self))
+        diff = call("sub.Tensor", target, self)
+        out = call("mul.Tensor", call("exp", target), diff)
     else:
-        out = call("sub.Tensor", call("xlogy.Tensor", target, target),
-                   call("mul.Tensor", target, self))
+        prod = call("mul.Tensor", target, self)
+        out = call("sub.Tensor", call("xlogy.Tensor", target, target), prod)
     if reduction == MEAN:
         return call("mean", out)
     if reduction == SUM:
         return call("sum", out)
     return out
 
-
-__all__ = ["empty", "CPU"]

@@ -20,7 +20,7 @@ from ..construct import empty
 from ..device import CPU
 from ..layouts import channels_last, channels_last_3d, contiguous_format
 from .common import arr, as_compute, wrap
-from .nn_util import call, contiguous, fma, not_implemented, typemeta
+from .nn_util import call, contiguous, fma, is_channels_last, not_implemented, typemeta
 from .registry import kernel
 
 _B = D.BY_NAME
@@ -138,11 +138,7 @@ _RMS_TYPES = _FLOATS | frozenset(_B[n] for n in ("complex64", "complex128"))
 
 
 def _suggest_channels_last(t) -> bool:
-    if t.dim() == 4:
-        return t.is_contiguous(memory_format=channels_last) and not t.is_contiguous()
-    if t.dim() == 5:
-        return t.is_contiguous(memory_format=channels_last_3d) and not t.is_contiguous()
-    return False
+    return is_channels_last(t)
 
 
 def _suggested_format(t):

@@ -18,7 +18,7 @@ from ..construct import empty
 from ..device import CPU
 from ..layouts import channels_last, contiguous_format
 from .common import arr, as_compute, wrap
-from .nn_util import call, not_implemented
+from .nn_util import call, is_channels_last, not_implemented
 from .registry import kernel
 
 _B = D.BY_NAME
@@ -26,7 +26,7 @@ _INT64 = _B["int64"]
 
 
 def _pair(v, name, what, allow_empty=False):
-    v = [int(x) for x in v]
+    v = [int(x) for x in (v or ())]  # None: the argument was omitted
     if allow_empty and not v:
         return None
     if len(v) not in (1, 2):
@@ -35,8 +35,7 @@ def _pair(v, name, what, allow_empty=False):
 
 
 def _suggest_cl(t) -> bool:
-    return t.dim() == 4 and t.is_contiguous(memory_format=channels_last) and \
-        not t.is_contiguous()
+    return t.dim() == 4 and is_channels_last(t)
 
 
 def _output_shape(size, k, pad, stride, dilation, ceil_mode):
@@ -127,7 +126,7 @@ _MAXPOOL_TYPES = frozenset(_B[n] for n in ("uint8", "int8", "int16", "int32", "i
 def max_pool2d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation=(1,),
                             ceil_mode=False):
     kh, kw, dh, dw, ph, pw = _params("max_pool2d", self, kernel_size, stride, padding, dilation)
-    dilh, dilw = _pair(dilation, "max_pool2d", "dilation must be either a single int, or a tuple "
+    dilh, dilw = _pair(dilation or (1,), "max_pool2d", "dilation must be either a single int, or a tuple "
                                                "of two ints")
     cl = _suggest_cl(self)
     if cl:
@@ -315,8 +314,8 @@ def _adaptive_avg_pool2d(self, output_size):
 
 @kernel("max_pool2d", composite=True)
 def max_pool2d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
-    return call("max_pool2d_with_indices", self, list(kernel_size), list(stride), list(padding),
-                list(dilation), ceil_mode)[0]
+    return call("max_pool2d_with_indices", self, list(kernel_size), list(stride or ()),
+                list(padding), list(dilation), ceil_mode)[0]
 
 
 @kernel("adaptive_avg_pool2d", composite=True)
@@ -359,7 +358,7 @@ def adaptive_avg_pool1d(self, output_size):
 @kernel("avg_pool1d", composite=True)
 def avg_pool1d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False,
                count_include_pad=True):
-    stride = stride or kernel_size
+    stride = list(stride or ()) or kernel_size
     _check_dim_range("avg_pool1d", self, 2, 4)
     for arg, v in (("kernel_size", kernel_size), ("stride", stride), ("padding", padding)):
         _check_1d("avg_pool1d", arg, v)
@@ -371,7 +370,7 @@ def avg_pool1d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False,
 @kernel("max_pool1d_with_indices", composite=True)
 def max_pool1d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation=(1,),
                             ceil_mode=False):
-    stride = stride or kernel_size
+    stride = list(stride or ()) or kernel_size
     _check_dim_range("max_pool1d", self, 2, 4)
     for arg, v in (("kernel_size", kernel_size), ("stride", stride), ("padding", padding),
                    ("dilation", dilation)):
@@ -387,6 +386,7 @@ def max_pool1d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_m
     if not ((nd == 2 and s[0] != 0 and s[1] != 0) or (nd == 3 and s[1] != 0 and s[2] != 0)):
         raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
                            f"dim batch size for input, but got:{_shape(s)}")
+    stride = list(stride or ())
     _check_max_pool1d(self, kernel_size, stride, padding, dilation, ceil_mode)
     from ..autograd.grad_mode import is_grad_enabled
     from .nn_util import subclass_like

@@ -127,6 +127,26 @@ def subclass_like(*tensors) -> bool:
     return any(isinstance(t, TensorBase) and pd._overrides(t) for t in tensors)
 
 
+def is_channels_last(t) -> bool:
+    """Tensor::suggest_memory_format() == ChannelsLast / ChannelsLast3d: c10's
+    is_channels_last_strides_2d/3d heuristic (ambiguous layouts default to contiguous)."""
+    n = len(t._size)
+    if n not in (4, 5):
+        return False
+    sizes, strides = t._size, t._stride
+    if strides[1] == 0:
+        return False
+    order = (1, 3, 2, 0) if n == 4 else (1, 4, 3, 2, 0)
+    low = 0
+    for d in order:
+        if sizes[d] == 0 or strides[d] < low:
+            return False
+        if d == 0 and low == strides[1]:
+            return False
+        low = strides[d] * (sizes[d] if sizes[d] > 1 else 1)
+    return True
+
+
 def python_key(t) -> bool:
     """Does the tensor carry the Python dispatch key (a subclass overriding __torch_dispatch__)?"""
     from .. import python_dispatch as pd

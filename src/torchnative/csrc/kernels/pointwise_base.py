@@ -18,15 +18,15 @@ import numpy as np
 from .. import dtypes as D
 from ..cast import cast_array
 from ..tensor import TensorBase
-from .common import arr, opmath, result_type, wrap  # noqa: F401  (re-exported for the kernels)
+from .common import arr, opmath, result_type, wrap  # noqa: F401  (result_type: re-exported)
 
 B = D.BY_NAME
-BOOL, U8, I8, I16, I32, I64 = (B[n] for n in ("bool", "uint8", "int8", "int16", "int32", "int64"))
+BOOL, U8, I64 = B["bool"], B["uint8"], B["int64"]
 F16, BF16, F32, F64 = B["float16"], B["bfloat16"], B["float32"], B["float64"]
 C64, C128 = B["complex64"], B["complex128"]
 
 # AT_DISPATCH type groups (the barebones unsigned types are in none of them)
-INTEGRAL = frozenset((U8, I8, I16, I32, I64))
+INTEGRAL = frozenset(B[n] for n in ("uint8", "int8", "int16", "int32", "int64"))
 FLOATING = frozenset((F32, F64))
 REDUCED = frozenset((F16, BF16))
 COMPLEX = frozenset((C64, C128))
@@ -35,12 +35,7 @@ FLOAT_H = FLOATING | REDUCED                 # FLOATING_TYPES_AND2(Half, BFloat1
 ALL_H = ALL | REDUCED                        # ALL_TYPES_AND2(Half, BFloat16)
 ALL_HB = ALL_H | {BOOL}
 ALL_HC = ALL_H | COMPLEX
-ALL_HBC = ALL_HB | COMPLEX
 FLOAT_HC = FLOAT_H | COMPLEX
-
-_PY_DTYPE = {bool: BOOL, int: I64, float: F64, complex: C128}
-_F32_NP = np.dtype(np.float32)
-
 
 _OPMATH: dict = {}
 
@@ -74,14 +69,10 @@ def quiet():
     return np.errstate(all="ignore")
 
 
-def unsupported(kernel: str, dt: D.dtype) -> NotImplementedError:
-    return NotImplementedError(f'"{kernel}" not implemented for \'{dt._cpp_name}\'')
-
-
 def check(kernel: str, dt: D.dtype, allowed) -> None:
     """AT_DISPATCH's refusal for a dtype outside the kernel's type group."""
     if dt not in allowed:
-        raise unsupported(kernel, dt)
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{dt._cpp_name}\'')
 
 
 def py_dtype(v) -> D.dtype:
@@ -95,10 +86,6 @@ def py_dtype(v) -> D.dtype:
     if isinstance(v, numbers.Complex):
         return C128
     raise TypeError(f"expected a number, got {type(v).__name__}")
-
-
-def is_tensor(x) -> bool:
-    return isinstance(x, TensorBase)
 
 
 def operand(x, dt: D.dtype, cdt: np.dtype):
@@ -148,8 +135,8 @@ def is_scalar_operand(x) -> bool:
 
 
 # ---- Scalar.to<T>() ---------------------------------------------------------------------------
-_C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
-            "int64": "int64_t", "float16": "at::Half", "bfloat16": "at::BFloat16",
+C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+            "int64": "int64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
             "float32": "float", "float64": "double", "bool": "bool",
             "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
@@ -183,12 +170,12 @@ def checked(v, dt: D.dtype):
             bad = v > info.max or (v < info.min and not (info.min == 0 and -v <= info.max))
             if not bad:
                 return np.asarray(v).astype(cdt)
-        raise RuntimeError(f"value cannot be converted to type {_C_NAMES[dt._name]} without "
+        raise RuntimeError(f"value cannot be converted to type {C_NAMES[dt._name]} without "
                            "overflow")
     v = float(v)
     if np.isfinite(v):
         if abs(v) > _FLOAT_MAX[dt._name]:
-            raise RuntimeError(f"value cannot be converted to type {_C_NAMES[dt._name]} without "
+            raise RuntimeError(f"value cannot be converted to type {C_NAMES[dt._name]} without "
                                "overflow")
     if dt in REDUCED:  # the value a scalar_t holds, then widened
         return np.float32(cast_array(np.asarray(v, np.float64), F64, dt).astype(np.float32))
@@ -227,17 +214,7 @@ def broadcasting(fn, *operands):
         raise
 
 
-def out_shape(*operands) -> tuple:
-    return broadcast_shape(*shapes_of(*operands))
-
-
-def full_result(values, shape, dt: D.dtype):
-    """``values`` broadcast to ``shape`` as a new tensor (ops whose result does not depend on
-    the elements, e.g. isnan of integers)."""
-    return wrap(np.array(np.broadcast_to(values, shape), dtype=D.numpy_dtype(dt)), dt)
-
-
-# ---- output layout (TensorIterator's) ------------------------------------------------------------
+# ---- output layout (TensorIterator's) -----------------------------------------------------------
 def _c_strides(shape) -> tuple:
     out, acc = [], 1
     for s in reversed(shape):

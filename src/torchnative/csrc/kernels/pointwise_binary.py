@@ -15,11 +15,10 @@ import numpy as np
 
 from .. import dtypes as D
 from ..tensor import TensorBase
-from .common import opmath, wrap
-from .pointwise_base import (NOTHING, broadcast_shape, compute_dtype, needs_quiet, shapes_of,
-                             ALL_H, ALL_HC, BOOL, COMPLEX, F32, FLOAT_H, FLOAT_HC, INTEGRAL,
-                             REDUCED, broadcasting, check, finish, checked, is_scalar_operand, operand,
-                             original_f32, py_dtype, quiet, result_type)
+from .pointwise_base import (ALL_H, ALL_HC, BOOL, COMPLEX, FLOAT_H, FLOAT_HC, INTEGRAL, NOTHING,
+                             REDUCED, broadcast_shape, check, checked, compute_dtype, finish,
+                             is_scalar_operand, needs_quiet, operand, original_f32, py_dtype,
+                             quiet, result_type, shapes_of)
 from .pointwise_math import exact, fma
 from .registry import kernel
 
@@ -179,6 +178,9 @@ def div_trunc(a, b):
         _nonzero_divisor(a, b, dt)
         return apply2(_trunc_div_int, a, b, dt)
     check("div_trunc_cpu", dt, FLOAT_H)
+    if dt in REDUCED and not is_scalar_operand(b):  # the quotient is rounded before trunc
+        npdt = D.numpy_dtype(dt)
+        return apply2(lambda x, y: np.trunc(x.astype(npdt) / y.astype(npdt)), a, b, dt)
     return apply2(lambda x, y: np.trunc(x / y), a, b, dt, reduced_scalar=True)
 
 
@@ -188,6 +190,9 @@ def div_floor(a, b):
         _nonzero_divisor(a, b, dt)
         return apply2(np.floor_divide, a, b, dt)
     check("div_floor_cpu", dt, FLOAT_H)
+    if dt in REDUCED and not is_scalar_operand(b):  # every step rounds in the reduced type
+        npdt = D.numpy_dtype(dt)
+        return apply2(lambda x, y: _floor_div_float(x.astype(npdt), y.astype(npdt)), a, b, dt)
     return apply2(_floor_div_float, a, b, dt, reduced_scalar=True)
 
 
@@ -259,11 +264,21 @@ def _powi(x, y):
     return result
 
 
+def _cpow(x, y):
+    """C's pow: numpy's float power takes sqrt for an exponent of 0.5, which differs at -inf
+    (pow gives +inf) and -0.0 (pow gives +0.0)."""
+    r = np.power(x, y)
+    half = (y == 0.5) & ((x == -np.inf) | (x == 0))
+    if np.any(half):
+        r = np.where(half, np.where(x == 0, r.dtype.type(0), r.dtype.type(np.inf)), r)
+    return r
+
+
 def _pow_float(x, y):
     if x.dtype == np.complex64:  # std::pow(complex<float>): exp(y * log(x)), each step in float
         with quiet():
             return exact(np.exp, exact(np.multiply, y, exact(np.log, x)))
-    return exact(np.power, x, y)
+    return exact(_cpow, x, y)
 
 
 @kernel("pow.Tensor_Tensor")
@@ -288,24 +303,24 @@ def pow_tensor_scalar(self, exponent):
             BOOL, D.BY_NAME["int64"]) and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     dt = result_type(self, exponent)
-    if _is(exponent, 0) or _is(exponent, False) or _is(exponent, 0.0):
-        return wrap(np.ones(self._size, dtype=D.numpy_dtype(dt)), dt)
-    if _is(exponent, 1) or _is(exponent, True):
-        return wrap(operand(self, dt, D.numpy_dtype(dt)).copy(), dt)
-    cdt = opmath(dt)
-    x = operand(self, dt, cdt)
+    if _is(exponent, 0) or _is(exponent, False) or _is(exponent, 0.0):  # out.fill_(1)
+        return finish(np.ones(self._size, dtype=D.numpy_dtype(dt)), dt, self)
+    if _is(exponent, 1) or _is(exponent, True):  # out.copy_(base)
+        return finish(operand(self, dt, D.numpy_dtype(dt)).copy(), dt, self)
+    x = operand(self, dt, compute_dtype(dt))
     with quiet():
         if dt in INTEGRAL:
             r = _powi(x, checked(exponent, dt))
         else:
             check("pow", dt, FLOAT_HC)
             r = _pow_scalar(x, exponent, dt)
-    return wrap(np.asarray(r), dt)
+    return finish(r, dt, self)
 
 
 def _pow_scalar(x, e, dt):
-    """pow_tensor_scalar_kernel's special exponents (sqrt, rsqrt, reciprocal, x*x, x*x*x, 1/(x*x))."""
-    if dt is not D.BY_NAME["float16"] or dt in COMPLEX:
+    """pow_tensor_scalar_kernel's special exponents: sqrt, rsqrt and reciprocal (not for
+    float16), x*x, x*x*x and 1/(x*x); else pow with the exponent held in the tensor's type."""
+    if dt is not D.BY_NAME["float16"]:
         if e == 0.5:
             return np.sqrt(x)
         if e == -0.5:
@@ -313,30 +328,32 @@ def _pow_scalar(x, e, dt):
         if e == -1:
             return 1 / x
     if dt is D.BY_NAME["float16"]:
-        return exact(np.power, x, np.float32(checked(e, dt)))
+        return exact(_cpow, x, np.float32(checked(e, dt)))
     if dt in REDUCED:  # the exponent is held as a bfloat16 first
         e = float(checked(e, dt))
     if dt in COMPLEX:
         e = complex(e)
     elif isinstance(e, complex):
         e = e.real
+    if dt in REDUCED:  # Vectorized<BFloat16> arithmetic rounds after every operation
+        x = x.astype(D.numpy_dtype(dt))
     if e == 2:
         return x * x
     if e == 3:
         return x * x * x
     if e == -2:
         return 1 / (x * x)
-    return exact(np.power, x, np.asarray(e, dtype=x.dtype))
+    return exact(_cpow, x, np.asarray(e, dtype=x.dtype))
 
 
 @kernel("pow.Scalar")
 def pow_scalar(self, exponent):
     dt = result_type(self, exponent)
     if _is(self, 1) or _is(self, 1.0) or (isinstance(self, complex) and self == 1):
-        return wrap(np.ones(exponent._size, dtype=D.numpy_dtype(dt)), dt)
+        return finish(np.ones(exponent._size, dtype=D.numpy_dtype(dt)), dt, exponent)
     from ..construct import wrapped_number
 
-    return pow_tensor_tensor(wrapped_number(self), exponent)
+    return pow_tensor_tensor(wrapped_number(self), exponent)  # at::pow_out(wrapped base, exp)
 
 
 # ---- other binary float ops ---------------------------------------------------------------------
@@ -404,9 +421,12 @@ def _logaddexp_complex(x, y):
     x, y = np.broadcast_arrays(x.astype(wide), y.astype(wide))
     lo = np.where(x.real < y.real, x, y)
     hi = np.where(x.real < y.real, y, x)
-    r = np.log1p(np.exp(lo - hi)) + hi
+    from .pointwise_unary import complex_log1p
+
+    r = complex_log1p(np.exp(lo - hi)) + hi
     both_inf = ~np.isfinite(lo.real) & (lo.real == hi.real)
-    r = np.where(both_inf & (lo.real < 0), lo, np.where(both_inf, np.log(np.exp(lo) + np.exp(hi)), r))
+    r = np.where(both_inf & (lo.real < 0), lo,
+                 np.where(both_inf, np.log(np.exp(lo) + np.exp(hi)), r))
     nan = np.isnan(lo.real) | np.isnan(lo.imag)
     return np.where(nan, complex(np.nan, np.nan), r)
 

@@ -13,13 +13,11 @@ import numpy as np
 
 from .. import dtypes as D
 from ..tensor import TensorBase
-from .common import arr, opmath, wrap
-from .pointwise_base import (ALL_HB, BOOL, COMPLEX, INTEGRAL, U8, broadcast_shape, broadcasting,
-                             check, checked, finish, operand, quiet, shapes_of)
+from .common import arr, wrap
+from .pointwise_base import (ALL_HB, BOOL, C_NAMES, COMPLEX, INTEGRAL, U8, broadcast_shape,
+                             broadcasting, check, checked, finish, operand, shapes_of)
 from .pointwise_binary import apply2, dtype2
 from .registry import kernel
-
-_EQ_TYPES = None  # eq/ne take every dtype with storage
 
 
 def _compare(name, fn, ordered):
@@ -78,29 +76,32 @@ bitwise_or = _bitwise("or", np.bitwise_or)
 bitwise_xor = _bitwise("xor", np.bitwise_xor)
 
 
-def _bits(x) -> int:
-    return x.dtype.itemsize * 8
+def _shift_count(y) -> np.ndarray:
+    """The shift count as upstream reads it: ``static_cast<make_signed_t<T>>(b)``."""
+    if y.dtype.kind == "u":
+        y = y.view(y.dtype.str.replace("u", "i"))
+    return y.astype(np.int64)
 
 
 def _lshift(x, y):
-    bits = _bits(x)
-    signed_y = y.astype(np.int64) if y.dtype.kind == "i" else y.view(y.dtype.str.replace("u", "i")).astype(np.int64)
-    bad = (signed_y < 0) | (signed_y >= bits)
-    s = np.where(bad, 0, signed_y).astype(x.dtype)
+    """(unsigned)a << b, and 0 for a negative or too-large count."""
+    n = _shift_count(y)
+    bad = (n < 0) | (n >= x.dtype.itemsize * 8)
     ux = x.view(x.dtype.str.replace("i", "u")) if x.dtype.kind == "i" else x
-    r = np.left_shift(ux, s.view(ux.dtype)).view(x.dtype)
+    r = np.left_shift(ux, np.where(bad, 0, n).astype(ux.dtype)).view(x.dtype)
     return np.where(bad, x.dtype.type(0), r)
 
 
 def _rshift(x, y):
-    bits = _bits(x)
-    max_shift = bits - (1 if x.dtype.kind == "i" else 0)
-    signed_y = y.astype(np.int64) if y.dtype.kind == "i" else y.view(y.dtype.str.replace("u", "i")).astype(np.int64)
-    bad = (signed_y < 0) | (signed_y >= max_shift)
-    if x.dtype.kind == "u":  # a >> bits in C's int arithmetic: 0
-        s = np.where(bad, 0, signed_y).astype(x.dtype)
-        return np.where(bad, x.dtype.type(0), np.right_shift(x, s))
-    return np.right_shift(x, np.where(bad, max_shift, signed_y).astype(x.dtype))
+    """a >> b; a negative or too-large count shifts by the maximum (sign fill, or 0)."""
+    n = _shift_count(y)
+    signed = x.dtype.kind == "i"
+    max_shift = x.dtype.itemsize * 8 - signed
+    bad = (n < 0) | (n >= max_shift)
+    if not signed:  # C's int promotion: an unsigned value shifted by its width is 0
+        r = np.right_shift(x, np.where(bad, 0, n).astype(x.dtype))
+        return np.where(bad, x.dtype.type(0), r)
+    return np.right_shift(x, np.where(bad, max_shift, n).astype(x.dtype))
 
 
 def _shift(name, kname, fn):
@@ -152,9 +153,9 @@ def where(condition, self, other):
     if cond._dtype is U8:
         if not _warned_uint8_where:
             _warned_uint8_where = True
-            warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and "
-                          "will be removed in a future version of PyTorch. Use a boolean condition "
-                          "instead.", UserWarning, stacklevel=2)
+            warnings.warn("where received a uint8 condition tensor. This behavior is deprecated "
+                          "and will be removed in a future version of PyTorch. Use a boolean "
+                          "condition instead.", UserWarning, stacklevel=2)
         c = arr(cond) != 0
     elif cond._dtype is BOOL:
         c = arr(cond)
@@ -169,23 +170,20 @@ def where(condition, self, other):
 
 
 # caffe2::TypeMeta names, which upstream prints for ``mask.dtype()``
-_TYPEMETA = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
-             "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-             "float32": "float", "float64": "double", "complex64": "c10::complex<float>",
-             "complex128": "c10::complex<double>"}
+_TYPEMETA = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char",
+             "int16": "short int", "int32": "int", "int64": "long int", "float16": "c10::Half",
+             "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
+             "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
 def _fill_value(self, value):
+    """``value.to<scalar_t>()``: checked, and a complex value needs a complex tensor."""
     dt = self._dtype
     if isinstance(value, complex) and dt not in COMPLEX and value.imag != 0:
-        raise RuntimeError(f"value cannot be converted to type {_c_name(dt)} without overflow")
+        raise RuntimeError(f"value cannot be converted to type {C_NAMES[dt._name]} without "
+                           "overflow")
     v = checked(value, dt)
     return np.asarray(v).astype(D.numpy_dtype(dt)) if dt not in COMPLEX else v
-
-
-def _c_name(dt):
-    from .pointwise_base import _C_NAMES
-    return _C_NAMES[dt._name]
 
 
 def _check_mask(mask):
@@ -220,13 +218,14 @@ def masked_fill_(self, mask, value):
     value = _value_of(value)
     shape = broadcast_shape(*shapes_of(self, mask))
     if shape != tuple(self._size):
-        raise RuntimeError(f"output with shape {list(self._size)} doesn't match the broadcast shape "
-                           f"{list(shape)}")
+        raise RuntimeError(f"output with shape {list(self._size)} doesn't match the broadcast "
+                           f"shape {list(shape)}")
+    if any(st == 0 and sz > 1 for sz, st in zip(self._size, self._stride)):
+        warnings.warn("Use of masked_fill_ on expanded tensors is deprecated. Please clone() the "
+                      "tensor before performing this operation. This also applies to advanced "
+                      "indexing e.g. tensor[mask] = scalar", UserWarning, stacklevel=2)
     fill = _fill_value(self, value)
     target = arr(self)
     if target.size:
         np.copyto(target, fill, where=arr(mask))
     return self
-
-
-_unused = (opmath, quiet)  # noqa: F401

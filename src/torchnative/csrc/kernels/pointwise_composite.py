@@ -232,7 +232,8 @@ def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     co = _to(other, D.get_default_dtype()) if other._dtype is boolean else other
     allowed = _call("add.Scalar", _call("abs", _call("mul.Scalar", co, rtol)), atol)
     actual = _call("abs", _call("sub.Tensor", cs, co))
-    finite = _call("__iand__.Tensor", _call("isfinite", actual), _call("le.Tensor", actual, allowed))
+    finite = _call("__iand__.Tensor", _call("isfinite", actual),
+                   _call("le.Tensor", actual, allowed))
     return _call("__ior__.Tensor", close, finite)
 
 
@@ -270,3 +271,8 @@ def where_scalars(condition, self, other):
 @kernel("allclose")
 def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return bool(_call("all", _call("isclose", self, other, rtol, atol, equal_nan)).item())
+
+
+@composite("log_sigmoid")
+def log_sigmoid(self):
+    return _call("log_sigmoid_forward", self)[0]

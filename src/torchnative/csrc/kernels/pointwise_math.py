@@ -71,7 +71,8 @@ def _erf_parts(x: np.ndarray):
         s = ax - 1.0
         pq = _poly(s, _PA) / _poly(s, _QA)                   # 0.84375 <= |x| < 1.25
         s2 = 1.0 / (ax * ax)
-        rs = np.where(ax < 1 / 0.35, _poly(s2, _RA) / _poly(s2, _SA), _poly(s2, _RB) / _poly(s2, _SB))
+        rs = np.where(ax < 1 / 0.35, _poly(s2, _RA) / _poly(s2, _SA),
+                      _poly(s2, _RB) / _poly(s2, _SB))
         zt = (ax.view(np.uint64) & np.uint64(0xFFFFFFFF00000000)).view(np.float64)
         tail = np.exp(-zt * zt - 0.5625) * np.exp((zt - ax) * (zt + ax) + rs) / ax  # erfc(|x|)
     return ax, y, pq, tail
@@ -139,7 +140,7 @@ def erfinv(y: np.ndarray) -> np.ndarray:
         dem2 = fma(fma(np.full_like(z2, d[1]), z2, d[0]), z2, one)
         outer = np.copysign(num2, y) / dem2
         x = np.where(ay <= t(0.7), central, outer)
-        k = t(2.0 / np.sqrt(np.pi)) if y.dtype == np.float64 else t(t(2.0) / np.float32(np.sqrt(np.pi)))
+        k = t(2.0) / t(np.sqrt(np.pi))  # static_cast<T>(2) / static_cast<T>(sqrt(pi))
         for _ in range(2):
             x = x - (erf(x) - y) / (k * exact(np.exp, -x * x))
         x = np.where(ay == one, np.copysign(t(np.inf), y), x)
@@ -279,7 +280,7 @@ def gelu_onednn(x: np.ndarray) -> np.ndarray:
         return x * (pol + np.float32(1)) * np.float32(0.5)
 
 
-# ---- fused multiply-add ---------------------------------------------------------------------------
+# ---- fused multiply-add --------------------------------------------------------------------------
 # Upstream's build contracts ``a * b + c`` into one fused multiply-add wherever the compiler sees
 # it (vectorized and scalar loops alike), so ``addcmul``, ``add(alpha=)``, ``lerp``, polynomial
 # evaluations... round once. float32 is emulated exactly through float64 (the product of two

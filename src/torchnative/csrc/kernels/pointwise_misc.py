@@ -2,10 +2,11 @@
 (relu, gelu, silu, mish, elu, leaky_relu, hardtanh, hardsigmoid, hardswish, softplus, threshold).
 
 Each formula is upstream's CPU loop, step by step, in the compute dtype (float32 for
-float16/bfloat16): the order of roundings decides the last bit. Where upstream's vectorized loop
-uses a fused multiply-add (lerp) the float32 case is computed in float64 and rounded once.
-gelu has both of upstream's forms: the exact ``x/2 (1 + erf(x/sqrt 2))`` and the tanh
-approximation; they differ by up to ~1e-3 and must never be swapped.
+float16/bfloat16): the order of roundings decides the last bit, and ``a * b + c`` is one fused
+multiply-add wherever upstream's compiled loop fuses it (lerp, addcmul, gelu's tanh form).
+gelu has both of upstream's forms, never to be swapped (they differ by up to ~1e-3): the exact
+``x/2 (1 + erf(x/sqrt 2))`` -- for contiguous float32/bfloat16/float16 computed as upstream's
+oneDNN kernel computes it, elsewhere with upstream's own vectorized erf -- and the tanh form.
 """
 
 from __future__ import annotations
@@ -13,19 +14,20 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as D
-from ..tensor import TensorBase
-from .common import opmath, wrap
-from .pointwise_base import (ALL_H, BF16, BOOL, COMPLEX, F16, F32, FLOAT_H, FLOAT_HC, INTEGRAL, REDUCED, U8,
-                             broadcasting, check, checked, finish, operand, py_dtype, quiet, result_type)
-from .pointwise_binary import dtype2, maximum, minimum
-from .pointwise_math import ONEDNN_BF16, ONEDNN_FP16, VEC_BYTES, erf, erf_vec32, exact, fma, gelu_onednn, vectorized_mask
+from .pointwise_base import (ALL_H, BF16, BOOL, COMPLEX, F16, F32, FLOAT_H, FLOAT_HC, INTEGRAL,
+                             NOTHING, REDUCED, U8, broadcasting, check, checked, compute_dtype,
+                             finish, needs_quiet, operand, quiet, result_type)
+from .pointwise_binary import maximum, minimum
+from .pointwise_math import (ONEDNN_BF16, ONEDNN_FP16, VEC_BYTES, erf, erf_vec32, exact, fma,
+                             gelu_onednn, vectorized_mask)
 from .registry import kernel
 
 
 def _apply(fn, self, dt, *more):
-    cdt = opmath(dt)
+    """``fn`` over self (and ``more`` tensors) cast to ``dt``, in its compute dtype."""
+    cdt = compute_dtype(dt)
     xs = [operand(t, dt, cdt) for t in (self, *more)]
-    with quiet():
+    with quiet() if needs_quiet(dt) else NOTHING:
         r = broadcasting(lambda: fn(*xs), self, *more)
     return finish(r, dt, self, *more)
 
@@ -50,7 +52,7 @@ def _is_nan(v) -> bool:
 
 
 def _nan_result(self, dt):
-    return wrap(np.full(self._size, np.nan, dtype=opmath(dt)), dt)
+    return finish(np.full(self._size, np.nan, dtype=compute_dtype(dt)), dt, self)
 
 
 @kernel("clamp")
@@ -104,8 +106,9 @@ def _clamp_inplace(functional):
 
         result = functional(self, *bounds)
         if result._dtype is not self._dtype:
-            raise RuntimeError(f"result type {result._dtype._cpp_name} can't be cast to the desired "
-                               f"output type {_TYPEMETA.get(self._dtype._name, self._dtype._name)}")
+            name = _TYPEMETA.get(self._dtype._name, self._dtype._name)
+            raise RuntimeError(f"result type {result._dtype._cpp_name} can't be cast to the "
+                               f"desired output type {name}")
         write_into(self, result)
         return self
 
@@ -193,25 +196,23 @@ def lerp_tensor(self, end, weight):
 
 
 def _pointwise3(name, self, t1, t2, value, fn):
+    """addcmul/addcdiv: ``value`` read as the compute type (float for float16/bfloat16, without
+    rounding it to the tensor's type first; Scalar.to<int>() truncates an in-range float)."""
     dt = result_type(self, t1, t2)
-    if (isinstance(value, bool) or py_dtype(value) is not BOOL) and value is not None:
-        pass
     check(f"{name}_cpu_out", dt, ALL_H | COMPLEX)
-    if dt in REDUCED:
-        v = np.float32(checked(value, F32))
-    else:
-        if dt in INTEGRAL and isinstance(value, (float, complex)) and not float(np.real(value)).is_integer():
-            pass  # Scalar.to<int>() truncates an in-range float
-        v = checked(value, dt)
+    v = np.float32(checked(value, F32)) if dt in REDUCED else checked(value, dt)
     return _apply(lambda a, b, c: fn(a, b, c, v), self, dt, t1, t2)
+
+
+def _addcmul(a, b, c, v):
+    return fma(v * b, c, a) if a.dtype.kind == "f" else a + v * b * c
 
 
 @kernel("addcmul")
 def addcmul(self, tensor1, tensor2, *, value=1):
     if result_type(self, tensor1, tensor2) is BOOL:
         raise NotImplementedError('"addcmul_cpu_out" not implemented for \'Bool\'')
-    return _pointwise3("addcmul", self, tensor1, tensor2, value,
-                       lambda a, b, c, v: fma(v * b, c, a) if a.dtype.kind == "f" else a + v * b * c)
+    return _pointwise3("addcmul", self, tensor1, tensor2, value, _addcmul)
 
 
 @kernel("addcdiv")

@@ -14,9 +14,8 @@ import numpy as np
 
 from .. import dtypes as D
 from ..tensor import TensorBase
-from .common import wrap
-from .pointwise_base import (BOOL, COMPLEX, F32, FLOAT_H, FLOATING, INTEGRAL, check, finish,
-                             operand, quiet, result_type)
+from .pointwise_base import (COMPLEX, FLOAT_H, FLOATING, INTEGRAL, check, finish, operand, quiet,
+                             result_type)
 from .pointwise_binary import apply2, dtype2
 from .pointwise_unary import apply1, float_dtype
 from .pointwise_math import exact, fma
@@ -52,34 +51,45 @@ def _series(z):
     return z * ((1 - _EULER_GAMMA) + z * acc)
 
 
+def _lgamma_pos(z):
+    """lgamma for z >= 0.5: the series around 2 (down-shifted by recurrence below 10, where
+    every term added is positive), Stirling's series from 10 up."""
+    shift = np.zeros_like(z)
+    w = z.copy()
+    for _ in range(10):  # z >= 0.5 needs at most 10 steps
+        small = w < 10
+        if not small.any():
+            break
+        shift = shift + np.where(small, np.log(np.where(small, w, 1.0)), 0.0)
+        w = np.where(small, w + 1, w)
+    inv = 1.0 / w
+    inv2 = inv * inv
+    series = inv * (1 / 12 - inv2 * (1 / 360 - inv2 * (1 / 1260 - inv2 * (1 / 1680 - inv2 / 1188))))
+    r = (w - 0.5) * np.log(w) - w + _HALF_LOG_2PI + series - shift
+    near2 = (z >= 1.5) & (z < 2.5)
+    near1 = (z >= 0.5) & (z < 1.5)
+    r = np.where(near2, _series(np.where(near2, z - 2, 0.0)), r)
+    z1 = np.where(near1, z - 1, 0.0)
+    r = np.where(near1, _series(z1) - np.log1p(z1), r)
+    mid = (z >= 2.5) & (z < 10)
+    if mid.any():
+        n = np.where(mid, np.floor(z - 1.5), 0.0)
+        logs = np.zeros_like(z)
+        for k in range(1, 9):
+            logs = logs + np.where(k <= n, np.log(np.where(k <= n, z - k, 1.0)), 0.0)
+        r = np.where(mid, _series(np.where(mid, z - n - 2, 0.0)) + logs, r)
+    return r
+
+
 def lgamma64(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, dtype=np.float64)
     with quiet():
         neg = x < 0.5
-        z = np.where(neg, 1.0 - x, x)  # reflection: lgamma(x) = log(pi/|sin(pi x)|) - lgamma(1-x)
-        shift = np.zeros_like(z)
-        w = z.copy()
-        for _ in range(10):  # recurrence up to w >= 10 (z >= 0.5 needs at most 10 steps)
-            small = w < 10
-            if not small.any():
-                break
-            shift = shift + np.where(small, np.log(np.where(small, w, 1.0)), 0.0)
-            w = np.where(small, w + 1, w)
-        inv = 1.0 / w
-        inv2 = inv * inv
-        series = inv * (1 / 12 - inv2 * (1 / 360 - inv2 * (1 / 1260 - inv2 * (1 / 1680 - inv2 / 1188))))
-        big = (w - 0.5) * np.log(w) - w + _HALF_LOG_2PI + series
-        r = big - shift
-        s = np.abs(np.sin(np.pi * (x - np.floor(x))))
-        refl = np.log(np.pi / s) - r
-        r = np.where(neg, refl, r)
-        # near lgamma's zeros at 1 and 2 the series keeps full relative precision
-        z2 = x - 2
-        near2 = (x >= 1.5) & (x < 2.5)
-        near1 = (x >= 0.5) & (x < 1.5)
-        r = np.where(near2, _series(np.where(near2, z2, 0.0)), r)
-        z1 = np.where(near1, x - 1, 0.0)
-        r = np.where(near1, _series(z1) - np.log1p(z1), r)
+        r = _lgamma_pos(np.where(neg, 1.0 - x, x))
+        # reflection: lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x), sin taken of x's
+        # distance to the nearest integer so that tiny |x| keeps its precision
+        s = np.abs(np.sin(np.pi * (x - np.round(x))))
+        r = np.where(neg, np.log(np.pi / s) - r, r)
         r = np.where((x <= 0) & (x == np.floor(x)), np.inf, r)
         r = np.where(np.isinf(x), np.inf, r)
         return np.where(np.isnan(x), x, r)
@@ -193,8 +203,10 @@ def lcm(self, other):
     check("lcm_cpu", dt, INTEGRAL)
 
     def fn(x, y):
-        g = _gcd(x, y)
-        return np.where(g == 0, 0, np.abs(x // np.where(g == 0, 1, g) * y)).astype(x.dtype)
+        # abs(a / g * b) in C's int arithmetic, then stored (wrapping) in the tensor's type
+        g = _gcd(x, y).astype(np.int64)
+        v = np.abs(x.astype(np.int64) // np.where(g == 0, 1, g) * y.astype(np.int64))
+        return np.where(g == 0, 0, v).astype(x.dtype)
 
     return apply2(fn, self, other, dt)
 
@@ -248,5 +260,3 @@ def equal(self, other):
     cdt = D.numpy_dtype(dt) if dt not in (D.BY_NAME["bfloat16"],) else np.dtype(np.float32)
     return bool(np.array_equal(operand(self, dt, cdt), operand(other, dt, cdt)))
 
-
-_unused = (BOOL, F32, wrap)  # noqa: F401

@@ -13,9 +13,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as D
-from .common import arr, opmath, wrap
-from .pointwise_base import (ALL_H, ALL_HC, BOOL, COMPLEX, F32, F64, FLOAT_H, FLOAT_HC, INTEGRAL, REDUCED, check,
-                             checked, finish, full_result, operand, quiet)
+from .common import arr, opmath
+from ..cast import cast_array
+from .pointwise_base import (ALL_H, ALL_HC, BOOL, COMPLEX, F32, F64, FLOAT_H, FLOAT_HC, INTEGRAL,
+                             NOTHING, REDUCED, check, checked, compute_dtype, finish,
+                             needs_quiet, operand, quiet)
 from .pointwise_math import erf, erf_vec32, erfc, erfinv, exact, vectorized_mask
 from .registry import kernel
 
@@ -26,8 +28,8 @@ def float_dtype(self) -> D.dtype:
 
 
 def apply1(fn, self, dt: D.dtype, out_dt: D.dtype | None = None):
-    x = operand(self, dt, opmath(dt))
-    with quiet():
+    x = operand(self, dt, compute_dtype(dt))
+    with quiet() if needs_quiet(dt) else NOTHING:
         r = fn(x)
     return finish(r, out_dt or dt, self)
 
@@ -83,7 +85,46 @@ def rsqrt(self):
 
 def _sigmoid(x):
     # upstream's loop: reciprocal(1 + exp(-x)), each step rounded in the compute dtype
-    return 1 / (1 + exact(np.exp, -x))
+    d = 1 + exact(np.exp, -x)
+    return complex_reciprocal(d) if d.dtype.kind == "c" else 1 / d
+
+
+def complex_reciprocal(z):
+    """Vectorized<complex>::reciprocal: conj(z) / (re^2 + im^2), all in z's precision."""
+    re, im = z.real, z.imag
+    n = re * re + im * im
+    out = np.empty_like(z)
+    with quiet():
+        out.real = re / n
+        out.imag = -im / n
+    return out
+
+
+def complex_log1p(z):
+    """c10's log1p for complex: 0.5 * log1p(x (2 + x) + y^2) near 0, log |1 + z| elsewhere,
+    with the angle atan2(y, 1 + x) -- numpy's log(1 + z) loses the small real part."""
+    w = z.astype(np.complex128)
+    x, y = w.real, w.imag
+    with quiet():
+        theta = np.arctan2(y, x + 1)
+        small = np.abs(w) < 0.5
+        r = x * (2 + x) + y * y
+        near = np.where(r == 0, x, 0.5 * np.log1p(r))
+        far = np.log(np.hypot(x + 1, y))
+    out = np.empty(w.shape, np.complex128)
+    out.real = np.where(small, near, far)
+    out.imag = theta
+    return out.astype(z.dtype)
+
+
+def _log1p(x):
+    return complex_log1p(x) if x.dtype.kind == "c" else exact(np.log1p, x)
+
+
+def _exp2(x):
+    if x.dtype.kind == "c":  # upstream: exp(ln 2 * z), ln 2 in the real precision
+        return exact(np.exp, x * x.real.dtype.type(np.log(2.0)))
+    return exact(np.exp2, x)
 
 
 def _sinc(x):
@@ -95,17 +136,17 @@ def _sinc(x):
 
 
 def _reciprocal(x):
-    return 1 / x
+    return complex_reciprocal(x) if x.dtype.kind == "c" else 1 / x
 
 
 for _names, _k, _types, _fn in (
     (("exp",), "exp_vml_cpu", FLOAT_HC, _e(np.exp)),
-    (("exp2",), "exp2_vml_cpu", FLOAT_HC, _e(np.exp2)),
+    (("exp2",), "exp2_vml_cpu", FLOAT_HC, _exp2),
     (("expm1",), "expm1_vml_cpu", FLOAT_HC, _e(np.expm1)),
     (("log",), "log_vml_cpu", FLOAT_HC, _e(np.log)),
     (("log2",), "log2_vml_cpu", FLOAT_HC, _e(np.log2)),
     (("log10",), "log10_vml_cpu", FLOAT_HC, _e(np.log10)),
-    (("log1p",), "log1p_vml_cpu", FLOAT_HC, _e(np.log1p)),
+    (("log1p",), "log1p_vml_cpu", FLOAT_HC, _log1p),
     (("sin",), "sin_vml_cpu", FLOAT_HC, _e(np.sin)),
     (("cos",), "cos_vml_cpu", FLOAT_HC, _e(np.cos)),
     (("tan",), "tan_vml_cpu", FLOAT_HC, _e(np.tan)),
@@ -158,6 +199,8 @@ def neg(self):
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you "
                            "are trying to invert a mask, use the `~` or `logical_not()` operator "
                            "instead.")
+    if self._dtype in COMPLEX:  # upstream's complex vector negation is 0 - z: -(0+0j) is +0
+        return _same(self, "neg_cpu", ALL_HC, lambda z: np.subtract(z.dtype.type(0), z))
     return _same(self, "neg_cpu", ALL_HC, np.negative)
 
 
@@ -182,7 +225,7 @@ def sign(self):
         raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex "
                                   "numbers. Please use torch.sgn instead.")
     if dt is BOOL:
-        return wrap(np.array(self._np), dt)
+        return apply1(np.copy, self, dt)
     return _same(self, "sign_cpu", ALL_H, _sign)
 
 
@@ -206,8 +249,8 @@ def sgn(self):
 def _rounding(name, kname, fn):
     def op(self):
         dt = self._dtype
-        if dt in INTEGRAL:
-            return wrap(np.array(self._np), dt)
+        if dt in INTEGRAL:  # result.copy_(self)
+            return apply1(np.copy, self, dt)
         if dt in COMPLEX and name != "round":
             raise NotImplementedError(f"{name} is not supported for complex inputs")
         check(kname, dt, FLOAT_H)
@@ -231,8 +274,7 @@ def round_decimals(self, *, decimals=0):
     check("round_cpu", dt, FLOAT_H)
     if decimals == 0:
         return apply1(np.rint, self, dt)
-    cdt = opmath(dt)
-    p = cdt.type(10.0 ** abs(decimals))
+    p = opmath(dt).type(10.0 ** abs(decimals))  # static_cast<opmath_t>(std::pow(10, decimals))
     if decimals < 0:
         return apply1(lambda x: np.rint(x / p) * p, self, dt)
     return apply1(lambda x: np.rint(x * p) / p, self, dt)
@@ -252,7 +294,7 @@ def bitwise_not(self):
 
 @kernel("logical_not")
 def logical_not(self):
-    return wrap(np.asarray(arr(self) == 0), BOOL)  # NaN is true, as in C++
+    return finish(arr(self) == 0, BOOL, self)  # NaN is true, as in C++
 
 
 @kernel("signbit")
@@ -261,32 +303,31 @@ def signbit(self):
     if dt in COMPLEX:
         raise NotImplementedError("signbit is not implemented for complex tensors.")
     if dt is BOOL or dt.is_signed is False:
-        return full_result(False, self._size, BOOL)
+        return _all_false(self)
     check("signbit_cpu", dt, ALL_H)
-    x = operand(self, dt, opmath(dt))
-    return wrap(np.asarray(np.signbit(x) if dt.is_floating_point else x < 0), BOOL)
+    return apply1(np.signbit if dt.is_floating_point else (lambda x: x < 0), self, dt, BOOL)
 
 
 # ---- predicates ---------------------------------------------------------------------------------
-def _parts(self):
-    x = operand(self, self._dtype, opmath(self._dtype))
-    return (x.real, x.imag) if self._dtype in COMPLEX else (x,)
+def _all_false(self):
+    """zeros_like(self, kBool), laid out like self."""
+    return finish(np.zeros(self._size, dtype=bool), BOOL, self)
 
 
 @kernel("isnan")
 def isnan(self):
     dt = self._dtype
     if not (dt.is_floating_point or dt.is_complex):
-        return full_result(False, self._size, BOOL)
-    return wrap(np.asarray(np.isnan(operand(self, dt, opmath(dt)))), BOOL)
+        return _all_false(self)
+    return apply1(np.isnan, self, dt, BOOL)
 
 
 @kernel("isinf")
 def isinf(self):
     dt = self._dtype
     if not (dt.is_floating_point or dt.is_complex):
-        return full_result(False, self._size, BOOL)
-    return wrap(np.asarray(np.isinf(operand(self, dt, opmath(dt)))), BOOL)
+        return _all_false(self)
+    return apply1(np.isinf, self, dt, BOOL)
 
 
 def _signed_inf(name, positive):
@@ -295,9 +336,9 @@ def _signed_inf(name, positive):
         if dt in COMPLEX:
             raise RuntimeError(f"{name} does not support complex inputs.")
         if not dt.is_floating_point:
-            return full_result(False, self._size, BOOL)
-        x = operand(self, dt, opmath(dt))
-        return wrap(np.asarray(x == (np.inf if positive else -np.inf)), BOOL)
+            return _all_false(self)
+        inf = np.inf if positive else -np.inf
+        return apply1(lambda x: x == inf, self, dt, BOOL)
 
     op.__name__ = name
     return kernel(name)(op)
@@ -310,17 +351,16 @@ isneginf = _signed_inf("isneginf", False)
 @kernel("nan_to_num")
 def nan_to_num(self, nan=None, posinf=None, neginf=None):
     dt = self._dtype
-    if not (dt.is_floating_point or dt.is_complex):
-        return wrap(np.array(self._np), dt)
+    if not (dt.is_floating_point or dt.is_complex):  # result.copy_(self)
+        return apply1(np.copy, self, dt)
     real = dt.to_real() if dt in COMPLEX else dt
     check("nan_to_num", real, FLOAT_H)
     big = _max_of(real)
 
-    def repl(v, default):
+    def repl(v, default):  # static_cast<scalar_t>(double)
         if v is None:
             return default
-        from ..cast import cast_array
-        return float(cast_array(np.asarray(float(v)), D.BY_NAME["float64"], real).astype(np.float64))
+        return float(cast_array(np.asarray(float(v)), F64, real).astype(np.float64))
 
     vals = (repl(nan, 0.0), repl(posinf, big), repl(neginf, -big))
 

@@ -21,7 +21,7 @@ from .. import random as R
 from ..cast import cast_array
 from ..construct import checked_device, empty
 from ..promotion import promote_types
-from ..tensor import TensorBase, contiguous_strides
+from ..tensor import TensorBase
 from .common import INT64, arr, opmath, wrap
 from .indexing import _name, assert_no_internal_overlap, expand_inplace_check, infer_size, ti_perm
 from .registry import kernel
@@ -109,9 +109,9 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None):
             raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                                f"from={_fmt(from_)} > to={_fmt(to)}")
         if not to - from_ <= hi:
-            raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<{_name(dt)}>::max(), "
-                               f"but found to={_fmt(to)} and from={_fmt(from_)} which result in "
-                               "to-from to exceed the limit")
+            raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<{_name(dt)}>"
+                               f"::max(), but found to={_fmt(to)} and from={_fmt(from_)} which "
+                               "result in to-from to exceed the limit")
     gen = _engine(generator)
     return _sampled(self, lambda shape, name: R.uniform_(gen, shape, name, from_, to))
 
@@ -467,6 +467,3 @@ def multinomial(self, num_samples, replacement=False, *, generator=None):
     with _dispatch_errors():
         values = R.multinomial(_engine(generator), arr(self), num_samples, replacement)
     return wrap(np.ascontiguousarray(values, dtype=np.int64), INT64)
-
-
-del contiguous_strides

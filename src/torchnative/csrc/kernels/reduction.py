@@ -76,10 +76,14 @@ def reduced_numel(t: TensorBase, axes) -> int:
     return n
 
 
-def reduced_size(t: TensorBase, axes, keepdim: bool) -> tuple:
+def reduced_shape(shape, axes, keepdim: bool) -> tuple:
     if keepdim:
-        return tuple(1 if i in axes else s for i, s in enumerate(t._size))
-    return tuple(s for i, s in enumerate(t._size) if i not in axes)
+        return tuple(1 if i in axes else s for i, s in enumerate(shape))
+    return tuple(s for i, s in enumerate(shape) if i not in axes)
+
+
+def reduced_size(t: TensorBase, axes, keepdim: bool) -> tuple:
+    return reduced_shape(t._size, axes, keepdim)
 
 
 # ---- results and refusals -----------------------------------------------------------------------
@@ -135,12 +139,6 @@ def pairwise_sum(a: np.ndarray, axes: tuple, keepdim: bool) -> np.ndarray:
             return out.reshape(reduced_shape(a.shape, axes, keepdim))
         return np.add.reduce(a, axis=axes, dtype=wide, keepdims=keepdim)
     return np.add.reduce(a, axis=axes, dtype=a.dtype, keepdims=keepdim)
-
-
-def reduced_shape(shape, axes, keepdim):
-    if keepdim:
-        return tuple(1 if i in axes else s for i, s in enumerate(shape))
-    return tuple(s for i, s in enumerate(shape) if i not in axes)
 
 
 # ---- sum, nansum, mean, nanmean -----------------------------------------------------------------

@@ -13,7 +13,7 @@ import numpy as np
 from ..tensor import wrap_dim
 from .common import INT64, arr, as_compute
 from .reduction import (ALL_LOWP_BOOL, BOOL, LOWP, check_ndim, dim_list, dispatch, finish,
-                        reduce_axes, reduced_size)
+                        reduce_axes, reduced_shape, reduced_size)
 from .registry import kernel
 
 
@@ -62,7 +62,7 @@ def _extreme(a: np.ndarray, axes: tuple, keepdim: bool, is_max: bool, last_zero:
         pos = n - 1 - np.argmax(hit[..., ::-1], -1) if last_zero else np.argmax(hit, -1)
         chosen = np.take_along_axis(flat, pos[..., None], -1)
         m = np.where(m == 0, chosen.reshape(m.shape), m)
-    return m if keepdim else m.reshape(tuple(s for i, s in enumerate(a.shape) if i not in axes))
+    return m if keepdim else m.reshape(reduced_shape(a.shape, axes, False))
 
 
 def _amaxmin(self, dim, keepdim, is_max):

@@ -18,7 +18,7 @@ import numpy as np
 from .. import dtypes as D
 from ..promotion import promote_types
 from .common import as_compute
-from .reduction import dim_list, finish, reduce_axes, warn, widened
+from .reduction import dim_list, finish, reduce_axes, reduced_shape, warn, widened
 from .registry import kernel
 
 
@@ -65,8 +65,7 @@ def _two_pass(x: np.ndarray, axes, correction: float):
 
 def _var(self, x: np.ndarray, axes, keepdim, correction: float, with_mean: bool):
     """(var, mean) of real ``x`` (``self``'s values in float64), as upstream computes them."""
-    out_shape = tuple(1 if i in axes else s for i, s in enumerate(x.shape)) if keepdim else \
-        tuple(s for i, s in enumerate(x.shape) if i not in axes)
+    out_shape = reduced_shape(x.shape, axes, keepdim)
     with np.errstate(all="ignore"):
         if x.size == 0 or 0 in [x.shape[a] for a in axes]:
             nan = np.full(out_shape, np.nan)
@@ -183,8 +182,7 @@ def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None):
     with np.errstate(all="ignore"):
         if all(self._size[a] == 1 for a in axes):  # upstream: abs(x) (or x != 0), nothing summed
             r = (x != 0) if p == 0 else np.abs(x)
-            return finish(r if keepdim else r.reshape(
-                tuple(s for i, s in enumerate(x.shape) if i not in axes)), out_dt)
+            return finish(r.reshape(reduced_shape(x.shape, axes, keepdim)), out_dt)
         a = widened(np.abs(x))
         if p == 0:
             r = np.add.reduce(a != 0, axis=axes, keepdims=keepdim, dtype=np.float64)

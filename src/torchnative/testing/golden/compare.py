@@ -134,10 +134,18 @@ def close(u: np.ndarray, o: np.ndarray, high: np.ndarray | None, spread: float, 
             f"{o.ravel()[first]!r} vs {u.ravel()[first]!r})")
 
 
-@comparator("random ops under the same seed reproduce upstream's bits (DESIGN.md §8)")
-def seeded(u: np.ndarray, o: np.ndarray):
+# Where upstream disagrees with itself under the same seed (DESIGN.md §8, measured there): normal_ on
+# >= 16 float32 values, vectorized vs scalar kernel, up to ~32 ulp; uniform_(a, b), with or without a
+# fused multiply-add, ~1 ulp. Keyed by the kernel's spelling suffix: (dtype or None, min numel, ulps).
+SEEDED_SELF_DISAGREEMENT = {"normal_": ("float32", 16, 32), "uniform_": (None, 0, 1)}
+
+
+@comparator("random ops under the same seed reproduce upstream's bits (DESIGN.md §8), except where "
+            "upstream disagrees with itself (normal_ float32 >= 16 values: 32 ulp; uniform_: 1 ulp)")
+def seeded(u: np.ndarray, o: np.ndarray, rel: float = 0.0):
     fin = np.isfinite(u) & np.isfinite(o)
-    bad = fin & (u != o)
+    with np.errstate(invalid="ignore"):
+        bad = fin & (np.abs(o - u) > rel * np.abs(u))
     return f"{int(bad.sum())} elements differ under the same seed" if bad.any() else None
 
 
@@ -275,10 +283,17 @@ class _Walk:
         if elementwise:
             self.v.check("signed_zero", ur, orr)
         if self.c.sample.get("random"):
-            self.v.check("seeded", ur, orr)
+            self.v.check("seeded", ur, orr, self.seeded_allowance(uv, dt))
             return
         refs = {k: real_view(r) for k, r in refs.items() if real_view(r).shape == ur.shape}
         self.v.check("close", ur, orr, refs.get("high"), spread(ur, refs, dt), self.c.tol(dt))
+
+    def seeded_allowance(self, uv: np.ndarray, dt: str) -> float:
+        """Relative difference allowed under the same seed: ulps x eps where upstream disagrees with itself."""
+        for suffix, (dtype, min_numel, ulps) in SEEDED_SELF_DISAGREEMENT.items():
+            if self.c.case["fn"].endswith(suffix) and dtype in (None, dt) and uv.size >= min_numel:
+                return ulps * codec.finfo(dt)[0]
+        return 0.0
 
     def zero_sign_matters(self, u: dict, uv: np.ndarray) -> bool:
         """Elementwise ops (IEEE fixes each zero's sign), or the output only holds input values."""

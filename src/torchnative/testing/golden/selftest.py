@@ -73,6 +73,8 @@ class World:
         m = rng.standard_normal((3, 5)).astype(np.float32)
         self.op("max", "OpInfo", [m, 1], (m.max(1), m.argmax(1)), None, key="max.reduction_with_dim")
         self.op("dropout", "OpInfo", [m], m * (rng.random((3, 5)) > .5) * 2, None, random=True)
+        self.op("normal_", "OpInfo", [m], rng.standard_normal((4, 5)).astype(np.float32), None, random=True,
+                variants=("inplace",))
         z = (rng.standard_normal((4, 3)) + 1j * rng.standard_normal((4, 3))).astype(np.complex64)
         self.op("mul", "BinaryUfuncInfo", [z, z], z * z, z.astype(np.complex128) ** 2)
         self.op("div", "BinaryUfuncInfo", [a, b], exc("RuntimeError"), None, kind="error")
@@ -111,7 +113,7 @@ class World:
             res = copy.deepcopy(up)
             if variant == "inplace":
                 res["alias"] = ["input0"]
-            cases.append({"id": f"c{i}", "sample": "s0", "variant": variant, "fn": f"synthetic.{name}",
+            cases.append({"id": f"c{i}", "sample": "s0", "variant": variant, "fn": f"synthetic.Tensor.{name}",
                           "upstream": res})
         self.ops[key] = {"key": key, "name": name, "family": family, "samples": [sample], "cases": cases}
 
@@ -260,6 +262,10 @@ FAULTS = [
     Fault("neglog", "in-place returns a copy", lambda r, a: r.update(alias=["new"]), "alias", case=1),
     Fault("dropout", "1 ulp off under the same seed", on_values(set_last(lambda v: np.nextafter(
         v, np.float32(np.inf)))), "seeded"),
+    Fault("normal_", "16 ulp off: within upstream's own kernel disagreement", on_values(
+        lambda a: a + 16 * np.spacing(np.abs(a))), None),
+    Fault("normal_", "64 ulp off under the same seed", on_values(lambda a: a * (1 + 64 * 2.0 ** -23)),
+          "seeded"),
     Fault("sort", "index of a non-tie", break_tie("non-tie"), "tie"),
     Fault("sort", "duplicated index (not a permutation)", break_tie("dup"), "tie"),
     Fault("max.reduction_with_dim", "one output missing", lambda r, a: r["value"].update(
