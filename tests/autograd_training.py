@@ -47,7 +47,32 @@ def run(torch, dtype):
                 losses.append(loss.item())
             out[f"{name}/{foreach}"] = [losses, [p.detach().double().reshape(-1).tolist()
                                                  for p in params]]
+    out["cnn_batchnorm/sgd_momentum"] = _cnn(torch, dtype)
     return out
+
+
+def _cnn(torch, dtype):
+    """conv -> batch norm (train mode) -> relu -> max pool -> linear, SGD with momentum."""
+    nn = torch.nn
+    net = nn.Sequential(nn.Conv2d(2, 4, 3, padding=1, dtype=dtype), nn.BatchNorm2d(4, dtype=dtype),
+                        nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(4 * 4 * 4, 3,
+                                                                            dtype=dtype))
+    r = np.random.default_rng(2)
+    with torch.no_grad():
+        for p in net.parameters():
+            p.copy_(torch.from_numpy(r.standard_normal(tuple(p.shape)) * 0.2))
+    x = torch.from_numpy(r.standard_normal((5, 2, 8, 8))).to(dtype)
+    y = torch.from_numpy(r.integers(0, 3, 5))
+    opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+    losses = []
+    for _ in range(STEPS):
+        opt.zero_grad()
+        loss = -torch.log_softmax(net(x), 1).gather(1, y[:, None]).mean()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return [losses, [p.detach().double().reshape(-1).tolist() for p in net.parameters()] +
+            [net[1].running_mean.double().tolist(), net[1].running_var.double().tolist()]]
 
 
 if __name__ == "__main__":

@@ -219,13 +219,17 @@ class Param:
         return None if self.default is _MISSING else self.default
 
 
+# at::Reduction (the loss functions' ``reduction`` default)
+_REDUCTIONS = {"at::Reduction::None": 0, "at::Reduction::Mean": 1, "at::Reduction::Sum": 2}
+
+
 def _parse_default(kind: str, text: str | None, size: int):
     if text is None:
         return _MISSING
     if text == "None":
         return None
     if kind in ("int64_t", "SymInt"):
-        return int(text)
+        return _REDUCTIONS[text] if text in _REDUCTIONS else int(text)
     if kind == "bool":
         return text in ("True", "true")
     if kind in ("double", "complex"):
@@ -248,7 +252,9 @@ def _parse_default(kind: str, text: str | None, size: int):
 
         return layouts.BY_NAME[text.split(".")[-1]]
     if kind in ("std::string", "c10::string_view"):
-        return text.strip("\"'")
+        import ast
+
+        return ast.literal_eval(text)
     return None
 
 

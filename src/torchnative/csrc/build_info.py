@@ -67,10 +67,17 @@ def not_available() -> bool:
     return False
 
 
+def no_devices() -> int:
+    return 0
+
+
 TORCH_C.update({
     "torch._C._accelerator_getAccelerator": accelerator_get_accelerator,
     "torch._C._mps_is_available": not_available,
     "torch._C._mtia_isBuilt": not_available,
+    "torch._C._mps_is_in_bad_fork": not_available,
+    "torch._C._mtia_isInBadFork": not_available,
+    "torch._C._mtia_getDeviceCount": no_devices,
     "torch._C.get_num_threads": get_num_threads,
     "torch._C.set_num_threads": set_num_threads,
     "torch._C.get_num_interop_threads": get_num_interop_threads,

@@ -47,7 +47,7 @@ def parse_to(self, *args, **kwargs):
     rest = list(args)
     if rest and isinstance(rest[0], TensorBase):
         other = rest.pop(0)
-    elif rest and (isinstance(rest[0], (str, _device)) or (
+    elif rest and (rest[0] is None or isinstance(rest[0], (str, _device)) or (
             isinstance(rest[0], numbers.Integral) and not isinstance(rest[0], bool))):
         device = rest.pop(0)
         if rest and (isinstance(rest[0], D.dtype) or rest[0] is None):

@@ -52,6 +52,26 @@ def infer_dtype(data):
             D.get_default_complex_dtype()][kind]
 
 
+def materialize_dtype(data):
+    """The dtype Python data is read in before the cast to the result dtype: Python numbers at
+    full width (float64, complex128, int64, bool), so ``torch.tensor([0.3], dtype=float64)``
+    never rounds through the default float dtype; arrays and tensors bring their own."""
+    if isinstance(data, TensorBase):
+        return data.dtype
+    if isinstance(data, np.ndarray):
+        return D.dtype_from_numpy(data.dtype)
+    if isinstance(data, np.generic):
+        return D.dtype_from_numpy(data.dtype)
+    if isinstance(data, (list, tuple)):
+        found = None
+        for item in data:
+            dt = materialize_dtype(item)
+            found = dt if found is None else _promote(found, dt)
+        return found if found is not None else D.BY_NAME["float64"]
+    kind = _kind_of_scalar(data)
+    return D.BY_NAME[("bool", "int64", "float64", "complex128")[kind]]
+
+
 def _promote(a, b):
     from .promotion import promote_types
 
@@ -98,7 +118,7 @@ def tensor_from_data(data, dtype=None, device=None):
         return out
     from .cast import cast_array
 
-    src_dt = infer_dtype(data)
+    src_dt = materialize_dtype(data)
     src = np.asarray(_to_numpy(data, D.numpy_dtype(src_dt)), dtype=D.numpy_dtype(src_dt))
     out._np[...] = cast_array(src.reshape(shape), src_dt, dt)
     return out

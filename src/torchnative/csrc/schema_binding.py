@@ -43,6 +43,12 @@ def _matches(value, t) -> bool:
         return isinstance(value, tuple)
     if kind == "NoneType":
         return value is None
+    if kind == "ScalarTypeType":
+        return type(value).__name__ == "dtype" or value in (int, float, bool, complex)
+    if kind == "LayoutType":
+        return type(value).__name__ == "layout"
+    if kind == "MemoryFormatType":
+        return type(value).__name__ == "memory_format"
     return True  # dtype/layout/device/generator/... : accepted, the kernel validates
 
 
@@ -63,6 +69,6 @@ def binds(schema, args: tuple, kwargs: dict) -> bool:
                 if a.has_default_value() or a.type.kind() == "OptionalType":
                     continue
                 return False
-        if not _matches(value, a.type):
+        if not _matches(value, a.real_type):
             return False
     return True

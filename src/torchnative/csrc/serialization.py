@@ -187,8 +187,8 @@ class PyTorchFileWriter:
     def __init__(self, file_name, compute_crc32: bool = True, storage_alignment: int = 64):
         self._file = None
         self._finalized = True       # until set up: a failed constructor leaves nothing to finish
-        if isinstance(file_name, (str, os.PathLike)) and not isinstance(file_name, bytes):
-            name = os.fspath(file_name)
+        if isinstance(file_name, (str, bytes)):     # pybind's std::string overload
+            name = os.fsdecode(file_name)
             self._archive = _basename(name)
             if not self._archive:
                 raise RuntimeError(f"invalid file name: {name}")
@@ -401,7 +401,8 @@ class PyTorchFileReader:
     """caffe2::serialize::PyTorchStreamReader (torch/csrc/jit/python/init.cpp bindings)."""
 
     def __init__(self, file_or_buffer):
-        if isinstance(file_or_buffer, str):
+        if isinstance(file_or_buffer, (str, bytes)):
+            file_or_buffer = os.fsdecode(file_or_buffer)
             try:
                 self._owned = open(file_or_buffer, "rb")
             except OSError as e:

@@ -11,6 +11,7 @@ instead of accumulated.
 from __future__ import annotations
 
 import heapq
+import itertools
 import threading
 
 from ..tensor import TensorBase
@@ -23,9 +24,18 @@ class _TLS(threading.local):
         self.needed = None  # set of nodes to execute in the current pass (None: all)
         self.depth = 0
         self.callbacks = None
+        self.task_id = -1  # the running graph task (-1: none)
+        self.node = None  # the node being executed
+        self.graph = None  # nodes reachable in the running task
 
 
 TLS = _TLS()
+_TASKS = itertools.count()
+
+
+class _Anomaly:
+    enabled = False
+    check_nan = True
 
 
 def current_needed():
@@ -47,7 +57,7 @@ class ImperativeEngine:
         TLS.callbacks.append(callback)
 
     def is_checkpoint_valid(self) -> bool:
-        return TLS.depth == 0 or True
+        return True  # one engine thread: reentrant checkpoints are always valid
 
 
 def _output_edge(x):
@@ -186,9 +196,11 @@ def execute(root, outputs, keep_graph, create_graph, accumulate_grad, capture_id
             needed = _needed(root, seen, targets)
             needed.add(root)
     captured = [None] * len(outputs)
-    prev = (TLS.needed, TLS.callbacks)
+    prev = (TLS.needed, TLS.callbacks, TLS.task_id, TLS.node, TLS.graph)
     TLS.needed = needed if not captures else needed | set(captures)
     TLS.callbacks = []
+    TLS.task_id = next(_TASKS)
+    TLS.graph = seen
     TLS.depth += 1
     prev_grad = _GRAD.grad_enabled
     _GRAD.grad_enabled = bool(create_graph)
@@ -209,7 +221,11 @@ def execute(root, outputs, keep_graph, create_graph, accumulate_grad, capture_id
                     captured[k] = inputs[nr] if nr < len(inputs) else None
             if needed is not None and fn not in needed:
                 continue
+            TLS.node = fn
             outs = _call_function(fn, inputs)
+            TLS.node = None
+            if _Anomaly.enabled and _Anomaly.check_nan:
+                _check_nan(fn, outs)
             if not keep_graph:
                 fn.release_variables()
             for i, (nxt, nr) in enumerate(fn._next):
@@ -241,9 +257,16 @@ def execute(root, outputs, keep_graph, create_graph, accumulate_grad, capture_id
             i += 1
     finally:
         _GRAD.grad_enabled = prev_grad
-        TLS.needed, TLS.callbacks = prev
+        TLS.needed, TLS.callbacks, TLS.task_id, TLS.node, TLS.graph = prev
         TLS.depth -= 1
     return captured
+
+
+def _check_nan(fn, outs):
+    for i, g in enumerate(outs):
+        if isinstance(g, TensorBase) and (g._dtype.is_floating_point or g._dtype.is_complex) \
+                and bool(g.isnan().any()):
+            raise RuntimeError(f"Function '{fn.name()}' returned nan values in its {i}th output.")
 
 
 def _accumulate(old, new, create_graph):
@@ -379,4 +402,65 @@ def grad_layout_fn():
     return None
 
 
-TORCH_C = {"torch._C._ImperativeEngine": ImperativeEngine}
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    _Anomaly.enabled, _Anomaly.check_nan = bool(enabled), bool(check_nan)
+
+
+def is_anomaly_enabled() -> bool:
+    return _Anomaly.enabled
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    return _Anomaly.check_nan
+
+
+def current_graph_task_id() -> int:
+    return TLS.task_id
+
+
+def has_current_graph_task() -> bool:
+    return TLS.task_id != -1
+
+
+def current_autograd_node():
+    return TLS.node
+
+
+def will_engine_execute_node(node) -> bool:
+    if TLS.task_id == -1:
+        raise RuntimeError("_will_engine_execute_node should only be called during the backward "
+                           "pass")
+    fn = node.node if hasattr(node, "output_nr") and hasattr(node, "node") else node
+    if TLS.needed is not None:
+        return fn in TLS.needed
+    return TLS.graph is not None and fn in TLS.graph
+
+
+class _Group:
+    current = None
+
+
+def get_graph_exec_group():
+    """checkpoint's GraphExecGroup: a Python object upstream keeps for the running task."""
+    return _Group.current
+
+
+def set_graph_exec_group(group) -> None:
+    _Group.current = group
+
+
+_A = "torch._C._autograd."
+TORCH_C = {
+    "torch._C._get_graph_exec_group": get_graph_exec_group,
+    "torch._C._set_graph_exec_group": set_graph_exec_group,
+    "torch._C._ImperativeEngine": ImperativeEngine,
+    "torch._C.set_anomaly_enabled": set_anomaly_enabled,
+    "torch._C.is_anomaly_enabled": is_anomaly_enabled,
+    "torch._C.is_anomaly_check_nan_enabled": is_anomaly_check_nan_enabled,
+    "torch._C._current_graph_task_id": current_graph_task_id,
+    "torch._C._will_engine_execute_node": will_engine_execute_node,
+    _A + "_get_current_graph_task_id": current_graph_task_id,
+    _A + "_has_current_graph_task": has_current_graph_task,
+    _A + "_current_autograd_node": current_autograd_node,
+    _A + "_will_engine_execute_node": will_engine_execute_node,
+}

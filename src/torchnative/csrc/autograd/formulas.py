@@ -11,7 +11,7 @@ disk beside the operator table; ``Entry`` compiles an overload's formulas lazily
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from .translate import TranslationError, translate

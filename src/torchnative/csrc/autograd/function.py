@@ -44,7 +44,7 @@ class _FunctionBase(Node):
         if self._released:
             raise RuntimeError(_SAVED_FREED)
         if self._saved is None:
-            return tuple(self.to_save or ())
+            return ()
         return tuple(s.unpack(self) if s is not None else None for s in self._saved)
 
     saved_variables = saved_tensors
@@ -196,6 +196,9 @@ def _wrap_outputs(ctx, args, output, executable):
         ctx._saved = saved
     elif not executable:
         ctx._saved = None
+    # as upstream, the context keeps SavedVariables only (holding the outputs themselves
+    # would make a reference cycle output -> node -> output)
+    ctx.to_save = ctx.dirty_tensors = ctx.non_differentiable = None
     return wrapped[0] if single else tuple(wrapped)
 
 

@@ -103,8 +103,6 @@ class Node:
         self._retains_grad[tensor._output_nr] = weakref.ref(tensor)
 
     def __call__(self, *grads):
-        from .grad_mode import TLS
-
         out = self._run(list(grads))
         return tuple(out) if len(out) != 1 else out[0]
 
@@ -334,6 +332,21 @@ class SavedVariable:
         if self.hooks is not None:
             self.packed = _FREED
 
+    def register_hooks(self, pack_hook, unpack_hook) -> None:
+        """SavedTensor.register_hooks: pack now, unpack on use (the ``_raw_saved_*`` API)."""
+        if self.hooks is not None:
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already "
+                               "been set. Hint: only one pair of hooks is allowed at a time.")
+        if self.data is None:
+            raise RuntimeError(_SAVED_FREED)
+        self.packed = pack_hook(self.data)
+        self.hooks = unpack_hook
+        self.data = None
+
+
+def make_saved_tensor(tensor, is_output: bool, is_inplace_on_view: bool = False):
+    return SavedVariable(tensor, is_output)
+
 
 _FREED = object()
 
@@ -348,3 +361,5 @@ TORCH_C_FUNCTIONS = {"AccumulateGrad": AccumulateGrad, "DelayedError": DelayedEr
                      "UndefinedGrad": UndefinedGrad, "GraphRoot": GraphRoot, "Error": Error}
 
 TORCH_C = {f"torch._C._functions.{k}": v for k, v in TORCH_C_FUNCTIONS.items()}
+TORCH_C["torch._C._autograd.SavedTensor"] = SavedVariable
+TORCH_C["torch._C._autograd._make_saved_tensor"] = make_saved_tensor

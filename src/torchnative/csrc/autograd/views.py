@@ -9,7 +9,6 @@ an AsStridedBackward0 reading that slice of the base.
 
 from __future__ import annotations
 
-from .grad_mode import TLS as _GRAD
 from .node import Node, gradient_edge
 
 

@@ -309,11 +309,12 @@ class _Advanced:
         return ti_output_strides(self.shape, [self.src_strides] + self.index_strides)
 
 
-def _single_index(self, indices):
-    """(dim, index array) when one contiguous int64/int32 tensor indexes a contiguous ``self``
-    in bounds and the other entries are None: the result is ``np.take`` along that dim, laid
-    out contiguously (TensorIterator's order for such operands). None otherwise."""
-    if len(indices) > len(self._size) or not self.is_contiguous():
+def _single_index(self, indices, writing=False):
+    """(dim, index array) when one contiguous int64/int32 tensor indexes ``self`` (contiguous,
+    unless ``writing``) in bounds and the other entries are None: reading is then ``np.take``
+    along that dim, laid out contiguously (TensorIterator's order for such operands). None
+    otherwise."""
+    if len(indices) > len(self._size) or not (writing or self.is_contiguous()):
         return None
     found = None
     for d, idx in enumerate(indices):
@@ -376,6 +377,19 @@ def _masked_fill_dispatch(self, indices, values):
 @kernel("_index_put_impl_")
 def _index_put_impl_(self, indices, values, accumulate=False, unsafe=False):
     indices = list(indices)
+    single = _single_index(self, indices, writing=True)
+    if single is not None and values._dtype == self._dtype and values._storage is not \
+            self._storage and not _has_internal_overlap(self):
+        d, idx = single
+        shape = self._size[:d] + tuple(idx.shape) + self._size[d + 1:]
+        if len(values._size) <= len(shape) and all(
+                v == 1 or v == n for v, n in zip(reversed(values._size), reversed(shape))):
+            key = (slice(None),) * d + (idx,)
+            if accumulate:
+                np.add.at(arr(self), key, np.broadcast_to(arr(values), shape))
+            else:
+                arr(self)[key] = arr(values)
+            return self
     if len(indices) > self.dim():
         raise IndexError(f"too many indices for tensor of dimension {self.dim()} "
                          f"(got {len(indices)})")

@@ -40,6 +40,16 @@ def _operand(t, dt) -> np.ndarray:
     return as_compute(t, dt) if dt in _WIDEN else arr(t)
 
 
+def _gemm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a @ b for 2-d arrays. A single row (decode) or column goes through BLAS gemv, which numpy
+    only picks for 1-d operands and which is several times faster than gemm there."""
+    if a.shape[0] == 1 and a.shape[1] > 0:
+        return np.dot(a[0], b)[None, :]
+    if b.shape[1] == 1 and b.shape[0] > 0:
+        return np.dot(a, b[:, 0])[:, None]
+    return np.matmul(a, b)
+
+
 def _zeros(shape, dt):
     out = empty(shape, dt, CPU)
     out._np[...] = 0
@@ -91,7 +101,7 @@ def mm(self, mat2):
         return _zeros((n, p), dt)
     if dt not in _ADDMM:
         raise not_implemented("addmm_impl_cpu_", dt)
-    return wrap(np.matmul(_operand(self, dt), _operand(mat2, dt)), dt)
+    return wrap(_gemm(_operand(self, dt), _operand(mat2, dt)), dt)
 
 
 @kernel("addmm")
@@ -116,7 +126,7 @@ def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         raise not_implemented("addmm_impl_cpu_", dt)
     om = opmath_dtype(dt)
     a, b = scalar_to(alpha, om), scalar_to(beta, om)
-    prod = np.matmul(_operand(mat1, dt), _operand(mat2, dt))
+    prod = _gemm(_operand(mat1, dt), _operand(mat2, dt))
     return wrap(_scaled(prod, a, _operand(self_b, dt) if b != 0 else None, b), dt)
 
 
@@ -222,6 +232,28 @@ def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
         first = _operand(self_b, dt) * b if b != 1 else _operand(self_b, dt)
         prods[0] += first
     return wrap(np.add.reduce(prods, axis=0), dt)
+
+
+def _addbmm_into(dest, self, batch1, batch2, beta, alpha):
+    """addbmm_out: the result is resized as the broadcast self (no resize warning), then
+    written."""
+    result = addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+    if tuple(dest._size) != tuple(result._size):
+        call("resize_", dest, list(result._size))
+    from .copy import copy_into
+
+    copy_into(dest, result)
+    return dest
+
+
+@kernel("addbmm_")
+def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    return _addbmm_into(self, self, batch1, batch2, beta, alpha)
+
+
+@kernel("addbmm.out")
+def addbmm_out(self, batch1, batch2, *, beta=1, alpha=1, out):
+    return _addbmm_into(out, self, batch1, batch2, beta, alpha)
 
 
 # ---- addmv, mv, dot, vdot ---------------------------------------------------------------------
@@ -491,3 +523,13 @@ def linear(input, weight, bias=None):
             return call("add.Tensor", output, bias)
         call("add_.Tensor", output, bias)
     return output
+
+
+@kernel("linear.out")
+def linear_out(input, weight, bias=None, *, out):
+    if input.dim() == 2 and bias is not None:
+        return call("addmm.out", bias, input, call("t", weight), out=out)
+    call("matmul.out", input, call("t", weight), out=out)
+    if bias is not None:
+        call("add_.Tensor", out, bias)
+    return out

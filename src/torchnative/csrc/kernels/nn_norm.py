@@ -297,7 +297,8 @@ def _check_features(name, expected, t):
 @kernel("_batch_norm_impl_index", composite=True)
 def _batch_norm_impl_index(input, weight, bias, running_mean, running_var, training, momentum,
                            eps, cudnn_enabled):
-    c = input.size(1)
+    # input.sizes()[1]: a 1-d input reads the unused (zero) slot of its size storage upstream
+    c = input._size[1] if input.dim() > 1 else 0
     if running_mean is not None:
         _check_features("running_mean", c, running_mean)
     elif not training:

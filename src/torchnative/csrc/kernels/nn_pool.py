@@ -199,9 +199,9 @@ _AVG_TYPES = _MAXPOOL_TYPES
 
 
 def _trunc_div(s: np.ndarray, f) -> np.ndarray:
-    """C++ integer division (toward zero)."""
-    q = np.abs(s) // f
-    return np.where(s < 0, -q, q).astype(s.dtype)
+    """C++ integer division (toward zero; the divisor may be negative)."""
+    q = np.abs(s) // np.abs(f)
+    return np.where((s < 0) != (f < 0), -q, q).astype(s.dtype)
 
 
 @kernel("avg_pool2d")

@@ -107,3 +107,27 @@ def softmax_int(self, dim, dtype=None):
 @kernel("log_softmax.int", composite=True)
 def log_softmax_int(self, dim, dtype=None):
     return call("_log_softmax", _converted(self, dtype), dim, False)
+
+
+def _softmax_out(name, self, dim, dtype, out):
+    """softmax_out / log_softmax_out (CompositeExplicitAutograd): the converted input through the
+    structured out= kernel; a non-contiguous out receives a contiguous result's copy."""
+    converted = _converted(self, dtype)
+    if out.is_contiguous():
+        return call(f"{name}.out", converted, dim, False, out=out)
+    tmp = call(name, converted, dim, False)
+    from ..structured import resize_out
+
+    resize_out(out, tmp._size)
+    call("copy_", out, tmp)
+    return out
+
+
+@kernel("softmax.int_out")
+def softmax_int_out(self, dim, dtype=None, *, out):
+    return _softmax_out("_softmax", self, dim, dtype, out)
+
+
+@kernel("log_softmax.int_out")
+def log_softmax_int_out(self, dim, dtype=None, *, out):
+    return _softmax_out("_log_softmax", self, dim, dtype, out)

@@ -95,6 +95,8 @@ def operand(x, dt: D.dtype, cdt: np.dtype):
         if a is None:
             a = arr(x)
         if x._dtype is not dt:
+            if x._wrapped:  # a Python number: the scalar path, without the cast machinery
+                return scalar_value(a.item(), dt, cdt)
             a = cast_array(a, x._dtype, dt)
         return a if a.dtype == cdt else a.astype(cdt)
     return scalar_value(x, dt, cdt)
@@ -105,14 +107,16 @@ def scalar_value(v, dt: D.dtype, cdt: np.dtype):
     (integers wrap modulo 2**bits, floats round, through float32 for 16-bit floats)."""
     src = py_dtype(v)
     if src is dt or (dt in FLOATING and src is not C128):
-        return np.asarray(v, dtype=cdt) if dt is not F32 else _to_f32(v)
+        return _to_f32(v) if dt is F32 else cdt.type(v)
     a = cast_array(np.asarray(v, dtype=D.numpy_dtype(src)), src, dt)
     return a if a.dtype == cdt else a.astype(cdt)
 
 
 def _to_f32(v):
-    with quiet():  # 1e40 -> inf, as static_cast<float> does
-        return np.asarray(v, dtype=np.float32)
+    if -3.4e38 < v < 3.4e38:
+        return np.float32(v)
+    with quiet():  # 1e40 -> inf, as static_cast<float> does; NaN stays NaN
+        return np.float32(v)
 
 
 def original_f32(x):

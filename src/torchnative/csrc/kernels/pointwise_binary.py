@@ -15,7 +15,8 @@ import numpy as np
 
 from .. import dtypes as D
 from ..tensor import TensorBase
-from .pointwise_base import (ALL_H, ALL_HC, BOOL, COMPLEX, FLOAT_H, FLOAT_HC, INTEGRAL, NOTHING,
+from .pointwise_base import (ALL_H, ALL_HC, BOOL, COMPLEX, F64, FLOAT_H, FLOAT_HC, I64, INTEGRAL,
+                             NOTHING,
                              REDUCED, broadcast_shape, check, checked, compute_dtype, finish,
                              is_scalar_operand, needs_quiet, operand, original_f32, py_dtype,
                              quiet, result_type, shapes_of)
@@ -24,10 +25,33 @@ from .registry import kernel
 
 
 def dtype2(a, b) -> D.dtype:
-    """result_type of two operands, with the hot case (two tensors of one dtype) first."""
-    if isinstance(a, TensorBase) and isinstance(b, TensorBase) and a._dtype is b._dtype:
-        return a._dtype
+    """result_type of two operands, with the hot cases first: two tensors of one dtype, and a
+    tensor with a Python bool/int/float (or its wrapped-number tensor), which is weak: it keeps
+    the tensor's dtype unless it raises the category (int tensor with a float -> default dtype;
+    bool tensor with an int -> int64)."""
+    if isinstance(a, TensorBase) and not a._wrapped:
+        if isinstance(b, TensorBase):
+            if b._dtype is a._dtype:
+                return a._dtype
+            if b._wrapped:
+                kind = b._dtype
+                if kind is F64:
+                    return _with_float(a._dtype)
+                if kind is I64:
+                    return I64 if a._dtype is BOOL else a._dtype
+                if kind is BOOL:
+                    return a._dtype
+        elif type(b) is float:
+            return _with_float(a._dtype)
+        elif type(b) is int:
+            return I64 if a._dtype is BOOL else a._dtype
+        elif type(b) is bool:
+            return a._dtype
     return result_type(a, b)
+
+
+def _with_float(dt: D.dtype) -> D.dtype:
+    return dt if dt.is_floating_point or dt.is_complex else D.get_default_dtype()
 
 
 def _float_dtype(dt: D.dtype) -> D.dtype:

@@ -62,45 +62,77 @@ _SB = (1.0, 3.03380607434824582924e+01, 3.25792512996573918826e+02, 1.5367295860
        -2.24409524465858183362e+01)
 
 
-def _erf_parts(x: np.ndarray):
-    """Float64 pieces shared by erf and erfc: (|x|, small-range y, mid P/Q, large-range tail)."""
+def _small(x):  # |x| < 0.84375: erf = x + x * y
+    z = x * x
+    return _poly(z, _PP) / _poly(z, _QQ)
+
+
+def _mid(ax):  # 0.84375 <= |x| < 1.25: erf = erx + P/Q
+    s = ax - 1.0
+    return _poly(s, _PA) / _poly(s, _QA)
+
+
+def _tail(ax):  # 1.25 <= |x| < 28: erfc(|x|)
+    s2 = 1.0 / (ax * ax)
+    rs = np.where(ax < 1 / 0.35, _poly(s2, _RA) / _poly(s2, _SA),
+                  _poly(s2, _RB) / _poly(s2, _SB))
+    zt = (ax.view(np.uint64) & np.uint64(0xFFFFFFFF00000000)).view(np.float64)
+    return np.exp(-zt * zt - 0.5625) * np.exp((zt - ax) * (zt + ax) + rs) / ax
+
+
+def _pieces(x, small, mid, tail, other):
+    """Evaluate each range only on its own elements (the tail's two exps are the costly part)."""
+    out = np.empty_like(x)
+    ax = np.abs(x)
     with np.errstate(all="ignore"):
-        ax = np.abs(x)
-        z = x * x
-        y = _poly(z, _PP) / _poly(z, _QQ)                    # |x| < 0.84375: erf = x + x*y
-        s = ax - 1.0
-        pq = _poly(s, _PA) / _poly(s, _QA)                   # 0.84375 <= |x| < 1.25
-        s2 = 1.0 / (ax * ax)
-        rs = np.where(ax < 1 / 0.35, _poly(s2, _RA) / _poly(s2, _SA),
-                      _poly(s2, _RB) / _poly(s2, _SB))
-        zt = (ax.view(np.uint64) & np.uint64(0xFFFFFFFF00000000)).view(np.float64)
-        tail = np.exp(-zt * zt - 0.5625) * np.exp((zt - ax) * (zt + ax) + rs) / ax  # erfc(|x|)
-    return ax, y, pq, tail
+        for mask, fn in ((ax < 0.84375, small), ((ax >= 0.84375) & (ax < 1.25), mid),
+                         ((ax >= 1.25) & (ax < 28), tail), (~(ax < 28), other)):
+            if fn is None:
+                continue
+            sel = np.nonzero(mask)
+            if sel[0].size:
+                out[sel] = fn(x[sel])
+    return out
 
 
 def erf64(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, dtype=np.float64)
-    ax, y, pq, tail = _erf_parts(x)
-    with np.errstate(all="ignore"):
-        r = np.where(ax < 2.0 ** -28, (8 * x + _EFX8 * x) / 8, x + x * y)
-        mid = np.copysign(_ERX + pq, x)
-        big = np.copysign(1.0 - tail, x)
-        r = np.where(ax < 0.84375, r, np.where(ax < 1.25, mid, np.where(ax < 6, big,
-                                                                        np.copysign(1.0, x))))
-    return np.where(np.isnan(x), x, r)
+
+    def small(v):
+        return np.where(np.abs(v) < 2.0 ** -28, (8 * v + _EFX8 * v) / 8, v + v * _small(v))
+
+    def mid(v):
+        return np.copysign(_ERX + _mid(np.abs(v)), v)
+
+    def tail(v):
+        ax = np.abs(v)
+        return np.copysign(np.where(ax < 6, 1.0 - _tail(ax), 1.0), v)
+
+    def rest(v):  # |x| >= 28, inf and NaN
+        return np.where(np.isnan(v), v, np.copysign(1.0, v))
+
+    return _pieces(x, small, mid, tail, rest)
 
 
 def erfc64(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, dtype=np.float64)
-    ax, y, pq, tail = _erf_parts(x)
-    with np.errstate(all="ignore"):
-        small = np.where(x < 0.25, 1.0 - (x + x * y), 0.5 - (x - 0.5 + x * y))
-        mid = np.where(x >= 0, 1.0 - _ERX - pq, 1.0 + (_ERX + pq))
-        big = np.where(x > 0, tail, 2.0 - tail)
-        r = np.where(ax < 0.84375, small, np.where(ax < 1.25, mid, big))
-        r = np.where(ax >= 28, np.where(x > 0, 0.0, 2.0), r)
-        r = np.where((x < 0) & (ax >= 6), 2.0, r)
-    return np.where(np.isnan(x), x, r)
+
+    def small(v):
+        y = _small(v)
+        return np.where(v < 0.25, 1.0 - (v + v * y), 0.5 - (v - 0.5 + v * y))
+
+    def mid(v):
+        pq = _mid(np.abs(v))
+        return np.where(v >= 0, 1.0 - _ERX - pq, 1.0 + (_ERX + pq))
+
+    def tail(v):
+        t = _tail(np.abs(v))
+        return np.where(v > 0, t, np.where(v < -6, 2.0, 2.0 - t))
+
+    def rest(v):
+        return np.where(np.isnan(v), v, np.where(v > 0, 0.0, 2.0))
+
+    return _pieces(x, small, mid, tail, rest)
 
 
 def erf(x: np.ndarray) -> np.ndarray:
@@ -266,18 +298,31 @@ _GELU_POLY = np.array([
 _GELU_RBOUND = np.array(0x40b15cee, dtype=np.uint32).view(np.float32)
 
 
+_GELU_ROWS = np.ascontiguousarray(_GELU_POLY.astype(np.float64).T)  # (interval, degree)
+
+
 def gelu_onednn(x: np.ndarray) -> np.ndarray:
-    """oneDNN's AVX512 gelu_erf on float32 values (fused multiply-adds emulated in float64)."""
+    """oneDNN's AVX512 gelu_erf on float32 values: each fused multiply-add of the polynomial is
+    evaluated exactly in float64 and rounded to float32, as the hardware does."""
     ax = np.abs(x)
     with np.errstate(all="ignore"):
-        idx = (ax.view(np.uint32) + np.uint32(0xc21fffff)).view(np.int32) >> 21
-        idx = np.clip(idx, 1, 24)
-        idx = np.where(ax > _GELU_RBOUND, 23, idx)
-        pol = _GELU_POLY[5][idx]
+        idx = ax.view(np.int32) + np.int32(0xc21fffff - (1 << 32))  # wraps, as vpaddd does
+        np.right_shift(idx, 21, out=idx)
+        np.clip(idx, 1, 24, out=idx)
+        np.putmask(idx, ax > _GELU_RBOUND, 23)
+        a64 = ax.astype(np.float64)
+        coef = _GELU_ROWS[idx]  # one gather of all six coefficients per element
+        pol = coef[..., 5].copy()
         for deg in range(4, -1, -1):
-            pol = _fma32(pol, ax, _GELU_POLY[deg][idx])
-        pol = np.where(np.signbit(x), -pol, pol)
-        return x * (pol + np.float32(1)) * np.float32(0.5)
+            np.multiply(pol, a64, out=pol)
+            np.add(pol, coef[..., deg], out=pol)
+            pol = pol.astype(np.float32).astype(np.float64)
+        pol = pol.astype(np.float32)
+        np.negative(pol, out=pol, where=np.signbit(x))
+        pol += np.float32(1)
+        pol *= x
+        pol *= np.float32(0.5)
+        return pol
 
 
 # ---- fused multiply-add --------------------------------------------------------------------------

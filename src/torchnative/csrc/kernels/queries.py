@@ -71,3 +71,23 @@ def is_complex(self) -> bool:
 @kernel("is_signed", meta=True)
 def is_signed(self) -> bool:
     return self.dtype.is_signed
+
+
+@kernel("promote_types", meta=True)
+def promote_types(type1, type2):
+    from ..promotion import promote_types as promote
+
+    return promote(type1, type2)
+
+
+@kernel("can_cast", composite=True)
+def can_cast(from_, to):
+    from ..promotion import can_cast as check
+
+    return check(from_, to)
+
+
+@kernel("_has_compatible_shallow_copy_type", meta=True)
+def has_compatible_shallow_copy_type(self, from_) -> bool:
+    """Can ``self.data = from_`` swap implementations? Dense tensors on the same device can."""
+    return self.device.type == from_.device.type

@@ -19,7 +19,9 @@ REFUSAL = "TorchnativeNotImplementedError"  # torchnative._C._refuse: ours decli
 # this function, calling it returns the entries recorded since the previous call and clears them,
 # each entry a pair (ATen overload name, path), e.g. ("aten.add.Tensor", "kernel"). Absent -> None,
 # which reports as "unknown". Upstream does not have it.
-DISPATCH_LOG = "_torchnative_dispatch_log"
+# Which path served each operator (kernel, decomposition, ...): torchnative's door counts them
+# in ``torchnative.csrc.door.served``; upstream has no such counter.
+_mark: dict = {}
 
 
 class CaseTimeout(Exception):
@@ -37,10 +39,15 @@ def describe_exception(exc: BaseException, phase: str) -> dict:
 
 
 def dispatch_log(torch):
-    hook = getattr(torch._C, DISPATCH_LOG, None)
-    if hook is None:
+    """(overload, path) pairs served since the previous call; None on upstream."""
+    try:
+        from torchnative.csrc.door import served
+    except ImportError:
         return None
-    return [[str(x) for x in entry] for entry in hook()]
+    new = [[op, path] for (op, path), n in served.items() if n > _mark.get((op, path), 0)]
+    _mark.clear()
+    _mark.update(served)
+    return new
 
 
 def run_call(call: dict, arrays, torch, store: codec.Store, *, seed: int, cast: dict | None = None,

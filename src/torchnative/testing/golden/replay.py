@@ -27,7 +27,7 @@ def interpreter_info(torch) -> dict:
     return {"python": sys.executable, "torch": getattr(torch, "__version__", "?"),
             "torch_file": getattr(torch, "__file__", "?"),
             "torch_C": getattr(torch._C, "__file__", "?"),
-            "dispatch_log": hasattr(torch._C, calls.DISPATCH_LOG)}
+            "dispatch_log": calls.dispatch_log(torch) is not None}
 
 
 def replay_op(key: str, cases_dir: Path, torch, timeout: float) -> tuple[dict, codec.Store]:
