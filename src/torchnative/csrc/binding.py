@@ -344,10 +344,10 @@ class Signature:
             for n, ov in zip(outs, vals):
                 keyword[n] = ov
         options = {name: values[vi] for vi, name in plan.options} if plan.options else _NO_OPTIONS
-        if plan.factory:
-            # upstream's binding resolves TensorOptions: the device defaults to cpu and
-            # pin_memory to False (dtype and layout stay unset)
-            if keyword.get("device") is None:
+        if plan.options_filled:
+            # upstream's binding resolves TensorOptions: pin_memory defaults to False, and for
+            # factories without a tensor to take options from, the device to cpu
+            if plan.factory and keyword.get("device") is None:
                 keyword["device"] = _cpu()
             if keyword.get("pin_memory") is None:
                 keyword["pin_memory"] = False
@@ -367,7 +367,7 @@ class _Plan:
     """How one signature's parsed values land in one overload's schema arguments."""
 
     __slots__ = ("op", "template", "self_pos", "to_positional", "to_keyword", "out_names",
-                 "options", "factory")
+                 "options", "factory", "options_filled")
 
     def __init__(self, sig: Signature, with_out: bool):
         name = sig.outplace if (with_out and sig.outplace) else sig.base
@@ -392,9 +392,11 @@ class _Plan:
             else:
                 self.to_positional.append((vi, i))
         self.out_names = [a.name for a in schema_args if a.is_out]
-        # new_* methods take their options from self; only free factories default to cpu
-        self.factory = not with_out and not sig.method and "device" in by_name and any(
-            p.role == "tensor_option" and p.name == "device" for p in sig.params)
+        # new_*/*_like take their options from a tensor; only free factories default to cpu
+        self.options_filled = not with_out and "pin_memory" in by_name and any(
+            p.role == "tensor_option" for p in sig.params)
+        self.factory = self.options_filled and not sig.method and not any(
+            p.kind == "Tensor" and p.role == "input" for p in sig.params)
 
 
 _TYPE_NAMES = {"Tensor": "Tensor", "Scalar": "Number", "int64_t": "int", "SymInt": "int",
@@ -484,6 +486,8 @@ def call_function(fn, sigs, args: tuple, kwargs: dict):
         result.requires_grad_(True)
     if type(result) is tuple:
         result = _named(op, result)
+    elif type(result) is list:
+        result = tuple(result)  # Tensor[] returns are tuples in upstream's Python bindings
     return result
 
 
@@ -500,6 +504,8 @@ def call_method(method, sigs, self, args: tuple, kwargs: dict):
                                      **kwargs)
     op, pargs, pkwargs, _ = sig.target(values, self)
     result = door.aten_dispatch(op, pargs, pkwargs)
+    if type(result) is list:
+        return tuple(result)
     return _named(op, result) if type(result) is tuple else result
 
 

@@ -91,6 +91,7 @@ def tensor_from_numpy(arr: np.ndarray, cls=None) -> TensorBase:
     extent = (1 + sum((n - 1) * s for n, s in zip(arr.shape, strides))) * item if arr.size else 0
     raw = _byte_view(arr, extent)
     storage = new_storage(extent, CPU, raw)
+    storage._resizable = False  # numpy owns the memory, as upstream's from_numpy storages
     return make(storage, dt, arr.shape, strides, 0, cls)
 
 

@@ -152,6 +152,8 @@ def getitem(self, index):
 def setitem(self, index, value):
     index = _wrap_index(index)
     result, advanced = apply_slicing(self, index)
+    if isinstance(value, TensorBase):
+        value = _strip_leading_ones(value, result.dim() if advanced is None else None)
     if advanced is None:
         if isinstance(value, TensorBase):
             _call("copy_", result, value)
@@ -165,6 +167,15 @@ def setitem(self, index, value):
 
         value = tensor_from_data(value, self.dtype, self.device)
     _call("index_put_", result, advanced, value, False)
+
+
+def _strip_leading_ones(value: TensorBase, target_dim):
+    """upstream's slicePrefix1sSize: a value's leading size-1 dims never block the assignment."""
+    size = list(value.shape)
+    n = 0
+    while n < len(size) and size[n] == 1 and (target_dim is None or len(size) - n > target_dim):
+        n += 1
+    return _call("view", value, size[n:]) if n else value
 
 
 TENSOR_METHODS = {"__getitem__": getitem, "__setitem__": setitem}

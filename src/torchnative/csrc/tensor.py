@@ -38,6 +38,8 @@ def numpy_view(storage, dt, size, stride, offset):
     if data is None:
         return None
     npdt = D.numpy_dtype(dt)
+    if 0 in size:
+        return np.empty(size, npdt)  # no element to share; the offset may lie past the buffer
     item = npdt.itemsize
     return np.ndarray(size, npdt, data, offset * item, tuple(s * item for s in stride))
 
@@ -121,6 +123,8 @@ class TensorBase(metaclass=_TensorMeta):
         raise RuntimeError(f"unsupported memory format {memory_format}")
 
     def is_non_overlapping_and_dense(self) -> bool:
+        if _is_contiguous(self._size, self._stride):
+            return True  # c10: contiguous (empty included) implies non-overlapping and dense
         pairs = sorted((st, sz) for sz, st in zip(self._size, self._stride) if sz != 1)
         expected = 1
         for st, sz in pairs:

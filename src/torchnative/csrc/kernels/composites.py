@@ -167,6 +167,8 @@ def narrow(self, dim, start, length):
 
 @kernel("narrow.Tensor", composite=True)
 def narrow_tensor(self, dim, start, length):
+    if start.dim() != 0 or start.dtype.is_floating_point or start.dtype.is_complex:
+        raise RuntimeError("start must be an 0-dim integral Tensor.")
     return narrow(self, dim, int(start.item()), length)
 
 

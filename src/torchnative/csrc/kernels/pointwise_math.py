@@ -82,6 +82,8 @@ def _tail(ax):  # 1.25 <= |x| < 28: erfc(|x|)
 
 def _pieces(x, small, mid, tail, other):
     """Evaluate each range only on its own elements (the tail's two exps are the costly part)."""
+    shape = x.shape
+    x = x.reshape(-1)
     out = np.empty_like(x)
     ax = np.abs(x)
     with np.errstate(all="ignore"):
@@ -89,10 +91,10 @@ def _pieces(x, small, mid, tail, other):
                          ((ax >= 1.25) & (ax < 28), tail), (~(ax < 28), other)):
             if fn is None:
                 continue
-            sel = np.nonzero(mask)
-            if sel[0].size:
+            sel = np.flatnonzero(mask)
+            if sel.size:
                 out[sel] = fn(x[sel])
-    return out
+    return out.reshape(shape)
 
 
 def erf64(x: np.ndarray) -> np.ndarray:

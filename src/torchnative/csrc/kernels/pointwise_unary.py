@@ -136,7 +136,7 @@ def _sinc(x):
 
 
 def _reciprocal(x):
-    return complex_reciprocal(x) if x.dtype.kind == "c" else 1 / x
+    return 1 / x
 
 
 for _names, _k, _types, _fn in (

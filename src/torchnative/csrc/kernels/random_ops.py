@@ -23,11 +23,9 @@ from ..construct import checked_device, empty
 from ..promotion import promote_types
 from ..tensor import TensorBase
 from .common import INT64, arr, opmath, wrap
-from .indexing import _name, assert_no_internal_overlap, expand_inplace_check, infer_size, ti_perm
+from .indexing import (_name, assert_no_internal_overlap, expand_inplace_check, infer_size,
+                       scalar_to, ti_perm)
 from .registry import kernel
-
-_BOOL = D.BY_NAME["bool"]
-
 
 def _engine(generator):
     if generator is None:
@@ -64,8 +62,8 @@ def _real_view(t: TensorBase) -> TensorBase:
 
 def _dtype_name(t: TensorBase) -> str:
     name = t._dtype._name
-    if name not in R.dtypes.FLOATS and name not in R.dtypes.INTS:
-        raise NotImplementedError(f"random sampling into {name} tensors")
+    if name not in R.dtypes.FLOATS and name not in R.dtypes.INTS:  # upstream has no kernel either
+        raise NotImplementedError(f"random sampling not implemented for '{_name(t._dtype)}'")
     return name
 
 
@@ -315,16 +313,10 @@ def _normal_std_tensor_out(mean, std, generator, out):
     _check_std_tensor(std)
     _resize_output(out, std._size)
     normal_(out, 0.0, 1.0, generator=generator)
-    mean_t = np.asarray(_scalar_in(mean, out._dtype))  # at::full({}, mean, output.options())
+    mean_t = np.asarray(scalar_to(mean, out._dtype))  # at::full({}, mean, output.options())
     _inplace_binary(out, std, np.multiply)
     _inplace_binary(out, mean_t, np.add)
     return out
-
-
-def _scalar_in(value, dt):
-    from .indexing import scalar_to
-
-    return scalar_to(value, dt)
 
 
 def _normal_both_out(mean, std, generator, out):
@@ -454,12 +446,8 @@ def randperm(n, *, generator=None, dtype=None, layout=None, device=None, pin_mem
     dt = dtype if dtype is not None else INT64
     checked_device(device)
     with _dispatch_errors():
-        values = R.randperm(_engine(generator), n, _dtype_name_of(dt))
+        values = R.randperm(_engine(generator), n, dt._name)
     return wrap(values, dt)
-
-
-def _dtype_name_of(dt) -> str:
-    return dt._name
 
 
 @kernel("multinomial")
