@@ -554,9 +554,6 @@ CASES = [
 
 # Known disagreements outside these kernels (strict: the test fails once they are fixed).
 XFAIL = {
-    "SET(T((5, 3)), L([0, 2]), T((1, 2, 3), seed=1))":
-        "csrc/indexing.py setitem does not strip the value's leading 1-dims "
-        "(slicePrefix1sSize) before index_put_",
     "torch.roll(T((0, 3)), 1, 0)":
         "TensorBase.is_non_overlapping_and_dense() is False for empty tensors (upstream: True), "
         "so clone(preserve_format) changes their strides",

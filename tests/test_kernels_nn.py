@@ -780,6 +780,57 @@ for _n, _e in _ERRS7.items():
     case(f"err_{_n}", "errors", _e)
 
 
+# contractions: outer, inner, tensordot, einsum, bilinear; instance_norm
+case("outer", "contract", "T.outer(a, b)", "a = mk.randn(5); b = mk.randn(7)", "trace")
+case("inner", "contract", "T.inner(a, b)", "a = mk.randn(3, 5); b = mk.randn(2, 4, 5)", "trace")
+case("inner_scalar", "contract", "T.inner(a, b)", "a = mk.randn(3, 5); b = mk.tensor(2.0)", "trace")
+case("tensordot", "contract", "T.tensordot(a, b, dims=([1, 0], [0, 2]))",
+     "a = mk.randn(3, 4, 5); b = mk.randn(4, 6, 3)", "trace")
+case("tensordot_int", "contract", "T.tensordot(a, b, 2)", "a = mk.randn(2, 3, 4); b = mk.randn(3, 4, 5)",
+     "trace")
+case("tensordot_bcast", "contract", "T.tensordot(a, b, dims=([1], [0]))",
+     "a = mk.randn(3, 1); b = mk.randn(4, 5)", "trace")
+case("linalg_matmul", "contract", "T.linalg.matmul(a, b)", "a = mk.randn(2, 3, 4); b = mk.randn(4, 5)",
+     "trace")
+_EINSUM = {
+    "mm": ("ij,jk->ik", "(3, 4)", "(4, 5)"), "implicit": ("ij,jk", "(3, 4)", "(4, 5)"),
+    "bmm": ("bij,bjk->bik", "(2, 3, 4)", "(2, 4, 5)"), "outer": ("i,j->ij", "(3,)", "(4,)"),
+    "trace": ("ii->", "(4, 4)", None), "diag": ("ii->i", "(4, 4)", None),
+    "sum": ("ijk->j", "(2, 3, 4)", None), "transpose": ("ij->ji", "(2, 3)", None),
+    "ellipsis": ("...ij,...jk->...ik", "(2, 1, 3, 4)", "(5, 4, 6)"),
+    "attn": ("bhqd,bhkd->bhqk", "(1, 2, 3, 8)", "(1, 2, 5, 8)"),
+    "rope": ("i,j->ij", "(6,)", "(4,)"), "bcast": ("ij,ij->i", "(3, 1)", "(3, 4)"),
+    "repeated": ("iij,jk->ik", "(3, 3, 4)", "(4, 2)"),
+}
+for _n, (_eq, _a, _b) in _EINSUM.items():
+    _setup = f"a = mk.randn(*{_a})" + (f"; b = mk.randn(*{_b})" if _b else "")
+    _args = "a, b" if _b else "a"
+    case(f"einsum_{_n}", "contract", f"T.einsum('{_eq}', {_args})", _setup, "trace")
+case("einsum_three", "contract", "T.einsum('ij,jk,kl->il', a, b, c)",
+     "a = mk.randn(2, 3); b = mk.randn(3, 4); c = mk.randn(4, 5)", "trace")
+case("bilinear", "contract", "F.bilinear(a, b, w, bias)",
+     "a = mk.randn(2, 3, 4); b = mk.randn(2, 3, 5); w = mk.randn(6, 4, 5); bias = mk.randn(6)", "trace")
+case("instance_norm", "batch_norm", "T.instance_norm(x, w, b, rm, rv, True, 0.1, 1e-5, False), rm, rv",
+     "x = mk.randn(2, 3, 5); w = mk.randn(3); b = mk.randn(3); rm = mk.randn(3); rv = mk.rand(3) + 1",
+     "trace")
+_ERRS8 = {
+    "outer_2d": "T.outer(mk.randn(2, 3), mk.randn(3))",
+    "inner_shape": "T.inner(mk.randn(2, 3), mk.randn(4, 2))",
+    "tensordot_size": "T.tensordot(mk.randn(2, 3), mk.randn(4, 5), dims=([1], [0]))",
+    "tensordot_len": "T.tensordot(mk.randn(2, 3), mk.randn(3, 5), dims=([1, 0], [0]))",
+    "einsum_size": "T.einsum('ij,jk', mk.randn(2, 3), mk.randn(4, 5))",
+    "einsum_ops": "T.einsum('ij,jk->ik', mk.randn(2, 3))",
+    "einsum_out_rep": "T.einsum('ij->ii', mk.randn(2, 3))",
+    "einsum_ell": "T.einsum('...ij,...jk', mk.randn(2, 1, 3), mk.randn(4, 3, 5))",
+    "einsum_dims": "T.einsum('ijk->i', mk.randn(2, 3))",
+    "einsum_bad_char": "T.einsum('i1->i', mk.randn(2, 3))",
+    "bilinear_dims": "F.bilinear(mk.randn(2, 3), mk.randn(2, 3, 4), mk.randn(5, 3, 4))",
+    "bilinear_w": "F.bilinear(mk.randn(2, 3), mk.randn(2, 4), mk.randn(5, 4, 4))",
+}
+for _n, _e in _ERRS8.items():
+    case(f"err_{_n}", "errors", _e)
+
+
 # ------------------------------------------------------------------------------ running
 
 def _run_upstream(tmp_path_factory):

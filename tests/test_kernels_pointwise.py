@@ -505,8 +505,8 @@ def test_gelu_forms_differ_and_none_is_exact_erf_form():
 
 
 # ---------------------------------------------------------------------------------- OpInfo sweep
-OPINFO_KEYS = """__radd__ __rmul__ __rsub__ __rpow__ __rmod__ __rdiv__ abs acos acosh add addcdiv addcmul asin
-asinh atan atan2 atanh bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift
+OPINFO_KEYS = """__radd__ __rmul__ __rsub__ __rpow__ __rmod__ __rdiv__ abs acos acosh add addcdiv
+addcmul asin asinh atan atan2 atanh bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift
 bitwise_xor ceil clamp clamp_max clamp_min copysign cos cosh deg2rad digamma div.floor_rounding
 div.no_rounding_mode div.trunc_rounding eq erf erfc erfinv exp exp2 expm1 float_power floor
 floor_divide fmax fmin fmod frac gcd ge gt heaviside hypot isclose isfinite isinf isnan isneginf

@@ -11,26 +11,36 @@ import numpy as np
 from . import dtypes as D
 from .device import CPU, META, device as _device
 from .refuse import TorchnativeNotImplementedError
-from .storage import new_storage
+from .storage import new_storage, storage_class
 from .tensor import TensorBase, contiguous_strides, numpy_view
 
 
+_CLASS: list = []
+
+
 def _tensor_class():
+    """upstream's torch.Tensor once torch/_tensor.py defined it (cached: the hot path)."""
+    if _CLASS:
+        return _CLASS[0]
     import sys
 
     mod = sys.modules.get("torch._tensor")
-    return mod.Tensor if mod is not None and hasattr(mod, "Tensor") else TensorBase
+    if mod is not None and hasattr(mod, "Tensor"):
+        _CLASS.append(mod.Tensor)
+        return mod.Tensor
+    return TensorBase
 
 
-def make(storage, dt, size, stride, offset=0, cls=None, version_ref=None, view_base=None):
-    cls = cls or _tensor_class()
-    t = object.__new__(cls)
+def make(storage, dt, size, stride, offset=0, cls=None, version_ref=None, view_base=None,
+         np_view=None):
+    t = object.__new__(cls or _tensor_class())
     t._storage = storage
     t._dtype = dt
     t._size = tuple(size)
     t._stride = tuple(stride)
     t._offset = offset
-    t._np = numpy_view(storage, dt, t._size, t._stride, offset)
+    t._np = np_view if np_view is not None else numpy_view(storage, dt, t._size, t._stride,
+                                                            offset)
     t._version_ref = version_ref if version_ref is not None else [0]
     t._requires_grad = False
     t._grad = None
@@ -40,6 +50,14 @@ def make(storage, dt, size, stride, offset=0, cls=None, version_ref=None, view_b
     t._output_nr = 0
     t._wrapped = False
     return t
+
+
+def from_result(arr: np.ndarray, dt) -> TensorBase:
+    """A cpu tensor over a fresh C-contiguous numpy result of ``dt``'s storage type, without a
+    copy: its memory becomes the storage and the array itself the tensor's view."""
+    flat = arr.reshape(-1)
+    storage = storage_class()._wrap(flat.view(np.uint8), flat.nbytes, CPU)
+    return make(storage, dt, arr.shape, contiguous_strides(arr.shape), 0, np_view=arr)
 
 
 def checked_device(dev):

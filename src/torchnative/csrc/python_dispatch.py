@@ -60,7 +60,7 @@ def wants_python_dispatch(args, kwargs) -> bool:
     for a in args:
         if isinstance(a, TensorBase) and _overrides(a):
             return True
-    return any(_overrides(t) for t in _tensor_args((), kwargs))
+    return bool(kwargs) and any(_overrides(t) for t in _tensor_args((), kwargs))
 
 
 def _modes() -> list:

@@ -204,10 +204,19 @@ class StorageBase:
         raise TorchnativeNotImplementedError("pickling a torch._C.StorageBase directly")
 
 
+_CLASS: list = []
+
+
 def storage_class():
-    """upstream's torch.UntypedStorage once torch/storage.py has defined it."""
+    """upstream's torch.UntypedStorage once torch/storage.py has defined it (cached)."""
+    if _CLASS:
+        return _CLASS[0]
     mod = sys.modules.get("torch.storage")
-    return getattr(mod, "UntypedStorage", StorageBase) if mod is not None else StorageBase
+    cls = getattr(mod, "UntypedStorage", None) if mod is not None else None
+    if cls is None:
+        return StorageBase
+    _CLASS.append(cls)
+    return cls
 
 
 def new_storage(nbytes: int, dev: _device, data: np.ndarray | None = None):

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import dtypes as D
 from ..cast import cast_array
-from ..construct import empty, make, scalar_tensor
+from ..construct import empty, from_result, make, scalar_tensor
 from ..device import CPU
 from ..promotion import SCALAR, TENSOR, ZERODIM, result_type_of
 from ..refuse import TorchnativeNotImplementedError
@@ -69,9 +69,7 @@ def wrap(result: np.ndarray, dt: D.dtype) -> TensorBase:
     if not isinstance(result, np.ndarray):
         result = np.asarray(result, dtype=npdt)
     if result.flags.c_contiguous:
-        flat = result.reshape(-1)
-        storage = new_storage(flat.nbytes, CPU, flat.view(np.uint8))
-        return make(storage, dt, result.shape, contiguous_strides(result.shape), 0)
+        return from_result(result, dt)
     from ..construct import tensor_from_numpy
 
     return tensor_from_numpy(result)

@@ -46,6 +46,15 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     return wrap(rows.reshape(tuple(indices._size) + (weight._size[1],)), weight._dtype)
 
 
+@kernel("embedding_backward", composite=True)
+def embedding_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq, sparse):
+    if sparse:
+        return call("embedding_sparse_backward", grad, indices, num_weights, padding_idx,
+                    scale_grad_by_freq)
+    return call("embedding_dense_backward", grad, indices, num_weights, padding_idx,
+                scale_grad_by_freq)
+
+
 # ---- dropout ----------------------------------------------------------------------------------
 
 def _generator_state():

@@ -60,9 +60,14 @@ def _moments(x: np.ndarray, eps: float, double_eps: bool):
     """Row means and 1/sqrt(var + eps) of a (rows, n) array, in its dtype. The moments are
     accumulated in float64 and rounded (upstream's Welford cascade is within an ulp of that);
     ``double_eps`` adds eps in double before the square root, as group_norm's kernel does."""
-    xd = x.astype(np.float64, copy=False)
-    mean = xd.mean(axis=1, keepdims=True)
-    var = np.square(xd - mean).mean(axis=1, keepdims=True).astype(x.dtype)
+    inv_n = 1.0 / x.shape[1]
+    mean = np.add.reduce(x, axis=1, dtype=np.float64, keepdims=True)
+    mean *= inv_n
+    centered = np.subtract(x, mean, dtype=np.float64)
+    np.square(centered, out=centered)
+    var = np.add.reduce(centered, axis=1, keepdims=True)
+    var *= inv_n
+    var = var.astype(x.dtype)
     if double_eps:
         rstd = (1.0 / np.sqrt(np.maximum(var, 0).astype(np.float64) + eps)).astype(x.dtype)
     else:
@@ -91,7 +96,9 @@ def _check_norm_shape(input, normalized_shape, weight, bias, rms=False):
                            f"[*{dims if rms else ', ' + dims}], but got input of size"
                            f"{_shape_str(input._size)}")
     axis = input.dim() - n
-    m = int(np.prod(input._size[:axis], dtype=np.int64))
+    m = 1
+    for s in input._size[:axis]:
+        m *= s
     return shape, axis, m
 
 
@@ -406,3 +413,32 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabl
     gamma = contiguous(weight) if weight is not None else None
     beta = contiguous(bias) if bias is not None else None
     return call("native_group_norm", x, gamma, beta, n, c, hxw, num_groups, eps)[0]
+
+
+# ---- instance_norm (CompositeImplicitAutograd: a batch norm over (1, N*C, ...)) ----------------
+
+@kernel("instance_norm", composite=True)
+def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
+                  cudnn_enabled):
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError("Expected running_mean and running_var to be defined when "
+                           "use_input_stats is false")
+    shape = list(input._size)
+    b, c = input.size(0), input.size(1)
+    shape[1] = b * c
+    shape[0] = 1
+
+    def repeat(t):
+        return call("repeat", t, [b]) if t is not None else None
+
+    w, bb, rm, rv = repeat(weight), repeat(bias), repeat(running_mean), repeat(running_var)
+    x = call("view", contiguous(input), shape)
+    out = call("batch_norm", x, w, bb, rm, rv, use_input_stats, momentum, eps, cudnn_enabled)
+    # the running statistics are const upstream; an alias lets it write them back
+    if running_mean is not None:
+        call("copy_", call("alias", running_mean),
+             call("mean.dim", call("view", rm, [b, c]), [0], False))
+    if running_var is not None:
+        call("copy_", call("alias", running_var),
+             call("mean.dim", call("view", rv, [b, c]), [0], False))
+    return call("view", out, list(input._size))

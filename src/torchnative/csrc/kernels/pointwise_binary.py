@@ -15,11 +15,10 @@ import numpy as np
 
 from .. import dtypes as D
 from ..tensor import TensorBase
-from .pointwise_base import (ALL_H, ALL_HC, BOOL, COMPLEX, F64, FLOAT_H, FLOAT_HC, I64, INTEGRAL,
-                             NOTHING,
-                             REDUCED, broadcast_shape, check, checked, compute_dtype, finish,
-                             is_scalar_operand, needs_quiet, operand, original_f32, py_dtype,
-                             quiet, result_type, shapes_of)
+from .pointwise_base import (ALL_H, ALL_HB, ALL_HBC, ALL_HC, BOOL, COMPLEX, F64, FLOAT_H, FLOAT_HC,
+                             I64, INTEGRAL, NOTHING, REDUCED, broadcast_shape, check, checked,
+                             compute_dtype, finish, is_scalar_operand, needs_quiet, operand,
+                             original_f32, py_dtype, quiet, result_type, shapes_of)
 from .pointwise_math import exact, fma
 from .registry import kernel
 
@@ -93,7 +92,7 @@ def _alpha_check(dt: D.dtype, alpha) -> None:
 def _add(a, b, alpha, dt):
     if type(alpha) is not int or alpha != 1:
         _alpha_check(dt, alpha)
-    check("add_stub", dt, ALL_HC | {BOOL})
+    check("add_stub", dt, ALL_HBC)
     if dt is BOOL:
         if not alpha:
             return apply2(lambda x, y: np.logical_or(x, False), a, b, dt)
@@ -151,7 +150,7 @@ def rsub(self, other, alpha=1):
 @kernel("mul.Tensor", "mul.Scalar")
 def mul(self, other):
     dt = dtype2(self, other)
-    check("mul_cpu", dt, ALL_HC | {BOOL})
+    check("mul_cpu", dt, ALL_HBC)
     if dt is BOOL:
         return apply2(np.logical_and, self, other, dt)
     if dt in COMPLEX:  # upstream's complex product rounds each part once (as if fused)
@@ -521,7 +520,7 @@ def heaviside(self, values):
     if self._dtype is not values._dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     dt = self._dtype
-    check("heaviside_cpu", dt, ALL_H | {BOOL})
+    check("heaviside_cpu", dt, ALL_HB)
     return apply2(lambda x, y: np.where(x == 0, y, (x > 0).astype(x.dtype)), self, values, dt)
 
 

@@ -14,8 +14,9 @@ import numpy as np
 from .. import dtypes as D
 from ..tensor import TensorBase
 from .common import arr, wrap
-from .pointwise_base import (ALL_HB, BOOL, C_NAMES, COMPLEX, INTEGRAL, U8, broadcast_shape,
-                             broadcasting, check, checked, finish, operand, shapes_of)
+from .pointwise_base import (ALL_HB, BOOL, COMPLEX, C_NAMES, INTEGRAL, INTEGRAL_B, U8,
+                             broadcast_shape, broadcasting, check, checked, finish, operand,
+                             shapes_of)
 from .pointwise_binary import apply2, dtype2
 from .registry import kernel
 
@@ -63,7 +64,7 @@ logical_xor = _logical("logical_xor", np.logical_xor)
 def _bitwise(name, fn):
     def op(self, other):
         dt = dtype2(self, other)
-        check(f"bitwise_{name}_cpu", dt, INTEGRAL | {BOOL})
+        check(f"bitwise_{name}_cpu", dt, INTEGRAL_B)
         return apply2(fn, self, other, dt)
 
     op.__name__ = f"bitwise_{name}"

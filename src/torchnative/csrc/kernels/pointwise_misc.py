@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as D
-from .pointwise_base import (ALL_H, BF16, BOOL, COMPLEX, F16, F32, FLOAT_H, FLOAT_HC, INTEGRAL,
-                             NOTHING, REDUCED, U8, broadcasting, check, checked, compute_dtype,
-                             finish, needs_quiet, operand, quiet, result_type)
+from .pointwise_base import (ALL_H, ALL_HB, ALL_HC, BF16, BOOL, COMPLEX, F16, F32, FLOAT_H,
+                             FLOAT_HC, INTEGRAL, NOTHING, REDUCED, U8, broadcasting, check, checked,
+                             compute_dtype, finish, needs_quiet, operand, quiet, result_type)
 from .pointwise_binary import maximum, minimum
 from .pointwise_math import (ONEDNN_BF16, ONEDNN_FP16, VEC_BYTES, erf, erf_vec32, exact, fma,
                              gelu_onednn, vectorized_mask)
@@ -61,7 +61,7 @@ def clamp(self, min=None, max=None):
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     dt = _clamp_dtype(self, min, max)
     if min is not None and max is not None and (_is_nan(min) or _is_nan(max)):
-        check("fill_", dt, ALL_H | {BOOL})
+        check("fill_", dt, ALL_HB)
         return _nan_result(self, dt)
     if max is None:
         return _clamp_min(self, min, dt)
@@ -199,7 +199,7 @@ def _pointwise3(name, self, t1, t2, value, fn):
     """addcmul/addcdiv: ``value`` read as the compute type (float for float16/bfloat16, without
     rounding it to the tensor's type first; Scalar.to<int>() truncates an in-range float)."""
     dt = result_type(self, t1, t2)
-    check(f"{name}_cpu_out", dt, ALL_H | COMPLEX)
+    check(f"{name}_cpu_out", dt, ALL_HC)
     v = np.float32(checked(value, F32)) if dt in REDUCED else checked(value, dt)
     return _apply(lambda a, b, c: fn(a, b, c, v), self, dt, t1, t2)
 

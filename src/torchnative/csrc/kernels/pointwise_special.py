@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import dtypes as D
 from ..tensor import TensorBase
-from .pointwise_base import (COMPLEX, FLOAT_H, FLOATING, INTEGRAL, check, finish, operand, quiet,
+from .pointwise_base import (COMPLEX, FLOATING, FLOAT_H, INTEGRAL, check, finish, operand, quiet,
                              result_type)
 from .pointwise_binary import apply2, dtype2
 from .pointwise_unary import apply1, float_dtype

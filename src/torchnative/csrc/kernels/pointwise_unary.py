@@ -16,8 +16,8 @@ from .. import dtypes as D
 from .common import arr, opmath
 from ..cast import cast_array
 from .pointwise_base import (ALL_H, ALL_HC, BOOL, COMPLEX, F32, F64, FLOAT_H, FLOAT_HC, INTEGRAL,
-                             NOTHING, REDUCED, check, checked, compute_dtype, finish,
-                             needs_quiet, operand, quiet)
+                             NOTHING, REDUCED, check, checked, compute_dtype, finish, needs_quiet,
+                             operand, quiet)
 from .pointwise_math import erf, erf_vec32, erfc, erfinv, exact, vectorized_mask
 from .registry import kernel
 

@@ -91,3 +91,9 @@ def can_cast(from_, to):
 def has_compatible_shallow_copy_type(self, from_) -> bool:
     """Can ``self.data = from_`` swap implementations? Dense tensors on the same device can."""
     return self.device.type == from_.device.type
+
+
+@kernel("_local_scalar_dense")
+def local_scalar_dense(self):
+    """Tensor.item() as a dispatcher call (upstream: the one op that reads a value out)."""
+    return self.item()

@@ -371,3 +371,48 @@ def view_dtype(self, dtype):
 
 
 del Size
+
+
+# --- in-place view operators: they change self's own geometry ------------------------------------
+
+def _restride(self, view: TensorBase) -> TensorBase:
+    from ..tensor import numpy_view
+
+    self._size, self._stride, self._offset = view._size, view._stride, view._offset
+    self._np = numpy_view(self._storage, self._dtype, self._size, self._stride, self._offset)
+    return self
+
+
+@kernel("squeeze_", meta=True)
+def squeeze_(self):
+    return _restride(self, squeeze(self))
+
+
+@kernel("squeeze_.dim", meta=True)
+def squeeze_dim_(self, dim):
+    return _restride(self, squeeze_dim(self, dim))
+
+
+@kernel("squeeze_.dims", meta=True)
+def squeeze_dims_(self, dim):
+    return _restride(self, squeeze_dims(self, dim))
+
+
+@kernel("unsqueeze_", meta=True)
+def unsqueeze_(self, dim):
+    return _restride(self, unsqueeze(self, dim))
+
+
+@kernel("transpose_", meta=True)
+def transpose_(self, dim0, dim1):
+    return _restride(self, transpose(self, dim0, dim1))
+
+
+@kernel("t_", meta=True)
+def t_(self):
+    return _restride(self, t(self))
+
+
+@kernel("as_strided_", meta=True)
+def as_strided_(self, size, stride, storage_offset=None):
+    return _restride(self, as_strided(self, size, stride, storage_offset))
