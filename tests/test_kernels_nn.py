@@ -773,11 +773,15 @@ _ERRS7 = {
     "bce_range": "F.binary_cross_entropy(mk.randn(3) + 5, mk.rand(3))",
     "bce_trange": "F.binary_cross_entropy(mk.rand(3), mk.rand(3) + 5)",
     "bce_mixed": "T._C._nn.binary_cross_entropy(mk.rand(3), mk.rand(3, dtype='float64'))",
-    "bce_logits_mixed": "T.binary_cross_entropy_with_logits(mk.randn(3, dtype='float64'), mk.rand(3))",
     "kl_int": "F.kl_div(T.ones(3, dtype=T.long), T.ones(3, dtype=T.long))",
 }
 for _n, _e in _ERRS7.items():
     case(f"err_{_n}", "errors", _e)
+# upstream's Python bindings parse the default ``reduction=at::Reduction::Mean`` with atol(),
+# which gives 0 (none); torch.ops.aten.* parse the schema and get Mean
+case("loss_binding_default_reduction", "loss",
+     "(T.binary_cross_entropy_with_logits(a, b), T._C._nn.mse_loss(a, b), "
+     "T.ops.aten.mse_loss(a, b))", "a = mk.randn(3, dtype='float64'); b = mk.rand(3)")
 
 
 # contractions: outer, inner, tensordot, einsum, bilinear; instance_norm
@@ -1007,7 +1011,17 @@ def _compare(golden, family, up, ours, ours_arrays, high):
                                f"{t.atol:.3g} ({t.source}); max diff {float(diff[bad].max()):.3g}")
 
 
-@pytest.mark.parametrize("case_", CASES, ids=[c[0] for c in CASES])
+# Cases that fail because of a known defect outside these kernels (strict: an XPASS says the
+# defect was fixed and the entry must go).
+KNOWN_ELSEWHERE = {
+    "loss_binding_default_reduction":
+        "binding.py gives Python-binding calls reduction=Mean where upstream's atol() gives 0",
+}
+
+
+@pytest.mark.parametrize("case_", [
+    pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=KNOWN_ELSEWHERE[c[0]]))
+    if c[0] in KNOWN_ELSEWHERE else c for c in CASES], ids=[c[0] for c in CASES])
 def test_agrees_with_upstream(golden, case_):
     doc, _ = golden
     up = doc[case_[0]]

@@ -39,9 +39,9 @@ def set_num_threads(n: int) -> None:
     if n <= 0:
         raise RuntimeError("set_num_threads expects a positive integer")
     _threads["intra"] = int(n)
-    from threadpoolctl import threadpool_limits
+    from .blas_threads import set_budget
 
-    threadpool_limits(limits=int(n), user_api="blas")
+    set_budget(int(n))
 
 
 def get_num_interop_threads() -> int:

@@ -15,11 +15,12 @@ import os
 
 import numpy as np
 
-from .. import dtypes as D
+from .. import blas_threads, dtypes as D
 from ..construct import empty
 from ..device import CPU
 from .common import arr, as_compute, wrap
-from .nn_util import call, contiguous, not_implemented, opmath_dtype, scalar_to, subclass_like, typemeta
+from .nn_util import (call, contiguous, not_implemented, opmath_dtype, scalar_to, subclass_like,
+                      typemeta)
 from .registry import kernel
 from .views import expand as _expand_view
 
@@ -43,6 +44,7 @@ def _operand(t, dt) -> np.ndarray:
 def _gemm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a @ b for 2-d arrays. A single row (decode) or column goes through BLAS gemv, which numpy
     only picks for 1-d operands and which is several times faster than gemm there."""
+    blas_threads.for_product(a.shape[0], a.shape[1], b.shape[1])
     if a.shape[0] == 1 and a.shape[1] > 0:
         return np.dot(a[0], b)[None, :]
     if b.shape[1] == 1 and b.shape[0] > 0:

@@ -179,8 +179,8 @@ def _scaled_dot_product_attention_math(query, key, value, attn_mask=None, dropou
     q = call("mul.Scalar", query, (0.0 - factor) if negative else factor)
     if is_causal:
         if attn_mask is not None:
-            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
-                               "when is_causal=True")
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
+                               "set when is_causal=True")
         L, S = q.size(-2), key.size(-2)
         ones = call("ones", [L, S], dtype=_BOOL, layout=None, device=q.device, pin_memory=None)
         attn_mask = _convert_bool_mask(call("tril", ones), q._dtype)

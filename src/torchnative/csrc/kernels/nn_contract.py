@@ -56,6 +56,16 @@ def inner(self, other):
     return call("tensordot", self, other, [-1], [-1])
 
 
+@kernel("inner.out", composite=True)
+def inner_out(self, other, *, out):
+    if self.dim() == 0 or other.dim() == 0:
+        return call("mul.out", self, other, out=out)
+    if self._size[-1] != other._size[-1]:
+        raise RuntimeError("inner() the last dimension must match on both input tensors but got "
+                           f"shapes {_shape(self._size)} and {_shape(other._size)}")
+    return call("tensordot.out", self, other, [-1], [-1], out=out)
+
+
 def _wrap(d, n):
     if not -max(n, 1) <= d < max(n, 1):
         raise IndexError(f"Dimension out of range (expected to be in range of [{-max(n, 1)}, "
@@ -367,8 +377,9 @@ def einsum(equation, tensors, *, path=None):
             if j < i:
                 i, j = j, i
             if not (i != j and i >= 0 and j < len(ops)):
-                raise RuntimeError(f"einsum(): invalid contraction ({i}, {j}"
-                                   f"{') cannot contract an operand with itself' if i == j else ') operand index is out of bounds'}")
+                why = ("cannot contract an operand with itself" if i == j else
+                       "operand index is out of bounds")
+                raise RuntimeError(f"einsum(): invalid contraction ({i}, {j}) {why}")
         a, b = ops[i], ops[j]
         del ops[j]
         del ops[i]
@@ -461,3 +472,77 @@ def bilinear(input1, input2, weight, bias=None):
         out = call("add.Tensor", out, bias)
     return out
 
+
+
+# ---- vecdot, kron, distances ------------------------------------------------------------------
+
+@kernel("linalg_vecdot", composite=True)
+def linalg_vecdot(x, y, *, dim=-1):
+    if not (x._dtype.is_floating_point or x._dtype.is_complex):
+        raise RuntimeError("linalg.vecdot: Expected a floating point or complex tensor as input. "
+                           f"Got {x._dtype._cpp_name}")
+    if x._dtype is not y._dtype:
+        raise RuntimeError("linalg.vecdot: Expected x and y to have the same dtype, but found x of "
+                           f"type {x._dtype._cpp_name} and y of type {y._dtype._cpp_name} instead")
+    lhs = call("conj", x) if x._dtype.is_complex else x
+    return call("sum.dim_IntList", call("mul.Tensor", lhs, y), [dim])
+
+
+@kernel("kron", composite=True)
+def kron(self, other):
+    n = max(self.dim(), other.dim())
+    pad_a, pad_b = n - self.dim(), n - other.dim()
+    a_shape, b_shape, out_shape = [], [], []
+    for i in range(n):
+        a = self._size[i - pad_a] if i >= pad_a else 1
+        b = other._size[i - pad_b] if i >= pad_b else 1
+        a_shape += [a, 1]
+        b_shape += [1, b]
+        out_shape.append(a * b)
+    prod = call("mul.Tensor", call("_unsafe_view", self, a_shape),
+                call("_unsafe_view", other, b_shape))
+    return call("_unsafe_view", prod, out_shape)
+
+
+@kernel("pairwise_distance", composite=True)
+def pairwise_distance(x1, x2, p=2.0, eps=1e-06, keepdim=False):
+    inner = max(x1.dim(), x2.dim()) - 1
+    diff = call("add.Scalar", call("sub.Tensor", x1, x2), eps)
+    return call("norm.ScalarOpt_dim", diff, p, [inner], keepdim)
+
+
+@kernel("cosine_similarity", composite=True)
+def cosine_similarity(x1, x2, dim=1, eps=1e-08):
+    from .common import result_type
+
+    common = result_type(x1, x2)
+    if not common.is_floating_point:
+        raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
+                           f"{common._cpp_name}")
+    t1 = call("_to_copy", x1, dtype=common) if not (x1._dtype.is_floating_point or
+                                                    x1._dtype.is_complex) else x1
+    t2 = call("_to_copy", x2, dtype=common) if not (x2._dtype.is_floating_point or
+                                                    x2._dtype.is_complex) else x2
+    if t1._size != t2._size:  # expand_outplace: only the ones whose shape differs
+        shape = _bshape(t1, t2)
+        t1 = t1 if t1._size == shape else call("expand", t1, list(shape))
+        t2 = t2 if t2._size == shape else call("expand", t2, list(shape))
+    n1 = call("clone", call("linalg_vector_norm", t1, 2, [dim], True), memory_format=None)
+    n2 = call("clone", call("linalg_vector_norm", t2, 2, [dim], True), memory_format=None)
+    call("clamp_min_", n1, eps)
+    call("clamp_min_", n2, eps)
+    right = call("div.Tensor", t2, n2)
+    return call("sum.dim_IntList", call("mul.Tensor", call("div.Tensor", t1, n1), right), [dim])
+
+
+def _bshape(a, b):
+    sa, sb = a._size, b._size
+    n = max(len(sa), len(sb))
+    sa, sb = (1,) * (n - len(sa)) + sa, (1,) * (n - len(sb)) + sb
+    out = []
+    for i, (x, y) in enumerate(zip(sa, sb)):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
+                               f"at non-singleton dimension {i}")
+        out.append(y if x == 1 else x)
+    return tuple(out)

@@ -12,8 +12,6 @@ import math
 import numpy as np
 
 from .. import dtypes as D
-from ..construct import empty
-from ..device import CPU
 from .common import arr, wrap
 from .nn_util import call, python_key
 from .registry import kernel

@@ -112,7 +112,8 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
     if dt not in _FLOATS:
         raise not_implemented("nll_loss_out_frame", dt)
     if weight is not None and weight._dtype is not dt:
-        raise RuntimeError(f"expected scalar type {dt._cpp_name} but found {weight._dtype._cpp_name}")
+        raise RuntimeError(f"expected scalar type {dt._cpp_name} but found "
+                           f"{weight._dtype._cpp_name}")
     x2 = _vals(self).reshape(-1, n_classes)
     t = arr(target).reshape(-1)
     if reduction == NONE and self.dim() == 2:
@@ -144,7 +145,8 @@ def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
     if dt not in _FLOATS:
         raise not_implemented("nll_loss2d_forward_out_frame", dt)
     if weight is not None and weight._dtype is not dt:
-        raise RuntimeError(f"expected scalar type {dt._cpp_name} but found {weight._dtype._cpp_name}")
+        raise RuntimeError(f"expected scalar type {dt._cpp_name} but found "
+                           f"{weight._dtype._cpp_name}")
     x2 = np.moveaxis(_vals(self), 1, -1).reshape(-1, c)
     t = arr(target).reshape(-1)
     if reduction == NONE:

@@ -16,8 +16,7 @@ import numpy as np
 from .. import dtypes as D
 from ..construct import empty
 from ..device import CPU
-from ..layouts import channels_last, contiguous_format
-from .common import arr, as_compute, wrap
+from .common import arr, as_compute
 from .nn_util import call, is_channels_last, not_implemented
 from .registry import kernel
 
@@ -44,8 +43,8 @@ def _output_shape(size, k, pad, stride, dilation, ceil_mode):
     if pad < 0:
         raise RuntimeError(f"pad must be non-negative, but got pad: {pad}")
     if pad > ((k - 1) * dilation + 1) // 2:
-        raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pad}, "
-                           f"kernel_size={k} and dilation={dilation}")
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                           f"pad={pad}, kernel_size={k} and dilation={dilation}")
     num = size + 2 * pad - dilation * (k - 1) - 1 + (stride - 1 if ceil_mode else 0)
     out = num // stride + 1  # div_rtn: rounds toward negative infinity
     if ceil_mode and (out - 1) * stride >= size + pad:
@@ -83,7 +82,7 @@ def _shape(s) -> str:
     return "[" + ", ".join(str(x) for x in s) + "]"
 
 
-def _params(name, input, kernel_size, stride, padding, dilation):
+def _params(name, kernel_size, stride, padding):
     kh, kw = _pair(kernel_size, name, "kernel_size must either be a single int, or a tuple of "
                                       "two ints")
     st = _pair(stride, name, "stride must either be omitted, a single int, or a tuple of two ints",
@@ -125,9 +124,9 @@ _MAXPOOL_TYPES = frozenset(_B[n] for n in ("uint8", "int8", "int16", "int32", "i
 @kernel("max_pool2d_with_indices")
 def max_pool2d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation=(1,),
                             ceil_mode=False):
-    kh, kw, dh, dw, ph, pw = _params("max_pool2d", self, kernel_size, stride, padding, dilation)
-    dilh, dilw = _pair(dilation or (1,), "max_pool2d", "dilation must be either a single int, or a tuple "
-                                               "of two ints")
+    kh, kw, dh, dw, ph, pw = _params("max_pool2d", kernel_size, stride, padding)
+    dilh, dilw = _pair(dilation or (1,), "max_pool2d",
+                       "dilation must be either a single int, or a tuple of two ints")
     cl = _suggest_cl(self)
     if cl:
         if self.dim() != 4:
@@ -207,7 +206,7 @@ def _trunc_div(s: np.ndarray, f) -> np.ndarray:
 @kernel("avg_pool2d")
 def avg_pool2d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False,
                count_include_pad=True, divisor_override=None):
-    kh, kw, dh, dw, ph, pw = _params("avg_pool2d", self, kernel_size, stride, padding, (1,))
+    kh, kw, dh, dw, ph, pw = _params("avg_pool2d", kernel_size, stride, padding)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     cl = _suggest_cl(self)
