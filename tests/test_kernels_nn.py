@@ -835,6 +835,47 @@ for _n, _e in _ERRS8.items():
     case(f"err_{_n}", "errors", _e)
 
 
+# distances, vecdot, kron; margin and embedding losses
+case("cosine_similarity", "distance", "F.cosine_similarity(a, b)", "a = mk.randn(4, 6); b = mk.randn(4, 6)",
+     "trace")
+case("cosine_similarity_bcast", "distance", "F.cosine_similarity(a, b, dim=-1)",
+     "a = mk.randn(3, 1, 6); b = mk.randn(5, 6)", "trace")
+case("cosine_similarity_int", "distance", "F.cosine_similarity(a, b, dim=0)",
+     "a = mk.randint(0, 5, (4,)); b = mk.randn(4)", "trace")
+case("pairwise_distance", "distance", "F.pairwise_distance(a, b, p=3)", "a = mk.randn(4, 6); b = mk.randn(4, 6)",
+     "trace")
+case("cdist_small", "distance", "T.cdist(a, b, p=1)", "a = mk.randn(2, 5, 3); b = mk.randn(2, 4, 3)", "trace")
+case("cdist_p2", "distance", "T.cdist(a, b)", "a = mk.randn(5, 3); b = mk.randn(4, 3)", "trace")
+case("cdist_mm", "distance", "T.cdist(a, b)", "a = mk.randn(30, 3); b = mk.randn(4, 3)", "trace")
+case("cdist_inf", "distance", "T.cdist(a, b, p=float('inf'))", "a = mk.randn(5, 3); b = mk.randn(4, 3)")
+case("linalg_vecdot", "contract", "T.linalg.vecdot(a, b)", "a = mk.randn(3, 5); b = mk.randn(3, 5)", "trace")
+case("kron", "contract", "T.kron(a, b)", "a = mk.randn(2, 3); b = mk.randn(4, 1, 2)", "trace")
+for red in ("none", "mean", "sum"):
+    case(f"hinge_{red}", "loss", f"F.hinge_embedding_loss(x, t, reduction='{red}')",
+         "x = mk.randn(8); t = mk.tensor([1, -1, 1, 1, -1, -1, 1, -1])", "trace")
+    case(f"cosine_embedding_{red}", "loss", f"F.cosine_embedding_loss(a, b, t, margin=0.1, reduction='{red}')",
+         "a = mk.randn(4, 5); b = mk.randn(4, 5); t = mk.tensor([1, -1, 1, -1])", "trace")
+    case(f"margin_ranking_{red}", "loss", f"F.margin_ranking_loss(a, b, t, margin=0.2, reduction='{red}')",
+         "a = mk.randn(6); b = mk.randn(6); t = mk.tensor([1., -1., 1., 1., -1., 1.])", "trace")
+    case(f"poisson_nll_{red}", "loss", f"F.poisson_nll_loss(a, b, reduction='{red}', full=True)",
+         "a = mk.randn(6); b = mk.rand(6) * 3", "trace")
+    case(f"triplet_{red}", "loss", f"F.triplet_margin_loss(a, p_, n, swap=True, reduction='{red}')",
+         "a = mk.randn(4, 5); p_ = mk.randn(4, 5); n = mk.randn(4, 5)", "trace")
+case("poisson_nll_nolog", "loss", "F.poisson_nll_loss(a, b, log_input=False)", "a = mk.rand(6) + 0.1; b = mk.rand(6)",
+     "trace")
+
+
+case("adaptive_max_pool2d", "pool", "F.adaptive_max_pool2d(x, (3, 4), return_indices=True)",
+     "x = mk.randn(2, 3, 7, 9)")
+case("adaptive_max_pool2d_nan", "pool", "F.adaptive_max_pool2d(x, 1, return_indices=True)",
+     "x = mk.tensor([[[[1., float('nan'), 2.], [float('nan'), 0., 5.]]]])")
+case("adaptive_max_pool1d", "pool", "F.adaptive_max_pool1d(x, 4, return_indices=True)", "x = mk.randn(2, 3, 10)",
+     "trace")
+case("kron_out", "contract", "T.kron(a, b, out=o)", "a = mk.randn(2, 3); b = mk.randn(2, 2); o = T.empty(0)")
+case("vecdot_out", "contract", "T.linalg.vecdot(a, b, out=o)",
+     "a = mk.randn(3, 5); b = mk.randn(3, 5); o = T.empty(3)")
+
+
 # ------------------------------------------------------------------------------ running
 
 def _run_upstream(tmp_path_factory):

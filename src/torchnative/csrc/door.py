@@ -25,6 +25,7 @@ from collections import Counter
 from typing import Any, Callable
 
 from .autograd.grad_mode import TLS as _GRAD
+from . import python_dispatch as _python_dispatch
 from .boxing import normalized
 from .dispatcher import REGISTRY, OperatorHandle
 from .refuse import TorchnativeNotImplementedError
@@ -43,10 +44,13 @@ TLS = _TLS()
 
 
 class Impl:
-    __slots__ = ("fn", "path", "mutated")
+    """A resolved implementation: the function, which path it is (for ``served``), the
+    arguments it mutates (their versions are bumped), and for a composite, its fast kernel."""
 
-    def __init__(self, fn: Callable, path: str, mutated: tuple):
-        self.fn, self.path, self.mutated = fn, path, mutated
+    __slots__ = ("fn", "path", "mutated", "fast")
+
+    def __init__(self, fn: Callable, path: str, mutated: tuple, fast: Callable | None = None):
+        self.fn, self.path, self.mutated, self.fast = fn, path, mutated, fast
 
 
 _UNRESOLVED = object()
@@ -57,6 +61,11 @@ def aten_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
     if cia is _UNRESOLVED:
         cia = op.cache["CompositeImplicitAutograd"] = resolve_composite_implicit(op)
     if cia is not None:
+        fast = cia.fast
+        if fast is not None and not (_GRAD.grad_enabled and _any_requires_grad(args, kwargs)) \
+                and not _python_dispatch.wants_python_dispatch(args, kwargs):
+            served[(op.name, "fast")] += 1
+            return fast(*args, **kwargs)
         served[(op.name, cia.path)] += 1
         return cia.fn(*args, **kwargs)
     if _GRAD.grad_enabled and _any_requires_grad(args, kwargs):
@@ -95,23 +104,25 @@ def resolve_composite_implicit(op: OperatorHandle):
     dispatch and autograd, as upstream does: our composite kernel, a registered Python CIA
     kernel, or upstream's Python decomposition. None for other operators."""
     from .kernels import load_all
-    from .kernels.registry import COMPOSITE
+    from .kernels.registry import COMPOSITE, FAST
 
     if "CompositeImplicitAutograd" not in op.static_keys and \
             "CompositeImplicitAutograd" not in op.py_kernels:
         return None
     load_all()
     short = op.name.split("::", 1)[1] if op.qualname.startswith("aten::") else op.name
+    fast = FAST.get(short)
     own = COMPOSITE.get(short)
     if own is not None:
-        return Impl(own, "composite", ())
+        return Impl(own, "composite", (), fast)
     py = op.py_kernels.get("CompositeImplicitAutograd")
     if py is not None:
         return Impl(normalized(op, _with_keyset(py, "CompositeImplicitAutograd")), "python:CIA",
-                    ())
+                    (), fast)
     decomp = _decomposition(op)
     if decomp is not None:
-        return Impl(_guarded_decomposition(op, normalized(op, decomp)), "decomposition", ())
+        return Impl(_guarded_decomposition(op, normalized(op, decomp)), "decomposition", (),
+                    fast)
     return None
 
 

@@ -13,9 +13,13 @@ from .tensor import TensorBase
 
 
 def _call(name, *args, **kwargs):
-    from .manual_bindings import call
+    return _manual().call(name, *args, **kwargs)
 
-    return call(name, *args, **kwargs)
+
+def _manual():
+    import sys
+
+    return sys.modules["torchnative.csrc.manual_bindings"]
 
 
 def _is_int_index(obj) -> bool:

@@ -17,11 +17,17 @@ from .refuse import TorchnativeNotImplementedError
 from .tensor import TensorBase
 
 
+_OPS: dict = {}
+
+
 def _op(name: str):
-    qual, _, overload = name.partition(".")
-    op = REGISTRY.find(f"aten::{qual}", overload)
+    op = _OPS.get(name)
     if op is None:
-        raise RuntimeError(f"aten::{name} has no schema")
+        qual, _, overload = name.partition(".")
+        op = REGISTRY.find(f"aten::{qual}", overload)
+        if op is None:
+            raise RuntimeError(f"aten::{name} has no schema")
+        _OPS[name] = op
     return op
 
 

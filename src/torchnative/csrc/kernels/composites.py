@@ -9,6 +9,7 @@ every overload the two operators share (functional, in-place and ``out=``).
 from __future__ import annotations
 
 from ..layouts import contiguous_format, preserve_format
+from ..manual_bindings import call
 from ..native_functions import by_qualname
 from ..tensor import wrap_dim
 from .registry import COMPOSITE, kernel
@@ -16,8 +17,6 @@ from .views import compute_stride, infer_size
 
 
 def _call(name, *args, **kwargs):
-    from ..manual_bindings import call
-
     return call(name, *args, **kwargs)
 
 

@@ -488,6 +488,38 @@ def linalg_vecdot(x, y, *, dim=-1):
     return call("sum.dim_IntList", call("mul.Tensor", lhs, y), [dim])
 
 
+@kernel("linalg_vecdot.out", composite=True)
+def linalg_vecdot_out(x, y, *, dim=-1, out):
+    if not (x._dtype.is_floating_point or x._dtype.is_complex):
+        raise RuntimeError("linalg.vecdot: Expected a floating point or complex tensor as input. "
+                           f"Got {x._dtype._cpp_name}")
+    if x._dtype is not y._dtype:
+        raise RuntimeError("linalg.vecdot: Expected x and y to have the same dtype, but found x of "
+                           f"type {x._dtype._cpp_name} and y of type {y._dtype._cpp_name} instead")
+    lhs = call("conj", x) if x._dtype.is_complex else x
+    return call("sum.IntList_out", call("mul.Tensor", lhs, y), [dim], out=out)
+
+
+@kernel("kron.out", composite=True)
+def kron_out(self, other, *, out):
+    n = max(self.dim(), other.dim())
+    pad_a, pad_b = n - self.dim(), n - other.dim()
+    a_shape, b_shape, out_shape = [], [], []
+    for i in range(n):
+        a = self._size[i - pad_a] if i >= pad_a else 1
+        b = other._size[i - pad_b] if i >= pad_b else 1
+        a_shape += [a, 1]
+        b_shape += [1, b]
+        out_shape.append(a * b)
+    from ..structured import resize_out
+
+    resize_out(out, out_shape)
+    mul_shape = [x for pair in zip(a_shape[0::2], b_shape[1::2]) for x in pair]
+    a_view, b_view = call("_unsafe_view", self, a_shape), call("_unsafe_view", other, b_shape)
+    call("mul.out", a_view, b_view, out=call("_unsafe_view", out, mul_shape))
+    return out
+
+
 @kernel("kron", composite=True)
 def kron(self, other):
     n = max(self.dim(), other.dim())
@@ -529,8 +561,10 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-08):
         t2 = t2 if t2._size == shape else call("expand", t2, list(shape))
     n1 = call("clone", call("linalg_vector_norm", t1, 2, [dim], True), memory_format=None)
     n2 = call("clone", call("linalg_vector_norm", t2, 2, [dim], True), memory_format=None)
-    call("clamp_min_", n1, eps)
-    call("clamp_min_", n2, eps)
+    eps_t = call("scalar_tensor", eps, dtype=n1._dtype, layout=None, device=n1.device,
+                 pin_memory=None)
+    call("clamp_min_.Tensor", n1, eps_t)
+    call("clamp_min_.Tensor", n2, eps_t)
     right = call("div.Tensor", t2, n2)
     return call("sum.dim_IntList", call("mul.Tensor", call("div.Tensor", t1, n1), right), [dim])
 
@@ -546,3 +580,84 @@ def _bshape(a, b):
                                f"at non-singleton dimension {i}")
         out.append(y if x == 1 else x)
     return tuple(out)
+
+
+def _check_cdist(x1, x2):
+    if x1.dim() < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
+    if x2.dim() < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X2 got: {x2.dim()}D")
+    if x1._size[-1] != x2._size[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1._size[-1]} "
+                           f"X2: {x2._size[-1]}")
+
+
+def _use_mm(p, mode, r1, r2):
+    return p == 2 and (mode == 1 or (mode == 0 and (r1 > 25 or r2 > 25)))
+
+
+def _cdist_impl(x1, x2, p, compute_mode):
+    for name, t in (("X1", x1), ("X2", x2)):
+        if not t._dtype.is_floating_point:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{t._dtype._cpp_name}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    mode = 0 if compute_mode is None else compute_mode
+    if not 0 <= mode <= 2:
+        raise RuntimeError(f"possible modes: 0, 1, 2, but was: {mode}")
+    r1, c1 = x1._size[-2], x1._size[-1]
+    r2, c2 = x2._size[-2], x2._size[-1]
+    from .linalg import _broadcast_batch, _prod
+
+    batch = _broadcast_batch(list(x1._size[:-2]), list(x2._size[:-2]))
+    bp = _prod(batch)
+    from .nn_util import contiguous
+
+    e1 = call("view", contiguous(call("expand", x1, batch + [r1, c1])), [bp, r1, c1])
+    e2 = call("view", contiguous(call("expand", x2, batch + [r2, c2])), [bp, r2, c2])
+    out_shape = batch + [r1, r2]
+    if r1 == 0 or r2 == 0 or bp == 0:
+        return call("empty.memory_format", out_shape, dtype=x1._dtype, layout=None,
+                    device=x1.device, pin_memory=None, memory_format=None)
+    if c1 == 0:
+        return call("zeros", out_shape, dtype=x1._dtype, layout=None, device=x1.device,
+                    pin_memory=None)
+    if _use_mm(p, mode, r1, r2):
+        dist = call("_euclidean_dist", x1, x2) if bp == 1 else call("_euclidean_dist", e1, e2)
+        return call("view", dist, out_shape)
+    a = as_compute(e1, x1._dtype).astype(np.float64)[:, :, None, :]
+    b = as_compute(e2, x1._dtype).astype(np.float64)[:, None, :, :]
+    d = np.abs(a - b)
+    if p == 0:
+        res = np.count_nonzero(d, axis=-1).astype(np.float64)
+    elif p == 1:
+        res = d.sum(-1)
+    elif p == 2:
+        res = np.sqrt(np.square(d).sum(-1))
+    elif np.isinf(p):
+        res = d.max(-1)
+    else:
+        res = np.power(np.power(d, p).sum(-1), 1.0 / p)
+    from ..cast import cast_array
+    from .. import dtypes as D
+
+    return wrap(cast_array(res.reshape(out_shape), D.BY_NAME["float64"], x1._dtype), x1._dtype)
+
+
+@kernel("_cdist_forward")
+def _cdist_forward(x1, x2, p, compute_mode):
+    _check_cdist(x1, x2)
+    return _cdist_impl(x1, x2, p, compute_mode)
+
+
+@kernel("cdist", composite=True)
+def cdist(x1, x2, p=2.0, compute_mode=None):
+    _check_cdist(x1, x2)
+    r1, r2 = x1._size[-2], x2._size[-2]
+    if x1.numel() == 0 or x2.numel() == 0:
+        return call("_cdist_forward", x1, x2, p, compute_mode)
+    mode = 0 if compute_mode is None else compute_mode
+    if _use_mm(p, mode, r1, r2):
+        return _cdist_impl(x1, x2, p, compute_mode)
+    return call("_cdist_forward", x1, x2, p, compute_mode)

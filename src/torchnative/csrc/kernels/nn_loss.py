@@ -430,3 +430,111 @@ def kl_div(self, target, reduction=MEAN, *, log_target=False):
         return call("sum", out)
     return out
 
+
+
+# ---- margin and embedding losses (Loss.cpp, CompositeImplicitAutograd) ----------------------
+
+def _scalar_minus(value, t):
+    """ATen's ``Scalar - Tensor``: empty_like(t).fill_(value).sub_(t)."""
+    out = call("empty_like", t, dtype=None, layout=None, device=None, pin_memory=None,
+               memory_format=None)
+    return call("sub_.Tensor", call("fill_.Scalar", out, value), t)
+
+
+def _reduce(loss, reduction):
+    if reduction == MEAN:
+        return call("mean", loss)
+    if reduction == SUM:
+        return call("sum", loss)
+    return loss
+
+
+@kernel("hinge_embedding_loss", composite=True)
+def hinge_embedding_loss(self, target, margin=1.0, reduction=MEAN):
+    zeros = call("zeros_like", self, dtype=None, layout=None, device=None, pin_memory=None,
+                 memory_format=None)
+    margin_clamp = call("clamp_min_", _scalar_minus(margin, self), 0)
+    output_margin = call("where.self", call("ne.Scalar", target, 1), margin_clamp, zeros)
+    output_self = call("where.self", call("ne.Scalar", target, -1), self, zeros)
+    return _reduce(call("add.Tensor", output_margin, output_self), reduction)
+
+
+@kernel("cosine_embedding_loss", composite=True)
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=MEAN):
+    td = target.dim()
+    if td not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if td == 1 and input1.dim() != 2:
+        raise RuntimeError("1D target tensor expects 2D input tensors, but found inputs with sizes "
+                           f"{_shape(input1._size)} and {_shape(input2._size)}.")
+    if td == 0 and input1.dim() != 1:
+        raise RuntimeError("0D target tensor expects 1D input tensors, but found inputs with sizes "
+                           f"{_shape(input1._size)} and {_shape(input2._size)}.")
+    eps = 1e-12
+    prod_sum = call("sum.dim_IntList", call("mul.Tensor", input1, input2), [td])
+    mag1 = call("add.Scalar", call("sum.dim_IntList", call("mul.Tensor", input1, input1), [td]),
+                eps)
+    mag2 = call("add.Scalar", call("sum.dim_IntList", call("mul.Tensor", input2, input2), [td]),
+                eps)
+    denom = call("sqrt_", call("mul.Tensor", mag1, mag2))
+    cos = call("div.Tensor", prod_sum, denom)
+    from ..layouts import contiguous_format
+
+    zeros = call("zeros_like", cos, dtype=None, layout=None, device=None, pin_memory=None,
+                 memory_format=contiguous_format)
+    pos = _scalar_minus(1, cos)
+    neg = call("clamp_min_", call("sub.Scalar", cos, margin), 0)
+    out_pos = call("where.self", call("eq.Scalar", target, 1), pos, zeros)
+    out_neg = call("where.self", call("eq.Scalar", target, -1), neg, zeros)
+    return _reduce(call("add.Tensor", out_pos, out_neg), reduction)
+
+
+@kernel("margin_ranking_loss", composite=True)
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=MEAN):
+    if input1._dtype.is_complex or input2._dtype.is_complex or target._dtype.is_complex:
+        raise RuntimeError("margin_ranking_loss expects inputs to be non-complex")
+    if not (input1._size == input2._size == target._size):
+        raise RuntimeError("margin_ranking_loss: all input tensors should have same size but got "
+                           f"sizes: input1: {_shape(input1._size)}, input2: "
+                           f"{_shape(input2._size)}, target: {_shape(target._size)}")
+    # (-target * (input1 - input2) + margin).clamp_min_(0): C++ evaluates the right operand first
+    diff = call("sub.Tensor", input1, input2)
+    out = call("clamp_min_", call("add.Scalar", call("mul.Tensor", call("neg", target), diff),
+                                  margin), 0)
+    return _reduce(out, reduction)
+
+
+@kernel("poisson_nll_loss", composite=True)
+def poisson_nll_loss(input, target, log_input, full, eps, reduction):
+    import math
+
+    if log_input:
+        right = call("mul.Tensor", target, input)
+        loss = call("sub.Tensor", call("exp", input), right)
+    else:
+        right = call("mul.Tensor", target, call("log", call("add.Scalar", input, eps)))
+        loss = call("sub.Tensor", input, right)
+    if full:
+        last = call("mul.Scalar", call("log", call("mul.Scalar", target, 2 * math.pi)), 0.5)
+        stirling = call("add.Tensor", call("sub.Tensor", call("mul.Tensor", target,
+                                                                call("log", target)), target),
+                        last)
+        call("add_.Tensor", loss, call("masked_fill.Scalar", stirling,
+                                       call("le.Scalar", target, 1), 0))
+    return _reduce(loss, reduction)
+
+
+@kernel("triplet_margin_loss", composite=True)
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False,
+                        reduction=MEAN):
+    a, pd, nd = anchor.dim(), positive.dim(), negative.dim()
+    if not (a == pd == nd):
+        raise RuntimeError(f"All inputs should have same dimension but got {a}D, {pd}D and {nd}D "
+                           "inputs.")
+    dist_pos = call("pairwise_distance", anchor, positive, p, eps, False)
+    dist_neg = call("pairwise_distance", anchor, negative, p, eps, False)
+    if swap:
+        dist_swap = call("pairwise_distance", positive, negative, p, eps, False)
+        dist_neg = call("min.other", dist_neg, dist_swap)
+    out = call("clamp_min", call("sub.Tensor", call("add.Scalar", dist_pos, margin), dist_neg), 0)
+    return _reduce(out, reduction)

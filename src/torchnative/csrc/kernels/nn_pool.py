@@ -437,3 +437,57 @@ def _check_max_pool1d(self, kernel_size, stride, padding, dilation, ceil_mode):
     ow = _output_shape(self._size[-1], k, p, st, d, ceil_mode)
     if ow <= 0:
         raise RuntimeError(f"{name} Invalid computed output size: {ow}")
+
+
+# ---- adaptive max pooling ---------------------------------------------------------------------
+
+@kernel("adaptive_max_pool2d")
+def adaptive_max_pool2d(self, output_size):
+    nd = self.dim()
+    if nd not in (3, 4):
+        raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: "
+                           f"{_shape(self._size)}")
+    for i in range(1, nd):
+        if self._size[i] <= 0:
+            raise RuntimeError("adaptive_max_pool2d(): Expected input to have non-zero size for "
+                               f"non-batch dimensions, but input has sizes {_shape(self._size)} "
+                               f"with dimension {i} being empty")
+    if len(output_size) != 2:
+        raise RuntimeError("adaptive_max_pool2d(): internal error: output_size.size() must be 2")
+    oh, ow = (int(s) for s in output_size)
+    dt = self._dtype
+    cl = nd == 4 and _suggest_cl(self)
+    out_shape = tuple(self._size[:-2]) + (oh, ow)
+    if dt not in _FLOATS:
+        raise not_implemented("adaptive_max_pool2d", dt)
+    x = _values(self)
+    h, w = x.shape[-2:]
+    vals = np.empty(out_shape, x.dtype)
+    idx = np.empty(out_shape, np.int64)
+    for a in range(oh):
+        i0, i1 = _start(a, oh, h), _end(a, oh, h)
+        for b in range(ow):
+            j0, j1 = _start(b, ow, w), _end(b, ow, w)
+            win = x[..., i0:i1, j0:j1].reshape(out_shape[:-2] + (-1,))
+            pick = np.argmax(win, axis=-1)  # the first maximum
+            nan = np.isnan(win)
+            if nan.any():  # upstream's scan lets the last NaN win
+                last = win.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
+                pick = np.where(nan.any(axis=-1), last, pick)
+            vals[..., a, b] = np.take_along_axis(win, pick[..., None], -1)[..., 0]
+            kr, kc = np.divmod(pick, j1 - j0)
+            idx[..., a, b] = (i0 + kr) * w + (j0 + kc)
+    return _output(self, vals, dt, cl), _output(self, idx, _INT64, cl)
+
+
+@kernel("adaptive_max_pool1d", composite=True)
+def adaptive_max_pool1d(self, output_size):
+    _check_dim_range("adaptive_max_pool1d", self, 2, 4)
+    _check_1d("adaptive_max_pool1d", "output_size", output_size)
+    for i in range(1, self.dim()):
+        if self._size[i] <= 0:
+            raise RuntimeError("adaptive_max_pool1d(): Expected input to have non-zero size for "
+                               f"non-batch dimensions, but input has sizes {_shape(self._size)} "
+                               f"with dimension {i} being empty")
+    out, idx = call("adaptive_max_pool2d", call("unsqueeze", self, -2), [1, output_size[0]])
+    return call("squeeze.dim", out, -2), call("squeeze.dim", idx, -2)

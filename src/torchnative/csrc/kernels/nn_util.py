@@ -4,6 +4,8 @@ from composite kernels (with the operator handle cached, as these run on the hot
 
 from __future__ import annotations
 
+from ..door import aten_dispatch  # kernels load after the door (kernels.load_all)
+
 import numpy as np
 
 from .. import dtypes as D
@@ -111,8 +113,6 @@ def op(name: str):
 
 
 def call(name: str, *args, **kwargs):
-    from ..door import aten_dispatch
-
     return aten_dispatch(op(name), args, kwargs)
 
 

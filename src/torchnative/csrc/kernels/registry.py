@@ -10,6 +10,10 @@ on a given device) and so also serve meta tensors.
 ``composite=True`` marks a kernel for a CompositeImplicitAutograd operator written, as upstream
 writes those, in terms of other operators called through the door: it runs before Python
 dispatch and autograd, so modes and gradients see the operators it is made of.
+
+``fast=True`` marks a direct kernel for a CompositeImplicitAutograd operator: the door uses it
+only when neither autograd nor Python dispatch is active, i.e. when nobody could observe the
+operators the composite would have run (the hot path of inference).
 """
 
 from __future__ import annotations
@@ -19,12 +23,13 @@ from typing import Callable
 KERNELS: dict[str, Callable] = {}
 META_OK: set[str] = set()
 COMPOSITE: dict[str, Callable] = {}
+FAST: dict[str, Callable] = {}
 
 
-def kernel(*names: str, meta: bool = False, composite: bool = False):
+def kernel(*names: str, meta: bool = False, composite: bool = False, fast: bool = False):
     def register(fn: Callable) -> Callable:
         for name in names:
-            table = COMPOSITE if composite else KERNELS
+            table = COMPOSITE if composite else FAST if fast else KERNELS
             if name in table:
                 raise RuntimeError(f"two kernels registered for {name}")
             table[name] = fn
