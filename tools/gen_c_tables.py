@@ -94,7 +94,8 @@ def flags() -> dict:
             value = getattr(C, name)()
         except Exception:
             continue
-        if isinstance(value, (bool, int, float, str)):
+        if isinstance(value, (bool, int, float, str)) or (
+                isinstance(value, list) and all(isinstance(v, int) for v in value)):
             out[name[len("_get_"):]] = value
     return dict(sorted(out.items()))
 

@@ -219,8 +219,14 @@ class Param:
         return None if self.default is _MISSING else self.default
 
 
-# at::Reduction (the loss functions' ``reduction`` default)
-_REDUCTIONS = {"at::Reduction::None": 0, "at::Reduction::Mean": 1, "at::Reduction::Sum": 2}
+def _atol(text: str) -> int:
+    """C's atol, which upstream's PythonArgParser applies to int defaults: a non-numeric default
+    such as ``at::Reduction::Mean`` reads as 0 (so ``torch._C._nn.mse_loss(a, b)`` reduces with
+    'none' upstream; F.mse_loss always passes ``reduction`` explicitly)."""
+    import re
+
+    m = re.match(r"\s*[+-]?\d+", text)
+    return int(m.group()) if m else 0
 
 
 def _parse_default(kind: str, text: str | None, size: int):
@@ -229,7 +235,7 @@ def _parse_default(kind: str, text: str | None, size: int):
     if text == "None":
         return None
     if kind in ("int64_t", "SymInt"):
-        return _REDUCTIONS[text] if text in _REDUCTIONS else int(text)
+        return _atol(text)
     if kind == "bool":
         return text in ("True", "true")
     if kind in ("double", "complex"):

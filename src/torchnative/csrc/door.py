@@ -261,9 +261,14 @@ def _guarded_decomposition(op: OperatorHandle, fn: Callable) -> Callable:
                 op.name, "its decomposition calls itself and torchnative has no kernel for it")
         TLS.decomposing.add(op.name)
         try:
-            return fn(*args, **kwargs)
+            result = fn(*args, **kwargs)
         finally:
             TLS.decomposing.discard(op.name)
+        if result is NotImplemented:
+            raise TorchnativeNotImplementedError(
+                op.name, "upstream's decomposition does not handle these arguments and "
+                "torchnative has no kernel for them")
+        return result
 
     return decomposed
 

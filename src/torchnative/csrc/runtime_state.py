@@ -252,15 +252,36 @@ def _plain_flags() -> dict:
             return store["value"]
 
         def set_(value, store=store, kind=type(default)):
-            store["value"] = kind(value)
+            store["value"] = list(value) if kind is list else kind(value)
 
         out[f"torch._C._get_{name}"] = get
         out[f"torch._C._set_{name}"] = set_
     return out
 
 
+# scaled-dot-product-attention backend switches: getter _get_X_sdp_enabled, setter _set_sdp_use_X
+# (upstream's defaults; the CPU path reads flash and math)
+_SDP = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True, "overrideable": True,
+        "fa3": False}
+
+
+def _sdp_flags() -> dict:
+    out = {}
+    for name in _SDP:
+        def get(name=name):
+            return _SDP[name]
+
+        def set_(value, name=name):
+            _SDP[name] = bool(value)
+
+        out[f"torch._C._get_{name}_sdp_enabled"] = get
+        out[f"torch._C._set_sdp_use_{name}"] = set_
+    return out
+
+
 TORCH_C = {
     **_plain_flags(),
+    **_sdp_flags(),
     "torch._C._set_deterministic_algorithms": set_deterministic_algorithms,
     "torch._C._get_deterministic_algorithms": _getter("deterministic"),
     "torch._C._get_deterministic_algorithms_warn_only": _getter("deterministic_warn_only"),

@@ -245,7 +245,8 @@ def broadcast_tensors(tensors):
                 raise RuntimeError(f"The size of tensor a ({a}) must match the size of tensor b "
                                    f"({b}) at non-singleton dimension {i}")
             shape[i] = b if a == 1 else a
-    return [_call("expand", t, shape) for t in tensors]
+    # upstream's expand_size returns a tensor that already has the shape as it is
+    return [t if list(t.shape) == shape else _call("expand", t, shape) for t in tensors]
 
 
 def _atleast(self, n):

@@ -52,6 +52,13 @@ def _gemm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.matmul(a, b)
 
 
+def _batched(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """np.matmul over stacked matrices, with the BLAS thread count set for the whole product."""
+    blas_threads.for_product(a.shape[-2] * (a.size // max(a.shape[-2] * a.shape[-1], 1)),
+                             a.shape[-1], b.shape[-1])
+    return np.matmul(a, b)
+
+
 def _zeros(shape, dt):
     out = empty(shape, dt, CPU)
     out._np[...] = 0
@@ -169,7 +176,7 @@ def bmm(self, mat2):
     if k == 0:
         return _zeros((bs, n, p), dt)
     _bmm_dispatch(self, mat2, "bmm", k, n, p)
-    return wrap(np.matmul(_operand(self, dt), _operand(mat2, dt)), dt)
+    return wrap(_batched(_operand(self, dt), _operand(mat2, dt)), dt)
 
 
 @kernel("baddbmm")
@@ -189,7 +196,7 @@ def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
     _bmm_dispatch(batch1, batch2, "baddbmm", k, n, p)
     om = opmath_dtype(dt)
     a, b = scalar_to(alpha, om), scalar_to(beta, om)
-    prod = np.matmul(_operand(batch1, dt), _operand(batch2, dt))
+    prod = _batched(_operand(batch1, dt), _operand(batch2, dt))
     return wrap(_scaled(prod, a, _operand(self_b, dt) if b != 0 else None, b), dt)
 
 
@@ -227,7 +234,7 @@ def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
     a, b = scalar_to(alpha, om), scalar_to(beta, om)
     # upstream: result.addmm_(b1[i], b2[i], beta_i, alpha) batch after batch (beta_i = 1 after
     # the first); numpy's reduction over the leading axis adds in that same order
-    prods = np.matmul(_operand(batch1, dt), _operand(batch2, dt))
+    prods = _batched(_operand(batch1, dt), _operand(batch2, dt))
     if a != 1:
         prods *= a
     if b != 0:
@@ -287,6 +294,7 @@ def addmv(self, mat, vec, *, beta=1, alpha=1):
         raise not_implemented("addmv_impl_cpu", dt)
     om = opmath_dtype(dt)
     a, b = scalar_to(alpha, om), scalar_to(beta, om)
+    blas_threads.for_product(m, k, 1)
     prod = np.matmul(_operand(mat, dt), _operand(vec, dt))
     return wrap(_scaled(prod, a, _operand(self_b, dt) if b != 0 else None, b), dt)
 
@@ -302,6 +310,7 @@ def mv(self, vec):
         return _zeros((m,), dt)
     if dt not in _STD:
         raise not_implemented("addmv_impl_cpu", dt)
+    blas_threads.for_product(m, k, 1)
     return wrap(np.matmul(_operand(self, dt), _operand(vec, dt)), dt)
 
 

@@ -14,11 +14,12 @@ query head h reads key/value head h // (H / H_kv).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
-from .. import dtypes as D
+from .. import blas_threads, dtypes as D
 from ..construct import empty
 from ..device import CPU
 from .common import arr, as_compute, wrap
@@ -242,6 +243,7 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
     q = _acc(query, acc).reshape(b, hk, g, lq, e)
     k = _acc(key, acc)[:, :, None]
     v = _acc(value, acc)[:, :, None]
+    blas_threads.for_product(b * h * lq, e, s)
     scores = np.matmul(q, np.swapaxes(k, -1, -2))  # (b, hk, g, lq, s)
     if attn_mask is not None:
         m = _mask_values(attn_mask, acc)
@@ -250,9 +252,9 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
     else:
         scores *= sc
     if is_causal:
-        scores[..., np.triu(np.ones((lq, s), bool), 1)] = -np.inf
+        np.copyto(scores, -np.inf, where=_above_diagonal(lq, s))
     row_max = scores.max(axis=-1, keepdims=True)
-    row_max[np.isneginf(row_max)] = 0  # fully masked rows: exp(-inf) = 0, not NaN
+    np.copyto(row_max, 0, where=np.isneginf(row_max))  # fully masked rows: exp(-inf) = 0
     np.subtract(scores, row_max, out=scores)
     np.exp(scores, out=scores)
     total = scores.sum(axis=-1, keepdims=True)
@@ -266,6 +268,12 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
     total += row_max
     np.copyto(arr(lse_t), total.reshape(b, h, lq))
     return out, lse_t
+
+
+@functools.lru_cache(maxsize=64)
+def _above_diagonal(lq: int, s: int) -> np.ndarray:
+    """The keys a causal (top-left aligned) query row may not see: column > row."""
+    return np.triu(np.ones((lq, s), bool), 1)
 
 
 def _acc(t, acc) -> np.ndarray:

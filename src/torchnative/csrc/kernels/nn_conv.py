@@ -15,7 +15,7 @@ import itertools
 
 import numpy as np
 
-from .. import dtypes as D
+from .. import blas_threads, dtypes as D
 from ..construct import empty
 from ..device import CPU
 from ..layouts import channels_last, channels_last_3d, contiguous_format
@@ -119,6 +119,7 @@ def _forward(x, w, stride, padding, dilation, groups):
     order = (0, 1) + tuple(range(3, 3 + d)) + (2,) + tuple(range(3 + d, 3 + 2 * d))
     cols = win.transpose(order).reshape(n, g, p, cg * kk)
     wmat = w.reshape(g, og, cg * kk).transpose(0, 2, 1)
+    blas_threads.for_product(n * g * p, cg * kk, og)
     res = np.matmul(cols, wmat)  # (n, g, p, og)
     return res.transpose(0, 1, 3, 2).reshape((n, o) + tuple(out))
 
@@ -136,6 +137,7 @@ def _transposed(x, w, stride, padding, dilation, output_padding, groups):
     kk = int(np.prod(ks, dtype=np.int64))
     xs = x.reshape(n, g, cg, p).transpose(0, 1, 3, 2)  # (n, g, p, cg)
     wm = w.reshape(g, cg, og * kk)
+    blas_threads.for_product(n * g * p, cg, og * kk)
     cols = np.matmul(xs, wm).reshape((n, g, p, og) + tuple(ks))
     full = [out[i] + 2 * padding[i] for i in range(d)]
     acc = np.zeros((n, g, og) + tuple(full), cols.dtype)

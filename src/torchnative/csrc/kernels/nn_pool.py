@@ -254,6 +254,14 @@ def avg_pool2d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False,
     return _output(self, out, dt, cl)
 
 
+def _check_sizes(shape):
+    """What allocating the output checks first (a negative requested size)."""
+    for d in shape:
+        if d < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {d}: "
+                               f"{_shape(shape)}")
+
+
 def _start(a, b, c):
     return (a * c) // b
 
@@ -282,6 +290,7 @@ def _adaptive_avg_pool2d(self, output_size):
     dt = self._dtype
     cl = _suggest_cl(self)
     out_shape = tuple(self._size[:-2]) + (oh, ow)
+    _check_sizes(out_shape)
     if dt not in _FLOATS:
         raise not_implemented("adaptive_avg_pool2d", dt)
     x = _values(self)
@@ -458,6 +467,7 @@ def adaptive_max_pool2d(self, output_size):
     dt = self._dtype
     cl = nd == 4 and _suggest_cl(self)
     out_shape = tuple(self._size[:-2]) + (oh, ow)
+    _check_sizes(out_shape)
     if dt not in _FLOATS:
         raise not_implemented("adaptive_max_pool2d", dt)
     x = _values(self)
