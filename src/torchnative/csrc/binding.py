@@ -478,14 +478,25 @@ def _wants_torch_function(values) -> bool:
     return False
 
 
+def _relevant(args, kwargs) -> list:
+    """Arguments __torch_function__ overrides are looked for in: tensors inside lists too, as
+    upstream's parser collects them from TensorList arguments."""
+    out = []
+    for a in list(args) + list(kwargs.values()):
+        if type(a) in (list, tuple):
+            out.extend(a)
+        else:
+            out.append(a)
+    return out
+
+
 def call_function(fn, sigs, args: tuple, kwargs: dict):
     compiled = _compiled(sigs, fn.__name__)
     sig, values = _parse_any(compiled, args, kwargs)
     if _wants_torch_function(args) or (kwargs and _wants_torch_function(kwargs.values())):
         from torch.overrides import handle_torch_function
 
-        relevant = [a for a in list(args) + list(kwargs.values())]
-        return handle_torch_function(fn, relevant, *args, **kwargs)
+        return handle_torch_function(fn, _relevant(args, kwargs), *args, **kwargs)
     op, pargs, pkwargs, options = sig.target(values)
     result = door.aten_dispatch(op, pargs, pkwargs)
     if options.get("requires_grad"):
@@ -506,7 +517,7 @@ def call_method(method, sigs, self, args: tuple, kwargs: dict):
         import torch
 
         api = getattr(torch.Tensor, method.__name__, method)
-        return handle_torch_function(api, (self,) + args + tuple(kwargs.values()), self, *args,
+        return handle_torch_function(api, _relevant((self,) + args, kwargs), self, *args,
                                      **kwargs)
     op, pargs, pkwargs, _ = sig.target(values, self)
     result = door.aten_dispatch(op, pargs, pkwargs)
@@ -546,7 +557,7 @@ def torch_function_or(fn, name: str, method: bool):
             from torch.overrides import handle_torch_function
 
             api = getattr(torch.Tensor, name) if method else wrapper
-            return handle_torch_function(api, args + tuple(kwargs.values()), *args, **kwargs)
+            return handle_torch_function(api, _relevant(args, kwargs), *args, **kwargs)
         return fn(*args, **kwargs)
 
     wrapper.__name__ = wrapper.__qualname__ = name

@@ -58,9 +58,21 @@ def wants_python_dispatch(args, kwargs) -> bool:
     if TLS.stack or TLS.infra:
         return True
     for a in args:
-        if isinstance(a, TensorBase) and _overrides(a):
+        if isinstance(a, TensorBase):
+            if _overrides(a):
+                return True
+        elif type(a) in (list, tuple) and any(isinstance(x, TensorBase) and _overrides(x)
+                                              for x in a):
             return True
-    return bool(kwargs) and any(_overrides(t) for t in _tensor_args((), kwargs))
+    if kwargs:
+        for a in kwargs.values():
+            if isinstance(a, TensorBase):
+                if _overrides(a):
+                    return True
+            elif type(a) in (list, tuple) and any(isinstance(x, TensorBase) and _overrides(x)
+                                                  for x in a):
+                return True
+    return False
 
 
 def _modes() -> list:
