@@ -1054,10 +1054,7 @@ def _compare(golden, family, up, ours, ours_arrays, high):
 
 # Cases that fail because of a known defect outside these kernels (strict: an XPASS says the
 # defect was fixed and the entry must go).
-KNOWN_ELSEWHERE = {
-    "loss_binding_default_reduction":
-        "binding.py gives Python-binding calls reduction=Mean where upstream's atol() gives 0",
-}
+KNOWN_ELSEWHERE: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("case_", [
