@@ -45,6 +45,15 @@ def copy_(self, src, non_blocking=False):
     return self
 
 
+@kernel("copy", meta=True)
+def copy(self, src, non_blocking=False):
+    """The functional copy_: a new tensor like ``self`` holding ``src`` broadcast and cast."""
+    out = _empty_like(self, self.dtype, self.device, None)
+    if out._np is not None:
+        copy_into(out, src)
+    return out
+
+
 def strides_for(src: TensorBase, memory_format) -> tuple:
     """Output strides upstream's empty_like picks for ``memory_format``."""
     size = src._size

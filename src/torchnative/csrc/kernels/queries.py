@@ -97,3 +97,25 @@ def has_compatible_shallow_copy_type(self, from_) -> bool:
 def local_scalar_dense(self):
     """Tensor.item() as a dispatcher call (upstream: the one op that reads a value out)."""
     return self.item()
+
+
+@kernel("sym_size.int", meta=True)
+def sym_size(self, dim) -> int:
+    return self.size(dim)
+
+
+@kernel("sym_stride.int", meta=True)
+def sym_stride(self, dim) -> int:
+    return self.stride(dim)
+
+
+@kernel("sym_storage_offset", meta=True)
+def sym_storage_offset(self) -> int:
+    return self.storage_offset()
+
+
+@kernel("sym_is_contiguous", meta=True)
+def sym_is_contiguous(self, memory_format=None) -> bool:
+    from ..layouts import contiguous_format
+
+    return self.is_contiguous(memory_format=memory_format or contiguous_format)
