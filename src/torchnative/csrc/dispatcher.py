@@ -19,7 +19,8 @@ from .tables import cpp_ops_by_qualname
 
 class OperatorHandle:
     __slots__ = ("qualname", "overload", "schema_str", "tags", "static_keys", "py_kernels",
-                 "fallthrough", "_schema", "native", "__weakref__", "_op", "_op_dk", "cache")
+                 "fallthrough", "_schema", "native", "__weakref__", "_op", "_op_dk", "cache",
+                 "name")
 
     def __init__(self, qualname: str, overload: str, schema_str: str, tags, static_keys,
                  native=None):
@@ -35,10 +36,7 @@ class OperatorHandle:
         self._op = None
         self._op_dk = None
         self.cache: dict[str, Any] = {}  # per-operator facts the door computes once
-
-    @property
-    def name(self) -> str:
-        return f"{self.qualname}.{self.overload}" if self.overload else self.qualname
+        self.name = f"{qualname}.{overload}" if overload else qualname
 
     @property
     def schema(self):
