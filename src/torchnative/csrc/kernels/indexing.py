@@ -81,36 +81,7 @@ def _overflows(value, dt) -> bool:
 
 
 # ------------------------------------------------------------------------------ TensorIterator
-def ti_perm(shape, operands) -> list:
-    """TensorIterator's dimension order (reorder_dimensions): perm[0] is the fastest dim.
-    ``operands`` are the defined inputs' strides, already broadcast to ``shape`` (0 where an
-    operand is broadcast); an output being allocated takes no part."""
-    n = len(shape)
-    perm = list(range(n - 1, -1, -1))
-
-    def should_swap(d0, d1):
-        for st in operands:
-            s0, s1 = st[d0], st[d1]
-            if s0 == 0 or s1 == 0:
-                continue
-            if s0 < s1:
-                return -1
-            if s0 > s1:
-                return 1
-            if shape[d0] > shape[d1]:
-                return 1
-        return 0
-
-    for i in range(1, n):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            c = should_swap(perm[d0], perm[d1])
-            if c > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif c < 0:
-                break
-    return perm
+from .iteration import ti_perm  # noqa: E402  (re-exported: other kernels import it from here)
 
 
 def ti_output_strides(shape, operands, same_shape: bool = False) -> tuple:

@@ -19,6 +19,7 @@ from .. import dtypes as D
 from ..cast import cast_array
 from ..tensor import TensorBase
 from .common import arr, opmath, result_type, wrap  # noqa: F401  (result_type: re-exported)
+from .iteration import ti_perm
 
 B = D.BY_NAME
 BOOL, U8, I64 = B["bool"], B["uint8"], B["int64"]
@@ -253,29 +254,7 @@ def iter_strides(shape: tuple, tensors) -> tuple:
             st[off + i] = 0 if (sz == 1 and shape[off + i] != 1) else s
         ops.append(st)
 
-    def should_swap(d0, d1):
-        for st in ops:
-            s0, s1 = st[d0], st[d1]
-            if s0 == 0 or s1 == 0:
-                continue
-            if s0 < s1:
-                return -1
-            if s0 > s1:
-                return 1
-            if shape[d0] > shape[d1]:
-                return 1
-        return 0
-
-    perm = list(range(nd - 1, -1, -1))  # perm[0] is the fastest-moving dimension
-    for i in range(1, nd):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            c = should_swap(perm[d0], perm[d1])
-            if c > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif c < 0:
-                break
+    perm = ti_perm(shape, ops)  # perm[0] is the fastest-moving dimension
     out = [0] * nd
     acc = 1
     for d in perm:
