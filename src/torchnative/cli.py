@@ -79,11 +79,15 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
+COMMANDS = ("chat", "embed", "info")
+
+
 def main(argv=None) -> int:
     ap = parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help")):
+        argv = [DEFAULT_COMMAND, *argv]  # `torchnative "a question"` chats
     args = ap.parse_args(argv)
-    if args.command is None:
-        args = ap.parse_args([DEFAULT_COMMAND, *(argv or sys.argv[1:])])
     if args.command == "chat" and args.prompt == []:
         args.prompt = None
     from torchnative.apps.chat import UsageError
