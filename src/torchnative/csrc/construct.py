@@ -57,7 +57,12 @@ def from_result(arr: np.ndarray, dt) -> TensorBase:
     copy: its memory becomes the storage and the array itself the tensor's view."""
     flat = arr.reshape(-1)
     storage = storage_class()._wrap(flat.view(np.uint8), flat.nbytes, CPU)
-    return make(storage, dt, arr.shape, contiguous_strides(arr.shape), 0, np_view=arr)
+    item = arr.itemsize
+    # numpy already computed the (contiguous) strides; size-1 dims keep numpy's values, which
+    # equal c10's contiguous strides except for size-0/1 dims, where c10 uses max(size, 1)
+    stride = tuple(s // item for s in arr.strides) if arr.size > 1 and 0 not in arr.shape and \
+        1 not in arr.shape else contiguous_strides(arr.shape)
+    return make(storage, dt, arr.shape, stride, 0, np_view=arr)
 
 
 def checked_device(dev):
