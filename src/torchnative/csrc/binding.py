@@ -29,7 +29,16 @@ _MISSING = object()
 
 
 class _NoMatch(Exception):
-    pass
+    """A signature does not accept the call. The message is built only if it is shown: trying
+    signatures in turn is the common case and must not format strings."""
+
+    def __init__(self, message):
+        super().__init__()
+        self._message = message
+
+    def __str__(self):
+        m = self._message
+        return m() if callable(m) else m
 
 
 def _tensor_type():
@@ -286,7 +295,7 @@ class Signature:
     def parse(self, args: tuple, kwargs: dict) -> list:
         nargs = len(args)
         if nargs > self.max_pos and not self.varargs:
-            raise _NoMatch(f"{self.name}() takes {self.max_pos} positional arguments but "
+            raise _NoMatch(lambda: f"{self.name}() takes {self.max_pos} positional arguments but "
                            f"{nargs} were given")
         out = []
         pos = 0
@@ -296,7 +305,7 @@ class Signature:
             obj = _MISSING
             if pos < nargs:
                 if p.kwarg_only:
-                    raise _NoMatch(f"{self.name}() got too many positional arguments")
+                    raise _NoMatch(lambda: f"{self.name}() got too many positional arguments")
                 obj = args[pos]
             elif kwargs:
                 obj = kwargs.get(p.name, _MISSING)
@@ -308,7 +317,7 @@ class Signature:
             if (obj is _MISSING and p.optional) or (obj is None and p.allow_none):
                 out.append(p.python_default() if obj is _MISSING else None)
             elif obj is _MISSING:
-                raise _NoMatch(f"{self.name}() missing required argument \"{p.name}\"")
+                raise _NoMatch(lambda p=p: f"{self.name}() missing required argument \"{p.name}\"")
             elif p.check(obj):
                 out.append(p.convert(obj) if p.needs_convert else obj)
             elif self.varargs and pos == 0 and not is_kwd and all(_is_int(a) for a in args):
@@ -316,10 +325,10 @@ class Signature:
                 pos = nargs
                 continue
             else:
-                where = f"argument '{p.name}'" if is_kwd else \
-                    f"argument '{p.name}' (position {pos + 1})"
-                raise _NoMatch(f"{self.name}(): {where} must be {_TYPE_NAMES.get(p.kind, p.kind)}"
-                               f", not {type(obj).__name__}")
+                raise _NoMatch(lambda p=p, is_kwd=is_kwd, pos=pos, obj=obj: (
+                    f"{self.name}(): argument '{p.name}'"
+                    + ("" if is_kwd else f" (position {pos + 1})")
+                    + f" must be {_TYPE_NAMES.get(p.kind, p.kind)}, not {type(obj).__name__}"))
             if not is_kwd:
                 pos += 1
             elif obj is not _MISSING:
@@ -327,7 +336,7 @@ class Signature:
         if remaining > 0:
             names = {p.name for p in self.params} | {a for p in self.params for a in p.aliases}
             bad = next((k for k in kwargs if k not in names), next(iter(kwargs)))
-            raise _NoMatch(f"{self.name}() got an unexpected keyword argument '{bad}'")
+            raise _NoMatch(lambda: f"{self.name}() got an unexpected keyword argument '{bad}'")
         return out
 
     def target(self, values: list, self_tensor=None):
