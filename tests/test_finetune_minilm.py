@@ -102,16 +102,28 @@ def _agrees(ours, up32, up64) -> str | None:
     return cmp.close(up32, ours, up64, 0.0, tol)
 
 
+def _params(run: dict, names) -> np.ndarray:
+    return np.concatenate([np.asarray(run["params"][n], dtype=np.float64) for n in names])
+
+
 def _failures(ours: dict, up32: dict, up64: dict) -> dict:
+    """What disagrees: the per-step losses (one output, one derived tolerance) and the watched
+    parameters taken together as one output.
+
+    Why together: AdamW's step lr * m / (sqrt(v) + eps) magnifies rounding wherever an element's
+    gradient is near zero, so a handful of elements per run land far above the bulk of upstream's
+    own float32-vs-float64 error (upstream's own worst on layer 0's query weight is ~7.6e-6, 25x its
+    99.99th percentile). Which tensor those few elements fall in is a matter of accumulation order,
+    so the bar is upstream's own behaviour over the whole parameter set, not per tensor.
+    """
     bad = {}
-    for i in range(STEPS):
-        why = _agrees([ours["losses"][i]], [up32["losses"][i]], [up64["losses"][i]])
-        if why:
-            bad[f"loss step {i}"] = why
-    for name in up32["params"]:
-        why = _agrees(ours["params"][name], up32["params"][name], up64["params"][name])
-        if why:
-            bad[name] = why
+    why = _agrees(ours["losses"], up32["losses"], up64["losses"])
+    if why:
+        bad["losses"] = why
+    names = sorted(up32["params"])
+    why = _agrees(_params(ours, names), _params(up32, names), _params(up64, names))
+    if why:
+        bad["params"] = why
     return bad
 
 
@@ -134,7 +146,8 @@ def test_control_without_update_is_caught(runs):
     _, frozen, up32, up64 = runs
     assert _agrees([frozen["losses"][0]], [up32["losses"][0]], [up64["losses"][0]]) is None
     bad = _failures(frozen, up32, up64)
-    for name in ["head.weight", "encoder.layer.0.attention.self.query.weight",
-                 "encoder.layer.5.output.dense.weight"]:
-        assert name in bad, name
-    assert "loss step 2" in bad
+    assert "losses" in bad and "params" in bad, bad
+    # and one watched tensor alone, still at the checkpoint's values, is caught too
+    name = "encoder.layer.0.attention.self.query.weight"
+    mixed = {"losses": up32["losses"], "params": dict(up32["params"], **{name: frozen["params"][name]})}
+    assert "params" in _failures(mixed, up32, up64)

@@ -11,6 +11,7 @@ import numpy as np
 from . import dtypes as D
 from .device import CPU, META, device as _device
 from .refuse import TorchnativeNotImplementedError
+from .autograd.grad_mode import TLS as _GRAD
 from .storage import new_storage, storage_class
 from .tensor import TensorBase, contiguous_strides, numpy_view
 
@@ -49,6 +50,8 @@ def make(storage, dt, size, stride, offset=0, cls=None, version_ref=None, view_b
     t._retains_grad = False
     t._output_nr = 0
     t._wrapped = False
+    if _GRAD.inference:
+        t.__dict__["_tn_inference"] = True  # an inference tensor (made in inference mode)
     return t
 
 
@@ -92,6 +95,8 @@ def alias(t: TensorBase, cls=None) -> TensorBase:
     """A new tensor object over the same storage and geometry (detach, .data, subclassing)."""
     out = make(t._storage, t._dtype, t._size, t._stride, t._offset, cls or type(t),
                t._version_ref)
+    if "_tn_inference" in t.__dict__:
+        out.__dict__["_tn_inference"] = True  # aliases of inference tensors are inference tensors
     return out
 
 

@@ -14,9 +14,12 @@ from .registry import kernel
 
 def view_of(base: TensorBase, size, stride, offset, dtype=None) -> TensorBase:
     root = base._view_base if base._view_base is not None else base
-    return make(base._storage, dtype or base._dtype, tuple(size), tuple(stride), offset,
-                type(base) if type(base).__name__ != "Parameter" else None,
-                version_ref=base._version_ref, view_base=root)
+    out = make(base._storage, dtype or base._dtype, tuple(size), tuple(stride), offset,
+               type(base) if type(base).__name__ != "Parameter" else None,
+               version_ref=base._version_ref, view_base=root)
+    if "_tn_inference" in base.__dict__:
+        out.__dict__["_tn_inference"] = True  # views of inference tensors are inference tensors
+    return out
 
 
 def infer_size(shape, numel: int) -> list[int]:
