@@ -1,0 +1,110 @@
+"""One training step (forward + backward + optimizer step), ours vs upstream, in the same run.
+
+Usage: .venv/bin/python bench/train_step.py [--rounds 3] [--threads 2]
+Cases (issue 6): an MLP 64->128->10 on a digits-sized batch (64 random 8x8 images; SGD with
+momentum), a small CNN with BatchNorm and Dropout in train mode (batch 16 of 1x16x16; Adam), and
+all-MiniLM-L6-v2 on a batch of 4 short sentences (mean pooling, linear head, cross-entropy; AdamW).
+Figures are milliseconds per step, median of timed steps after warm-up steps.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _harness  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _stepper(opt, loss_fn):
+    def step():
+        opt.zero_grad()
+        loss = loss_fn()
+        loss.backward()
+        opt.step()
+    return step
+
+
+def mlp(torch):
+    nn = torch.nn
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+    x, y = torch.rand(64, 64) * 16, torch.randint(0, 10, (64,))
+    opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+    return _stepper(opt,
+                    lambda: nn.functional.cross_entropy(net(x), y))
+
+
+def cnn(torch):
+    nn = torch.nn
+    torch.manual_seed(0)
+    net = nn.Sequential(
+        nn.Conv2d(1, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(8, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Dropout(0.25), nn.Linear(16 * 4 * 4, 10)).train()
+    x, y = torch.randn(16, 1, 16, 16), torch.randint(0, 10, (16,))
+    opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+    return _stepper(opt,
+                    lambda: nn.functional.cross_entropy(net(x), y))
+
+
+def minilm(torch):
+    sys.path.insert(0, str(REPO / "src"))
+    from transformers import AutoModel, AutoTokenizer
+
+    from torchnative.apps.checkpoints import minilm_dir
+
+    tok = AutoTokenizer.from_pretrained(minilm_dir())
+    model = AutoModel.from_pretrained(minilm_dir()).eval()  # dropout off, as in the fine-tune test
+    batch = tok(["The cat sits on the mat.", "A cat is sitting on a rug.",
+                 "The stock market fell sharply today.", "Rain is expected tomorrow."],
+                padding=True, return_tensors="pt")
+    torch.manual_seed(0)
+    head = torch.nn.Linear(384, 3)
+    y = torch.tensor([0, 0, 1, 2])
+    mask = batch["attention_mask"].unsqueeze(-1).float()
+    opt = torch.optim.AdamW(list(model.parameters()) + list(head.parameters()), lr=1e-4)
+
+    def loss():
+        hidden = model(**batch).last_hidden_state
+        return torch.nn.functional.cross_entropy(head((hidden * mask).sum(1) / mask.sum(1)), y)
+    return _stepper(opt, loss)
+
+
+CASES = {"mlp 64-128-10, batch 64, SGD": (mlp, 3, 20),
+         "cnn bn+dropout train, batch 16, Adam": (cnn, 2, 10),
+         "minilm 4 sentences, AdamW": (minilm, 1, 3)}
+
+
+def worker(threads: int) -> None:
+    import torch
+
+    torch.set_num_threads(threads)
+    result = {}
+    for name, (make, warm, n) in CASES.items():
+        step = make(torch)
+        for _ in range(warm):
+            step()
+        times = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            step()
+            times.append(time.perf_counter() - t0)
+        result[name] = statistics.median(times) * 1e3
+    _harness.emit(result)
+
+
+def main() -> None:
+    args = _harness.worker_args()
+    if args.worker:
+        worker(args.threads)
+        return
+    _harness.compare(Path(__file__), args.rounds, args.threads, [], unit="ms")
+
+
+if __name__ == "__main__":
+    main()
