@@ -69,19 +69,25 @@ def aten_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
         served[(op.name, cia.path)] += 1
         return cia.fn(*args, **kwargs)
     if _GRAD.grad_enabled and _any_requires_grad(args, kwargs):
-        from .autograd.dispatch import autograd_dispatch
-
-        return autograd_dispatch(op, args, kwargs)
+        return _autograd_dispatch()(op, args, kwargs)
     return below_autograd(op, args, kwargs)
 
 
 def below_autograd(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
     """What runs under the Autograd key: Python dispatch, then the backend kernel."""
-    from . import python_dispatch
-
-    if python_dispatch.wants_python_dispatch(args, kwargs):
-        return python_dispatch.dispatch(op, args, kwargs)
+    if _python_dispatch.wants_python_dispatch(args, kwargs):
+        return _python_dispatch.dispatch(op, args, kwargs)
     return backend_dispatch(op, args, kwargs)
+
+
+def _autograd_dispatch():
+    """autograd's entry (imported on first use: the autograd package imports the door)."""
+    import sys
+
+    mod = sys.modules.get("torchnative.csrc.autograd.dispatch")
+    if mod is None:
+        from .autograd import dispatch as mod
+    return mod.autograd_dispatch
 
 
 def _any_requires_grad(args: tuple, kwargs: dict) -> bool:

@@ -76,7 +76,13 @@ def parse_to(self, *args, **kwargs):
 
 
 def to(self, *args, **kwargs):
-    device, dtype, non_blocking, copy, memory_format = parse_to(self, *args, **kwargs)
+    return convert_to(self, *parse_to(self, *args, **kwargs))
+
+
+def convert_to(self, device=None, dtype=None, non_blocking=False, copy=False,
+               memory_format=None):
+    """Tensor.to after parsing (and the to.* composites): self when nothing changes, else
+    ``_to_copy`` — which is all upstream's CompositeImplicitAutograd ``to`` does."""
     same_dtype = dtype is None or dtype == self._dtype
     same_device = device is None or (device.type == self.device.type)
     fmt = memory_format or preserve_format

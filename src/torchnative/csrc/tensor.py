@@ -447,7 +447,7 @@ class TensorBase(metaclass=_TensorMeta):
         dt = dtype or D.get_default_dtype()
         dev = CPU if device is None else _device(device)
         size = tuple(size)
-        stride = tuple(strides) if strides is not None else _contig(size)
+        stride = tuple(strides) if strides is not None else contiguous_strides(size)
         t = make(storage_class()._wrap(None, 0, dev), dt, size, stride, storage_offset or 0, cls)
         t.__dict__["_tn_wrapper"] = True
         if requires_grad:
@@ -585,10 +585,6 @@ def _detached_class(t):
     from .torch_function import _has_attr_override
 
     return type(t) if _has_attr_override(t) else _tensor_class()
-
-
-def _contig(size):
-    return contiguous_strides(size)
 
 
 def _default_torch_dispatch():

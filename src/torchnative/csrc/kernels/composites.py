@@ -9,7 +9,7 @@ every overload the two operators share (functional, in-place and ``out=``).
 from __future__ import annotations
 
 from ..layouts import contiguous_format, preserve_format
-from ..manual_bindings import call
+from ..manual_bindings import call, convert_to
 from ..native_functions import by_qualname
 from ..tensor import wrap_dim
 from .registry import COMPOSITE, kernel
@@ -285,12 +285,7 @@ def contiguous(self, *, memory_format=contiguous_format):
 
 
 def _to(self, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):
-    fmt = memory_format or preserve_format
-    if (dtype is None or dtype == self.dtype) and (device is None or device == self.device) \
-            and not copy and (fmt is preserve_format or self.is_contiguous(memory_format=fmt)):
-        return self
-    return _call("_to_copy", self, dtype=dtype or self.dtype, device=device or self.device,
-                 non_blocking=non_blocking, memory_format=memory_format)
+    return convert_to(self, device, dtype, non_blocking, copy, memory_format)
 
 
 @kernel("to.dtype", composite=True)
