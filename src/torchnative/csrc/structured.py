@@ -14,18 +14,10 @@ from .promotion import can_cast
 from .tensor import TensorBase
 
 
-def _dtype_name(dt) -> str:
-    """c10's ScalarType names, which upstream's messages use."""
-    legacy = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-              "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-              "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-    return legacy.get(dt._name, dt._name)
-
-
 def _check_cast(result_dtype, dest: TensorBase) -> None:
     if not can_cast(result_dtype, dest.dtype):
-        raise RuntimeError(f"result type {_dtype_name(result_dtype)} can't be cast to the desired "
-                           f"output type {_dtype_name(dest.dtype)}")
+        raise RuntimeError(f"result type {result_dtype._cpp_name} can't be cast to the desired "
+                           f"output type {dest.dtype._cpp_name}")
 
 
 def write_into(dest: TensorBase, result: TensorBase) -> None:

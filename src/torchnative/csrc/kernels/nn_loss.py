@@ -17,7 +17,6 @@ import numpy as np
 from .. import dtypes as D
 from ..cast import cast_array
 from ..promotion import can_cast, promote_types
-from ..structured import _dtype_name
 from .common import arr, as_compute, wrap
 from .nn_util import call, not_implemented, subclass_like
 from .registry import kernel
@@ -360,8 +359,8 @@ def _inplace_dtype(dest, other):
     """An in-place op into ``dest``'s dtype: the promoted type must cast back."""
     res = promote_types(dest, other)
     if not can_cast(res, dest):
-        raise RuntimeError(f"result type {_dtype_name(res)} can't be cast to the desired output "
-                           f"type {_dtype_name(dest)}")
+        raise RuntimeError(f"result type {res._cpp_name} can't be cast to the desired output "
+                           f"type {dest._cpp_name}")
     return dest
 
 
