@@ -15,6 +15,7 @@ import numbers
 
 from . import door
 from .dispatcher import REGISTRY
+from .tensor import TensorBase as _TensorBase
 from .torch_function import TLS as _TF_TLS
 
 NUMBERS_AS_TENSORS = frozenset({
@@ -41,15 +42,6 @@ class _NoMatch(Exception):
         return m() if callable(m) else m
 
 
-def _tensor_type():
-    from .tensor import TensorBase
-
-    return TensorBase
-
-
-from .tensor import TensorBase as _TensorBase  # noqa: E402
-
-
 def _is_int(obj) -> bool:
     t = type(obj)
     if t is int:
@@ -63,7 +55,7 @@ def _is_scalar(obj) -> bool:
 
 
 def _zero_dim_ok(obj, integral: bool) -> bool:
-    if not isinstance(obj, _tensor_type()) or obj.dim() != 0 or obj.requires_grad:
+    if not isinstance(obj, _TensorBase) or obj.dim() != 0 or obj.requires_grad:
         return False
     return not integral or (not obj.dtype.is_floating_point and not obj.dtype.is_complex
                             and obj.dtype.__reduce__() != "bool")
@@ -71,7 +63,7 @@ def _zero_dim_ok(obj, integral: bool) -> bool:
 
 def _checker(p: "Param"):
     """PythonArgParser's FunctionParameter::check, specialised once for the parameter's kind."""
-    T = _tensor_type()
+    T = _TensorBase
     k, size, numbers_ok = p.kind, p.size, p.numbers_ok
     if k == "Tensor":
         if numbers_ok:
@@ -205,11 +197,11 @@ class Param:
 
             return wrapped_number(obj)
         if k == "Scalar":
-            return obj.item() if isinstance(obj, _tensor_type()) else obj
+            return obj.item() if isinstance(obj, _TensorBase) else obj
         if k in ("int64_t", "SymInt"):
             return int(obj) if isinstance(obj, _TensorBase) else obj
         if k in ("double",):
-            return obj.item() if isinstance(obj, _tensor_type()) else obj
+            return obj.item() if isinstance(obj, _TensorBase) else obj
         if k in ("IntArrayRef", "SymIntArrayRef"):
             if isinstance(obj, (tuple, list)):
                 return [int(o) if isinstance(o, _TensorBase) else o for o in obj]

@@ -116,7 +116,7 @@ def resolve_composite_implicit(op: OperatorHandle):
             "CompositeImplicitAutograd" not in op.py_kernels:
         return None
     load_all()
-    short = op.name.split("::", 1)[1] if op.qualname.startswith("aten::") else op.name
+    short = _kernel_name(op)
     fast = FAST.get(short)
     own = COMPOSITE.get(short)
     if own is not None:
@@ -180,10 +180,9 @@ def resolve(op: OperatorHandle, key: str) -> Impl:
     py = op.py_kernels.get(key)
     if py is not None:
         return Impl(normalized(op, _with_keyset(py, key)), f"python:{key}", mutated)
-    own = KERNELS.get(op.name.split("::", 1)[1] if op.qualname.startswith("aten::") else op.name)
-    if own is None:
-        own = KERNELS.get(op.name)
-    if own is not None and (key == "CPU" or op.name.split("::", 1)[1] in META_OK):
+    short = _kernel_name(op)
+    own = KERNELS.get(short)
+    if own is not None and (key == "CPU" or short in META_OK):
         return Impl(own, "kernel", mutated)
     if key == "Meta":
         meta = _upstream_meta(op)
@@ -201,6 +200,11 @@ def resolve(op: OperatorHandle, key: str) -> Impl:
     if decomp is not None:
         return Impl(_guarded_decomposition(op, normalized(op, decomp)), "decomposition", mutated)
     return Impl(_refusal(op, key), "refused", mutated)
+
+
+def _kernel_name(op: OperatorHandle) -> str:
+    """The registry's key: ``add.Tensor`` for aten operators, the full name for others."""
+    return op.name.split("::", 1)[1] if op.qualname.startswith("aten::") else op.name
 
 
 def _with_keyset(entry, key: str) -> Callable:

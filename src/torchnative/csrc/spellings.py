@@ -8,8 +8,6 @@ left to their modules; the rest of upstream's spellings all land here.
 
 from __future__ import annotations
 
-import types
-
 from .spellings_table import spellings
 
 # namespace of the binding table -> the torch._C (sub)module that holds its functions
@@ -123,5 +121,3 @@ def torch_c_names() -> dict[str, object]:
             out[f"{modname}.{name}"] = fn
     return out
 
-
-del types

@@ -99,17 +99,11 @@ def fma(a, b, c) -> np.ndarray:
 
 # ---- calling operators through the door -------------------------------------------------------
 
-_HANDLES: dict = {}
-
-
 def op(name: str):
-    """The operator handle for 'name.overload' (cached)."""
-    h = _HANDLES.get(name)
-    if h is None:
-        from ..manual_bindings import _op
+    """The operator handle for 'name.overload' (cached by manual_bindings)."""
+    from ..manual_bindings import _op
 
-        h = _HANDLES[name] = _op(name)
-    return h
+    return _op(name)
 
 
 def call(name: str, *args, **kwargs):
