@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numbers
 
+from . import call_cache as _call_cache
 from . import door
 from .dispatcher import REGISTRY
 from .tensor import TensorBase as _TensorBase
@@ -331,12 +332,16 @@ class Signature:
             raise _NoMatch(lambda: f"{self.name}() got an unexpected keyword argument '{bad}'")
         return out
 
+    def plan(self, with_out: bool) -> "_Plan":
+        plan = self._maps.get(with_out)
+        if plan is None:
+            plan = self._maps[with_out] = _Plan(self, with_out)
+        return plan
+
     def target(self, values: list, self_tensor=None):
         """(operator handle, schema args, schema kwargs, python-only options) for a parse."""
         out_value = values[self.out_index] if self.out_index is not None else None
-        plan = self._maps.get(out_value is not None)
-        if plan is None:
-            plan = self._maps[out_value is not None] = _Plan(self, out_value is not None)
+        plan = self.plan(out_value is not None)
         positional = list(plan.template)
         if self_tensor is not None and plan.self_pos is not None:
             positional[plan.self_pos] = self_tensor
@@ -425,17 +430,26 @@ def _lookup(overload_name: str):
 
 # --- entry points for the generated spellings ------------------------------------------------------
 
-_COMPILED: dict[int, list[Signature]] = {}
+class _Spelling:
+    """A spelling's compiled signatures (deprecated ones last) and its binding recipes
+    (call_cache: argument-type pattern -> Recipe, or False when the pattern is not cacheable)."""
 
+    __slots__ = ("sigs", "recipes")
 
-def _compiled(sigs, name: str) -> list[Signature]:
-    key = id(sigs)
-    c = _COMPILED.get(key)
-    if c is None:
-        c = [Signature(s, name) for s in sigs if not s.deprecated] + \
+    def __init__(self, sigs, name: str):
+        self.sigs = [Signature(s, name) for s in sigs if not s.deprecated] + \
             [Signature(s, name) for s in sigs if s.deprecated]
-        _COMPILED[key] = c
-    return c
+        self.recipes: dict = {}
+
+
+_SPELLINGS: dict[int, _Spelling] = {}
+
+
+def _spelling(sigs, name: str) -> _Spelling:
+    sp = _SPELLINGS.get(id(sigs))
+    if sp is None:
+        sp = _SPELLINGS[id(sigs)] = _Spelling(sigs, name)
+    return sp
 
 
 def _parse_any(compiled: list[Signature], args, kwargs):
@@ -491,16 +505,30 @@ def _relevant(args, kwargs) -> list:
     return out
 
 
-def call_function(fn, sigs, args: tuple, kwargs: dict):
-    compiled = _compiled(sigs, fn.__name__)
-    sig, values = _parse_any(compiled, args, kwargs)
-    if _wants_torch_function(args) or (kwargs and _wants_torch_function(kwargs.values())):
-        from torch.overrides import handle_torch_function
+def _recipe_for(sp: _Spelling, key, sig, self_tensor, args, kwargs) -> None:
+    sp.recipes[key] = _call_cache.record(sp.sigs, sig, self_tensor, args, kwargs) or False
 
-        return handle_torch_function(fn, _relevant(args, kwargs), *args, **kwargs)
-    op, pargs, pkwargs, options = sig.target(values)
+
+def call_function(fn, sigs, args: tuple, kwargs: dict):
+    sp = _SPELLINGS.get(id(sigs)) or _spelling(sigs, fn.__name__)
+    key = tuple(map(type, args))
+    if kwargs:
+        key += tuple((k, type(v)) for k, v in kwargs.items())
+    recipe = sp.recipes.get(key)
+    if recipe and not (_TF_TLS.stack and _TF_TLS.state != 2):
+        op = recipe.op
+        pargs, pkwargs, options = recipe.place(None, args, kwargs)
+    else:
+        sig, values = _parse_any(sp.sigs, args, kwargs)
+        if _wants_torch_function(args) or (kwargs and _wants_torch_function(kwargs.values())):
+            from torch.overrides import handle_torch_function
+
+            return handle_torch_function(fn, _relevant(args, kwargs), *args, **kwargs)
+        op, pargs, pkwargs, options = sig.target(values)
+        if recipe is None:
+            _recipe_for(sp, key, sig, None, args, kwargs)
     result = door.aten_dispatch(op, pargs, pkwargs)
-    if options.get("requires_grad"):
+    if options and options.get("requires_grad"):
         result.requires_grad_(True)
     if type(result) is tuple:
         result = _named(op, result)
@@ -510,17 +538,28 @@ def call_function(fn, sigs, args: tuple, kwargs: dict):
 
 
 def call_method(method, sigs, self, args: tuple, kwargs: dict):
-    compiled = _compiled(sigs, method.__name__)
-    sig, values = _parse_any(compiled, args, kwargs)
-    if _wants_torch_function((self,) + args) or (kwargs and _wants_torch_function(kwargs.values())):
-        from torch.overrides import handle_torch_function
+    sp = _SPELLINGS.get(id(sigs)) or _spelling(sigs, method.__name__)
+    key = (type(self), *map(type, args))
+    if kwargs:
+        key += tuple((k, type(v)) for k, v in kwargs.items())
+    recipe = sp.recipes.get(key)
+    if recipe and not (_TF_TLS.stack and _TF_TLS.state != 2):
+        op = recipe.op
+        pargs, pkwargs, _ = recipe.place(self, args, kwargs)
+    else:
+        sig, values = _parse_any(sp.sigs, args, kwargs)
+        if _wants_torch_function((self,) + args) or \
+                (kwargs and _wants_torch_function(kwargs.values())):
+            from torch.overrides import handle_torch_function
 
-        import torch
+            import torch
 
-        api = getattr(torch.Tensor, method.__name__, method)
-        return handle_torch_function(api, _relevant((self,) + args, kwargs), self, *args,
-                                     **kwargs)
-    op, pargs, pkwargs, _ = sig.target(values, self)
+            api = getattr(torch.Tensor, method.__name__, method)
+            return handle_torch_function(api, _relevant((self,) + args, kwargs), self, *args,
+                                         **kwargs)
+        op, pargs, pkwargs, _ = sig.target(values, self)
+        if recipe is None:
+            _recipe_for(sp, key, sig, self, args, kwargs)
     result = door.aten_dispatch(op, pargs, pkwargs)
     if type(result) is list:
         return tuple(result)

@@ -35,7 +35,7 @@ def _tensor_class():
 def make(storage, dt, size, stride, offset=0, cls=None, version_ref=None, view_base=None,
          np_view=None):
     t = object.__new__(cls or _tensor_class())
-    t._storage = storage
+    t._st = storage
     t._dtype = dt
     t._size = tuple(size)
     t._stride = tuple(stride)
@@ -57,15 +57,36 @@ def make(storage, dt, size, stride, offset=0, cls=None, version_ref=None, view_b
 
 def from_result(arr: np.ndarray, dt) -> TensorBase:
     """A cpu tensor over a fresh C-contiguous numpy result of ``dt``'s storage type, without a
-    copy: its memory becomes the storage and the array itself the tensor's view."""
-    flat = arr.reshape(-1)
-    storage = storage_class()._wrap(flat.view(np.uint8), flat.nbytes, CPU)
-    item = arr.itemsize
-    # numpy already computed the (contiguous) strides; size-1 dims keep numpy's values, which
-    # equal c10's contiguous strides except for size-0/1 dims, where c10 uses max(size, 1)
-    stride = tuple(s // item for s in arr.strides) if arr.size > 1 and 0 not in arr.shape and \
-        1 not in arr.shape else contiguous_strides(arr.shape)
-    return make(storage, dt, arr.shape, stride, 0, np_view=arr)
+    copy: the array itself is the tensor's view, and its memory becomes the storage when the
+    storage is first asked for (TensorBase._storage)."""
+    shape = arr.shape
+    stride = _CONTIGUOUS.get(shape)
+    if stride is None:
+        stride = _CONTIGUOUS[shape] = contiguous_strides(shape)
+        if len(_CONTIGUOUS) > 4096:
+            _CONTIGUOUS.clear()
+    t = object.__new__(_CLASS[0] if _CLASS else _tensor_class())
+    t._st = None
+    t._dtype = dt
+    t._size = shape
+    t._stride = stride
+    t._offset = 0
+    t._np = arr
+    t._version_ref = [0]
+    t._requires_grad = False
+    t._grad = None
+    t._grad_fn = None
+    t._view_base = None
+    t._retains_grad = False
+    t._output_nr = 0
+    t._wrapped = False
+    if _GRAD.inference:
+        t.__dict__["_tn_inference"] = True
+    return t
+
+
+# shape -> c10's contiguous strides (shapes repeat: a model's activations have a few dozen)
+_CONTIGUOUS: dict = {}
 
 
 def checked_device(dev):

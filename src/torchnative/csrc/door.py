@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any, Callable
 
 from .autograd.grad_mode import TLS as _GRAD
@@ -31,8 +32,48 @@ from .dispatcher import REGISTRY, OperatorHandle
 from .refuse import TorchnativeNotImplementedError
 from .tensor import TensorBase
 
-# (overload name, path) -> calls; read by the agreement report and the coverage census.
-served: Counter = Counter()
+class Impl:
+    """A resolved implementation: the function, which path it is (for ``served``), the
+    arguments it mutates (their versions are bumped), and how many calls it served."""
+
+    __slots__ = ("fn", "path", "mutated", "fast", "name", "count")
+
+    def __init__(self, fn: Callable, path: str, mutated: tuple, fast: Callable | None = None,
+                 name: str = ""):
+        self.fn, self.path, self.mutated, self.fast, self.name = fn, path, mutated, fast, name
+        self.count = 0
+        _IMPLS.append(self)
+
+
+_IMPLS: list[Impl] = []
+
+
+class _Served(Mapping):
+    """(overload name, path) -> calls served, read by the agreement report and the coverage
+    census. Each Impl counts its own calls (a counter bump is all the hot path pays); this view
+    sums them."""
+
+    def _snapshot(self) -> Counter:
+        c: Counter = Counter()
+        for impl in _IMPLS:
+            if impl.count:
+                c[(impl.name, impl.path)] += impl.count
+        return c
+
+    def __getitem__(self, key):
+        return self._snapshot()[key]
+
+    def __iter__(self):
+        return iter(self._snapshot())
+
+    def __len__(self):
+        return len(self._snapshot())
+
+    def items(self):
+        return self._snapshot().items()
+
+
+served = _Served()
 
 
 class _TLS(threading.local):
@@ -42,21 +83,26 @@ class _TLS(threading.local):
 
 TLS = _TLS()
 
-
-class Impl:
-    """A resolved implementation: the function, which path it is (for ``served``), the
-    arguments it mutates (their versions are bumped), and for a composite, its fast kernel."""
-
-    __slots__ = ("fn", "path", "mutated", "fast")
-
-    def __init__(self, fn: Callable, path: str, mutated: tuple, fast: Callable | None = None):
-        self.fn, self.path, self.mutated, self.fast = fn, path, mutated, fast
-
-
 _UNRESOLVED = object()
+_PD = _python_dispatch.TLS
+# argument types that can never make a call observable to autograd or Python dispatch
+_INERT = frozenset((int, float, bool, type(None), str, complex))
+_PLAIN: set = set()  # torch.Tensor, nn.Parameter (call_cache.plain_tensor_types), once known
 
 
 def aten_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
+    plain = op.cache.get("plain", _UNRESOLVED)
+    if plain is _UNRESOLVED:
+        plain = _resolve_plain(op)
+    if plain is not None and not (_PD.stack or _PD.infra) and _plain_args(args) and \
+            (not kwargs or _plain_args(kwargs.values())):
+        # dense tensors that neither require grad nor override dispatch: nothing above the
+        # kernel can observe the call (the keys upstream would skip), so it goes straight there
+        plain.count += 1
+        result = plain.fn(*args, **kwargs)
+        if plain.mutated:
+            _bump_versions(plain.mutated, args, kwargs)
+        return result
     cia = op.cache.get("CompositeImplicitAutograd", _UNRESOLVED)
     if cia is _UNRESOLVED:
         cia = op.cache["CompositeImplicitAutograd"] = resolve_composite_implicit(op)
@@ -64,13 +110,66 @@ def aten_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
         fast = cia.fast
         if fast is not None and not (_GRAD.grad_enabled and _any_requires_grad(args, kwargs)) \
                 and not _python_dispatch.wants_python_dispatch(args, kwargs):
-            served[(op.name, "fast")] += 1
-            return fast(*args, **kwargs)
-        served[(op.name, cia.path)] += 1
+            fast.count += 1
+            return fast.fn(*args, **kwargs)
+        cia.count += 1
         return cia.fn(*args, **kwargs)
     if _GRAD.grad_enabled and _any_requires_grad(args, kwargs):
         return _autograd_dispatch()(op, args, kwargs)
     return below_autograd(op, args, kwargs)
+
+
+def _plain_args(values) -> bool:
+    """Only dense plain tensors that neither require grad nor have history, and non-tensors
+    (which neither autograd nor Python dispatch looks at)."""
+    plain = _PLAIN
+    for a in values:
+        tp = type(a)
+        if tp in plain:
+            if a._requires_grad or a._grad_fn is not None or a._np is None:
+                return False
+        elif tp is list or tp is tuple:
+            for x in a:
+                tx = type(x)
+                if tx in plain:
+                    if x._requires_grad or x._grad_fn is not None or x._np is None:
+                        return False
+                elif tx not in _INERT and isinstance(x, TensorBase):
+                    return False
+        elif tp not in _INERT and isinstance(a, TensorBase):
+            return False
+    return True
+
+
+def _resolve_plain(op: OperatorHandle):
+    """The implementation a call with plain arguments reaches: a CompositeImplicitAutograd
+    operator's fast kernel, or the CPU kernel of any other; None where there is none."""
+    if not _PLAIN:
+        from .call_cache import plain_tensor_types
+
+        _PLAIN.update(plain_tensor_types())
+        if not _PLAIN:
+            return None  # torch's Python classes do not exist yet: decide later
+    cia = op.cache.get("CompositeImplicitAutograd", _UNRESOLVED)
+    if cia is _UNRESOLVED:
+        cia = op.cache["CompositeImplicitAutograd"] = resolve_composite_implicit(op)
+    if cia is not None:
+        plain = cia.fast
+    elif any("Device" in str(a.real_type) for a in op.schema.arguments):
+        plain = None  # a factory's backend comes from its device argument: backend_key decides
+    else:
+        plain = op.cache.get("CPU")
+        if plain is None:
+            plain = op.cache["CPU"] = resolve(op, "CPU")
+    op.cache["plain"] = plain
+    return plain
+
+
+def _bump_versions(mutated: tuple, args: tuple, kwargs: dict) -> None:
+    for i in mutated:
+        target = args[i] if isinstance(i, int) else kwargs.get(i)
+        if isinstance(target, TensorBase):
+            target._version_ref[0] += 1
 
 
 def below_autograd(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
@@ -106,6 +205,13 @@ def _any_requires_grad(args: tuple, kwargs: dict) -> bool:
 
 
 def resolve_composite_implicit(op: OperatorHandle):
+    impl = _resolve_composite_implicit(op)
+    if impl is not None:
+        impl.name = op.name
+    return impl
+
+
+def _resolve_composite_implicit(op: OperatorHandle):
     """A CompositeImplicitAutograd operator runs as the operators it is made of, above Python
     dispatch and autograd, as upstream does: our composite kernel, a registered Python CIA
     kernel, or upstream's Python decomposition. None for other operators."""
@@ -118,6 +224,8 @@ def resolve_composite_implicit(op: OperatorHandle):
     load_all()
     short = _kernel_name(op)
     fast = FAST.get(short)
+    if fast is not None:
+        fast = Impl(fast, "fast", (), name=op.name)
     own = COMPOSITE.get(short)
     if own is not None:
         return Impl(own, "composite", (), fast)
@@ -137,12 +245,10 @@ def backend_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
     impl = op.cache.get(key)
     if impl is None:
         impl = op.cache[key] = resolve(op, key)
-    served[(op.name, impl.path)] += 1
+    impl.count += 1
     result = impl.fn(*args, **kwargs)
-    for i in impl.mutated:
-        target = args[i] if isinstance(i, int) else kwargs.get(i)
-        if isinstance(target, TensorBase):
-            target._version_ref[0] += 1
+    if impl.mutated:
+        _bump_versions(impl.mutated, args, kwargs)
     return result
 
 
@@ -150,12 +256,12 @@ def backend_key(args: tuple, kwargs: dict) -> str:
     """'Meta' if the tensor arguments (or, with none, the ``device`` argument) are meta."""
     for a in args:
         if isinstance(a, TensorBase):
-            return "Meta" if a._storage._device.type == "meta" else "CPU"
+            return "Meta" if a._np is None else "CPU"
         if isinstance(a, (list, tuple)) and a and isinstance(a[0], TensorBase):
-            return "Meta" if a[0]._storage._device.type == "meta" else "CPU"
+            return "Meta" if a[0]._np is None else "CPU"
     for a in kwargs.values():
         if isinstance(a, TensorBase):
-            return "Meta" if a._storage._device.type == "meta" else "CPU"
+            return "Meta" if a._np is None else "CPU"
     dev = kwargs.get("device")
     if dev is not None and (getattr(dev, "type", None) == "meta" or dev == "meta" or
                             (isinstance(dev, str) and dev.startswith("meta"))):
@@ -172,6 +278,12 @@ def _mutated_positions(op: OperatorHandle) -> tuple:
 
 
 def resolve(op: OperatorHandle, key: str) -> Impl:
+    impl = _resolve(op, key)
+    impl.name = op.name
+    return impl
+
+
+def _resolve(op: OperatorHandle, key: str) -> Impl:
     from .kernels import load_all
     from .kernels.registry import KERNELS, META_OK
 

@@ -53,7 +53,7 @@ def wrap_dim(dim: int, ndim: int) -> int:
 
 
 class TensorBase(metaclass=_TensorMeta):
-    __slots__ = ("_storage", "_dtype", "_size", "_stride", "_offset", "_np", "_version_ref",
+    __slots__ = ("_st", "_dtype", "_size", "_stride", "_offset", "_np", "_version_ref",
                  "_requires_grad", "_grad", "_grad_fn", "_view_base", "_retains_grad",
                  "_output_nr", "_wrapped", "__weakref__", "__dict__")
 
@@ -143,19 +143,36 @@ class TensorBase(metaclass=_TensorMeta):
         return strided
 
     @property
+    def _storage(self):
+        """The storage. A kernel's fresh result gets its storage object only when something
+        asks for it (a view, data_ptr, saving): its numpy array already owns the bytes."""
+        st = self._st
+        if st is None:
+            from .storage import storage_class
+
+            flat = self._np.reshape(-1)
+            st = self._st = storage_class()._wrap(flat.view(np.uint8), flat.nbytes, CPU)
+        return st
+
+    @_storage.setter
+    def _storage(self, storage) -> None:
+        self._st = storage
+
+    @property
     def device(self):
-        return self._storage._device
+        st = self._st
+        return CPU if st is None else st._device
 
     def get_device(self) -> int:
         return -1
 
     @property
     def is_cpu(self) -> bool:
-        return self._storage._device.type == "cpu"
+        return self.device.type == "cpu"
 
     @property
     def is_meta(self) -> bool:
-        return self._storage._device.type == "meta"
+        return self.device.type == "meta"
 
     is_cuda = is_mps = is_xpu = is_ipu = is_mtia = is_maia = is_hpu = property(lambda self: False)
     is_sparse = is_sparse_csr = is_quantized = is_mkldnn = is_vulkan = is_nested = \

@@ -67,9 +67,47 @@ class _Nothing:
 NOTHING = _Nothing()
 
 
+def _ignoring_extobj():
+    """numpy's error-state context variable and its all-ignore value (numpy >= 2 keeps errstate
+    in a ContextVar); (None, None) where numpy does not have it."""
+    try:
+        from numpy._core._ufunc_config import _extobj_contextvar as cv
+    except ImportError:
+        return None, None
+    with np.errstate(all="ignore"):
+        return cv, cv.get()
+
+
+_ERR_CV, _ERR_IGNORE = _ignoring_extobj()
+
+
+class _Quiet:
+    """np.errstate(all="ignore") without rebuilding the state on every entry."""
+
+    __slots__ = ("_token",)
+
+    def __enter__(self):
+        self._token = _ERR_CV.set(_ERR_IGNORE)
+        return self
+
+    def __exit__(self, *exc):
+        _ERR_CV.reset(self._token)
+        return False
+
+
 def quiet():
     """Float exceptions are values here (inf, nan), as in C++; numpy must not warn about them."""
-    return np.errstate(all="ignore")
+    return _Quiet() if _ERR_CV is not None else np.errstate(all="ignore")
+
+
+def quiet_enter():
+    """The hot-path form of ``quiet``: a token for ``quiet_exit`` (None: nothing to undo)."""
+    return _ERR_CV.set(_ERR_IGNORE) if _ERR_CV is not None else None
+
+
+def quiet_exit(token) -> None:
+    if token is not None:
+        _ERR_CV.reset(token)
 
 
 def check(kernel: str, dt: D.dtype, allowed) -> None:

@@ -21,6 +21,13 @@ from .pointwise_base import (ALL_H, ALL_HB, ALL_HBC, ALL_HC, BOOL, COMPLEX, F64,
                              original_f32, py_dtype, quiet, result_type, shapes_of)
 from .pointwise_math import exact, fma
 from .registry import kernel
+from .pointwise_base import quiet_enter, quiet_exit
+from ..construct import from_result
+
+# dtypes whose storage type is their compute type (no opmath widening, no cast on the way in)
+_NATIVE = frozenset(D.BY_NAME[n] for n in ("float32", "float64", "int64", "int32", "int16",
+                                          "int8", "uint8", "complex64", "complex128"))
+_FLOATS = frozenset(D.BY_NAME[n] for n in ("float32", "float64", "complex64", "complex128"))
 
 
 def dtype2(a, b) -> D.dtype:
@@ -61,6 +68,23 @@ def _float_dtype(dt: D.dtype) -> D.dtype:
 def apply2(fn, a, b, dt: D.dtype, out_dt: D.dtype | None = None, reduced_scalar: bool = False):
     """``fn(x, y)`` over a and b cast to ``dt`` (computed in opmath(dt)), as a tensor of
     ``out_dt`` (default ``dt``)."""
+    if dt in _NATIVE and type(a) is type(b) and isinstance(a, TensorBase) and \
+            a._dtype is dt and b._dtype is dt:
+        x, y = a._np, b._np
+        if x is not None and y is not None:
+            # the common case: two dense tensors already in the compute dtype
+            token = quiet_enter() if dt in _FLOATS else None
+            try:
+                r = fn(x, y)
+            except ValueError:
+                broadcast_shape(*shapes_of(a, b))
+                raise
+            finally:
+                quiet_exit(token)
+            if type(r) is np.ndarray and r.flags.c_contiguous and x.flags.c_contiguous and \
+                    y.flags.c_contiguous and r.dtype == x.dtype and out_dt is None:
+                return from_result(r, dt)
+            return finish(r, out_dt or dt, a, b)
     cdt = compute_dtype(dt)
     x = operand(a, dt, cdt)
     if reduced_scalar and dt in REDUCED and is_scalar_operand(b):
