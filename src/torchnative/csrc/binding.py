@@ -15,6 +15,7 @@ import numbers
 
 from . import call_cache as _call_cache
 from . import door
+from .construct import wrapped_number as _wrapped_number
 from .dispatcher import REGISTRY
 from .tensor import TensorBase as _TensorBase
 from .torch_function import TLS as _TF_TLS
@@ -194,9 +195,7 @@ class Param:
         if k == "Tensor":
             if isinstance(obj, _TensorBase):
                 return obj
-            from .construct import wrapped_number
-
-            return wrapped_number(obj)
+            return _wrapped_number(obj)
         if k == "Scalar":
             return obj.item() if isinstance(obj, _TensorBase) else obj
         if k in ("int64_t", "SymInt"):
@@ -430,26 +429,23 @@ def _lookup(overload_name: str):
 
 # --- entry points for the generated spellings ------------------------------------------------------
 
-class _Spelling:
-    """A spelling's compiled signatures (deprecated ones last) and its binding recipes
-    (call_cache: argument-type pattern -> Recipe, or False when the pattern is not cacheable)."""
+class Spelling:
+    """A spelling's signatures, compiled on first use (deprecated ones last), and its binding
+    recipes (call_cache: argument-type pattern -> Recipe, or False when not cacheable)."""
 
-    __slots__ = ("sigs", "recipes")
+    __slots__ = ("raw", "name", "_sigs", "recipes")
 
     def __init__(self, sigs, name: str):
-        self.sigs = [Signature(s, name) for s in sigs if not s.deprecated] + \
-            [Signature(s, name) for s in sigs if s.deprecated]
+        self.raw, self.name, self._sigs = sigs, name, None
         self.recipes: dict = {}
 
-
-_SPELLINGS: dict[int, _Spelling] = {}
-
-
-def _spelling(sigs, name: str) -> _Spelling:
-    sp = _SPELLINGS.get(id(sigs))
-    if sp is None:
-        sp = _SPELLINGS[id(sigs)] = _Spelling(sigs, name)
-    return sp
+    @property
+    def sigs(self) -> list[Signature]:
+        if self._sigs is None:
+            raw, name = self.raw, self.name
+            self._sigs = [Signature(s, name) for s in raw if not s.deprecated] + \
+                [Signature(s, name) for s in raw if s.deprecated]
+        return self._sigs
 
 
 def _parse_any(compiled: list[Signature], args, kwargs):
@@ -505,15 +501,12 @@ def _relevant(args, kwargs) -> list:
     return out
 
 
-def _recipe_for(sp: _Spelling, key, sig, self_tensor, args, kwargs) -> None:
+def _recipe_for(sp: Spelling, key, sig, self_tensor, args, kwargs) -> None:
     sp.recipes[key] = _call_cache.record(sp.sigs, sig, self_tensor, args, kwargs) or False
 
 
-def call_function(fn, sigs, args: tuple, kwargs: dict):
-    sp = _SPELLINGS.get(id(sigs)) or _spelling(sigs, fn.__name__)
-    key = tuple(map(type, args))
-    if kwargs:
-        key += tuple((k, type(v)) for k, v in kwargs.items())
+def call_function(fn, sp: Spelling, args: tuple, kwargs: dict):
+    key = _call_cache.key_of(None, args, kwargs)
     recipe = sp.recipes.get(key)
     if recipe and not (_TF_TLS.stack and _TF_TLS.state != 2):
         op = recipe.op
@@ -537,11 +530,8 @@ def call_function(fn, sigs, args: tuple, kwargs: dict):
     return result
 
 
-def call_method(method, sigs, self, args: tuple, kwargs: dict):
-    sp = _SPELLINGS.get(id(sigs)) or _spelling(sigs, method.__name__)
-    key = (type(self), *map(type, args))
-    if kwargs:
-        key += tuple((k, type(v)) for k, v in kwargs.items())
+def call_method(method, sp: Spelling, self, args: tuple, kwargs: dict):
+    key = _call_cache.key_of(self, args, kwargs)
     recipe = sp.recipes.get(key)
     if recipe and not (_TF_TLS.stack and _TF_TLS.state != 2):
         op = recipe.op

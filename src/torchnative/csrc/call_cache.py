@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 
+from .construct import wrapped_number
 from .dtypes import dtype as _dtype
 from .device import device as _device
 from .layouts import CLASSES as _LAYOUT_CLASSES
@@ -48,11 +49,49 @@ def plain_tensor_types() -> frozenset:
     return _plain[0]
 
 
+def key_of(self_tensor, args: tuple, kwargs: dict):
+    """The pattern of a call: argument types (a list or tuple with its elements' types) and
+    keyword (name, type) pairs."""
+    key = tuple(map(type, args))
+    if self_tensor is not None:
+        key = (type(self_tensor),) + key
+    if not _NOT_SEQUENCES.issuperset(key):
+        key = tuple(map(_type_key, args))
+        if self_tensor is not None:
+            key = (_type_key(self_tensor),) + key
+    if kwargs:
+        key += tuple((k, _type_key(v)) for k, v in kwargs.items())
+    return key
+
+
+# types seen that are not list or tuple (sub)classes: the common key needs no element types
+_NOT_SEQUENCES: set = set(_SCALAR_TYPES)
+
+
+def _type_key(v):
+    t = type(v)
+    if isinstance(v, (list, tuple)):
+        return (t, *map(type, v))
+    _NOT_SEQUENCES.add(t)
+    return t
+
+
 def _type_determined(obj, kind: str, plain: frozenset) -> bool:
     tp = type(obj)
     if tp in _SCALAR_TYPES:
         return True
-    return tp in plain and kind in _TENSOR_TYPE_ONLY
+    if tp in plain:
+        return kind in _TENSOR_TYPE_ONLY
+    if isinstance(obj, (list, tuple)):
+        # an int list's check reads its first element (a 0-dim tensor would be accepted);
+        # a tensor list's, whether every element is a tensor
+        if all(type(x) in _SCALAR_TYPES for x in obj):
+            return True
+        return kind in _TENSOR_LISTS and all(type(x) in plain or x is None for x in obj)
+    return False
+
+
+_TENSOR_LISTS = frozenset(("TensorList", "c10::List<::std::optional<Tensor>>"))
 
 
 def _walk(sig, args: tuple, kwargs: dict, plain: frozenset):
@@ -88,6 +127,8 @@ def _walk(sig, args: tuple, kwargs: dict, plain: frozenset):
             return VALUE_DEPENDENT
         elif p.check(obj):
             conv = p.convert if p.needs_convert and p.convert(obj) is not obj else None
+            if conv is not None and p.kind == "Tensor":
+                conv = wrapped_number  # a Python number for a Tensor parameter
             out.append((src, conv))
         elif sig.varargs and pos == 0 and not is_kwd and all(_is_int(a) for a in args):
             out.append((("varargs",), None))
@@ -106,7 +147,8 @@ class Recipe:
     """Where each parsed value lands: the overload, a positional template with constants filled
     in, and fills from the call's arguments."""
 
-    __slots__ = ("op", "template", "fills", "kw_const", "kw_fills", "self_pos", "options")
+    __slots__ = ("op", "template", "fills", "kw_const", "kw_fills", "self_pos", "options",
+                 "place")
 
     def __init__(self, sig, sources: list, method: bool):
         from .binding import _cpu
@@ -137,34 +179,45 @@ class Recipe:
         self.options = [(name, sources[vi][0]) for vi, name in plan.options
                         if sources[vi][0] != ("const", None) and sources[vi][0] != ("const", False)]
 
-    def place(self, self_tensor, args: tuple, kwargs: dict):
-        positional = self.template.copy()
+        self.place = self._compile()
+
+    def _compile(self):
+        """``place(self_tensor, args, kwargs) -> (args, kwargs, options)`` for the door, as
+        straight-line code: the recipe is fixed, so there is nothing left to loop over."""
+        env = {"_NO_OPTIONS": _NO_OPTIONS}
+
+        def const(value, i=[0]):
+            i[0] += 1
+            env[f"c{i[0]}"] = value
+            return f"c{i[0]}"
+
+        def source(src, conv):
+            if type(src) is int:
+                expr = f"args[{src}]"
+            elif type(src) is str:
+                expr = f"kwargs[{src!r}]"
+            elif type(src) is tuple and src[0] == "const":
+                return const(src[1])
+            else:
+                expr = "list(args)"
+            return expr if conv is None else f"{const(conv)}({expr})"
+
+        slots = [const(v) for v in self.template]
         if self.self_pos is not None:
-            positional[self.self_pos] = self_tensor
+            slots[self.self_pos] = "self_tensor"
         for slot, src, conv in self.fills:
-            v = _value(src, args, kwargs)
-            positional[slot] = v if conv is None else conv(v)
-        keyword = self.kw_const.copy() if self.kw_const else {}
-        for name, src, conv in self.kw_fills:
-            v = _value(src, args, kwargs)
-            keyword[name] = v if conv is None else conv(v)
-        if not self.options:
-            return tuple(positional), keyword, _NO_OPTIONS
-        options = {name: src[1] if type(src) is tuple else _value(src, args, kwargs)
-                   for name, src in self.options}
-        return tuple(positional), keyword, options
+            slots[slot] = source(src, conv)
+        kw = [f"{name!r}: {const(v)}" for name, v in self.kw_const.items()]
+        kw += [f"{name!r}: {source(src, conv)}" for name, src, conv in self.kw_fills]
+        opts = [f"{name!r}: {source(src, None)}" for name, src in self.options]
+        code = (f"def place(self_tensor, args, kwargs):\n"
+                f"    return ({''.join(x + ', ' for x in slots)}), {{{', '.join(kw)}}}, "
+                f"{'{' + ', '.join(opts) + '}' if opts else '_NO_OPTIONS'}\n")
+        exec(code, env)
+        return env["place"]
 
 
 _NO_OPTIONS: dict = {}
-
-
-def _value(src, args, kwargs):
-    t = type(src)
-    if t is int:
-        return args[src]
-    if t is str:
-        return kwargs[src]
-    return list(args)  # ("varargs",)
 
 
 def record(compiled: list, winner, self_tensor, args: tuple, kwargs: dict):

@@ -62,9 +62,7 @@ def from_result(arr: np.ndarray, dt) -> TensorBase:
     shape = arr.shape
     stride = _CONTIGUOUS.get(shape)
     if stride is None:
-        stride = _CONTIGUOUS[shape] = contiguous_strides(shape)
-        if len(_CONTIGUOUS) > 4096:
-            _CONTIGUOUS.clear()
+        stride = contiguous_strides_of(shape)
     t = object.__new__(_CLASS[0] if _CLASS else _tensor_class())
     t._st = None
     t._dtype = dt
@@ -87,6 +85,16 @@ def from_result(arr: np.ndarray, dt) -> TensorBase:
 
 # shape -> c10's contiguous strides (shapes repeat: a model's activations have a few dozen)
 _CONTIGUOUS: dict = {}
+
+
+def contiguous_strides_of(shape: tuple) -> tuple:
+    """c10's contiguous strides of ``shape`` (a tuple), memoized."""
+    stride = _CONTIGUOUS.get(shape)
+    if stride is None:
+        if len(_CONTIGUOUS) > 4096:
+            _CONTIGUOUS.clear()
+        stride = _CONTIGUOUS[shape] = contiguous_strides(shape)
+    return stride
 
 
 def checked_device(dev):
@@ -174,9 +182,18 @@ def scalar_tensor(value, dt=None) -> TensorBase:
 def wrapped_number(value) -> TensorBase:
     """A Python number passed where a Tensor is expected: a 0-dim tensor marked as a wrapped
     number, so type promotion treats it like the Python scalar it was."""
-    t = scalar_tensor(value)
+    spec = _WRAPPED.get(type(value))
+    if spec is not None and (spec[0] is not np.int64 or -_I64_BOUND <= value < _I64_BOUND):
+        t = from_result(np.array(value, spec[0]), spec[1])
+    else:
+        t = scalar_tensor(value)
     t._wrapped = True
     return t
+
+
+_WRAPPED = {float: (np.float64, D.BY_NAME["float64"]), int: (np.int64, D.BY_NAME["int64"]),
+            bool: (np.bool_, D.BY_NAME["bool"])}
+_I64_BOUND = 1 << 63
 
 
 def _pytype(value):

@@ -23,10 +23,12 @@ MODULES = {
 
 
 def make_function(name: str, sigs, module: str):
-    from .binding import call_function
+    from .binding import Spelling, call_function
+
+    sp = Spelling(sigs, name)
 
     def fn(*args, **kwargs):
-        return call_function(fn, sigs, args, kwargs)
+        return call_function(fn, sp, args, kwargs)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__module__ = module
@@ -34,10 +36,12 @@ def make_function(name: str, sigs, module: str):
 
 
 def make_method(name: str, sigs):
-    from .binding import call_method
+    from .binding import Spelling, call_method
+
+    sp = Spelling(sigs, name)
 
     def method(self, *args, **kwargs):
-        return call_method(method, sigs, self, args, kwargs)
+        return call_method(method, sp, self, args, kwargs)
 
     method.__name__ = method.__qualname__ = name
     return method

@@ -39,10 +39,10 @@ def _prepare(input, dim, half_to_float, name):
 
 def softmax_array(x: np.ndarray, axis: int) -> np.ndarray:
     """exp(x - max) * (1 / sum), in x's dtype, into a new contiguous array."""
-    m = np.max(x, axis=axis, keepdims=True)
+    m = np.maximum.reduce(x, axis=axis, keepdims=True)
     e = np.subtract(x, m)
     np.exp(e, out=e)
-    s = np.sum(e, axis=axis, keepdims=True)
+    s = np.add.reduce(e, axis=axis, keepdims=True)
     np.reciprocal(s, out=s)
     e *= s
     return e
@@ -50,9 +50,9 @@ def softmax_array(x: np.ndarray, axis: int) -> np.ndarray:
 
 def log_softmax_array(x: np.ndarray, axis: int) -> np.ndarray:
     """(x - max) - log(sum(exp(x - max)))."""
-    m = np.max(x, axis=axis, keepdims=True)
+    m = np.maximum.reduce(x, axis=axis, keepdims=True)
     shifted = np.subtract(x, m)
-    s = np.sum(np.exp(shifted), axis=axis, keepdims=True)
+    s = np.add.reduce(np.exp(shifted), axis=axis, keepdims=True)
     np.log(s, out=s)
     shifted -= s
     return shifted
@@ -107,6 +107,21 @@ def softmax_int(self, dim, dtype=None):
 @kernel("log_softmax.int", composite=True)
 def log_softmax_int(self, dim, dtype=None):
     return call("_log_softmax", _converted(self, dtype), dim, False)
+
+
+@kernel("softmax.int", fast=True)
+def softmax_int_fast(self, dim, dtype=None):
+    """softmax.int straight to the _softmax kernel when nobody observes the composite."""
+    if dtype is not None and dtype != self._dtype:
+        return softmax_int(self, dim, dtype)
+    return _softmax(self, dim, False)
+
+
+@kernel("log_softmax.int", fast=True)
+def log_softmax_int_fast(self, dim, dtype=None):
+    if dtype is not None and dtype != self._dtype:
+        return log_softmax_int(self, dim, dtype)
+    return _log_softmax(self, dim, False)
 
 
 def _softmax_out(name, self, dim, dtype, out):

@@ -118,6 +118,9 @@ def check(kernel: str, dt: D.dtype, allowed) -> None:
 
 def py_dtype(v) -> D.dtype:
     """The dtype of a c10::Scalar made from a Python (or numpy) number."""
+    dt = _PY_DTYPE.get(type(v))
+    if dt is not None:
+        return dt
     if isinstance(v, (bool, np.bool_)):
         return BOOL
     if isinstance(v, numbers.Integral):
@@ -127,6 +130,9 @@ def py_dtype(v) -> D.dtype:
     if isinstance(v, numbers.Complex):
         return C128
     raise TypeError(f"expected a number, got {type(v).__name__}")
+
+
+_PY_DTYPE = {bool: BOOL, int: I64, float: F64, complex: C128}
 
 
 def operand(x, dt: D.dtype, cdt: np.dtype):

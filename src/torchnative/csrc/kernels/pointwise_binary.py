@@ -21,7 +21,7 @@ from .pointwise_base import (ALL_H, ALL_HB, ALL_HBC, ALL_HC, BOOL, COMPLEX, F64,
                              original_f32, py_dtype, quiet, result_type, shapes_of)
 from .pointwise_math import exact, fma
 from .registry import kernel
-from .pointwise_base import quiet_enter, quiet_exit
+from .pointwise_base import quiet_enter, quiet_exit, scalar_value
 from ..construct import from_result
 
 # dtypes whose storage type is their compute type (no opmath widening, no cast on the way in)
@@ -68,11 +68,12 @@ def _float_dtype(dt: D.dtype) -> D.dtype:
 def apply2(fn, a, b, dt: D.dtype, out_dt: D.dtype | None = None, reduced_scalar: bool = False):
     """``fn(x, y)`` over a and b cast to ``dt`` (computed in opmath(dt)), as a tensor of
     ``out_dt`` (default ``dt``)."""
-    if dt in _NATIVE and type(a) is type(b) and isinstance(a, TensorBase) and \
-            a._dtype is dt and b._dtype is dt:
-        x, y = a._np, b._np
-        if x is not None and y is not None:
-            # the common case: two dense tensors already in the compute dtype
+    if dt in _NATIVE and isinstance(a, TensorBase) and a._dtype is dt and not a._wrapped:
+        # the common cases: a dense tensor already in the compute dtype with another such
+        # tensor, or with a Python number (converted as the wrapped-number path converts it)
+        x = a._np
+        y = _native_operand(b, dt) if x is not None else None
+        if y is not None:
             token = quiet_enter() if dt in _FLOATS else None
             try:
                 r = fn(x, y)
@@ -82,7 +83,8 @@ def apply2(fn, a, b, dt: D.dtype, out_dt: D.dtype | None = None, reduced_scalar:
             finally:
                 quiet_exit(token)
             if type(r) is np.ndarray and r.flags.c_contiguous and x.flags.c_contiguous and \
-                    y.flags.c_contiguous and r.dtype == x.dtype and out_dt is None:
+                    (type(y) is not np.ndarray or y.flags.c_contiguous) and \
+                    r.dtype == x.dtype and out_dt is None:
                 return from_result(r, dt)
             return finish(r, out_dt or dt, a, b)
     cdt = compute_dtype(dt)
@@ -98,6 +100,19 @@ def apply2(fn, a, b, dt: D.dtype, out_dt: D.dtype | None = None, reduced_scalar:
             broadcast_shape(*shapes_of(a, b))
             raise
     return finish(r, out_dt or dt, a, b)
+
+
+def _native_operand(b, dt: D.dtype):
+    """b as apply2's fast path reads it, or None when the general path must: a dense tensor of
+    ``dt`` itself, a wrapped number or Python number as ``scalar_value`` converts it."""
+    if isinstance(b, TensorBase):
+        if b._wrapped:
+            v = b._np.item() if b._np is not None else None
+            return None if v is None else scalar_value(v, dt, compute_dtype(dt))
+        return b._np if b._dtype is dt else None
+    if type(b) in (float, int, bool):
+        return scalar_value(b, dt, compute_dtype(dt))
+    return None
 
 
 # ---- add / sub / mul ----------------------------------------------------------------------------

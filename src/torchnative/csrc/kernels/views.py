@@ -6,7 +6,7 @@ These kernels only compute sizes, strides and offsets, so they serve meta tensor
 
 from __future__ import annotations
 
-from ..construct import make
+from ..construct import contiguous_strides_of, make
 from ..size import Size
 from ..tensor import TensorBase, wrap_dim
 from .registry import kernel
@@ -20,6 +20,13 @@ def view_of(base: TensorBase, size, stride, offset, dtype=None) -> TensorBase:
     if "_tn_inference" in base.__dict__:
         out.__dict__["_tn_inference"] = True  # views of inference tensors are inference tensors
     return out
+
+
+def _prod(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
 
 
 def infer_size(shape, numel: int) -> list[int]:
@@ -83,8 +90,37 @@ def compute_stride(oldshape, oldstride, newshape):
     return newstride
 
 
+def _dense_view(base: TensorBase, shape: tuple, stride: tuple, np_view) -> TensorBase:
+    """view_of for a dense base whose numpy view of the result is already known."""
+    t = make(base._storage, base._dtype, shape, stride, base._offset,
+             type(base) if type(base) is not _parameter_class() else None,
+             version_ref=base._version_ref,
+             view_base=base._view_base if base._view_base is not None else base, np_view=np_view)
+    if "_tn_inference" in base.__dict__:
+        t.__dict__["_tn_inference"] = True
+    return t
+
+
+_PARAMETER: list = []
+
+
+def _parameter_class():
+    if not _PARAMETER:
+        import torch
+
+        _PARAMETER.append(torch.nn.Parameter)
+    return _PARAMETER[0]
+
+
 @kernel("view", meta=True)
 def view(self, size):
+    npa = self._np
+    if npa is not None and self._stride == contiguous_strides_of(self._size) and npa.size and \
+            -1 not in size:
+        # a contiguous dense base: the view is contiguous too, and numpy reshapes without a copy
+        shape = tuple(size)
+        if npa.size == _prod(shape) and min(shape, default=1) >= 0:
+            return _dense_view(self, shape, contiguous_strides_of(shape), npa.reshape(shape))
     shape = infer_size(size, self.numel())
     stride = compute_stride(self._size, self._stride, shape)
     if stride is None:
@@ -129,6 +165,9 @@ def transpose(self, dim0, dim1):
     size, stride = list(self._size), list(self._stride)
     size[d0], size[d1] = size[d1], size[d0]
     stride[d0], stride[d1] = stride[d1], stride[d0]
+    npa = self._np
+    if npa is not None and npa.size:
+        return _dense_view(self, tuple(size), tuple(stride), npa.swapaxes(d0, d1))
     return view_of(self, size, stride, self._offset)
 
 
