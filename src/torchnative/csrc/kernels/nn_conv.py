@@ -1,7 +1,8 @@
-"""Convolution (Convolution.cpp): the CompositeExplicitAutograd kernels convolution and
-_convolution for 1-3 spatial dimensions (strided, padded, dilated, grouped, transposed), and the
-CompositeImplicitAutograd entries conv1d/2d/3d (with their padding='same'/'valid' overloads),
-_convolution_mode and conv_transpose1d/2d/3d, which reach them as upstream's C++ does.
+"""Convolution (Convolution.cpp): the CompositeExplicitAutograd kernels convolution,
+_convolution and convolution_backward for 1-3 spatial dimensions (strided, padded, dilated,
+grouped, transposed), and the CompositeImplicitAutograd entries conv1d/2d/3d (with their
+padding='same'/'valid' overloads), _convolution_mode and conv_transpose1d/2d/3d, which reach
+them as upstream's C++ does.
 
 A forward convolution is im2col + one batched matmul per group; a transposed one is a matmul
 followed by col2im (a strided scatter-add per kernel offset). Both compute in opmath (float for
@@ -352,3 +353,191 @@ def _convolution_mode(input, weight, bias, stride, padding, dilation, groups):
     return call("convolution", padded, weight, bias, list(stride), pad_l, list(dilation), False,
                 [0] * dim, groups)
 
+
+
+# ---- convolution_backward ------------------------------------------------------------------------
+#
+# The gradients of convolution (Convolution.cpp's convolution_backward, CompositeExplicitAutograd)
+# for the output_mask's subset of (input, weight, bias): the input gradient of a convolution is
+# the transposed convolution of the output gradient by the same weight (and the other way round
+# for a transposed one); the weight gradient correlates the (padded) forward input with the
+# forward output's gradient through the same strided, dilated windows, group by group; the bias
+# gradient sums the output gradient over all but the channel dimension. Values are computed like
+# the forward's (float64 for float32, float32 for float16/bfloat16) and rounded once. Upstream's
+# CPU backends decide the layout (channels-last outputs when the input or the weight is
+# channels-last, except 3-d double convolutions, which its slow kernels compute contiguous) and
+# which dtypes exist (the slow kernels that integer and complex tensors reach compute only
+# dilated convolutions of int64).
+
+_FLOAT_CONV = frozenset(_B[n] for n in ("float32", "float64", "float16", "bfloat16"))
+
+
+def _weight_grad(x, g, ks, stride, padding, dilation, groups):
+    """d<conv(x, w), g>/dw for x (N, C, *in) and g (N, O, *out): (O, C/G, *k)."""
+    n, c = x.shape[:2]
+    o = g.shape[1]
+    d = len(ks)
+    outs = g.shape[2:]
+    if any(padding):
+        x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
+    gr, cg, og = groups, c // groups, o // groups
+    st = x.strides
+    win = np.lib.stride_tricks.as_strided(
+        x, (n, gr, cg) + tuple(outs) + tuple(ks),
+        (st[0], cg * st[1], st[1]) + tuple(st[2 + i] * stride[i] for i in range(d)) +
+        tuple(st[2 + i] * dilation[i] for i in range(d)), writeable=False)
+    p = int(np.prod(outs, dtype=np.int64))
+    kk = int(np.prod(ks, dtype=np.int64))
+    order = (1, 0) + tuple(range(3, 3 + d)) + (2,) + tuple(range(3 + d, 3 + 2 * d))
+    cols = win.transpose(order).reshape(gr, n * p, cg * kk)  # (g, n*p, cg*kk)
+    gm = g.reshape(n, gr, og, p).transpose(1, 2, 0, 3).reshape(gr, og, n * p)
+    blas_threads.for_product(gr * og, n * p, cg * kk)
+    res = np.matmul(gm, cols)  # (g, og, cg*kk)
+    return res.reshape((o, cg) + tuple(ks))
+
+
+def _uses_mkldnn(input, weight, stride, dilation, groups, dt) -> bool:
+    """ConvParams::use_mkldnn on CPU, on the 4-d (1-d viewed as 2-d) geometry: always for
+    float16/bfloat16; for float32 unless the convolution is small enough that upstream prefers
+    its own kernels. Its backward computes the weight gradient with the bias gradient, so the
+    weight gradient comes back when only the bias's was asked for."""
+    if dt in D.REDUCED_FLOATING:
+        return True
+    if dt is not _B["float32"]:
+        return False
+    xs = list(input._size)
+    ws = list(weight._size)
+    if len(xs) == 3:
+        xs.insert(2, 1)
+        ws.insert(2, 1)
+    from ..build_info import get_num_threads
+
+    n = xs[0]
+    first = any(s != 1 for s in stride) or any(d != 1 for d in dilation) or n >= 16 or \
+        ws[-1] != 1 or ws[-2] != 1 or get_num_threads() > 1
+    second = groups > 1 or (ws[-1] > 3 and ws[-2] > 3) or n > 1 or \
+        xs[0] * xs[1] * xs[2] * xs[3] > 20480
+    return first and second
+
+
+def _backend_name(dim, transposed, dilated, which):
+    if transposed:
+        return f"slow_conv_transpose{dim}d_" + ("backward_out_cpu" if which == 0 else
+                                                "acc_grad_parameters_cpu")
+    if dilated:
+        return "slow_conv_dilated<>"
+    return f"slow_conv{dim}d_cpu_grad_" + ("input" if which == 0 else "weight")
+
+
+@kernel("convolution_backward")
+def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                         transposed, output_padding, groups, output_mask):
+    dim = weight.dim() - 2
+    if dim <= 0:
+        raise RuntimeError("weight should have at least three dimensions")
+    stride = _expand(stride, "stride", dim)
+    padding = _expand(padding, "padding", dim)
+    dilation = _expand(dilation, "dilation", dim)
+    output_padding = _expand(output_padding, "output_padding", dim)
+    groups = int(groups)
+    _check_shape_forward(input, weight, None, stride, padding, dilation, transposed,
+                         output_padding, groups)
+    if input.dim() != grad_output.dim():
+        raise RuntimeError("Expected input and grad_output to have the same number of "
+                           f"dimensions, but got: {input.dim()} and {grad_output.dim()}")
+    if not transposed and any(output_padding):
+        raise RuntimeError("output_padding is not supported for non-transposed convolutions; "
+                           f"got: {' '.join(map(str, output_padding))}")
+    mask = [bool(m) for m in output_mask]
+    dt = input._dtype
+    gi = gw = gb = None
+    if input._size[0] == 0 or input._size[1] == 0:
+        # upstream's Empty backend
+        if mask[0]:
+            gi = call("zeros_like", input, dtype=None, layout=None, device=None,
+                      pin_memory=None, memory_format=None)
+        if mask[1]:
+            gw = call("zeros_like", weight, dtype=None, layout=None, device=None,
+                      pin_memory=None, memory_format=None)
+        if mask[2]:
+            sizes = list(bias_sizes) if bias_sizes is not None else [grad_output._size[1]]
+            gb = call("zeros", sizes, dtype=weight._dtype, layout=None, device=weight.device,
+                      pin_memory=None)
+        return gi, gw, gb
+    if input.numel() == 0:
+        raise RuntimeError("Only zero batch or zero channel inputs are supported, but got input "
+                           f"shape: {_shape(input._size)}")
+    extra_weight = False
+    if mask[2] and not mask[1] and _uses_mkldnn(input, weight, stride, dilation, groups, dt):
+        mask[1] = extra_weight = True
+    if mask[0] or mask[1]:
+        dilated = any(dl != 1 for dl in dilation)
+        if dt not in _FLOAT_CONV and not (dt is _B["int64"] and dilated and not transposed):
+            which = 0 if mask[0] else 1
+            name = _backend_name(max(dim, 2), transposed, dilated, which)
+            if dilated and not transposed:
+                if dt.is_complex:
+                    raise TorchnativeNotImplementedError(
+                        "complex convolution_backward", "torchnative's convolution kernels "
+                        "compute real dtypes")
+            from .nn_util import not_implemented
+
+            raise not_implemented(name, dt)
+        for t in (grad_output, weight):
+            if t._dtype is not dt:
+                raise RuntimeError(f"expected scalar type {dt._cpp_name} but found "
+                                   f"{t._dtype._cpp_name}")
+        g = _compute(grad_output, dt)
+        x = _compute(input, dt)
+        w = _compute(weight, dt)
+        fmt = contiguous_format
+        if dim in (2, 3) and _channels_last_output(input, weight) and \
+                (dim == 2 or dt is not _B["float64"]):
+            fmt = channels_last if dim == 2 else channels_last_3d
+        if mask[0]:
+            if transposed:
+                res = _forward(g, w, stride, padding, dilation, groups)
+            else:
+                ins = input._size[2:]
+                op = [ins[i] - ((g.shape[2 + i] - 1) * stride[i] - 2 * padding[i] +
+                                dilation[i] * (w.shape[2 + i] - 1) + 1) for i in range(dim)]
+                res = _transposed(g, w, stride, padding, dilation, op, groups)
+            gi = _result(res, dt, fmt)
+        if mask[1]:
+            ks = tuple(weight._size[2:])
+            if transposed:
+                res = _weight_grad(g, x, ks, stride, padding, dilation, groups)
+            else:
+                res = _weight_grad(x, g, ks, stride, padding, dilation, groups)
+            shape = list(weight._size)
+            if extra_weight and dim == 1:
+                shape.insert(2, 1)  # left in the 2-d form the backend computed it in
+            gw = _result(res.reshape(shape), dt, fmt)
+    if mask[2]:
+        gdt = grad_output._dtype
+        gv = _compute(grad_output, gdt)
+        # summed in (and returned as) the gradient's own dtype, integers included
+        total = gv.sum(axis=(0,) + tuple(range(2, gv.ndim)), dtype=gv.dtype)
+        gb = _result(total, gdt, contiguous_format)
+    return gi, gw, gb
+
+
+def _result(values, dt, fmt):
+    out = empty(values.shape, dt, CPU, stride=_strides(values.shape, fmt))
+    src = D.dtype_from_numpy(values.dtype)
+    if src is not dt:
+        from ..cast import cast_array
+
+        values = cast_array(values, src, dt)
+    np.copyto(arr(out), values)
+    return out
+
+
+def _register_outs():
+    from .nn_pool import register_autogen_out
+
+    register_autogen_out("convolution_backward.out", convolution_backward,
+                         ("out0", "out1", "out2"))
+
+
+_register_outs()

@@ -1,4 +1,5 @@
-"""embedding (Embedding.cpp), native_dropout (Dropout.cpp), the CompositeImplicitAutograd
+"""embedding (Embedding.cpp), the embedding_bag family (EmbeddingBag.cpp: embedding_bag, its
+kernels and their backward kernels), native_dropout (Dropout.cpp), the CompositeImplicitAutograd
 dropout family (dropout, feature_dropout, alpha_dropout, feature_alpha_dropout and their in-place
 forms, as ``_dropout_impl`` writes them) and one_hot (Onehot.cpp).
 
@@ -12,7 +13,7 @@ import math
 import numpy as np
 
 from .. import dtypes as D
-from .common import arr, wrap
+from .common import arr, as_compute, wrap
 from .nn_util import call, python_key
 from .registry import kernel
 
@@ -167,3 +168,354 @@ def one_hot(self, num_classes=-1):
                device=self.device, pin_memory=None)
     call("scatter_.value", ret, -1, call("unsqueeze", self, -1), 1)
     return ret
+
+
+# ---- embedding_bag (EmbeddingBag.cpp) ----------------------------------------------------------
+#
+# _embedding_bag returns (output, offset2bag, bag_size, max_indices) with upstream's contents:
+# offset2bag maps each index to its bag (left empty on the 'sum' fast path, which needs none:
+# float/half/bfloat16 weights with unit column stride, no padding_idx); bag_size counts the
+# non-padding indices of each bag (zeros for 'sum'; one entry per offset in the forward-only
+# 'sum' case); max_indices holds, for 'max', the row that gave each output element, and for the
+# other modes a copy of bag_size. Bags are reduced in index order, in float32 for
+# float16/bfloat16 weights (rounded once), in the weight's dtype otherwise.
+
+_SUM, _MEAN, _MAX = 0, 1, 2
+_WEIGHT_TYPES = ("Half", "BFloat16", "Float", "Double")
+_FAST = frozenset((_B["float32"], _B["float16"], _B["bfloat16"]))
+
+
+def _check_types(t, argname, names, fn="embedding_bag"):
+    allowed = {"Long": _B["int64"], "Int": _B["int32"], "Half": _B["float16"],
+               "BFloat16": _B["bfloat16"], "Float": _B["float32"], "Double": _B["float64"]}
+    if t._dtype not in tuple(allowed[n] for n in names):
+        raise RuntimeError(f"Expected tensor for argument #1 '{argname}' to have one of the "
+                           f"following scalar types: {', '.join(names)}; but got "
+                           f"{tensor_type_name(t)} instead (while checking arguments for {fn})")
+
+
+def _check_same_type(a, aname, b, bname):
+    if a._dtype is not b._dtype:
+        raise RuntimeError(f"Expected tensor for argument #1 '{aname}' to have the same type as "
+                           f"tensor for argument #1 '{bname}'; but type {tensor_type_name(a)} does not "
+                           f"equal {tensor_type_name(b)} (while checking arguments for embedding_bag)")
+
+
+def _check_contiguous(t, argname):
+    if not t.is_contiguous():
+        raise RuntimeError(f"Expected contiguous tensor, but got non-contiguous tensor for "
+                           f"argument #1 '{argname}' (while checking arguments for "
+                           "embedding_bag)")
+
+
+def _promote_indices(indices, offsets):
+    from ..promotion import promote_types
+
+    common = promote_types(offsets._dtype, indices._dtype)
+    if indices._dtype is not common:
+        indices = call("_to_copy", indices, dtype=common)
+    if offsets._dtype is not common:
+        offsets = call("_to_copy", offsets, dtype=common)
+    return indices, offsets
+
+
+def _torch_check(cond: str):
+    return RuntimeError(f"Expected {cond} to be true, but got false.  (Could this error message "
+                        "be improved?  If so, please report an enhancement request to PyTorch.)")
+
+
+def _scalar_str(v, t) -> str:
+    """How ``<< tensor[0]`` prints a 0-dim tensor in a C++ message."""
+    return f"{v}\n[ {tensor_type_name(t)}{{}} ]"
+
+
+def _check_arguments(weight, indices, offsets, mode, psw, include_last_offset):
+    _check_types(indices, "indices", ("Long", "Int"))
+    _check_types(offsets, "offsets", ("Long", "Int"))
+    _check_same_type(indices, "indices", offsets, "offsets")
+    _check_types(weight, "weight", _WEIGHT_TYPES)
+    offs = arr(offsets).reshape(-1)
+    if offsets._size[0] > 0:
+        if offs[0] != 0:
+            raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the "
+                               "mini-batch has to start from position 0. However, got "
+                               f"{_scalar_str(int(offs[0]), offsets)}")
+        if offs[-1] > indices._size[0]:
+            raise RuntimeError(f"offsets[-1] can not be greater than input's length "
+                               f"{indices._size[0]} but got offsets[-1] of {int(offs[-1])}")
+    if psw is not None:
+        if mode != _SUM:
+            raise RuntimeError("embedding_bag: per_sample_weights only supported with "
+                               "mode='sum'")
+        _check_same_type(weight, "weight", psw, "per_sample_weights")
+        if psw.dim() != 1:
+            raise _torch_check("per_sample_weights.value().dim() == 1")
+        if psw.numel() != indices.numel():
+            raise _torch_check("per_sample_weights.value().numel() == indices.numel()")
+    if include_last_offset and offsets._size[0] < 1:
+        raise RuntimeError("include_last_offset: number of offset should be at least 1")
+
+
+def _offset2bag(offs: np.ndarray, n: int) -> np.ndarray:
+    """index_add_ a one at each offset, minus one at 0, cumulative sum: each index's bag."""
+    o2b = np.zeros(n + 1, offs.dtype)
+    np.add.at(o2b, offs, 1)
+    o2b[0] -= 1
+    return np.cumsum(o2b, dtype=offs.dtype)[:n]
+
+
+def _check_index(idx, vocab):
+    bad = (idx < 0) | (idx >= vocab)
+    if bad.any():
+        raise RuntimeError("embedding_bag: Expected idx >= 0 && idx < num_embeddings but found "
+                           f"idx to be {int(idx[np.argmax(bad)])}")
+
+
+def _check_index_fast(idx, vocab):
+    """fbgemm's report for the fast path: the first bad index in bag order."""
+    bad = (idx < 0) | (idx >= vocab)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise RuntimeError(f"Index {i} of input takes value {int(idx[i])} which is not in the "
+                           f"valid range [0, {vocab})")
+
+
+def _embedding_bag_impl(weight, indices, offsets, mode, psw, include_last_offset, padding_idx,
+                        requires_grad):
+    if indices.dim() not in (1, 2):
+        raise RuntimeError("input has to be a 1D or 2D Tensor, but got Tensor of dimension "
+                           f"{indices.dim()}")
+    if indices.dim() == 1 and offsets.dim() != 1:
+        raise RuntimeError("offsets has to be a 1D Tensor, but got Tensor of dimension "
+                           f"{offsets.dim()}")
+    indices, offsets = _promote_indices(indices, offsets)
+    _check_arguments(weight, indices, offsets, mode, psw, include_last_offset)
+    idt = offsets._dtype
+    inp = np.dtype(D.numpy_dtype(idt))
+    n_off = offsets._size[0]
+    num_bags = n_off - 1 if include_last_offset else n_off
+    ddim = weight._size[1]
+    vocab = weight._size[0]
+    idx = arr(indices).reshape(-1)
+    n = indices._size[0]
+    offs = arr(offsets).reshape(-1)
+    wdt = weight._dtype
+    w = as_compute(weight, wdt)
+    fast = wdt in _FAST and weight._stride[1] == 1 and padding_idx < 0 and \
+        (psw is None or psw._stride[0] == 1)
+    o2b_needed = mode in (_MEAN, _MAX) or not fast
+    bag_offs = offs[:num_bags] if include_last_offset else offs
+    o2b = _offset2bag(bag_offs, n) if o2b_needed else np.zeros(0, inp)
+    # bag sizes from the offsets (the last bag runs to the end of the indices)
+    if requires_grad or mode in (_MEAN, _MAX):
+        bag_size = np.zeros(num_bags, inp)
+        if num_bags != 1 and num_bags > 0:
+            bag_size[:-1] = offs[1:num_bags] - offs[: num_bags - 1]
+        if num_bags > 0:
+            bag_size[-1] = n - offs[num_bags - 1]
+    else:
+        bag_size = np.zeros(n_off, inp)
+    pad = idx == padding_idx if padding_idx >= 0 else np.zeros(idx.shape, bool)
+    bag_of = o2b if o2b_needed else _offset2bag(bag_offs, n)
+    out = np.zeros((num_bags, ddim), w.dtype)
+    if mode == _MAX:
+        _check_index(idx, vocab)
+        max_idx = np.zeros((num_bags, ddim), inp)
+        seen = np.zeros(num_bags, bool)
+        for k in range(n):
+            b = bag_of[k]
+            if pad[k]:
+                bag_size[b] -= 1
+                continue
+            row = w[idx[k]]
+            if not seen[b]:
+                out[b] = row
+                max_idx[b] = idx[k]
+                seen[b] = True
+            else:
+                better = row > out[b]
+                out[b] = np.where(better, row, out[b])
+                max_idx[b] = np.where(better, idx[k], max_idx[b])
+        return _bag_results(out, wdt, o2b, bag_size, max_idx, idt)
+    if fast:
+        _check_index_fast(idx, vocab)
+    else:
+        _check_index(idx, vocab)
+    keep = ~pad
+    np.subtract.at(bag_size, bag_of[pad], 1)
+    rows = w[idx[keep]]
+    if psw is not None:
+        scale = as_compute(psw, psw._dtype).reshape(-1)[keep]
+        rows = rows * scale[:, None].astype(rows.dtype)
+    np.add.at(out, bag_of[keep], rows)
+    if wdt in D.REDUCED_FLOATING:
+        out = _round_to(out, wdt)
+    if mode == _MEAN:
+        out = out / np.maximum(bag_size, 1).astype(out.dtype)[:, None]
+    if mode == _SUM:
+        bag_size[...] = 0
+    return _bag_results(out, wdt, o2b, bag_size, bag_size.copy(), idt)
+
+
+def _round_to(a, dt):
+    from ..cast import cast_array
+
+    f32 = _B["float32"]
+    return cast_array(cast_array(a.astype(np.float32), f32, dt), dt, f32)
+
+
+def _bag_results(out, wdt, o2b, bag_size, max_idx, idt):
+    return (wrap(np.ascontiguousarray(out), wdt), wrap(o2b, idt), wrap(bag_size, idt),
+            wrap(np.ascontiguousarray(max_idx), idt))
+
+
+@kernel("_embedding_bag")
+def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
+                   per_sample_weights=None, include_last_offset=False, padding_idx=-1):
+    return _embedding_bag_impl(weight, indices, offsets, mode, per_sample_weights,
+                               include_last_offset, padding_idx, True)
+
+
+@kernel("_embedding_bag_forward_only")
+def _embedding_bag_forward_only(weight, indices, offsets, scale_grad_by_freq=False, mode=0,
+                                sparse=False, per_sample_weights=None, include_last_offset=False,
+                                padding_idx=-1):
+    return _embedding_bag_impl(weight, indices, offsets, mode, per_sample_weights,
+                               include_last_offset, padding_idx, False)
+
+
+@kernel("embedding_bag.padding_idx", composite=True)
+def embedding_bag_padding_idx(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
+                              per_sample_weights, include_last_offset, padding_idx):
+    pad = -1
+    if padding_idx is not None:
+        num = weight._size[0]
+        pad = int(padding_idx)
+        if not -num <= pad < num:
+            raise RuntimeError(f"padding_idx must be within the number of embeddings, -{num} "
+                               f"through {num - 1}, but got {pad}")
+        if pad < 0:
+            pad += num
+    from .nn_util import contiguous
+
+    name = "_embedding_bag" if weight.requires_grad else "_embedding_bag_forward_only"
+    return call(name, weight, contiguous(indices), contiguous(offsets), scale_grad_by_freq, mode,
+                sparse, per_sample_weights, include_last_offset, pad)
+
+
+@kernel("embedding_bag", composite=True)
+def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
+                  per_sample_weights=None, include_last_offset=False):
+    return embedding_bag_padding_idx(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
+                                     per_sample_weights, include_last_offset, None)
+
+
+@kernel("_embedding_bag_backward")
+def _embedding_bag_backward(grad, indices, offsets, offset2bag, bag_size, maximum_indices,
+                            num_weights, scale_grad_by_freq, mode, sparse, per_sample_weights,
+                            padding_idx=-1):
+    indices, offsets = _promote_indices(indices, offsets)
+    _check_types(indices, "indices", ("Long", "Int"))
+    _check_contiguous(indices, "indices")
+    _check_types(offsets, "offsets", ("Long", "Int"))
+    _check_same_type(indices, "indices", offsets, "offsets")
+    _check_contiguous(offsets, "offsets")
+    if indices.numel() != 0 and offset2bag.numel() == 0:
+        o2b = wrap(_offset2bag(arr(offsets).reshape(-1), indices._size[0]), offsets._dtype)
+    else:
+        _check_types(offset2bag, "offset2bag", ("Long", "Int"))
+        _check_contiguous(offset2bag, "offset2bag")
+        o2b = offset2bag
+    if sparse:
+        return call("_embedding_bag_sparse_backward", grad, indices, offsets, o2b, bag_size,
+                    num_weights, scale_grad_by_freq, mode, per_sample_weights, padding_idx)
+    return call("_embedding_bag_dense_backward", grad, indices, o2b, bag_size, maximum_indices,
+                num_weights, scale_grad_by_freq, mode, per_sample_weights, padding_idx)
+
+
+@kernel("_embedding_bag_dense_backward")
+def _embedding_bag_dense_backward(grad, indices, offset2bag, bag_size, maximum_indices,
+                                  num_weights, scale_grad_by_freq, mode, per_sample_weights,
+                                  padding_idx=-1):
+    _check_types(grad, "grad_", _WEIGHT_TYPES)
+    gdt = grad._dtype
+    g = as_compute(grad, gdt)
+    g = g.astype(np.float64) if g.dtype == np.float32 else g
+    ddim = grad._size[1]
+    out = np.zeros((int(num_weights), ddim), g.dtype)
+    if mode == _MAX:
+        sizes = arr(bag_size).reshape(-1)
+        nonempty = np.nonzero(sizes)[0]
+        mi = arr(maximum_indices)[nonempty]
+        gg = g[nonempty]
+        cols = np.broadcast_to(np.arange(ddim), mi.shape)
+        np.add.at(out, (mi, cols), gg)
+        return wrap(out, gdt)
+    idx = arr(indices).reshape(-1)
+    o2b = arr(offset2bag).reshape(-1)
+    order = np.argsort(idx, kind="stable")
+    counts = np.bincount(idx, minlength=int(num_weights)) if idx.size else \
+        np.zeros(int(num_weights), np.int64)
+    scale = np.ones(idx.size)
+    if per_sample_weights is not None:
+        scale = scale * as_compute(per_sample_weights, per_sample_weights._dtype).reshape(-1)
+    if scale_grad_by_freq:
+        # upstream divides the k-th group of equal (sorted) indices by the count of the k-th
+        # sorted index, not of the group's own index
+        srt = idx[order]
+        group = np.cumsum(np.r_[True, srt[1:] != srt[:-1]]) - 1 if srt.size else \
+            np.zeros(0, np.int64)
+        div = np.empty(idx.size)
+        div[order] = counts[srt[group]]
+        scale = scale / div
+    if mode == _MEAN:
+        bs = arr(bag_size).reshape(-1)[o2b]
+        scale = np.where(bs != 0, scale / np.where(bs != 0, bs, 1), scale)
+    keep = idx != padding_idx
+    sel = order[keep[order]]
+    np.add.at(out, idx[sel], g[o2b[sel]] * scale[sel][:, None].astype(g.dtype))
+    return wrap(out, gdt)
+
+
+@kernel("_embedding_bag_per_sample_weights_backward")
+def _embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, offset2bag, mode,
+                                               padding_idx=-1):
+    if mode != _SUM:
+        raise RuntimeError("embedding_bag_backward: per_sample_weights only supported for "
+                           "mode='sum'")
+    gdt = grad._dtype
+    if gdt not in (_B["float32"], _B["float64"], _B["float16"], _B["bfloat16"]):
+        from .nn_util import not_implemented
+
+        raise not_implemented("_embedding_bag_per_sample_weights_backward_cpu", gdt)
+    indices, offsets = _promote_indices(indices, offsets)
+    _check_types(indices, "indices", ("Long", "Int"))
+    _check_contiguous(indices, "indices")
+    n = indices._size[0]
+    if indices.numel() != 0 and offset2bag.numel() == 0:
+        o2b = _offset2bag(arr(offsets).reshape(-1), n)
+    else:
+        _check_types(offset2bag, "offset2bag", ("Long", "Int"))
+        _check_contiguous(offset2bag, "offset2bag")
+        o2b = arr(offset2bag).reshape(-1)
+    idx = arr(indices).reshape(-1)
+    g = as_compute(grad, gdt).astype(np.float64)
+    w = as_compute(weight, weight._dtype).astype(np.float64)
+    out = np.zeros(n)
+    keep = idx != padding_idx
+    out[keep] = np.einsum("ij,ij->i", g[o2b[keep]], w[idx[keep]])
+    return wrap(out, gdt)
+
+
+def _register_outs():
+    from .nn_pool import register_autogen_out
+
+    outs4 = ("out0", "out1", "out2", "out3")
+    register_autogen_out("_embedding_bag.out", _embedding_bag, outs4)
+    register_autogen_out("_embedding_bag_forward_only.out", _embedding_bag_forward_only, outs4)
+    register_autogen_out("_embedding_bag_dense_backward.out", _embedding_bag_dense_backward)
+    register_autogen_out("_embedding_bag_per_sample_weights_backward.out",
+                         _embedding_bag_per_sample_weights_backward)
+
+
+_register_outs()

@@ -1,6 +1,9 @@
-"""2-d pooling (DilatedMaxPool2d.cpp, AveragePool2d.cpp, AdaptiveAveragePooling.cpp):
-max_pool2d_with_indices, avg_pool2d, _adaptive_avg_pool2d, and the CompositeImplicitAutograd
-max_pool2d, max_pool1d(_with_indices), avg_pool1d, adaptive_avg_pool1d/2d that reach them.
+"""Pooling (DilatedMaxPool2d.cpp, AveragePool2d.cpp, AveragePool3d.cpp, AdaptiveAveragePooling.cpp,
+AdaptiveAveragePooling3d.cpp): max_pool2d_with_indices, avg_pool2d/3d, _adaptive_avg_pool2d/3d,
+adaptive_max_pool2d, the backward kernels avg_pool2d/3d_backward and
+_adaptive_avg_pool2d/3d_backward, the CompositeImplicitAutograd max_pool2d,
+max_pool1d(_with_indices), avg_pool1d, adaptive_avg_pool1d/2d/3d, adaptive_max_pool1d that reach
+them, and the out= kernels that follow upstream's autogen and structured rules.
 
 Windows are strided numpy views (no copy of the input). max pooling ignores padding (only real
 positions compete), keeps the first maximum, and lets NaN win (the last NaN's index, as
@@ -11,13 +14,15 @@ the padded border).
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from .. import dtypes as D
 from ..construct import empty
 from ..device import CPU
 from .common import arr, as_compute
-from .nn_util import call, is_channels_last, not_implemented
+from .nn_util import call, is_channels_last, not_implemented, typemeta
 from .registry import kernel
 
 _B = D.BY_NAME
@@ -501,3 +506,536 @@ def adaptive_max_pool1d(self, output_size):
                                f"with dimension {i} being empty")
     out, idx = call("adaptive_max_pool2d", call("unsqueeze", self, -2), [1, output_size[0]])
     return call("squeeze.dim", out, -2), call("squeeze.dim", idx, -2)
+
+
+# ---- 3-d average pooling, the backward kernels (AveragePool3d.cpp, AvgPoolKernel.cpp,
+# AdaptiveAveragePooling3d.cpp, AdaptiveAvgPoolKernel.cpp) ------------------------------------
+#
+# Upstream's loops accumulate in the tensor's own type: each window sums its elements in scan
+# order (depth, rows, columns) starting from zero, then divides; a backward kernel divides each
+# output's gradient once and adds it into every input position of its window, output positions
+# in scan order. The numpy versions below keep both orders exactly: a forward adds the window
+# offsets in scan order (padding contributes exact zeros); a backward adds the offsets in
+# reverse scan order, which reaches every input position from its output positions in scan
+# order. float16/bfloat16 values are computed in float32 and rounded after every operation, as
+# c10::Half/BFloat16 arithmetic does.
+
+_F32, _F64 = _B["float32"], _B["float64"]
+_AVG3D_TYPES = frozenset((_F32, _F64, _INT64))
+
+
+def _rounder(dt):
+    """A function rounding float32 values to ``dt`` (returned as float32) for float16/bfloat16;
+    None for the dtypes numpy computes natively."""
+    if dt not in D.REDUCED_FLOATING:
+        return None
+    from ..cast import cast_array
+
+    def rnd(a):
+        return cast_array(cast_array(np.asarray(a, np.float32), _F32, dt), dt, _F32)
+
+    return rnd
+
+
+def _div(a, f, integer, rnd=None):
+    """a / f as upstream's scalar_t arithmetic computes it (integers truncate toward zero)."""
+    if integer:
+        return _trunc_div(a, np.asarray(f, np.int64))
+    out = a / np.asarray(f).astype(a.dtype)
+    return rnd(out) if rnd is not None else out
+
+
+def _triple(v, name, what, allow_empty=False):
+    v = [int(x) for x in (v or ())]
+    if allow_empty and not v:
+        return None
+    if len(v) not in (1, 3):
+        raise RuntimeError(f"{name}: {what}")
+    return tuple(v) if len(v) == 3 else (v[0],) * 3
+
+
+def _params3d(kernel_size, stride, padding):
+    k = _triple(kernel_size, "avg_pool3d", "kernel_size must be a single int, or a tuple of three "
+                                           "ints")
+    st = _triple(stride, "avg_pool3d", "stride must be omitted, a single int, or a tuple of three "
+                                       "ints", allow_empty=True)
+    if st is None:
+        st = k
+    elif len(stride) == 1:
+        st = (st[0],) * 3
+    p = _triple(padding, "avg_pool3d", "padding must be a single int, or a tuple of three ints")
+    return k, st, p
+
+
+def _check_format_3d(t):
+    if t.dim() not in (4, 5):
+        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+
+
+def _pool3d_shape_check(t, k, st, p, ins, outs, fn):
+    kt, kh, kw = k
+    if not (kt > 0 and kw > 0 and kh > 0):
+        raise RuntimeError(f"kernel size should be greater than zero, but got kT: {kt} kH: {kh} "
+                           f"kW: {kw}")
+    if not (st[0] > 0 and st[2] > 0 and st[1] > 0):
+        raise RuntimeError(f"stride should be greater than zero, but got dT: {st[0]} dH: {st[1]} "
+                           f"dW: {st[2]}")
+    nd = t.dim()
+    if nd not in (4, 5):
+        raise RuntimeError(f"{fn}: Expected 4D or 5D tensor for input, but got: {_shape(t._size)}")
+    for i in range(nd):
+        if nd == 5 and i == 0:
+            continue
+        if t._size[i] <= 0:
+            raise RuntimeError(f"{fn}: Expected input's non-batch dimensions to have positive "
+                               f"length, but input has a shape of {_shape(t._size)} and non-batch "
+                               f"dimension {t._size[i]} has length zero!")
+    it, ih, iw = ins
+    if not (it >= kt and ih >= kh and iw >= kw):
+        raise RuntimeError(f"input image (T: {it} H: {ih} W: {iw}) smaller than kernel size "
+                           f"(kT: {kt} kH: {kh} kW: {kw})")
+    if not (kt // 2 >= p[0] and kw // 2 >= p[2] and kh // 2 >= p[1]):
+        raise RuntimeError("pad should be smaller than or equal to half of effective kernel size, "
+                           f"but got padT: {p[0]} padW: {p[2]} padH: {p[1]} effectiveKT: {kt} "
+                           f"effectiveKW: {kw} effectiveKH: {kh}")
+    ot, oh, ow = outs
+    if not (ot >= 1 and ow >= 1 and oh >= 1):
+        n = t._size[-4]
+        raise RuntimeError(f"Given input size: ({n}x{it}x{ih}x{iw}). Calculated output size: "
+                           f"({n}x{ot}x{oh}x{ow}). Output size is too small")
+
+
+def _pool_extents(n_out, size, k, s, p):
+    """Per output position along one dimension: start (may be negative), the window size
+    counting padding, and the clipped [lo, hi) range inside the input."""
+    start = np.arange(n_out, dtype=np.int64) * s - p
+    end = np.minimum(start + k, size + p)
+    lo, hi = np.maximum(start, 0), np.minimum(end, size)
+    return start, end - start, lo, hi
+
+
+def _outer(*vs):
+    """The product of per-dimension vectors over the grid of output positions."""
+    out = np.ones((), np.int64)
+    for i, v in enumerate(vs):
+        shape = [1] * len(vs)
+        shape[i] = len(v)
+        out = out * np.asarray(v, np.int64).reshape(shape)
+    return out
+
+
+def _avg_factors(ins, outs, k, st, p, count_include_pad, divisor_override):
+    """(divide factor, empty-window mask) over the grid of output positions."""
+    ext = [_pool_extents(o, n, kk, s, pp) for o, n, kk, s, pp in zip(outs, ins, k, st, p)]
+    pool = _outer(*(e[1] for e in ext))
+    real = _outer(*(e[3] - e[2] for e in ext))
+    empty_win = np.zeros(real.shape, bool)
+    for i, e in enumerate(ext):
+        shape = [1] * len(ext)
+        shape[i] = -1
+        empty_win = empty_win | (e[3] <= e[2]).reshape(shape)
+    if divisor_override is not None:
+        factor = np.full(real.shape, divisor_override, np.int64)
+    else:
+        factor = pool if count_include_pad else real
+    return factor, empty_win
+
+
+def _padded_nd(x, outs, k, st, p, fill=0):
+    """x (..., *spatial) padded with ``fill`` before (p) and after (as far as windows reach)."""
+    d = len(k)
+    pads = [(0, 0)] * (x.ndim - d)
+    for i in range(d):
+        need = (outs[i] - 1) * st[i] + k[i]
+        pads.append((p[i], max(need - x.shape[x.ndim - d + i] - p[i], 0)))
+    return np.pad(x, pads, constant_values=fill) if any(a or b for a, b in pads) else x
+
+
+def _avg_pool_forward(x, outs, k, st, p, count_include_pad, divisor_override, integer, rnd):
+    d = len(k)
+    ins = x.shape[-d:]
+    xp = _padded_nd(x, outs, k, st, p)
+    lead = x.shape[:-d]
+    acc = np.zeros(lead + tuple(outs), x.dtype)
+    for off in itertools.product(*(range(kk) for kk in k)):
+        sl = tuple(slice(off[i], off[i] + (outs[i] - 1) * st[i] + 1, st[i]) for i in range(d))
+        acc += xp[(Ellipsis,) + sl]
+        if rnd is not None:
+            acc = rnd(acc)
+    factor, empty_win = _avg_factors(ins, outs, k, st, p, count_include_pad, divisor_override)
+    out = _div(acc, np.where(empty_win, 1, factor), integer, rnd)
+    if empty_win.any():
+        out = np.where(empty_win, 0, out).astype(out.dtype)
+    return out
+
+
+def _avg_pool_backward(g, ins, k, st, p, count_include_pad, divisor_override, integer, rnd):
+    """The gradient of an average pooling over the last len(k) dimensions."""
+    d = len(k)
+    outs = g.shape[-d:]
+    factor, empty_win = _avg_factors(ins, outs, k, st, p, count_include_pad, divisor_override)
+    delta = _div(g, np.where(empty_win, 1, factor), integer, rnd)
+    full = [max((outs[i] - 1) * st[i] + k[i], ins[i] + p[i]) for i in range(d)]
+    acc = np.zeros(g.shape[:-d] + tuple(full), g.dtype)
+    for off in reversed(list(itertools.product(*(range(kk) for kk in k)))):
+        sl = (Ellipsis,) + tuple(slice(off[i], off[i] + (outs[i] - 1) * st[i] + 1, st[i])
+                                 for i in range(d))
+        acc[sl] += delta
+        if rnd is not None:
+            acc[sl] = rnd(acc[sl])
+    return acc[(Ellipsis,) + tuple(slice(p[i], p[i] + ins[i]) for i in range(d))]
+
+
+def _contiguous_result(values, dt):
+    out = empty(values.shape, dt, CPU)
+    src = D.dtype_from_numpy(values.dtype)
+    if src is not dt:
+        from ..cast import cast_array
+
+        values = cast_array(values, src, dt)
+    np.copyto(arr(out), values)
+    return out
+
+
+def _check_divisor(divisor_override):
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+
+
+@kernel("avg_pool3d")
+def avg_pool3d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    k, st, p = _params3d(kernel_size, stride, padding)
+    _check_format_3d(self)
+    _check_divisor(divisor_override)
+    ins = tuple(self._size[-3:])
+    outs = tuple(_output_shape(ins[i], k[i], p[i], st[i], 1, ceil_mode) for i in range(3))
+    _pool3d_shape_check(self, k, st, p, ins, outs, "avg_pool3d()")
+    dt = self._dtype
+    if dt not in _AVG3D_TYPES:
+        raise not_implemented("avg_pool3d_out_frame", dt)
+    x = arr(self)
+    out = _avg_pool_forward(x, outs, k, st, p, count_include_pad, divisor_override,
+                            dt is _INT64, None)
+    return _contiguous_result(out, dt)
+
+
+def _check_dim_size(t, dim, dim_size, size):
+    if not (t.dim() == dim and t._size[dim_size] == size):
+        got = t._size[dim_size] if -t.dim() <= dim_size < t.dim() else "?"
+        raise RuntimeError(f"Expected a tensor of dimension {dim} and tensor.size[{dim_size}] == "
+                           f"{size} but got: dimension {t.dim()} and tensor.size[{dim_size}] = "
+                           f"{got}")
+
+
+def _check_scalar_type(t, dt):
+    """What reading ``t`` as the dispatched scalar type raises when it has another dtype."""
+    if t._dtype is not dt:
+        raise RuntimeError(f"expected scalar type {dt._cpp_name} but found {t._dtype._cpp_name}")
+
+
+def _check_resizable(shape):
+    """What resizing an output to ``shape`` raises for a negative size: the element count,
+    computed on sizes taken as unsigned 64-bit numbers, overflows (else the allocator refuses
+    the negative dimension)."""
+    if all(d >= 0 for d in shape):
+        return
+    n = 1
+    for d in shape:
+        n *= d % (1 << 64)
+        if n >= 1 << 64:
+            raise RuntimeError("numel: integer multiplication overflow")
+    _check_sizes(shape)
+
+
+def _check_same_dtype(t, g, what, prefix="e"):
+    if t._dtype is not g._dtype:
+        raise RuntimeError(f"{prefix}xpected dtype {typemeta(t._dtype)} for `{what}` but got dtype "
+                           f"{typemeta(g._dtype)}")
+
+
+@kernel("avg_pool3d_backward")
+def avg_pool3d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
+                        count_include_pad, divisor_override):
+    k, st, p = _params3d(kernel_size, stride, padding)
+    _check_format_3d(self)
+    _check_divisor(divisor_override)
+    ins = tuple(self._size[-3:])
+    outs = tuple(_output_shape(ins[i], k[i], p[i], st[i], 1, ceil_mode) for i in range(3))
+    _pool3d_shape_check(self, k, st, p, ins, outs, "avg_pool3d_backward()")
+    nd = self.dim()
+    _check_dim_size(grad_output, nd, nd - 4, self._size[-4])
+    for i in range(3):
+        _check_dim_size(grad_output, nd, nd - 3 + i, outs[i])
+    dt = self._dtype
+    if dt not in _AVG3D_TYPES:
+        raise not_implemented("avg_pool3d_backward_out_frame", dt)
+    _check_scalar_type(grad_output, dt)
+    g = arr(grad_output)
+    res = _avg_pool_backward(g, ins, k, st, p, count_include_pad, divisor_override,
+                             dt is _INT64, None)
+    return _contiguous_result(res, dt)
+
+
+_AVG2D_BACKWARD_TYPES = frozenset((_F32, _F64, _INT64) + tuple(D.REDUCED_FLOATING))
+
+
+@kernel("avg_pool2d_backward")
+def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
+                        count_include_pad, divisor_override):
+    kh, kw, dh, dw, ph, pw = _params("avg_pool2d", kernel_size, stride, padding)
+    _check_divisor(divisor_override)
+    nd = self.dim()
+    h, w = self._size[-2], self._size[-1]
+    ow = _output_shape(w, kw, pw, dw, 1, ceil_mode)
+    oh = _output_shape(h, kh, ph, dh, 1, ceil_mode)
+    cl = _suggest_cl(self)
+    _shape_check(self, kh, kw, dh, dw, ph, pw, 1, 1, oh, ow, cl)
+    _check_dim_size(grad_output, nd, nd - 3, self._size[-3])
+    _check_dim_size(grad_output, nd, nd - 2, oh)
+    _check_dim_size(grad_output, nd, nd - 1, ow)
+    _check_same_dtype(self, grad_output, "gradOutput")
+    dt = self._dtype
+    if dt not in _AVG2D_BACKWARD_TYPES:
+        raise not_implemented("avg_pool2d_backward", dt)
+    g = _values(grad_output)
+    res = _avg_pool_backward(g, (h, w), (kh, kw), (dh, dw), (ph, pw), count_include_pad,
+                             divisor_override, dt is _INT64, _rounder(dt))
+    return _output(self, res, dt, cl)
+
+
+# ---- adaptive average pooling ------------------------------------------------------------------
+
+def _adaptive_ranges(n_out, n_in):
+    a = np.arange(n_out, dtype=np.int64)
+    return (a * n_in) // n_out, ((a + 1) * n_in + n_out - 1) // n_out
+
+
+def _adaptive_forward(x, outs, rnd):
+    """x (..., *spatial): each output the scan-order sum of its window, divided by the window's
+    extent in each dimension in turn (upstream's ``sum / kT / kH / kW``)."""
+    d = len(outs)
+    ins = x.shape[-d:]
+    starts, sizes, idx, valid = [], [], [], []
+    for i in range(d):
+        s, e = _adaptive_ranges(outs[i], ins[i])
+        starts.append(s)
+        sizes.append(e - s)
+        kmax = int((e - s).max()) if outs[i] else 0
+        j = np.arange(kmax, dtype=np.int64)
+        idx.append(np.minimum(s[:, None] + j[None, :], ins[i] - 1))
+        valid.append(j[None, :] < (e - s)[:, None])
+    lead = x.shape[:-d]
+    acc = np.zeros(lead + tuple(outs), x.dtype)
+    if not all(outs) or x.size == 0:
+        return acc
+    for off in itertools.product(*(range(v.shape[1]) for v in valid)):
+        index = [Ellipsis]
+        mask = np.ones((), bool)
+        for i in range(d):
+            shape = [1] * d
+            shape[i] = outs[i]
+            index.append(idx[i][:, off[i]].reshape(shape))
+            mask = mask & valid[i][:, off[i]].reshape(shape)
+        vals = x[tuple(index)]
+        acc += np.where(mask, vals, 0).astype(x.dtype, copy=False)
+        if rnd is not None:
+            acc = rnd(acc)
+    for i in range(d):
+        shape = [1] * d
+        shape[i] = outs[i]
+        acc = _div(acc, sizes[i].reshape(shape), False, rnd)
+    return acc
+
+
+def _adaptive_backward(g, ins, rnd):
+    d = len(ins)
+    outs = g.shape[-d:]
+    ranges = [_adaptive_ranges(outs[i], ins[i]) for i in range(d)]
+    delta = g
+    for i in range(d):
+        shape = [1] * d
+        shape[i] = outs[i]
+        delta = _div(delta, (ranges[i][1] - ranges[i][0]).reshape(shape), False, rnd)
+    acc = np.zeros(g.shape[:-d] + tuple(ins), g.dtype)
+    if not all(outs) or g.size == 0:
+        return acc
+    if all(o <= n for o, n in zip(outs, ins)):
+        # windows start strictly increasing: adding the offsets in reverse scan order reaches
+        # each input position from its output positions in scan order
+        kmax = [int((e - s).max()) for s, e in ranges]
+        for off in reversed(list(itertools.product(*(range(k) for k in kmax)))):
+            sel_out, sel_in = [Ellipsis], [Ellipsis]
+            for i in range(d):
+                s, e = ranges[i]
+                ok = np.nonzero(off[i] < e - s)[0]
+                sel_out.append(ok)
+                sel_in.append(s[ok] + off[i])
+            if any(len(x) == 0 for x in sel_out[1:]):
+                continue
+            io = np.ix_(*sel_out[1:])
+            ii = np.ix_(*sel_in[1:])
+            acc[(Ellipsis,) + ii] += delta[(Ellipsis,) + io]
+            if rnd is not None:
+                acc[(Ellipsis,) + ii] = rnd(acc[(Ellipsis,) + ii])
+        return acc
+    for o in itertools.product(*(range(n) for n in outs)):
+        sl = (Ellipsis,) + tuple(slice(int(ranges[i][0][o[i]]), int(ranges[i][1][o[i]]))
+                                 for i in range(d))
+        acc[sl] += delta[(Ellipsis,) + o][(...,) + (None,) * d]
+        if rnd is not None:
+            acc[sl] = rnd(acc[sl])
+    return acc
+
+
+_ADAPTIVE_TYPES = frozenset((_F32, _F64) + tuple(D.REDUCED_FLOATING))
+
+
+@kernel("_adaptive_avg_pool3d")
+def _adaptive_avg_pool3d(self, output_size):
+    if len(output_size) != 3:
+        raise RuntimeError("adaptive_avg_pool3d: output_size must be 3")
+    nd = self.dim()
+    for i in range(1, nd):
+        if self._size[i] <= 0:
+            raise RuntimeError("adaptive_avg_pool3d(): Expected input to have non-zero size for "
+                               f"non-batch dimensions, but input has sizes {_shape(self._size)} "
+                               f"with dimension {i} being empty")
+    if nd not in (4, 5):
+        raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "
+                           f"{_shape(self._size)}")
+    outs = tuple(int(s) for s in output_size)
+    out_shape = tuple(self._size[:-3]) + outs
+    _check_resizable(out_shape)
+    dt = self._dtype
+    if dt not in _ADAPTIVE_TYPES:
+        raise not_implemented("adaptive_avg_pool3d_cpu", dt)
+    return _contiguous_result(_adaptive_forward(_values(self), outs, _rounder(dt)), dt)
+
+
+def _adaptive_empty_output_check(g, name):
+    for i in range(1, g.dim()):
+        if g._size[i] <= 0:
+            raise RuntimeError(f"{name}(): Expected grad_output to have non-zero size for "
+                               f"non-batch dimensions, but grad_output has sizes "
+                               f"{_shape(g._size)} with dimension {i} being empty")
+
+
+@kernel("_adaptive_avg_pool3d_backward")
+def _adaptive_avg_pool3d_backward(grad_output, self):
+    _adaptive_empty_output_check(grad_output, "adaptive_avg_pool3d_backward")
+    dt = self._dtype
+    if dt not in _ADAPTIVE_TYPES:
+        raise not_implemented("adaptive_avg_pool3d_backward_cpu", dt)
+    _check_scalar_type(grad_output, dt)
+    res = _adaptive_backward(_values(grad_output), tuple(self._size[-3:]), _rounder(dt))
+    return _contiguous_result(res.reshape(tuple(self._size)), dt)
+
+
+@kernel("_adaptive_avg_pool2d_backward")
+def _adaptive_avg_pool2d_backward(grad_output, self):
+    _adaptive_empty_output_check(grad_output, "adaptive_avg_pool2d_backward")
+    nd = grad_output.dim()
+    if nd not in (3, 4):
+        raise RuntimeError("adaptive_avg_pool2d_backward_out_cpu_template: Expected 3D or 4D "
+                           f"tensor, but got {_shape(self._size)}")
+    _check_same_dtype(self, grad_output, "grad_output",
+                      "adaptive_avg_pool2d_backward_out_cpu_template: E")
+    dt = self._dtype
+    if dt not in _ADAPTIVE_TYPES:
+        raise not_implemented("adaptive_avg_pool2d_backward", dt)
+    res = _adaptive_backward(_values(grad_output), tuple(self._size[-2:]), _rounder(dt))
+    return _output(self, res.reshape(tuple(self._size)), dt, _suggest_cl(self))
+
+
+@kernel("adaptive_avg_pool3d", composite=True)
+def adaptive_avg_pool3d(self, output_size):
+    if len(output_size) != 3:
+        raise RuntimeError("adaptive_avg_pool3d: output_size must be 3")
+    o = [int(s) for s in output_size]
+    if not all(s >= 0 for s in o):
+        raise RuntimeError("adaptive_avg_pool3d: elements of output_size must be greater than or "
+                           f"equal to 0 but received {{{o[0]}, {o[1]},{o[2]}}}")
+    if o == [1, 1, 1]:
+        out = call("mean.dim", self, [-1, -2, -3], True)
+        if self.dim() == 5 and is_channels_last(self):
+            n, c = self._size[0], self._size[1]
+            call("as_strided_", out, [n, c, 1, 1, 1], [c, 1, c, c, c])
+        return out
+    return call("_adaptive_avg_pool3d", self, o)
+
+
+# ---- out= forms with upstream's own rules -------------------------------------------------------
+#
+# The door's generic out= wrapper follows TensorIterator (any castable dtype). Upstream's other
+# out= kernels are stricter, and these kernels follow them: torchgen's autogenerated ones
+# (``autogen:`` in native_functions.yaml) resize each output to the functional's result, then
+# copy it only into an output of the same dtype; structured ones check the dtype first, and an
+# output they resize takes the layout the meta function chose.
+
+def _out_dtype_check(out, result):
+    if out._dtype is not result._dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {typemeta(result._dtype)}, but "
+                           f"got {typemeta(out._dtype)} instead")
+
+
+def _autogen_out(result, out):
+    from ..structured import resize_out, write_into
+
+    resize_out(out, result._size)
+    _out_dtype_check(out, result)
+    write_into(out, result)
+    return out
+
+
+def register_autogen_out(name, functional, out_names=("out",)):
+    """Register torchgen's autogenerated out= kernel for ``name`` over ``functional``."""
+
+    def out_kernel(*args, **kwargs):
+        outs = [kwargs.pop(n) for n in out_names]
+        result = functional(*args, **kwargs)
+        results = result if isinstance(result, tuple) else (result,)
+        for dest, res in zip(outs, results):
+            if res is not None:
+                _autogen_out(res, dest)
+        return tuple(outs) if len(outs) > 1 else outs[0]
+
+    out_kernel.__name__ = name.replace(".", "_")
+    kernel(name)(out_kernel)
+
+
+def register_structured_out(name, functional, out_name="out"):
+    """Register the out= kernel of a structured operator (not a TensorIterator one)."""
+
+    def out_kernel(*args, **kwargs):
+        from ..structured import resize_out, write_into
+
+        dest = kwargs.pop(out_name)
+        res = functional(*args, **kwargs)
+        _out_dtype_check(dest, res)
+        if tuple(dest._size) != tuple(res._size):
+            resize_out(dest, res._size)
+            if _suggest_cl(res):  # restrided to the channels-last layout of the result
+                call("as_strided_", dest, list(res._size), list(res._stride), dest._offset)
+        write_into(dest, res)
+        return dest
+
+    out_kernel.__name__ = name.replace(".", "_")
+    kernel(name)(out_kernel)
+
+
+def _avg_pool1d_functional(self, kernel_size, stride=(), padding=(0,), ceil_mode=False,
+                           count_include_pad=True):
+    return call("avg_pool1d", self, list(kernel_size), list(stride or ()), list(padding),
+                ceil_mode, count_include_pad)
+
+
+register_autogen_out("avg_pool1d.out", _avg_pool1d_functional)
+register_autogen_out("adaptive_avg_pool1d.out",
+                     lambda self, output_size: call("adaptive_avg_pool1d", self, list(output_size)))
+register_structured_out("avg_pool3d.out", avg_pool3d)
+register_structured_out("avg_pool3d_backward.grad_input", avg_pool3d_backward, "grad_input")
+register_structured_out("avg_pool2d_backward.grad_input", avg_pool2d_backward, "grad_input")
+register_autogen_out("_adaptive_avg_pool3d.out", _adaptive_avg_pool3d)
+register_autogen_out("_adaptive_avg_pool3d_backward.out", _adaptive_avg_pool3d_backward)
+register_autogen_out("_adaptive_avg_pool2d_backward.out", _adaptive_avg_pool2d_backward)
