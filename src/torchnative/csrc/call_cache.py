@@ -4,13 +4,14 @@ Parsing a call (``binding.Signature.parse``) tries a spelling's signatures in tu
 every argument. For most calls, which signature wins and where each argument lands in the
 operator's schema depend only on the *types* of the arguments (a plain Tensor, a Python int,
 None, a dtype ...) and the keyword names. Such a call is parsed in full the first time; the
-outcome is kept as a recipe under (types, keyword names), and later calls with the same pattern
-are placed by the recipe without parsing.
+outcome is kept as a recipe under that pattern (a list or tuple contributes its elements' types
+too), and later calls with the same pattern are placed by the recipe, as straight-line code,
+without parsing.
 
 A pattern is never recorded when any check on the way was value-dependent: a tensor offered
-where a number is allowed (0-dim tensors are accepted, others not), a list or tuple (its elements
-decide), a tensor subclass (``__torch_function__`` may take the call), an ``out=`` tensor or a
-Python-only option such as ``requires_grad`` (kept on the full path for simplicity).
+where a number is allowed (0-dim tensors are accepted, others not), nested lists, a tensor
+subclass (``__torch_function__`` may take the call), or an ``out=`` tensor (kept on the full
+path for simplicity).
 """
 
 from __future__ import annotations

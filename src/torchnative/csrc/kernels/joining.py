@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import dtypes as D
 from ..cast import cast_array
-from ..construct import empty
+from ..construct import empty, from_result
 from ..tensor import TensorBase, contiguous_strides, wrap_dim
 from .common import INT64, arr, result_type, wrap
 from .indexing import _name, _shape_str, infer_size, scalar_to
@@ -83,8 +83,39 @@ def _skipped(t: TensorBase) -> bool:
     return len(t._size) == 1 and t._size[0] == 0
 
 
+def _cat_dense(tensors, dim):
+    """cat of C-contiguous dense tensors of one dtype and rank (a KV cache growing by a token):
+    numpy's concatenate, or None when the general path must decide (errors, layouts, casts)."""
+    first = tensors[0]
+    dt, nd = first._dtype, len(first._size)
+    if nd == 0 or not -nd <= dim < nd:
+        return None
+    if nd >= 4 and all(suggest_format(t) != "contiguous" for t in tensors):
+        return None  # every input channels-last: so is the result (the general path)
+    parts = []
+    total = 0
+    for t in tensors:
+        a = t._np
+        if a is None or t._dtype is not dt or len(t._size) != nd or a.size == 0:
+            return None
+        parts.append(a)
+        total += a.shape[dim]
+    shape = list(first._size)
+    shape[dim] = total
+    r = np.empty(shape, parts[0].dtype)  # C-contiguous, as upstream's contiguous result
+    try:
+        np.concatenate(parts, axis=dim, out=r)
+    except ValueError:
+        return None  # mismatched sizes: the general path names them as upstream does
+    return from_result(r, dt)
+
+
 @kernel("cat")
 def cat(tensors, dim=0):
+    if len(tensors) > 1:
+        out = _cat_dense(tensors, dim)
+        if out is not None:
+            return out
     tensors = list(tensors)
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")

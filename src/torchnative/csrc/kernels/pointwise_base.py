@@ -51,6 +51,13 @@ def compute_dtype(dt: D.dtype) -> np.dtype:
     return cdt
 
 
+# dtypes whose storage type is their compute type (no opmath widening, no cast on the way in),
+# and those of them whose loops raise floating-point flags
+NATIVE = frozenset(D.BY_NAME[n] for n in ("float32", "float64", "int64", "int32", "int16",
+                                         "int8", "uint8", "complex64", "complex128"))
+QUIET = frozenset(D.BY_NAME[n] for n in ("float32", "float64", "complex64", "complex128"))
+
+
 def needs_quiet(dt: D.dtype) -> bool:
     """Only floating-point loops raise the IEEE flags numpy turns into warnings."""
     return dt.is_floating_point or dt.is_complex

@@ -21,13 +21,9 @@ from .pointwise_base import (ALL_H, ALL_HB, ALL_HBC, ALL_HC, BOOL, COMPLEX, F64,
                              original_f32, py_dtype, quiet, result_type, shapes_of)
 from .pointwise_math import exact, fma
 from .registry import kernel
-from .pointwise_base import quiet_enter, quiet_exit, scalar_value
+from .pointwise_base import NATIVE as _NATIVE, QUIET as _FLOATS, quiet_enter, quiet_exit, \
+    scalar_value
 from ..construct import from_result
-
-# dtypes whose storage type is their compute type (no opmath widening, no cast on the way in)
-_NATIVE = frozenset(D.BY_NAME[n] for n in ("float32", "float64", "int64", "int32", "int16",
-                                          "int8", "uint8", "complex64", "complex128"))
-_FLOATS = frozenset(D.BY_NAME[n] for n in ("float32", "float64", "complex64", "complex128"))
 
 
 def dtype2(a, b) -> D.dtype:
@@ -364,7 +360,7 @@ def pow_tensor_scalar(self, exponent):
     if (self._dtype in INTEGRAL or self._dtype is BOOL) and py_dtype(exponent) in (
             BOOL, D.BY_NAME["int64"]) and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
-    dt = result_type(self, exponent)
+    dt = dtype2(self, exponent)
     if _is(exponent, 0) or _is(exponent, False) or _is(exponent, 0.0):  # out.fill_(1)
         return finish(np.ones(self._size, dtype=D.numpy_dtype(dt)), dt, self)
     if _is(exponent, 1) or _is(exponent, True):  # out.copy_(base)

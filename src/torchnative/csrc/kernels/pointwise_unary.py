@@ -15,9 +15,10 @@ import numpy as np
 from .. import dtypes as D
 from .common import arr, opmath
 from ..cast import cast_array
+from ..construct import from_result
 from .pointwise_base import (ALL_H, ALL_HC, BOOL, COMPLEX, F32, F64, FLOAT_H, FLOAT_HC, INTEGRAL,
-                             NOTHING, REDUCED, check, checked, compute_dtype, finish, needs_quiet,
-                             operand, quiet)
+                             NATIVE, NOTHING, QUIET, REDUCED, check, checked, compute_dtype, finish,
+                             needs_quiet, operand, quiet, quiet_enter, quiet_exit)
 from .pointwise_math import erf, erf_vec32, erfc, erfinv, exact, vectorized_mask
 from .registry import kernel
 
@@ -28,6 +29,18 @@ def float_dtype(self) -> D.dtype:
 
 
 def apply1(fn, self, dt: D.dtype, out_dt: D.dtype | None = None):
+    x = self._np
+    if dt in NATIVE and self._dtype is dt and x is not None:
+        # the common case: a dense tensor already in the compute dtype
+        token = quiet_enter() if dt in QUIET else None
+        try:
+            r = fn(x)
+        finally:
+            quiet_exit(token)
+        if type(r) is np.ndarray and r.flags.c_contiguous and x.flags.c_contiguous and \
+                r.dtype == x.dtype and out_dt is None:
+            return from_result(r, dt)
+        return finish(r, out_dt or dt, self)
     x = operand(self, dt, compute_dtype(dt))
     with quiet() if needs_quiet(dt) else NOTHING:
         r = fn(x)

@@ -1,0 +1,132 @@
+"""The shortcuts of the dispatch path (binding recipes, the door's plain-argument lane, lazy
+storage) must never change what a call does: every observer upstream has (torch function modes,
+subclasses, dispatch modes, autograd, meta tensors) still sees the call after the shortcut has
+been taken for the same pattern."""
+
+from __future__ import annotations
+
+import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from torchnative.csrc import door
+
+
+def _spelling(fn):
+    return next(c.cell_contents for c in fn.__closure__ if hasattr(c.cell_contents, "recipes"))
+
+
+def test_recipe_recorded_and_equal_to_full_parse():
+    a, b = torch.rand(4, 4), torch.rand(4, 4)
+    sp = _spelling(torch.Tensor.add)
+    first = a.add(b, alpha=2)
+    assert any(r for r in sp.recipes.values()), "the type-determined pattern was not recorded"
+    again = a.add(b, alpha=2)
+    assert torch.equal(first, again)
+    assert torch.equal(again, a + 2 * b)
+
+
+def test_value_dependent_pattern_is_not_recorded():
+    # a tensor offered for a Scalar parameter: 0-dim is accepted, others are not
+    sp = _spelling(torch.Tensor.add)
+    x = torch.ones(3)
+    before = dict(sp.recipes)
+    x.add(torch.ones(3), alpha=torch.tensor(2))
+    new = {k: v for k, v in sp.recipes.items() if k not in before}
+    assert all(v is False for v in new.values())
+    try:
+        x.add(torch.ones(3), alpha=torch.ones(2))
+    except (TypeError, RuntimeError):
+        pass
+    else:
+        raise AssertionError("a 1-element non-0-dim alpha must be refused as upstream does")
+
+
+def test_int_list_patterns_share_a_recipe_but_keep_their_values():
+    v = torch.arange(24.)
+    assert v.view(4, 6).shape == (4, 6)
+    assert v.view(2, 12).shape == (2, 12)
+    assert v.view([3, 8]).shape == (3, 8)
+    assert v.view((6, -1)).shape == (6, 4)
+
+
+def test_torch_function_mode_sees_calls_after_recipe():
+    a = torch.rand(2)
+    a + a  # records the recipe
+    seen = []
+
+    class Spy(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(getattr(func, "__name__", str(func)))
+            return func(*args, **(kwargs or {}))
+
+    with Spy():
+        a + a
+    assert seen and "add" in seen[0]
+
+
+def test_subclass_and_dispatch_mode_see_calls_after_plain_lane():
+    a = torch.rand(3)
+    torch.mul(a, a)
+
+    class Sub(torch.Tensor):
+        hits = 0
+
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            cls.hits += 1
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    s = a.as_subclass(Sub)
+    torch.mul(s, s)
+    assert Sub.hits >= 1
+
+    ops = []
+
+    class Log(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    with Log():
+        torch.mul(a, a)
+    assert ops == ["aten.mul.Tensor"]
+
+
+def test_autograd_and_meta_leave_the_plain_lane():
+    w = torch.rand(3, requires_grad=True)
+    x = torch.rand(3)
+    (x * x).sum()  # plain lane
+    y = (x * w).sum()
+    assert y.grad_fn is not None
+    y.backward()
+    assert torch.equal(w.grad, x)
+    m = torch.empty(2, 3, device="meta")
+    assert (m + m).device.type == "meta"
+    assert torch.empty(2, device="meta").is_meta  # a factory's device decides, not the lane
+
+
+def test_inplace_on_plain_tensor_bumps_version():
+    x = torch.zeros(3)
+    v0 = x._version
+    x.add_(1)
+    x.mul_(2)
+    assert x._version == v0 + 2
+    assert torch.equal(x, torch.full((3,), 2.0))
+
+
+def test_lazy_storage_is_shared_by_views():
+    r = torch.rand(4, 4) + 1  # a kernel's fresh result: storage made on demand
+    v = r.view(16)
+    assert r.untyped_storage().data_ptr() == v.untyped_storage().data_ptr()
+    v[0] = -1.0
+    assert r[0, 0].item() == -1.0
+    assert r.data_ptr() == v.data_ptr()
+
+
+def test_served_counts_plain_lane_calls():
+    a = torch.rand(2)
+    before = door.served[("aten::neg", "kernel")]
+    -a
+    -a
+    assert door.served[("aten::neg", "kernel")] == before + 2
