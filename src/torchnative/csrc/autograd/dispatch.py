@@ -13,6 +13,7 @@ from __future__ import annotations
 from ..tensor import TensorBase
 from .grad_mode import TLS as _GRAD
 from .node import Node, SavedVariable, gradient_edge
+from .views import check_inplace as _check_inplace, requires_grad, stamp
 
 _NO_DEFAULT = object()
 
@@ -21,12 +22,13 @@ class _Plan:
     """How to read an operator's arguments by name (schema convention: positional, then
     keyword-only), and its formula spec."""
 
-    __slots__ = ("names", "kwonly", "defaults", "spec", "fallback", "op")
+    __slots__ = ("names", "kwonly", "defaults", "spec", "fallback", "op", "view")
 
     def __init__(self, op):
         from .generated import spec_for
 
         self.op = op
+        self.view = _view_kind(op)
         args = op.schema.arguments
         self.names = [a.name for a in args if not a.kwarg_only]
         self.kwonly = [a.name for a in args if a.kwarg_only]
@@ -43,6 +45,21 @@ class _Plan:
         vals.update(zip(self.names, args))
         vals.update(kwargs)
         return vals
+
+
+def _view_kind(op):
+    """None, or the CreationMeta of the views an operator returns: DEFAULT for one view of its
+    input, MULTI_OUTPUT_NODE for several (unbind, split, ...)."""
+    from .views import DEFAULT, MULTI_OUTPUT_NODE
+
+    rets = op.schema.returns
+    views = [r for r in rets if getattr(r, "alias_info", None) is not None and
+             not r.alias_info.is_write]
+    if not views:
+        return None
+    if len(rets) > 1 or "[]" in str(views[0].type) or "List" in str(views[0].type):
+        return MULTI_OUTPUT_NODE
+    return DEFAULT
 
 
 def _plan(op) -> _Plan:
@@ -92,6 +109,11 @@ def autograd_dispatch(op, args, kwargs):
         if spec is None:
             return _record_not_implemented(op, args, kwargs)
     vals = plan.bind(args, kwargs)
+    inplace = spec.kind == "inplace"
+    self_t = vals.get("self") if inplace else None
+    if inplace and _inputs_require_grad(spec, vals):
+        # before the edges are read (which refreshes a stale view's history), as upstream
+        check_inplace(self_t, True)
     # next edges, in the order of the arguments with formulas
     edges, ranges = [], {}
     any_rg = False
@@ -111,6 +133,10 @@ def autograd_dispatch(op, args, kwargs):
         if e[0] is not None:
             any_rg = True
             break
+    if not any_rg:
+        # a view made in no_grad of a tensor that requires grad requires grad but has no edge:
+        # the op is recorded, its gradient goes nowhere (upstream's compute_requires_grad)
+        any_rg = _any_view_requires_grad(spec, vals)
     fname = op.qualname.split("::")[-1]
     for name in spec.nondiff:
         v = vals.get(name)
@@ -125,10 +151,6 @@ def autograd_dispatch(op, args, kwargs):
         return _below(op, args, kwargs)
     if not any_rg:
         return _below(op, args, kwargs)
-    inplace = spec.kind == "inplace"
-    self_t = vals.get("self") if inplace else None
-    if inplace:
-        check_inplace(self_t)
     # which inputs' gradients are wanted: save only what their formulas use
     wanted = {name for name, (a, b, _) in ranges.items()
               if any(edges[i][0] is not None for i in range(a, b))}
@@ -177,12 +199,42 @@ def autograd_dispatch(op, args, kwargs):
                 meta.append(None)
         if meta is not None:
             node._input_meta = tuple(meta)
+        if plan.view is not None:
+            _stamp_views(outs, vals.get("self"), plan.view)
     for name, idx, users in spec.saved_outputs:
         if users and not (users & wanted):
             continue
         o = self_t if inplace else outs[idx]
         saved[name] = _save(o, o is not None and o._grad_fn is node)
     return result
+
+
+def _inputs_require_grad(spec, vals) -> bool:
+    for name, kind in spec.edges:
+        v = vals.get(name)
+        for t in (v or ()) if kind == "list" else (v,):
+            if isinstance(t, TensorBase) and requires_grad(t):
+                return True
+    return False
+
+
+def _any_view_requires_grad(spec, vals) -> bool:
+    for name, kind in spec.edges:
+        v = vals.get(name)
+        for t in (v or ()) if kind == "list" else (v,):
+            if isinstance(t, TensorBase) and t._view_base is not None and requires_grad(t):
+                return True
+    return False
+
+
+def _stamp_views(outs, base, creation) -> None:
+    """as_view: the views an op returns have current history, made in grad mode."""
+    if not isinstance(base, TensorBase):
+        return
+    for o in outs:
+        for t in (o if isinstance(o, list) else (o,)):
+            if isinstance(t, TensorBase) and t._view_base is not None:
+                stamp(t, base, creation)
 
 
 def _writes_output(op) -> bool:
@@ -198,35 +250,22 @@ def _save(v, is_output: bool):
 
 
 def _clone_for_save(t):
+    """The value an in-place op overwrites, saved for its backward: cloned while recording (as
+    upstream's ``original_self = self.clone()``), so that double backward sees its history."""
     from ..manual_bindings import call
 
-    return _below_call(lambda: call("clone", t))
+    return call("clone", t)
 
 
-def _below_call(fn):
-    prev = _GRAD.grad_enabled
-    _GRAD.grad_enabled = False
-    try:
-        return fn()
-    finally:
-        _GRAD.grad_enabled = prev
-
-
-def check_inplace(t) -> None:
+def check_inplace(t, any_requires_grad: bool) -> None:
     if t is None:
         return
-    if t._grad_fn is None and t._requires_grad:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
-    base = t._view_base
-    if base is not None and base._grad_fn is None and base._requires_grad:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
-                           "in-place operation.")
     if t.__dict__.get("_tn_inference") and not _GRAD.inference:
         raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
                            "allowed.You can make a clone to get a normal tensor before doing "
                            "inplace update.See https://github.com/pytorch/rfcs/pull/17 for more "
                            "details.")
+    _check_inplace(t, any_requires_grad)
 
 
 def _record_not_implemented(op, args, kwargs):
@@ -294,11 +333,13 @@ def _copy_(op, args, kwargs):
     from .views import rebase_history
 
     self_t, src = args[0], args[1]
+    # as VariableTypeManual's copy_: requires grad, check, then the edges
+    if not (requires_grad(self_t) or isinstance(src, TensorBase) and requires_grad(src)) or \
+            not _differentiable(self_t):
+        return _below(op, args, kwargs)
+    check_inplace(self_t, True)
     edges = [gradient_edge(self_t), gradient_edge(src) if isinstance(src, TensorBase)
              else (None, 0)]
-    if all(e[0] is None for e in edges) or not _differentiable(self_t):
-        return _below(op, args, kwargs)
-    check_inplace(self_t)
     node = CopyBackwards(edges, src)
     result = _below(op, args, kwargs)
     rebase_history(self_t, node)

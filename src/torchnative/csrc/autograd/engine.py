@@ -16,7 +16,7 @@ import threading
 
 from ..tensor import TensorBase
 from .grad_mode import TLS as _GRAD
-from .node import AccumulateGrad, GraphRoot, gradient_edge
+from .node import ANOMALY as _Anomaly, AccumulateGrad, GraphRoot, gradient_edge
 
 
 class _TLS(threading.local):
@@ -31,11 +31,6 @@ class _TLS(threading.local):
 
 TLS = _TLS()
 _TASKS = itertools.count()
-
-
-class _Anomaly:
-    enabled = False
-    check_nan = True
 
 
 def current_needed():
@@ -70,6 +65,17 @@ def _output_edge(x):
 
 def run_backward(tensors, grad_tensors, keep_graph, create_graph, inputs, allow_unreachable,
                  accumulate_grad):
+    from .batched import is_batched, run_batched
+
+    if any(is_batched(g) for g in grad_tensors):
+        return run_batched(_run_backward, tensors, grad_tensors, keep_graph, create_graph,
+                           inputs, allow_unreachable, accumulate_grad)
+    return _run_backward(tensors, grad_tensors, keep_graph, create_graph, inputs,
+                         allow_unreachable, accumulate_grad)
+
+
+def _run_backward(tensors, grad_tensors, keep_graph, create_graph, inputs, allow_unreachable,
+                  accumulate_grad):
     roots = []
     for i, t in enumerate(tensors):
         if isinstance(t, TensorBase):
@@ -94,7 +100,7 @@ def run_backward(tensors, grad_tensors, keep_graph, create_graph, inputs, allow_
     if accumulate_grad and outputs:
         # backward(inputs=[non-leaf]) accumulates into the non-leaf's .grad too
         nonleaf = [i for i, x in enumerate(inputs) if isinstance(x, TensorBase) and
-                   x._grad_fn is not None]
+                   not isinstance(outputs[i][0], AccumulateGrad)]
     result = execute(root, outputs, keep_graph, create_graph, accumulate_grad, nonleaf)
     if nonleaf:
         prev = _GRAD.grad_enabled
@@ -222,10 +228,11 @@ def execute(root, outputs, keep_graph, create_graph, accumulate_grad, capture_id
             if needed is not None and fn not in needed:
                 continue
             TLS.node = fn
-            outs = _call_function(fn, inputs)
+            if _Anomaly.enabled:
+                outs = _call_function_anomaly(fn, inputs)
+            else:
+                outs = _call_function(fn, inputs)
             TLS.node = None
-            if _Anomaly.enabled and _Anomaly.check_nan:
-                _check_nan(fn, outs)
             if not keep_graph:
                 fn.release_variables()
             for i, (nxt, nr) in enumerate(fn._next):
@@ -260,6 +267,43 @@ def execute(root, outputs, keep_graph, create_graph, accumulate_grad, capture_id
         TLS.needed, TLS.callbacks, TLS.task_id, TLS.node, TLS.graph = prev
         TLS.depth -= 1
     return captured
+
+
+def _call_function_anomaly(fn, inputs):
+    """Anomaly mode: a node returning NaN fails, and a failing node warns with the forward
+    traceback that made it (and the nodes whose backward made it), as upstream."""
+    try:
+        outs = _call_function(fn, inputs)
+        if _Anomaly.check_nan:
+            _check_nan(fn, outs)
+        return outs
+    except Exception:
+        _print_stack(fn)
+        raise
+
+
+def _print_stack(fn) -> None:
+    import warnings
+
+    meta = fn._metadata or {}
+    stack = meta.get("traceback_")
+    if stack is None:
+        warnings.warn(f"Error detected in {fn.name()}. No forward pass information available. "
+                      "Enable detect anomaly during forward pass for more information.",
+                      stacklevel=2)
+        return
+    msg = [f"Error detected in {fn.name()}. Traceback of forward call that caused the error:\n"
+           + "".join(stack)]
+    parent = meta.get("parent_")
+    while parent is not None:
+        pmeta = parent._metadata or {}
+        pstack = pmeta.get("traceback_")
+        if pstack is None:
+            break
+        msg.append(f"\n\nPrevious calculation was induced by {parent.name()}. Traceback of "
+                   "forward call that induced the previous calculation:\n" + "".join(pstack))
+        parent = pmeta.get("parent_")
+    warnings.warn("".join(msg), stacklevel=2)
 
 
 def _check_nan(fn, outs):

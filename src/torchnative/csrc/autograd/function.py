@@ -135,14 +135,16 @@ class _FunctionBase(Node):
 
 
 def _wrap_outputs(ctx, args, output, executable):
+    """_process_backward_mode_ad (custom_function.cpp): attach the outputs to the node."""
     from ..construct import alias
-    from .views import rebase_history
+    from .views import IN_CUSTOM_FUNCTION, rebase_history, requires_grad, set_creation
 
     single = not isinstance(output, tuple)
     outputs = (output,) if single else output
     inputs = {id(a) for a in args if isinstance(a, TensorBase)}
     dirty = {id(t) for t in (ctx.dirty_tensors or ())}
     nondiff = {id(t) for t in (ctx.non_differentiable or ())}
+    n_tensors = sum(isinstance(o, TensorBase) for o in outputs)
     wrapped = []
     info = []
     for i, o in enumerate(outputs):
@@ -156,29 +158,44 @@ def _wrap_outputs(ctx, args, output, executable):
             o._dtype.is_floating_point or o._dtype.is_complex)
         info.append((o._size, o._dtype, diff))
         if not diff:
-            if not executable:
+            if not requires_grad(o):
                 if is_input and not is_modified:
-                    o = alias(o)
+                    o = _view_as_self(o)
             elif is_input:
-                o = alias(o)
-            elif o._grad_fn is not None or o._requires_grad:
-                o = alias(o)
-            wrapped.append(o)
-            continue
-        if is_modified:
+                o = alias(o)  # detach()
+            elif o._view_base is None:
+                o._grad_fn = None  # detach_()
+                o._requires_grad = False
+        elif is_modified:
             if o._grad_fn is None and o._requires_grad:
                 raise RuntimeError("a leaf Variable that requires grad has been used in an "
                                    "in-place operation.")
+            if o._view_base is not None and n_tensors > 1:
+                raise RuntimeError(
+                    "If your Function modifies inplace an input that is a view of another "
+                    "Tensor, your Function cannot return more than one Tensor. This is not "
+                    "supported by the current autograd engine. You should either make sure the "
+                    "input is not a view (using .clone() for example) or make your Function only "
+                    "return one Tensor (potentially splitting it into two Functions: one doing "
+                    "the inplace that returns a single Tensor and a second one that does the "
+                    "other operations). You can ask on the forum https://discuss.pytorch.org/ if "
+                    "you need help to do this change.")
+            o._grad = None
             rebase_history(o, ctx)
-            if o._grad_fn is not ctx:  # a view: its base got a CopySlices
-                pass
-            o._output_nr = i if o._grad_fn is ctx else o._output_nr
+            if o._view_base is None:
+                o._output_nr = i
         else:
             if is_input:
-                o = alias(o)
+                o = _view_as_self(o)
             o._grad_fn = ctx
             o._output_nr = i
             o._requires_grad = True
+            if o._view_base is not None:
+                meta = o.__dict__.get("_tn_view")
+                if meta is not None:
+                    meta[0] = o._version_ref[0]  # set_gradient_edge: its history is current
+        if o._view_base is not None and not (is_input and is_modified):
+            set_creation(o, IN_CUSTOM_FUNCTION)
         wrapped.append(o)
     ctx._output_info = tuple(info)
     ctx._input_meta = tuple((m[0], m[1]) if m is not None else None for m in info)
@@ -200,6 +217,16 @@ def _wrap_outputs(ctx, args, output, executable):
     # would make a reference cycle output -> node -> output)
     ctx.to_save = ctx.dirty_tensors = ctx.non_differentiable = None
     return wrapped[0] if single else tuple(wrapped)
+
+
+def _view_as_self(t):
+    """_view_as_self_with_no_grad: an input returned as-is comes back as a view of it."""
+    from ..construct import alias
+
+    out = alias(t)
+    out._view_base = t._view_base if t._view_base is not None else t
+    out.__dict__["_tn_view"] = [t._version_ref[0], 0]
+    return out
 
 
 def wrap_outputs_with(holder, inputs, make_node):

@@ -14,12 +14,11 @@ class _TLS(threading.local):
 TLS = _TLS()
 
 
-def saved_tensor_hooks():
-    """(pack, unpack) in force, or None."""
-    if not TLS.stack:
+def default_hooks():
+    """(pack, unpack) in force for a tensor being saved now, or None (upstream saves without
+    hooks while they are disabled)."""
+    if not TLS.stack or TLS.disabled is not None:
         return None
-    if TLS.disabled is not None:
-        raise RuntimeError(TLS.disabled)
     return TLS.stack[-1]
 
 
@@ -35,6 +34,8 @@ def pop_saved_tensors_default_hooks() -> None:
 
 def saved_tensors_hooks_disable(message: str, fail_if_non_empty: bool = True) -> None:
     TLS.disabled = message
+    if fail_if_non_empty and TLS.stack:
+        raise RuntimeError(message)
 
 
 def saved_tensors_hooks_enable() -> None:
@@ -55,11 +56,14 @@ def top_saved_tensors_default_hooks(ignore_is_tracing: bool = False):
 
 def retain_grad(t) -> None:
     """Tensor.retain_grad: a non-leaf keeps the gradient that reaches it in ``.grad``."""
-    if not t._requires_grad and t._grad_fn is None:
+    from .views import grad_fn_of, requires_grad
+
+    if not requires_grad(t):
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-    if t._grad_fn is None or t._retains_grad:
+    if t._grad_fn is None or t._retains_grad:  # upstream's is_leaf() here reads the raw field
         return
-    t._grad_fn._add_retains_grad(t)
+    fn = grad_fn_of(t)
+    fn._add_retains_grad(t)
     t._retains_grad = True
 
 

@@ -19,6 +19,44 @@ from ..tensor import TensorBase
 UINT64_MAX = 18446744073709551615
 
 
+class _Anomaly:
+    """torch.autograd.set_detect_anomaly: nodes remember the forward stack that made them."""
+
+    enabled = False
+    check_nan = True
+
+
+ANOMALY = _Anomaly()
+
+
+def _store_stack(node) -> None:
+    """AnomalyMetadata::store_stack and assign_parent: the forward traceback that made the node,
+    and, for a node made while backward ran (double backward), the node that was running."""
+    import traceback
+
+    meta = node.metadata
+    # the Python stack as upstream's C++ sees it: without the frames of torch._C itself
+    frames = [f for f in traceback.extract_stack()[:-2] if not f.filename.startswith(_OWN)]
+    meta["traceback_"] = traceback.format_list(frames)
+    from . import engine
+
+    parent = engine.TLS.node
+    if parent is not None:
+        meta["parent_"] = parent
+
+
+_OWN = __file__.rsplit("/csrc/", 1)[0] + "/"  # the torchnative package
+
+
+def _grad_fn_of(t):
+    """A view's grad_fn, refreshed when its base was modified in place (views.grad_fn_of)."""
+    from .views import grad_fn_of
+
+    global _grad_fn_of
+    _grad_fn_of = grad_fn_of
+    return grad_fn_of(t)
+
+
 class _Seq(threading.local):
     def __init__(self):
         self.counter = itertools.count()
@@ -45,6 +83,8 @@ class Node:
         self._retains_grad = None  # input_nr -> weakref to the tensor
         self._metadata = None
         self._input_meta = ()  # (size, dtype) per input (the forward's differentiable outputs)
+        if ANOMALY.enabled:
+            _store_stack(self)
 
     # --- what upstream exposes --------------------------------------------------------------
     def name(self) -> str:
@@ -115,6 +155,40 @@ class Node:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {hex(id(self))}>"
 
+    def __dir__(self):
+        """As upstream's generated node classes: the saved values are attributes
+        (``_saved_<name>``, and ``_raw_saved_<name>`` for tensors)."""
+        names = set(object.__dir__(self))
+        saved = self.__dict__.get("_saved")
+        spec = self.__dict__.get("_spec") or getattr(type(self), "_spec", None)
+        if isinstance(saved, dict):
+            # our own bookkeeping is not part of upstream's generated classes
+            names -= {k for k in self.__dict__ if k.startswith("_")}
+            keys = list(saved)
+            if spec is not None:
+                keys += [n for n, *_ in spec.saved_inputs] + [n for n, *_ in spec.saved_outputs]
+            for k in keys:
+                v = saved.get(k)
+                if not _exposed(v):
+                    continue
+                names.add(f"_saved_{k}")
+                if isinstance(v, SavedVariable) or type(v) is list and v and \
+                        any(isinstance(x, SavedVariable) for x in v):
+                    names.add(f"_raw_saved_{k}")
+        return sorted(names)
+
+
+def _exposed(v) -> bool:
+    """Upstream's generated nodes expose saved tensors, numbers, strings, int lists and scalars,
+    not saved dtypes or lists of sizes."""
+    from ..dtypes import dtype
+
+    if isinstance(v, dtype):
+        return False
+    if type(v) in (list, tuple) and any(isinstance(x, (dtype, list, tuple)) for x in v):
+        return False
+    return True
+
 
 class _InputMetadata:
     __slots__ = ("shape", "dtype")
@@ -160,7 +234,7 @@ def grad_accumulator(t: TensorBase) -> AccumulateGrad:
 
 def gradient_edge(t: TensorBase):
     """(node, input_nr) where t's gradient flows; (None, 0) when t does not require grad."""
-    fn = t._grad_fn
+    fn = t._grad_fn if t._view_base is None else _grad_fn_of(t)
     if fn is not None:
         return (fn, t._output_nr)
     if t._requires_grad:
@@ -246,17 +320,21 @@ _SAVED_FREED = ("Trying to backward through the graph a second time (or directly
 
 
 class SavedVariable:
-    """A tensor saved for backward: the version it had, and the edge it had.
+    """A tensor saved for backward (upstream's SavedVariable, saved_variable.cpp): the version it
+    had and what it needs to be handed back with its history.
 
-    An output of the node that saves it is kept as a detached alias (a strong reference to the
-    output itself would be a cycle node -> tensor -> node) and re-attached to the node when
-    unpacked with grad mode on (double backward)."""
+    An input (or a leaf) is kept as the tensor itself. An output of the node that saves it is
+    kept as an alias sharing its version counter (the output itself would make a cycle
+    node -> tensor -> node) and is handed back re-attached to that node. With saved-tensor
+    hooks in force, ``pack`` runs now (grad mode off) and ``unpack`` on every use; the version
+    is then not checked, as upstream."""
 
     __slots__ = ("data", "version", "is_output", "grad_fn", "output_nr", "requires_grad",
-                 "was_leaf", "hooks", "packed")
+                 "was_leaf", "hooks", "packed", "saved_original", "grad_acc", "freed",
+                 "__weakref__")
 
     def __init__(self, t: TensorBase, is_output: bool):
-        from .hooks import saved_tensor_hooks
+        from .hooks import default_hooks
 
         if t.__dict__.get("_tn_inference"):
             raise RuntimeError(
@@ -267,70 +345,130 @@ class SavedVariable:
         self.version = t._version_ref[0]
         self.is_output = is_output
         self.output_nr = t._output_nr
-        self.requires_grad = t._requires_grad
+        self.requires_grad = False
         self.was_leaf = t._grad_fn is None
-        hooks = saved_tensor_hooks()
+        self.grad_fn = None
+        self.grad_acc = None
         self.hooks = None
         self.packed = None
-        if is_output:
-            from ..construct import alias
-
-            self.data = alias(t)
-            self.grad_fn = None
-        else:
+        self.saved_original = False
+        self.freed = False
+        self.data = None
+        hooks = default_hooks()
+        if hooks is not None and not t._wrapped:  # wrapped numbers never reach the hooks
+            self._save_metadata(t)
+            self._pack(hooks, t)
+            return
+        if not is_output or self.was_leaf:
+            self.saved_original = True
             self.data = t
-            self.grad_fn = t._grad_fn
-        if hooks is not None:
-            pack, unpack = hooks
-            self.hooks = unpack
-            self.packed = pack(self.data if not is_output else t)
-            self.data = None
-            self.version = None
+            return
+        self._save_metadata(t)
+        from ..construct import alias
 
-    def unpack(self, node=None):
-        if self.hooks is not None:
-            if self.packed is _FREED:
-                raise RuntimeError(_SAVED_FREED)
-            t = self.hooks(self.packed)
-            if not isinstance(t, TensorBase):
-                raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
-                                f"got result of type {type(t).__name__}")
-            return t
-        data = self.data
-        if data is None:
-            raise RuntimeError(_SAVED_FREED)
-        grad_fn = node if self.is_output else self.grad_fn
-        if data._version_ref[0] != self.version:
-            if not self.is_output:
-                grad_fn = data._grad_fn  # upstream names the tensor's current history
-            where = ""
-            if grad_fn is not None:
-                where = f", which is output {self.output_nr} of {forward_name(grad_fn)},"
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [{_type_string(data)} {list(data._size)}]{where} is at "
-                f"version {data._version_ref[0]}; expected version {self.version} instead. Hint: "
-                "enable anomaly detection to find the operation that failed to compute its "
-                "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+        self.data = alias(t)
+
+    def _save_metadata(self, t) -> None:
+        self.output_nr = t._output_nr
+        if self.was_leaf:
+            self.requires_grad = bool(t._requires_grad)
+            if t._requires_grad:
+                self.grad_acc = grad_accumulator(t)
+        elif not self.is_output:
+            self.grad_fn = t._grad_fn if t._view_base is None else _grad_fn_of(t)
+
+    def _pack(self, hooks, t) -> None:
         from .grad_mode import TLS
 
-        if not self.is_output:
-            if data._grad_fn is self.grad_fn:
+        pack, unpack = hooks
+        version = t._version_ref[0]
+        prev = TLS.grad_enabled
+        TLS.grad_enabled = False
+        try:
+            if self.saved_original:
+                from ..construct import alias
+
+                t = alias(t, _detached_class(t))
+            self.packed = pack(t)
+        finally:
+            TLS.grad_enabled = prev
+        self.hooks = unpack
+        if t._version_ref[0] != version:
+            raise RuntimeError(
+                "A saved tensor pack hook is modifying its input in place. Tensors provided as "
+                "input to pack hook cannot be modified by in-place operations as this can lead "
+                "to unexpected side-effects. Please open an issue if you need to perform "
+                "in-place operations on the input to a pack hook.")
+
+    def unpack(self, node=None):
+        data = self.data
+        hooks = self.hooks
+        if data is None and hooks is None:
+            raise RuntimeError(_SAVED_FREED)
+        if hooks is None:
+            if self.saved_original:
+                grad_fn = data._grad_fn if data._view_base is None else _grad_fn_of(data)
+            else:
+                grad_fn = None
+        else:
+            grad_fn = self.grad_fn
+        if not self.was_leaf and grad_fn is None:
+            if node is None:
+                raise RuntimeError("Trying to use a saved tensor that has been detached in-place, "
+                                   "i.e. with .detach_().This is not supported, please use "
+                                   "out-of-place `.detach()` instead")
+            grad_fn = node
+        if hooks is None:
+            current = data._version_ref[0]
+            if current != self.version:
+                where = ""
+                if grad_fn is not None:
+                    where = f", which is output {self.output_nr} of {forward_name(grad_fn)},"
+                if ANOMALY.enabled:
+                    hint = (" Hint: the backtrace further above shows the operation that failed "
+                            "to compute its gradient. The variable in question was changed in "
+                            "there or anywhere later. Good luck!")
+                else:
+                    hint = (" Hint: enable anomaly detection to find the operation that failed "
+                            "to compute its gradient, with torch.autograd.set_detect_anomaly("
+                            "True, check_nan=False).")
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by "
+                    f"an inplace operation: [{_type_string(data)} {list(data._size)}]{where} is "
+                    f"at version {current}; expected version {self.version} instead.{hint}")
+            if self.saved_original:
                 return data
-        elif not TLS.grad_enabled or not self.requires_grad:
+        else:
+            data = hooks(self.packed)
+            if not isinstance(data, TensorBase):
+                raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
+                                f"got result of type {type(data).__name__}")
+        if grad_fn is None and not self.requires_grad and not _requires_grad(data):
             return data
+        from .grad_mode import TLS
+
+        if hooks is None and not TLS.grad_enabled:
+            return data  # nothing can record on it: its history would go unread
         from ..construct import alias
 
         out = alias(data)
-        out._grad_fn = grad_fn
-        out._output_nr = self.output_nr
-        out._requires_grad = self.requires_grad
+        if grad_fn is not None:
+            out._grad_fn = grad_fn
+            out._output_nr = self.output_nr
+            out._requires_grad = True
+        else:
+            out._requires_grad = self.requires_grad
+            if self.grad_acc is not None:
+                out.__dict__["_tn_grad_acc"] = weakref.ref(self.grad_acc)
         return out
 
     def release(self) -> None:
+        """reset_data: the graph is freed."""
         self.data = None
-        if self.hooks is not None:
-            self.packed = _FREED
+        self.hooks = None
+        self.packed = None
+        self.grad_fn = None
+        self.freed = True
 
     def register_hooks(self, pack_hook, unpack_hook) -> None:
         """SavedTensor.register_hooks: pack now, unpack on use (the ``_raw_saved_*`` API)."""
@@ -338,10 +476,40 @@ class SavedVariable:
             raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already "
                                "been set. Hint: only one pair of hooks is allowed at a time.")
         if self.data is None:
-            raise RuntimeError(_SAVED_FREED)
-        self.packed = pack_hook(self.data)
-        self.hooks = unpack_hook
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor after it has been freed. Saved "
+                "intermediate values of the graph are freed when you call .backward() or "
+                "autograd.grad(). Specify retain_graph=True if you need to backward through the "
+                "graph a second time or if you need to access saved variables after calling "
+                "backward.")
+        for fn, what in ((pack_hook, "pack_hook"), (unpack_hook, "unpack_hook")):
+            if not callable(fn):
+                raise TypeError(f"Expected {what} to be callable")
+        data = self.data
+        if self.saved_original:
+            self._save_metadata(data)
+        self._pack((pack_hook, unpack_hook), data)
         self.data = None
+
+    def __repr__(self) -> str:
+        return f"<torch._C._autograd.SavedTensor object at {hex(id(self))}>"
+
+
+SavedVariable.__name__ = SavedVariable.__qualname__ = "SavedTensor"
+SavedVariable.__module__ = "torch._C._autograd"
+
+
+def _requires_grad(t) -> bool:
+    if t._requires_grad or t._grad_fn is not None:
+        return True
+    b = t._view_base
+    return b is not None and (b._requires_grad or b._grad_fn is not None)
+
+
+def _detached_class(t):
+    from ..tensor import _detached_class as f
+
+    return f(t)
 
 
 def make_saved_tensor(tensor, is_output: bool, is_inplace_on_view: bool = False):
