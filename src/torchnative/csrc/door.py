@@ -126,13 +126,15 @@ def _plain_args(values) -> bool:
     for a in values:
         tp = type(a)
         if tp in plain:
-            if a._requires_grad or a._grad_fn is not None or a._np is None:
+            if a._requires_grad or a._grad_fn is not None or a._np is None or \
+                    (a._view_base is not None and _needs_grad(a._view_base)):
                 return False
         elif tp is list or tp is tuple:
             for x in a:
                 tx = type(x)
                 if tx in plain:
-                    if x._requires_grad or x._grad_fn is not None or x._np is None:
+                    if x._requires_grad or x._grad_fn is not None or x._np is None or \
+                            (x._view_base is not None and _needs_grad(x._view_base)):
                         return False
                 elif tx not in _INERT and isinstance(x, TensorBase):
                     return False
@@ -169,6 +171,12 @@ def _bump_versions(mutated: tuple, args: tuple, kwargs: dict) -> None:
     for i in mutated:
         target = args[i] if isinstance(i, int) else kwargs.get(i)
         if isinstance(target, TensorBase):
+            if "_tn_inference" in target.__dict__ and not _GRAD.inference:
+                # upstream checks after the kernel wrote, so the write stays (as here)
+                raise RuntimeError(
+                    "Inplace update to inference tensor outside InferenceMode is not allowed."
+                    "You can make a clone to get a normal tensor before doing inplace update."
+                    "See https://github.com/pytorch/rfcs/pull/17 for more details.")
             target._version_ref[0] += 1
 
 
@@ -192,16 +200,25 @@ def _autograd_dispatch():
 def _any_requires_grad(args: tuple, kwargs: dict) -> bool:
     for a in args:
         if isinstance(a, TensorBase):
-            if a._requires_grad or a._grad_fn is not None:
+            if _needs_grad(a):
                 return True
         elif type(a) in (list, tuple):
             for x in a:
-                if isinstance(x, TensorBase) and (x._requires_grad or x._grad_fn is not None):
+                if isinstance(x, TensorBase) and _needs_grad(x):
                     return True
     for a in kwargs.values():
-        if isinstance(a, TensorBase) and (a._requires_grad or a._grad_fn is not None):
+        if isinstance(a, TensorBase) and _needs_grad(a):
             return True
     return False
+
+
+def _needs_grad(a: TensorBase) -> bool:
+    """Requires grad or has history; a view also when its base gained history after it was
+    made (its grad_fn is then refreshed on use, as upstream's)."""
+    if a._requires_grad or a._grad_fn is not None:
+        return True
+    b = a._view_base
+    return b is not None and (b._requires_grad or b._grad_fn is not None)
 
 
 def resolve_composite_implicit(op: OperatorHandle):

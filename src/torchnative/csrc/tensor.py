@@ -235,7 +235,10 @@ class TensorBase(metaclass=_TensorMeta):
     # --- autograd fields -----------------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
-        return self._requires_grad
+        if self._requires_grad:
+            return True
+        b = self._view_base  # a view of a base that gained history since (upstream's grad_fn)
+        return b is not None and (b._requires_grad or b._grad_fn is not None)
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
@@ -274,11 +277,15 @@ class TensorBase(metaclass=_TensorMeta):
 
     @property
     def grad_fn(self):
+        if self._view_base is not None:
+            from .autograd.views import grad_fn_of
+
+            return grad_fn_of(self)  # refreshed if the base was modified in place since
         return self._grad_fn
 
     @property
     def is_leaf(self) -> bool:
-        return self._grad_fn is None
+        return self.grad_fn is None
 
     @property
     def retains_grad(self) -> bool:
@@ -350,7 +357,7 @@ class TensorBase(metaclass=_TensorMeta):
     def numpy(self, *, force: bool = False):
         if self._np is None:
             raise TorchnativeNotImplementedError("Tensor.numpy() on a meta tensor")
-        if not force and self._requires_grad:
+        if not force and self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         return self._np

@@ -6,19 +6,27 @@ These kernels only compute sizes, strides and offsets, so they serve meta tensor
 
 from __future__ import annotations
 
+from ..autograd.views import note_view
 from ..construct import contiguous_strides_of, make
 from ..size import Size
 from ..tensor import TensorBase, wrap_dim
 from .registry import kernel
 
 
-def view_of(base: TensorBase, size, stride, offset, dtype=None) -> TensorBase:
+def view_of(base: TensorBase, size, stride, offset, dtype=None, np_view=None,
+            multi_output: bool = False) -> TensorBase:
+    """A view of ``base`` (upstream's as_view): same storage and version counter, its root base
+    recorded, and the mode it was made in stamped for autograd's view+in-place rules."""
     root = base._view_base if base._view_base is not None else base
     out = make(base._storage, dtype or base._dtype, tuple(size), tuple(stride), offset,
-               type(base) if type(base).__name__ != "Parameter" else None,
-               version_ref=base._version_ref, view_base=root)
+               type(base) if type(base) is not _parameter_class() else None,
+               version_ref=base._version_ref, view_base=root, np_view=np_view)
+    d = out.__dict__
     if "_tn_inference" in base.__dict__:
-        out.__dict__["_tn_inference"] = True  # views of inference tensors are inference tensors
+        d["_tn_inference"] = True  # views of inference tensors are inference tensors
+    elif "_tn_inference" in d:
+        del d["_tn_inference"]  # a view of a normal tensor made in inference mode is normal
+    note_view(out, base, multi_output)
     return out
 
 
@@ -90,17 +98,6 @@ def compute_stride(oldshape, oldstride, newshape):
     return newstride
 
 
-def _dense_view(base: TensorBase, shape: tuple, stride: tuple, np_view) -> TensorBase:
-    """view_of for a dense base whose numpy view of the result is already known."""
-    t = make(base._storage, base._dtype, shape, stride, base._offset,
-             type(base) if type(base) is not _parameter_class() else None,
-             version_ref=base._version_ref,
-             view_base=base._view_base if base._view_base is not None else base, np_view=np_view)
-    if "_tn_inference" in base.__dict__:
-        t.__dict__["_tn_inference"] = True
-    return t
-
-
 _PARAMETER: list = []
 
 
@@ -120,7 +117,8 @@ def view(self, size):
         # a contiguous dense base: the view is contiguous too, and numpy reshapes without a copy
         shape = tuple(size)
         if npa.size == _prod(shape) and min(shape, default=1) >= 0:
-            return _dense_view(self, shape, contiguous_strides_of(shape), npa.reshape(shape))
+            return view_of(self, shape, contiguous_strides_of(shape), self._offset,
+                           np_view=npa.reshape(shape))
     shape = infer_size(size, self.numel())
     stride = compute_stride(self._size, self._stride, shape)
     if stride is None:
@@ -167,7 +165,7 @@ def transpose(self, dim0, dim1):
     stride[d0], stride[d1] = stride[d1], stride[d0]
     npa = self._np
     if npa is not None and npa.size:
-        return _dense_view(self, tuple(size), tuple(stride), npa.swapaxes(d0, d1))
+        return view_of(self, size, stride, self._offset, np_view=npa.swapaxes(d0, d1))
     return view_of(self, size, stride, self._offset)
 
 
@@ -345,8 +343,15 @@ def split(self, split_size, dim=0):
         raise RuntimeError("split_size can only be 0 if dimension size is 0, but got dimension "
                            f"size of {length}")
     chunks = max((length + split_size - 1) // split_size, 1) if split_size else 1
-    return [slice_(self, d, i * split_size, min((i + 1) * split_size, length))
-            for i in range(chunks)]
+    return _multi_output(self, [slice_(self, d, i * split_size, min((i + 1) * split_size, length))
+                                for i in range(chunks)])
+
+
+def _multi_output(base, views: list) -> list:
+    """Views one call returns together: in-place on them is refused as upstream refuses it."""
+    for v in views:
+        note_view(v, base, multi_output=True)
+    return views
 
 
 @kernel("split_with_sizes", meta=True)
@@ -360,13 +365,13 @@ def split_with_sizes(self, split_sizes, dim=0):
     for s in split_sizes:
         out.append(slice_(self, d, start, start + s))
         start += s
-    return out
+    return _multi_output(self, out)
 
 
 @kernel("unbind.int", meta=True)
 def unbind(self, dim=0):
     d = wrap_dim(dim, self.dim())
-    return [select(self, d, i) for i in range(self._size[d])]
+    return _multi_output(self, [select(self, d, i) for i in range(self._size[d])])
 
 
 @kernel("view_as_real", meta=True)
