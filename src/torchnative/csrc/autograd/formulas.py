@@ -101,7 +101,10 @@ def _generate() -> dict:
         saved_in = []
         for s in info.all_saved_inputs:
             try:
-                saved_in.append((s.nctype.name, translate(s.expr)))
+                expr = translate(s.expr)
+                if "TypeAndSize" in str(s.nctype.type):  # ``x_info``: only x's dtype and sizes
+                    expr = f"TypeAndSize({expr})"
+                saved_in.append((s.nctype.name, expr))
             except TranslationError as e:
                 saved_in.append((s.nctype.name, f"untranslatable({str(e)!r})"))
         try:

@@ -230,8 +230,8 @@ class FormulaNode(Node):
     def _unpack(self, v):
         if type(v) is SavedVariable:
             return v.unpack(self)
-        if type(v) is list and v and type(v[0]) is SavedVariable:
-            return [x.unpack(self) if x is not None else None for x in v]
+        if type(v) is list and any(type(x) is SavedVariable for x in v):  # Tensor?[] may lead with None
+            return [x.unpack(self) if type(x) is SavedVariable else x for x in v]
         return v
 
     def _run(self, grads):

@@ -200,6 +200,21 @@ def m_dim(x):
     return len(x._size)
 
 
+def m_index(x, indices):
+    """at::Tensor::index(indices): advanced indexing, aten::index.Tensor."""
+    return _torch().ops.aten.index.Tensor(x, list(indices))
+
+
+def m_slice(x, dim=0, start=None, end=None, step=1):
+    """at::Tensor::slice: aten::slice.Tensor."""
+    return _torch().ops.aten.slice.Tensor(x, dim, start, end, step)
+
+
+def m_div(x, other, rounding_mode=None):
+    """at::Tensor::div(other, rounding_mode): the mode is positional in C++."""
+    return x.div(other, rounding_mode=rounding_mode)
+
+
 def m_vec(x):
     return list(x)
 
@@ -341,6 +356,11 @@ def not_implemented(name, reason=""):
     raise RuntimeError(msg)
 
 
+def sqrt(x):
+    """C++ ``sqrt`` in a formula: std::sqrt on a number (``sqrt(M_PI)``), at::sqrt on a tensor."""
+    return math.sqrt(x) if isinstance(x, (int, float)) else _torch().sqrt(x)
+
+
 M_PI = math.pi
 M_LN2 = math.log(2.0)
 std_sqrt = math.sqrt
@@ -368,6 +388,21 @@ def _dims(dim, n):
     if isinstance(dim, int):
         dim = [dim]
     return [maybe_wrap_dim(d, n) for d in dim]
+
+
+class TypeAndSize:
+    """A saved ``x_info``: x's sizes and options, not its values (FunctionsManual's TypeAndSize)."""
+
+    __slots__ = ("_size", "_dtype", "device")
+
+    def __init__(self, t):
+        self._size, self._dtype, self.device = tuple(t._size), t._dtype, t.device
+
+    def zeros(self):
+        return _torch().zeros(self._size, dtype=self._dtype, device=self.device)
+
+    def sym_sizes(self):
+        return self._size
 
 
 class TensorGeometry:
@@ -560,7 +595,8 @@ def mean_backward(grad, shape, dims, numel, keepdim):
 def restore_reduced_dims(output, dims, keepdim):
     if keepdim:
         return output
-    dims = [dims] if isinstance(dims, int) else list(dims)
+    # an omitted ``int[1] dim=[]`` reaches the formula as None: upstream's empty list
+    dims = [dims] if isinstance(dims, int) else list(dims or ())
     total = output.dim() + len(dims)
     target = [0] * total
     for i in dims:
@@ -576,7 +612,8 @@ def restore_reduced_dims(output, dims, keepdim):
 
 
 def scale_grad_by_count(grad, mask, dims):
-    return (grad / mask.sum(list(dims), True)) * mask
+    dims = [dims] if isinstance(dims, int) else list(dims or ())
+    return (grad / mask.sum(dims, True)) * mask
 
 
 def sum_to(tensor, shape, always_return_non_view=False):
@@ -671,6 +708,8 @@ def unsqueeze_to(t, *args):
                 t = t.unsqueeze(d)
         return t
     dim, sizes = args
+    if len(sizes) == 0:  # a 0-dim input: nothing was squeezed
+        return t
     if isinstance(dim, int):
         d = maybe_wrap_dim(dim, len(sizes))
         return t.unsqueeze(d) if sizes[d] == 1 else t
@@ -835,7 +874,7 @@ def logsumexp_backward(grad, self, result, dim, keepdim):
     if not keepdim and self.dim() != 0:
         grad = unsqueeze_multiple(grad, dim, self.dim())
         result = unsqueeze_multiple(result, dim, self.dim())
-    return grad * (self - result).exp().conj()
+    return grad * m_conj((self - result).exp())
 
 
 def prod_safe_zeros_backward(grad, inp, dim):
@@ -850,7 +889,7 @@ def prod_safe_zeros_backward(grad, inp, dim):
     narrow_reverse = inp.narrow(dim, 1, inp.size(dim) - 1).flip(dim)
     exclusive_reverse_nocp = torch.cat([ones, narrow_reverse], dim)
     exclusive_reverse = exclusive_reverse_nocp.cumprod(dim).flip(dim)
-    return grad * (exclusive_normal * exclusive_reverse).conj()
+    return grad * m_conj(exclusive_normal * exclusive_reverse)
 
 
 def prod_backward(grad, input, result, dim=None, keepdim=False):
@@ -860,7 +899,7 @@ def prod_backward(grad, input, result, dim=None, keepdim=False):
             return grad
         zero_idx = (input == 0).nonzero()
         if zero_idx.numel() == 0:
-            return grad * (result / input).conj()
+            return grad * m_conj(result / input)
         if not _GRAD.grad_enabled and zero_idx.size(0) > 1:
             return torch.zeros_like(input)
         return prod_safe_zeros_backward(grad, input.contiguous().view(-1), 0).view_as(input)
@@ -874,7 +913,7 @@ def prod_backward(grad, input, result, dim=None, keepdim=False):
     slice_zero_count = zero_mask.sum(dim, True)
     total_zeros = slice_zero_count.sum().item()
     if total_zeros == 0:
-        return grad * (result / input).conj()
+        return grad * m_conj(result / input)
     return prod_safe_zeros_backward(grad, input, dim)
 
 
@@ -934,7 +973,7 @@ def linalg_vector_norm_backward(grad, self, scalar_ord, norm, dim, keepdim):
     return norm_backward(grad, self, scalar_ord, norm, dims, keepdim)
 
 
-def norm_backward(grad, self, p_, norm, dim, keepdim):
+def norm_backward(grad, self, p_, norm, dim=(), keepdim=True):  # (grad, self, p, norm): dist
     torch = _torch()
     p = 2.0 if p_ is None else float(p_)
     dim = [] if dim is None else ([dim] if isinstance(dim, int) else list(dim))
@@ -1079,12 +1118,159 @@ def infinitely_differentiable_native_group_norm_backward(dY, dmean, drstd, X, me
     return dX, dgamma, dbeta
 
 
-def batchnorm_double_backward(*a):
-    not_implemented("native_batch_norm_backward", "(double backward of batch norm)")
+def _sum_exclude_dim1(t, keepdim=True):
+    """Sum over every dimension but 1 (the channels), as batch norm reduces."""
+    r = t.sum(0, keepdim)
+    for d in range(r.dim() - 1, 1 if keepdim else 0, -1):
+        r = r.sum(d, keepdim)
+    return r
 
 
-def layer_norm_double_backward(*a):
-    not_implemented("native_layer_norm_backward", "(double backward of layer norm)")
+def _unsqueeze_dim1(src, target):
+    """A per-channel (C,) tensor shaped to broadcast against ``target`` (N, C, *)."""
+    while src.dim() < target.dim() - 1:
+        src = src.unsqueeze(1)
+    if src.dim() == target.dim() - 1:
+        src = src.unsqueeze(0)
+    return src
+
+
+def _expand_as_dim1(src, target):
+    while src.dim() < target.dim() - 1:
+        src = src.unsqueeze(1)
+    return src.expand_as(target)
+
+
+def batchnorm_double_backward(input, gamma, ggI, ggG, ggB, gO, running_mean, running_var,
+                              training, eps, save_mean, save_invstd, output_mask):
+    """Gradients of batch norm's backward (grad_input, grad_weight, grad_bias) w.r.t. its input,
+    weight and grad_output, given their gradients ggI, ggG, ggB (upstream's FunctionsManual:
+    batchnorm_double_backward). With x - mu = d, s = invstd and M values per channel, the first
+    backward is gamma * s / M * (M gO - sum(gO) - d s^2 sum(gO d)); differentiate it."""
+    torch = _torch()
+    affine = gamma is not None
+    if affine:
+        gamma_e = _expand_as_dim1(gamma, input)
+        ggG_e = _expand_as_dim1(ggG, input) if ggG is not None else None
+        ggB_e = _expand_as_dim1(ggB, input) if ggB is not None else None
+    else:
+        gamma_e = torch.ones((), dtype=input.dtype)
+        ggG_e = ggB_e = None
+    M = input.size(0)
+    for n in input.shape[2:]:
+        M *= n
+    mean = save_mean.to(input.dtype) if training else running_mean
+    invstd = save_invstd.to(input.dtype) if training else (running_var + eps).pow(-0.5)
+    mu = _unsqueeze_dim1(mean, input)
+    d = input - mu
+    s = _unsqueeze_dim1(invstd, input)
+    s2 = s.pow(2)
+    s3 = s.pow(3)
+    d_s3 = d * s3
+    gO_d_sum = _sum_exclude_dim1(gO * d)
+    gO_sum = _sum_exclude_dim1(gO)
+
+    gI = None
+    if ggI is not None and training:
+        ggI_sum = _sum_exclude_dim1(ggI)
+        ggI_d_sum = _sum_exclude_dim1(ggI * d)
+        all_sub = ggI_sum * gO_sum / M - _sum_exclude_dim1(gO * ggI) + \
+            s2 * gO_d_sum * ggI_d_sum * (3.0 / M)
+        t0 = d_s3 * all_sub / M
+        t1 = ggI_d_sum * s3 / M * (gO_sum / M - gO)
+        t2 = gO_d_sum * s3 / M * (ggI_sum / M - ggI)
+        gI = gamma_e * (t0 + t1 + t2)
+    if affine and ggG is not None:
+        if training:
+            term = ggG_e * (gO * s - s * gO_sum / M - d_s3 * gO_d_sum / M)
+        else:
+            term = ggG_e * s * gO
+        gI = term if gI is None else gI + term
+
+    def first_backward(g, gam):  # the first backward's grad_input for grad_output g
+        return gam * s / M * (M * g - _sum_exclude_dim1(g) - d * s2 * _sum_exclude_dim1(g * d))
+
+    gG = None
+    if affine and ggI is not None:
+        if training:
+            gG = _sum_exclude_dim1(ggI * first_backward(gO, torch.ones((), dtype=s.dtype)), False)
+        else:
+            gG = _sum_exclude_dim1(ggI * gO * s, False)
+    ggO = None
+    if ggI is not None:
+        ggO = first_backward(ggI, gamma_e) if training else ggI * s * gamma_e
+    if ggG is not None and affine:
+        term = ggG_e * d * s
+        ggO = term if ggO is None else ggO + term
+    if ggB is not None and affine:
+        ggO = ggB_e if ggO is None else ggO + ggB_e
+    return gI, gG, ggO
+
+
+def layer_norm_double_backward(input_t, gamma, ggI, ggG, ggB, gO_t, save_mean_t, save_invstd_t,
+                               normalized_shape, output_mask):
+    """Gradients of layer norm's backward w.r.t. input, weight and grad_output (upstream's
+    FunctionsManual: layer_norm_double_backward): batch norm's formulas with the roles of the
+    dimensions exchanged, over (M, N) = (rows, normalized elements)."""
+    torch = _torch()
+    axis = input_t.dim() - len(normalized_shape)
+    shape = tuple(input_t.shape)
+    M = math.prod(shape[:axis])
+    N = math.prod(shape[axis:])
+    x = input_t.reshape(M, N)
+    gO = gO_t.reshape(M, N)
+    affine = gamma is not None
+    if affine:
+        gamma_e = gamma.reshape(1, N)
+        ggG_e = ggG.reshape(1, N) if ggG is not None else None
+        ggB_e = ggB.reshape(1, N) if ggB is not None else None
+    else:
+        gamma_e = torch.ones(1, dtype=x.dtype)
+        ggG_e = ggB_e = None
+    ggI_e = ggI.reshape(M, N) if ggI is not None else None
+    d = x - save_mean_t.reshape(M, 1).to(x.dtype)
+    s = save_invstd_t.reshape(M, 1).to(x.dtype)
+    s2 = s.pow(2)
+    s3 = s.pow(3)
+    d_s3 = d * s3
+
+    gI = None
+    if ggI is not None:
+        gxhat = gO * gamma_e
+        gxhat_d_sum = (gxhat * d).sum(1, True)
+        gxhat_sum = gxhat.sum(1, True)
+        ggI_sum = ggI_e.sum(1, True)
+        ggI_d_sum = (ggI_e * d).sum(1, True)
+        all_sub = ggI_sum * gxhat_sum / N - (ggI_e * gxhat).sum(1, True) + \
+            s2 * gxhat_d_sum * ggI_d_sum * (3.0 / N)
+        t0 = d_s3 * all_sub / N
+        t1 = ggI_d_sum * s3 / N * (gxhat_sum / N - gxhat)
+        t2 = gxhat_d_sum * s3 / N * (ggI_sum / N - ggI_e)
+        gI = t0 + t1 + t2
+    if affine and ggG is not None:
+        g = gO * ggG_e
+        term = g * s - s * g.sum(1, True) / N - d_s3 * (g * d).sum(1, True) / N
+        gI = term if gI is None else gI + term
+    if gI is not None:
+        gI = gI.reshape(shape)
+
+    def first_backward(g, gam):
+        return gam * s / N * (N * g - g.sum(1, True) - d * s2 * (g * d).sum(1, True))
+
+    gG = None
+    if affine and ggI is not None:
+        gG = (gO * first_backward(ggI_e, torch.ones((), dtype=s.dtype))).sum(0).reshape(gamma.shape)
+    ggO = None
+    if ggI is not None:
+        ggO = first_backward(ggI_e, gamma_e)
+    if ggG is not None and affine:
+        term = ggG_e * d * s
+        ggO = term if ggO is None else ggO + term
+    if ggB is not None and affine:
+        ggO = ggB_e if ggO is None else ggO + ggB_e
+    if ggO is not None:
+        ggO = ggO.expand(M, N).reshape(shape)
+    return gI, gG, ggO
 
 
 def max_pool_double_backward(grad, indices, dim):
@@ -1098,8 +1284,126 @@ def _euclidean_dist_backward(*a):
     not_implemented("_euclidean_dist")
 
 
+def log_sigmoid_double_backward(grad, input):
+    z = input.sigmoid()
+    return grad * (z - 1) * z
+
+
+def softplus_double_backward(grad, input, beta, threshold):
+    z = (input * beta).sigmoid()
+    return grad * z * (1 - z) * ((input * beta) < threshold).to(grad.dtype) * beta
+
+
+def elu_double_backward(grad, grad_output, alpha, scale, input_scale, is_result, self_or_result):
+    """d/dx of elu_backward (only its negative branch depends on x)."""
+    torch = _torch()
+    neg = (self_or_result < 0).to(grad.dtype)
+    if is_result:
+        return grad * grad_output * input_scale * neg
+    return grad * grad_output * input_scale * input_scale * alpha * scale * \
+        (self_or_result * input_scale).exp() * neg
+
+
+def _mean_scaled(t, reduction, input):
+    return t / input.numel() if reduction == 1 else t
+
+
+def smooth_l1_loss_double_backward(grad, input, target, reduction, beta):
+    torch = _torch()
+    if beta == 0:
+        return torch.zeros(grad.shape, dtype=grad.dtype)
+    d = (input - target).abs()
+    return _mean_scaled(grad * (d < beta).to(grad.dtype) / beta, reduction, input)
+
+
+def huber_loss_double_backward(grad, input, target, reduction, delta):
+    d = (input - target).abs()
+    return _mean_scaled(grad * (d < delta), reduction, input)
+
+
+def huber_loss_double_backward_grad_output(grad, grad_output, input, target, reduction, delta):
+    r = (input - target).clamp(-delta, delta)
+    if reduction == 0:
+        return r * grad
+    return (_mean_scaled(r, reduction, input) * grad).sum()
+
+
+def soft_margin_loss_double_backward(grad, input, target, reduction):
+    z = (input * -target).exp()
+    return _mean_scaled(grad * (target * target) * z / ((z + 1) * (z + 1)), reduction, input)
+
+
+def soft_margin_loss_double_backward_grad_output(grad, grad_output, input, target, reduction):
+    z = (input * -target).exp()
+    r = -target * z / (z + 1)
+    if reduction == 0:
+        return r * grad
+    return (_mean_scaled(r, reduction, input) * grad).sum()
+
+
+def copysign_tensor_self_backward(grad, self, result):
+    ratio = result / self
+    return grad * ratio.masked_fill(self == 0, 0)
+
+
+def binary_cross_entropy_with_logits_target_backward(grad, self, target, weight, pos_weight,
+                                                     reduction):
+    """d loss / d target = log(1 - sigmoid(x)) - pos_weight * log(sigmoid(x)) (= -x without
+    pos_weight)."""
+    if pos_weight is not None:
+        s = self.sigmoid()
+        g = ((1.0 - s).log() - pos_weight * s.log()) * grad
+    else:
+        g = -self * grad
+    if weight is not None:
+        g = g * weight
+    return g / target.numel() if reduction == 1 else g
+
+
+def rad2deg_backward(grad):
+    return grad * (180.0 / math.pi)
+
+
+def deg2rad_backward(grad):
+    return grad * (math.pi / 180.0)
+
+
+def sinc_backward(grad, self):
+    torch = _torch()
+    x_pi = self * math.pi
+    x2_pi = self * self * math.pi
+    out = grad * (x_pi * x_pi.cos() - x_pi.sin()) / m_conj(x2_pi)
+    return torch.where(x2_pi == 0.0, torch.zeros((), dtype=grad.dtype), out)
+
+
+def mvlgamma_backward(grad, self, p):
+    torch = _torch()
+    args = torch.arange(-p / 2.0 + 0.5, 0.5, 0.5, dtype=self.dtype).add(self.unsqueeze(-1))
+    return grad * args.digamma().sum(-1)
+
+
+def _shrink_backward(grad, self, lambd):
+    return grad.masked_fill((self >= -lambd) & (self <= lambd), 0)
+
+
+def hardshrink_backward(grad, self, lambd):
+    return _shrink_backward(grad, self, lambd)
+
+
+def softshrink_backward(grad, self, lambd):
+    return _shrink_backward(grad, self, lambd)
+
+
+def index_select_backward(grad, self_sizes, dim, index):
+    torch = _torch()
+    return torch.zeros(list(self_sizes), dtype=grad.dtype).index_add(dim, index, grad)
+
+
+index_select_backward_symint = index_select_backward
+
+
 def log1p_backward(grad, self):
-    return grad / (self + 1).conj()
+    return grad / m_conj(self + 1)
 
 
 def expand_as_backward(*a):
@@ -1134,7 +1438,8 @@ def trace_backward(grad, sizes):
     torch = _torch()
     n = sizes[0] * sizes[1]
     g = torch.zeros(n, dtype=grad.dtype)
-    g = g.index_fill(0, torch.arange(0, n, sizes[1] + 1), grad)
+    diag = torch.arange(min(sizes[0], sizes[1]), dtype=torch.int64) * (sizes[1] + 1)  # non-square too
+    g = g.index_fill(0, diag, grad)
     return g.view(list(sizes))
 
 
@@ -1150,7 +1455,7 @@ def fmap(seq, fn):
 
 
 def reverse_list(x):
-    return list(reversed(list(x)))
+    return list(reversed(list(x or ())))  # an omitted ``int[1] dims=[]`` arrives as None
 
 
 reverse_list_symint = reverse_list
@@ -1178,14 +1483,68 @@ def cumsum_backward(grad, dim):
     return grad.flip(dim).cumsum(dim).flip(dim)
 
 
-def cumprod_backward(*a):
-    not_implemented("cumprod")
+def cumprod_backward(grad, input, dim, output):
+    """d/dx_i of sum_j g_j prod_{m<=j} x_m = prod_{m<i} x_m * R_i, R_i = g_i + x_{i+1} R_{i+1}:
+    an exclusive product times a reverse recurrence, exact where inputs are zero (no division)."""
+    torch = _torch()
+    if input.numel() == 0 or input.dim() == 0:
+        return grad.clone() if input.dim() == 0 else torch.zeros_like(input)
+    dim = maybe_wrap_dim(dim, input.dim())
+    n = input.size(dim)
+    ones = torch.ones_like(input.narrow(dim, 0, 1))
+    exclusive = torch.cat([ones, input.narrow(dim, 0, n - 1)], dim).cumprod(dim)
+    parts = [grad.narrow(dim, n - 1, 1)]
+    for i in range(n - 2, -1, -1):
+        parts.append(grad.narrow(dim, i, 1) + input.narrow(dim, i + 1, 1) * parts[-1])
+    return exclusive * torch.cat(parts[::-1], dim)
+
+
+def cummaxmin_backward(grad, input, indices, dim):
+    """Each output's gradient goes to the element it took its value from."""
+    torch = _torch()
+    if input.numel() == 0:
+        return input
+    return torch.zeros_like(input).scatter_add(dim, indices, grad)
+
+
+def logcumsumexp_backward(grad, self, result, dim):
+    """sum_{j>=i} g_j exp(x_i - r_j), in log space, positive and negative parts of g apart
+    (upstream's FunctionsManual: logcumsumexp_backward)."""
+    torch = _torch()
+    if grad.dim() == 0 or grad.numel() == 0:
+        return grad
+    lowest = torch.finfo(grad.dtype).min
+    log_abs = grad.abs().log()
+
+    def reverse_logcumsumexp(x):
+        return x.flip(dim).logcumsumexp(dim).flip(dim)
+
+    pos = torch.where(grad > 0, log_abs, torch.full((), lowest, dtype=grad.dtype))
+    neg = torch.where(grad < 0, log_abs, torch.full((), lowest, dtype=grad.dtype))
+    return (reverse_logcumsumexp(pos - result) + self).exp() - \
+        (reverse_logcumsumexp(neg - result) + self).exp()
+
+
+def angle_backward(grad, self):
+    """angle is piecewise constant on real inputs; on complex ones, grad * i z / |z|^2 made real."""
+    torch = _torch()
+    if not self._dtype.is_complex:
+        return torch.zeros_like(self)
+    return torch.where(self == 0.0, torch.zeros((), dtype=self.dtype),
+                       grad * self / self.abs().pow(2) * 1j)
+
+
+def masked_select_backward(grad, input, mask):
+    """The selected elements' gradients scattered back, over input broadcast against mask."""
+    torch = _torch()
+    shape = torch.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    return torch.zeros_like(input.expand(shape)).masked_scatter(mask, grad)
 
 
 def masked_scatter_backward(grad, mask, sizes):
     torch = _torch()
-    diff_nelem = grad.numel() - int(torch.tensor(sizes).prod().item()) if sizes else 0
     mask_selected = grad.masked_select(mask)
+    diff_nelem = math.prod(sizes) - mask_selected.numel()  # source may hold more than is used
     if diff_nelem > 0:
         zeros_fill = torch.zeros(diff_nelem, dtype=grad.dtype)
         mask_selected = torch.cat([mask_selected, zeros_fill], 0)
@@ -1195,12 +1554,80 @@ def masked_scatter_backward(grad, mask, sizes):
 masked_scatter_backward_symint = masked_scatter_backward
 
 
-def index_reduce_backward(*a):
-    not_implemented("index_reduce")
+def _reduce_backward(grad, self, src, reduce, include_self, result, gather, scatter_add,
+                     scatter_fill, name):
+    """scatter_reduce / index_reduce backward, written once over the gather / scatter pair of
+    the op (gather: result-shaped -> src-shaped; scatter_add: src-shaped added into self-shaped;
+    scatter_fill: self-shaped with the written positions set to a value)."""
+    torch = _torch()
+    if reduce == "sum":
+        g_self, g_src = grad, gather(grad)
+    elif reduce == "mean":
+        n = torch.ones_like(grad) if include_self else torch.zeros_like(grad)
+        n = scatter_add(n, torch.ones_like(src))
+        n = n.masked_fill(n == 0, 1)
+        g_self, g_src = grad / n, gather(grad) / gather(n)
+    elif reduce == "prod":
+        masked_self = self.masked_fill(self == 0, 1)
+        masked_self_result = _reduce_call(name, masked_self, src, reduce, include_self)
+        g_self = grad * masked_self_result / masked_self
+        src_zero = src == 0
+        n_zeros = gather(scatter_add(torch.zeros_like(self), src_zero.to(self.dtype)))
+        single = src_zero & (n_zeros == 1)
+        masked_src_result = _reduce_call(name, self, src.masked_fill(single, 1), reduce, include_self)
+        g_src = torch.where(single, gather(grad * masked_src_result),
+                            gather(grad * result) / src.masked_fill(src_zero, 1))
+        if bool((n_zeros > 1).any()) and _GRAD.grad_enabled:
+            from ..refuse import TorchnativeNotImplementedError
+
+            raise TorchnativeNotImplementedError(
+                f"double backward of {name} prod with several zeros of src in one position",
+                "upstream refuses it when differentiated; torchnative refuses at once")
+    elif reduce in ("amax", "amin"):
+        value = gather(result)
+        self_is = (self == result).to(self.dtype)
+        src_is = (src == value).to(self.dtype)
+        count = scatter_add(self_is, src_is)
+        share = grad / count
+        g_self = (self == result) * share
+        g_src = (src == value) * gather(share)
+    else:
+        raise RuntimeError(f"Expected 'reduce' argument to be one of 'sum', 'prod', 'mean', "
+                           f"'amax', 'amin' but got {reduce}.")
+    if not include_self:
+        g_self = scatter_fill(g_self, 0)
+    return g_self, g_src
 
 
-def scatter_reduce_backward(*a):
-    not_implemented("scatter_reduce")
+def _reduce_call(name, self, src, reduce, include_self):
+    return _REDUCE_CALLS[name](self, src, reduce, include_self)
+
+
+_REDUCE_CALLS: dict = {}
+
+
+def scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result):
+    if grad is None:
+        return None, None
+    _REDUCE_CALLS["scatter_reduce"] = lambda a, b, r, inc: a.scatter_reduce(dim, index, b, r,
+                                                                          include_self=inc)
+    return _reduce_backward(
+        grad, self, src, reduce, include_self, result,
+        gather=lambda t: t.gather(dim, index),
+        scatter_add=lambda t, v: t.scatter_add(dim, index, v),
+        scatter_fill=lambda t, v: t.scatter(dim, index, v), name="scatter_reduce")
+
+
+def index_reduce_backward(grad, self, dim, index, source, reduce, include_self, result):
+    if grad is None:
+        return None, None
+    _REDUCE_CALLS["index_reduce"] = lambda a, b, r, inc: a.index_reduce(dim, index, b, r,
+                                                                      include_self=inc)
+    return _reduce_backward(
+        grad, self, source, reduce, include_self, result,
+        gather=lambda t: t.index_select(dim, index),
+        scatter_add=lambda t, v: t.index_add(dim, index, v),
+        scatter_fill=lambda t, v: t.index_fill(dim, index, v), name="index_reduce")
 
 
 # --- convolution (upstream's convolution_backward kernel, written with convolutions) ---------
@@ -1337,9 +1764,43 @@ kCudnnDoubleBackwardMsg = "Double backwards is not supported for CuDNN RNNs due 
     "while running the forward pass of your RNN."
 
 
+def _without_derivative(name, inputs, compute):
+    """``compute()`` standing for the ATen operator ``name``, which upstream gives no derivative:
+    computed without recording, and, when grad mode is on and an input requires grad, its
+    outputs get the node upstream's autograd kernel gives such an operator (it raises
+    "derivative for aten::<name> is not implemented" when a backward pass reaches it)."""
+    from .node import NotImplementedNode, gradient_edge
+
+    prev = _GRAD.grad_enabled
+    _GRAD.grad_enabled = False
+    try:
+        result = compute()
+    finally:
+        _GRAD.grad_enabled = prev
+    edges = [gradient_edge(t) for t in inputs if isinstance(t, TensorBase)]
+    if not prev or all(e[0] is None for e in edges):
+        return result
+    outs = [o for o in (result if isinstance(result, tuple) else (result,))
+            if isinstance(o, TensorBase) and (o._dtype.is_floating_point or o._dtype.is_complex)]
+    node = NotImplementedNode(f"derivative for aten::{name} is not implemented", edges)
+    node._input_meta = tuple((o._size, o._dtype) for o in outs)
+    for k, o in enumerate(outs):
+        o._grad_fn, o._output_nr, o._requires_grad = node, k, True
+    return result
+
+
 def _scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, value, out,
                                                          logsumexp, dropout_p, is_causal,
                                                          attn_mask=None, scale=None):
+    return _without_derivative(
+        "_scaled_dot_product_flash_attention_for_cpu_backward",
+        (grad_out, query, key, value, out, logsumexp, attn_mask),
+        lambda: _flash_attention_backward(grad_out, query, key, value, out, logsumexp, dropout_p,
+                                          is_causal, attn_mask, scale))
+
+
+def _flash_attention_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal,
+                              attn_mask, scale):
     """Attention's gradient from the saved output and log-sum-exp (the math upstream's CPU
     flash kernel evaluates blockwise): P = exp(S - lse), dV = P^T dO, dS = P (dO V^T - rowsum(dO
     * O)), dQ = dS K scale, dK = dS^T Q scale."""

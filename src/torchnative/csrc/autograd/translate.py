@@ -40,7 +40,7 @@ SHIM_METHODS = {
     "is_contiguous", "is_nested", "get", "front", "back", "item", "sgn", "abs", "neg",
     "requires_grad", "toSymInt", "as_int_unchecked", "to", "_fw_primal", "isComplex",
     "isFloatingPoint", "isIntegral", "is_non_overlapping_and_dense", "new_zeros", "new_empty",
-    "new_ones", "new_full",
+    "new_ones", "new_full", "index", "slice", "div",
 }
 
 

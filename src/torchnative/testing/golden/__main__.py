@@ -1,4 +1,4 @@
-"""python -m torchnative.testing.golden generate|replay|report|self-test|run  (see __init__.py)."""
+"""python -m torchnative.testing.golden generate|replay|report|self-test|run|grads  (see __init__.py)."""
 
 from __future__ import annotations
 
@@ -80,6 +80,10 @@ def do_selftest(a, suite) -> int:
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["grads"]:  # the gradient sweep has its own options (grads.py)
+        from . import grads
+        return grads.main(argv[1:])
     ap = argparse.ArgumentParser(prog="python -m torchnative.testing.golden", description=__doc__)
     ap.add_argument("command", choices=("generate", "replay", "report", "self-test", "run"))
     ap.add_argument("--suite", default="fast", choices=sorted(SUITES))
