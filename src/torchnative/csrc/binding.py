@@ -56,6 +56,11 @@ def _is_scalar(obj) -> bool:
                                                                          "SymBool")
 
 
+def _tensor_like(obj) -> bool:
+    return not isinstance(obj, (numbers.Number, str, list, tuple)) and obj is not None and \
+        _has_attr_override(obj)
+
+
 def _zero_dim_ok(obj, integral: bool) -> bool:
     if not isinstance(obj, _TensorBase) or obj.dim() != 0 or obj.requires_grad:
         return False
@@ -68,12 +73,14 @@ def _checker(p: "Param"):
     T = _TensorBase
     k, size, numbers_ok = p.kind, p.size, p.numbers_ok
     if k == "Tensor":
+        # a tensor-like (any object whose type has __torch_function__) is accepted too, to be
+        # handed to its __torch_function__ (upstream's is_tensor_and_append_overloaded)
         if numbers_ok:
             def fn(obj):
-                return isinstance(obj, T) or _is_scalar(obj)
+                return isinstance(obj, T) or _is_scalar(obj) or _tensor_like(obj)
         else:
             def fn(obj):
-                return isinstance(obj, T)
+                return isinstance(obj, T) or _tensor_like(obj)
     elif k == "Scalar":
         def fn(obj):
             return _is_scalar(obj) or _zero_dim_ok(obj, False)
@@ -100,7 +107,7 @@ def _checker(p: "Param"):
 
         def fn(obj):
             return isinstance(obj, (tuple, list)) and all(
-                isinstance(o, T) or (none_ok and o is None) for o in obj)
+                isinstance(o, T) or (none_ok and o is None) or _tensor_like(o) for o in obj)
     elif k == "ArrayRef<double>":
         def fn(obj):
             return isinstance(obj, (tuple, list)) and all(isinstance(o, numbers.Number)
@@ -168,7 +175,7 @@ class Param:
     __slots__ = ("name", "kind", "allow_none", "size", "default", "kwarg_only", "role",
                  "aliases", "numbers_ok", "check", "needs_convert")
 
-    def __init__(self, arg, numbers_ok: bool):
+    def __init__(self, arg, numbers_ok: bool, method: bool = True):
         t = arg.type
         self.allow_none = t.endswith("?") or arg.default == "None"
         t = t.rstrip("?")
@@ -177,11 +184,13 @@ class Param:
             t, _, n = t.partition("[")
             self.size = int(n.rstrip("]")) if n.rstrip("]") else 0
         self.kind = t
-        self.name = arg.name
+        # torchgen's PythonArgument.argument_str: a function's `self` is spelled `input`
+        self.name = "input" if arg.name == "self" and not method and t in ("Tensor", "Scalar") \
+            else arg.name
         self.default = _parse_default(self.kind, arg.default, self.size)
         self.kwarg_only = arg.kwarg_only
         self.role = arg.role
-        self.aliases = NUMPY_NAMES.get(arg.name, ())
+        self.aliases = NUMPY_NAMES.get(self.name, ())
         self.numbers_ok = numbers_ok
         self.check = _checker(self)
         self.needs_convert = self.kind not in _IDENTITY_KINDS
@@ -193,8 +202,8 @@ class Param:
     def convert(self, obj):
         k = self.kind
         if k == "Tensor":
-            if isinstance(obj, _TensorBase):
-                return obj
+            if isinstance(obj, _TensorBase) or not _is_scalar(obj):
+                return obj  # a tensor, or a tensor-like for __torch_function__
             return _wrapped_number(obj)
         if k == "Scalar":
             return obj.item() if isinstance(obj, _TensorBase) else obj
@@ -274,7 +283,7 @@ class Signature:
     def __init__(self, sig, name: str):
         numbers_ok = name in NUMBERS_AS_TENSORS
         self.name = name
-        self.params = [Param(a, numbers_ok) for a in sig.args]
+        self.params = [Param(a, numbers_ok, sig.method) for a in sig.args]
         self.max_pos = sum(not p.kwarg_only for p in self.params)
         self.min_args = sum(not p.optional for p in self.params)
         self.varargs = self.max_pos == 1 and self.params[0].kind in ("IntArrayRef",
