@@ -36,12 +36,15 @@ def linear(input, weight, bias=None):
         from .linalg import linear as composite
 
         return composite(input, weight, bias)
-    rows = int(np.prod(x.shape[:-1])) if x.ndim > 1 else 1
-    blas_threads.for_product(rows, w.shape[1], w.shape[0])
+    rows = 1
+    for n in x.shape[:-1]:
+        rows *= n
+    timing = blas_threads.for_product(rows, w.shape[1], w.shape[0])
     if rows == 1:
         out = np.dot(x.reshape(-1), w.T).reshape(x.shape[:-1] + (w.shape[0],))
     else:
         out = np.matmul(x, w.T)
+    blas_threads.done(timing)
     if bias is not None:
         out += arr(bias)
     if not out.flags.c_contiguous:

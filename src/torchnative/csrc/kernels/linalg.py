@@ -44,12 +44,15 @@ def _operand(t, dt) -> np.ndarray:
 def _gemm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a @ b for 2-d arrays. A single row (decode) or column goes through BLAS gemv, which numpy
     only picks for 1-d operands and which is several times faster than gemm there."""
-    blas_threads.for_product(a.shape[0], a.shape[1], b.shape[1])
+    timing = blas_threads.for_product(a.shape[0], a.shape[1], b.shape[1])
     if a.shape[0] == 1 and a.shape[1] > 0:
-        return np.dot(a[0], b)[None, :]
-    if b.shape[1] == 1 and b.shape[0] > 0:
-        return np.dot(a, b[:, 0])[:, None]
-    return np.matmul(a, b)
+        out = np.dot(a[0], b)[None, :]
+    elif b.shape[1] == 1 and b.shape[0] > 0:
+        out = np.dot(a, b[:, 0])[:, None]
+    else:
+        out = np.matmul(a, b)
+    blas_threads.done(timing)
+    return out
 
 
 def _batched(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -1,0 +1,62 @@
+"""The BLAS thread policy for small products: measured per size class, one thread by default,
+the budget explored now and then, the faster recent average kept (with a simulated clock and a
+recording stand-in for the BLAS library's thread setting)."""
+
+from __future__ import annotations
+
+import pytest
+
+from torchnative.csrc import blas_threads as bt
+
+
+@pytest.fixture
+def sim(monkeypatch):
+    """(set_cost, applied): the product's duration per thread count, and the counts applied."""
+    clock = [0.0]
+    cost = {1: 1.0, 2: 1.0}
+    applied = []
+
+    def fake_apply(n):
+        applied.append(n)
+        bt._state["current"] = n
+
+    monkeypatch.setattr(bt, "_apply", fake_apply)
+    monkeypatch.setattr(bt.time, "perf_counter", lambda: clock[0])
+    monkeypatch.setattr(bt, "_classes", {})
+    monkeypatch.setitem(bt._state, "budget", 2)
+
+    def run(n_calls, m=1, k=576, n=1536):
+        for _ in range(n_calls):
+            token = bt.for_product(m, k, n)
+            clock[0] += cost[bt._state["current"]]
+            bt.done(token)
+
+    return cost, applied, run
+
+
+def test_small_products_stay_single_threaded_when_two_threads_lose(sim):
+    cost, applied, run = sim
+    cost[1], cost[2] = 1.0, 10.0  # a busy machine: the second thread spins
+    run(5000)
+    share = applied.count(2) / len(applied)
+    assert applied[0] == 1
+    assert share < 0.01, share  # explored, then backed off
+    c = next(iter(bt._classes.values()))
+    assert c.preferred == 1 and c.every == bt.EXPLORE_MAX
+
+
+def test_small_products_take_the_budget_when_it_wins(sim):
+    cost, applied, run = sim
+    cost[1], cost[2] = 1.0, 0.6  # a quiet machine: a memory-bound gemv splits well
+    run(200)
+    assert applied[-50:].count(2) >= 48
+    cost[2] = 5.0  # the machine got busy: the next exploration of 1 thread wins back
+    run(400)
+    assert applied[-50:].count(1) >= 48
+
+
+def test_large_products_and_single_budget_are_not_timed(sim):
+    _, applied, _ = sim
+    assert bt.for_product(512, 512, 512) is None and applied[-1] == 2
+    bt._state["budget"] = 1
+    assert bt.for_product(1, 576, 1536) is None and applied[-1] == 1
