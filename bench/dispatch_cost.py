@@ -1,8 +1,10 @@
 """Per-call cost of small operators, ours vs upstream, measured in the same run.
 
-Usage: .venv/bin/python bench/dispatch_cost.py [--rounds 3] [--threads 2]
+Usage: .venv/bin/python bench/dispatch_cost.py [--rounds 3] [--threads 2] [--timer wall|cpu]
 Cases (issue 3): ``a + b`` on 16x16 float32, ``mm`` of 1x768 by 768x768, ``softmax`` over
-(12, 1, 64), ``view`` and ``transpose``.
+(12, 1, 64), ``view`` and ``transpose``. ``--timer cpu`` times the process's CPU time instead of
+wall time: steadier when other processes load the machine, but it counts every thread's time (so
+a product running on two threads costs twice its wall time there).
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ def cases(torch):
     }
 
 
-def worker(threads: int) -> None:
+def worker(threads: int, timer: str) -> None:
+    import time
+
     import torch
 
     torch.set_num_threads(threads)
@@ -38,17 +42,23 @@ def worker(threads: int) -> None:
     for name, fn in cases(torch).items():
         fn()
         n = 200
-        times = timeit.repeat(fn, number=n, repeat=7)
+        times = timeit.repeat(fn, number=n, repeat=7,
+                              timer=time.process_time if timer == "cpu" else time.perf_counter)
         result[name] = statistics.median(times) / n * 1e6
     _harness.emit(result)
 
 
 def main() -> None:
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--timer", choices=("wall", "cpu"), default="wall")
+    timer = ap.parse_known_args()[0].timer
     args = _harness.worker_args()
     if args.worker:
-        worker(args.threads)
+        worker(args.threads, timer)
         return
-    _harness.compare(Path(__file__), args.rounds, args.threads, [])
+    _harness.compare(Path(__file__), args.rounds, args.threads, ["--timer", timer])
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as D
-from ..construct import empty
+from ..construct import empty, from_result
 from ..device import CPU
 from ..tensor import wrap_dim
 from .common import arr, as_compute, wrap
@@ -58,8 +58,16 @@ def log_softmax_array(x: np.ndarray, axis: int) -> np.ndarray:
     return shifted
 
 
+_NATIVE = frozenset(D.BY_NAME[n] for n in ("float32", "float64"))
+
+
 @kernel("_softmax")
 def _softmax(self, dim, half_to_float):
+    x = self._np
+    if self._dtype in _NATIVE and x is not None and x.size and x.ndim and not half_to_float and \
+            x.flags.c_contiguous:
+        # the common case: a dense float32/float64 input computes in place of its own dtype
+        return from_result(softmax_array(x, wrap_dim(dim, x.ndim)), self._dtype)
     x, d, dt = _prepare(self, dim, half_to_float, "softmax")
     if x is None:
         return empty(self._size, dt, CPU)
