@@ -61,7 +61,11 @@ def key_of(self_tensor, args: tuple, kwargs: dict):
         if self_tensor is not None:
             key = (_type_key(self_tensor),) + key
     if kwargs:
-        key += tuple((k, _type_key(v)) for k, v in kwargs.items())
+        types = tuple(map(type, kwargs.values()))
+        if _NOT_SEQUENCES.issuperset(types):
+            key += tuple(zip(kwargs, types))
+        else:
+            key += tuple((k, _type_key(v)) for k, v in kwargs.items())
     return key
 
 
