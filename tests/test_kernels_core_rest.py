@@ -997,42 +997,10 @@ def _flat(d):
         yield d
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _fft_backward_helpers():
-    """derivatives.yaml's formulas for _fft_r2c and _fft_c2r call FunctionsManual's
-    fft_r2c_backward / fft_c2r_backward, written in kernels/spectral.py. Until
-    csrc/autograd/helpers.py (not this module's files) exposes them (see
-    test_fft_backward_helpers_are_wired), this module makes them visible to the formulas while
-    it runs, so that the gradient cases test them."""
-    from torchnative.csrc.autograd import generated, helpers
-    from torchnative.csrc.kernels import spectral
-
-    added = [n for n in ("fft_r2c_backward", "fft_c2r_backward")
-             if not hasattr(helpers, n) and n not in generated.NS]
-    for n in added:
-        generated.NS[n] = getattr(spectral, n)
-    for key in ("_fft_r2c", "_fft_c2r"):  # formulas compiled before the names existed
-        if added:
-            generated._SPECS.pop(key, None)
-    yield
-    for n in added:
-        generated.NS.pop(n, None)
-    for key in ("_fft_r2c", "_fft_c2r"):
-        if added:
-            generated._SPECS.pop(key, None)
-
-
 # Cases that fail because of a defect outside this module's kernels (strict: an XPASS says the
 # defect was fixed and the entry must go).
-_CONJ = "aten::conj / aten::conj_physical have no kernel (hfft/ihfft conjugate as upstream's do)"
 KNOWN_ELSEWHERE: dict[str, str] = {
-    **{f"fftapi_{n}_{dt}": _CONJ for n in ("hfft", "ihfft", "hfft2", "ihfftn")
-       for dt in ("float32", "float64")},
-    **{f"fft_grad_hfft_{dt}": _CONJ for dt in ("float32", "float64")},
-    "fft_trace_ifft_real": _CONJ,
     "err_fft_c2c_chalf": "complex32 tensors have no storage in torchnative",
-    "conv_backward_empty_batch": "empty_like/zeros_like of an empty tensor with all-zero "
-                                 "strides does not keep its strides as upstream's does",
 }
 
 
@@ -1076,8 +1044,6 @@ def test_harness_rejects_a_wrong_value(golden):
         _compare(golden, "errors", doc[name]["low"], dict(ours, msg=ours["msg"] + "."), {}, None)
 
 
-@pytest.mark.xfail(strict=True, reason="csrc/autograd/helpers.py must expose fft_r2c_backward and "
-                   "fft_c2r_backward (kernels/spectral.py) to derivatives.yaml's formulas")
 def test_fft_backward_helpers_are_wired():
     from torchnative.csrc.autograd import helpers
 

@@ -553,11 +553,7 @@ CASES = [
 
 
 # Known disagreements outside these kernels (strict: the test fails once they are fixed).
-XFAIL = {
-    "torch.roll(T((0, 3)), 1, 0)":
-        "empty_like of a zero-element tensor with (0, 0)-like strides returns contiguous "
-        "strides where upstream keeps the input's (kernels/copy.py strides_for)",
-}
+XFAIL: dict = {}
 
 
 def _params():

@@ -58,7 +58,9 @@ def strides_for(src: TensorBase, memory_format) -> tuple:
     """Output strides upstream's empty_like picks for ``memory_format``."""
     size = src._size
     if memory_format is None or memory_format is preserve_format:
-        if src.is_non_overlapping_and_dense():
+        # c10: a tensor without elements is contiguous, hence non-overlapping and dense, and
+        # empty_like keeps its strides whatever they are
+        if src.is_non_overlapping_and_dense() or 0 in size:
             return tuple(src._stride)
         memory_format = _suggest_memory_format(src)
     if memory_format is channels_last and len(size) == 4:
@@ -144,19 +146,47 @@ def _scalar_in(value, dt):
 
 @kernel("resize_", meta=True)
 def resize_(self, size, *, memory_format=None):
+    """upstream's resize_ (Resize.cpp): a new size makes the tensor contiguous (an unchanged size
+    keeps its strides) and grows the storage if it holds elements; ``memory_format`` then
+    restrides it (TensorImpl::empty_tensor_restride)."""
     size = tuple(int(s) for s in size)
+    if any(s < 0 for s in size) and 0 not in size:
+        raise RuntimeError("numel: integer multiplication overflow")
     if any(s < 0 for s in size):
         raise RuntimeError(f"Trying to create tensor with negative dimension: {list(size)}")
-    stride = contiguous_strides(size)
-    nbytes = (self._offset + (int(np.prod(size)) if size else 1)) * self.dtype.itemsize \
-        if all(size) else self._offset * self.dtype.itemsize
-    if nbytes > self._storage.nbytes():
-        self._storage.resize_(nbytes)
-    self._size, self._stride = size, stride
-    from ..tensor import numpy_view
+    stride = tuple(self._stride)
+    if size != tuple(self._size):
+        stride = contiguous_strides(size)
+        numel = int(np.prod(size)) if size else 1
+        if numel:
+            nbytes = (self._offset + numel) * self.dtype.itemsize
+            if nbytes > self._storage.nbytes():
+                self._storage.resize_(nbytes)
+    if memory_format is not None:
+        if memory_format is preserve_format:
+            raise RuntimeError("Unsupported memory formatPreserve")
+        stride = _restride(size, memory_format)
+    if size != tuple(self._size) or stride != tuple(self._stride):
+        from ..tensor import numpy_view
 
-    self._np = numpy_view(self._storage, self._dtype, size, stride, self._offset)
+        self._size, self._stride = size, stride
+        self._np = numpy_view(self._storage, self._dtype, size, stride, self._offset)
     return self
+
+
+def _restride(size: tuple, memory_format) -> tuple:
+    """TensorImpl::empty_tensor_restride: the strides of ``memory_format`` for ``size``."""
+    if memory_format is channels_last:
+        if len(size) != 4:
+            raise RuntimeError("required rank 4 tensor to use channels_last format")
+        n, c, h, w = size
+        return (h * w * c, 1, w * c, c)
+    if memory_format is channels_last_3d:
+        if len(size) != 5:
+            raise RuntimeError("required rank 5 tensor to use channels_last_3d format")
+        n, c, d, h, w = size
+        return (d * h * w * c, 1, h * w * c, w * c, c)
+    return contiguous_strides(size)
 
 
 @kernel("set_.source_Storage_storage_offset", meta=True)
