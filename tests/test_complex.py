@@ -342,8 +342,6 @@ CASES = [
 # Known disagreements (strict: the test fails once they are fixed).
 _CONJ_BIT = ("conjugation is materialized (kernels/complex_ops.py): no conjugate bit, so conj() "
              "neither reports is_conj() nor aliases its input")
-_VIEWS = ("kernels/views.py view_as_complex (not this module's file) checks size and stride "
-          "together and names neither the dtype nor the storage offset")
 XFAIL = {
     "X((2, 3)).conj().is_conj()": _CONJ_BIT,
     "x = X((2,))\ny = x.conj()\nx.add_(1)\ny": _CONJ_BIT,
@@ -353,15 +351,10 @@ XFAIL = {
         _CONJ_BIT + " (resolve_neg returns the strided imag view; upstream copies it densely)",
     "~GRAD(lambda a, b: torch.polar(a, b).real.sum() + torch.polar(a, b).imag.sum(), "
     "R((3,)).abs(), R((3,), seed=1))":
-        "csrc/autograd has no polar_backward (FunctionsManual); its fallback, upstream's "
-        "decomposition, assigns Tensor.real, which has no setter (manual_bindings.py)",
+        "csrc/autograd has no polar_backward (FunctionsManual)",
     "~GRAD(lambda a, b: (torch.complex(a, b) ** 2).imag.sum(), R((3,)), R((3,), seed=1))":
         "csrc/autograd's ComplexBackward0 formula `at::imag(grad)` calls the argument named "
         "imag instead of the function",
-    "torch.view_as_complex(R((2, 3)).t())": _VIEWS,
-    "torch.view_as_complex(R((7,))[1:].view(3, 2))": _VIEWS,
-    "torch.view_as_complex(L([[1, 2]]))": _VIEWS,
-    "torch.view_as_complex(R(()))": _VIEWS,
     "torch.view_as_complex(R((2, 2)).half())":
         "complex32 has no numpy storage: refused by name where upstream computes",
 }

@@ -210,6 +210,15 @@ def _imag(self):
     return call("imag", self)
 
 
+def _set_real(self, value):
+    """``x.real = y`` (python_variable.cpp's THPVariable_set_real): copied into the view."""
+    call("copy_", _real(self), value)
+
+
+def _set_imag(self, value):
+    call("copy_", _imag(self), value)
+
+
 def _with_torch_function(fn, name: str, method: bool):
     """Manual spellings honour __torch_function__ like generated ones (upstream: C++ does)."""
     from .binding import torch_function_or
@@ -221,7 +230,7 @@ TENSOR_METHODS = {
     "to": to, "contiguous": contiguous, "copy_": copy_, "nonzero": nonzero, "set_": set_,
     "new_tensor": new_tensor, "new": new,
     "T": property(_T), "mT": property(_mT), "H": property(_H), "mH": property(_mH),
-    "real": property(_real), "imag": property(_imag),
+    "real": property(_real, _set_real), "imag": property(_imag, _set_imag),
 }
 
 

@@ -624,6 +624,8 @@ def _scalar_dim(dim: int):
 
 
 def _is_contiguous(size, stride) -> bool:
+    if 0 in size:
+        return True  # c10: a tensor without elements is contiguous, whatever its strides
     expected = 1
     for sz, st in zip(reversed(size), reversed(stride)):
         if sz == 0:

@@ -385,11 +385,21 @@ def view_as_real(self):
 
 @kernel("view_as_complex", meta=True)
 def view_as_complex(self):
-    if not self._size or self._size[-1] != 2 or self._stride[-1] != 1:
+    # upstream's checks, in its order (ComplexHelper.h)
+    if self._dtype._name not in ("float16", "float32", "float64"):
+        raise RuntimeError("view_as_complex is only supported for half, float and double "
+                           f"tensors, but got a tensor of scalar type: {self._dtype._cpp_name}")
+    if not self._size:
+        raise RuntimeError("Input tensor must have one or more dimensions")
+    if self._size[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
-    comp = self.dtype.to_complex()
-    if any(s % 2 for s in self._stride[:-1]) or self._offset % 2:
+    if self._stride[-1] != 1:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if any(s % 2 for s in self._stride[:-1]):
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    if self._offset % 2:
+        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+    comp = self.dtype.to_complex()
     return view_of(self, self._size[:-1], [s // 2 for s in self._stride[:-1]],
                    self._offset // 2, dtype=comp)
 
