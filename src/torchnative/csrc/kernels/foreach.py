@@ -191,6 +191,30 @@ def _max(self):
     return [_call("max", t) for t in self]
 
 
+@kernel("_foreach_powsum.Scalar")
+def _powsum(self, ord=2, dtype=None):
+    """sum(|t| ** ord) per tensor (in ``dtype`` if given). ord=0 counts every element (|0|**0 is
+    1) and an infinite ord gives inf, as upstream's. Upstream accumulates as its norm kernel does
+    (in order, without the final root); ours sums pairwise, so the last bits may differ."""
+    _check_lengths(self)
+    out = []
+    for t in self:
+        if not (t.dtype.is_floating_point or t.dtype.is_complex):
+            raise NotImplementedError(f'"powsum_cpu" not implemented for \'{t.dtype._cpp_name}\'')
+        a = _call("abs", t)
+        if dtype is not None:
+            a = _call("_to_copy", a, dtype=dtype)
+        out.append(_call("sum", _call("pow.Tensor_Scalar", a, ord)))
+    return out
+
+
+@kernel("_foreach_mm")
+def _mm(self, mat2):
+    """Upstream's CPU fallback: at::mm per pair."""
+    _check_lengths(self, mat2)
+    return [_call("mm", a, b) for a, b in zip(self, mat2)]
+
+
 # --- record_function: torch.optim's step() (and the profiler) open and close a range ------------
 # Upstream's kernels feed the profiler; torchnative has no profiler, so a range is a name only.
 
@@ -211,21 +235,65 @@ def _record_function_exit(record):
     return None
 
 
+def _expected(cond: str):
+    return RuntimeError(f"Expected {cond} to be true, but got false.  (Could this error message be "
+                        "improved?  If so, please report an enhancement request to PyTorch.)")
+
+
 def group_tensors_by_device_and_dtype(tensorlistlist, with_indices=False):
-    """torch._C._group_tensors_by_device_and_dtype: the foreach optimizers' grouping, keyed by
-    the first list's tensors (upstream's _group_tensors_by_first_tensors_device_and_dtype)."""
-    groups: dict = {}
+    """torch._C._group_tensors_by_device_and_dtype: the foreach/fused optimizers' grouping, keyed by
+    the first list's tensors (upstream's _group_tensors_by_first_tensors_device_and_dtype in
+    ATen/native/ForeachUtils.h). An empty list stays empty in every group (Adam passes
+    ``max_exp_avg_sqs=[]`` without amsgrad); None entries of the other lists are kept.
+
+    Upstream keeps its groups in a hash map, so their order is the hash's; ours is first-seen.
+    Groups are independent, so the order changes no result."""
+    if not tensorlistlist:
+        raise _expected("!nested_tensorlist.empty()")
     first = tensorlistlist[0]
+    if not first:
+        raise _expected("!nested_tensorlist[0].empty()")
+    n = len(first)
+    if not all(len(lst) == n or len(lst) == 0 for lst in tensorlistlist):
+        raise _expected("std::all_of( nested_tensorlist.cbegin(), nested_tensorlist.cend(), "
+                        "[&](const auto& tensorlist) -> bool { return tensorlist.size() == "
+                        "num_tensors || tensorlist.size() == 0; })")
+    groups: dict = {}
     for i, t in enumerate(first):
+        if t is None:
+            raise RuntimeError("Tensors of the first list of nested Tensor lists are supposed to "
+                               f"be defined but the {i}-th Tensor is not.")
         key = (t.device, t.dtype)
+        for lst in tensorlistlist[1:]:
+            other = lst[i] if lst else None
+            if other is not None and not _groupable(key, other):
+                raise RuntimeError(
+                    "Tensors of the same index must be on the same device and the same dtype "
+                    "except `step` tensors that can be CPU and float32/64, and optimizer states "
+                    "that can be bfloat16 for mixed-precision training")
         entry = groups.get(key)
         if entry is None:
             entry = groups[key] = ([[] for _ in tensorlistlist], [])
         for k, lst in enumerate(tensorlistlist):
-            entry[0][k].append(lst[i] if lst else None)
+            if lst:
+                entry[0][k].append(lst[i])
         if with_indices:
             entry[1].append(i)
     return {k: (v[0], v[1]) for k, v in groups.items()}
+
+
+def _groupable(key, t) -> bool:
+    """May ``t`` ride in the group keyed (device, dtype)? Same device and dtype; or a float32/64
+    tensor (a ``step``), on that device or on the CPU; or a bfloat16 optimizer state."""
+    from .. import dtypes as D
+
+    device, dtype = key
+    steps = (D.BY_NAME["float32"], D.BY_NAME["float64"])
+    if t.device == device:
+        return t.dtype is dtype or t.dtype in steps or t.dtype is D.BY_NAME["bfloat16"]
+    if t.device.type == "cpu":
+        return t.dtype in steps
+    return False
 
 
 TORCH_C = {"torch._C._group_tensors_by_device_and_dtype": group_tensors_by_device_and_dtype}
