@@ -55,8 +55,16 @@ def test_small_products_take_the_budget_when_it_wins(sim):
     assert applied[-50:].count(1) >= 48
 
 
-def test_large_products_and_single_budget_are_not_timed(sim):
+def test_large_products_start_on_the_budget_and_leave_it_when_it_loses(sim):
+    cost, applied, run = sim
+    run(1, m=512, k=512, n=512)
+    assert applied == [2]
+    cost[1], cost[2] = 1.0, 10.0
+    run(300, m=512, k=512, n=512)
+    assert applied[-50:].count(1) >= 48
+
+
+def test_single_budget_is_not_timed(sim):
     _, applied, _ = sim
-    assert bt.for_product(512, 512, 512) is None and applied[-1] == 2
     bt._state["budget"] = 1
     assert bt.for_product(1, 576, 1536) is None and applied[-1] == 1

@@ -1,13 +1,13 @@
 """How many threads numpy's BLAS may use for one product.
 
-``torch.set_num_threads(n)`` sets the budget. Large products use the budget. Small products (a
-matrix-vector product, as in decoding one token) are where the choice is hard: OpenBLAS's
-threads spin while they wait, so on a shared 2-core machine a second thread turns a 0.2 ms gemv
-into several milliseconds whenever another process holds the other core, while on a quiet
-machine it nearly halves the time of a memory-bound gemv. So small products measure: per size
-class, one thread is the default, the budget is tried now and then (less often the worse it
-did), and the faster of the two recent averages is used. Switching costs under a microsecond (a
-direct call into the BLAS library).
+``torch.set_num_threads(n)`` sets the budget. Whether a product should use it depends on the
+machine: OpenBLAS's threads spin while they wait, so on a shared 2-core machine a second thread
+turns a 0.2 ms gemv into several milliseconds whenever another process holds the other core,
+while on a quiet machine it nearly halves the time of a memory-bound gemv. So products measure:
+per size class, small products (a matrix-vector product, as in decoding one token) start on one
+thread and large ones on the budget, the other choice is tried now and then (less often the
+worse it did), and the faster of the two recent averages is used. Switching costs under a
+microsecond (a direct call into the BLAS library).
 """
 
 from __future__ import annotations
@@ -48,9 +48,9 @@ class _SizeClass:
 
     __slots__ = ("avg", "preferred", "calls", "every")
 
-    def __init__(self):
+    def __init__(self, preferred: int):
         self.avg = {1: None, 0: None}  # 0: the budget
-        self.preferred = 1
+        self.preferred = preferred
         self.calls = 0
         self.every = EXPLORE_MIN
 
@@ -66,14 +66,14 @@ def for_product(m: int, k: int, n: int):
     if budget is None:
         ctl = _controller()
         budget = _state["budget"] = ctl.num_threads if ctl is not None else 1
-    flops = m * k * n
-    if flops >= SMALL_FLOPS or budget == 1:
-        _apply(budget)
+    if budget == 1:
+        _apply(1)
         return None
+    flops = m * k * n
     size = flops.bit_length()
     c = _classes.get(size)
-    if c is None:
-        c = _classes[size] = _SizeClass()
+    if c is None:  # small products start on one thread, large ones on the budget
+        c = _classes[size] = _SizeClass(1 if flops < SMALL_FLOPS else 0)
     c.calls += 1
     choice = c.preferred
     if c.calls % c.every == 0:

@@ -99,6 +99,7 @@ class Generator(metaclass=_GeneratorMeta):
 
 Generator.__module__ = "torch"
 default_generator = Generator()
+default_generator.seed()  # getDefaultCPUGenerator: seeded nondeterministically, per process
 
 
 def set_generator_metaclass(meta) -> None:

@@ -57,9 +57,11 @@ def _gemm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _batched(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """np.matmul over stacked matrices, with the BLAS thread count set for the whole product."""
-    blas_threads.for_product(a.shape[-2] * (a.size // max(a.shape[-2] * a.shape[-1], 1)),
-                             a.shape[-1], b.shape[-1])
-    return np.matmul(a, b)
+    timing = blas_threads.for_product(a.shape[-2] * (a.size // max(a.shape[-2] * a.shape[-1], 1)),
+                                      a.shape[-1], b.shape[-1])
+    out = np.matmul(a, b)
+    blas_threads.done(timing)
+    return out
 
 
 def _zeros(shape, dt):
