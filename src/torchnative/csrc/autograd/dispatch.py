@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..tensor import TensorBase
 from .grad_mode import TLS as _GRAD
-from .node import Node, SavedVariable, gradient_edge
+from .node import Node, SavedVariable, gradient_edge, next_sequence_nr
 from .views import check_inplace as _check_inplace, requires_grad, stamp
 
 _NO_DEFAULT = object()
@@ -37,7 +37,10 @@ class _Plan:
         key = op.name.split("::", 1)[1] if op.qualname.startswith("aten::") else None
         self.spec = spec_for(key) if key else None
         self.fallback = None
-        if self.spec is None or not self.spec.available:
+        if self.spec is not None and not self.spec.available:
+            # formulas we cannot run: differentiate through upstream's decomposition instead.
+            # An operator without formulas gets upstream's NotImplemented node, decomposition
+            # or not (upstream's VariableType does not decompose it either)
             self.fallback = _decomposition_above_autograd(op)
 
     def bind(self, args, kwargs) -> dict:
@@ -105,9 +108,15 @@ def autograd_dispatch(op, args, kwargs):
     spec = plan.spec
     if spec is None or not spec.available:
         if plan.fallback is not None:
-            return plan.fallback(*args, **kwargs)
+            return _through_decomposition(op, plan, args, kwargs)
         if spec is None:
             return _record_not_implemented(op, args, kwargs)
+    return _record(op, plan, spec, args, kwargs)
+
+
+def _record(op, plan, spec, args, kwargs, computed=_NO_DEFAULT):
+    """Record ``op`` with its formula node; ``computed``: the result, already computed (its
+    outputs' history is replaced), else the op is run below autograd."""
     vals = plan.bind(args, kwargs)
     inplace = spec.kind == "inplace"
     self_t = vals.get("self") if inplace else None
@@ -155,8 +164,16 @@ def autograd_dispatch(op, args, kwargs):
     wanted = {name for name, (a, b, _) in ranges.items()
               if any(edges[i][0] is not None for i in range(a, b))}
     saved = {}
+    after = []
+    written = _written_args(op) if spec.kind == "mutable" else ()
     for name, plain, code, users in spec.saved_inputs:
         if users and not (users & wanted):
+            continue
+        if plain is not None and plain in written:
+            # running_mean/var of training-mode batch norm: the op updates them in place and
+            # upstream saves the very tensor, not bumping its version (its ADInplaceOrView
+            # kernels bump only in-place and out= ops): saved once the op has written them
+            after.append((name, vals.get(plain)))
             continue
         if plain is not None:
             v = vals.get(plain)
@@ -167,7 +184,9 @@ def autograd_dispatch(op, args, kwargs):
 
             v = eval(code, NS, vals)
         saved[name] = _save(v, False)
-    result = _below(op, args, kwargs)
+    result = _below(op, args, kwargs) if computed is _NO_DEFAULT else computed
+    for name, v in after:
+        saved[name] = _save(v, False)
     node = spec.node_cls(edges, ranges, saved)
     node._spec = spec
     outs = result if isinstance(result, tuple) else (result,)
@@ -209,6 +228,97 @@ def autograd_dispatch(op, args, kwargs):
     return result
 
 
+def _tensors(args, kwargs):
+    for a in list(args) + list(kwargs.values()):
+        if isinstance(a, TensorBase):
+            yield a
+        elif type(a) in (list, tuple):
+            yield from (t for t in a if isinstance(t, TensorBase))
+
+
+def _through_decomposition(op, plan, args, kwargs):
+    """An operator whose formulas cannot run here, differentiated through upstream's
+    decomposition (its constituent operators record the graph). A decomposition may read an
+    input only through values that carry no history (log_sigmoid_backward reads the saved
+    ``buffer``, not ``self``): then the graph it records does not reach every input that
+    requires grad, and the gradient would be silently missing. Such a result is recorded with
+    the operator's own formula node instead (formulas that cannot run refuse by name when
+    reached), or, without a usable node, with a node that refuses by name."""
+    if not _GRAD.grad_enabled:
+        return plan.fallback(*args, **kwargs)
+    wanted = [t for t in _tensors(args, kwargs) if _differentiable(t) and requires_grad(t)]
+    if not wanted:
+        return plan.fallback(*args, **kwargs)
+    # the nodes themselves are kept (a leaf's AccumulateGrad lives only while referenced)
+    targets = {id(n): n for n in (gradient_edge(t)[0] for t in wanted)}
+    start = next_sequence_nr()
+    result = plan.fallback(*args, **kwargs)
+    outs = [t for o in (result if isinstance(result, tuple) else (result,))
+            for t in (o if isinstance(o, list) else (o,))
+            if isinstance(t, TensorBase) and _differentiable(t)]
+    if not outs:
+        return result
+    missing = set(targets) - _reached(outs, start)
+    if not missing:
+        return result
+    spec = plan.spec
+    ins = {id(t) for t in _tensors(args, kwargs)}
+    if spec is not None and spec.kind == "functional" and \
+            all(i is not None for _, i, _u in spec.saved_outputs) and \
+            not any(id(o) in ins for o in outs):
+        return _record(op, plan, spec, args, kwargs, computed=result)
+    from ..refuse import TorchnativeNotImplementedError
+
+    what = f"the derivative of {op.name}"
+    why = spec.missing if spec is not None else "no derivative formula"
+    if any(id(o) in ins for o in outs) or spec is not None and spec.kind != "functional":
+        raise TorchnativeNotImplementedError(what, why + "; upstream's decomposition does not "
+                                             "differentiate it")
+    node = _Refusing(what, why, [gradient_edge(t) for t in _tensors(args, kwargs)])
+    node._input_meta = tuple((o._size, o._dtype) for o in outs)
+    for k, o in enumerate(outs):
+        o._grad_fn, o._output_nr, o._requires_grad = node, k, True
+    return result
+
+
+def _reached(outs, start) -> set:
+    """ids of the nodes the outputs' history reaches, walking only nodes made since
+    sequence number ``start`` (those the decomposition recorded)."""
+    seen, found = set(), set()
+    stack = []
+    for o in outs:
+        fn = gradient_edge(o)[0]
+        if fn is not None:
+            found.add(id(fn))
+            stack.append(fn)
+    while stack:
+        fn = stack.pop()
+        if id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        if getattr(fn, "_seq", start) < start:
+            continue
+        for nxt, _ in fn._next:
+            if nxt is not None:
+                found.add(id(nxt))
+                stack.append(nxt)
+    return found
+
+
+class _Refusing(Node):
+    """Stands for an operator's backward torchnative cannot compute: refuses by name when a
+    backward pass reaches it."""
+
+    def __init__(self, what, why, edges):
+        super().__init__(edges)
+        self._what, self._why = what, why
+
+    def _run(self, grads):
+        from ..refuse import TorchnativeNotImplementedError
+
+        raise TorchnativeNotImplementedError(self._what, self._why)
+
+
 def _inputs_require_grad(spec, vals) -> bool:
     for name, kind in spec.edges:
         v = vals.get(name)
@@ -235,6 +345,16 @@ def _stamp_views(outs, base, creation) -> None:
         for t in (o if isinstance(o, list) else (o,)):
             if isinstance(t, TensorBase) and t._view_base is not None:
                 stamp(t, base, creation)
+
+
+def _written_args(op) -> frozenset:
+    """Names of the arguments a (non in-place, non out=) operator writes: ``Tensor(a!)``."""
+    w = op.cache.get("autograd_written")
+    if w is None:
+        w = op.cache["autograd_written"] = frozenset(
+            a.name for a in op.schema.arguments
+            if a.alias_info is not None and a.alias_info.is_write)
+    return w
 
 
 def _writes_output(op) -> bool:

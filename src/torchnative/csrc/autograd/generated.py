@@ -84,6 +84,8 @@ class CppOp:
             for i, a in enumerate(params):
                 if i < len(args):
                     v = args[i]
+                    if v is None and a.real_type.kind() == "ListType":
+                        v = []  # an int[] the forward's caller gave as None (stride=None): empty
                     if not _matches(v, a.real_type):
                         break
                 elif a.has_default_value() or a.type.kind() == "OptionalType":
@@ -276,6 +278,8 @@ class FormulaNode(Node):
         return out
 
     def __getattr__(self, attr):
+        if attr.startswith("_raw_saved_") and attr[11:] in self.__dict__.get("_saved", {}):
+            return self._saved[attr[11:]]
         if attr.startswith("_saved_"):
             saved = self.__dict__.get("_saved", {})
             name = attr[7:]

@@ -1412,6 +1412,8 @@ def expand_as_backward(*a):
 
 def repeat_backward(grad, repeats, input_shape):
     torch = _torch()
+    if 0 in list(repeats):  # as upstream: fresh zeros, no graph through the gradient
+        return torch.zeros(list(input_shape), dtype=grad.dtype, device=grad.device)
     n = len(input_shape)
     num_unsqueezed = len(repeats) - n
     for _ in range(num_unsqueezed):
@@ -1487,8 +1489,8 @@ def cumprod_backward(grad, input, dim, output):
     """d/dx_i of sum_j g_j prod_{m<=j} x_m = prod_{m<i} x_m * R_i, R_i = g_i + x_{i+1} R_{i+1}:
     an exclusive product times a reverse recurrence, exact where inputs are zero (no division)."""
     torch = _torch()
-    if input.numel() == 0 or input.dim() == 0:
-        return grad.clone() if input.dim() == 0 else torch.zeros_like(input)
+    if input.numel() <= 1:  # as upstream: the gradient itself (no graph through the input)
+        return grad
     dim = maybe_wrap_dim(dim, input.dim())
     n = input.size(dim)
     ones = torch.ones_like(input.narrow(dim, 0, 1))
@@ -1630,58 +1632,78 @@ def index_reduce_backward(grad, self, dim, index, source, reduce, include_self, 
         scatter_fill=lambda t, v: t.index_fill(dim, index, v), name="index_reduce")
 
 
-# --- convolution (upstream's convolution_backward kernel, written with convolutions) ---------
+# --- convolution's double backward (Convolution.cpp's _convolution_double_backward) ----------
 
-def _conv_weight_grad(x, gy, kernel, stride, padding, dilation, groups):
-    """d(loss)/d(weight) of y = conv(x, w): per group, a convolution of the input (batch as
-    channels) by the output gradient, with stride and dilation exchanged."""
+def _convolution_double_backward(ggI, ggW, ggb, gO, weight, input, stride, padding, dilation,
+                                 transposed, output_padding, groups, output_mask):
+    """The backward of convolution_backward, computed as upstream's does with convolutions
+    (it is bilinear in input and weight): ggO = conv(ggI, w) + conv(input, ggW) + ggb; gI the
+    transposed convolution of gO by ggW (the plain one when the forward was transposed); gW the
+    convolution of ggI by gO with batch and channels exchanged (stride and dilation swapped,
+    per group), transposed back and narrowed to the kernel. Undefined where nothing flows."""
     torch = _torch()
-    cg = x.shape[1] // groups
-    og = gy.shape[1] // groups
-    parts = []
-    for j in range(groups):
-        xj = x.narrow(1, j * cg, cg).transpose(0, 1)
-        gj = gy.narrow(1, j * og, og).transpose(0, 1)
-        r = torch.ops.aten.convolution(xj, gj, None, list(dilation), list(padding), list(stride),
-                                       False, [0] * len(kernel), 1)
-        for d, k in enumerate(kernel):
-            r = r.narrow(2 + d, 0, k)
-        parts.append(r.transpose(0, 1))
-    return parts[0] if groups == 1 else torch.cat(parts, 0)
-
-
-def convolution_backward(grad, input, weight, bias_sizes, stride, padding, dilation, transposed,
-                         output_padding, groups, mask):
-    torch = _torch()
+    aten = torch.ops.aten
     nd = input.dim() - 2
 
     def expand(p):
-        p = list(p)
+        p = [int(v) for v in p]
         return p * nd if len(p) == 1 else p
 
     stride, padding, dilation = expand(stride), expand(padding), expand(dilation)
-    kernel = list(weight.shape[2:])
-    gi = gw = gb = None
-    if mask[0]:
-        if not transposed:
-            op = [input.shape[2 + i] - ((grad.shape[2 + i] - 1) * stride[i] - 2 * padding[i] +
-                                        dilation[i] * (kernel[i] - 1) + 1) for i in range(nd)]
-            gi = torch.ops.aten.convolution(grad, weight, None, stride, padding, dilation, True,
-                                            op, groups)
+    output_padding = expand(output_padding) if len(output_padding) else [0] * nd
+    transposed = bool(transposed)
+
+    def conv(x, w, st, pd, dl, tr, op, g):
+        return aten._convolution(x, w, None, st, pd, dl, tr, op, g, False, False, True, True)
+
+    ggO = gI = gW = None
+    if gO is None:
+        return ggO, gI, gW
+    if ggI is not None:
+        ggO = conv(ggI, weight, stride, padding, dilation, transposed, output_padding, groups)
+    if ggW is not None:
+        t = conv(input, ggW, stride, padding, dilation, transposed, output_padding, groups)
+        ggO = t if ggO is None else ggO + t
+    if ggb is not None:
+        shape = [1] * gO.dim()
+        shape[1] = ggb.shape[0]
+        t = ggb.contiguous().view(shape).expand(list(gO.shape))
+        ggO = t if ggO is None else ggO + t
+    if ggW is not None:
+        if transposed:
+            gI = conv(gO, ggW, stride, padding, dilation, False, output_padding, groups)
+            for i in range(nd):
+                if gI.shape[2 + i] > input.shape[2 + i]:
+                    gI = gI.narrow(2 + i, 0, input.shape[2 + i])
         else:
-            gi = torch.ops.aten.convolution(grad, weight, None, stride, padding, dilation, False,
-                                            [0] * nd, groups)
-    if mask[1]:
-        if not transposed:
-            gw = _conv_weight_grad(input, grad, kernel, stride, padding, dilation, groups)
+            op = [0] * nd
+            for i in range(nd):
+                expected = (weight.shape[2 + i] - 1) * dilation[i] - 2 * padding[i] + \
+                    stride[i] * (gO.shape[2 + i] - 1) + 1
+                if expected != input.shape[2 + i]:
+                    op[i] = input.shape[2 + i] - expected
+            gI = conv(gO, ggW, stride, padding, dilation, True, op, groups)
+    if ggI is not None:
+        gOt, ggIt = gO.transpose(0, 1), ggI.transpose(0, 1)
+
+        def wgrad(a, b):
+            if transposed:
+                a, b = b, a
+            return conv(a, b, dilation, padding, stride, False, output_padding, 1).transpose(0, 1)
+
+        if groups == 1:
+            gW = wgrad(ggIt, gOt)
         else:
-            gw = _conv_weight_grad(grad, input, kernel, stride, padding, dilation, groups)
-    if mask[2] and bias_sizes is not None:
-        gb = grad.sum([0] + list(range(2, grad.dim())))
-    return gi, gw, gb
+            ci, co = ggI.shape[1] // groups, gO.shape[1] // groups
+            gW = torch.cat([wgrad(ggIt.narrow(0, g * ci, ci), gOt.narrow(0, g * co, co))
+                            for g in range(groups)], 0)
+        for i in range(nd):
+            if gW.shape[2 + i] > weight.shape[2 + i]:
+                gW = gW.narrow(2 + i, 0, weight.shape[2 + i])
+    return ggO, gI, gW
 
 
-convolution_backward_symint = convolution_backward
+_convolution_double_backward_symint = _convolution_double_backward
 
 
 MemoryFormat_Contiguous = None  # filled lazily (torch.contiguous_format) by _memory_formats()
@@ -1831,43 +1853,15 @@ def _flash_attention_backward(grad_out, query, key, value, out, logsumexp, dropo
     return dq, dk, dv
 
 
-def _pool_divisors(n_out, size, k, s, p, count_include_pad):
-    """Per output position along one dimension: (window size counting padding, valid size)."""
-    import numpy as np
+# --- FFT (FunctionsManual's helpers, written beside the kernels in kernels/spectral.py) ------
 
-    start = np.arange(n_out) * s - p
-    end = np.minimum(start + k, size + p)
-    padded = end - start
-    valid = np.minimum(end, size) - np.maximum(start, 0)
-    return padded, valid
+def fft_r2c_backward(*a):
+    from ..kernels.spectral import fft_r2c_backward as f
+
+    return f(*a)
 
 
-def avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                        divisor_override):
-    """upstream's CPU avg_pool2d backward (AvgPoolKernel.cpp): each output's gradient divided
-    by its window's divisor, spread over the window (a transposed convolution by ones)."""
-    import numpy as np
+def fft_c2r_backward(*a):
+    from ..kernels.spectral import fft_c2r_backward as f
 
-    torch = _torch()
-    kh, kw = (list(kernel_size) * 2)[:2] if len(kernel_size) == 1 else list(kernel_size)
-    st = list(stride) if stride else [kh, kw]
-    sh, sw = (st * 2)[:2] if len(st) == 1 else st
-    ph, pw = (list(padding) * 2)[:2] if len(padding) == 1 else list(padding)
-    H, W = self.shape[-2], self.shape[-1]
-    OH, OW = grad.shape[-2], grad.shape[-1]
-    if divisor_override:
-        div = np.full((OH, OW), float(divisor_override))
-    else:
-        hp, hv = _pool_divisors(OH, H, kh, sh, ph, count_include_pad)
-        wp, wv = _pool_divisors(OW, W, kw, sw, pw, count_include_pad)
-        div = np.outer(hp, wp) if count_include_pad else np.outer(hv, wv)
-    lead = list(grad.shape[:-2])
-    g = grad / torch.from_numpy(div.astype(np.float64)).to(grad.dtype)
-    g = g.reshape(-1, 1, OH, OW)
-    ones = torch.ones(1, 1, kh, kw, dtype=grad.dtype)
-    full = torch.ops.aten.convolution(g, ones, None, [sh, sw], [0, 0], [1, 1], True, [0, 0], 1)
-    FH, FW = full.shape[-2], full.shape[-1]
-    if FH < ph + H or FW < pw + W:
-        full = torch.constant_pad_nd(full, [0, max(0, pw + W - FW), 0, max(0, ph + H - FH)])
-    out = full.narrow(2, ph, H).narrow(3, pw, W)
-    return out.reshape(lead + [H, W])
+    return f(*a)
