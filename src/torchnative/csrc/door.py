@@ -287,6 +287,11 @@ def backend_key(args: tuple, kwargs: dict) -> str:
 
 
 def _mutated_positions(op: OperatorHandle) -> tuple:
+    """The arguments whose version counter a call bumps: the written arguments of in-place and
+    out= operators (upstream's ADInplaceOrView kernels); an aten operator that mutates as a side
+    effect (``_native_batch_norm_legit``'s running stats) bumps nothing upstream."""
+    if op.native is not None and op.native.kind not in ("inplace", "out"):
+        return ()
     out = []
     for i, a in enumerate(op.schema.arguments):
         if a.alias_info is not None and a.alias_info.is_write:
