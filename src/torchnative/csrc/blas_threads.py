@@ -43,25 +43,55 @@ def _apply(n: int) -> None:
     _state["current"] = n
 
 
-class _SizeClass:
-    """Recent seconds per call with 1 thread and with the budget, for products of one size."""
+class _Tuner:
+    """The thread choice for one range of product sizes, decided by measurement: products run
+    with the current choice for ``every`` calls, then with the other one for a window of
+    ``WINDOW`` calls; the window's time per flop against the preceding run's decides. Whole
+    windows, not single calls, are compared: the first product after a switch pays for waking
+    the BLAS threads, which a single-call comparison would count against every switch."""
 
-    __slots__ = ("avg", "preferred", "calls", "every")
+    __slots__ = ("choice", "exploring", "left", "every", "seconds", "flops", "rate")
 
-    def __init__(self, preferred: int):
-        self.avg = {1: None, 0: None}  # 0: the budget
-        self.preferred = preferred
-        self.calls = 0
-        self.every = EXPLORE_MIN
+    def __init__(self, choice: int):
+        self.choice = choice  # 1: one thread, 0: the budget
+        self.exploring = False
+        self.every, self.left = EXPLORE_MIN, FIRST_EXPLORE
+        self.seconds = self.flops = 0.0
+        self.rate = None  # seconds per flop of the last run with the current choice
+
+    def current(self) -> int:
+        return (1 - self.choice) if self.exploring else self.choice
+
+    def record(self, seconds: float, flops: int) -> None:
+        self.seconds += seconds
+        self.flops += flops
+        self.left -= 1
+        if self.left > 0:
+            return
+        rate = self.seconds / max(self.flops, 1)
+        self.seconds = self.flops = 0.0
+        if not self.exploring:
+            self.rate, self.exploring, self.left = rate, True, WINDOW
+            return
+        self.exploring = False
+        if self.rate is not None and rate < self.rate * 0.97:  # the other choice won: take it
+            self.choice, self.every = 1 - self.choice, EXPLORE_MIN
+        else:  # it lost: try it less often
+            self.every = min(EXPLORE_MAX, self.every * 2)
+        self.left = self.every
 
 
-EXPLORE_MIN, EXPLORE_MAX = 32, 4096  # try the other choice every n-th call of a size class
-_classes: dict = {}
+# the first exploration comes early; later ones every EXPLORE_MIN..EXPLORE_MAX calls, for
+# WINDOW calls (a few per cent of the calls at most)
+FIRST_EXPLORE, EXPLORE_MIN, EXPLORE_MAX, WINDOW = 64, 512, 8192, 32
+# small products (a matrix-vector product, as in decoding one token) start on one thread,
+# large ones on the budget
+_tuners = {"small": _Tuner(1), "large": _Tuner(0)}
 
 
 def for_product(m: int, k: int, n: int):
     """Set the thread count for an (m x k) @ (k x n) product about to run. Returns a token for
-    ``done`` (None for products that are not timed)."""
+    ``done`` (None when there is nothing to choose)."""
     budget = _state["budget"]
     if budget is None:
         ctl = _controller()
@@ -70,31 +100,12 @@ def for_product(m: int, k: int, n: int):
         _apply(1)
         return None
     flops = m * k * n
-    size = flops.bit_length()
-    c = _classes.get(size)
-    if c is None:  # small products start on one thread, large ones on the budget
-        c = _classes[size] = _SizeClass(1 if flops < SMALL_FLOPS else 0)
-    c.calls += 1
-    choice = c.preferred
-    if c.calls % c.every == 0:
-        choice = 0 if choice == 1 else 1  # explore the other choice
-    _apply(budget if choice == 0 else 1)
-    return c, choice, time.perf_counter()
+    tuner = _tuners["small" if flops < SMALL_FLOPS else "large"]
+    _apply(1 if tuner.current() == 1 else budget)
+    return tuner, flops, time.perf_counter()
 
 
 def done(token) -> None:
     """Record how long the product announced by ``for_product`` took."""
-    if token is None:
-        return
-    elapsed = time.perf_counter() - token[2]
-    c, choice = token[0], token[1]
-    prev = c.avg[choice]
-    c.avg[choice] = elapsed if prev is None else 0.75 * prev + 0.25 * elapsed
-    other = c.avg[1 - choice]
-    if other is None:
-        return
-    best = choice if c.avg[choice] < other else 1 - choice
-    if choice != c.preferred:  # an exploration: back off when it lost, come back when it won
-        c.every = max(EXPLORE_MIN, c.every // 2) if best == choice else \
-            min(EXPLORE_MAX, c.every * 2)
-    c.preferred = best
+    if token is not None:
+        token[0].record(time.perf_counter() - token[2], token[1])
