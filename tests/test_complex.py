@@ -349,12 +349,6 @@ XFAIL = {
     "TRACE(X((2,)), lambda x: x.conj().resolve_conj())": _CONJ_BIT + " (upstream clones)",
     "X((2, 3)).conj().imag.resolve_neg()":
         _CONJ_BIT + " (resolve_neg returns the strided imag view; upstream copies it densely)",
-    "~GRAD(lambda a, b: torch.polar(a, b).real.sum() + torch.polar(a, b).imag.sum(), "
-    "R((3,)).abs(), R((3,), seed=1))":
-        "csrc/autograd has no polar_backward (FunctionsManual)",
-    "~GRAD(lambda a, b: (torch.complex(a, b) ** 2).imag.sum(), R((3,)), R((3,), seed=1))":
-        "csrc/autograd's ComplexBackward0 formula `at::imag(grad)` calls the argument named "
-        "imag instead of the function",
     "torch.view_as_complex(R((2, 2)).half())":
         "complex32 has no numpy storage: refused by name where upstream computes",
 }

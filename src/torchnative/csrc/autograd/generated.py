@@ -158,8 +158,8 @@ class Spec:
             if missing:
                 error = f"its formula calls {', '.join(sorted(missing))}, which torchnative " \
                         "does not implement"
-            code = compile(fm.source, f"<{f.node} formula for {', '.join(fm.var_names)}>",
-                           "eval") if not missing else None
+            code = _compile_formula(fm.source, env, f"<{f.node} formula for "
+                                    f"{', '.join(fm.var_names)}>") if not missing else None
             self.formulas.append(CompiledFormula(fm.var_names, code, error, names))
             for n in names:
                 uses.setdefault(n, set()).update(fm.var_names)
@@ -191,6 +191,34 @@ class Spec:
         if name.startswith("result") and name[6:].isdigit():
             return int(name[6:])
         return None
+
+
+class _Functions:
+    """``_FN.name``: the helper or operator ``name``, for calls whose name an argument shadows
+    (``complex(real, imag)``'s formula calls ``at::real(grad)`` beside an argument ``real``)."""
+
+    def __getattr__(self, name: str):
+        fn = _resolve(name)
+        if fn is None:
+            raise AttributeError(name)
+        return fn
+
+
+NS["_FN"] = _Functions()
+
+
+def _compile_formula(src: str, env: set, filename: str):
+    tree = ast.parse(src, mode="eval")
+    shadowed = False
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in env and \
+                _resolve(n.func.id) is not None:
+            n.func = ast.Attribute(value=ast.Name("_FN", ast.Load()), attr=n.func.id,
+                                   ctx=ast.Load())
+            shadowed = True
+    if not shadowed:
+        return compile(src, filename, "eval")
+    return compile(ast.fix_missing_locations(tree), filename, "eval")
 
 
 def _free_names(src: str) -> tuple:

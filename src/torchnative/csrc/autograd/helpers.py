@@ -1865,3 +1865,12 @@ def fft_c2r_backward(*a):
     from ..kernels.spectral import fft_c2r_backward as f
 
     return f(*a)
+
+
+def polar_backward(grad, result):
+    """(grad_abs, grad_angle) of polar(abs, angle) = abs * exp(i angle) (FunctionsManual)."""
+    torch = _torch()
+    if grad is None:
+        return None, None
+    grad_conj = grad.conj()
+    return (torch.real(grad_conj * torch.sgn(result)), torch.real(grad_conj * (result * 1j)))
