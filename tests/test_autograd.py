@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from torchnative.testing import upstream
+from torchnative.testing.golden.compare import nonfinite
 from torchnative.testing.golden.tolerance import derive
 
 HERE = Path(__file__).parent
@@ -46,6 +47,9 @@ def _agrees(ours: np.ndarray, low: np.ndarray, high: np.ndarray) -> str | None:
     upstream's own largest float32 error), or no farther from float64 than upstream is."""
     if ours.shape != low.shape:
         return f"shape {ours.shape} vs {low.shape}"
+    bad = nonfinite(low, ours)  # NaN/inf must sit where upstream's are (not merely be excused)
+    if bad:
+        return bad
     tol = derive([(low, high)], "float32")
     own = float(np.abs(low - high).max()) if low.size else 0.0
     diff = np.abs(ours - low)
