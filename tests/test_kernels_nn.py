@@ -13,159 +13,12 @@ messages compare exactly. ``trace`` cases also compare the operators __torch_dis
 
 from __future__ import annotations
 
-import json
-import sys
 import textwrap
 
-import numpy as np
 import pytest
 
+from kernel_golden import Golden, leaves
 from torchnative.testing import upstream
-from torchnative.testing.golden import tolerance
-
-# ------------------------------------------------------------------------------ shared harness
-# Executed verbatim by both interpreters.
-
-HARNESS = r'''
-import zlib
-import numpy as np
-
-class Mk:
-    """Inputs from a RandomState seeded by the case name; ``high`` widens floats to float64."""
-
-    def __init__(self, T, name, high):
-        self.T, self.high = T, high
-        self.rng = np.random.RandomState(zlib.crc32(name.encode()) & 0x7FFFFFFF)
-
-    def dt(self, dtype):
-        d = getattr(self.T, dtype) if isinstance(dtype, str) else dtype
-        if self.high and d.is_floating_point:
-            return self.T.float64
-        if self.high and d.is_complex:
-            return self.T.complex128
-        return d
-
-    def _fin(self, a, dtype):
-        T = self.T
-        d = getattr(T, dtype) if isinstance(dtype, str) else dtype
-        t = T.from_numpy(a.copy(order="C")).to(d)
-        return t.to(self.dt(d)) if self.high else t
-
-    def _floats(self, a, dtype):
-        d = str(dtype)
-        if "complex" in d:
-            return a.astype(np.complex128 if "128" in d else np.complex64)
-        return a.astype(np.float64 if "float64" in d else np.float32)
-
-    def randn(self, *shape, dtype="float32"):
-        a = self.rng.randn(*shape)
-        if "complex" in str(dtype):
-            a = a + 1j * self.rng.randn(*shape)
-        return self._fin(self._floats(a, dtype), dtype)
-
-    def rand(self, *shape, dtype="float32"):
-        return self._fin(self._floats(self.rng.rand(*shape), dtype), dtype)
-
-    def randint(self, lo, hi, shape, dtype="int64"):
-        return self._fin(self.rng.randint(lo, hi, size=shape).astype(np.int64), dtype)
-
-    def tensor(self, data, dtype=None):
-        """Python data as a tensor: ints stay int64 and bools bool unless a dtype is given."""
-        a = np.array(data)
-        if dtype is None:
-            dtype = {"i": "int64", "u": "int64", "b": "bool"}.get(a.dtype.kind, "float32")
-        if a.dtype.kind in "iub":
-            a = a.astype(np.int64 if a.dtype.kind != "b" else np.bool_)
-        else:
-            a = self._floats(a, dtype)
-        return self._fin(a, dtype)
-
-
-def enc(v, T, arrays):
-    if isinstance(v, T.Tensor):
-        dt = str(v.dtype).rsplit(".", 1)[-1]
-        x = v.detach()
-        if dt in ("float16", "bfloat16") or dt.startswith("float8"):
-            vals = x.to(T.float32).numpy().astype(np.float64)
-        else:
-            vals = np.array(x.numpy())
-        key = "a%d" % len(arrays)
-        arrays[key] = vals
-        return {"T": "tensor", "dtype": dt, "shape": list(v.shape), "stride": list(v.stride()),
-                "data": key}
-    if isinstance(v, (tuple, list)):
-        return {"T": "seq", "v": [enc(x, T, arrays) for x in v]}
-    if v is None:
-        return {"T": "none"}
-    if isinstance(v, (bool, int, float, str)):
-        return {"T": "py", "v": v}
-    return {"T": "other", "v": repr(type(v))}
-
-
-def run_case(T, F, case, high, arrays, tracer):
-    name, family, setup, expr, flags = case
-    ns = {"T": T, "F": F, "np": np, "mk": Mk(T, name, high)}
-    try:
-        exec(setup, ns)
-        if "seed" in flags:
-            T.default_generator.manual_seed(0)
-        grad = T.no_grad() if "nograd" in flags else T.enable_grad()
-        with grad:
-            if "trace" in flags and not high:
-                with tracer() as ops:
-                    v = eval(expr, ns)
-                return {"T": "traced", "ops": list(ops), "v": enc(v, T, arrays)}
-            return enc(eval(expr, ns), T, arrays)
-    except Exception as e:  # noqa: BLE001 - the exception is the result
-        import traceback
-        where = traceback.extract_tb(e.__traceback__)[-1].filename
-        return {"T": "exc", "type": type(e).__name__, "msg": str(e), "where": where}
-
-
-def has_float(d):
-    if d["T"] == "tensor":
-        return d["dtype"] not in ("float64", "complex128") and (
-            d["dtype"].startswith("float") or d["dtype"].startswith("bfloat") or
-            d["dtype"].startswith("complex"))
-    if d["T"] == "traced":
-        return has_float(d["v"])
-    return d["T"] == "seq" and any(has_float(x) for x in d["v"])
-'''
-
-UPSTREAM = r'''
-import json, sys, contextlib
-import numpy as np
-import torch as T
-import torch.nn.functional as F
-from torch.utils._python_dispatch import TorchDispatchMode
-
-class Rec(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.ops = []
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.ops.append(str(func))
-        return func(*args, **(kwargs or {}))
-
-@contextlib.contextmanager
-def tracer():
-    r = Rec()
-    with r:
-        yield r.ops
-
-exec(open(sys.argv[1]).read())
-cases = json.load(open(sys.argv[2]))
-arrays, out = {}, {}
-for case in cases:
-    low = run_case(T, F, case, False, arrays, tracer)
-    # the float64 rerun: upstream's own error, also where a float64 result has lower-precision
-    # inputs (its precision is theirs)
-    high = run_case(T, F, case, True, arrays, tracer) \
-        if low["T"] != "exc" and "exact" not in case[4] else None
-    out[case[0]] = {"low": low, "high": high}
-np.savez(sys.argv[3], **arrays)
-print(json.dumps(out))
-'''
 
 # ------------------------------------------------------------------------------ the cases
 # (name, family, setup, expression, flags); flags: trace, seed (manual_seed(0) first), exact.
@@ -878,52 +731,6 @@ case("vecdot_out", "contract", "T.linalg.vecdot(a, b, out=o)",
 
 # ------------------------------------------------------------------------------ running
 
-def _run_upstream(tmp_path_factory):
-    d = tmp_path_factory.mktemp("nn_golden")
-    (d / "harness.py").write_text(HARNESS)
-    (d / "cases.json").write_text(json.dumps(CASES))
-    (d / "up.py").write_text(UPSTREAM)
-    proc = upstream.run_script(d / "up.py", str(d / "harness.py"), str(d / "cases.json"),
-                               str(d / "arrays.npz"))
-    doc = json.loads(proc.stdout.strip().splitlines()[-1])
-    with np.load(d / "arrays.npz") as z:
-        arrays = {k: z[k] for k in z.files}
-    return doc, arrays
-
-
-@pytest.fixture(scope="module")
-def golden(tmp_path_factory):
-    if not upstream.available():
-        pytest.skip("upstream environment (.venv-upstream) not installed")
-    return _run_upstream(tmp_path_factory)
-
-
-class _Recorder:
-    """A __torch_dispatch__ mode on our dispatch stack that records operator names."""
-
-    def __init__(self):
-        self.ops = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.ops.append(str(func))
-        return func(*args, **(kwargs or {}))
-
-    def __enter__(self):
-        from torchnative.csrc import python_dispatch
-
-        python_dispatch.push_on_torch_dispatch_stack(self)
-        return self.ops
-
-    def __exit__(self, *exc):
-        from torchnative.csrc import python_dispatch
-
-        python_dispatch.pop_torch_dispatch_stack()
-        return False
-
-
-_NS: dict = {}
-
-
 def _mine() -> set:
     """Operators registered by this scope's modules (linalg.py, nn_*.py)."""
     from torchnative.csrc.kernels import load_all
@@ -952,104 +759,15 @@ def _missing_elsewhere(ours) -> str | None:
     return None if name in _mine() else name
 
 
-def _ours(case_):
-    import torch
-    import torch.nn.functional as F
-
-    if not _NS:
-        exec(HARNESS, _NS)
-    arrays: dict = {}
-    return _NS["run_case"](torch, F, case_, False, arrays, _Recorder), arrays
+_G = Golden(CASES)
+_ours, _compare, _leaves = _G.ours, _G.compare, leaves
 
 
-def _leaves(d, arrays):
-    if d["T"] == "tensor":
-        yield d, arrays[d["data"]]
-    elif d["T"] == "seq":
-        for x in d["v"]:
-            yield from _leaves(x, arrays)
-    elif d["T"] == "traced":
-        yield from _leaves(d["v"], arrays)
-
-
-_TOLS: dict = {}
-
-
-def _tol(golden, family, dtype):
-    """The derived tolerance of (family, dtype): upstream's own error against its float64 rerun
-    over every case of the family; float64 carries float32's in ulps."""
-    key = (family, dtype)
-    if key in _TOLS:
-        return _TOLS[key]
-    doc, arrays = golden
-    real = {"complex64": "float32", "complex128": "float64"}.get(dtype, dtype)
-    src = "float32" if real == "float64" else real
-    pairs = []
-    for name, fam, *_ in CASES:
-        r = doc[name]
-        if fam != family or r["high"] is None:
-            continue
-        for (lo, la), (hi, ha) in zip(_leaves(r["low"], arrays), _leaves(r["high"], arrays)):
-            if lo["dtype"] in (src, {"float32": "complex64"}.get(src)) and la.shape == ha.shape:
-                pairs.append((tolerance.real_view(la), tolerance.real_view(ha)))
-    t = tolerance.derive(pairs, src)
-    if real == "float64":
-        t = _float64_tol(pairs)
-    _TOLS[key] = t
-    return t
-
-
-def _float64_tol(pairs32):
-    """float64 has no wider rerun to rescue an element by, so its bound is the worst of
-    upstream's float32 error (not P90), in units of eps (rounding error scales with eps, relative
-    and absolute alike), doubled: |ours - upstream| <= |ours - exact| + |upstream - exact|."""
-    base = tolerance.floor("float64")
-    ratio = np.finfo(np.float64).eps / np.finfo(np.float32).eps
-    if not pairs32:
-        return base
-    low = np.concatenate([p[0].ravel() for p in pairs32])
-    high = np.concatenate([p[1].ravel() for p in pairs32])
-    keep = np.isfinite(low) & np.isfinite(high)
-    err, mag = np.abs(low - high)[keep], np.abs(high)[keep]
-    # the P90 relative part, and an absolute part that covers every element it leaves
-    rtol = tolerance.derive(pairs32, "float32").rtol
-    atol = float(np.max(err - rtol * mag, initial=0.0))
-    return tolerance.Tol(max(2 * rtol * ratio, base.rtol), max(2 * atol * ratio, base.atol),
-                         "2 x upstream's float32 error bound in eps units", int(low.size))
-
-
-def _compare(golden, family, up, ours, ours_arrays, high):
-    doc, arrays = golden
-    assert ours["T"] == up["T"], f"ours {ours} where upstream {up}"
-    if up["T"] == "exc":
-        assert (ours["type"], ours["msg"]) == (up["type"], up["msg"]), ours.get("where")
-        return
-    if up["T"] == "traced":
-        assert ours["ops"] == up["ops"], "dispatched operators differ"
-    ul = list(_leaves(up, arrays))
-    ol = list(_leaves(ours, ours_arrays))
-    hl = list(_leaves(high, arrays)) if high is not None else [(None, None)] * len(ul)
-    assert len(ul) == len(ol)
-    if up["T"] == "py":
-        assert ours == up
-    for (ud, ua), (od, oa), (_hd, ha) in zip(ul, ol, hl):
-        assert (od["dtype"], od["shape"], od["stride"]) == (ud["dtype"], ud["shape"], ud["stride"])
-        if ua.dtype.kind not in "fc":
-            np.testing.assert_array_equal(oa, ua)
-            continue
-        u, o = tolerance.real_view(ua), tolerance.real_view(oa)
-        for test in (np.isnan, np.isposinf, np.isneginf):
-            np.testing.assert_array_equal(test(o), test(u), err_msg=f"{test.__name__} positions")
-        t = _tol(golden, family, ud["dtype"])
-        fin = np.isfinite(u)
-        diff = np.abs(o - u)
-        ok = diff <= t.atol + t.rtol * np.abs(u)
-        if ha is not None and ha.shape == ua.shape:
-            h = tolerance.real_view(ha)
-            ok |= np.abs(o - h) <= np.abs(u - h) + t.atol + t.rtol * np.abs(h)
-        bad = fin & ~ok
-        assert not bad.any(), (f"{int(bad.sum())}/{bad.size} off beyond rtol {t.rtol:.3g} atol "
-                               f"{t.atol:.3g} ({t.source}); max diff {float(diff[bad].max()):.3g}")
+@pytest.fixture(scope="module")
+def golden(tmp_path_factory):
+    if not upstream.available():
+        pytest.skip("upstream environment (.venv-upstream) not installed")
+    return _G.run_upstream(tmp_path_factory, "nn_golden")
 
 
 # Cases that fail because of a known defect outside these kernels (strict: an XPASS says the
