@@ -161,3 +161,23 @@ def test_dropped_graph_is_recorded_with_the_formula_node():
     finally:
         spec.available = True
         handle.cache.pop("autograd", None)
+
+
+def test_ops_returning_their_input_leave_a_leaf_alone():
+    """Upstream's CompositeImplicitAutograd ops that return ``self`` (resolve_conj, conj of a
+    real tensor, contiguous, to() without a change ...) record nothing: the leaf keeps no
+    grad_fn and gradients flow to it directly."""
+    import torch
+
+    for dtype in (torch.float64, torch.complex128):
+        x = torch.randn(3, dtype=dtype, requires_grad=True)
+        for fn in (lambda t: t.resolve_conj(), lambda t: t.resolve_neg(),
+                   lambda t: t.contiguous(), lambda t: t.to(dtype), lambda t: t.type_as(t),
+                   lambda t: t.conj() if not t.is_complex() else t):
+            y = fn(x)
+            assert y is x and x.grad_fn is None and x.is_leaf
+        g = torch.randn(3, dtype=dtype)
+        (gx,) = torch.autograd.grad(torch.view_as_real(x.resolve_conj()) if dtype.is_complex
+                                    else x.resolve_conj(), x,
+                                    torch.view_as_real(g) if dtype.is_complex else g)
+        assert torch.equal(gx, g)

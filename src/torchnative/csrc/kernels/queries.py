@@ -16,8 +16,10 @@ def is_inference(self) -> bool:
     return bool(self.__dict__.get("_tn_inference", False))
 
 
-@kernel("resolve_conj", "resolve_neg", meta=True)
+@kernel("resolve_conj", "resolve_neg", composite=True)
 def _resolved(self):
+    """CompositeImplicitAutograd upstream: no tensor here carries a lazy bit, so both return
+    self, above autograd (recording them would give the input itself a history)."""
     return self
 
 
