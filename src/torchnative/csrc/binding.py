@@ -14,6 +14,7 @@ from __future__ import annotations
 import numbers
 
 from . import call_cache as _call_cache
+from .call_cache import NOT_SEQUENCES
 from . import door
 from .construct import wrapped_number as _wrapped_number
 from .dispatcher import REGISTRY
@@ -540,7 +541,12 @@ def call_function(fn, sp: Spelling, args: tuple, kwargs: dict):
 
 
 def call_method(method, sp: Spelling, self, args: tuple, kwargs: dict):
-    key = _call_cache.key_of(self, args, kwargs)
+    if kwargs:
+        key = _call_cache.key_of(self, args, kwargs)
+    else:  # the common pattern, inline: types only
+        key = (type(self), *map(type, args))
+        if not NOT_SEQUENCES.issuperset(key):
+            key = _call_cache.key_of(self, args, kwargs)
     recipe = sp.recipes.get(key)
     if recipe and not (_TF_TLS.stack and _TF_TLS.state != 2):
         op = recipe.op

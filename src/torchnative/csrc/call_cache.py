@@ -56,13 +56,13 @@ def key_of(self_tensor, args: tuple, kwargs: dict):
     key = tuple(map(type, args))
     if self_tensor is not None:
         key = (type(self_tensor),) + key
-    if not _NOT_SEQUENCES.issuperset(key):
+    if not NOT_SEQUENCES.issuperset(key):
         key = tuple(map(_type_key, args))
         if self_tensor is not None:
             key = (_type_key(self_tensor),) + key
     if kwargs:
         types = tuple(map(type, kwargs.values()))
-        if _NOT_SEQUENCES.issuperset(types):
+        if NOT_SEQUENCES.issuperset(types):
             key += tuple(zip(kwargs, types))
         else:
             key += tuple((k, _type_key(v)) for k, v in kwargs.items())
@@ -70,14 +70,14 @@ def key_of(self_tensor, args: tuple, kwargs: dict):
 
 
 # types seen that are not list or tuple (sub)classes: the common key needs no element types
-_NOT_SEQUENCES: set = set(_SCALAR_TYPES)
+NOT_SEQUENCES: set = set(_SCALAR_TYPES)
 
 
 def _type_key(v):
     t = type(v)
     if isinstance(v, (list, tuple)):
         return (t, *map(type, v))
-    _NOT_SEQUENCES.add(t)
+    NOT_SEQUENCES.add(t)
     return t
 
 
