@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import argparse
 import fcntl
-import hashlib
 import json
 import shlex
 import shutil
 import subprocess
 import sys
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import asdict, dataclass, replace
+from typing import ClassVar
 from pathlib import Path
 
 from torchnative.testing import upstream
@@ -33,12 +33,10 @@ from torchnative.testing import upstream
 import numpy as np
 
 from . import baseline, codec, compare, workers
-from .pipeline import CACHE, load_pair
+from .pipeline import CACHE, cases_dir, fingerprint, load_pair, results_dir, suite_dir
 from .report import GOOD, STATUSES, pct, rel, row_id, row_status
 from .tolerance import OpTolerances, Tol
 
-HERE = Path(__file__).resolve().parent
-GENERATION_SOURCES = ("codec.py", "calls.py", "naming.py", "generate.py", "grads_worker.py")
 BASELINE = upstream.REPO / "tests" / "golden_grads_baseline.json"
 KINDS = ("grad", "gradgrad", "gradcheck", "gradgradcheck")
 SECONDS_PER_KEY = 300
@@ -58,6 +56,10 @@ FAST_OPS = (
 
 @dataclass(frozen=True)
 class GradSuite:
+    CACHE_PREFIX: ClassVar[str] = "grads-"
+    SOURCES: ClassVar[tuple] = ("codec.py", "calls.py", "naming.py", "generate.py",
+                                "grads_worker.py")
+
     name: str
     ops: tuple[str, ...] = ()      # empty: every OpInfo entry that supports autograd
     dtypes: tuple[str, ...] = ("float32", "float64")
@@ -70,26 +72,6 @@ class GradSuite:
 
 
 SUITES = {"fast": GradSuite("fast", FAST_OPS, max_samples=3, checks=1), "full": GradSuite("full")}
-
-
-def suite_dir(suite: GradSuite) -> Path:
-    return CACHE / f"grads-{suite.name}"
-
-
-def cases_dir(suite: GradSuite) -> Path:
-    return suite_dir(suite) / "cases"
-
-
-def results_dir(suite: GradSuite, label: str) -> Path:
-    return suite_dir(suite) / "results" / label
-
-
-def fingerprint(suite: GradSuite) -> str:
-    h = hashlib.sha256(json.dumps(suite.params(), sort_keys=True).encode())
-    for name in GENERATION_SOURCES:
-        h.update((HERE / name).read_bytes())
-    h.update(str(upstream.UPSTREAM_PYTHON).encode())
-    return h.hexdigest()[:16]
 
 
 def list_keys(ops: tuple[str, ...]) -> list[str]:

@@ -21,13 +21,12 @@ from .tolerance import OpTolerances
 CACHE = upstream.REPO / ".cache" / "golden"
 HERE = Path(__file__).resolve().parent
 # Files whose change changes the cases (the fingerprint of a case set).
-GENERATION_SOURCES = ("codec.py", "calls.py", "naming.py", "generate.py")
 GENERATE_SECONDS_PER_KEY = 300
 REPLAY_SECONDS_PER_KEY = 300  # a per-call alarm (calls.py) bounds each case; this bounds the rest
 
 
 def suite_dir(suite: Suite) -> Path:
-    return CACHE / suite.name
+    return CACHE / f"{suite.CACHE_PREFIX}{suite.name}"
 
 
 def cases_dir(suite: Suite) -> Path:
@@ -40,7 +39,7 @@ def results_dir(suite: Suite, label: str) -> Path:
 
 def fingerprint(suite: Suite) -> str:
     h = hashlib.sha256(json.dumps(suite.params(), sort_keys=True).encode())
-    for name in GENERATION_SOURCES:
+    for name in suite.SOURCES:
         h.update((HERE / name).read_bytes())
     h.update(str(upstream.UPSTREAM_PYTHON).encode())
     return h.hexdigest()[:16]

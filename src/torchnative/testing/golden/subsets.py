@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import ClassVar
 
 # Core ops a transformer forward touches, plus the shape/index ops around them (OpInfo names; an
 # entry with variants, like div or max, brings all of them).
@@ -19,6 +20,10 @@ FAST_OPS = (
 
 @dataclass(frozen=True)
 class Suite:
+    # where its cases live (.cache/golden/<prefix><name>) and the sources their fingerprint reads
+    CACHE_PREFIX: ClassVar[str] = ""
+    SOURCES: ClassVar[tuple] = ("codec.py", "calls.py", "naming.py", "generate.py")
+
     name: str
     ops: tuple[str, ...] = ()       # empty: every OpInfo entry
     dtypes: tuple[str, ...] = ()    # empty: every dtype the op supports on CPU (capped)
