@@ -9,63 +9,28 @@ autograd package (named in the reason); they are strict xfails.
 
 from __future__ import annotations
 
-import json
 import sys
 import warnings
 from pathlib import Path
 
 import pytest
 
-from torchnative.testing import upstream
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 
 import autograd_hooks_behaviour as behaviour  # noqa: E402
-from test_autograd_views import same  # noqa: E402
+from behaviour_compare import (agreement_test, case_names, ours_fixture, ran_on_upstream_test,
+                               upstream_fixture)
 
-needs_upstream = pytest.mark.skipif(not upstream.available(), reason="no upstream environment")
 
 PENDING: dict[str, str] = {}
 
-
-def _case_names():
-    import torch
-
-    return list(behaviour.cases(torch))
-
-
-CASES = _case_names()
-
-
-@pytest.fixture(scope="module")
-def theirs():
-    proc = upstream.run_script(HERE / "autograd_hooks_behaviour.py")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-@pytest.fixture(scope="module")
-def ours():
-    import torch
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return json.loads(json.dumps(behaviour.probes(torch)))
-
-
-@needs_upstream
-@pytest.mark.parametrize("name", CASES)
-def test_case_agrees(name, ours, theirs, request):
-    if name in PENDING:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=PENDING[name]))
-    assert same(ours[name], theirs[name]), f"ours:   {ours[name]}\nupstream: {theirs[name]}"
-
-
-@needs_upstream
-def test_every_case_ran_on_upstream(theirs):
-    assert set(theirs) == set(CASES)
-    escaped = {k: v for k, v in theirs.items() if isinstance(v, str) and v.startswith("EXC")}
-    assert not escaped, escaped
+CASES = case_names(behaviour)
+theirs = upstream_fixture("autograd_hooks_behaviour.py")
+ours = ours_fixture(behaviour)
+test_case_agrees = agreement_test(CASES, PENDING)
+test_every_case_ran_on_upstream = ran_on_upstream_test(CASES)
 
 
 # --- refusals by name (upstream computes these; we refuse clearly) ----------------------------

@@ -12,67 +12,25 @@ import json
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from torchnative.testing import upstream
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 
 import autograd_views_behaviour as behaviour  # noqa: E402
+from behaviour_compare import (agreement_test, case_names, ours_fixture, ran_on_upstream_test, same,
+                               upstream_fixture)
 
-needs_upstream = pytest.mark.skipif(not upstream.available(), reason="no upstream environment")
 
 # Cases that need a change outside torch._C's autograd package, as strict xfails (none now).
 PENDING: dict = {}
 
-
-def _case_names():
-    import torch
-
-    return list(behaviour.cases(torch))
-
-
-CASES = _case_names()
-
-
-@pytest.fixture(scope="module")
-def theirs():
-    proc = upstream.run_script(HERE / "autograd_views_behaviour.py")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-@pytest.fixture(scope="module")
-def ours():
-    import torch
-
-    return json.loads(json.dumps(behaviour.probes(torch)))
-
-
-def same(a, b) -> bool:
-    """Equal structure and strings; floats (float64 computations) within 1e-12 relative."""
-    if isinstance(a, float) and isinstance(b, float):
-        return a == b or abs(a - b) <= 1e-12 * max(abs(a), abs(b)) + 1e-14 or \
-            (np.isnan(a) and np.isnan(b))
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    return type(a) is type(b) and a == b
-
-
-@needs_upstream
-@pytest.mark.parametrize("name", CASES)
-def test_case_agrees(name, ours, theirs, request):
-    if name in PENDING:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=PENDING[name]))
-    assert same(ours[name], theirs[name]), f"ours:   {ours[name]}\nupstream: {theirs[name]}"
-
-
-@needs_upstream
-def test_every_case_ran_on_upstream(theirs):
-    assert set(theirs) == set(CASES)
-    escaped = {k: v for k, v in theirs.items() if isinstance(v, str) and v.startswith("EXC")}
-    assert not escaped, escaped
+CASES = case_names(behaviour)
+theirs = upstream_fixture("autograd_views_behaviour.py")
+ours = ours_fixture(behaviour)
+test_case_agrees = agreement_test(CASES, PENDING)
+test_every_case_ran_on_upstream = ran_on_upstream_test(CASES)
 
 
 def test_comparison_rejects_differences():
