@@ -365,31 +365,22 @@ def _check_n(n):
         raise RuntimeError(f"Invalid number of data points ({n}) specified")
 
 
-def _r2c_maybe_out(fname, out, x, dims, norm, onesided):
+# the output kind each transform's out= must have: (check, words in upstream's message)
+_OUT_KIND = {"_fft_r2c": (lambda dt: dt.is_complex, "a complex"),
+             "_fft_c2c": (lambda dt: dt.is_complex, "a complex"),
+             "_fft_c2r": (lambda dt: dt.is_floating_point, "a floating point")}
+
+
+def _maybe_out(op, fname, out, x, dims, norm, last):
+    """``op`` (_fft_r2c / _fft_c2r / _fft_c2c) into ``out`` when given, after upstream's check
+    of out's kind; ``last``: onesided, last_dim_size or forward, as ``op`` takes it."""
     if out is not None:
-        if not out._dtype.is_complex:
-            raise RuntimeError(f"{fname} expects a complex output tensor, but got "
+        ok, kind = _OUT_KIND[op]
+        if not ok(out._dtype):
+            raise RuntimeError(f"{fname} expects {kind} output tensor, but got "
                                f"{out._dtype._cpp_name}")
-        return call("_fft_r2c.out", x, list(dims), norm, onesided, out=out)
-    return call("_fft_r2c", x, list(dims), norm, onesided)
-
-
-def _c2r_maybe_out(fname, out, x, dims, norm, last_dim_size):
-    if out is not None:
-        if not out._dtype.is_floating_point:
-            raise RuntimeError(f"{fname} expects a floating point output tensor, but got "
-                               f"{out._dtype._cpp_name}")
-        return call("_fft_c2r.out", x, list(dims), norm, last_dim_size, out=out)
-    return call("_fft_c2r", x, list(dims), norm, last_dim_size)
-
-
-def _c2c_maybe_out(fname, out, x, dims, norm, forward):
-    if out is not None:
-        if not out._dtype.is_complex:
-            raise RuntimeError(f"{fname} expects a complex output tensor, but got "
-                               f"{out._dtype._cpp_name}")
-        return call("_fft_c2c.out", x, list(dims), norm, forward, out=out)
-    return call("_fft_c2c", x, list(dims), norm, forward)
+        return call(f"{op}.out", x, list(dims), norm, last, out=out)
+    return call(op, x, list(dims), norm, last)
 
 
 def _fft_r2c_1d(fname, out, x, n, dim, norm_str, forward, onesided):
@@ -428,7 +419,7 @@ def _fft_c2r_1d(fname, out, x, n, dim, norm_str, forward):
     norm = _norm_from_string(norm_str, forward)
     if forward:
         x = call("conj", x)
-    return _c2r_maybe_out(fname, out, x, [dim], norm, size)
+    return _maybe_out("_fft_c2r", fname, out, x, [dim], norm, size)
 
 
 def _fft_c2c_1d(fname, out, x, n, dim, norm_str, forward):
@@ -441,7 +432,7 @@ def _fft_c2c_1d(fname, out, x, n, dim, norm_str, forward):
     if n is not None:
         x = _resize_fft_input(x, [dim], [n])
     norm = _norm_from_string(norm_str, forward)
-    return _c2c_maybe_out(fname, out, x, [dim], norm, forward)
+    return _maybe_out("_fft_c2c", fname, out, x, [dim], norm, forward)
 
 
 def _canonicalize(x, s, dim):
@@ -492,7 +483,8 @@ def _fftn_c2c(out, x, shape, dims, norm_str, forward):
     if not x._dtype.is_complex:
         raise RuntimeError(f"fftn expects a complex input tensor, but got{x._dtype._cpp_name}")
     x = _resize_fft_input(x, dims, shape)
-    return _c2c_maybe_out("fftn", out, x, dims, _norm_from_string(norm_str, forward), forward)
+    return _maybe_out("_fft_c2c", "fftn", out, x, dims, _norm_from_string(norm_str, forward),
+                      forward)
 
 
 def _fftn(out, x, s, dim, norm, forward):
@@ -509,13 +501,13 @@ def _rfftn(out, x, s, dim, norm_str):
     if not shape:
         raise RuntimeError("rfftn must transform at least one axis")
     x = _resize_fft_input(_promote_fft(x), dims, shape)
-    return _r2c_maybe_out("rfftn", out, x, dims, _norm_from_string(norm_str, True), True)
+    return _maybe_out("_fft_r2c", "rfftn", out, x, dims, _norm_from_string(norm_str, True), True)
 
 
 def _irfftn(out, x, s, dim, norm_str):
     shape, dims, last = _canonicalize_c2r("irfftn", x, s, dim)
     x = _resize_fft_input(_promote_fft(x, require_complex=True), dims, shape)
-    return _c2r_maybe_out("irfftn", out, x, dims, _norm_from_string(norm_str, False), last)
+    return _maybe_out("_fft_c2r", "irfftn", out, x, dims, _norm_from_string(norm_str, False), last)
 
 
 def _hfftn(out, x, s, dim, norm_str):
@@ -524,7 +516,7 @@ def _hfftn(out, x, s, dim, norm_str):
     norm = _norm_from_string(norm_str, True)
     tmp = call("_fft_c2c", x, dims[:-1], norm, True) if len(dims) > 1 else x
     tmp = call("conj", tmp)
-    return _c2r_maybe_out("hfftn", out, tmp, [dims[-1]], norm, last)
+    return _maybe_out("_fft_c2r", "hfftn", out, tmp, [dims[-1]], norm, last)
 
 
 def _ihfftn(out, x, s, dim, norm_str):
@@ -538,7 +530,7 @@ def _ihfftn(out, x, s, dim, norm_str):
         # (upstream's out= form here passes its arguments to conj_physical_out swapped)
         return call("conj_physical.out", out, out=tmp) if out is not None else call("conj", tmp)
     tmp = call("conj_physical", tmp)
-    return _c2c_maybe_out("ihfftn", out, tmp, dims[:-1], norm, False)
+    return _maybe_out("_fft_c2c", "ihfftn", out, tmp, dims[:-1], norm, False)
 
 
 def _register_1d(name, impl):
