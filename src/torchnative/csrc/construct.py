@@ -58,7 +58,8 @@ def make(storage, dt, size, stride, offset=0, cls=None, version_ref=None, view_b
 def from_result(arr: np.ndarray, dt) -> TensorBase:
     """A cpu tensor over a fresh C-contiguous numpy result of ``dt``'s storage type, without a
     copy: the array itself is the tensor's view, and its memory becomes the storage when the
-    storage is first asked for (TensorBase._storage)."""
+    storage is first asked for (TensorBase._storage). The fields are ``make``'s, set inline:
+    every kernel result passes here, and calling ``make`` costs a third more (measured)."""
     shape = arr.shape
     stride = _CONTIGUOUS.get(shape)
     if stride is None:
