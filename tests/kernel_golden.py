@@ -182,13 +182,13 @@ class Recorder:
         return func(*args, **(kwargs or {}))
 
     def __enter__(self):
-        from torchnative.csrc import python_dispatch
+        from torchnative.csrc.dispatch import python_dispatch
 
         python_dispatch.push_on_torch_dispatch_stack(self)
         return self.ops
 
     def __exit__(self, *exc):
-        from torchnative.csrc import python_dispatch
+        from torchnative.csrc.dispatch import python_dispatch
 
         python_dispatch.pop_torch_dispatch_stack()
         return False

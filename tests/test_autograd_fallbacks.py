@@ -142,7 +142,7 @@ def test_dropped_graph_is_recorded_with_the_formula_node():
     import torch
     from torchnative.csrc.autograd import dispatch, generated
 
-    from torchnative.csrc.dispatcher import REGISTRY
+    from torchnative.csrc.ops.dispatcher import REGISTRY
 
     spec = generated.spec_for("log_sigmoid_backward")
 

@@ -37,7 +37,7 @@ test_every_case_ran_on_upstream = ran_on_upstream_test(CASES)
 
 def test_legacy_vmap_over_other_functions_refuses_by_name():
     import torch
-    from torchnative.csrc.refuse import TorchnativeNotImplementedError
+    from torchnative.csrc.core.refuse import TorchnativeNotImplementedError
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -52,7 +52,7 @@ def test_legacy_vmap_over_other_functions_refuses_by_name():
 
 def test_backward_with_batched_grads_refuses_by_name():
     import torch
-    from torchnative.csrc.refuse import TorchnativeNotImplementedError
+    from torchnative.csrc.core.refuse import TorchnativeNotImplementedError
 
     x = torch.ones(3, requires_grad=True)
     y = x * 2
@@ -63,7 +63,7 @@ def test_backward_with_batched_grads_refuses_by_name():
 
 def test_forward_mode_vectorized_jacobian_refuses_by_name():
     import torch
-    from torchnative.csrc.refuse import TorchnativeNotImplementedError
+    from torchnative.csrc.core.refuse import TorchnativeNotImplementedError
 
     with pytest.raises(TorchnativeNotImplementedError, match="_enter_dual_level"):
         torch.autograd.functional.jacobian(lambda t: t * 2, torch.ones(3), vectorize=True,

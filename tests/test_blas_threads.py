@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from torchnative.csrc import blas_threads as bt
+from torchnative.csrc.kernels.support import blas_threads as bt
 
 
 @pytest.fixture

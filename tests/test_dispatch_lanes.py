@@ -9,7 +9,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from torchnative.csrc import door
+from torchnative.csrc.dispatch import door
 
 
 def _spelling(fn):

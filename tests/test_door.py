@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import torch
-from torchnative.csrc import door
-from torchnative.csrc.refuse import TorchnativeNotImplementedError
+from torchnative.csrc.dispatch import door
+from torchnative.csrc.core.refuse import TorchnativeNotImplementedError
 from torchnative.testing.upstream import run_both
 
 
@@ -29,7 +29,7 @@ def test_spellings_reach_the_door(spelling):
 
 
 def test_missing_kernel_refuses_naming_the_overload():
-    from torchnative.csrc.dispatcher import REGISTRY
+    from torchnative.csrc.ops.dispatcher import REGISTRY
 
     op = REGISTRY.find("aten::_cudnn_rnn", "")
     with pytest.raises(TorchnativeNotImplementedError, match="aten::_cudnn_rnn"):

@@ -12,11 +12,11 @@ import warnings
 import numpy as np
 import pytest
 
-from torchnative.csrc import cast as C
-from torchnative.csrc import dtypes as D
-from torchnative.csrc import promotion as P
-from torchnative.csrc import typeinfo as TI
-from torchnative.csrc.refuse import TorchnativeNotImplementedError
+from torchnative.csrc.core import cast as C
+from torchnative.csrc.core import dtypes as D
+from torchnative.csrc.core import promotion as P
+from torchnative.csrc.core import typeinfo as TI
+from torchnative.csrc.core.refuse import TorchnativeNotImplementedError
 from torchnative.testing import upstream
 
 pytestmark = pytest.mark.golden
@@ -505,6 +505,6 @@ def test_without_ml_dtypes_low_precision_refuses(monkeypatch):
 def test_does_not_import_torch():
     import subprocess
     import sys
-    code = ("import sys, torchnative.csrc.dtypes, torchnative.csrc.promotion, torchnative.csrc.typeinfo, "
-            "torchnative.csrc.cast; assert 'torch' not in sys.modules")
+    code = ("import sys, torchnative.csrc.core.dtypes, torchnative.csrc.core.promotion, torchnative.csrc.core.typeinfo, "
+            "torchnative.csrc.core.cast; assert 'torch' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -734,7 +734,7 @@ case("vecdot_out", "contract", "T.linalg.vecdot(a, b, out=o)",
 def _mine() -> set:
     """Operators registered by this scope's modules (linalg.py, nn_*.py)."""
     from torchnative.csrc.kernels import load_all
-    from torchnative.csrc.kernels.registry import COMPOSITE, KERNELS
+    from torchnative.csrc.ops.kernel_registry import COMPOSITE, KERNELS
 
     load_all()
     return {n for table in (KERNELS, COMPOSITE) for n, fn in table.items()

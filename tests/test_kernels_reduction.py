@@ -499,7 +499,7 @@ def sort_dim(expr, ndim):
 
 def _mine() -> set:
     from torchnative.csrc.kernels import load_all
-    from torchnative.csrc.kernels.registry import COMPOSITE, KERNELS
+    from torchnative.csrc.ops.kernel_registry import COMPOSITE, KERNELS
 
     load_all()
     return {n for t in (KERNELS, COMPOSITE) for n, fn in t.items()

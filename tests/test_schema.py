@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from torchnative.csrc import jit_types as jt
-from torchnative.csrc import schema as S
+from torchnative.csrc.ops import jit_types as jt
+from torchnative.csrc.ops import schema as S
 from torchnative.testing import upstream
 
 pytestmark = pytest.mark.golden
@@ -359,7 +359,7 @@ def test_types_behave_like_upstreams():
 
 
 def test_device_default_is_a_device():
-    from torchnative.csrc.device import device
+    from torchnative.csrc.core.device import device
     d = S.parse_schema('mylib::foo(Device d="cuda:1") -> Tensor').arguments[0].default_value
     assert isinstance(d, device) and str(d) == "cuda:1"
 
@@ -383,5 +383,5 @@ def test_opaque_types():
 def test_does_not_import_torch():
     import subprocess
     import sys
-    code = "import sys, torchnative.csrc.schema; assert 'torch' not in sys.modules"
+    code = "import sys, torchnative.csrc.ops.schema; assert 'torch' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -10,7 +10,7 @@ import pytest
 
 import torch
 from torchnative import census
-from torchnative.csrc.refuse import TorchnativeNotImplementedError, refuses
+from torchnative.csrc.core.refuse import TorchnativeNotImplementedError, refuses
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -1,7 +1,7 @@
 """Read facts off the real torch._C (2.13.0) that no upstream data file holds, into our tables.
 
 Run under upstream's interpreter: .venv-upstream/bin/python tools/gen_c_tables.py
-Writes src/torchnative/csrc/tables/c_enums.json: every pybind enum in torch._C and its
+Writes src/torchnative/csrc/core/tables/c_enums.json: every pybind enum in torch._C and its
 submodules (name -> {member: value}), the dispatch-key facts the dispatcher needs (the order
 keys print in, which are alias keys), and the operators C++ registers outside native_functions.yaml.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-OUT = Path(__file__).resolve().parents[1] / "src/torchnative/csrc/tables/c_enums.json"
+OUT = Path(__file__).resolve().parents[1] / "src/torchnative/csrc/core/tables/c_enums.json"
 
 
 def enums() -> dict:

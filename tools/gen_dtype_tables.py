@@ -1,4 +1,4 @@
-"""Print the dtype tables of ``torchnative.csrc.dtypes`` / ``typeinfo`` / ``promotion`` from upstream.
+"""Print the dtype tables of ``torchnative.csrc.core.dtypes`` / ``typeinfo`` / ``promotion`` from upstream.
 
 Run under upstream's interpreter (``.venv-upstream/bin/python tools/gen_dtype_tables.py``); paste
 the output over the generated blocks. The tests compare every value against upstream again, so a

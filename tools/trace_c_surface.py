@@ -9,7 +9,7 @@ a name upstream reads must exist; a called one must behave.
 
 Usage: .venv-upstream/bin/python tools/trace_c_surface.py OUT.json [TABLE.json]
 
-TABLE.json (committed as src/torchnative/csrc/import_surface.json) keeps what our _C needs: every
+TABLE.json (committed as src/torchnative/csrc/surface/import_surface.json) keeps what our _C needs: every
 name read or star-imported (not those only probed with hasattr, which must stay absent unless we
 implement them), with its kind, minus the availability switches of subsystems we do not build.
 """

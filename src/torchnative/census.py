@@ -6,7 +6,7 @@
 * absent: ``hasattr`` is False, so upstream's switches take their "not built" branch.
 
 The names come from upstream's own stubs (``torch/_C/**/*.pyi`` of the vendored tree) and from
-the import trace (csrc/import_surface.json). Run ``python -m torchnative.census`` to print it, or
+the import trace (csrc/surface/import_surface.json). Run ``python -m torchnative.census`` to print it, or
 ``--write docs/surface.md`` to regenerate the status page.
 """
 
@@ -20,8 +20,8 @@ import types
 from collections import Counter
 from pathlib import Path
 
-from torchnative.csrc.refuse import refuses
-from torchnative.csrc.surface import import_surface
+from torchnative.csrc.core.refuse import refuses
+from torchnative.csrc.surface.refusals import import_surface
 
 
 def _stub_root() -> Path:

@@ -91,7 +91,7 @@ def main(argv=None) -> int:
     if args.command == "chat" and args.prompt == []:
         args.prompt = None
     from torchnative.apps.chat import UsageError
-    from torchnative.csrc.refuse import TorchnativeNotImplementedError
+    from torchnative.csrc.core.refuse import TorchnativeNotImplementedError
 
     try:
         return args.fn(args)

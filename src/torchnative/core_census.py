@@ -13,7 +13,7 @@ from collections import Counter
 
 
 def _path(op) -> str:
-    from torchnative.csrc.door import resolve, resolve_composite_implicit
+    from torchnative.csrc.dispatch.door import resolve, resolve_composite_implicit
 
     cia = resolve_composite_implicit(op)
     return (cia if cia is not None else resolve(op, "CPU")).path
@@ -22,8 +22,8 @@ def _path(op) -> str:
 def core_paths() -> tuple[dict[str, str], dict[str, str]]:
     """({core overload: path}, {in-place/out= sibling of a core overload: path})."""
     import torch  # noqa: F401  (installs torchnative's torch._C)
-    from torchnative.csrc.dispatcher import REGISTRY
-    from torchnative.csrc.native_functions import native_functions
+    from torchnative.csrc.ops.dispatcher import REGISTRY
+    from torchnative.csrc.ops.native_functions import native_functions
 
     def name(nf) -> str:
         return nf.name + ("." + nf.overload if nf.overload else "")

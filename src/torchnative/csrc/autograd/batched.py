@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import threading
 
-from ..refuse import TorchnativeNotImplementedError
-from ..kernels.registry import kernel
+from ..core.refuse import TorchnativeNotImplementedError
+from ..ops.kernel_registry import kernel
 
 
 class _TLS(threading.local):
@@ -81,7 +81,7 @@ def is_batched(t) -> bool:
 
 def _batch(t, level: int):
     """A batched tensor over ``t`` (batch dimension first), presenting one element."""
-    from ..construct import make
+    from ..core.construct import make
 
     out = make(t._storage, t._dtype, t._size[1:], t._stride[1:], t._offset,
                _batched_class(), np_view=_NO_VALUES)

@@ -10,8 +10,8 @@ view they rebase the view's base through a CopySlices node (views.py).
 
 from __future__ import annotations
 
-from ..tensor import TensorBase
-from .grad_mode import TLS as _GRAD
+from ..core.tensor import TensorBase
+from ..core.grad_mode import TLS as _GRAD
 from .node import Node, SavedVariable, gradient_edge, next_sequence_nr
 from .views import check_inplace as _check_inplace, requires_grad, stamp
 
@@ -75,7 +75,7 @@ def _plan(op) -> _Plan:
 def _decomposition_above_autograd(op):
     """Upstream's Python decomposition of an operator we cannot differentiate directly: run above
     autograd, its constituent operators record the graph (views and factories excluded)."""
-    from ..door import _decomposition, _guarded_decomposition
+    from ..dispatch.door import _decomposition, _guarded_decomposition
 
     if any(a.alias_info is not None and not a.alias_info.is_write
            for a in op.schema.returns if hasattr(a, "alias_info")):
@@ -85,7 +85,7 @@ def _decomposition_above_autograd(op):
 
 
 def _below(op, args, kwargs):
-    from ..door import below_autograd
+    from ..dispatch.door import below_autograd
 
     prev = _GRAD.grad_enabled
     _GRAD.grad_enabled = False
@@ -267,7 +267,7 @@ def _through_decomposition(op, plan, args, kwargs):
             all(i is not None for _, i, _u in spec.saved_outputs) and \
             not any(id(o) in ins for o in outs):
         return _record(op, plan, spec, args, kwargs, computed=result)
-    from ..refuse import TorchnativeNotImplementedError
+    from ..core.refuse import TorchnativeNotImplementedError
 
     what = f"the derivative of {op.name}"
     why = spec.missing if spec is not None else "no derivative formula"
@@ -314,7 +314,7 @@ class _Refusing(Node):
         self._what, self._why = what, why
 
     def _run(self, grads):
-        from ..refuse import TorchnativeNotImplementedError
+        from ..core.refuse import TorchnativeNotImplementedError
 
         raise TorchnativeNotImplementedError(self._what, self._why)
 
@@ -372,7 +372,7 @@ def _save(v, is_output: bool):
 def _clone_for_save(t):
     """The value an in-place op overwrites, saved for its backward: cloned while recording (as
     upstream's ``original_self = self.clone()``), so that double backward sees its history."""
-    from ..manual_bindings import call
+    from ..python.manual_bindings import call
 
     return call("clone", t)
 
@@ -410,7 +410,7 @@ def _record_not_implemented(op, args, kwargs):
         return result
     schema = op.schema
     if any(a.is_write for a in schema.arguments):
-        from ..refuse import TorchnativeNotImplementedError
+        from ..core.refuse import TorchnativeNotImplementedError
 
         raise TorchnativeNotImplementedError(f"autograd for {op.name}",
                                              "no derivative formula or decomposition")

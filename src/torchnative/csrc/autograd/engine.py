@@ -14,8 +14,8 @@ import heapq
 import itertools
 import threading
 
-from ..tensor import TensorBase
-from .grad_mode import TLS as _GRAD
+from ..core.tensor import TensorBase
+from ..core.grad_mode import TLS as _GRAD
 from .node import ANOMALY as _Anomaly, AccumulateGrad, GraphRoot, gradient_edge
 
 

@@ -42,7 +42,7 @@ class OpFormulas:
 
 
 def _derivatives_yaml() -> Path:
-    from ..native_functions import yaml_paths
+    from ..ops.native_functions import yaml_paths
 
     return yaml_paths()[0].parent.parent.parent / "autograd" / "derivatives.yaml"
 
@@ -67,7 +67,7 @@ def _generate() -> dict:
     from torchgen.model import SchemaKind
     from torchgen.packaged.autograd.load_derivatives import load_derivatives
 
-    from ..native_functions import yaml_paths
+    from ..ops.native_functions import yaml_paths
 
     nf_path, tags_path, _ = yaml_paths()
     infos, _ = load_derivatives(str(_derivatives_yaml()), str(nf_path), str(tags_path))
@@ -140,7 +140,7 @@ def table() -> dict:
     """overload name ("add.Tensor", "mm") -> OpFormulas."""
     global _TABLE
     if _TABLE is None:
-        from ..native_functions import cached_generated
+        from ..ops.native_functions import cached_generated
 
         _TABLE = cached_generated(f"autograd-formulas-{GENERATOR_VERSION}-{_source_key()}",
                                   _generate)

@@ -11,8 +11,8 @@ history), non-differentiable outputs, inputs returned as outputs (a fresh alias)
 
 from __future__ import annotations
 
-from ..tensor import TensorBase
-from .grad_mode import TLS as _GRAD
+from ..core.tensor import TensorBase
+from ..core.grad_mode import TLS as _GRAD
 from .node import Node, SavedVariable, _SAVED_FREED, gradient_edge
 
 
@@ -136,7 +136,7 @@ class _FunctionBase(Node):
 
 def _wrap_outputs(ctx, args, output, executable):
     """_process_backward_mode_ad (custom_function.cpp): attach the outputs to the node."""
-    from ..construct import alias
+    from ..core.construct import alias
     from .views import IN_CUSTOM_FUNCTION, rebase_history, requires_grad, set_creation
 
     single = not isinstance(output, tuple)
@@ -221,7 +221,7 @@ def _wrap_outputs(ctx, args, output, executable):
 
 def _view_as_self(t):
     """_view_as_self_with_no_grad: an input returned as-is comes back as a view of it."""
-    from ..construct import alias
+    from ..core.construct import alias
 
     out = alias(t)
     out._view_base = t._view_base if t._view_base is not None else t
@@ -231,7 +231,7 @@ def _view_as_self(t):
 
 def wrap_outputs_with(holder, inputs, make_node):
     """DelayedError / UndefinedGrad: aliases of the inputs whose grad_fn is ``make_node()``."""
-    from ..construct import alias
+    from ..core.construct import alias
 
     if not _GRAD.grad_enabled or not any(
             isinstance(t, TensorBase) and (t._requires_grad or t._grad_fn is not None)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import sys
 
-from ..tensor import TensorBase
+from ..core.tensor import TensorBase
 from . import helpers
 from .formulas import table
 from .node import Node, SavedVariable
@@ -27,7 +27,7 @@ def _resolve(name: str):
     """A helper, else an ATen operator packet, else None."""
     if name in NS:
         return NS[name]
-    from ..dispatcher import REGISTRY
+    from ..ops.dispatcher import REGISTRY
 
     for cand in (name, name[:-7] if name.endswith("_symint") else None):
         if cand and _runnable(REGISTRY.overloads(f"aten::{cand}")):
@@ -39,7 +39,7 @@ def _resolve(name: str):
 def _runnable(overloads: dict) -> bool:
     """Does some overload have a CPU kernel, a composite, or a decomposition? (A formula
     calling an operator we cannot run is as unavailable as one calling a missing helper.)"""
-    from ..door import resolve, resolve_composite_implicit
+    from ..dispatch.door import resolve, resolve_composite_implicit
 
     for op in overloads.values():
         cia = op.cache.get("CompositeImplicitAutograd", False)
@@ -66,10 +66,10 @@ class CppOp:
         self._plans = None
 
     def __call__(self, *args):
-        from ..door import aten_dispatch
+        from ..dispatch.door import aten_dispatch
 
         if self._plans is None:
-            from ..dispatcher import REGISTRY
+            from ..ops.dispatcher import REGISTRY
 
             self._plans = []
             for op in REGISTRY.overloads(self.qualname).values():
@@ -279,7 +279,7 @@ class FormulaNode(Node):
             if not any(mask):
                 continue
             if f.code is None:
-                from ..refuse import TorchnativeNotImplementedError
+                from ..core.refuse import TorchnativeNotImplementedError
 
                 raise TorchnativeNotImplementedError(
                     f"the derivative of {spec.key} ({type(self).__name__})", f.error)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 
-from ..tensor import TensorBase
-from .grad_mode import TLS as _GRAD
+from ..core.tensor import TensorBase
+from ..core.grad_mode import TLS as _GRAD
 
 
 def _torch():
@@ -538,7 +538,7 @@ def pow_backward_exponent(grad, self, exponent, result):
             cond = torch.logical_and(self == 0, is_real)
         else:
             cond = torch.logical_and(self == 0, exponent >= 0)
-        from ..kernels.common import result_type
+        from ..kernels.support.common import result_type
 
         self_ = self.to(result_type(self, exponent))
         out = grad * torch.where(cond, torch.zeros((), dtype=grad.dtype),
@@ -799,7 +799,7 @@ def infinitely_differentiable_logit_backward(grad, self, eps):
 
 def embedding_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq, sparse):
     if sparse:
-        from ..refuse import TorchnativeNotImplementedError
+        from ..core.refuse import TorchnativeNotImplementedError
 
         raise TorchnativeNotImplementedError("embedding backward with sparse=True",
                                              "torchnative has no sparse tensors")
@@ -1580,7 +1580,7 @@ def _reduce_backward(grad, self, src, reduce, include_self, result, gather, scat
         g_src = torch.where(single, gather(grad * masked_src_result),
                             gather(grad * result) / src.masked_fill(src_zero, 1))
         if bool((n_zeros > 1).any()) and _GRAD.grad_enabled:
-            from ..refuse import TorchnativeNotImplementedError
+            from ..core.refuse import TorchnativeNotImplementedError
 
             raise TorchnativeNotImplementedError(
                 f"double backward of {name} prod with several zeros of src in one position",
@@ -1828,7 +1828,7 @@ def _flash_attention_backward(grad_out, query, key, value, out, logsumexp, dropo
     * O)), dQ = dS K scale, dK = dS^T Q scale."""
     torch = _torch()
     if dropout_p != 0.0:
-        from ..refuse import TorchnativeNotImplementedError
+        from ..core.refuse import TorchnativeNotImplementedError
 
         raise TorchnativeNotImplementedError(
             "_scaled_dot_product_flash_attention_for_cpu_backward with dropout",

@@ -14,7 +14,7 @@ import threading
 import weakref
 from collections import OrderedDict
 
-from ..tensor import TensorBase
+from ..core.tensor import TensorBase
 
 UINT64_MAX = 18446744073709551615
 
@@ -181,7 +181,7 @@ class Node:
 def _exposed(v) -> bool:
     """Upstream's generated nodes expose saved tensors, numbers, strings, int lists and scalars,
     not saved dtypes or lists of sizes."""
-    from ..dtypes import dtype
+    from ..core.dtypes import dtype
 
     if isinstance(v, dtype):
         return False
@@ -198,7 +198,7 @@ class _InputMetadata:
 
     @property
     def device(self):
-        from ..device import CPU
+        from ..core.device import CPU
 
         return CPU
 
@@ -364,7 +364,7 @@ class SavedVariable:
             self.data = t
             return
         self._save_metadata(t)
-        from ..construct import alias
+        from ..core.construct import alias
 
         self.data = alias(t)
 
@@ -378,7 +378,7 @@ class SavedVariable:
             self.grad_fn = t._grad_fn if t._view_base is None else _grad_fn_of(t)
 
     def _pack(self, hooks, t) -> None:
-        from .grad_mode import TLS
+        from ..core.grad_mode import TLS
 
         pack, unpack = hooks
         version = t._version_ref[0]
@@ -386,7 +386,7 @@ class SavedVariable:
         TLS.grad_enabled = False
         try:
             if self.saved_original:
-                from ..construct import alias
+                from ..core.construct import alias
 
                 t = alias(t, _detached_class(t))
             self.packed = pack(t)
@@ -445,11 +445,11 @@ class SavedVariable:
                                 f"got result of type {type(data).__name__}")
         if grad_fn is None and not self.requires_grad and not _requires_grad(data):
             return data
-        from .grad_mode import TLS
+        from ..core.grad_mode import TLS
 
         if hooks is None and not TLS.grad_enabled:
             return data  # nothing can record on it: its history would go unread
-        from ..construct import alias
+        from ..core.construct import alias
 
         out = alias(data)
         if grad_fn is not None:
@@ -507,7 +507,7 @@ def _requires_grad(t) -> bool:
 
 
 def _detached_class(t):
-    from ..tensor import _detached_class as f
+    from ..core.tensor import _detached_class as f
 
     return f(t)
 
@@ -520,7 +520,7 @@ _FREED = object()
 
 
 def _type_string(t) -> str:
-    from ..tensor import _LEGACY_TENSOR
+    from ..core.tensor import _LEGACY_TENSOR
 
     return f"torch.{_LEGACY_TENSOR.get(t._dtype._name, t._dtype._name)}"
 

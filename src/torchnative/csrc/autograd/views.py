@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import weakref
 
-from .grad_mode import TLS as _GRAD
+from ..core.grad_mode import TLS as _GRAD
 from .node import Node, forward_name, gradient_edge
 
 # upstream's CreationMeta, in its order
@@ -149,7 +149,7 @@ def _check_same_dtype(view, root) -> None:
     """A view of another dtype (view_as_real, view(dtype)) cannot be read back with as_strided;
     upstream replays the view function there, which torchnative does not record."""
     if view._dtype != root._dtype:
-        from ..refuse import TorchnativeNotImplementedError
+        from ..core.refuse import TorchnativeNotImplementedError
 
         raise TorchnativeNotImplementedError(
             "autograd through an in-place change of a view whose dtype differs from its base's "

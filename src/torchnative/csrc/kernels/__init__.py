@@ -15,5 +15,5 @@ def load_all() -> None:
         return
     _loaded = True
     for info in pkgutil.iter_modules(__path__):
-        if info.name not in ("registry", "common"):
+        if info.name != "support":
             importlib.import_module(f"{__name__}.{info.name}")

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes as D
-from ..manual_bindings import call
-from ..refuse import TorchnativeNotImplementedError
-from .common import arr
+from ..core import dtypes as D
+from ..python.manual_bindings import call
+from ..core.refuse import TorchnativeNotImplementedError
+from .support.common import arr
 from .copy import _empty_like
 from .pointwise_base import broadcast_shape, finish
-from .registry import kernel
+from ..ops.kernel_registry import kernel
 
 
 # --- real and imag: views of the complex storage ------------------------------------------------
@@ -108,7 +108,7 @@ def conj_physical_(self):
 def conj_physical_out(self, *, out):
     """upstream: unary_op_impl_out -> TensorIterator::unary_op, which requires out's dtype to be
     self's (no cast)."""
-    from ..structured import resize_out
+    from ..dispatch.structured import resize_out
 
     if out.dtype != self.dtype:
         raise RuntimeError(f"Found dtype {out.dtype._cpp_name} but expected "
@@ -205,8 +205,8 @@ def polar(abs, angle):
 
 def _out_form(name: str, polar_: bool):
     def with_out(a, b, *, out):
-        from ..kernels.copy import copy_into
-        from ..structured import resize_out
+        from .copy import copy_into
+        from ..dispatch.structured import resize_out
 
         _check_dtype(out.dtype, a, b)
         result = _build(name, a, b, polar=polar_)

@@ -8,11 +8,11 @@ every overload the two operators share (functional, in-place and ``out=``).
 
 from __future__ import annotations
 
-from ..layouts import contiguous_format, preserve_format
-from ..manual_bindings import call, convert_to
-from ..native_functions import by_qualname
-from ..tensor import wrap_dim
-from .registry import COMPOSITE, kernel
+from ..core.layouts import contiguous_format, preserve_format
+from ..python.manual_bindings import call, convert_to
+from ..ops.native_functions import by_qualname
+from ..core.tensor import wrap_dim
+from ..ops.kernel_registry import COMPOSITE, kernel
 from .views import compute_stride, infer_size
 
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes as D
-from ..cast import cast_array
-from ..construct import checked_device, empty
-from ..layouts import channels_last, channels_last_3d, contiguous_format, preserve_format
-from ..storage import new_storage
-from ..tensor import TensorBase, contiguous_strides
-from .common import arr
-from .registry import kernel
+from ..core import dtypes as D
+from ..core.cast import cast_array
+from ..core.construct import checked_device, empty
+from ..core.layouts import channels_last, channels_last_3d, contiguous_format, preserve_format
+from ..core.storage import new_storage
+from ..core.tensor import TensorBase, contiguous_strides
+from .support.common import arr
+from ..ops.kernel_registry import kernel
 
 
 def copy_into(dest: TensorBase, src: TensorBase) -> None:
@@ -167,7 +167,7 @@ def resize_(self, size, *, memory_format=None):
             raise RuntimeError("Unsupported memory formatPreserve")
         stride = _restride(size, memory_format)
     if size != tuple(self._size) or stride != tuple(self._stride):
-        from ..tensor import numpy_view
+        from ..core.tensor import numpy_view
 
         self._size, self._stride = size, stride
         self._np = numpy_view(self._storage, self._dtype, size, stride, self._offset)
@@ -191,7 +191,7 @@ def _restride(size: tuple, memory_format) -> tuple:
 
 @kernel("set_.source_Storage_storage_offset", meta=True)
 def set_storage(self, source, storage_offset, size, stride=()):
-    from ..tensor import numpy_view
+    from ..core.tensor import numpy_view
 
     size = tuple(size)
     stride = tuple(stride) if stride else contiguous_strides(size)

@@ -7,12 +7,12 @@ import math
 
 import numpy as np
 
-from .. import dtypes as D
-from ..construct import checked_device, empty
-from ..layouts import preserve_format
-from .common import INT64, arr, opmath, wrap
+from ..core import dtypes as D
+from ..core.construct import checked_device, empty
+from ..core.layouts import preserve_format
+from .support.common import INT64, arr, opmath, wrap
 from .copy import _empty_like, _scalar_in
-from .registry import kernel
+from ..ops.kernel_registry import kernel
 
 
 def _dtype(dtype):

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import blas_threads
-from ..construct import from_result
-from .common import arr
-from .registry import kernel
+from .support import blas_threads
+from ..core.construct import from_result
+from .support.common import arr
+from ..ops.kernel_registry import kernel
 from .views import compute_stride, infer_size, view_of
 
 _PLAIN = frozenset(("float32", "float64"))

@@ -8,11 +8,11 @@ in-place ones bump each tensor's version counter as upstream does.
 
 from __future__ import annotations
 
-from .registry import kernel
+from ..ops.kernel_registry import kernel
 
 
 def _call(name, *args, **kwargs):
-    from ..manual_bindings import call
+    from ..python.manual_bindings import call
 
     return call(name, *args, **kwargs)
 
@@ -285,7 +285,7 @@ def group_tensors_by_device_and_dtype(tensorlistlist, with_indices=False):
 def _groupable(key, t) -> bool:
     """May ``t`` ride in the group keyed (device, dtype)? Same device and dtype; or a float32/64
     tensor (a ``step``), on that device or on the CPU; or a bfloat16 optimizer state."""
-    from .. import dtypes as D
+    from ..core import dtypes as D
 
     device, dtype = key
     steps = (D.BY_NAME["float32"], D.BY_NAME["float64"])

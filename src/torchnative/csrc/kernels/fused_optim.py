@@ -32,10 +32,10 @@ import math
 
 import numpy as np
 
-from ..refuse import TorchnativeNotImplementedError
-from .common import FLOAT32, FLOAT64, arr
+from ..core.refuse import TorchnativeNotImplementedError
+from .support.common import FLOAT32, FLOAT64, arr
 from .pointwise_math import VEC_BYTES, fma
-from .registry import kernel
+from ..ops.kernel_registry import kernel
 
 BODY, EPILOGUE, SCALAR = 0, 1, 2
 EPILOGUE_BYTES = VEC_BYTES // 2

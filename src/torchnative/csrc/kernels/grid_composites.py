@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .nn_util import call
-from .registry import kernel
+from .support.nn_util import call
+from ..ops.kernel_registry import kernel
 
 def _type_name(t) -> str:
     name = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",

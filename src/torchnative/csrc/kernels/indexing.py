@@ -15,12 +15,12 @@ import warnings
 
 import numpy as np
 
-from .. import dtypes as D
-from ..construct import empty
-from ..tensor import TensorBase, contiguous_strides, wrap_dim
-from ..cast import cast_array
-from .common import INT64, arr, opmath, wrap
-from .registry import kernel
+from ..core import dtypes as D
+from ..core.construct import empty
+from ..core.tensor import TensorBase, contiguous_strides, wrap_dim
+from ..core.cast import cast_array
+from .support.common import INT64, arr, opmath, wrap
+from ..ops.kernel_registry import kernel
 
 _INDEX_DTYPES = ("int64", "int32")
 # c10::Scalar::to<T>() names T like this in its overflow message
@@ -81,7 +81,7 @@ def _overflows(value, dt) -> bool:
 
 
 # ------------------------------------------------------------------------------ TensorIterator
-from .iteration import ti_perm  # noqa: E402  (re-exported: other kernels import it from here)
+from .support.iteration import ti_perm  # noqa: E402  (re-exported: other kernels import it from here)
 
 
 def ti_output_strides(shape, operands, same_shape: bool = False) -> tuple:
@@ -1184,7 +1184,7 @@ def write_out(out: TensorBase, result: TensorBase, *inputs, check_first=True) ->
     """Refuse overlaps as upstream's out= kernels do (before resizing ``out``, or after it for
     structured kernels: ``check_first=False``), resize (with upstream's warning when ``out``
     had elements), then copy ``result`` in."""
-    from ..structured import resize_out
+    from ..dispatch.structured import resize_out
     from .copy import copy_into
 
     if not check_first:

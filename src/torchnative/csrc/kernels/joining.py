@@ -15,17 +15,17 @@ import warnings
 
 import numpy as np
 
-from .. import dtypes as D
-from ..cast import cast_array
-from ..construct import empty, from_result
-from ..tensor import TensorBase, contiguous_strides, wrap_dim
-from .common import INT64, arr, result_type, wrap
+from ..core import dtypes as D
+from ..core.cast import cast_array
+from ..core.construct import empty, from_result
+from ..core.tensor import TensorBase, contiguous_strides, wrap_dim
+from .support.common import INT64, arr, result_type, wrap
 from .indexing import _name, _shape_str, infer_size, scalar_to
-from .registry import kernel
+from ..ops.kernel_registry import kernel
 
 
 def _call(name, *args, **kwargs):
-    from ..manual_bindings import call
+    from ..python.manual_bindings import call
 
     return call(name, *args, **kwargs)
 
@@ -158,9 +158,9 @@ def cat(tensors, dim=0):
 def cat_out(tensors, dim=0, *, out):
     """cat into ``out``: every input is cast straight to out's dtype (not through the
     promoted type), after upstream's type and overlap checks."""
-    from ..promotion import can_cast
+    from ..core.promotion import can_cast
     from .indexing import assert_no_internal_overlap, assert_no_overlap
-    from ..structured import resize_out
+    from ..dispatch.structured import resize_out
 
     result = cat(tensors, dim)  # shape, checks and promoted dtype
     if not can_cast(result._dtype, out._dtype):

@@ -15,13 +15,13 @@ import os
 
 import numpy as np
 
-from .. import blas_threads, dtypes as D
-from ..construct import empty
-from ..device import CPU
-from .common import arr, as_compute, wrap
-from .nn_util import (call, contiguous, not_implemented, opmath_dtype, scalar_to, subclass_like,
-                      typemeta)
-from .registry import kernel
+from .support import blas_threads
+from ..core import dtypes as D
+from ..core.construct import empty
+from ..core.device import CPU
+from .support.common import arr, as_compute, wrap
+from .support.nn_util import (call, contiguous, not_implemented, opmath_dtype, scalar_to, subclass_like, typemeta)
+from ..ops.kernel_registry import kernel
 from .views import expand as _expand_view
 
 _B = D.BY_NAME
@@ -398,7 +398,7 @@ def _matmul_impl(out, tensor1, tensor2):
                            f"and {d2}D")
     has_out = out is not None
     if has_out and (tensor1.requires_grad or tensor2.requires_grad or out.requires_grad):
-        from ..autograd.grad_mode import is_grad_enabled
+        from ..core.grad_mode import is_grad_enabled
 
         if is_grad_enabled():
             raise RuntimeError("matmul(): functions with out=... arguments don't support "
@@ -441,7 +441,7 @@ def _matmul_folded(out, tensor1, tensor2, d1, d2):
                 return contiguous(call("transpose.int", output, -2, -1))
             return output
         return call("_unsafe_view", call("mv", t1_folded, t2), output_shape)
-    from ..structured import resize_out
+    from ..dispatch.structured import resize_out
 
     resize_out(out, output_shape)
     shape = [folded, t2._size[-1]] if t2_is_matrix else [folded]
@@ -487,7 +487,7 @@ def _matmul_batched(out, tensor1, tensor2, d1, d2):
         if vector_rhs:
             r = call("squeeze.dim", r, -1)
         return call("_unsafe_view", r, output_shape)
-    from ..structured import resize_out
+    from ..dispatch.structured import resize_out
 
     resize_out(out, output_shape)
     reshaped = call("reshape", out, [bp, n, p])

@@ -19,12 +19,13 @@ import math
 
 import numpy as np
 
-from .. import blas_threads, dtypes as D
-from ..construct import empty
-from ..device import CPU
-from .common import arr, as_compute, wrap
-from .nn_util import call, fma, subclass_like, typemeta
-from .registry import kernel
+from .support import blas_threads
+from ..core import dtypes as D
+from ..core.construct import empty
+from ..core.device import CPU
+from .support.common import arr, as_compute, wrap
+from .support.nn_util import call, fma, subclass_like, typemeta
+from ..ops.kernel_registry import kernel
 from .copy import _empty_like
 from .views import transpose as _transpose
 
@@ -40,7 +41,7 @@ def _sdp_flag(name: str) -> bool:
     math) -- so that is the state when the getter is missing."""
     import torch
 
-    from ..refuse import TorchnativeNotImplementedError
+    from ..core.refuse import TorchnativeNotImplementedError
 
     getter = getattr(torch._C, name, None)
     try:
@@ -146,7 +147,7 @@ def _repeat_interleave_heads(t, repeats):
     u = call("unsqueeze", t, dim + 1)
     shape = list(u._size)
     shape[dim + 1] = repeats
-    from ..layouts import contiguous_format
+    from ..core.layouts import contiguous_format
 
     c = call("clone", call("expand", u, shape), memory_format=contiguous_format)
     return call("flatten.using_ints", c, dim, dim + 1)
@@ -290,6 +291,6 @@ def _mask_values(mask, acc) -> np.ndarray:
 def _round(x: np.ndarray, acc_dt, dt) -> np.ndarray:
     if acc_dt is dt:
         return x
-    from ..cast import cast_array
+    from ..core.cast import cast_array
 
     return cast_array(x, acc_dt, dt)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common import as_compute, wrap
-from .nn_util import call
-from .registry import kernel
+from .support.common import as_compute, wrap
+from .support.nn_util import call
+from ..ops.kernel_registry import kernel
 
 
 @kernel("linalg_matmul", composite=True)
@@ -129,7 +129,7 @@ def tensordot_out(self, other, dims_self, dims_other, *, out):
         raise RuntimeError(f"tensordot: Expected the output tensor to have dtype "
                            f"{result._dtype._cpp_name}, but got an output tensor with dtype "
                            f"{out._dtype._cpp_name}")
-    from ..structured import resize_out
+    from ..dispatch.structured import resize_out
 
     resize_out(out, result._size)
     call("copy_", out, result)
@@ -511,7 +511,7 @@ def kron_out(self, other, *, out):
         a_shape += [a, 1]
         b_shape += [1, b]
         out_shape.append(a * b)
-    from ..structured import resize_out
+    from ..dispatch.structured import resize_out
 
     resize_out(out, out_shape)
     mul_shape = [x for pair in zip(a_shape[0::2], b_shape[1::2]) for x in pair]
@@ -545,7 +545,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-06, keepdim=False):
 
 @kernel("cosine_similarity", composite=True)
 def cosine_similarity(x1, x2, dim=1, eps=1e-08):
-    from .common import result_type
+    from .support.common import result_type
 
     common = result_type(x1, x2)
     if not common.is_floating_point:
@@ -612,7 +612,7 @@ def _cdist_impl(x1, x2, p, compute_mode):
 
     batch = _broadcast_batch(list(x1._size[:-2]), list(x2._size[:-2]))
     bp = _prod(batch)
-    from .nn_util import contiguous
+    from .support.nn_util import contiguous
 
     e1 = call("view", contiguous(call("expand", x1, batch + [r1, c1])), [bp, r1, c1])
     e2 = call("view", contiguous(call("expand", x2, batch + [r2, c2])), [bp, r2, c2])
@@ -639,8 +639,8 @@ def _cdist_impl(x1, x2, p, compute_mode):
         res = d.max(-1)
     else:
         res = np.power(np.power(d, p).sum(-1), 1.0 / p)
-    from ..cast import cast_array
-    from .. import dtypes as D
+    from ..core.cast import cast_array
+    from ..core import dtypes as D
 
     return wrap(cast_array(res.reshape(out_shape), D.BY_NAME["float64"], x1._dtype), x1._dtype)
 

@@ -16,14 +16,15 @@ import itertools
 
 import numpy as np
 
-from .. import blas_threads, dtypes as D
-from ..construct import empty
-from ..device import CPU
-from ..layouts import channels_last, channels_last_3d, contiguous_format
-from ..refuse import TorchnativeNotImplementedError
-from .common import arr, as_compute
-from .nn_util import call, is_channels_last, typemeta
-from .registry import kernel
+from .support import blas_threads
+from ..core import dtypes as D
+from ..core.construct import empty
+from ..core.device import CPU
+from ..core.layouts import channels_last, channels_last_3d, contiguous_format
+from ..core.refuse import TorchnativeNotImplementedError
+from .support.common import arr, as_compute
+from .support.nn_util import call, is_channels_last, typemeta
+from ..ops.kernel_registry import kernel
 
 _B = D.BY_NAME
 
@@ -203,7 +204,7 @@ def _convolution_impl(input, weight, bias, stride, padding, dilation, transposed
     out = empty(res.shape, dt, CPU, stride=_strides(res.shape, fmt))
     src = D.dtype_from_numpy(res.dtype)
     if src is not dt:
-        from ..cast import cast_array
+        from ..core.cast import cast_array
 
         res = cast_array(res, src, dt)
     np.copyto(arr(out), res)
@@ -229,7 +230,7 @@ def _strides(shape, fmt) -> tuple:
     if fmt is channels_last_3d:
         n, c, d, h, w = shape
         return (d * h * w * c, 1, h * w * c, w * c, c)
-    from ..tensor import contiguous_strides
+    from ..core.tensor import contiguous_strides
 
     return contiguous_strides(shape)
 
@@ -410,7 +411,7 @@ def _uses_mkldnn(input, weight, stride, dilation, groups, dt) -> bool:
     if len(xs) == 3:
         xs.insert(2, 1)
         ws.insert(2, 1)
-    from ..build_info import get_num_threads
+    from ..surface.build_info import get_num_threads
 
     n = xs[0]
     first = any(s != 1 for s in stride) or any(d != 1 for d in dilation) or n >= 16 or \
@@ -480,7 +481,7 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
                     raise TorchnativeNotImplementedError(
                         "complex convolution_backward", "torchnative's convolution kernels "
                         "compute real dtypes")
-            from .nn_util import not_implemented
+            from .support.nn_util import not_implemented
 
             raise not_implemented(name, dt)
         for t in (grad_output, weight):
@@ -526,7 +527,7 @@ def _result(values, dt, fmt):
     out = empty(values.shape, dt, CPU, stride=_strides(values.shape, fmt))
     src = D.dtype_from_numpy(values.dtype)
     if src is not dt:
-        from ..cast import cast_array
+        from ..core.cast import cast_array
 
         values = cast_array(values, src, dt)
     np.copyto(arr(out), values)

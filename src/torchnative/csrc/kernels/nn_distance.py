@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes as D
-from ..construct import empty
-from ..device import CPU
-from .common import arr
-from .nn_util import call, contiguous, not_implemented
+from ..core import dtypes as D
+from ..core.construct import empty
+from ..core.device import CPU
+from .support.common import arr
+from .support.nn_util import call, contiguous, not_implemented
 from .nn_pool import register_autogen_out
-from .registry import kernel
+from ..ops.kernel_registry import kernel
 
 _B = D.BY_NAME
 _TYPES = frozenset((_B["float32"], _B["float64"]))

@@ -12,10 +12,10 @@ import math
 
 import numpy as np
 
-from .. import dtypes as D
-from .common import arr, as_compute, wrap
-from .nn_util import call, python_key
-from .registry import kernel
+from ..core import dtypes as D
+from .support.common import arr, as_compute, wrap
+from .support.nn_util import call, python_key
+from ..ops.kernel_registry import kernel
 
 _B = D.BY_NAME
 _INDEX = (_B["int64"], _B["int32"])
@@ -57,7 +57,7 @@ def embedding_backward(grad, indices, num_weights, padding_idx, scale_grad_by_fr
 # ---- dropout ----------------------------------------------------------------------------------
 
 def _generator_state():
-    from ..generator import default_generator
+    from ..core.generator import default_generator
 
     return default_generator.engine
 
@@ -209,7 +209,7 @@ def _check_contiguous(t, argname):
 
 
 def _promote_indices(indices, offsets):
-    from ..promotion import promote_types
+    from ..core.promotion import promote_types
 
     common = promote_types(offsets._dtype, indices._dtype)
     if indices._dtype is not common:
@@ -358,7 +358,7 @@ def _embedding_bag_impl(weight, indices, offsets, mode, psw, include_last_offset
 
 
 def _round_to(a, dt):
-    from ..cast import cast_array
+    from ..core.cast import cast_array
 
     f32 = _B["float32"]
     return cast_array(cast_array(a.astype(np.float32), f32, dt), dt, f32)
@@ -396,7 +396,7 @@ def embedding_bag_padding_idx(weight, indices, offsets, scale_grad_by_freq, mode
                                f"through {num - 1}, but got {pad}")
         if pad < 0:
             pad += num
-    from .nn_util import contiguous
+    from .support.nn_util import contiguous
 
     name = "_embedding_bag" if weight.requires_grad else "_embedding_bag_forward_only"
     return call(name, weight, contiguous(indices), contiguous(offsets), scale_grad_by_freq, mode,
@@ -485,7 +485,7 @@ def _embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, o
                            "mode='sum'")
     gdt = grad._dtype
     if gdt not in (_B["float32"], _B["float64"], _B["float16"], _B["bfloat16"]):
-        from .nn_util import not_implemented
+        from .support.nn_util import not_implemented
 
         raise not_implemented("_embedding_bag_per_sample_weights_backward_cpu", gdt)
     indices, offsets = _promote_indices(indices, offsets)

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes as D
-from ..cast import cast_array
-from ..promotion import can_cast, promote_types
-from .common import arr, as_compute, wrap
-from .nn_util import call, not_implemented, subclass_like
-from .registry import kernel
+from ..core import dtypes as D
+from ..core.cast import cast_array
+from ..core.promotion import can_cast, promote_types
+from .support.common import arr, as_compute, wrap
+from .support.nn_util import call, not_implemented, subclass_like
+from ..ops.kernel_registry import kernel
 
 _B = D.BY_NAME
 _LONG, _BYTE, _F64 = _B["int64"], _B["uint8"], _B["float64"]
@@ -183,7 +183,7 @@ def nll_loss_nd(self, target, weight=None, reduction=MEAN, ignore_index=-100):
     out_size = [n] + list(self._size[2:])
     if list(target._size[1:]) != list(self._size[2:]):
         raise RuntimeError(f"Expected target size {_shape(out_size)}, got {_shape(target._size)}")
-    from .nn_util import contiguous
+    from .support.nn_util import contiguous
 
     x, t = contiguous(self), contiguous(target)
     x = call("view", x, [n, c, 1, -1] if x.numel() > 0 else [n, c, 0, 0])
@@ -477,7 +477,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=MEAN):
                 eps)
     denom = call("sqrt_", call("mul.Tensor", mag1, mag2))
     cos = call("div.Tensor", prod_sum, denom)
-    from ..layouts import contiguous_format
+    from ..core.layouts import contiguous_format
 
     zeros = call("zeros_like", cos, dtype=None, layout=None, device=None, pin_memory=None,
                  memory_format=contiguous_format)

@@ -15,13 +15,13 @@ import warnings
 
 import numpy as np
 
-from .. import dtypes as D
-from ..construct import empty
-from ..device import CPU
-from ..layouts import channels_last, channels_last_3d, contiguous_format
-from .common import arr, as_compute, wrap
-from .nn_util import call, contiguous, fma, is_channels_last, not_implemented, typemeta
-from .registry import kernel
+from ..core import dtypes as D
+from ..core.construct import empty
+from ..core.device import CPU
+from ..core.layouts import channels_last, channels_last_3d, contiguous_format
+from .support.common import arr, as_compute, wrap
+from .support.nn_util import call, contiguous, fma, is_channels_last, not_implemented, typemeta
+from ..ops.kernel_registry import kernel
 
 _B = D.BY_NAME
 _F32 = _B["float32"]
@@ -253,7 +253,7 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
 
 def _write(t, values):
     """Store float64 values into t in place, rounded to its dtype as upstream's store does."""
-    from ..cast import cast_array
+    from ..core.cast import cast_array
 
     np.copyto(arr(t), cast_array(np.asarray(values, dtype=np.float64), _B["float64"], t._dtype))
 
@@ -263,7 +263,7 @@ def _like_input(input, y, dt):
     from .copy import strides_for
 
     out = empty(input._size, dt, CPU, stride=strides_for(input, _suggested_format(input)))
-    from ..cast import cast_array
+    from ..core.cast import cast_array
 
     src = D.dtype_from_numpy(y.dtype)
     np.copyto(arr(out), y if src is dt else cast_array(y, src, dt))

@@ -18,12 +18,12 @@ import itertools
 
 import numpy as np
 
-from .. import dtypes as D
-from ..construct import empty
-from ..device import CPU
-from .common import arr, as_compute
-from .nn_util import call, is_channels_last, not_implemented, typemeta
-from .registry import kernel
+from ..core import dtypes as D
+from ..core.construct import empty
+from ..core.device import CPU
+from .support.common import arr, as_compute
+from .support.nn_util import call, is_channels_last, not_implemented, typemeta
+from ..ops.kernel_registry import kernel
 
 _B = D.BY_NAME
 _INT64 = _B["int64"]
@@ -115,7 +115,7 @@ def _output(input, values: np.ndarray, dt, cl: bool):
         out = empty(shape, dt, CPU)
     src = D.dtype_from_numpy(values.dtype)
     if src is not dt:
-        from ..cast import cast_array
+        from ..core.cast import cast_array
 
         values = cast_array(values, src, dt)
     np.copyto(arr(out), values)
@@ -401,8 +401,8 @@ def max_pool1d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_m
                            f"dim batch size for input, but got:{_shape(s)}")
     stride = list(stride or ())
     _check_max_pool1d(self, kernel_size, stride, padding, dilation, ceil_mode)
-    from ..autograd.grad_mode import is_grad_enabled
-    from .nn_util import subclass_like
+    from ..core.grad_mode import is_grad_enabled
+    from .support.nn_util import subclass_like
 
     if (self.requires_grad and is_grad_enabled()) or subclass_like(self):
         return call("max_pool1d_with_indices", self, kernel_size, stride, padding, dilation,
@@ -529,7 +529,7 @@ def _rounder(dt):
     None for the dtypes numpy computes natively."""
     if dt not in D.REDUCED_FLOATING:
         return None
-    from ..cast import cast_array
+    from ..core.cast import cast_array
 
     def rnd(a):
         return cast_array(cast_array(np.asarray(a, np.float32), _F32, dt), dt, _F32)
@@ -690,7 +690,7 @@ def _contiguous_result(values, dt):
     out = empty(values.shape, dt, CPU)
     src = D.dtype_from_numpy(values.dtype)
     if src is not dt:
-        from ..cast import cast_array
+        from ..core.cast import cast_array
 
         values = cast_array(values, src, dt)
     np.copyto(arr(out), values)
@@ -980,7 +980,7 @@ def _out_dtype_check(out, result):
 
 
 def _autogen_out(result, out):
-    from ..structured import resize_out, write_into
+    from ..dispatch.structured import resize_out, write_into
 
     resize_out(out, result._size)
     _out_dtype_check(out, result)
@@ -1008,7 +1008,7 @@ def register_structured_out(name, functional, out_name="out"):
     """Register the out= kernel of a structured operator (not a TensorIterator one)."""
 
     def out_kernel(*args, **kwargs):
-        from ..structured import resize_out, write_into
+        from ..dispatch.structured import resize_out, write_into
 
         dest = kwargs.pop(out_name)
         res = functional(*args, **kwargs)

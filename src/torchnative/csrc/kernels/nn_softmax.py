@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes as D
-from ..construct import empty, from_result
-from ..device import CPU
-from ..tensor import wrap_dim
-from .common import arr, as_compute, wrap
-from .nn_util import call, not_implemented
-from .registry import kernel
+from ..core import dtypes as D
+from ..core.construct import empty, from_result
+from ..core.device import CPU
+from ..core.tensor import wrap_dim
+from .support.common import arr, as_compute, wrap
+from .support.nn_util import call, not_implemented
+from ..ops.kernel_registry import kernel
 
 _OK = frozenset(D.BY_NAME[n] for n in ("float32", "float64", "float16", "bfloat16"))
 
@@ -139,7 +139,7 @@ def _softmax_out(name, self, dim, dtype, out):
     if out.is_contiguous():
         return call(f"{name}.out", converted, dim, False, out=out)
     tmp = call(name, converted, dim, False)
-    from ..structured import resize_out
+    from ..dispatch.structured import resize_out
 
     resize_out(out, tmp._size)
     call("copy_", out, tmp)

@@ -15,11 +15,11 @@ import numbers
 
 import numpy as np
 
-from .. import dtypes as D
-from ..cast import cast_array
-from ..tensor import TensorBase
-from .common import arr, opmath, result_type, wrap  # noqa: F401  (result_type: re-exported)
-from .iteration import ti_perm
+from ..core import dtypes as D
+from ..core.cast import cast_array
+from ..core.tensor import TensorBase
+from .support.common import arr, opmath, result_type, wrap  # noqa: F401  (result_type: re-exported)
+from .support.iteration import ti_perm
 
 B = D.BY_NAME
 BOOL, U8, I64 = B["bool"], B["uint8"], B["int64"]
@@ -315,7 +315,7 @@ def iter_strides(shape: tuple, tensors) -> tuple:
 
 
 def _is_channels_last(t) -> bool:
-    from ..layouts import channels_last
+    from ..core.layouts import channels_last
 
     return t.is_contiguous(memory_format=channels_last)
 

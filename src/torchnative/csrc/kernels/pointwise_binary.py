@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes as D
-from ..tensor import TensorBase
+from ..core import dtypes as D
+from ..core.tensor import TensorBase
 from .pointwise_base import (ALL_H, ALL_HB, ALL_HBC, ALL_HC, BOOL, COMPLEX, F64, FLOAT_H, FLOAT_HC,
                              I64, INTEGRAL, NOTHING, REDUCED, broadcast_shape, check, checked,
                              compute_dtype, finish, is_scalar_operand, needs_quiet, operand,
                              original_f32, py_dtype, quiet, result_type, shapes_of)
 from .pointwise_math import exact, fma
-from .registry import kernel
+from ..ops.kernel_registry import kernel
 from .pointwise_base import NATIVE as _NATIVE, QUIET as _FLOATS, quiet_enter, quiet_exit, \
     scalar_value
-from ..construct import from_result
+from ..core.construct import from_result
 
 
 def dtype2(a, b) -> D.dtype:
@@ -409,7 +409,7 @@ def pow_scalar(self, exponent):
     dt = result_type(self, exponent)
     if _is(self, 1) or _is(self, 1.0) or (isinstance(self, complex) and self == 1):
         return finish(np.ones(exponent._size, dtype=D.numpy_dtype(dt)), dt, exponent)
-    from ..construct import wrapped_number
+    from ..core.construct import wrapped_number
 
     return pow_tensor_tensor(wrapped_number(self), exponent)  # at::pow_out(wrapped base, exp)
 

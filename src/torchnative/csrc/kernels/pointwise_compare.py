@@ -11,14 +11,14 @@ import warnings
 
 import numpy as np
 
-from .. import dtypes as D
-from ..tensor import TensorBase
-from .common import arr, wrap
+from ..core import dtypes as D
+from ..core.tensor import TensorBase
+from .support.common import arr, wrap
 from .pointwise_base import (ALL_HB, BOOL, COMPLEX, C_NAMES, INTEGRAL, INTEGRAL_B, U8,
                              broadcast_shape, broadcasting, check, checked, finish, operand,
                              shapes_of)
 from .pointwise_binary import apply2, dtype2
-from .registry import kernel
+from ..ops.kernel_registry import kernel
 
 
 def _compare(name, fn, ordered):
@@ -125,7 +125,7 @@ kernel("bitwise_right_shift.Tensor", "bitwise_right_shift.Tensor_Scalar",
 
 def _inplace(fn):
     def op(self, other):
-        from ..structured import _check_cast, write_into
+        from ..dispatch.structured import _check_cast, write_into
 
         result = fn(self, other)
         if tuple(result._size) != tuple(self._size):

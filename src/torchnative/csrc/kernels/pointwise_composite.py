@@ -10,13 +10,13 @@ operators: isfinite, isreal, square_/square.out, float_power, isclose.
 
 from __future__ import annotations
 
-from .. import dtypes as D
-from ..native_functions import by_qualname
-from .registry import COMPOSITE, kernel
+from ..core import dtypes as D
+from ..ops.native_functions import by_qualname
+from ..ops.kernel_registry import COMPOSITE, kernel
 
 
 def _call(name, *args, **kwargs):
-    from ..manual_bindings import call
+    from ..python.manual_bindings import call
 
     return call(name, *args, **kwargs)
 
@@ -104,7 +104,7 @@ def isfinite(self):
 
 
 def _preserve():
-    from ..layouts import preserve_format
+    from ..core.layouts import preserve_format
 
     return preserve_format
 
@@ -140,7 +140,7 @@ def positive(self):
 
 # float_power: pow in float64 (complex128 when anything is complex)
 def _fp_dtype(*xs):
-    from ..tensor import TensorBase
+    from ..core.tensor import TensorBase
 
     cplx = any((x._dtype.is_complex if isinstance(x, TensorBase) else isinstance(x, complex))
                for x in xs)
@@ -244,7 +244,7 @@ def _scalar_tensor(value, dt, like):
 
 
 def _result_type(*xs):
-    from .common import result_type
+    from .support.common import result_type
 
     return result_type(*xs)
 

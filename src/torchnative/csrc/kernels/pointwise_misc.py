@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes as D
+from ..core import dtypes as D
 from .pointwise_base import (ALL_H, ALL_HB, ALL_HC, BF16, BOOL, COMPLEX, F16, F32, FLOAT_H,
                              FLOAT_HC, INTEGRAL, NOTHING, REDUCED, U8, broadcasting, check, checked,
                              compute_dtype, finish, needs_quiet, operand, quiet, result_type)
 from .pointwise_binary import maximum, minimum
 from .pointwise_math import (ONEDNN_BF16, ONEDNN_FP16, VEC_BYTES, erf, erf_vec32, exact, fma,
                              gelu_onednn, vectorized_mask)
-from .registry import kernel
+from ..ops.kernel_registry import kernel
 
 
 def _apply(fn, self, dt, *more):
@@ -102,7 +102,7 @@ def _clamp_inplace(functional):
     its own message (the dtype printed as caffe2's type name)."""
     def inplace(self, *bounds):
         from .pointwise_compare import _TYPEMETA
-        from ..structured import write_into
+        from ..dispatch.structured import write_into
 
         result = functional(self, *bounds)
         if result._dtype is not self._dtype:

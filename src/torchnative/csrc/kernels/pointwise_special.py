@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes as D
-from ..tensor import TensorBase
+from ..core import dtypes as D
+from ..core.tensor import TensorBase
 from .pointwise_base import (COMPLEX, FLOATING, FLOAT_H, INTEGRAL, check, finish, operand, quiet,
                              result_type)
 from .pointwise_binary import apply2, dtype2
 from .pointwise_unary import apply1, float_dtype
 from .pointwise_math import exact, fma
-from .registry import kernel
+from ..ops.kernel_registry import kernel
 
 _HALF_LOG_2PI = 0.91893853320467274178
 
@@ -172,7 +172,7 @@ def polygamma(n, self):
         return apply1(digamma_np, self, dt)
     if n == 1:
         return apply1(_trigamma, self, dt)
-    from ..refuse import TorchnativeNotImplementedError
+    from ..core.refuse import TorchnativeNotImplementedError
 
     raise TorchnativeNotImplementedError("aten::polygamma with n >= 2",
                                          "only digamma (n=0) and trigamma (n=1) are implemented")

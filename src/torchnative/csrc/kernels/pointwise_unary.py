@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes as D
-from .common import arr, opmath
-from ..cast import cast_array
-from ..construct import from_result
+from ..core import dtypes as D
+from .support.common import arr, opmath
+from ..core.cast import cast_array
+from ..core.construct import from_result
 from .pointwise_base import (ALL_H, ALL_HC, BOOL, COMPLEX, F32, F64, FLOAT_H, FLOAT_HC, INTEGRAL,
                              NATIVE, NOTHING, QUIET, REDUCED, check, checked, compute_dtype, finish,
                              needs_quiet, operand, quiet, quiet_enter, quiet_exit)
 from .pointwise_math import erf, erf_vec32, erfc, erfinv, exact, vectorized_mask
-from .registry import kernel
+from ..ops.kernel_registry import kernel
 
 
 def float_dtype(self) -> D.dtype:

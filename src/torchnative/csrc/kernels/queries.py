@@ -3,7 +3,7 @@ they never carry upstream's lazy conjugate/negative bits or the zero-tensor flag
 
 from __future__ import annotations
 
-from .registry import kernel
+from ..ops.kernel_registry import kernel
 
 
 @kernel("_is_zerotensor", "is_conj", "is_neg", meta=True)
@@ -77,14 +77,14 @@ def is_signed(self) -> bool:
 
 @kernel("promote_types", meta=True)
 def promote_types(type1, type2):
-    from ..promotion import promote_types as promote
+    from ..core.promotion import promote_types as promote
 
     return promote(type1, type2)
 
 
 @kernel("can_cast", composite=True)
 def can_cast(from_, to):
-    from ..promotion import can_cast as check
+    from ..core.promotion import can_cast as check
 
     return check(from_, to)
 
@@ -118,6 +118,6 @@ def sym_storage_offset(self) -> int:
 
 @kernel("sym_is_contiguous", meta=True)
 def sym_is_contiguous(self, memory_format=None) -> bool:
-    from ..layouts import contiguous_format
+    from ..core.layouts import contiguous_format
 
     return self.is_contiguous(memory_format=memory_format or contiguous_format)

@@ -16,20 +16,20 @@ import math
 
 import numpy as np
 
-from .. import dtypes as D
+from ..core import dtypes as D
 from .. import random as R
-from ..cast import cast_array
-from ..construct import checked_device, empty
-from ..promotion import promote_types
-from ..tensor import TensorBase
-from .common import INT64, arr, opmath, wrap
+from ..core.cast import cast_array
+from ..core.construct import checked_device, empty
+from ..core.promotion import promote_types
+from ..core.tensor import TensorBase
+from .support.common import INT64, arr, opmath, wrap
 from .indexing import (_name, assert_no_internal_overlap, expand_inplace_check, infer_size,
                        scalar_to, ti_perm)
-from .registry import kernel
+from ..ops.kernel_registry import kernel
 
 def _engine(generator):
     if generator is None:
-        from ..generator import default_generator
+        from ..core.generator import default_generator
 
         generator = default_generator
     return generator.engine
@@ -295,7 +295,7 @@ def _check_std_tensor(std: TensorBase) -> None:
 
 
 def _resize_output(out: TensorBase, shape) -> None:
-    from ..structured import resize_out
+    from ..dispatch.structured import resize_out
 
     resize_out(out, shape)
 

@@ -15,10 +15,10 @@ import warnings
 
 import numpy as np
 
-from .. import dtypes as D
-from ..tensor import TensorBase, wrap_dim
-from .common import BOOL, INT64, arr, as_compute, wrap
-from .registry import kernel
+from ..core import dtypes as D
+from ..core.tensor import TensorBase, wrap_dim
+from .support.common import BOOL, INT64, arr, as_compute, wrap
+from ..ops.kernel_registry import kernel
 
 _B = D.BY_NAME
 UINT8 = _B["uint8"]
@@ -161,7 +161,7 @@ def sum_values(self: TensorBase, out_dt: D.dtype, axes, keepdim, ignore_nan=Fals
         a = np.where(np.isnan(a), a.dtype.type(0), a)
     s = pairwise_sum(a, axes, keepdim)
     if in_dt is not out_dt:  # complex sum into a real result: the copy drops the imaginary part
-        from ..cast import cast_array
+        from ..core.cast import cast_array
 
         s = cast_array(s.astype(D.numpy_dtype(in_dt)), in_dt, out_dt)
     return s
@@ -220,7 +220,7 @@ def mean_all(self, *, dtype=None):
 @kernel("nanmean", composite=True)
 def nanmean(self, dim=None, keepdim=False, *, dtype=None):
     # CompositeImplicitAutograd upstream, with no Python decomposition: written as ReduceOps.cpp
-    from ..manual_bindings import call
+    from ..python.manual_bindings import call
 
     if not (self.dtype.is_floating_point or self.dtype.is_complex):
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
@@ -231,7 +231,7 @@ def nanmean(self, dim=None, keepdim=False, *, dtype=None):
 
 @kernel("nanmean.out", composite=True)
 def nanmean_out(self, dim=None, keepdim=False, *, dtype=None, out):
-    from ..manual_bindings import call
+    from ..python.manual_bindings import call
 
     if is_integral(self.dtype):
         raise RuntimeError("nanmean(): integral types and 'Bool' are not supported for nanmean, "
@@ -254,7 +254,7 @@ def _prod(self, axes, keepdim, dtype):
     with np.errstate(all="ignore"):
         p = np.multiply.reduce(a, axis=axes, dtype=a.dtype, keepdims=keepdim)
     if in_dt is not out_dt:
-        from ..cast import cast_array
+        from ..core.cast import cast_array
 
         p = cast_array(p.astype(D.numpy_dtype(in_dt)), in_dt, out_dt)
     return finish(p, out_dt)

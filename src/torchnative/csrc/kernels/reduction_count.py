@@ -7,14 +7,14 @@ import math
 
 import numpy as np
 
-from .. import dtypes as D
-from .common import INT64, FLOAT32, FLOAT64, arr, as_compute
+from ..core import dtypes as D
+from .support.common import INT64, FLOAT32, FLOAT64, arr, as_compute
 from .reduction import FLOAT_LOWP, dispatch, finish, not_implemented
-from .registry import kernel
+from ..ops.kernel_registry import kernel
 
 
 def _call(name, *args, **kwargs):
-    from ..manual_bindings import call
+    from ..python.manual_bindings import call
 
     return call(name, *args, **kwargs)
 

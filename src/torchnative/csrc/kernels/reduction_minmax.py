@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor import wrap_dim
-from .common import INT64, arr, as_compute
+from ..core.tensor import wrap_dim
+from .support.common import INT64, arr, as_compute
 from .reduction import (ALL_LOWP_BOOL, BOOL, LOWP, check_ndim, dim_list, dispatch, finish,
                         reduce_axes, reduced_shape, reduced_size)
-from .registry import kernel
+from ..ops.kernel_registry import kernel
 
 
 def values_of(self) -> np.ndarray:

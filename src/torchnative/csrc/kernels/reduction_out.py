@@ -10,9 +10,9 @@ derivation (compute the functional result, check it casts, copy it in; structure
 
 from __future__ import annotations
 
-from .. import dtypes as D
-from ..structured import resize_out, write_into
-from .common import INT64
+from ..core import dtypes as D
+from ..dispatch.structured import resize_out, write_into
+from .support.common import INT64
 from .reduction import (all_all, all_dim, all_dims, any_all, any_dim, any_dims, finish, logsumexp,
                         mean_dim, nansum, prod_all, prod_dim, sum_dim)
 from .reduction_minmax import (_aminmax_all, _aminmax_dim, aminmax, amax, amin, argmax, argmin,
@@ -20,7 +20,7 @@ from .reduction_minmax import (_aminmax_all, _aminmax_dim, aminmax, amax, amin, 
 from .reduction_scan import _logcumsumexp, cummax, cummin, cumprod, cumsum
 from .reduction_stats import (linalg_vector_norm, norm_dim, norm_dim_dtype, std, var)
 from .reduction_count import histc
-from .registry import kernel
+from ..ops.kernel_registry import kernel
 from .sorting import kthvalue, median_dim, mode, nanmedian_dim, sort, sort_stable, topk
 
 BOOL, UINT8 = D.BY_NAME["bool"], D.BY_NAME["uint8"]
@@ -101,7 +101,7 @@ def _with_out_dtype(functional):
     def run(self, *args, out_dtype=None, **kwargs):
         if out_dtype is not None and self.dtype.to_real() is not out_dtype and \
                 not self.dtype.is_complex:
-            from .common import as_compute
+            from .support.common import as_compute
 
             self = finish(as_compute(self, out_dtype), out_dtype)
         return functional(self, *args, **kwargs)
@@ -129,7 +129,7 @@ _out_kernel("mean.out", mean_dim, ["out"], _mean_check, dtype_from_out=True)
 
 
 def _mean_dtype_check(self, out):
-    from ..promotion import can_cast
+    from ..core.promotion import can_cast
 
     if not can_cast(self.dtype, out.dtype):
         raise RuntimeError("mean.dtype_out(): input types can't be cast to the desired output "
@@ -142,7 +142,7 @@ _out_kernel("mean.dtype_out", lambda self, *, dtype=None: mean_dim(self, None, F
 
 def _var_out(functional, name):
     def run(self, dim=None, *, correction=None, keepdim=False, out):
-        from ..promotion import can_cast
+        from ..core.promotion import can_cast
 
         if not self.dtype.is_complex and not can_cast(self.dtype, out.dtype):
             raise RuntimeError(f"result type {self.dtype._cpp_name} can't be cast to the desired "
@@ -227,7 +227,7 @@ def _allany_out(name, functional, what):
     def run(self, *args, out, **kwargs):
         _bytebool(what)(self, out)
         if out.dtype is UINT8 and self.dtype is not UINT8:
-            from .common import as_compute
+            from .support.common import as_compute
 
             self = finish(as_compute(self, UINT8), UINT8)
         r = functional(self, *args, **kwargs)

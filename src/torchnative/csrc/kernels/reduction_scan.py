@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor import wrap_dim
-from .common import INT64, arr, as_compute
+from ..core.tensor import wrap_dim
+from .support.common import INT64, arr, as_compute
 from .reduction import (ALL_LOWP, ALL_LOWP_BOOL, COMPLEX_T, FLOAT_LOWP, LOWP, dispatch,
                         finish, is_integral)
-from .registry import kernel
+from ..ops.kernel_registry import kernel
 
 def _acc(a: np.ndarray) -> np.ndarray:
     """``a`` (float32 / complex64 / integers) in upstream's CPU accumulator type."""

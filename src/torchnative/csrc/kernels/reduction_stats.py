@@ -15,11 +15,11 @@ import math
 
 import numpy as np
 
-from .. import dtypes as D
-from ..promotion import promote_types
-from .common import as_compute
+from ..core import dtypes as D
+from ..core.promotion import promote_types
+from .support.common import as_compute
 from .reduction import dim_list, finish, reduce_axes, reduced_shape, warn, widened
-from .registry import kernel
+from ..ops.kernel_registry import kernel
 
 
 _F64 = D.BY_NAME["float64"]

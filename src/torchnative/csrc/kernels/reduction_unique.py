@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes as D
+from ..core import dtypes as D
 from ..random import stdalgo
-from ..tensor import wrap_dim
-from .common import INT64, arr, wrap
+from ..core.tensor import wrap_dim
+from .support.common import INT64, arr, wrap
 from .reduction import ALL_LOWP_BOOL, dispatch, finish
 from .reduction_minmax import values_of
-from .registry import kernel
+from ..ops.kernel_registry import kernel
 
 _UNIQUE = ALL_LOWP_BOOL | D.BAREBONES_UNSIGNED - {D.BY_NAME[f"uint{b}"] for b in range(1, 8)}
 _EMPTY = np.zeros(0, np.int64)

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..construct import empty
+from ..core.construct import empty
 from ..random import stdalgo
-from ..tensor import TensorBase, contiguous_strides, wrap_dim
-from .common import INT64, arr
+from ..core.tensor import TensorBase, contiguous_strides, wrap_dim
+from .support.common import INT64, arr
 from .reduction import ALL_LOWP, ALL_LOWP_BOOL, BOOL, dispatch, finish
 from .reduction_minmax import values_of, zero_numel_check_dim
-from .registry import kernel
+from ..ops.kernel_registry import kernel
 
 
 def stable_order(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
@@ -95,7 +95,7 @@ def sort(self, dim=-1, descending=False):
 
 
 def _call(name, *args, **kwargs):
-    from ..manual_bindings import call
+    from ..python.manual_bindings import call
 
     return call(name, *args, **kwargs)
 

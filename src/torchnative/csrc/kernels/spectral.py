@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes as D
-from ..construct import empty
-from ..device import CPU
-from ..tensor import contiguous_strides
-from .common import arr
-from .nn_util import call
-from .registry import kernel
+from ..core import dtypes as D
+from ..core.construct import empty
+from ..core.device import CPU
+from ..core.tensor import contiguous_strides
+from .support.common import arr
+from .support.nn_util import call
+from ..ops.kernel_registry import kernel
 
 _B = D.BY_NAME
 _ASSERT = ('{cond} INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/aten/src/ATen/native/mkl/'
@@ -250,7 +250,7 @@ def _fft_c2r(self, dim, normalization, last_dim_size):
 # converts to out's dtype as copy_ does) ---------------------------------------------------------
 
 def _fft_out(result, out):
-    from ..structured import resize_out, write_into
+    from ..dispatch.structured import resize_out, write_into
 
     resize_out(out, result._size)
     write_into(out, result)
@@ -339,7 +339,7 @@ def _norm_from_string(norm, forward) -> int:
 def _wrap(dim, ndim):
     if ndim == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    from ..tensor import wrap_dim
+    from ..core.tensor import wrap_dim
 
     return wrap_dim(dim, ndim)
 

@@ -7,10 +7,10 @@ These kernels only compute sizes, strides and offsets, so they serve meta tensor
 from __future__ import annotations
 
 from ..autograd.views import note_view
-from ..construct import contiguous_strides_of, make
-from ..size import Size
-from ..tensor import TensorBase, wrap_dim
-from .registry import kernel
+from ..core.construct import contiguous_strides_of, make
+from ..core.size import Size
+from ..core.tensor import TensorBase, wrap_dim
+from ..ops.kernel_registry import kernel
 
 
 def view_of(base: TensorBase, size, stride, offset, dtype=None, np_view=None,
@@ -433,7 +433,7 @@ del Size
 # --- in-place view operators: they change self's own geometry ------------------------------------
 
 def _restride(self, view: TensorBase) -> TensorBase:
-    from ..tensor import numpy_view
+    from ..core.tensor import numpy_view
 
     self._size, self._stride, self._offset = view._size, view._stride, view._offset
     self._np = numpy_view(self._storage, self._dtype, self._size, self._stride, self._offset)

@@ -20,7 +20,7 @@ REFUSAL = "TorchnativeNotImplementedError"  # torchnative._C._refuse: ours decli
 # each entry a pair (ATen overload name, path), e.g. ("aten.add.Tensor", "kernel"). Absent -> None,
 # which reports as "unknown". Upstream does not have it.
 # Which path served each operator (kernel, decomposition, ...): torchnative's door counts them
-# in ``torchnative.csrc.door.served``; upstream has no such counter.
+# in ``torchnative.csrc.dispatch.door.served``; upstream has no such counter.
 _mark: dict = {}
 
 
@@ -41,7 +41,7 @@ def describe_exception(exc: BaseException, phase: str) -> dict:
 def dispatch_log(torch):
     """(overload, path) pairs served since the previous call; None on upstream."""
     try:
-        from torchnative.csrc.door import served
+        from torchnative.csrc.dispatch.door import served
     except ImportError:
         return None
     new = [[op, path] for (op, path), n in served.items() if n > _mark.get((op, path), 0)]

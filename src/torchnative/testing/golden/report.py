@@ -146,7 +146,7 @@ def markdown(rep: dict, command: str) -> str:
                    + " | ".join(str(d["cases"].get(s, 0)) for s in STATUSES) + " |")
     out += ["", "## By op", "",
             "`served by` is ours' own account of the path (kernel or decomposition) when its torch._C "
-            "counts them (`torchnative.csrc.door.served`), else `unknown`.", "",
+            "counts them (`torchnative.csrc.dispatch.door.served`), else `unknown`.", "",
             "| OpInfo entry | spelling | status | agree / cases | dtypes | served by | first problem |",
             "|---|---|---|---:|---|---|---|"]
     for r in sorted(rep["rows"], key=lambda r: (r["key"], r["variant"])):

@@ -1,0 +1,234 @@
+"""Making tensors: over a fresh or given storage, as an alias, from numpy, from a Python number.
+
+Every tensor object is made by ``make`` so that the fields the door, the kernels and autograd
+read are always set.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes as D
+from .device import CPU, META, device as _device
+from .refuse import TorchnativeNotImplementedError
+from .grad_mode import TLS as _GRAD
+from .storage import new_storage, storage_class
+from .tensor import TensorBase, contiguous_strides, numpy_view
+
+
+_CLASS: list = []
+
+
+def _tensor_class():
+    """upstream's torch.Tensor once torch/_tensor.py defined it (cached: the hot path)."""
+    if _CLASS:
+        return _CLASS[0]
+    import sys
+
+    mod = sys.modules.get("torch._tensor")
+    if mod is not None and hasattr(mod, "Tensor"):
+        _CLASS.append(mod.Tensor)
+        return mod.Tensor
+    return TensorBase
+
+
+def make(storage, dt, size, stride, offset=0, cls=None, version_ref=None, view_base=None,
+         np_view=None):
+    t = object.__new__(cls or _tensor_class())
+    t._st = storage
+    t._dtype = dt
+    t._size = tuple(size)
+    t._stride = tuple(stride)
+    t._offset = offset
+    t._np = np_view if np_view is not None else numpy_view(storage, dt, t._size, t._stride,
+                                                            offset)
+    t._version_ref = version_ref if version_ref is not None else [0]
+    t._requires_grad = False
+    t._grad = None
+    t._grad_fn = None
+    t._view_base = view_base
+    t._retains_grad = False
+    t._output_nr = 0
+    t._wrapped = False
+    if _GRAD.inference:
+        t.__dict__["_tn_inference"] = True  # an inference tensor (made in inference mode)
+    return t
+
+
+def from_result(arr: np.ndarray, dt) -> TensorBase:
+    """A cpu tensor over a fresh C-contiguous numpy result of ``dt``'s storage type, without a
+    copy: the array itself is the tensor's view, and its memory becomes the storage when the
+    storage is first asked for (TensorBase._storage). The fields are ``make``'s, set inline:
+    every kernel result passes here, and calling ``make`` costs a third more (measured)."""
+    shape = arr.shape
+    stride = _CONTIGUOUS.get(shape)
+    if stride is None:
+        stride = contiguous_strides_of(shape)
+    t = object.__new__(_CLASS[0] if _CLASS else _tensor_class())
+    t._st = None
+    t._dtype = dt
+    t._size = shape
+    t._stride = stride
+    t._offset = 0
+    t._np = arr
+    t._version_ref = [0]
+    t._requires_grad = False
+    t._grad = None
+    t._grad_fn = None
+    t._view_base = None
+    t._retains_grad = False
+    t._output_nr = 0
+    t._wrapped = False
+    if _GRAD.inference:
+        t.__dict__["_tn_inference"] = True
+    return t
+
+
+# shape -> c10's contiguous strides (shapes repeat: a model's activations have a few dozen)
+_CONTIGUOUS: dict = {}
+
+
+def contiguous_strides_of(shape: tuple) -> tuple:
+    """c10's contiguous strides of ``shape`` (a tuple), memoized."""
+    stride = _CONTIGUOUS.get(shape)
+    if stride is None:
+        if len(_CONTIGUOUS) > 4096:
+            _CONTIGUOUS.clear()
+        stride = _CONTIGUOUS[shape] = contiguous_strides(shape)
+    return stride
+
+
+def checked_device(dev):
+    dev = CPU if dev is None else (dev if isinstance(dev, _device) else _device(dev))
+    if dev.type not in ("cpu", "meta"):
+        raise TorchnativeNotImplementedError(
+            f"tensors on device '{dev}'", "torchnative allocates on cpu and meta only")
+    return dev
+
+
+def empty(size, dt, dev=CPU, stride=None, cls=None):
+    """An uninitialized tensor (contiguous unless ``stride`` is given)."""
+    dev = checked_device(dev)
+    if dev.type == "cpu":
+        D.numpy_dtype(dt)  # refuses dtypes without cpu storage, by name
+    size = tuple(size)
+    for s in size:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{list(size)}")
+    stride = contiguous_strides(size) if stride is None else tuple(stride)
+    extent = 1 + sum((sz - 1) * st for sz, st in zip(size, stride)) if all(size) else 0
+    return make(new_storage(extent * dt.itemsize, dev), dt, size, stride, 0, cls)
+
+
+def alias(t: TensorBase, cls=None) -> TensorBase:
+    """A new tensor object over the same storage and geometry (detach, .data, subclassing)."""
+    out = make(t._storage, t._dtype, t._size, t._stride, t._offset, cls or type(t),
+               t._version_ref)
+    if "_tn_inference" in t.__dict__:
+        out.__dict__["_tn_inference"] = True  # aliases of inference tensors are inference tensors
+    return out
+
+
+def tensor_from_numpy(arr: np.ndarray, cls=None) -> TensorBase:
+    """A tensor sharing ``arr``'s memory (torch.from_numpy)."""
+    dt = D.dtype_from_numpy(arr.dtype)
+    if dt is None:
+        raise TypeError(f"can't convert np.ndarray of type {arr.dtype}. The only supported types "
+                        "are: float64, float32, float16, complex64, complex128, int64, int32, "
+                        "int16, int8, uint64, uint32, uint16, uint8, and bool.")
+    item = arr.dtype.itemsize
+    if any(s < 0 for s in arr.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors "
+                         "with negative strides are not currently supported. (You can probably "
+                         "work around this by making a copy of your array  with array.copy().) ")
+    if any(s % item for s in arr.strides):
+        raise ValueError("given numpy array strides not a multiple of the element byte size. "
+                         "Copy the numpy array to reallocate the memory.")
+    strides = tuple(s // item for s in arr.strides)
+    extent = (1 + sum((n - 1) * s for n, s in zip(arr.shape, strides))) * item if arr.size else 0
+    raw = _byte_view(arr, extent)
+    storage = new_storage(extent, CPU, raw)
+    storage._resizable = False  # numpy owns the memory, as upstream's from_numpy storages
+    return make(storage, dt, arr.shape, strides, 0, cls)
+
+
+def _byte_view(arr: np.ndarray, extent: int) -> np.ndarray:
+    """A 1-D uint8 array over the ``extent`` bytes starting at ``arr``'s first element; it
+    keeps ``arr`` alive, so the memory is shared both ways."""
+    if extent == 0:
+        return np.empty(0, dtype=np.uint8)
+    return np.asarray(_Span(arr, extent))
+
+
+class _Span:
+    """Exposes ``extent`` raw bytes of ``arr``'s memory through the array interface."""
+
+    def __init__(self, arr: np.ndarray, extent: int):
+        self._arr = arr
+        addr = arr.__array_interface__["data"][0]
+        self.__array_interface__ = {"shape": (extent,), "typestr": "|u1",
+                                    "data": (addr, not arr.flags.writeable), "version": 3}
+
+
+def scalar_tensor(value, dt=None) -> TensorBase:
+    """A 0-dim cpu tensor holding a Python number (dtype from its Python type unless given)."""
+    if dt is None:
+        dt = D.PYTHON_TYPE_DTYPE[_pytype(value)]
+    t = empty((), dt, CPU)
+    t._np[()] = value
+    return t
+
+
+def wrapped_number(value) -> TensorBase:
+    """A Python number passed where a Tensor is expected: a 0-dim tensor marked as a wrapped
+    number, so type promotion treats it like the Python scalar it was."""
+    spec = _WRAPPED.get(type(value))
+    if spec is not None and (spec[0] is not np.int64 or -_I64_BOUND <= value < _I64_BOUND):
+        t = from_result(np.array(value, spec[0]), spec[1])
+    else:
+        t = scalar_tensor(value)
+    t._wrapped = True
+    return t
+
+
+_WRAPPED = {float: (np.float64, D.BY_NAME["float64"]), int: (np.int64, D.BY_NAME["int64"]),
+            bool: (np.bool_, D.BY_NAME["bool"])}
+_I64_BOUND = 1 << 63
+
+
+def _pytype(value):
+    if isinstance(value, bool):
+        return bool
+    if isinstance(value, (int, np.integer)):
+        return int
+    if isinstance(value, (float, np.floating)):
+        return float
+    if isinstance(value, (complex, np.complexfloating)):
+        return complex
+    if isinstance(value, np.bool_):
+        return bool
+    raise TypeError(f"expected a number, got {type(value).__name__}")
+
+
+def legacy_new(cls, args, kwargs, dtype=None):
+    """``torch.Tensor(...)`` and the legacy typed constructors (``torch.FloatTensor(2, 3)``)."""
+    from .python_data import tensor_from_data
+
+    dt = dtype or D.get_default_dtype()
+    device = kwargs.pop("device", None)
+    if kwargs:
+        raise TypeError(f"new() received an invalid combination of arguments - got "
+                        f"{tuple(kwargs)}")
+    if not args:
+        return empty((0,), dt, checked_device(device), cls=cls)
+    if len(args) == 1 and isinstance(args[0], TensorBase):
+        return alias(args[0], cls)
+    if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args) or (
+            len(args) == 1 and type(args[0]).__name__ == "Size"):
+        size = args[0] if len(args) == 1 and not isinstance(args[0], int) else args
+        return empty(tuple(int(s) for s in size), dt, checked_device(device), cls=cls)
+    if len(args) == 1:
+        t = tensor_from_data(args[0], dt, checked_device(device))
+        return alias(t, cls)
+    raise TypeError("new() received an invalid combination of arguments")

@@ -1,0 +1,659 @@
+"""TensorBase: a view (dtype, sizes, strides, offset) onto an untyped storage.
+
+Dense (cpu) tensors keep a numpy array viewing their storage bytes (``_np``), made once when
+the tensor is made; meta tensors have a storage without bytes and ``_np`` None. Views share the
+storage and a version counter. Operator methods are not written here: they are generated from
+upstream's binding table (spellings.py) and all reach the door. What is here is what upstream
+writes by hand in python_variable.cpp / python_variable_methods.cpp: metadata, autograd fields,
+conversions to Python values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes as D
+from .device import CPU, META
+from .layouts import contiguous_format, channels_last, channels_last_3d, preserve_format, strided
+from .refuse import TorchnativeNotImplementedError
+from .size import Size
+
+
+class _TensorMeta(type):
+    """torch._C._TensorMeta: TensorBase's metaclass (upstream's is a plain type subclass)."""
+
+
+def contiguous_strides(size) -> tuple:
+    strides = []
+    acc = 1
+    for s in reversed(size):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+def numpy_view(storage, dt, size, stride, offset):
+    """The numpy array over ``storage`` that a tensor with this geometry reads and writes."""
+    data = storage._data
+    if data is None:
+        return None
+    npdt = D.numpy_dtype(dt)
+    if 0 in size:
+        return np.empty(size, npdt)  # no element to share; the offset may lie past the buffer
+    item = npdt.itemsize
+    return np.ndarray(size, npdt, data, offset * item, tuple(s * item for s in stride))
+
+
+def wrap_dim(dim: int, ndim: int) -> int:
+    n = max(ndim, 1)
+    if dim < -n or dim >= n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+class TensorBase(metaclass=_TensorMeta):
+    __slots__ = ("_st", "_dtype", "_size", "_stride", "_offset", "_np", "_version_ref",
+                 "_requires_grad", "_grad", "_grad_fn", "_view_base", "_retains_grad",
+                 "_output_nr", "_wrapped", "__weakref__", "__dict__")
+
+    def __new__(*args, **kwargs):
+        # a wildcard signature: dynamo's polyfill for Tensor.__new__ must match ours or it
+        cls, *args = args
+        if cls is TensorBase:
+            raise TypeError("Cannot directly construct TensorBase; subclass it and then "
+                            "construct that")
+        from .construct import legacy_new
+
+        return legacy_new(cls, args, kwargs)
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    # --- geometry ----------------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._size)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._size)
+        if isinstance(dim, str):
+            raise TorchnativeNotImplementedError("named tensor dimensions")
+        return self._size[wrap_dim(dim, len(self._size))] if self._size else \
+            _scalar_dim(dim)
+
+    def stride(self, dim=None):
+        if dim is None:
+            return tuple(self._stride)
+        return self._stride[wrap_dim(dim, len(self._size))] if self._size else \
+            _scalar_dim(dim)
+
+    def dim(self) -> int:
+        return len(self._size)
+
+    def ndimension(self) -> int:
+        return len(self._size)
+
+    @property
+    def ndim(self) -> int:
+        return len(self._size)
+
+    def numel(self) -> int:
+        n = 1
+        for s in self._size:
+            n *= s
+        return n
+
+    def nelement(self) -> int:
+        return self.numel()
+
+    def storage_offset(self) -> int:
+        return self._offset
+
+    def is_contiguous(self, memory_format=contiguous_format) -> bool:
+        if memory_format is contiguous_format or memory_format is preserve_format:
+            return _is_contiguous(self._size, self._stride)
+        if memory_format is channels_last:
+            return len(self._size) == 4 and _is_contiguous(
+                _perm(self._size, (0, 2, 3, 1)), _perm(self._stride, (0, 2, 3, 1)))
+        if memory_format is channels_last_3d:
+            return len(self._size) == 5 and _is_contiguous(
+                _perm(self._size, (0, 2, 3, 4, 1)), _perm(self._stride, (0, 2, 3, 4, 1)))
+        raise RuntimeError(f"unsupported memory format {memory_format}")
+
+    def is_non_overlapping_and_dense(self) -> bool:
+        if _is_contiguous(self._size, self._stride):
+            return True  # c10: contiguous (empty included) implies non-overlapping and dense
+        pairs = sorted((st, sz) for sz, st in zip(self._size, self._stride) if sz != 1)
+        expected = 1
+        for st, sz in pairs:
+            if st != expected:
+                return False
+            expected *= sz
+        return True
+
+    # --- dtype, device, storage --------------------------------------------------------------
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def layout(self):
+        return strided
+
+    @property
+    def _storage(self):
+        """The storage. A kernel's fresh result gets its storage object only when something
+        asks for it (a view, data_ptr, saving): its numpy array already owns the bytes."""
+        st = self._st
+        if st is None:
+            from .storage import storage_class
+
+            flat = self._np.reshape(-1)
+            st = self._st = storage_class()._wrap(flat.view(np.uint8), flat.nbytes, CPU)
+        return st
+
+    @_storage.setter
+    def _storage(self, storage) -> None:
+        self._st = storage
+
+    @property
+    def device(self):
+        st = self._st
+        return CPU if st is None else st._device
+
+    def get_device(self) -> int:
+        return -1
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.device.type == "cpu"
+
+    @property
+    def is_meta(self) -> bool:
+        return self.device.type == "meta"
+
+    is_cuda = is_mps = is_xpu = is_ipu = is_mtia = is_maia = is_hpu = property(lambda self: False)
+    is_sparse = is_sparse_csr = is_quantized = is_mkldnn = is_vulkan = is_nested = \
+        property(lambda self: False)
+
+    def is_floating_point(self) -> bool:
+        return self._dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return self._dtype.is_complex
+
+    def is_signed(self) -> bool:
+        return self._dtype.is_signed
+
+    def element_size(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel() * self._dtype.itemsize
+
+    def data_ptr(self) -> int:
+        base = self._storage.data_ptr()
+        return base + self._offset * self._dtype.itemsize if base else 0
+
+    def untyped_storage(self):
+        return self._storage
+
+    def _storage_impl(self):
+        return self._storage
+
+    def storage_type(self):
+        import torch
+
+        return getattr(torch, _LEGACY_STORAGE.get(self._dtype._name, "UntypedStorage"))
+
+    @property
+    def _cdata(self) -> int:
+        return id(self)
+
+    def _is_view(self) -> bool:
+        return self._view_base is not None
+
+    @property
+    def _base(self):
+        return self._view_base
+
+    @property
+    def names(self):
+        return (None,) * len(self._size)
+
+    @property
+    def _has_symbolic_sizes_strides(self) -> bool:
+        return False
+
+    # --- autograd fields -----------------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        if self._requires_grad:
+            return True
+        b = self._view_base  # a view of a base that gained history since (upstream's grad_fn)
+        return b is not None and (b._requires_grad or b._grad_fn is not None)
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True):
+        if not self.is_leaf and not requires_grad:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach().")
+        if requires_grad and not (self._dtype.is_floating_point or self._dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, TensorBase):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
+                                f"of type {type(value).__name__}")
+            if value._dtype != self._dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if value._size != self._size:
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def grad_fn(self):
+        if self._view_base is not None:
+            from ..autograd.views import grad_fn_of
+
+            return grad_fn_of(self)  # refreshed if the base was modified in place since
+        return self._grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def retain_grad(self) -> None:
+        from ..autograd.hooks import retain_grad
+
+        retain_grad(self)
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    @property
+    def _version(self) -> int:
+        return self._version_ref[0]
+
+    def _bump_version(self) -> None:
+        self._version_ref[0] += 1
+
+    @property
+    def data(self):
+        from .construct import alias
+
+        out = alias(self, _detached_class(self))
+        out._version_ref = [0]  # upstream's variable_data(): changes are invisible to autograd
+        return out
+
+    @data.setter
+    def data(self, new) -> None:
+        if not isinstance(new, TensorBase):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(new).__name__}")
+        self._storage, self._dtype = new._storage, new._dtype
+        self._size, self._stride, self._offset = new._size, new._stride, new._offset
+        self._np = new._np
+
+    def detach(self):
+        from .construct import alias
+
+        return alias(self, _detached_class(self))
+
+    def detach_(self):
+        if self._view_base is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self._grad_fn = None
+        self._requires_grad = False
+        return self
+
+    # --- Python values -----------------------------------------------------------------------
+    def item(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to "
+                               "Scalar")
+        if self._np is None:
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        v = self._np.reshape(()).item() if self._np.ndim else self._np.item()
+        if self._dtype in D.REDUCED_FLOATING or self._dtype.is_floating_point:
+            return float(v)
+        return v
+
+    def tolist(self):
+        if self._np is None:
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        if self._dtype.is_floating_point and self._np.dtype.kind not in "fc":
+            return self._np.astype(np.float64).tolist()
+        return self._np.tolist()
+
+    def numpy(self, *, force: bool = False):
+        if self._np is None:
+            raise TorchnativeNotImplementedError("Tensor.numpy() on a meta tensor")
+        if not force and self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return self._np
+
+    def __nonzero__(self) -> bool:
+        return self.__bool__()
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous"
+                               if self.numel() > 1 else
+                               "Boolean value of Tensor with no values is ambiguous")
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(_scalar_for_python(self, "float"))
+
+    def __int__(self) -> int:
+        return int(_scalar_for_python(self, "int"))
+
+    def __long__(self) -> int:
+        return int(_scalar_for_python(self, "int"))
+
+    def __complex__(self) -> complex:
+        return complex(_scalar_for_python(self, "complex"))
+
+    def __index__(self) -> int:
+        if self._dtype.is_floating_point or self._dtype.is_complex or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(self.item())
+
+    # --- conversions ---------------------------------------------------------------------------
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        if dtype is None:
+            name = _LEGACY_TENSOR.get(self._dtype._name)
+            if name is None:
+                raise TorchnativeNotImplementedError(f"Tensor.type() for {self._dtype}")
+            return f"torch.{name}"
+        if isinstance(dtype, str):
+            import torch
+
+            dtype = eval(dtype, {"torch": torch})  # "torch.FloatTensor" names a legacy type
+        target = getattr(dtype, "dtype", dtype)
+        return self.to(target, non_blocking=non_blocking)
+
+    def cpu(self, memory_format=preserve_format):
+        return self.to("cpu", memory_format=memory_format)
+
+    def cuda(self, *args, **kwargs):
+        raise TorchnativeNotImplementedError("Tensor.cuda()", "torchnative has no CUDA device")
+
+    def xpu(self, *args, **kwargs):
+        raise TorchnativeNotImplementedError("Tensor.xpu()", "torchnative has no XPU device")
+
+    def _conversion(name):
+        def convert(self, memory_format=preserve_format):
+            return self.to(D.BY_NAME[name], memory_format=memory_format)
+
+        return convert
+
+    float = _conversion("float32")
+    double = _conversion("float64")
+    half = _conversion("float16")
+    bfloat16 = _conversion("bfloat16")
+    int = _conversion("int32")
+    long = _conversion("int64")
+    short = _conversion("int16")
+    char = _conversion("int8")
+    byte = _conversion("uint8")
+    bool = _conversion("bool")
+    cfloat = _conversion("complex64")
+    cdouble = _conversion("complex128")
+    del _conversion
+
+    # --- subclasses ----------------------------------------------------------------------------
+    @staticmethod
+    def _make_subclass(cls, data, requires_grad=False, **kwargs):
+        # upstream's C++ calls the flag ``require_grad``; dynamo's polyfill (whose signature must
+        # match ours) calls it ``requires_grad``. Both spellings are accepted.
+        from .construct import alias
+
+        requires_grad = kwargs.pop("require_grad", requires_grad)
+        t = alias(data, cls)
+        t._requires_grad = False
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+
+    def as_subclass(self, cls):
+        from .construct import alias
+
+        t = alias(self, cls)
+        t._requires_grad = self._requires_grad
+        t._grad_fn = self._grad_fn
+        return t
+
+    @staticmethod
+    def _make_wrapper_subclass(cls, size, strides=None, storage_offset=None,
+                               memory_format=None, dtype=None, layout=strided, device=None,
+                               pin_memory=False, requires_grad=False,
+                               dispatch_sizes_strides_policy=None, dispatch_device=False,
+                               dispatch_layout=False, _extra_dispatch_keys=None,
+                               storage_size=None):
+        """A tensor of ``cls`` with metadata but no data: __torch_dispatch__ subclasses keep
+        their real data elsewhere (upstream: a storage-less TensorImpl with the Python key)."""
+        from .construct import make
+        from .device import device as _device
+        from .storage import storage_class
+
+        dt = dtype or D.get_default_dtype()
+        dev = CPU if device is None else _device(device)
+        size = tuple(size)
+        stride = tuple(strides) if strides is not None else contiguous_strides(size)
+        t = make(storage_class()._wrap(None, 0, dev), dt, size, stride, storage_offset or 0, cls)
+        t.__dict__["_tn_wrapper"] = True
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+
+    @property
+    def _python_dispatch(self) -> bool:
+        return bool(self.__dict__.get("_tn_wrapper")) or \
+            getattr(type(self), "__torch_dispatch__", None) is not _default_torch_dispatch()
+
+    def _fix_weakref(self) -> None:
+        """Upstream re-links the C++ weak reference; Python objects need nothing."""
+
+    def __getstate__(self):
+        # upstream's TensorBase is a C type: object.__getstate__ sees only the instance __dict__
+        # (None when empty), never the tensor's fields. Tensor.__reduce_ex__ and torch.save
+        # depend on it; our slots and `_tn_` entries are internal. (serialization engineer)
+        state = {k: v for k, v in self.__dict__.items() if not k.startswith("_tn_")}
+        return state or None
+
+    def _use_count(self) -> int:
+        import sys
+
+        return sys.getrefcount(self) - 1
+
+    def const_data_ptr(self) -> int:
+        return self.data_ptr()
+
+    @property
+    def grad_dtype(self):
+        return self.__dict__.get("_tn_grad_dtype")
+
+    @grad_dtype.setter
+    def grad_dtype(self, value) -> None:
+        self.__dict__["_tn_grad_dtype"] = value
+
+    @property
+    def _backward_hooks(self):
+        return self.__dict__.get("_tn_backward_hooks")
+
+    @_backward_hooks.setter
+    def _backward_hooks(self, value) -> None:
+        self.__dict__["_tn_backward_hooks"] = value
+
+    @property
+    def _post_accumulate_grad_hooks(self):
+        return self.__dict__.get("_tn_post_acc_hooks")
+
+    @_post_accumulate_grad_hooks.setter
+    def _post_accumulate_grad_hooks(self, value) -> None:
+        self.__dict__["_tn_post_acc_hooks"] = value
+
+    @property
+    def name(self):
+        return None
+
+    @property
+    def volatile(self) -> bool:
+        import warnings
+
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning,
+                      stacklevel=2)
+        return False
+
+    is_xla = property(lambda self: False)
+
+    def __len__(self) -> int:
+        if not self._size:
+            raise TypeError("len() of a 0-d tensor")
+        return self._size[0]
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __delitem__(self, index):
+        raise TypeError("'Tensor' object does not support item deletion")
+
+    def _refused_device_move(name):
+        def move(self, *args, **kwargs):
+            raise TorchnativeNotImplementedError(f"Tensor.{name}()",
+                                                 f"torchnative has no {name.upper()} device")
+
+        move.__name__ = name
+        return move
+
+    ipu = _refused_device_move("ipu")
+    mtia = _refused_device_move("mtia")
+    del _refused_device_move
+
+    def _view_func(self, new_base, symint_visitor_fn=None, tensor_visitor_fn=None):
+        raise TorchnativeNotImplementedError("Tensor._view_func", "view replay is not implemented")
+
+    _view_func_unsafe = _view_func
+
+    def _rev_view_func_unsafe(self, new_view):
+        raise TorchnativeNotImplementedError("Tensor._rev_view_func_unsafe",
+                                             "view replay is not implemented")
+
+    def _dtensor__new__(cls, *args, **kwargs):
+        raise TorchnativeNotImplementedError("DTensor", "distributed tensors are not implemented")
+
+    _dtensor__new__ = staticmethod(_dtensor__new__)
+
+    # --- element-wise Python callables (cpu only, as upstream) ---------------------------------
+    def apply_(self, callable):
+        flat = self._np.reshape(-1) if self._np.flags.c_contiguous else None
+        if flat is None:
+            raise TorchnativeNotImplementedError("Tensor.apply_ on a non-contiguous tensor")
+        for i, v in enumerate(flat.tolist()):
+            flat[i] = callable(v)
+        self._bump_version()
+        return self
+
+    def map_(self, tensor, callable):
+        other = np.broadcast_to(tensor._np, self._np.shape)
+        out = np.vectorize(callable, otypes=[self._np.dtype])(self._np, other)
+        self._np[...] = out
+        self._bump_version()
+        return self
+
+    def map2_(self, x, y, callable):
+        a = np.broadcast_to(x._np, self._np.shape)
+        b = np.broadcast_to(y._np, self._np.shape)
+        self._np[...] = np.vectorize(callable, otypes=[self._np.dtype])(self._np, a, b)
+        self._bump_version()
+        return self
+
+
+def _detached_class(t):
+    """The class of ``t.data`` / ``t.detach()``: upstream returns a plain Tensor, which a subclass
+    keeping ``__torch_function__`` converts back to its own type; a Parameter (torch function
+    disabled) gets a plain Tensor. Pickling a Parameter relies on it. (serialization engineer)"""
+    from .construct import _tensor_class
+    from ..python.torch_function import _has_attr_override
+
+    return type(t) if _has_attr_override(t) else _tensor_class()
+
+
+def _default_torch_dispatch():
+    import sys
+
+    mod = sys.modules.get("torchnative._C")
+    return getattr(mod, "_disabled_torch_dispatch_impl", None)
+
+
+def _scalar_dim(dim: int):
+    wrap_dim(dim, 0)
+    return 1
+
+
+def _is_contiguous(size, stride) -> bool:
+    if 0 in size:
+        return True  # c10: a tensor without elements is contiguous, whatever its strides
+    expected = 1
+    for sz, st in zip(reversed(size), reversed(stride)):
+        if sz == 0:
+            return True
+        if sz != 1 and st != expected:
+            return False
+        expected *= sz
+    return True
+
+
+def _perm(seq, order):
+    return tuple(seq[i] for i in order)
+
+
+def _scalar_for_python(t: TensorBase, kind: str):
+    if t.numel() != 1:
+        raise TypeError("only one element tensors can be converted to Python scalars")
+    return t.item()
+
+
+_LEGACY_TENSOR = {"float64": "DoubleTensor", "float32": "FloatTensor", "float16": "HalfTensor",
+                  "bfloat16": "BFloat16Tensor", "uint8": "ByteTensor", "int8": "CharTensor",
+                  "int16": "ShortTensor", "int32": "IntTensor", "int64": "LongTensor",
+                  "bool": "BoolTensor"}
+_LEGACY_STORAGE = {k: v.replace("Tensor", "Storage") for k, v in _LEGACY_TENSOR.items()}
+
+TORCH_C = {
+    "torch._C._TensorMeta": _TensorMeta,
+    "torch._C.TensorBase": TensorBase,
+    "torch._C._TensorBase": TensorBase,
+}

@@ -1,0 +1,487 @@
+"""The one door: every operator call, whatever its spelling, reaches a kernel through here.
+
+``aten_dispatch(op, args, kwargs)`` runs, in order, as upstream's dispatch keys do: a
+CompositeImplicitAutograd operator as the operators it is made of; autograd (when grad mode is on
+and an input requires grad: csrc/autograd/dispatch.py records the graph around the call below);
+Python dispatch (``__torch_dispatch__`` modes and subclasses); the kernel for the backend of the
+arguments (cpu or meta). The kernel is
+resolved once per operator and backend, and is the first of:
+
+1. a Python kernel registered for that key through ``torch.library`` (upstream's meta functions,
+   user custom ops);
+2. torchnative's own kernel (``csrc/kernels``);
+3. for an in-place or ``out=`` overload, its functional sibling's kernel, writing into the
+   destination as upstream's structured kernels do;
+4. a composite Python kernel (CompositeExplicitAutograd, then CompositeImplicitAutograd);
+5. upstream's Python decomposition (``torch._decomp``);
+
+and failing all, a refusal naming the overload. ``served`` counts which path served each call.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any, Callable
+
+from ..core.grad_mode import TLS as _GRAD
+from . import python_dispatch as _python_dispatch
+from .boxing import normalized
+from ..ops.dispatcher import REGISTRY, OperatorHandle
+from ..core.refuse import TorchnativeNotImplementedError
+from ..core.tensor import TensorBase
+
+class Impl:
+    """A resolved implementation: the function, which path it is (for ``served``), the
+    arguments it mutates (their versions are bumped), and how many calls it served."""
+
+    __slots__ = ("fn", "path", "mutated", "fast", "name", "count")
+
+    def __init__(self, fn: Callable, path: str, mutated: tuple, fast: Callable | None = None,
+                 name: str = ""):
+        self.fn, self.path, self.mutated, self.fast, self.name = fn, path, mutated, fast, name
+        self.count = 0
+        _IMPLS.append(self)
+
+
+_IMPLS: list[Impl] = []
+
+
+class _Served(Mapping):
+    """(overload name, path) -> calls served, read by the agreement report and the coverage
+    census. Each Impl counts its own calls (a counter bump is all the hot path pays); this view
+    sums them."""
+
+    def _snapshot(self) -> Counter:
+        c: Counter = Counter()
+        for impl in _IMPLS:
+            if impl.count:
+                c[(impl.name, impl.path)] += impl.count
+        return c
+
+    def __getitem__(self, key):
+        return self._snapshot()[key]
+
+    def __iter__(self):
+        return iter(self._snapshot())
+
+    def __len__(self):
+        return len(self._snapshot())
+
+    def items(self):
+        return self._snapshot().items()
+
+
+served = _Served()
+
+
+class _TLS(threading.local):
+    def __init__(self):
+        self.decomposing: set = set()
+
+
+TLS = _TLS()
+
+_UNRESOLVED = object()
+_PD = _python_dispatch.TLS
+# argument types that can never make a call observable to autograd or Python dispatch
+_INERT = frozenset((int, float, bool, type(None), str, complex))
+_PLAIN: set = set()  # torch.Tensor, nn.Parameter (call_cache.plain_tensor_types), once known
+
+
+def aten_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
+    plain = op.cache.get("plain", _UNRESOLVED)
+    if plain is _UNRESOLVED:
+        plain = _resolve_plain(op)
+    if plain is not None and not (_PD.stack or _PD.infra) and _plain_args(args) and \
+            (not kwargs or _plain_args(kwargs.values())):
+        # dense tensors that neither require grad nor override dispatch: nothing above the
+        # kernel can observe the call (the keys upstream would skip), so it goes straight there
+        plain.count += 1
+        result = plain.fn(*args, **kwargs)
+        if plain.mutated:
+            _bump_versions(plain.mutated, args, kwargs)
+        return result
+    cia = op.cache.get("CompositeImplicitAutograd", _UNRESOLVED)
+    if cia is _UNRESOLVED:
+        cia = op.cache["CompositeImplicitAutograd"] = resolve_composite_implicit(op)
+    if cia is not None:
+        fast = cia.fast
+        if fast is not None and not (_GRAD.grad_enabled and _any_requires_grad(args, kwargs)) \
+                and not _python_dispatch.wants_python_dispatch(args, kwargs):
+            fast.count += 1
+            return fast.fn(*args, **kwargs)
+        cia.count += 1
+        return cia.fn(*args, **kwargs)
+    if _GRAD.grad_enabled and _any_requires_grad(args, kwargs):
+        return _autograd_dispatch()(op, args, kwargs)
+    return below_autograd(op, args, kwargs)
+
+
+def _plain_args(values) -> bool:
+    """Only dense plain tensors that neither require grad nor have history, and non-tensors
+    (which neither autograd nor Python dispatch looks at)."""
+    plain = _PLAIN
+    for a in values:
+        tp = type(a)
+        if tp in plain:
+            if a._requires_grad or a._grad_fn is not None or a._np is None or \
+                    (a._view_base is not None and _needs_grad(a._view_base)):
+                return False
+        elif tp is list or tp is tuple:
+            for x in a:
+                tx = type(x)
+                if tx in plain:
+                    if x._requires_grad or x._grad_fn is not None or x._np is None or \
+                            (x._view_base is not None and _needs_grad(x._view_base)):
+                        return False
+                elif tx not in _INERT and isinstance(x, TensorBase):
+                    return False
+        elif tp not in _INERT and isinstance(a, TensorBase):
+            return False
+    return True
+
+
+def _resolve_plain(op: OperatorHandle):
+    """The implementation a call with plain arguments reaches: a CompositeImplicitAutograd
+    operator's fast kernel, or the CPU kernel of any other; None where there is none."""
+    if not _PLAIN:
+        from ..python.call_cache import plain_tensor_types
+
+        _PLAIN.update(plain_tensor_types())
+        if not _PLAIN:
+            return None  # torch's Python classes do not exist yet: decide later
+    cia = op.cache.get("CompositeImplicitAutograd", _UNRESOLVED)
+    if cia is _UNRESOLVED:
+        cia = op.cache["CompositeImplicitAutograd"] = resolve_composite_implicit(op)
+    if cia is not None:
+        plain = cia.fast
+    elif any("Device" in str(a.real_type) for a in op.schema.arguments):
+        plain = None  # a factory's backend comes from its device argument: backend_key decides
+    else:
+        plain = op.cache.get("CPU")
+        if plain is None:
+            plain = op.cache["CPU"] = resolve(op, "CPU")
+    op.cache["plain"] = plain
+    return plain
+
+
+def _bump_versions(mutated: tuple, args: tuple, kwargs: dict) -> None:
+    for i in mutated:
+        target = args[i] if isinstance(i, int) else kwargs.get(i)
+        if isinstance(target, TensorBase):
+            if "_tn_inference" in target.__dict__ and not _GRAD.inference:
+                # upstream checks after the kernel wrote, so the write stays (as here)
+                raise RuntimeError(
+                    "Inplace update to inference tensor outside InferenceMode is not allowed."
+                    "You can make a clone to get a normal tensor before doing inplace update."
+                    "See https://github.com/pytorch/rfcs/pull/17 for more details.")
+            target._version_ref[0] += 1
+
+
+def below_autograd(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
+    """What runs under the Autograd key: Python dispatch, then the backend kernel."""
+    if _python_dispatch.wants_python_dispatch(args, kwargs):
+        return _python_dispatch.dispatch(op, args, kwargs)
+    return backend_dispatch(op, args, kwargs)
+
+
+def _autograd_dispatch():
+    """autograd's entry (imported on first use: the autograd package imports the door)."""
+    import sys
+
+    mod = sys.modules.get("torchnative.csrc.autograd.dispatch")
+    if mod is None:
+        from ..autograd import dispatch as mod
+    return mod.autograd_dispatch
+
+
+def _any_requires_grad(args: tuple, kwargs: dict) -> bool:
+    for a in args:
+        if isinstance(a, TensorBase):
+            if _needs_grad(a):
+                return True
+        elif type(a) in (list, tuple):
+            for x in a:
+                if isinstance(x, TensorBase) and _needs_grad(x):
+                    return True
+    for a in kwargs.values():
+        if isinstance(a, TensorBase) and _needs_grad(a):
+            return True
+    return False
+
+
+def _needs_grad(a: TensorBase) -> bool:
+    """Requires grad or has history; a view also when its base gained history after it was
+    made (its grad_fn is then refreshed on use, as upstream's)."""
+    if a._requires_grad or a._grad_fn is not None:
+        return True
+    b = a._view_base
+    return b is not None and (b._requires_grad or b._grad_fn is not None)
+
+
+def resolve_composite_implicit(op: OperatorHandle):
+    impl = _resolve_composite_implicit(op)
+    if impl is not None:
+        impl.name = op.name
+    return impl
+
+
+def _resolve_composite_implicit(op: OperatorHandle):
+    """A CompositeImplicitAutograd operator runs as the operators it is made of, above Python
+    dispatch and autograd, as upstream does: our composite kernel, a registered Python CIA
+    kernel, or upstream's Python decomposition. None for other operators."""
+    from ..kernels import load_all
+    from ..ops.kernel_registry import COMPOSITE, FAST
+
+    if "CompositeImplicitAutograd" not in op.static_keys and \
+            "CompositeImplicitAutograd" not in op.py_kernels:
+        return None
+    load_all()
+    short = _kernel_name(op)
+    fast = FAST.get(short)
+    if fast is not None:
+        fast = Impl(fast, "fast", (), name=op.name)
+    own = COMPOSITE.get(short)
+    if own is not None:
+        return Impl(own, "composite", (), fast)
+    py = op.py_kernels.get("CompositeImplicitAutograd")
+    if py is not None:
+        return Impl(normalized(op, _with_keyset(py, "CompositeImplicitAutograd")), "python:CIA",
+                    (), fast)
+    decomp = _decomposition(op)
+    if decomp is not None:
+        return Impl(_guarded_decomposition(op, normalized(op, decomp)), "decomposition", (),
+                    fast)
+    return None
+
+
+def backend_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
+    key = backend_key(args, kwargs)
+    impl = op.cache.get(key)
+    if impl is None:
+        impl = op.cache[key] = resolve(op, key)
+    impl.count += 1
+    result = impl.fn(*args, **kwargs)
+    if impl.mutated:
+        _bump_versions(impl.mutated, args, kwargs)
+    return result
+
+
+def backend_key(args: tuple, kwargs: dict) -> str:
+    """'Meta' if the tensor arguments (or, with none, the ``device`` argument) are meta."""
+    for a in args:
+        if isinstance(a, TensorBase):
+            return "Meta" if a._np is None else "CPU"
+        if isinstance(a, (list, tuple)) and a and isinstance(a[0], TensorBase):
+            return "Meta" if a[0]._np is None else "CPU"
+    for a in kwargs.values():
+        if isinstance(a, TensorBase):
+            return "Meta" if a._np is None else "CPU"
+    dev = kwargs.get("device")
+    if dev is not None and (getattr(dev, "type", None) == "meta" or dev == "meta" or
+                            (isinstance(dev, str) and dev.startswith("meta"))):
+        return "Meta"
+    return "CPU"
+
+
+def _mutated_positions(op: OperatorHandle) -> tuple:
+    """The arguments whose version counter a call bumps: the written arguments of in-place and
+    out= operators (upstream's ADInplaceOrView kernels); an aten operator that mutates as a side
+    effect (``_native_batch_norm_legit``'s running stats) bumps nothing upstream."""
+    if op.native is not None and op.native.kind not in ("inplace", "out"):
+        return ()
+    out = []
+    for i, a in enumerate(op.schema.arguments):
+        if a.alias_info is not None and a.alias_info.is_write:
+            out.append(a.name if a.kwarg_only else i)
+    return tuple(out)
+
+
+def resolve(op: OperatorHandle, key: str) -> Impl:
+    impl = _resolve(op, key)
+    impl.name = op.name
+    return impl
+
+
+def _resolve(op: OperatorHandle, key: str) -> Impl:
+    from ..kernels import load_all
+    from ..ops.kernel_registry import KERNELS, META_OK
+
+    load_all()
+    mutated = _mutated_positions(op)
+    py = op.py_kernels.get(key)
+    if py is not None:
+        return Impl(normalized(op, _with_keyset(py, key)), f"python:{key}", mutated)
+    short = _kernel_name(op)
+    own = KERNELS.get(short)
+    if own is not None and (key == "CPU" or short in META_OK):
+        return Impl(own, "kernel", mutated)
+    if key == "Meta":
+        meta = _upstream_meta(op)
+        if meta is not None:
+            return Impl(normalized(op, meta), "meta", mutated)
+    derived = _derived_from_functional(op, key)
+    if derived is not None:
+        return Impl(derived, "structured", mutated)
+    for composite in ("CompositeExplicitAutograd", "CompositeImplicitAutograd"):
+        py = op.py_kernels.get(composite)
+        if py is not None:
+            return Impl(normalized(op, _with_keyset(py, composite)), f"python:{composite}",
+                        mutated)
+    decomp = _decomposition(op)
+    if decomp is not None:
+        return Impl(_guarded_decomposition(op, normalized(op, decomp)), "decomposition", mutated)
+    return Impl(_refusal(op, key), "refused", mutated)
+
+
+def _kernel_name(op: OperatorHandle) -> str:
+    """The registry's key: ``add.Tensor`` for aten operators, the full name for others."""
+    return op.name.split("::", 1)[1] if op.qualname.startswith("aten::") else op.name
+
+
+def _with_keyset(entry, key: str) -> Callable:
+    fn, with_keyset = entry
+    if not with_keyset:
+        return fn
+    from ..ops.dispatch_keys import DispatchKeySet
+
+    keyset = DispatchKeySet(key)
+    return lambda *a, **k: fn(keyset, *a, **k)
+
+
+def _refusal(op: OperatorHandle, key: str) -> Callable:
+    def refused(*args, **kwargs):
+        raise TorchnativeNotImplementedError(
+            op.name, f"no {key} kernel or decomposition in torchnative for this operator")
+
+    return refused
+
+
+def op_overload(op: OperatorHandle):
+    """upstream's OpOverload object (torch.ops.ns.name.overload) for a handle."""
+    obj = op.cache.get("__opoverload__")
+    if obj is None:
+        import torch
+
+        ns, name = op.qualname.split("::")
+        packet = getattr(getattr(torch.ops, ns), name)
+        obj = op.cache["__opoverload__"] = getattr(packet, op.overload or "default")
+    return obj
+
+
+def _upstream_meta(op: OperatorHandle):
+    """A meta function upstream's Python registered on the OpOverload (py_impl(Meta))."""
+    from ..core.enums import DispatchKey
+
+    try:
+        overload = op_overload(op)
+    except (AttributeError, RuntimeError):
+        return None
+    return overload.py_kernels.get(DispatchKey.Meta)
+
+
+def _decomposition(op: OperatorHandle):
+    try:
+        overload = op_overload(op)
+    except (AttributeError, RuntimeError):
+        return None
+    from torch._decomp import decomposition_table
+    from torch._decomp import global_decomposition_table
+
+    fn = decomposition_table.get(overload)
+    if fn is None:
+        fn = global_decomposition_table["pre_autograd"].get(overload)
+    return fn
+
+
+def _guarded_decomposition(op: OperatorHandle, fn: Callable) -> Callable:
+    """A decomposition must not re-enter the same operator (it would recurse forever)."""
+
+    def decomposed(*args, **kwargs):
+        if op.name in TLS.decomposing:
+            raise TorchnativeNotImplementedError(
+                op.name, "its decomposition calls itself and torchnative has no kernel for it")
+        TLS.decomposing.add(op.name)
+        try:
+            result = fn(*args, **kwargs)
+        finally:
+            TLS.decomposing.discard(op.name)
+        if result is NotImplemented:
+            raise TorchnativeNotImplementedError(
+                op.name, "upstream's decomposition does not handle these arguments and "
+                "torchnative has no kernel for them")
+        return result
+
+    return decomposed
+
+
+def _derived_from_functional(op: OperatorHandle, key: str):
+    nf = op.native
+    if nf is None or nf.functional is None or nf.kind not in ("inplace", "out"):
+        return None
+    qual, _, overload = nf.functional.partition(".")
+    functional = REGISTRY.find(f"aten::{qual}", overload)
+    if functional is None:
+        return None
+    impl = functional.cache.get(key)
+    if impl is None:
+        impl = functional.cache[key] = resolve(functional, key)
+    if impl.path == "refused":
+        return None
+    from .structured import inplace_wrapper, out_wrapper
+
+    if nf.kind == "inplace":
+        return inplace_wrapper(impl.fn, op)
+    return out_wrapper(impl.fn, op, functional)
+
+
+def call_builtin_kernel(op: OperatorHandle, key: str, args: tuple, kwargs: dict) -> Any:
+    """The kernel upstream's C++ would have at ``key`` (torchnative's own, for us)."""
+    return backend_dispatch(op, args, kwargs)
+
+
+def _call_overload(op: OperatorHandle):
+    def call(*args, **kwargs):
+        return aten_dispatch(op, args, kwargs)
+
+    call.__name__ = op.name.replace("::", ".")
+    return call
+
+
+def _call_overload_with_key(op: OperatorHandle):
+    def call_dk(dispatch_key, *args, **kwargs):
+        from ..core.enums import DispatchKey
+
+        name = dispatch_key.name if isinstance(dispatch_key, DispatchKey) else str(dispatch_key)
+        if name in ("CompositeImplicitAutograd", "CompositeExplicitAutograd"):
+            py = op.py_kernels.get(name)
+            if py is not None:
+                return _with_keyset(py, name)(*args, **kwargs)
+            decomp = _decomposition(op)
+            if decomp is not None:
+                return decomp(*args, **kwargs)
+        return backend_dispatch(op, args, kwargs)
+
+    return call_dk
+
+
+def overload_callables(op: OperatorHandle):
+    if op._op is None:
+        op._op = _call_overload(op)
+        op._op_dk = _call_overload_with_key(op)
+    return op._op, op._op_dk
+
+
+def packet_callable(qualname: str):
+    """Calling ``torch.ops.ns.name(...)`` picks the overload whose schema binds the arguments."""
+
+    def call(*args, **kwargs):
+        from ..python.binding import select_overload
+
+        op = select_overload(REGISTRY.overloads(qualname), args, kwargs)
+        return aten_dispatch(op, args, kwargs)
+
+    call.__name__ = qualname.split("::")[-1]
+    return call

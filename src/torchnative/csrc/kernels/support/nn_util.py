@@ -1,0 +1,157 @@
+"""What the matmul and neural-network kernels share: upstream's names for dtypes in messages,
+checked Scalar conversion, dispatch-type refusals, and calling other operators through the door
+from composite kernels (with the operator handle cached, as these run on the hot path)."""
+
+from __future__ import annotations
+
+from ...dispatch.door import aten_dispatch  # kernels load after the door (kernels.load_all)
+
+import numpy as np
+
+from ...core import dtypes as D
+from ...core.tensor import TensorBase
+
+# c10's TypeMeta names (GCC-demangled), which some of upstream's messages print.
+_TYPEMETA = {
+    "uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
+    "int64": "long int", "float16": "c10::Half", "float32": "float", "float64": "double",
+    "complex32": "c10::complex<c10::Half>", "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>", "bool": "bool", "bfloat16": "c10::BFloat16",
+    "uint16": "short unsigned int", "uint32": "unsigned int", "uint64": "long unsigned int",
+}
+
+
+def typemeta(dt: D.dtype) -> str:
+    return _TYPEMETA.get(dt._name) or "c10::" + dt._cpp_name
+
+
+def scalar_name(dt: D.dtype) -> str:
+    """c10's ScalarType name ('Float', 'Long', 'ComplexFloat', ...)."""
+    return dt._cpp_name
+
+
+def not_implemented(kernel_name: str, dt: D.dtype) -> NotImplementedError:
+    """What AT_DISPATCH raises for a dtype outside the kernel's list."""
+    return NotImplementedError(f"\"{kernel_name}\" not implemented for '{dt._cpp_name}'")
+
+
+_F32, _F64 = D.BY_NAME["float32"], D.BY_NAME["float64"]
+_BOOL = D.BY_NAME["bool"]
+# C++ type names used by c10::checked_convert's message.
+_CPP_TYPE = {"float32": "float", "float64": "double", "int64": "int64_t", "int32": "int32_t",
+             "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t", "bool": "bool",
+             "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+_INT_RANGE = {"int64": (-(1 << 63), (1 << 63) - 1), "int32": (-(1 << 31), (1 << 31) - 1),
+              "int16": (-(1 << 15), (1 << 15) - 1), "int8": (-128, 127), "uint8": (0, 255)}
+
+
+def opmath_dtype(dt: D.dtype) -> D.dtype:
+    """at::opmath_type: float for float16/bfloat16/float8, else the dtype itself."""
+    if dt in D.REDUCED_FLOATING or dt in D.FLOAT8:
+        return _F32
+    return dt
+
+
+def scalar_to(value, dt: D.dtype):
+    """``Scalar::to<T>()`` for T = dt's C++ type: c10::checked_convert (overflow and a complex
+    value with an imaginary part are errors; float -> int truncates)."""
+    name = dt._name
+    overflow = RuntimeError(f"value cannot be converted to type {_CPP_TYPE.get(name, name)} "
+                            "without overflow")
+    if isinstance(value, TensorBase):
+        value = value.item()
+    if dt.is_complex:
+        return complex(value)
+    if isinstance(value, complex):
+        if value.imag != 0:
+            raise overflow
+        value = value.real
+    if name == "bool":
+        return bool(value)
+    if dt.is_floating_point:
+        v = float(value)
+        if name == "float32" and np.isfinite(v) and abs(v) > float(np.finfo(np.float32).max):
+            raise overflow
+        return v
+    lo, hi = _INT_RANGE[name]
+    if isinstance(value, float):
+        if not np.isfinite(value) or value <= lo - 1 or value >= hi + 1:
+            raise overflow
+        return int(value)
+    v = int(value)
+    if v < lo or v > hi:
+        raise overflow
+    return v
+
+
+def fma(a, b, c) -> np.ndarray:
+    """a * b + c rounded once, as upstream's CPU kernels compute it (GCC contracts these
+    expressions into FMA instructions). float32: the float64 product is exact and the sum rounds
+    to float64 first (a double rounding that differs from a true FMA only at exact float32
+    ties); float64 operands are computed unfused (one extra rounding of the product)."""
+    a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
+    if a.dtype == np.float32:
+        out = a.astype(np.float64) * b.astype(np.float64)
+        out += c
+        return out.astype(np.float32)
+    return a * b + c
+
+
+# ---- calling operators through the door -------------------------------------------------------
+
+def op(name: str):
+    """The operator handle for 'name.overload' (cached by manual_bindings)."""
+    from ...python.manual_bindings import _op
+
+    return _op(name)
+
+
+def call(name: str, *args, **kwargs):
+    return aten_dispatch(op(name), args, kwargs)
+
+
+def subclass_like(*tensors) -> bool:
+    """at::isTensorSubclassLike: a dispatch mode is active or a tensor has the Python key."""
+    from ...dispatch import python_dispatch as pd
+
+    if pd.TLS.disabled:
+        return False
+    if pd.TLS.stack or pd.TLS.infra:
+        return True
+    return any(isinstance(t, TensorBase) and pd._overrides(t) for t in tensors)
+
+
+def is_channels_last(t) -> bool:
+    """Tensor::suggest_memory_format() == ChannelsLast / ChannelsLast3d: c10's
+    is_channels_last_strides_2d/3d heuristic (ambiguous layouts default to contiguous)."""
+    n = len(t._size)
+    if n not in (4, 5):
+        return False
+    sizes, strides = t._size, t._stride
+    if strides[1] == 0:
+        return False
+    order = (1, 3, 2, 0) if n == 4 else (1, 4, 3, 2, 0)
+    low = 0
+    for d in order:
+        if sizes[d] == 0 or strides[d] < low:
+            return False
+        if d == 0 and low == strides[1]:
+            return False
+        low = strides[d] * (sizes[d] if sizes[d] > 1 else 1)
+    return True
+
+
+def python_key(t) -> bool:
+    """Does the tensor carry the Python dispatch key (a subclass overriding __torch_dispatch__)?"""
+    from ...dispatch import python_dispatch as pd
+
+    return pd._overrides(t)
+
+
+def contiguous(t: TensorBase) -> TensorBase:
+    """Tensor::contiguous(): itself if contiguous, else a clone (what upstream dispatches)."""
+    if t.is_contiguous():
+        return t
+    from ...core.layouts import contiguous_format
+
+    return call("clone", t, memory_format=contiguous_format)

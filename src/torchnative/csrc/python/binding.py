@@ -1,0 +1,609 @@
+"""Python argument parsing for operator spellings, as upstream's PythonArgParser does it.
+
+Signatures come from upstream's binding table (spellings_table); each is tried in order
+(deprecated ones last) and the first that accepts the arguments wins, with upstream's rules:
+varargs int lists (``x.view(2, 3)``), numbers bound to Tensor parameters only for the
+arithmetic ops upstream allows, numpy-style keyword aliases (``axis``, ``keepdims``), ``None``
+for optional parameters. The winning signature names the overload to call (its ``out=`` overload
+when ``out`` is given); arguments are handed to the door in the schema's convention: positional
+for positional schema arguments, keywords for keyword-only ones.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from . import call_cache as _call_cache
+from .call_cache import NOT_SEQUENCES
+from ..dispatch import door
+from ..core.construct import wrapped_number as _wrapped_number
+from ..ops.dispatcher import REGISTRY
+from ..core.tensor import TensorBase as _TensorBase
+from .torch_function import TLS as _TF_TLS
+
+NUMBERS_AS_TENSORS = frozenset({
+    "add", "add_", "add_out", "div", "div_", "div_out", "divide", "divide_", "divide_out",
+    "mul", "mul_", "mul_out", "multiply", "multiply_", "multiply_out", "sub", "sub_", "sub_out",
+    "subtract", "subtract_", "subtract_out", "true_divide", "true_divide_", "true_divide_out",
+    "to", "_to_copy", "copy_", "copy", "floor_divide", "floor_divide_", "floor_divide_out",
+    "_conj"})
+NUMPY_NAMES = {"dim": ("axis",), "keepdim": ("keepdims",), "input": ("x", "a", "x1"),
+               "other": ("x2",)}
+_MISSING = object()
+
+
+class _NoMatch(Exception):
+    """A signature does not accept the call. The message is built only if it is shown: trying
+    signatures in turn is the common case and must not format strings."""
+
+    def __init__(self, message):
+        super().__init__()
+        self._message = message
+
+    def __str__(self):
+        m = self._message
+        return m() if callable(m) else m
+
+
+def _is_int(obj) -> bool:
+    t = type(obj)
+    if t is int:
+        return True
+    return (isinstance(obj, numbers.Integral) and t is not bool) or t.__name__ == "SymInt"
+
+
+def _is_scalar(obj) -> bool:
+    return isinstance(obj, (numbers.Number,)) or type(obj).__name__ in ("SymInt", "SymFloat",
+                                                                         "SymBool")
+
+
+def _tensor_like(obj) -> bool:
+    return not isinstance(obj, (numbers.Number, str, list, tuple)) and obj is not None and \
+        _has_attr_override(obj)
+
+
+def _zero_dim_ok(obj, integral: bool) -> bool:
+    if not isinstance(obj, _TensorBase) or obj.dim() != 0 or obj.requires_grad:
+        return False
+    return not integral or (not obj.dtype.is_floating_point and not obj.dtype.is_complex
+                            and obj.dtype.__reduce__() != "bool")
+
+
+def _checker(p: "Param"):
+    """PythonArgParser's FunctionParameter::check, specialised once for the parameter's kind."""
+    T = _TensorBase
+    k, size, numbers_ok = p.kind, p.size, p.numbers_ok
+    if k == "Tensor":
+        # a tensor-like (any object whose type has __torch_function__) is accepted too, to be
+        # handed to its __torch_function__ (upstream's is_tensor_and_append_overloaded)
+        if numbers_ok:
+            def fn(obj):
+                return isinstance(obj, T) or _is_scalar(obj) or _tensor_like(obj)
+        else:
+            def fn(obj):
+                return isinstance(obj, T) or _tensor_like(obj)
+    elif k == "Scalar":
+        def fn(obj):
+            return _is_scalar(obj) or _zero_dim_ok(obj, False)
+    elif k in ("double", "complex"):
+        real_only = k == "double"
+
+        def fn(obj):
+            if isinstance(obj, numbers.Number):
+                return not real_only or isinstance(obj, numbers.Real)
+            return _zero_dim_ok(obj, False)
+    elif k in ("int64_t", "SymInt"):
+        def fn(obj):
+            return _is_int(obj) or _zero_dim_ok(obj, True)
+    elif k == "bool":
+        def fn(obj):
+            return isinstance(obj, bool) or type(obj).__name__ == "bool_"
+    elif k in ("IntArrayRef", "SymIntArrayRef"):
+        def fn(obj):
+            if isinstance(obj, (tuple, list)):
+                return len(obj) == 0 or _is_int(obj[0]) or _zero_dim_ok(obj[0], True)
+            return size > 0 and (_is_int(obj) or _zero_dim_ok(obj, True))
+    elif k in ("TensorList", "c10::List<::std::optional<Tensor>>"):
+        none_ok = k != "TensorList"
+
+        def fn(obj):
+            return isinstance(obj, (tuple, list)) and all(
+                isinstance(o, T) or (none_ok and o is None) or _tensor_like(o) for o in obj)
+    elif k == "ArrayRef<double>":
+        def fn(obj):
+            return isinstance(obj, (tuple, list)) and all(isinstance(o, numbers.Number)
+                                                          for o in obj)
+    elif k == "ScalarType":
+        from ..core.dtypes import dtype
+
+        def fn(obj):
+            return isinstance(obj, dtype) or obj in (int, float, bool, complex)
+    elif k == "Device":
+        from ..core.device import device
+
+        def fn(obj):
+            return _is_int(obj) or isinstance(obj, (str, device))
+    elif k in ("std::string", "c10::string_view"):
+        def fn(obj):
+            return isinstance(obj, str)
+    elif k in ("Layout", "MemoryFormat", "QScheme"):
+        from ..core import layouts
+
+        cls = layouts.CLASSES[k]
+
+        def fn(obj):
+            return isinstance(obj, cls)
+    elif k == "Generator":
+        from ..core.generator import Generator
+
+        def fn(obj):
+            return isinstance(obj, Generator)
+    elif k == "Dimname":
+        def fn(obj):
+            return isinstance(obj, str) or obj is None
+    elif k == "DimnameList":
+        def fn(obj):
+            return (isinstance(obj, (list, tuple)) and all(isinstance(o, str) for o in obj)) or (
+                size == 1 and isinstance(obj, str))
+    elif k in ("ScalarList", "at::ArrayRef<at::Scalar>"):
+        def fn(obj):
+            return isinstance(obj, (tuple, list)) and all(_is_scalar(o) for o in obj)
+    elif k == "Storage":
+        from ..core.storage import StorageBase
+
+        def fn(obj):
+            return isinstance(obj, StorageBase)
+    elif k == "Stream":
+        def fn(obj):
+            return type(obj).__name__ == "Stream"
+    elif k == "PyObject*":
+        def fn(obj):
+            return True
+    else:
+        def fn(obj):
+            return False
+    return fn
+
+
+# kinds whose parsed value is the object itself (no conversion step on the hot path)
+_IDENTITY_KINDS = frozenset(("bool", "std::string", "c10::string_view", "Layout", "MemoryFormat",
+                             "QScheme", "Generator", "Dimname", "DimnameList", "Storage", "Stream",
+                             "PyObject*", "TensorList", "c10::List<::std::optional<Tensor>>",
+                             "ArrayRef<double>", "ScalarList", "at::ArrayRef<at::Scalar>"))
+
+
+class Param:
+    __slots__ = ("name", "kind", "allow_none", "size", "default", "kwarg_only", "role",
+                 "aliases", "numbers_ok", "check", "needs_convert")
+
+    def __init__(self, arg, numbers_ok: bool, method: bool = True):
+        t = arg.type
+        self.allow_none = t.endswith("?") or arg.default == "None"
+        t = t.rstrip("?")
+        self.size = 0
+        if "[" in t:
+            t, _, n = t.partition("[")
+            self.size = int(n.rstrip("]")) if n.rstrip("]") else 0
+        self.kind = t
+        # torchgen's PythonArgument.argument_str: a function's `self` is spelled `input`
+        self.name = "input" if arg.name == "self" and not method and t in ("Tensor", "Scalar") \
+            else arg.name
+        self.default = _parse_default(self.kind, arg.default, self.size)
+        self.kwarg_only = arg.kwarg_only
+        self.role = arg.role
+        self.aliases = NUMPY_NAMES.get(self.name, ())
+        self.numbers_ok = numbers_ok
+        self.check = _checker(self)
+        self.needs_convert = self.kind not in _IDENTITY_KINDS
+
+    @property
+    def optional(self) -> bool:
+        return self.default is not _MISSING
+
+    def convert(self, obj):
+        k = self.kind
+        if k == "Tensor":
+            if isinstance(obj, _TensorBase) or not _is_scalar(obj):
+                return obj  # a tensor, or a tensor-like for __torch_function__
+            return _wrapped_number(obj)
+        if k == "Scalar":
+            return obj.item() if isinstance(obj, _TensorBase) else obj
+        if k in ("int64_t", "SymInt"):
+            return int(obj) if isinstance(obj, _TensorBase) else obj
+        if k in ("double",):
+            return obj.item() if isinstance(obj, _TensorBase) else obj
+        if k in ("IntArrayRef", "SymIntArrayRef"):
+            if isinstance(obj, (tuple, list)):
+                return [int(o) if isinstance(o, _TensorBase) else o for o in obj]
+            return [int(obj)] * self.size
+        if k == "ScalarType" and obj in (int, float, bool, complex):
+            from ..core import dtypes
+
+            return dtypes.PYTHON_TYPE_DTYPE[obj]
+        if k == "Device" and not type(obj).__name__ == "device":
+            from ..core.device import device
+
+            return device(obj)
+        return obj
+
+    def python_default(self):
+        return None if self.default is _MISSING else self.default
+
+
+def _atol(text: str) -> int:
+    """C's atol, which upstream's PythonArgParser applies to int defaults: a non-numeric default
+    such as ``at::Reduction::Mean`` reads as 0 (so ``torch._C._nn.mse_loss(a, b)`` reduces with
+    'none' upstream; F.mse_loss always passes ``reduction`` explicitly)."""
+    import re
+
+    m = re.match(r"\s*[+-]?\d+", text)
+    return int(m.group()) if m else 0
+
+
+def _parse_default(kind: str, text: str | None, size: int):
+    if text is None:
+        return _MISSING
+    if text == "None":
+        return None
+    if kind in ("int64_t", "SymInt"):
+        return _atol(text)
+    if kind == "bool":
+        return text in ("True", "true")
+    if kind in ("double", "complex"):
+        return float(text)
+    if kind == "Scalar":
+        try:
+            return int(text, 0)
+        except ValueError:
+            return float(text)
+    if kind in ("IntArrayRef", "SymIntArrayRef"):
+        if text.startswith("{"):
+            return [int(x) for x in text[1:-1].split(",") if x]
+        return [int(text)] * size
+    if kind == "ScalarType":
+        from ..core import dtypes
+
+        return dtypes.BY_NAME[text.split(".")[-1]]
+    if kind == "Layout":
+        from ..core import layouts
+
+        return layouts.BY_NAME[text.split(".")[-1]]
+    if kind in ("std::string", "c10::string_view"):
+        import ast
+
+        return ast.literal_eval(text)
+    return None
+
+
+class Signature:
+    """A compiled PythonArgParser signature and the overloads it calls."""
+
+    __slots__ = ("name", "params", "max_pos", "min_args", "varargs", "base", "outplace",
+                 "deprecated", "method", "text", "_maps", "out_index")
+
+    def __init__(self, sig, name: str):
+        numbers_ok = name in NUMBERS_AS_TENSORS
+        self.name = name
+        self.params = [Param(a, numbers_ok, sig.method) for a in sig.args]
+        self.max_pos = sum(not p.kwarg_only for p in self.params)
+        self.min_args = sum(not p.optional for p in self.params)
+        self.varargs = self.max_pos == 1 and self.params[0].kind in ("IntArrayRef",
+                                                                      "SymIntArrayRef")
+        self.base, self.outplace = sig.base, sig.outplace
+        self.deprecated, self.method, self.text = sig.deprecated, sig.method, sig.text
+        self._maps: dict[bool, _Plan] = {}
+        self.out_index = next((i for i, p in enumerate(self.params) if p.role == "out"), None)
+
+    def parse(self, args: tuple, kwargs: dict) -> list:
+        nargs = len(args)
+        if nargs > self.max_pos and not self.varargs:
+            raise _NoMatch(lambda: f"{self.name}() takes {self.max_pos} positional arguments but "
+                           f"{nargs} were given")
+        out = []
+        pos = 0
+        remaining = len(kwargs)
+        for p in self.params:
+            is_kwd = False
+            obj = _MISSING
+            if pos < nargs:
+                if p.kwarg_only:
+                    raise _NoMatch(lambda: f"{self.name}() got too many positional arguments")
+                obj = args[pos]
+            elif kwargs:
+                obj = kwargs.get(p.name, _MISSING)
+                for alias in p.aliases:
+                    if obj is not _MISSING:
+                        break
+                    obj = kwargs.get(alias, _MISSING)
+                is_kwd = True
+            if (obj is _MISSING and p.optional) or (obj is None and p.allow_none):
+                out.append(p.python_default() if obj is _MISSING else None)
+            elif obj is _MISSING:
+                raise _NoMatch(lambda p=p: f"{self.name}() missing required argument \"{p.name}\"")
+            elif p.check(obj):
+                out.append(p.convert(obj) if p.needs_convert else obj)
+            elif self.varargs and pos == 0 and not is_kwd and all(_is_int(a) for a in args):
+                out.append(list(args))
+                pos = nargs
+                continue
+            else:
+                raise _NoMatch(lambda p=p, is_kwd=is_kwd, pos=pos, obj=obj: (
+                    f"{self.name}(): argument '{p.name}'"
+                    + ("" if is_kwd else f" (position {pos + 1})")
+                    + f" must be {_TYPE_NAMES.get(p.kind, p.kind)}, not {type(obj).__name__}"))
+            if not is_kwd:
+                pos += 1
+            elif obj is not _MISSING:
+                remaining -= 1
+        if remaining > 0:
+            names = {p.name for p in self.params} | {a for p in self.params for a in p.aliases}
+            bad = next((k for k in kwargs if k not in names), next(iter(kwargs)))
+            raise _NoMatch(lambda: f"{self.name}() got an unexpected keyword argument '{bad}'")
+        return out
+
+    def plan(self, with_out: bool) -> "_Plan":
+        plan = self._maps.get(with_out)
+        if plan is None:
+            plan = self._maps[with_out] = _Plan(self, with_out)
+        return plan
+
+    def target(self, values: list, self_tensor=None):
+        """(operator handle, schema args, schema kwargs, python-only options) for a parse."""
+        out_value = values[self.out_index] if self.out_index is not None else None
+        plan = self.plan(out_value is not None)
+        positional = list(plan.template)
+        if self_tensor is not None and plan.self_pos is not None:
+            positional[plan.self_pos] = self_tensor
+        for vi, pi in plan.to_positional:
+            positional[pi] = values[vi]
+        keyword = {name: values[vi] for vi, name in plan.to_keyword}
+        if out_value is not None:
+            outs = plan.out_names
+            vals = out_value if len(outs) > 1 else (out_value,)
+            if len(vals) != len(outs):
+                raise TypeError(f"{self.name}(): out must be a tuple of {len(outs)} tensors")
+            for n, ov in zip(outs, vals):
+                keyword[n] = ov
+        options = {name: values[vi] for vi, name in plan.options} if plan.options else _NO_OPTIONS
+        if plan.options_filled:
+            # upstream's binding resolves TensorOptions: pin_memory defaults to False, and for
+            # factories without a tensor to take options from, the device to cpu
+            if plan.factory and keyword.get("device") is None:
+                keyword["device"] = _cpu()
+            if keyword.get("pin_memory") is None:
+                keyword["pin_memory"] = False
+        return plan.op, tuple(positional), keyword, options
+
+
+_NO_OPTIONS: dict = {}
+
+
+def _cpu():
+    from ..core.device import CPU
+
+    return CPU
+
+
+class _Plan:
+    """How one signature's parsed values land in one overload's schema arguments."""
+
+    __slots__ = ("op", "template", "self_pos", "to_positional", "to_keyword", "out_names",
+                 "options", "factory", "options_filled")
+
+    def __init__(self, sig: Signature, with_out: bool):
+        name = sig.outplace if (with_out and sig.outplace) else sig.base
+        self.op = op = _lookup(name)
+        schema_args = op.schema.arguments
+        by_name = {a.name: (i, a) for i, a in enumerate(schema_args)}
+        n_pos = sum(1 for a in schema_args if not a.kwarg_only)
+        self.template = [a.default_value if a.has_default_value() else None
+                         for a in schema_args[:n_pos]]
+        self.self_pos = by_name["self"][0] if sig.method and "self" in by_name else None
+        self.to_positional, self.to_keyword, self.options = [], [], []
+        for vi, p in enumerate(sig.params):
+            if p.role == "out":
+                continue
+            target = "self" if p.name == "input" and "input" not in by_name else p.name
+            if target not in by_name:
+                self.options.append((vi, p.name))  # e.g. requires_grad: applied after the call
+                continue
+            i, a = by_name[target]
+            if a.kwarg_only:
+                self.to_keyword.append((vi, a.name))
+            else:
+                self.to_positional.append((vi, i))
+        self.out_names = [a.name for a in schema_args if a.is_out]
+        # new_*/*_like take their options from a tensor; only free factories default to cpu
+        self.options_filled = not with_out and "pin_memory" in by_name and any(
+            p.role == "tensor_option" for p in sig.params)
+        self.factory = self.options_filled and not sig.method and not any(
+            p.kind == "Tensor" and p.role == "input" for p in sig.params)
+
+
+_TYPE_NAMES = {"Tensor": "Tensor", "Scalar": "Number", "int64_t": "int", "SymInt": "int",
+               "double": "float", "complex": "complex", "TensorList": "tuple of Tensors",
+               "IntArrayRef": "tuple of ints", "SymIntArrayRef": "tuple of ints",
+               "ArrayRef<double>": "tuple of floats", "Generator": "torch.Generator",
+               "bool": "bool", "ScalarType": "torch.dtype", "Layout": "torch.layout",
+               "MemoryFormat": "torch.memory_format", "Device": "torch.device",
+               "std::string": "str", "c10::string_view": "str"}
+
+
+def _lookup(overload_name: str):
+    qual, _, overload = overload_name.partition(".")
+    op = REGISTRY.find(f"aten::{qual}", overload)
+    if op is None:
+        raise RuntimeError(f"aten::{overload_name} has no schema")
+    return op
+
+
+# --- entry points for the generated spellings ------------------------------------------------------
+
+class Spelling:
+    """A spelling's signatures, compiled on first use (deprecated ones last), and its binding
+    recipes (call_cache: argument-type pattern -> Recipe, or False when not cacheable)."""
+
+    __slots__ = ("raw", "name", "_sigs", "recipes")
+
+    def __init__(self, sigs, name: str):
+        self.raw, self.name, self._sigs = sigs, name, None
+        self.recipes: dict = {}
+
+    @property
+    def sigs(self) -> list[Signature]:
+        if self._sigs is None:
+            raw, name = self.raw, self.name
+            self._sigs = [Signature(s, name) for s in raw if not s.deprecated] + \
+                [Signature(s, name) for s in raw if s.deprecated]
+        return self._sigs
+
+
+def _parse_any(compiled: list[Signature], args, kwargs):
+    errors = []
+    for sig in compiled:
+        try:
+            return sig, sig.parse(args, kwargs)
+        except _NoMatch as e:
+            errors.append((sig, str(e)))
+    visible = [s for s, _ in errors if not s.deprecated]
+    if len(compiled) == 1 or len(visible) == 1:
+        raise TypeError(errors[0][1] if len(compiled) == 1 else
+                        next(e for s, e in errors if not s.deprecated))
+    name = compiled[0].name
+    options = "\n".join(f" * {s.text.split('|')[0][len(name):]}" for s in visible)
+    raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                    f"{_describe(args, kwargs)}, but expected one of:\n{options}")
+
+
+def _describe(args, kwargs) -> str:
+    parts = [type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()]
+    return "(" + ", ".join(parts) + ")"
+
+
+from .torch_function import _has_attr_override  # noqa: E402
+
+
+def _wants_torch_function(values) -> bool:
+    state = _TF_TLS.state
+    if _TF_TLS.stack and state != 2:
+        return True
+    if state != 0:
+        return False  # subclass overrides are disabled (DisableTorchFunction[Subclass])
+    for v in values:
+        if type(v) in (list, tuple):
+            for x in v:
+                if _has_attr_override(x):
+                    return True
+        elif _has_attr_override(v):
+            return True
+    return False
+
+
+def _relevant(args, kwargs) -> list:
+    """Arguments __torch_function__ overrides are looked for in: tensors inside lists too, as
+    upstream's parser collects them from TensorList arguments."""
+    out = []
+    for a in list(args) + list(kwargs.values()):
+        if type(a) in (list, tuple):
+            out.extend(a)
+        else:
+            out.append(a)
+    return out
+
+
+def _recipe_for(sp: Spelling, key, sig, self_tensor, args, kwargs) -> None:
+    sp.recipes[key] = _call_cache.record(sp.sigs, sig, self_tensor, args, kwargs) or False
+
+
+def call_function(fn, sp: Spelling, args: tuple, kwargs: dict):
+    key = _call_cache.key_of(None, args, kwargs)
+    recipe = sp.recipes.get(key)
+    if recipe and not (_TF_TLS.stack and _TF_TLS.state != 2):
+        op = recipe.op
+        pargs, pkwargs, options = recipe.place(None, args, kwargs)
+    else:
+        sig, values = _parse_any(sp.sigs, args, kwargs)
+        if _wants_torch_function(args) or (kwargs and _wants_torch_function(kwargs.values())):
+            from torch.overrides import handle_torch_function
+
+            return handle_torch_function(fn, _relevant(args, kwargs), *args, **kwargs)
+        op, pargs, pkwargs, options = sig.target(values)
+        if recipe is None:
+            _recipe_for(sp, key, sig, None, args, kwargs)
+    result = door.aten_dispatch(op, pargs, pkwargs)
+    if options and options.get("requires_grad"):
+        result.requires_grad_(True)
+    if type(result) is tuple:
+        result = _named(op, result)
+    elif type(result) is list:
+        result = tuple(result)  # Tensor[] returns are tuples in upstream's Python bindings
+    return result
+
+
+def call_method(method, sp: Spelling, self, args: tuple, kwargs: dict):
+    if kwargs:
+        key = _call_cache.key_of(self, args, kwargs)
+    else:  # the common pattern, inline: types only
+        key = (type(self), *map(type, args))
+        if not NOT_SEQUENCES.issuperset(key):
+            key = _call_cache.key_of(self, args, kwargs)
+    recipe = sp.recipes.get(key)
+    if recipe and not (_TF_TLS.stack and _TF_TLS.state != 2):
+        op = recipe.op
+        pargs, pkwargs, _ = recipe.place(self, args, kwargs)
+    else:
+        sig, values = _parse_any(sp.sigs, args, kwargs)
+        if _wants_torch_function((self,) + args) or \
+                (kwargs and _wants_torch_function(kwargs.values())):
+            from torch.overrides import handle_torch_function
+
+            import torch
+
+            api = getattr(torch.Tensor, method.__name__, method)
+            return handle_torch_function(api, _relevant((self,) + args, kwargs), self, *args,
+                                         **kwargs)
+        op, pargs, pkwargs, _ = sig.target(values, self)
+        if recipe is None:
+            _recipe_for(sp, key, sig, self, args, kwargs)
+    result = door.aten_dispatch(op, pargs, pkwargs)
+    if type(result) is list:
+        return tuple(result)
+    return _named(op, result) if type(result) is tuple else result
+
+
+def _named(op, result: tuple):
+    """Multi-output spellings return upstream's torch.return_types named tuples."""
+    from ..ops.return_types import BY_OVERLOAD
+
+    cls = BY_OVERLOAD.get(op.name.split("::", 1)[1])
+    return cls(result) if cls is not None else result
+
+
+def select_overload(overloads: dict, args: tuple, kwargs: dict):
+    """For ``torch.ops.aten.foo(...)``: the first overload whose schema binds the arguments."""
+    from .schema_binding import binds
+
+    for op in overloads.values():
+        if binds(op.schema, args, kwargs):
+            return op
+    name = next(iter(overloads.values())).qualname if overloads else "operator"
+    raise RuntimeError(f"{name}() Expected a value of a matching type for the arguments "
+                       f"{_describe(args, kwargs)}: no overload of {name} accepts them")
+
+
+def torch_function_or(fn, name: str, method: bool):
+    """Wrap a hand-written spelling so tensor-likes and modes get __torch_function__ first."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if _wants_torch_function(args) or (kwargs and _wants_torch_function(kwargs.values())):
+            import torch
+            from torch.overrides import handle_torch_function
+
+            api = getattr(torch.Tensor, name) if method else wrapper
+            return handle_torch_function(api, _relevant(args, kwargs), *args, **kwargs)
+        return fn(*args, **kwargs)
+
+    wrapper.__name__ = wrapper.__qualname__ = name
+    return wrapper

@@ -1,0 +1,247 @@
+"""Binding recipes: calls whose parse depends only on the argument types are bound once.
+
+Parsing a call (``binding.Signature.parse``) tries a spelling's signatures in turn and checks
+every argument. For most calls, which signature wins and where each argument lands in the
+operator's schema depend only on the *types* of the arguments (a plain Tensor, a Python int,
+None, a dtype ...) and the keyword names. Such a call is parsed in full the first time; the
+outcome is kept as a recipe under that pattern (a list or tuple contributes its elements' types
+too), and later calls with the same pattern are placed by the recipe, as straight-line code,
+without parsing.
+
+A pattern is never recorded when any check on the way was value-dependent: a tensor offered
+where a number is allowed (0-dim tensors are accepted, others not), nested lists, a tensor
+subclass (``__torch_function__`` may take the call), or an ``out=`` tensor (kept on the full
+path for simplicity).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..core.construct import wrapped_number
+from ..core.dtypes import dtype as _dtype
+from ..core.device import device as _device
+from ..core.layouts import CLASSES as _LAYOUT_CLASSES
+
+_MISSING = object()
+VALUE_DEPENDENT, FAILS = object(), object()
+
+# Types whose every PythonArgParser check is decided by the type alone (binding._checker).
+_SCALAR_TYPES = frozenset((int, float, bool, type(None), str, _dtype, _device,
+                           *_LAYOUT_CLASSES.values()))
+# Parameter kinds a plain tensor is checked against by isinstance alone.
+_TENSOR_TYPE_ONLY = frozenset(("Tensor", "TensorList", "c10::List<::std::optional<Tensor>>",
+                               "bool", "std::string", "c10::string_view", "Generator", "Layout",
+                               "MemoryFormat", "QScheme", "Storage"))
+
+_plain: list = []
+
+
+def plain_tensor_types() -> frozenset:
+    """torch.Tensor and nn.Parameter: the tensor types with neither __torch_function__ nor
+    __torch_dispatch__ of their own (empty until torch's Python classes exist)."""
+    if _plain:
+        return _plain[0]
+    t = sys.modules.get("torch._tensor")
+    p = sys.modules.get("torch.nn.parameter")
+    if t is None or not hasattr(t, "Tensor") or p is None or not hasattr(p, "Parameter"):
+        return frozenset()
+    _plain.append(frozenset((t.Tensor, p.Parameter)))
+    return _plain[0]
+
+
+def key_of(self_tensor, args: tuple, kwargs: dict):
+    """The pattern of a call: argument types (a list or tuple with its elements' types) and
+    keyword (name, type) pairs."""
+    key = tuple(map(type, args))
+    if self_tensor is not None:
+        key = (type(self_tensor),) + key
+    if not NOT_SEQUENCES.issuperset(key):
+        key = tuple(map(_type_key, args))
+        if self_tensor is not None:
+            key = (_type_key(self_tensor),) + key
+    if kwargs:
+        types = tuple(map(type, kwargs.values()))
+        if NOT_SEQUENCES.issuperset(types):
+            key += tuple(zip(kwargs, types))
+        else:
+            key += tuple((k, _type_key(v)) for k, v in kwargs.items())
+    return key
+
+
+# types seen that are not list or tuple (sub)classes: the common key needs no element types
+NOT_SEQUENCES: set = set(_SCALAR_TYPES)
+
+
+def _type_key(v):
+    t = type(v)
+    if isinstance(v, (list, tuple)):
+        return (t, *map(type, v))
+    NOT_SEQUENCES.add(t)
+    return t
+
+
+def _type_determined(obj, kind: str, plain: frozenset) -> bool:
+    tp = type(obj)
+    if tp in _SCALAR_TYPES:
+        return True
+    if tp in plain:
+        return kind in _TENSOR_TYPE_ONLY
+    if isinstance(obj, (list, tuple)):
+        # an int list's check reads its first element (a 0-dim tensor would be accepted);
+        # a tensor list's, whether every element is a tensor
+        if all(type(x) in _SCALAR_TYPES for x in obj):
+            return True
+        return kind in _TENSOR_LISTS and all(type(x) in plain or x is None for x in obj)
+    return False
+
+
+_TENSOR_LISTS = frozenset(("TensorList", "c10::List<::std::optional<Tensor>>"))
+
+
+def _walk(sig, args: tuple, kwargs: dict, plain: frozenset):
+    """Follow ``sig.parse`` on this call: FAILS (decided by types), VALUE_DEPENDENT, or the list
+    of (source, converter) per parameter, where source is an index into ``args``, a keyword
+    name, or ("const", value)."""
+    from .binding import _is_int
+
+    nargs = len(args)
+    if nargs > sig.max_pos and not sig.varargs:
+        return FAILS
+    out = []
+    pos = 0
+    remaining = len(kwargs)
+    for p in sig.params:
+        is_kwd = False
+        obj, src = _MISSING, None
+        if pos < nargs:
+            if p.kwarg_only:
+                return FAILS
+            obj, src = args[pos], pos
+        elif kwargs:
+            for name in (p.name, *p.aliases):
+                if name in kwargs:
+                    obj, src = kwargs[name], name
+                    break
+            is_kwd = True
+        if (obj is _MISSING and p.optional) or (obj is None and p.allow_none):
+            out.append((("const", p.python_default() if obj is _MISSING else None), None))
+        elif obj is _MISSING:
+            return FAILS
+        elif not _type_determined(obj, p.kind, plain):
+            return VALUE_DEPENDENT
+        elif p.check(obj):
+            conv = p.convert if p.needs_convert and p.convert(obj) is not obj else None
+            if conv is not None and p.kind == "Tensor":
+                conv = wrapped_number  # a Python number for a Tensor parameter
+            out.append((src, conv))
+        elif sig.varargs and pos == 0 and not is_kwd and all(_is_int(a) for a in args):
+            out.append((("varargs",), None))
+            pos = nargs
+            continue
+        else:
+            return FAILS
+        if not is_kwd:
+            pos += 1
+        elif obj is not _MISSING:
+            remaining -= 1
+    return FAILS if remaining > 0 else out
+
+
+class Recipe:
+    """Where each parsed value lands: the overload, a positional template with constants filled
+    in, and fills from the call's arguments."""
+
+    __slots__ = ("op", "template", "fills", "kw_const", "kw_fills", "self_pos", "options",
+                 "place")
+
+    def __init__(self, sig, sources: list, method: bool):
+        from .binding import _cpu
+
+        plan = sig.plan(False)
+        self.op = plan.op
+        self.template = list(plan.template)
+        self.self_pos = plan.self_pos if method else None
+        self.fills, self.kw_const, self.kw_fills = [], {}, []
+        for vi, slot in plan.to_positional:
+            src, conv = sources[vi]
+            if type(src) is tuple and src[0] == "const":
+                self.template[slot] = src[1]
+            else:
+                self.fills.append((slot, src, conv))
+        for vi, name in plan.to_keyword:
+            src, conv = sources[vi]
+            if type(src) is tuple and src[0] == "const":
+                self.kw_const[name] = src[1]
+            else:
+                self.kw_fills.append((name, src, conv))
+        if plan.options_filled:  # the TensorOptions defaults sig.target applies
+            if plan.factory and self.kw_const.get("device", _MISSING) is None:
+                self.kw_const["device"] = _cpu()
+            if self.kw_const.get("pin_memory", _MISSING) is None:
+                self.kw_const["pin_memory"] = False
+        # Python-only options (requires_grad) are applied by the caller after the call
+        self.options = [(name, sources[vi][0]) for vi, name in plan.options
+                        if sources[vi][0] != ("const", None) and sources[vi][0] != ("const", False)]
+
+        self.place = self._compile()
+
+    def _compile(self):
+        """``place(self_tensor, args, kwargs) -> (args, kwargs, options)`` for the door, as
+        straight-line code: the recipe is fixed, so there is nothing left to loop over."""
+        env = {"_NO_OPTIONS": _NO_OPTIONS}
+
+        def const(value, i=[0]):
+            i[0] += 1
+            env[f"c{i[0]}"] = value
+            return f"c{i[0]}"
+
+        def source(src, conv):
+            if type(src) is int:
+                expr = f"args[{src}]"
+            elif type(src) is str:
+                expr = f"kwargs[{src!r}]"
+            elif type(src) is tuple and src[0] == "const":
+                return const(src[1])
+            else:
+                expr = "list(args)"
+            return expr if conv is None else f"{const(conv)}({expr})"
+
+        slots = [const(v) for v in self.template]
+        if self.self_pos is not None:
+            slots[self.self_pos] = "self_tensor"
+        for slot, src, conv in self.fills:
+            slots[slot] = source(src, conv)
+        kw = [f"{name!r}: {const(v)}" for name, v in self.kw_const.items()]
+        kw += [f"{name!r}: {source(src, conv)}" for name, src, conv in self.kw_fills]
+        opts = [f"{name!r}: {source(src, None)}" for name, src in self.options]
+        code = (f"def place(self_tensor, args, kwargs):\n"
+                f"    return ({''.join(x + ', ' for x in slots)}), {{{', '.join(kw)}}}, "
+                f"{'{' + ', '.join(opts) + '}' if opts else '_NO_OPTIONS'}\n")
+        exec(code, env)
+        return env["place"]
+
+
+_NO_OPTIONS: dict = {}
+
+
+def record(compiled: list, winner, self_tensor, args: tuple, kwargs: dict):
+    """The recipe for this call pattern, or None when its parse was not decided by types."""
+    plain = plain_tensor_types()
+    if not plain:
+        return None
+    if self_tensor is not None and type(self_tensor) not in plain:
+        return None
+    for sig in compiled:
+        walked = _walk(sig, args, kwargs, plain)
+        if walked is VALUE_DEPENDENT:
+            return None
+        if walked is FAILS:
+            if sig is winner:
+                return None
+            continue
+        if sig is not winner or sig.out_index is not None and \
+                walked[sig.out_index][0] != ("const", None):
+            return None
+        return Recipe(sig, walked, self_tensor is not None)
+    return None

@@ -1,0 +1,185 @@
+"""Tensor.__getitem__ / __setitem__ as python_variable_indexing.cpp does them.
+
+Basic indices (ints, slices, None, Ellipsis, bools) become views through the door's ``select``,
+``slice`` and ``unsqueeze``; tensors and sequences become advanced indices for ``aten::index``
+(reading) or ``aten::index_put_`` (writing). Writes into a basic view use ``copy_``/``fill_``.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from ..core.tensor import TensorBase
+
+
+def _call(name, *args, **kwargs):
+    return _manual().call(name, *args, **kwargs)
+
+
+def _manual():
+    import sys
+
+    return sys.modules["torchnative.csrc.python.manual_bindings"]
+
+
+def _is_int_index(obj) -> bool:
+    if isinstance(obj, bool):
+        return False
+    if isinstance(obj, numbers.Integral):
+        return True
+    return (isinstance(obj, TensorBase) and obj.dim() == 0 and not obj.dtype.is_floating_point
+            and not obj.dtype.is_complex and obj.dtype.__reduce__() != "bool")
+
+
+def _as_index_tensor(obj):
+    if isinstance(obj, TensorBase):
+        return obj
+    from ..core.python_data import tensor_from_data
+
+    return tensor_from_data(obj, None, None)
+
+
+def _is_bool_scalar(obj) -> bool:
+    """True/False, or a 0-dim bool tensor: they add a dim of size 1 (True) or 0 (False)."""
+    return isinstance(obj, bool) or (isinstance(obj, TensorBase) and obj.dim() == 0 and
+                                     obj.dtype.__reduce__() == "bool")
+
+
+def _count_specified_dims(index: tuple) -> int:
+    n = 0
+    for obj in index:
+        if obj is None or obj is Ellipsis or _is_bool_scalar(obj):
+            continue
+        if isinstance(obj, TensorBase) and obj.dtype.__reduce__() in ("bool", "uint8"):
+            n += obj.dim()
+        else:
+            n += 1
+    return n
+
+
+def _wrap_index(index) -> tuple:
+    if isinstance(index, tuple):
+        return index
+    if isinstance(index, list) and index and any(
+            isinstance(i, (list, tuple, slice, TensorBase)) or i is None or i is Ellipsis
+            for i in index):
+        return tuple(index)  # legacy numpy-style: a list of index objects acts like a tuple
+    return (index,)
+
+
+def apply_slicing(self, index: tuple):
+    """The basic-indexing view of ``self`` and the advanced indices left (one per dim)."""
+    result = self
+    dim = 0
+    advanced: list = []
+    have_advanced = False
+    specified = _count_specified_dims(index)
+    if specified > self.dim():
+        raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
+    for obj in index:
+        if _is_int_index(obj):
+            i = int(obj)
+            size = result.shape[dim]
+            if i < -size or i >= size:
+                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size "
+                                 f"{size}")
+            result = _call("select.int", result, dim, i)
+        elif isinstance(obj, slice):
+            start, stop, step = obj.start, obj.stop, obj.step
+            step = 1 if step is None else int(step)
+            if step <= 0:
+                raise ValueError("step must be greater than zero")
+            if not (start is None and stop is None and step == 1):
+                result = _call("slice.Tensor", result, dim,
+                               None if start is None else int(start),
+                               None if stop is None else int(stop), step)
+            advanced.append(None)
+            dim += 1
+        elif obj is Ellipsis:
+            skip = self.dim() - specified
+            advanced.extend([None] * skip)
+            dim += skip
+        elif obj is None:
+            result = _call("unsqueeze", result, dim)
+            advanced.append(None)
+            dim += 1
+        elif _is_bool_scalar(obj):
+            # upstream: unsqueeze; False then selects nothing there (an empty long index)
+            result = _call("unsqueeze", result, dim)
+            if not bool(obj):
+                from ..kernels.support.common import INT64
+                from ..core.construct import empty
+
+                advanced.append(empty((0,), INT64, result.device))
+                have_advanced = True
+            else:
+                advanced.append(None)
+            dim += 1
+        elif isinstance(obj, (TensorBase, list, tuple)) or hasattr(obj, "__array__"):
+            t = _as_index_tensor(obj)
+            kind = t.dtype.__reduce__()
+            if kind in ("bool", "uint8"):
+                # a mask covers as many dims as it has
+                advanced.append(t)
+                dim += max(t.dim(), 1) if t.dim() else 1
+                if t.dim() == 0:
+                    result = _call("unsqueeze", result, dim - 1)
+            else:
+                advanced.append(t)
+                dim += 1
+            have_advanced = True
+        else:
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
+                             "byte Variables are valid indices (got "
+                             f"{type(obj).__name__})")
+    return result, (advanced if have_advanced else None)
+
+
+def getitem(self, index):
+    if not isinstance(index, tuple) and _is_int_index(index) and self.dim() > 0:
+        i = int(index)
+        size = self._size[0]
+        if i < -size or i >= size:
+            raise IndexError(f"index {i} is out of bounds for dimension 0 with size {size}")
+        return _call("select.int", self, 0, i)
+    index = _wrap_index(index)
+    result, advanced = apply_slicing(self, index)
+    if advanced is None:
+        if result is self:
+            return _call("alias", self)
+        return result
+    while advanced and advanced[-1] is None:
+        advanced.pop()
+    return _call("index.Tensor", result, advanced)
+
+
+def setitem(self, index, value):
+    index = _wrap_index(index)
+    result, advanced = apply_slicing(self, index)
+    if isinstance(value, TensorBase):
+        value = _strip_leading_ones(value, result.dim() if advanced is None else None)
+    if advanced is None:
+        if isinstance(value, TensorBase):
+            _call("copy_", result, value)
+        else:
+            _call("fill_.Scalar", result, value)
+        return
+    while advanced and advanced[-1] is None:
+        advanced.pop()
+    if not isinstance(value, TensorBase):
+        from ..core.python_data import tensor_from_data
+
+        value = tensor_from_data(value, self.dtype, self.device)
+    _call("index_put_", result, advanced, value, False)
+
+
+def _strip_leading_ones(value: TensorBase, target_dim):
+    """upstream's slicePrefix1sSize: a value's leading size-1 dims never block the assignment."""
+    size = list(value.shape)
+    n = 0
+    while n < len(size) and size[n] == 1 and (target_dim is None or len(size) - n > target_dim):
+        n += 1
+    return _call("view", value, size[n:]) if n else value
+
+
+TENSOR_METHODS = {"__getitem__": getitem, "__setitem__": setitem}

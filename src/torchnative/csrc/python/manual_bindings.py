@@ -1,0 +1,355 @@
+"""The spellings upstream binds by hand (python_variable_methods.cpp, python_torch_functions_manual.cpp).
+
+torchgen skips these (``manual_cpp_binding`` or its skip list); upstream writes their argument
+parsing in C++. Each still reaches its kernel through the door: ``to`` becomes ``_to_copy``,
+``contiguous`` becomes ``clone``, ``copy_`` is ``aten::copy_``.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from ..core import dtypes as D
+from ..ops.dispatcher import REGISTRY
+from ..dispatch.door import aten_dispatch
+from ..core.layouts import contiguous_format, preserve_format
+from ..core.refuse import TorchnativeNotImplementedError
+from ..core.tensor import TensorBase
+
+
+_OPS: dict = {}
+
+
+def _op(name: str):
+    op = _OPS.get(name)
+    if op is None:
+        qual, _, overload = name.partition(".")
+        op = REGISTRY.find(f"aten::{qual}", overload)
+        if op is None:
+            raise RuntimeError(f"aten::{name} has no schema")
+        _OPS[name] = op
+    return op
+
+
+def call(name: str, *args, **kwargs):
+    return aten_dispatch(_op(name), args, kwargs)
+
+
+# --- Tensor.to ---------------------------------------------------------------------------------
+
+def parse_to(self, *args, **kwargs):
+    """(device, dtype, non_blocking, copy, memory_format) from Tensor.to's four signatures."""
+    from ..core.device import device as _device
+
+    device = dtype = None
+    non_blocking = kwargs.pop("non_blocking", False)
+    copy = kwargs.pop("copy", False)
+    memory_format = kwargs.pop("memory_format", None)
+    device = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    other = kwargs.pop("other", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    rest = list(args)
+    if rest and isinstance(rest[0], TensorBase):
+        other = rest.pop(0)
+    elif rest and (rest[0] is None or isinstance(rest[0], (str, _device)) or (
+            isinstance(rest[0], numbers.Integral) and not isinstance(rest[0], bool))):
+        device = rest.pop(0)
+        if rest and (isinstance(rest[0], D.dtype) or rest[0] is None):
+            dtype = rest.pop(0)
+    elif rest and (isinstance(rest[0], D.dtype) or rest[0] in (int, float, bool, complex)):
+        dtype = rest.pop(0)
+    if rest:
+        non_blocking = rest.pop(0)
+    if rest:
+        copy = rest.pop(0)
+    if rest:
+        raise TypeError("to() received an invalid combination of arguments")
+    if other is not None:
+        device, dtype = other.device, other.dtype
+    if dtype in (int, float, bool, complex):
+        dtype = D.PYTHON_TYPE_DTYPE[dtype]
+    if device is not None and not isinstance(device, _device):
+        device = _device(device)
+    return device, dtype, non_blocking, copy, memory_format
+
+
+def to(self, *args, **kwargs):
+    return convert_to(self, *parse_to(self, *args, **kwargs))
+
+
+def convert_to(self, device=None, dtype=None, non_blocking=False, copy=False,
+               memory_format=None):
+    """Tensor.to after parsing (and the to.* composites): self when nothing changes, else
+    ``_to_copy`` — which is all upstream's CompositeImplicitAutograd ``to`` does."""
+    same_dtype = dtype is None or dtype == self._dtype
+    same_device = device is None or (device.type == self.device.type)
+    fmt = memory_format or preserve_format
+    if same_dtype and same_device and not copy and (
+            fmt is preserve_format or self.is_contiguous(memory_format=fmt)):
+        return self
+    kwargs = {"dtype": dtype or self._dtype, "layout": None,
+              "device": device or self.device, "pin_memory": None,
+              "non_blocking": non_blocking, "memory_format": memory_format}
+    return call("_to_copy", self, **kwargs)
+
+
+def nn_parse_to(*args, **kwargs):
+    """torch._C._nn._parse_to: what nn.Module.to uses to read its arguments."""
+    device, dtype, non_blocking, _copy, memory_format = parse_to(None, *args, **kwargs)
+    return device, dtype, non_blocking, memory_format
+
+
+# --- other manual Tensor methods ---------------------------------------------------------------
+
+def contiguous(self, memory_format=contiguous_format):
+    if self.is_contiguous(memory_format=memory_format):
+        return self
+    return call("clone", self, memory_format=memory_format)
+
+
+def copy_(self, src, non_blocking=False):
+    if not isinstance(src, TensorBase):
+        from ..core.construct import wrapped_number
+
+        src = wrapped_number(src)
+    return call("copy_", self, src, non_blocking)
+
+
+def nonzero(self, *, out=None, as_tuple=False):
+    if as_tuple:
+        # a 0-dim input answers like its 1-element 1-D view, as upstream does
+        idx = call("nonzero", self if self.dim() else self.reshape(1))
+        return tuple(idx.unbind(1))
+    return call("nonzero.out", self, out=out) if out is not None else call("nonzero", self)
+
+
+def set_(self, source=None, storage_offset=0, size=None, stride=None):
+    from ..core.storage import StorageBase
+
+    if source is None:
+        return call("set_", self)
+    if isinstance(source, TensorBase):
+        return call("set_.source_Tensor", self, source)
+    if isinstance(source, StorageBase) or hasattr(source, "_untyped_storage"):
+        storage = getattr(source, "_untyped_storage", source)
+        if size is None:
+            return call("set_.source_Storage", self, storage)
+        return call("set_.source_Storage_storage_offset", self, storage, storage_offset, size,
+                    stride if stride is not None else [])
+    raise TypeError("set_() received an invalid combination of arguments")
+
+
+def new_tensor(self, data, dtype=None, device=None, requires_grad=False, **kwargs):
+    from ..core.python_data import tensor_from_data
+
+    if isinstance(data, TensorBase):
+        import warnings
+
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
+                      "requires_grad_(True), rather than tensor.new_tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
+    t = tensor_from_data(data, dtype or self._dtype, device or self.device)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def new(self, *args, **kwargs):
+    from ..core.construct import legacy_new
+
+    kwargs.setdefault("device", self.device)
+    return legacy_new(type(self), args, kwargs, dtype=self._dtype)
+
+
+def _T(self):
+    n = self.dim()
+    if n != 2 and n != 0:
+        import warnings
+
+        warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their "
+                      "shape is deprecated and it will throw an error in a future release. "
+                      "Consider `x.mT` to transpose batches of matrices or `x.permute(*torch.ara"
+                      "nge(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
+                      UserWarning, stacklevel=2)
+    return call("permute", self, list(range(n - 1, -1, -1)))
+
+
+def _mT(self):
+    if self.dim() < 2:
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
+                           f"Got {self.dim()}-D tensor.")
+    return call("transpose.int", self, -2, -1)
+
+
+def _H(self):
+    if self.dim() not in (0, 2):
+        raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got "
+                           f"{self.dim()}-D tensor.")
+    return call("adjoint", self) if self.dim() == 2 else self
+
+
+def _mH(self):
+    if self.dim() < 2:
+        raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. "
+                           f"Got {self.dim()}-D tensor.")
+    return call("adjoint", self)
+
+
+def _real(self):
+    if self._dtype.is_complex:
+        return call("real", self)
+    return self
+
+
+def _imag(self):
+    if not self._dtype.is_complex:
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return call("imag", self)
+
+
+def _set_real(self, value):
+    """``x.real = y`` (python_variable.cpp's THPVariable_set_real): copied into the view."""
+    call("copy_", _real(self), value)
+
+
+def _set_imag(self, value):
+    call("copy_", _imag(self), value)
+
+
+def _with_torch_function(fn, name: str, method: bool):
+    """Manual spellings honour __torch_function__ like generated ones (upstream: C++ does)."""
+    from .binding import torch_function_or
+
+    return torch_function_or(fn, name, method)
+
+
+TENSOR_METHODS = {
+    "to": to, "contiguous": contiguous, "copy_": copy_, "nonzero": nonzero, "set_": set_,
+    "new_tensor": new_tensor, "new": new,
+    "T": property(_T), "mT": property(_mT), "H": property(_H), "mH": property(_mH),
+    "real": property(_real, _set_real), "imag": property(_imag, _set_imag),
+}
+
+
+# --- manual torch.* functions ------------------------------------------------------------------
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    from ..core.python_data import tensor_from_data
+
+    if isinstance(data, TensorBase):
+        import warnings
+
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
+                      "requires_grad_(True), rather than torch.tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
+    t = tensor_from_data(data, dtype, device)
+    # upstream hands the new tensor to the dispatcher once (lift_fresh), so modes see it
+    t = call("lift_fresh", t)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def as_tensor(data, dtype=None, device=None):
+    import numpy as np
+
+    from ..core.python_data import from_numpy, tensor_from_data
+
+    if isinstance(data, TensorBase):
+        return data.to(device=device, dtype=dtype) if (dtype or device) else data
+    from ..serialization.archive import is_storage, tensor_from_storage
+
+    if is_storage(data):   # safetensors reads mmapped files this way (serialization engineer)
+        return tensor_from_storage(data, dtype, device)
+    if isinstance(data, np.ndarray) and D.dtype_from_numpy(data.dtype) is not None:
+        t = from_numpy(data)
+        return t.to(device=device, dtype=dtype) if (dtype or device) else t
+    return tensor_from_data(data, dtype, device)
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    t = as_tensor(obj, dtype=dtype, device=device)
+    if copy:
+        t = t.clone()
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def from_numpy(arr):
+    from ..core.python_data import from_numpy as impl
+
+    return impl(arr)
+
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    import numpy as np
+
+    from ..core.python_data import from_numpy as impl
+
+    arr = np.frombuffer(buffer, dtype=D.numpy_dtype(dtype), count=count, offset=offset)
+    t = impl(arr)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def torch_nonzero(input, *, out=None, as_tuple=False):
+    return nonzero(input, out=out, as_tuple=as_tuple)
+
+
+def torch_range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None,
+                pin_memory=False, requires_grad=False):
+    import warnings
+
+    warnings.warn("torch.range is deprecated and will be removed in a future release because "
+                  "its behavior is inconsistent with Python's range builtin. Instead, use "
+                  "torch.arange, which produces values in [start, end).", UserWarning,
+                  stacklevel=2)
+    kwargs = {"dtype": dtype, "layout": layout, "device": device, "pin_memory": pin_memory}
+    t = call("range.out", start, end, step, out=out) if out is not None else \
+        call("range.step", start, end, step, **kwargs)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def numel(input) -> int:
+    return input.numel()
+
+
+def get_device(input) -> int:
+    return input.get_device()
+
+
+def _refuse(name: str, why: str):
+    def refused(*args, **kwargs):
+        raise TorchnativeNotImplementedError(name, why)
+
+    refused.__name__ = name.rsplit(".", 1)[-1]
+    return refused
+
+
+_SPARSE = "sparse tensors are not implemented in torchnative"
+
+TORCH_FUNCTIONS = {
+    "tensor": tensor, "as_tensor": as_tensor, "asarray": asarray, "from_numpy": from_numpy,
+    "frombuffer": frombuffer, "nonzero": torch_nonzero, "numel": numel,
+    "get_device": get_device, "range": torch_range,
+    **{n: _refuse(f"torch.{n}", _SPARSE) for n in (
+        "sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "sparse_bsr_tensor",
+        "sparse_bsc_tensor", "sparse_compressed_tensor", "spmm", "dsmm", "hsmm", "saddmm")},
+}
+
+from .getitem import TENSOR_METHODS as _INDEXING  # noqa: E402
+
+TENSOR_METHODS.update(_INDEXING)
+TENSOR_METHODS = {k: v if isinstance(v, property) else _with_torch_function(v, k, True)
+                  for k, v in TENSOR_METHODS.items()}
+TORCH_FUNCTIONS = {k: _with_torch_function(v, k, False) for k, v in TORCH_FUNCTIONS.items()}
+
+TORCH_C = {"torch._C._nn._parse_to": nn_parse_to}

@@ -1,0 +1,74 @@
+"""Does a call bind to a schema? (for ``torch.ops.ns.op(...)`` picking an overload)
+
+Upstream tries each overload's schema in order and takes the first whose arguments convert to
+the schema's types (``getOpWithStack``); we check the same: counts, names, and each value
+against its argument's JIT type.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from ..core.tensor import TensorBase
+
+_MISSING = object()
+
+
+def _matches(value, t) -> bool:
+    kind = t.kind()
+    if kind == "OptionalType":
+        return value is None or _matches(value, t.getElementType())
+    if kind == "TensorType":
+        return isinstance(value, TensorBase)
+    if kind in ("IntType", "SymIntType"):
+        return isinstance(value, numbers.Integral) and not isinstance(value, bool) or (
+            isinstance(value, TensorBase) and value.dim() == 0 and not value.is_floating_point())
+    if kind in ("FloatType", "SymFloatType"):
+        return isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if kind in ("BoolType", "SymBoolType"):
+        return isinstance(value, bool)
+    if kind == "NumberType":
+        return isinstance(value, numbers.Number) or (isinstance(value, TensorBase) and
+                                                     value.dim() == 0)
+    if kind == "ComplexType":
+        return isinstance(value, numbers.Number)
+    if kind == "StringType":
+        return isinstance(value, str)
+    if kind == "ListType":
+        if not isinstance(value, (list, tuple)):
+            return False
+        elem = t.getElementType()
+        return all(_matches(v, elem) for v in value)
+    if kind == "TupleType":
+        return isinstance(value, tuple)
+    if kind == "NoneType":
+        return value is None
+    if kind == "ScalarTypeType":
+        return type(value).__name__ == "dtype" or value in (int, float, bool, complex)
+    if kind == "LayoutType":
+        return type(value).__name__ == "layout"
+    if kind == "MemoryFormatType":
+        return type(value).__name__ == "memory_format"
+    return True  # dtype/layout/device/generator/... : accepted, the kernel validates
+
+
+def binds(schema, args: tuple, kwargs: dict) -> bool:
+    params = schema.arguments
+    positional = [a for a in params if not a.kwarg_only]
+    if len(args) > len(positional):
+        return False
+    names = {a.name for a in params}
+    if any(k not in names for k in kwargs):
+        return False
+    for i, a in enumerate(params):
+        if i < len(args) and not a.kwarg_only:
+            value = args[i]
+        else:
+            value = kwargs.get(a.name, _MISSING)
+            if value is _MISSING:
+                if a.has_default_value() or a.type.kind() == "OptionalType":
+                    continue
+                return False
+        if not _matches(value, a.real_type):
+            return False
+    return True

@@ -1,0 +1,127 @@
+"""Every Python spelling of an ATen operator, built from upstream's binding table.
+
+``torch.add``, ``Tensor.add``, ``torch._C._nn.linear``, ``torch._C._linalg.linalg_norm`` ...:
+one small function per Python name that hands its arguments and candidate signatures to the
+door (``binding.call``). Names we write by hand (properties, ``size``, ``__getitem__`` ...) are
+left to their modules; the rest of upstream's spellings all land here.
+"""
+
+from __future__ import annotations
+
+from ..ops.spellings_table import spellings
+
+# namespace of the binding table -> the torch._C (sub)module that holds its functions
+MODULES = {
+    "torch": "torch._C._VariableFunctions",
+    "torch.nn": "torch._C._nn",
+    "torch.fft": "torch._C._fft",
+    "torch.linalg": "torch._C._linalg",
+    "torch.nested": "torch._C._nested",
+    "torch.sparse": "torch._C._sparse",
+    "torch.special": "torch._C._special",
+}
+
+
+def make_function(name: str, sigs, module: str):
+    from .binding import Spelling, call_function
+
+    sp = Spelling(sigs, name)
+
+    def fn(*args, **kwargs):
+        return call_function(fn, sp, args, kwargs)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__module__ = module
+    return fn
+
+
+def make_method(name: str, sigs):
+    from .binding import Spelling, call_method
+
+    sp = Spelling(sigs, name)
+
+    def method(self, *args, **kwargs):
+        return call_method(method, sp, self, args, kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+def functions(namespace: str) -> dict[str, object]:
+    module = {"torch": "torch", "torch.nn": "torch._C._nn"}.get(namespace, namespace)
+    return {name: make_function(name, sigs, module)
+            for name, sigs in spellings()["signatures"][namespace].items()}
+
+
+def methods() -> dict[str, object]:
+    from .manual_bindings import TENSOR_METHODS
+
+    out = {name: make_method(name, sigs) for name, sigs in spellings()["signatures"]["Tensor"].items()}
+    out.update(TENSOR_METHODS)
+    return out
+
+
+class _VariableFunctionsClass:
+    """``torch._C._VariableFunctions``: an instance whose attributes become ``torch.*``."""
+
+    def __init__(self, fns: dict):
+        self.__dict__.update(fns)
+
+    def __dir__(self):
+        return list(self.__dict__)
+
+
+# Python operators upstream's python_variable_methods.cpp binds to ATen methods. Binary ones
+# turn a TypeError into NotImplemented so Python tries the reflected operator.
+DUNDERS = {
+    "__add__": "add", "__radd__": "add", "__iadd__": "add_", "__mul__": "mul",
+    "__rmul__": "mul", "__imul__": "mul_", "__sub__": "sub", "__isub__": "sub_",
+    "__div__": "div", "__truediv__": "div", "__idiv__": "div_", "__floordiv__": "floor_divide",
+    "__ifloordiv__": "floor_divide_", "__mod__": "remainder", "__imod__": "remainder_",
+    "__eq__": "eq", "__ne__": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt",
+    "__ge__": "ge", "__rand__": "bitwise_and", "__ror__": "bitwise_or",
+    "__rxor__": "bitwise_xor", "__matmul__": "matmul",
+}
+UNARY_DUNDERS = {"__invert__": "bitwise_not"}
+
+
+def _not_implemented_on_type_error(name: str, fn):
+    def dunder(self, other):
+        try:
+            return fn(self, other)
+        except TypeError:
+            return NotImplemented
+
+    dunder.__name__ = dunder.__qualname__ = name
+    return dunder
+
+
+def install_methods(tensor_base: type) -> None:
+    table = methods()
+    from .manual_bindings import TENSOR_METHODS
+
+    for name, fn in table.items():
+        if name not in tensor_base.__dict__ or name in TENSOR_METHODS:
+            setattr(tensor_base, name, fn)
+    for name, target in DUNDERS.items():
+        if name not in tensor_base.__dict__:
+            setattr(tensor_base, name, _not_implemented_on_type_error(name, table[target]))
+    for name, target in UNARY_DUNDERS.items():
+        if name not in tensor_base.__dict__:
+            setattr(tensor_base, name, table[target])
+
+
+def torch_c_names() -> dict[str, object]:
+    out: dict[str, object] = {}
+    from .manual_bindings import TORCH_FUNCTIONS
+
+    vf = _VariableFunctionsClass({**functions("torch"), **TORCH_FUNCTIONS})
+    out["torch._C._VariableFunctions"] = vf
+    out["torch._C._VariableFunctionsClass"] = _VariableFunctionsClass
+    for ns, modname in MODULES.items():
+        if ns == "torch":
+            continue
+        for name, fn in functions(ns).items():
+            out[f"{modname}.{name}"] = fn
+    return out
+

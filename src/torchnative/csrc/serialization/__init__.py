@@ -1,0 +1,1 @@
+"""torch.save/torch.load's C++ half: the zip archive reader/writer and storage I/O."""

@@ -1,0 +1,86 @@
+"""What this torch._C was built with: the flags upstream Python reads to pick code paths.
+
+Each says what torchnative really has: no CUDA/ROCm/XPU/MPS backends, no MKL, MKL-DNN or OpenMP;
+LAPACK and FFT come from numpy (its bundled OpenBLAS/LAPACK and pocketfft).
+"""
+
+from __future__ import annotations
+
+import os
+
+TORCH_C = {
+    "torch._C._has_cuda": False,
+    "torch._C._has_cudnn": False,
+    "torch._C._has_cusparselt": False,
+    "torch._C._has_magma": False,
+    "torch._C._has_mkldnn": False,
+    "torch._C._has_mkldnn_acl": False,
+    "torch._C._has_mps": False,
+    "torch._C._has_xpu": False,
+    "torch._C._has_kleidiai": False,
+    "torch._C._has_eigen_sparse": False,
+    "torch._C.has_lapack": True,
+    "torch._C.has_mkl": False,
+    "torch._C.has_openmp": False,
+    "torch._C.has_spectral": True,
+}
+
+_threads = {"intra": int(os.environ.get("OMP_NUM_THREADS", "0") or 0) or os.cpu_count() or 1,
+            "inter": os.cpu_count() or 1}
+
+
+def get_num_threads() -> int:
+    return _threads["intra"]
+
+
+def set_num_threads(n: int) -> None:
+    """Intra-op threads: the BLAS numpy calls is the only threaded code we run, so this sets
+    its thread count (through threadpoolctl)."""
+    if n <= 0:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    _threads["intra"] = int(n)
+    from ..kernels.support.blas_threads import set_budget
+
+    set_budget(int(n))
+
+
+def get_num_interop_threads() -> int:
+    return _threads["inter"]
+
+
+def set_num_interop_threads(n: int) -> None:
+    if n <= 0:
+        raise RuntimeError("Expected positive number of threads")
+    _threads["inter"] = int(n)
+
+
+def init_num_threads() -> None:
+    """Nothing to initialize: torchnative runs operators on the calling thread."""
+
+
+def accelerator_get_accelerator():
+    """The current accelerator device: None, torchnative has none."""
+    return None
+
+
+def not_available() -> bool:
+    return False
+
+
+def no_devices() -> int:
+    return 0
+
+
+TORCH_C.update({
+    "torch._C._accelerator_getAccelerator": accelerator_get_accelerator,
+    "torch._C._mps_is_available": not_available,
+    "torch._C._mtia_isBuilt": not_available,
+    "torch._C._mps_is_in_bad_fork": not_available,
+    "torch._C._mtia_isInBadFork": not_available,
+    "torch._C._mtia_getDeviceCount": no_devices,
+    "torch._C.get_num_threads": get_num_threads,
+    "torch._C.set_num_threads": set_num_threads,
+    "torch._C.get_num_interop_threads": get_num_interop_threads,
+    "torch._C.set_num_interop_threads": set_num_interop_threads,
+    "torch._C.init_num_threads": init_num_threads,
+})

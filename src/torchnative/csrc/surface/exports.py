@@ -1,0 +1,46 @@
+"""What torch._C exports: the implemented names, then refusals for the rest of the surface."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+
+from . import refusals
+
+# Modules of torchnative.csrc that implement torch._C names; each has TORCH_C = {qualified name: object}.
+IMPLEMENTING = [
+    "core.enums", "ops.dispatch_keys", "python.torch_function", "python.python_utils",
+    "ops.dispatcher", "core.tensor", "python.spellings", "surface.dlpack", "core.layouts",
+    "core.device", "core.size", "core.generator", "core.dtypes", "core.typeinfo", "surface.init",
+    "core.storage", "python.manual_bindings", "surface.jit_frontend", "ops.torchbind",
+    "ops.schema", "core.grad_mode", "autograd.engine", "autograd.node", "autograd.hooks",
+    "autograd.function", "autograd.batched", "kernels.foreach", "surface.build_info",
+    "surface.dynamo", "dispatch.python_dispatch", "surface.functorch", "surface.runtime_state",
+    "serialization.archive", "ops.return_types",
+]
+
+
+def implemented() -> dict[str, object]:
+    names: dict[str, object] = {}
+    for mod in IMPLEMENTING:
+        m = importlib.import_module(f"torchnative.csrc.{mod}")
+        names.update(m.torch_c_names() if hasattr(m, "torch_c_names") else m.TORCH_C)
+    return names
+
+
+def install(namespace: dict) -> None:
+    root = sys.modules[namespace["__name__"]]
+    for qual, obj in implemented().items():
+        mod = root
+        parts = qual.split(".")[2:]
+        for i, part in enumerate(parts[:-1]):
+            sub = ".".join(["torch._C", *parts[: i + 1]])
+            mod = refusals._submodule(mod, part, sub, root.__name__)
+        setattr(mod, parts[-1], obj)
+    from ..python.spellings import install_methods
+    from ..core.tensor import TensorBase
+
+    install_methods(TensorBase)
+    refusals.complete(root)
+    namespace["__all__"] = sorted(n for n in namespace if not n.startswith("_"))

@@ -1,0 +1,185 @@
+"""The init calls upstream's torch/__init__.py and friends make while importing.
+
+``_initExtension`` injects what C++ puts on the ``torch`` module: dtypes under all their names,
+layouts, memory formats, qschemes, and the legacy tensor types (``torch.FloatTensor`` ...).
+The ``*_init`` functions report whether a subsystem's bindings are installed; ours are (the
+subsystem's names exist, implemented or refusing), so they return True. Subsystems we do not
+build (distributed, rpc) have no init function at all, so upstream's ``hasattr`` sees them absent.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..core import dtypes, layouts
+from ..core.refuse import TorchnativeNotImplementedError
+
+# (class name, dtype name) of the legacy tensor types, in upstream's order
+LEGACY_TYPES = [("DoubleTensor", "float64"), ("FloatTensor", "float32"),
+                ("HalfTensor", "float16"), ("BFloat16Tensor", "bfloat16"),
+                ("ByteTensor", "uint8"), ("CharTensor", "int8"), ("ShortTensor", "int16"),
+                ("IntTensor", "int32"), ("LongTensor", "int64"), ("BoolTensor", "bool")]
+SPARSE_TYPES = [t for t in LEGACY_TYPES if t[1] != "bool"]
+
+
+class tensortype(type):
+    """Metaclass of the legacy tensor types: ``isinstance(t, torch.FloatTensor)`` checks dtype,
+    layout and device; calling one builds a tensor of that type."""
+
+    @property
+    def dtype(cls):
+        return cls._tn_dtype
+
+    @property
+    def layout(cls):
+        return layouts.LAYOUTS["sparse_coo" if cls._tn_sparse else "strided"]
+
+    @property
+    def is_cuda(cls):
+        return cls._tn_device == "cuda"
+
+    @property
+    def is_sparse(cls):
+        return cls._tn_sparse
+
+    @property
+    def is_sparse_csr(cls):
+        return False
+
+    @property
+    def is_xpu(cls):
+        return False
+
+    def __instancecheck__(cls, obj):
+        import torch
+
+        if not isinstance(obj, torch.Tensor):
+            return False
+        return (obj.dtype == cls._tn_dtype and obj.device.type == cls._tn_device
+                and obj.is_sparse == cls._tn_sparse)
+
+    def __call__(cls, *args, **kwargs):
+        if cls._tn_device != "cpu" or cls._tn_sparse:
+            raise TorchnativeNotImplementedError(
+                f"{cls.__module__}.{cls.__name__}", "only dense cpu tensors exist in torchnative")
+        from ..core.construct import legacy_new
+
+        import torch
+
+        return legacy_new(torch.Tensor, args, kwargs, dtype=cls._tn_dtype)
+
+
+tensortype.__module__ = "torch"
+
+
+def _legacy_type(module: str, name: str, dtype_name: str, device: str, sparse: bool):
+    cls = tensortype(name, (), {"__module__": module})
+    cls._tn_dtype = dtypes.BY_NAME[dtype_name]
+    cls._tn_device = device
+    cls._tn_sparse = sparse
+    return cls
+
+
+def legacy_tensor_types() -> list:
+    out = []
+    for device, prefix in (("cpu", "torch"), ("cuda", "torch.cuda")):
+        for name, dt in LEGACY_TYPES:
+            out.append(_legacy_type(prefix, name, dt, device, False))
+        for name, dt in SPARSE_TYPES:
+            out.append(_legacy_type(prefix + ".sparse", name, dt, device, True))
+    return out
+
+
+# Functionalization bindings upstream's _initExtension puts on torch. No tensor is ever a
+# FunctionalTensorWrapper here (functionalization is not implemented), so the predicates answer
+# False and every other entry refuses by name.
+_FUNCTIONAL_PREDICATES = ("_is_functional_tensor", "_is_functional_tensor_base")
+_FUNCTIONAL_REFUSED = (
+    "_functionalize_are_all_mutations_under_no_grad_or_inference_mode",
+    "_functionalize_was_inductor_storage_resized", "_functionalize_inductor_storage_resized_counter",
+    "_functionalize_are_all_mutations_hidden_from_autograd",
+    "_functionalize_mark_mutation_hidden_from_autograd", "_functionalize_is_symbolic",
+    "_functionalize_sync", "_functionalize_commit_update", "_functionalize_replace",
+    "_functionalize_is_multi_output_view", "_functionalize_enable_reapply_views",
+    "_functionalize_has_metadata_mutation", "_functionalize_has_data_mutation",
+    "_functionalize_mutation_counter", "_functionalize_get_storage_size",
+    "_functionalize_mark_storage_changed", "_functionalize_was_storage_changed",
+    "_functionalize_storage_changed_counter", "_functionalize_unsafe_set",
+    "_to_functional_tensor", "_from_functional_tensor", "_freeze_functional_tensor",
+    "_enable_functionalization", "_disable_functionalization", "_mirror_autograd_meta_to",
+    "_segment_reduce")
+
+
+def _not_functional(t) -> bool:
+    return False
+
+
+def to_dlpack(tensor):
+    """A DLPack capsule of the tensor's memory (numpy's exporter; shares memory)."""
+    return tensor.numpy().__dlpack__()
+
+
+def torch_module_functions() -> dict:
+    from ..core.refuse import refusing_function
+
+    out = {n: _not_functional for n in _FUNCTIONAL_PREDICATES}
+    out.update({n: refusing_function(f"torch.{n}", "functionalization is not implemented")
+                for n in _FUNCTIONAL_REFUSED})
+    out["to_dlpack"] = to_dlpack
+    return out
+
+
+def init_extension(shm_manager_path: bytes) -> None:
+    torch = sys.modules["torch"]
+    for name, dt in dtypes.TORCH_ATTRS.items():
+        setattr(torch, name, dt)
+    for name, value in layouts.torch_attributes().items():
+        setattr(torch, name, value)
+    types = legacy_tensor_types()
+    torch._tensor_classes.update(types)
+    for cls in types:
+        if cls.__module__ == "torch":
+            setattr(torch, cls.__name__, cls)
+    torch.tensortype = tensortype
+    for name, fn in torch_module_functions().items():
+        setattr(torch, name, fn)
+
+
+_STORAGE_NAMES: list = []
+
+
+def init_names(storage_classes) -> None:
+    """Upstream records the classes' qualified names for legacy serialization; so do we."""
+    _STORAGE_NAMES[:] = [f"{c.__module__}.{c.__name__}" for c in storage_classes]
+
+
+def subsystem_ready() -> bool:
+    return True
+
+
+def _prctl_pr_set_pdeathsig(signal: int) -> None:
+    """Ask the kernel to send ``signal`` to this process when its parent dies (Linux prctl)."""
+    import ctypes
+    import platform
+
+    if platform.system() != "Linux":
+        return
+    PR_SET_PDEATHSIG = 1
+    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal), 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+
+
+def multiprocessing_init() -> bool:
+    """Upstream's C++ adds the prctl wrapper to torch.multiprocessing; so do we."""
+    mod = sys.modules["torch.multiprocessing"]
+    mod._prctl_pr_set_pdeathsig = _prctl_pr_set_pdeathsig
+    return True
+
+
+TORCH_C = {
+    "torch._C._initExtension": init_extension,
+    "torch._C._init_names": init_names,
+    "torch._C._autograd_init": subsystem_ready,
+    "torch._C._jit_init": subsystem_ready,
+    "torch._C._multiprocessing_init": multiprocessing_init,
+}

@@ -1,0 +1,325 @@
+"""Global and thread-local switches upstream keeps in C++ (c10/ATen globals), and the small
+queries upstream Python makes about a tensor's dispatch state.
+
+Autocast: the state machinery exists (so ``autocast(enabled=False)``, which transformers uses,
+works), but enabling it refuses by name: torchnative does not cast operator inputs per autocast
+policy, and a silently ignored autocast would compute in the wrong precision.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from ..core.device import device as _device
+from ..ops.dispatch_keys import DispatchKeySet, FUNCTIONALITIES, SPLIT, BACKENDS
+from ..core.enums import DispatchKey, ENUMS
+from ..core.refuse import TorchnativeNotImplementedError
+
+_globals = {"deterministic": False, "deterministic_warn_only": False, "warn_always": False,
+            "float32_matmul_precision": "highest", "mkldnn": True}
+
+
+class _TLS(threading.local):
+    def __init__(self):
+        self.meta_in_include = False
+        self.autocast_enabled: dict = {}
+        self.autocast_dtype: dict = {}
+        self.autocast_cache = True
+        self.autocast_nesting = 0
+        self.stash: dict = {}
+
+
+TLS = _TLS()
+
+
+def set_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    _globals["deterministic"] = bool(mode)
+    _globals["deterministic_warn_only"] = bool(warn_only)
+
+
+def _getter(key):
+    return lambda: _globals[key]
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    if precision not in ("highest", "high", "medium"):
+        raise RuntimeError(f"Invalid precision: {precision}")
+    _globals["float32_matmul_precision"] = precision
+
+
+def set_warn_always(flag: bool) -> None:
+    _globals["warn_always"] = bool(flag)
+
+
+def set_mkldnn_enabled(flag: bool) -> None:
+    _globals["mkldnn"] = bool(flag)
+
+
+# --- autocast ---------------------------------------------------------------------------------
+
+def is_autocast_available(device_type: str) -> bool:
+    return device_type in ("cpu", "cuda", "xpu", "mps", "hpu", "mtia", "maia", "xla", "ipu",
+                           "privateuseone")
+
+
+def is_autocast_enabled(device_type: str = "cuda") -> bool:
+    return TLS.autocast_enabled.get(device_type, False)
+
+
+def set_autocast_enabled(*args) -> None:
+    device_type, enabled = args if len(args) == 2 else ("cuda", args[0])
+    if enabled:
+        raise TorchnativeNotImplementedError(
+            "torch.autocast(enabled=True)", "autocast's per-operator casting is not implemented")
+    TLS.autocast_enabled[device_type] = False
+
+
+def get_autocast_dtype(device_type: str):
+    from ..core.dtypes import BY_NAME
+
+    default = BY_NAME["bfloat16" if device_type == "cpu" else "float16"]
+    return TLS.autocast_dtype.get(device_type, default)
+
+
+def set_autocast_dtype(device_type: str, dtype) -> None:
+    TLS.autocast_dtype[device_type] = dtype
+
+
+def is_autocast_cache_enabled() -> bool:
+    return TLS.autocast_cache
+
+
+def set_autocast_cache_enabled(enabled: bool) -> None:
+    TLS.autocast_cache = bool(enabled)
+
+
+def autocast_increment_nesting() -> int:
+    TLS.autocast_nesting += 1
+    return TLS.autocast_nesting
+
+
+def autocast_decrement_nesting() -> int:
+    TLS.autocast_nesting -= 1
+    return TLS.autocast_nesting
+
+
+def clear_autocast_cache() -> None:
+    """No casts are cached: autocast never casts here."""
+
+
+# --- dispatch-state queries -------------------------------------------------------------------
+
+def dispatch_keys(t) -> DispatchKeySet:
+    backend = "Meta" if t.device.type == "meta" else "CPU"
+    ks = DispatchKeySet(backend) | DispatchKeySet("ADInplaceOrView") | \
+        DispatchKeySet("Autograd" + backend)
+    if backend == "CPU":
+        ks = ks | DispatchKeySet("AutocastCPU")
+    if t._python_dispatch:
+        ks = ks | DispatchKeySet("Python") | DispatchKeySet("PythonTLSSnapshot")
+    return ks
+
+
+def to_functionality_key(key) -> DispatchKey:
+    name = key.name if isinstance(key, DispatchKey) else str(key)
+    func = SPLIT.get(name, (name, None))[0]
+    return DispatchKey[func] if func in DispatchKey.__members__ else DispatchKey.Undefined
+
+
+def functionality_to_backend_keys(key) -> list:
+    name = key.name if isinstance(key, DispatchKey) else str(key)
+    from ..ops.dispatch_keys import PER_BACKEND
+
+    if name not in PER_BACKEND:
+        return [key]
+    prefix = PER_BACKEND[name]
+    return [DispatchKey[prefix + b] for b in BACKENDS if prefix + b in DispatchKey.__members__]
+
+
+def dispatch_get_backend_keyset_from_autograd(key) -> DispatchKeySet:
+    name = key.name if isinstance(key, DispatchKey) else str(key)
+    func, backend = SPLIT.get(name, (name, None))
+    if func == "AutogradFunctionality" and backend is not None:
+        return DispatchKeySet(backend)
+    return DispatchKeySet()
+
+
+def has_storage(t) -> bool:
+    return not t.__dict__.get("_tn_wrapper", False)
+
+
+def set_meta_in_tls_dispatch_include(flag: bool) -> None:
+    TLS.meta_in_include = bool(flag)
+
+
+def meta_in_tls_dispatch_include() -> bool:
+    return TLS.meta_in_include
+
+
+def stash_obj_in_tls(key: str, obj) -> None:
+    TLS.stash[key] = obj
+
+
+def get_obj_in_tls(key: str):
+    return TLS.stash[key]
+
+
+def is_key_in_tls(key: str) -> bool:
+    return key in TLS.stash
+
+
+def remove_obj_from_tls(key: str) -> None:
+    TLS.stash.pop(key, None)
+
+
+def increment_version(t) -> None:
+    for x in (t if isinstance(t, (list, tuple)) else (t,)):
+        x._version_ref[0] += 1
+
+
+def _tensors(values):
+    for v in values:
+        if type(v).__name__ == "Tensor" or hasattr(v, "_storage"):
+            if getattr(v, "_storage", None) is not None:
+                yield v
+        elif isinstance(v, (list, tuple)):
+            yield from _tensors(v)
+
+
+def any_output_is_alias_to_input_or_output(args, kwargs, outputs) -> bool:
+    """Custom-op contract check: does an output share storage with an input or another output?"""
+    seen = {id(t._storage) for t in _tensors(list(args) + list((kwargs or {}).values()))
+            if t._storage.nbytes()}
+    for t in _tensors(outputs):
+        key = id(t._storage)
+        if t._storage.nbytes() and key in seen:
+            return True
+        seen.add(key)
+    return False
+
+
+def get_default_device() -> str:
+    return "cpu"
+
+
+def get_privateuse1_backend_name() -> str:
+    return "privateuseone"
+
+
+def get_accelerator(check: bool = False):
+    if check:
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    return _device("cpu")
+
+
+def dispatch_pystub(name: str, overload: str):
+    """(module, filename) of a Python stub registered from C++ for an operator: none here."""
+    return None
+
+
+def select_batch_norm_backend(*args, **kwargs):
+    return ENUMS["torch._C._BatchNormBackend"].Native
+
+
+def get_cudnn_batch_norm_reserve_space_size(*args, **kwargs) -> int:
+    return 0
+
+
+def set_default_tensor_type(t) -> None:
+    from ..core.dtypes import _set_default_dtype
+
+    dtype = getattr(t, "dtype", None)
+    if getattr(t, "is_cuda", False) or getattr(t, "is_sparse", False):
+        raise TorchnativeNotImplementedError(f"torch.set_default_tensor_type({t})",
+                                             "only dense cpu tensors exist in torchnative")
+    _set_default_dtype(dtype)
+
+
+del FUNCTIONALITIES
+
+def _plain_flags() -> dict:
+    """``_get_X``/``_set_X`` switches with upstream's defaults (tables: read off upstream). They
+    steer backends torchnative does not have (cuDNN, cuBLAS, NNPACK ...), so they are state only."""
+    from ..core.tables import c_enums
+
+    out = {}
+    for name, default in c_enums()["flags"].items():
+        if name in _globals or name in ("deterministic_algorithms", "warnAlways"):
+            continue
+        store = {"value": default}
+
+        def get(store=store):
+            return store["value"]
+
+        def set_(value, store=store, kind=type(default)):
+            store["value"] = list(value) if kind is list else kind(value)
+
+        out[f"torch._C._get_{name}"] = get
+        out[f"torch._C._set_{name}"] = set_
+    return out
+
+
+# scaled-dot-product-attention backend switches: getter _get_X_sdp_enabled, setter _set_sdp_use_X
+# (upstream's defaults; the CPU path reads flash and math)
+_SDP = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True, "overrideable": True,
+        "fa3": False}
+
+
+def _sdp_flags() -> dict:
+    out = {}
+    for name in _SDP:
+        def get(name=name):
+            return _SDP[name]
+
+        def set_(value, name=name):
+            _SDP[name] = bool(value)
+
+        out[f"torch._C._get_{name}_sdp_enabled"] = get
+        out[f"torch._C._set_sdp_use_{name}"] = set_
+    return out
+
+
+TORCH_C = {
+    **_plain_flags(),
+    **_sdp_flags(),
+    "torch._C._set_deterministic_algorithms": set_deterministic_algorithms,
+    "torch._C._get_deterministic_algorithms": _getter("deterministic"),
+    "torch._C._get_deterministic_algorithms_warn_only": _getter("deterministic_warn_only"),
+    "torch._C._set_float32_matmul_precision": set_float32_matmul_precision,
+    "torch._C._get_float32_matmul_precision": _getter("float32_matmul_precision"),
+    "torch._C._set_warnAlways": set_warn_always,
+    "torch._C._get_warnAlways": _getter("warn_always"),
+    "torch._C._set_mkldnn_enabled": set_mkldnn_enabled,
+    "torch._C._get_mkldnn_enabled": _getter("mkldnn"),
+    "torch._C._is_autocast_available": is_autocast_available,
+    "torch._C.is_autocast_enabled": is_autocast_enabled,
+    "torch._C.set_autocast_enabled": set_autocast_enabled,
+    "torch._C.get_autocast_dtype": get_autocast_dtype,
+    "torch._C.set_autocast_dtype": set_autocast_dtype,
+    "torch._C.is_autocast_cache_enabled": is_autocast_cache_enabled,
+    "torch._C.set_autocast_cache_enabled": set_autocast_cache_enabled,
+    "torch._C.autocast_increment_nesting": autocast_increment_nesting,
+    "torch._C.autocast_decrement_nesting": autocast_decrement_nesting,
+    "torch._C.clear_autocast_cache": clear_autocast_cache,
+    "torch._C._dispatch_keys": dispatch_keys,
+    "torch._C._to_functionality_key": to_functionality_key,
+    "torch._C._functionality_to_backend_keys": functionality_to_backend_keys,
+    "torch._C._dispatch_get_backend_keyset_from_autograd":
+        dispatch_get_backend_keyset_from_autograd,
+    "torch._C._has_storage": has_storage,
+    "torch._C._set_meta_in_tls_dispatch_include": set_meta_in_tls_dispatch_include,
+    "torch._C._meta_in_tls_dispatch_include": meta_in_tls_dispatch_include,
+    "torch._C._stash_obj_in_tls": stash_obj_in_tls,
+    "torch._C._get_obj_in_tls": get_obj_in_tls,
+    "torch._C._is_key_in_tls": is_key_in_tls,
+    "torch._C._remove_obj_from_tls": remove_obj_from_tls,
+    "torch._C._increment_version": increment_version,
+    "torch._C._get_default_device": get_default_device,
+    "torch._C._any_output_is_alias_to_input_or_output": any_output_is_alias_to_input_or_output,
+    "torch._C._get_privateuse1_backend_name": get_privateuse1_backend_name,
+    "torch._C._get_accelerator": get_accelerator,
+    "torch._C._dispatch_pystub": dispatch_pystub,
+    "torch._C._select_batch_norm_backend": select_batch_norm_backend,
+    "torch._C._get_cudnn_batch_norm_reserve_space_size": get_cudnn_batch_norm_reserve_space_size,
+    "torch._C._set_default_tensor_type": set_default_tensor_type,
+}
