@@ -372,7 +372,7 @@ def _save(v, is_output: bool):
 def _clone_for_save(t):
     """The value an in-place op overwrites, saved for its backward: cloned while recording (as
     upstream's ``original_self = self.clone()``), so that double backward sees its history."""
-    from ..python.manual_bindings import call
+    from ..dispatch.call import call
 
     return call("clone", t)
 

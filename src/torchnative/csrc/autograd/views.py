@@ -18,41 +18,17 @@ A view records its root base (``_view_base``, set by the view kernels) and, in
 
 Views made by an operator that autograd recorded are stamped here (``stamp``). Views made below
 autograd (nothing required grad, or grad mode off) are stamped by the view kernels through
-``note_view``; a view that carries no stamp keeps the history it was made with.
+``core.creation_meta.note_view``; a view that carries no stamp keeps the history it was made with.
 """
 
 from __future__ import annotations
 
 import weakref
 
+from ..core.creation_meta import (DEFAULT, IN_CUSTOM_FUNCTION, INFERENCE_MODE, MULTI_OUTPUT_NODE,
+                                  NO_GRAD_MODE, propagate as _propagate)
 from ..core.grad_mode import TLS as _GRAD
 from .node import Node, forward_name, gradient_edge
-
-# upstream's CreationMeta, in its order
-DEFAULT, IN_CUSTOM_FUNCTION, MULTI_OUTPUT_NODE, NO_GRAD_MODE, INFERENCE_MODE = range(5)
-
-
-def _propagate(prev: int, new: int) -> int:
-    """propagate_creation_meta: a view of a view inherits what was special about its base."""
-    if new == DEFAULT:
-        return prev
-    return prev if prev == INFERENCE_MODE else new
-
-
-def note_view(view, base, multi_output: bool = False) -> None:
-    """Stamp a view made by a view kernel (``base`` is the tensor it was taken of): the version
-    it is made at and the mode it is made in (upstream's as_view). ``multi_output``: one of
-    several views one call returns (unbind, split, split_with_sizes)."""
-    if _GRAD.inference:
-        creation = INFERENCE_MODE
-    elif not _GRAD.grad_enabled:
-        creation = NO_GRAD_MODE
-    else:
-        creation = MULTI_OUTPUT_NODE if multi_output else DEFAULT
-    prev = base.__dict__.get("_tn_view") if base._view_base is not None else None
-    if prev is not None:
-        creation = _propagate(prev[1], creation)
-    view.__dict__["_tn_view"] = [view._version_ref[0], creation]
 
 
 def stamp(view, base, creation: int) -> None:

@@ -9,27 +9,20 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes as D
-from .device import CPU, META, device as _device
+from .device import CPU, device as _device
 from .refuse import TorchnativeNotImplementedError
 from .grad_mode import TLS as _GRAD
-from .storage import new_storage, storage_class
+from . import python_classes
+from .storage import new_storage
 from .tensor import TensorBase, contiguous_strides, numpy_view
 
 
-_CLASS: list = []
+_CLASS = python_classes.TENSOR
 
 
 def _tensor_class():
-    """upstream's torch.Tensor once torch/_tensor.py defined it (cached: the hot path)."""
-    if _CLASS:
-        return _CLASS[0]
-    import sys
-
-    mod = sys.modules.get("torch._tensor")
-    if mod is not None and hasattr(mod, "Tensor"):
-        _CLASS.append(mod.Tensor)
-        return mod.Tensor
-    return TensorBase
+    """upstream's torch.Tensor once torch/_tensor.py defined it, else TensorBase."""
+    return _CLASS[0] if _CLASS else python_classes.tensor_class(TensorBase)
 
 
 def make(storage, dt, size, stride, offset=0, cls=None, version_ref=None, view_base=None,

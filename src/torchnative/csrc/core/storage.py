@@ -7,10 +7,9 @@ through any view land in the one buffer.
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
+from . import python_classes
 from .device import CPU, META, device as _device
 from .refuse import TorchnativeNotImplementedError
 
@@ -157,28 +156,8 @@ class StorageBase:
     def _is_shared_memory(self) -> bool:
         return False
 
-    # checkpoint I/O lives in serialization.py (serialization engineer)
-    @staticmethod
-    def _new_with_file(f, element_size):
-        from ..serialization.archive import storage_new_with_file
-
-        return storage_new_with_file(f, element_size)
-
-    def _set_from_file(self, f, offset, is_real_file, element_size=1):
-        from ..serialization.archive import storage_set_from_file
-
-        return storage_set_from_file(self, f, offset, is_real_file, element_size)
-
-    @staticmethod
-    def from_file(filename, shared=False, nbytes=0):
-        from ..serialization.archive import storage_from_file
-
-        return storage_from_file(filename, shared, nbytes)
-
-    def _byteswap(self, elem_size):
-        from ..serialization.archive import storage_byteswap
-
-        return storage_byteswap(self, elem_size)
+    # from_file, _set_from_file, _new_with_file, _byteswap and from_buffer (checkpoint I/O) are
+    # installed by csrc/serialization/storage_io.py, the layer above.
 
     def _write_file(self, f, is_real_file, save_size, element_size):
         """Legacy (non-zip) serialization: optional size header, then the raw bytes."""
@@ -191,12 +170,6 @@ class StorageBase:
     def _new_shared(nbytes, device=None):
         return StorageBase._wrap(np.empty(nbytes, dtype=np.uint8), nbytes, _checked_device(device))
 
-    @staticmethod
-    def from_buffer(*args, **kwargs):
-        from ..serialization.archive import storage_from_buffer
-
-        return storage_from_buffer(*args, **kwargs)
-
     def _get_filename(self):
         return None
 
@@ -204,19 +177,9 @@ class StorageBase:
         raise TorchnativeNotImplementedError("pickling a torch._C.StorageBase directly")
 
 
-_CLASS: list = []
-
-
 def storage_class():
-    """upstream's torch.UntypedStorage once torch/storage.py has defined it (cached)."""
-    if _CLASS:
-        return _CLASS[0]
-    mod = sys.modules.get("torch.storage")
-    cls = getattr(mod, "UntypedStorage", None) if mod is not None else None
-    if cls is None:
-        return StorageBase
-    _CLASS.append(cls)
-    return cls
+    """upstream's torch.UntypedStorage once torch/storage.py has defined it, else StorageBase."""
+    return python_classes.storage_class(StorageBase)
 
 
 def new_storage(nbytes: int, dev: _device, data: np.ndarray | None = None):

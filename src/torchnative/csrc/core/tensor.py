@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes as D
-from .device import CPU, META
+from .device import CPU
 from .layouts import contiguous_format, channels_last, channels_last_3d, preserve_format, strided
 from .refuse import TorchnativeNotImplementedError
 from .size import Size
@@ -50,6 +50,20 @@ def wrap_dim(dim: int, ndim: int) -> int:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
                          f"but got {dim})")
     return dim + n if dim < 0 else dim
+
+
+def _autograd_not_loaded(t):
+    raise RuntimeError("the autograd layer (torchnative.csrc.autograd) is not loaded")
+
+
+# Installed by the autograd layer when it is imported (core sits below it and cannot import it):
+# a view's grad_fn, refreshed if its base changed in place since, and Tensor.retain_grad.
+_view_grad_fn = _retain_grad = _autograd_not_loaded
+
+
+def register_autograd(view_grad_fn, retain_grad) -> None:
+    global _view_grad_fn, _retain_grad
+    _view_grad_fn, _retain_grad = view_grad_fn, retain_grad
 
 
 class TensorBase(metaclass=_TensorMeta):
@@ -278,9 +292,7 @@ class TensorBase(metaclass=_TensorMeta):
     @property
     def grad_fn(self):
         if self._view_base is not None:
-            from ..autograd.views import grad_fn_of
-
-            return grad_fn_of(self)  # refreshed if the base was modified in place since
+            return _view_grad_fn(self)  # refreshed if the base was modified in place since
         return self._grad_fn
 
     @property
@@ -292,9 +304,7 @@ class TensorBase(metaclass=_TensorMeta):
         return self._retains_grad
 
     def retain_grad(self) -> None:
-        from ..autograd.hooks import retain_grad
-
-        retain_grad(self)
+        _retain_grad(self)
 
     @property
     def output_nr(self) -> int:
@@ -606,7 +616,7 @@ def _detached_class(t):
     keeping ``__torch_function__`` converts back to its own type; a Parameter (torch function
     disabled) gets a plain Tensor. Pickling a Parameter relies on it. (serialization engineer)"""
     from .construct import _tensor_class
-    from ..python.torch_function import _has_attr_override
+    from .torch_function import _has_attr_override
 
     return type(t) if _has_attr_override(t) else _tensor_class()
 

@@ -28,7 +28,7 @@ from typing import Any, Callable
 from ..core.grad_mode import TLS as _GRAD
 from . import python_dispatch as _python_dispatch
 from .boxing import normalized
-from ..ops.dispatcher import REGISTRY, OperatorHandle
+from ..ops.dispatcher import REGISTRY, OperatorHandle, register_door
 from ..core.refuse import TorchnativeNotImplementedError
 from ..core.tensor import TensorBase
 
@@ -87,7 +87,7 @@ _UNRESOLVED = object()
 _PD = _python_dispatch.TLS
 # argument types that can never make a call observable to autograd or Python dispatch
 _INERT = frozenset((int, float, bool, type(None), str, complex))
-_PLAIN: set = set()  # torch.Tensor, nn.Parameter (call_cache.plain_tensor_types), once known
+_PLAIN: set = set()  # torch.Tensor, nn.Parameter (python_classes.plain_tensor_types), once known
 
 
 def aten_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
@@ -115,7 +115,7 @@ def aten_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
         cia.count += 1
         return cia.fn(*args, **kwargs)
     if _GRAD.grad_enabled and _any_requires_grad(args, kwargs):
-        return _autograd_dispatch()(op, args, kwargs)
+        return _autograd[0](op, args, kwargs)
     return below_autograd(op, args, kwargs)
 
 
@@ -147,7 +147,7 @@ def _resolve_plain(op: OperatorHandle):
     """The implementation a call with plain arguments reaches: a CompositeImplicitAutograd
     operator's fast kernel, or the CPU kernel of any other; None where there is none."""
     if not _PLAIN:
-        from ..python.call_cache import plain_tensor_types
+        from ..core.python_classes import plain_tensor_types
 
         _PLAIN.update(plain_tensor_types())
         if not _PLAIN:
@@ -187,14 +187,17 @@ def below_autograd(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
     return backend_dispatch(op, args, kwargs)
 
 
-def _autograd_dispatch():
-    """autograd's entry (imported on first use: the autograd package imports the door)."""
-    import sys
+def _autograd_not_loaded(op, args, kwargs):
+    raise RuntimeError(f"{op.name} needs autograd, and the autograd layer "
+                       "(torchnative.csrc.autograd) is not loaded")
 
-    mod = sys.modules.get("torchnative.csrc.autograd.dispatch")
-    if mod is None:
-        from ..autograd import dispatch as mod
-    return mod.autograd_dispatch
+
+# autograd's entry: the autograd layer, above this one, installs it when imported
+_autograd: list = [_autograd_not_loaded]
+
+
+def register_autograd(entry: Callable) -> None:
+    _autograd[0] = entry
 
 
 def _any_requires_grad(args: tuple, kwargs: dict) -> bool:
@@ -232,13 +235,12 @@ def _resolve_composite_implicit(op: OperatorHandle):
     """A CompositeImplicitAutograd operator runs as the operators it is made of, above Python
     dispatch and autograd, as upstream does: our composite kernel, a registered Python CIA
     kernel, or upstream's Python decomposition. None for other operators."""
-    from ..kernels import load_all
-    from ..ops.kernel_registry import COMPOSITE, FAST
+    from ..ops.kernel_registry import COMPOSITE, FAST, ensure_loaded
 
     if "CompositeImplicitAutograd" not in op.static_keys and \
             "CompositeImplicitAutograd" not in op.py_kernels:
         return None
-    load_all()
+    ensure_loaded()
     short = _kernel_name(op)
     fast = FAST.get(short)
     if fast is not None:
@@ -306,10 +308,9 @@ def resolve(op: OperatorHandle, key: str) -> Impl:
 
 
 def _resolve(op: OperatorHandle, key: str) -> Impl:
-    from ..kernels import load_all
-    from ..ops.kernel_registry import KERNELS, META_OK
+    from ..ops.kernel_registry import KERNELS, META_OK, ensure_loaded
 
-    load_all()
+    ensure_loaded()
     mutated = _mutated_positions(op)
     py = op.py_kernels.get(key)
     if py is not None:
@@ -478,10 +479,14 @@ def packet_callable(qualname: str):
     """Calling ``torch.ops.ns.name(...)`` picks the overload whose schema binds the arguments."""
 
     def call(*args, **kwargs):
-        from ..python.binding import select_overload
+        from .schema_binding import select_overload
 
         op = select_overload(REGISTRY.overloads(qualname), args, kwargs)
         return aten_dispatch(op, args, kwargs)
 
     call.__name__ = qualname.split("::")[-1]
     return call
+
+
+register_door(packet_callable=packet_callable, overload_callables=overload_callables,
+              call_builtin_kernel=call_builtin_kernel)

@@ -64,11 +64,21 @@ def _check_same(result_dtype, dest: TensorBase) -> None:
                            f"{result_dtype._cpp_name}")
 
 
+def _copy_not_loaded(dest, result):
+    raise RuntimeError("no copy kernel: torchnative.csrc.kernels.copy was not imported")
+
+
+# The copy kernel (kernels layer, above) installs itself here when imported.
+_copy_into: list = [_copy_not_loaded]
+
+
+def register_copy(copy_into) -> None:
+    _copy_into[0] = copy_into
+
+
 def write_into(dest: TensorBase, result: TensorBase) -> None:
     """Copy ``result`` into ``dest`` (same shape), casting as the copy kernel does."""
-    from ..kernels.copy import copy_into
-
-    copy_into(dest, result)
+    _copy_into[0](dest, result)
 
 
 def inplace_wrapper(functional, op):
@@ -96,7 +106,7 @@ def resize_out(out: TensorBase, shape) -> None:
             "This behavior is deprecated, and in a future PyTorch release outputs will not be "
             "resized unless they have zero elements. You can explicitly reuse an out tensor t by "
             "resizing it, inplace, to zero elements with t.resize_(0).", UserWarning, stacklevel=3)
-    from ..python.manual_bindings import call
+    from .call import call
 
     call("resize_", out, list(shape))
 

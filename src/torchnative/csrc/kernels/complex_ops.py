@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import dtypes as D
-from ..python.manual_bindings import call
+from ..dispatch.call import call
 from ..core.refuse import TorchnativeNotImplementedError
 from .support.common import arr
 from .copy import _empty_like

@@ -8,8 +8,8 @@ every overload the two operators share (functional, in-place and ``out=``).
 
 from __future__ import annotations
 
-from ..core.layouts import contiguous_format, preserve_format
-from ..python.manual_bindings import call, convert_to
+from ..core.layouts import contiguous_format
+from ..dispatch.call import call, convert_to
 from ..ops.native_functions import by_qualname
 from ..core.tensor import wrap_dim
 from ..ops.kernel_registry import COMPOSITE, kernel

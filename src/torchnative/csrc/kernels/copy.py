@@ -16,6 +16,7 @@ from ..core.layouts import channels_last, channels_last_3d, contiguous_format, p
 from ..core.storage import new_storage
 from ..core.tensor import TensorBase, contiguous_strides
 from .support.common import arr
+from ..dispatch.structured import register_copy
 from ..ops.kernel_registry import kernel
 
 
@@ -217,3 +218,4 @@ def set_empty(self):
     return set_storage(self, new_storage(0, self.device), 0, (0,), (1,))
 
 
+register_copy(copy_into)

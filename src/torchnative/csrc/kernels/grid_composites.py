@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .support.nn_util import call
+from ..dispatch.call import call
 from ..ops.kernel_registry import kernel
 
 def _type_name(t) -> str:

@@ -25,7 +25,7 @@ from ..ops.kernel_registry import kernel
 
 
 def _call(name, *args, **kwargs):
-    from ..python.manual_bindings import call
+    from ..dispatch.call import call
 
     return call(name, *args, **kwargs)
 

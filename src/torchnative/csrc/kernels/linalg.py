@@ -20,7 +20,8 @@ from ..core import dtypes as D
 from ..core.construct import empty
 from ..core.device import CPU
 from .support.common import arr, as_compute, wrap
-from .support.nn_util import (call, contiguous, not_implemented, opmath_dtype, scalar_to, subclass_like, typemeta)
+from ..dispatch.call import call
+from .support.nn_util import contiguous, not_implemented, opmath_dtype, scalar_to, subclass_like, typemeta
 from ..ops.kernel_registry import kernel
 from .views import expand as _expand_view
 

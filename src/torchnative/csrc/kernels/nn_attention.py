@@ -24,7 +24,8 @@ from ..core import dtypes as D
 from ..core.construct import empty
 from ..core.device import CPU
 from .support.common import arr, as_compute, wrap
-from .support.nn_util import call, fma, subclass_like, typemeta
+from ..dispatch.call import call
+from .support.nn_util import fma, subclass_like, typemeta
 from ..ops.kernel_registry import kernel
 from .copy import _empty_like
 from .views import transpose as _transpose

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .support.common import as_compute, wrap
-from .support.nn_util import call
+from ..dispatch.call import call
 from ..ops.kernel_registry import kernel
 
 

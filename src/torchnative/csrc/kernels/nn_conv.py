@@ -23,7 +23,8 @@ from ..core.device import CPU
 from ..core.layouts import channels_last, channels_last_3d, contiguous_format
 from ..core.refuse import TorchnativeNotImplementedError
 from .support.common import arr, as_compute
-from .support.nn_util import call, is_channels_last, typemeta
+from ..dispatch.call import call
+from .support.nn_util import is_channels_last, typemeta
 from ..ops.kernel_registry import kernel
 
 _B = D.BY_NAME
@@ -411,7 +412,7 @@ def _uses_mkldnn(input, weight, stride, dilation, groups, dt) -> bool:
     if len(xs) == 3:
         xs.insert(2, 1)
         ws.insert(2, 1)
-    from ..surface.build_info import get_num_threads
+    from .support.parallel import get_num_threads
 
     n = xs[0]
     first = any(s != 1 for s in stride) or any(d != 1 for d in dilation) or n >= 16 or \

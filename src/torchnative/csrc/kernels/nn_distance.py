@@ -17,7 +17,8 @@ from ..core import dtypes as D
 from ..core.construct import empty
 from ..core.device import CPU
 from .support.common import arr
-from .support.nn_util import call, contiguous, not_implemented
+from ..dispatch.call import call
+from .support.nn_util import contiguous, not_implemented
 from .nn_pool import register_autogen_out
 from ..ops.kernel_registry import kernel
 

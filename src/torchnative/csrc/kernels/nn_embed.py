@@ -14,7 +14,8 @@ import numpy as np
 
 from ..core import dtypes as D
 from .support.common import arr, as_compute, wrap
-from .support.nn_util import call, python_key
+from ..dispatch.call import call
+from .support.nn_util import python_key
 from ..ops.kernel_registry import kernel
 
 _B = D.BY_NAME

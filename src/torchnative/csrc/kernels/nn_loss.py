@@ -18,7 +18,8 @@ from ..core import dtypes as D
 from ..core.cast import cast_array
 from ..core.promotion import can_cast, promote_types
 from .support.common import arr, as_compute, wrap
-from .support.nn_util import call, not_implemented, subclass_like
+from ..dispatch.call import call
+from .support.nn_util import not_implemented, subclass_like
 from ..ops.kernel_registry import kernel
 
 _B = D.BY_NAME

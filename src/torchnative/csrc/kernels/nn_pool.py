@@ -22,7 +22,8 @@ from ..core import dtypes as D
 from ..core.construct import empty
 from ..core.device import CPU
 from .support.common import arr, as_compute
-from .support.nn_util import call, is_channels_last, not_implemented, typemeta
+from ..dispatch.call import call
+from .support.nn_util import is_channels_last, not_implemented, typemeta
 from ..ops.kernel_registry import kernel
 
 _B = D.BY_NAME

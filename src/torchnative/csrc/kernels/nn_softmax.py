@@ -15,7 +15,8 @@ from ..core.construct import empty, from_result
 from ..core.device import CPU
 from ..core.tensor import wrap_dim
 from .support.common import arr, as_compute, wrap
-from .support.nn_util import call, not_implemented
+from ..dispatch.call import call
+from .support.nn_util import not_implemented
 from ..ops.kernel_registry import kernel
 
 _OK = frozenset(D.BY_NAME[n] for n in ("float32", "float64", "float16", "bfloat16"))

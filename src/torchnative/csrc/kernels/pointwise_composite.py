@@ -16,7 +16,7 @@ from ..ops.kernel_registry import COMPOSITE, kernel
 
 
 def _call(name, *args, **kwargs):
-    from ..python.manual_bindings import call
+    from ..dispatch.call import call
 
     return call(name, *args, **kwargs)
 

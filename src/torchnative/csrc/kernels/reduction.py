@@ -220,7 +220,7 @@ def mean_all(self, *, dtype=None):
 @kernel("nanmean", composite=True)
 def nanmean(self, dim=None, keepdim=False, *, dtype=None):
     # CompositeImplicitAutograd upstream, with no Python decomposition: written as ReduceOps.cpp
-    from ..python.manual_bindings import call
+    from ..dispatch.call import call
 
     if not (self.dtype.is_floating_point or self.dtype.is_complex):
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
@@ -231,7 +231,7 @@ def nanmean(self, dim=None, keepdim=False, *, dtype=None):
 
 @kernel("nanmean.out", composite=True)
 def nanmean_out(self, dim=None, keepdim=False, *, dtype=None, out):
-    from ..python.manual_bindings import call
+    from ..dispatch.call import call
 
     if is_integral(self.dtype):
         raise RuntimeError("nanmean(): integral types and 'Bool' are not supported for nanmean, "

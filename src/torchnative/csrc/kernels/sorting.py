@@ -95,7 +95,7 @@ def sort(self, dim=-1, descending=False):
 
 
 def _call(name, *args, **kwargs):
-    from ..python.manual_bindings import call
+    from ..dispatch.call import call
 
     return call(name, *args, **kwargs)
 

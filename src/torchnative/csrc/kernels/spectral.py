@@ -24,7 +24,7 @@ from ..core.construct import empty
 from ..core.device import CPU
 from ..core.tensor import contiguous_strides
 from .support.common import arr
-from .support.nn_util import call
+from ..dispatch.call import call
 from ..ops.kernel_registry import kernel
 
 _B = D.BY_NAME

@@ -6,8 +6,8 @@ These kernels only compute sizes, strides and offsets, so they serve meta tensor
 
 from __future__ import annotations
 
-from ..autograd.views import note_view
 from ..core.construct import contiguous_strides_of, make
+from ..core.creation_meta import note_view
 from ..core.size import Size
 from ..core.tensor import TensorBase, wrap_dim
 from ..ops.kernel_registry import kernel

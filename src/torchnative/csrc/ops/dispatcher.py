@@ -191,23 +191,27 @@ def dispatch_has_backend_fallback(key) -> bool:
     return any(k == key for (_, k) in REGISTRY.fallbacks)
 
 
+# How a handle is called: the door (dispatch layer, above) installs these when imported.
+DOOR: dict[str, Callable] = {}
+
+
+def register_door(**entries: Callable) -> None:
+    DOOR.update(entries)
+
+
 def jit_get_operation(qualname: str):
     """(callable for the packet, overload names) as torch/_ops.py expects; (None, []) if unknown."""
     ops = REGISTRY.overloads(qualname)
     if not ops:
         raise RuntimeError(f"No such operator {qualname}")
-    from ..dispatch.door import packet_callable
-
-    return packet_callable(qualname), list(ops)
+    return DOOR["packet_callable"](qualname), list(ops)
 
 
 def get_operation_overload(qualname: str, overload: str):
     op = REGISTRY.find(qualname, overload)
     if op is None:
         return None
-    from ..dispatch.door import overload_callables
-
-    call, call_dk = overload_callables(op)
+    call, call_dk = DOOR["overload_callables"](op)
     return call, call_dk, list(op.tags)
 
 
@@ -336,9 +340,7 @@ class SafeKernelFunction:
         if self._py is not None:
             fn, with_keyset = self._py
             return fn(keyset, *args, **kwargs) if with_keyset else fn(*args, **kwargs)
-        from ..dispatch.door import call_builtin_kernel
-
-        return call_builtin_kernel(self._op, self._key, args, kwargs)
+        return DOOR["call_builtin_kernel"](self._op, self._key, args, kwargs)
 
     def __repr__(self):
         where = "python" if self._py is not None else "torchnative"

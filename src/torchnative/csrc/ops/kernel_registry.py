@@ -38,3 +38,23 @@ def kernel(*names: str, meta: bool = False, composite: bool = False, fast: bool 
         return fn
 
     return register
+
+
+# The kernels package (a layer above) registers its loader when imported; the door calls
+# ``ensure_loaded`` before it first looks a kernel up, so importing kernels stays lazy.
+_LOADERS: list[Callable] = []
+_LOADED: list = []
+
+
+def register_loader(load: Callable) -> None:
+    _LOADERS.append(load)
+
+
+def ensure_loaded() -> None:
+    if _LOADED:
+        return
+    if not _LOADERS:
+        raise RuntimeError("no kernels are registered: torchnative.csrc.kernels was not imported")
+    _LOADED.append(True)
+    for load in _LOADERS:
+        load()

@@ -16,10 +16,11 @@ import numbers
 from . import call_cache as _call_cache
 from .call_cache import NOT_SEQUENCES
 from ..dispatch import door
+from ..dispatch.schema_binding import describe_arguments
 from ..core.construct import wrapped_number as _wrapped_number
 from ..ops.dispatcher import REGISTRY
 from ..core.tensor import TensorBase as _TensorBase
-from .torch_function import TLS as _TF_TLS
+from ..core.torch_function import TLS as _TF_TLS, _has_attr_override
 
 NUMBERS_AS_TENSORS = frozenset({
     "add", "add_", "add_out", "div", "div_", "div_out", "divide", "divide_", "divide_out",
@@ -472,15 +473,8 @@ def _parse_any(compiled: list[Signature], args, kwargs):
     name = compiled[0].name
     options = "\n".join(f" * {s.text.split('|')[0][len(name):]}" for s in visible)
     raise TypeError(f"{name}() received an invalid combination of arguments - got "
-                    f"{_describe(args, kwargs)}, but expected one of:\n{options}")
+                    f"{describe_arguments(args, kwargs)}, but expected one of:\n{options}")
 
-
-def _describe(args, kwargs) -> str:
-    parts = [type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()]
-    return "(" + ", ".join(parts) + ")"
-
-
-from .torch_function import _has_attr_override  # noqa: E402
 
 
 def _wants_torch_function(values) -> bool:
@@ -577,18 +571,6 @@ def _named(op, result: tuple):
 
     cls = BY_OVERLOAD.get(op.name.split("::", 1)[1])
     return cls(result) if cls is not None else result
-
-
-def select_overload(overloads: dict, args: tuple, kwargs: dict):
-    """For ``torch.ops.aten.foo(...)``: the first overload whose schema binds the arguments."""
-    from .schema_binding import binds
-
-    for op in overloads.values():
-        if binds(op.schema, args, kwargs):
-            return op
-    name = next(iter(overloads.values())).qualname if overloads else "operator"
-    raise RuntimeError(f"{name}() Expected a value of a matching type for the arguments "
-                       f"{_describe(args, kwargs)}: no overload of {name} accepts them")
 
 
 def torch_function_or(fn, name: str, method: bool):

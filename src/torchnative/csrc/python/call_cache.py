@@ -16,12 +16,12 @@ path for simplicity).
 
 from __future__ import annotations
 
-import sys
 
 from ..core.construct import wrapped_number
 from ..core.dtypes import dtype as _dtype
 from ..core.device import device as _device
 from ..core.layouts import CLASSES as _LAYOUT_CLASSES
+from ..core.python_classes import plain_tensor_types
 
 _MISSING = object()
 VALUE_DEPENDENT, FAILS = object(), object()
@@ -34,20 +34,6 @@ _TENSOR_TYPE_ONLY = frozenset(("Tensor", "TensorList", "c10::List<::std::optiona
                                "bool", "std::string", "c10::string_view", "Generator", "Layout",
                                "MemoryFormat", "QScheme", "Storage"))
 
-_plain: list = []
-
-
-def plain_tensor_types() -> frozenset:
-    """torch.Tensor and nn.Parameter: the tensor types with neither __torch_function__ nor
-    __torch_dispatch__ of their own (empty until torch's Python classes exist)."""
-    if _plain:
-        return _plain[0]
-    t = sys.modules.get("torch._tensor")
-    p = sys.modules.get("torch.nn.parameter")
-    if t is None or not hasattr(t, "Tensor") or p is None or not hasattr(p, "Parameter"):
-        return frozenset()
-    _plain.append(frozenset((t.Tensor, p.Parameter)))
-    return _plain[0]
 
 
 def key_of(self_tensor, args: tuple, kwargs: dict):

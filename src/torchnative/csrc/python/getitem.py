@@ -10,16 +10,7 @@ from __future__ import annotations
 import numbers
 
 from ..core.tensor import TensorBase
-
-
-def _call(name, *args, **kwargs):
-    return _manual().call(name, *args, **kwargs)
-
-
-def _manual():
-    import sys
-
-    return sys.modules["torchnative.csrc.python.manual_bindings"]
+from ..dispatch.call import call as _call
 
 
 def _is_int_index(obj) -> bool:

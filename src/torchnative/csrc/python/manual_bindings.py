@@ -10,29 +10,10 @@ from __future__ import annotations
 import numbers
 
 from ..core import dtypes as D
-from ..ops.dispatcher import REGISTRY
-from ..dispatch.door import aten_dispatch
-from ..core.layouts import contiguous_format, preserve_format
+from ..dispatch.call import call, convert_to
+from ..core.layouts import contiguous_format
 from ..core.refuse import TorchnativeNotImplementedError
 from ..core.tensor import TensorBase
-
-
-_OPS: dict = {}
-
-
-def _op(name: str):
-    op = _OPS.get(name)
-    if op is None:
-        qual, _, overload = name.partition(".")
-        op = REGISTRY.find(f"aten::{qual}", overload)
-        if op is None:
-            raise RuntimeError(f"aten::{name} has no schema")
-        _OPS[name] = op
-    return op
-
-
-def call(name: str, *args, **kwargs):
-    return aten_dispatch(_op(name), args, kwargs)
 
 
 # --- Tensor.to ---------------------------------------------------------------------------------
@@ -77,22 +58,6 @@ def parse_to(self, *args, **kwargs):
 
 def to(self, *args, **kwargs):
     return convert_to(self, *parse_to(self, *args, **kwargs))
-
-
-def convert_to(self, device=None, dtype=None, non_blocking=False, copy=False,
-               memory_format=None):
-    """Tensor.to after parsing (and the to.* composites): self when nothing changes, else
-    ``_to_copy`` — which is all upstream's CompositeImplicitAutograd ``to`` does."""
-    same_dtype = dtype is None or dtype == self._dtype
-    same_device = device is None or (device.type == self.device.type)
-    fmt = memory_format or preserve_format
-    if same_dtype and same_device and not copy and (
-            fmt is preserve_format or self.is_contiguous(memory_format=fmt)):
-        return self
-    kwargs = {"dtype": dtype or self._dtype, "layout": None,
-              "device": device or self.device, "pin_memory": None,
-              "non_blocking": non_blocking, "memory_format": memory_format}
-    return call("_to_copy", self, **kwargs)
 
 
 def nn_parse_to(*args, **kwargs):
@@ -261,9 +226,9 @@ def as_tensor(data, dtype=None, device=None):
 
     if isinstance(data, TensorBase):
         return data.to(device=device, dtype=dtype) if (dtype or device) else data
-    from ..serialization.archive import is_storage, tensor_from_storage
+    from ..serialization.storage_io import is_storage, tensor_from_storage
 
-    if is_storage(data):   # safetensors reads mmapped files this way (serialization engineer)
+    if is_storage(data):   # safetensors reads mmapped files this way
         return tensor_from_storage(data, dtype, device)
     if isinstance(data, np.ndarray) and D.dtype_from_numpy(data.dtype) is not None:
         t = from_numpy(data)

@@ -6,7 +6,8 @@ LAPACK and FFT come from numpy (its bundled OpenBLAS/LAPACK and pocketfft).
 
 from __future__ import annotations
 
-import os
+from ..kernels.support.parallel import (get_num_interop_threads, get_num_threads,
+                                       init_num_threads, set_num_interop_threads, set_num_threads)
 
 TORCH_C = {
     "torch._C._has_cuda": False,
@@ -24,39 +25,6 @@ TORCH_C = {
     "torch._C.has_openmp": False,
     "torch._C.has_spectral": True,
 }
-
-_threads = {"intra": int(os.environ.get("OMP_NUM_THREADS", "0") or 0) or os.cpu_count() or 1,
-            "inter": os.cpu_count() or 1}
-
-
-def get_num_threads() -> int:
-    return _threads["intra"]
-
-
-def set_num_threads(n: int) -> None:
-    """Intra-op threads: the BLAS numpy calls is the only threaded code we run, so this sets
-    its thread count (through threadpoolctl)."""
-    if n <= 0:
-        raise RuntimeError("set_num_threads expects a positive integer")
-    _threads["intra"] = int(n)
-    from ..kernels.support.blas_threads import set_budget
-
-    set_budget(int(n))
-
-
-def get_num_interop_threads() -> int:
-    return _threads["inter"]
-
-
-def set_num_interop_threads(n: int) -> None:
-    if n <= 0:
-        raise RuntimeError("Expected positive number of threads")
-    _threads["inter"] = int(n)
-
-
-def init_num_threads() -> None:
-    """Nothing to initialize: torchnative runs operators on the calling thread."""
-
 
 def accelerator_get_accelerator():
     """The current accelerator device: None, torchnative has none."""

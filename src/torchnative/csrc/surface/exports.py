@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import importlib
 import sys
-import types
 
 from . import refusals
 
 # Modules of torchnative.csrc that implement torch._C names; each has TORCH_C = {qualified name: object}.
 IMPLEMENTING = [
-    "core.enums", "ops.dispatch_keys", "python.torch_function", "python.python_utils",
+    "core.enums", "ops.dispatch_keys", "core.torch_function", "python.python_utils",
     "ops.dispatcher", "core.tensor", "python.spellings", "surface.dlpack", "core.layouts",
     "core.device", "core.size", "core.generator", "core.dtypes", "core.typeinfo", "surface.init",
     "core.storage", "python.manual_bindings", "surface.jit_frontend", "ops.torchbind",
     "ops.schema", "core.grad_mode", "autograd.engine", "autograd.node", "autograd.hooks",
     "autograd.function", "autograd.batched", "kernels.foreach", "surface.build_info",
     "surface.dynamo", "dispatch.python_dispatch", "surface.functorch", "surface.runtime_state",
-    "serialization.archive", "ops.return_types",
+    "serialization.archive", "serialization.storage_io", "ops.return_types",
 ]
 
 
@@ -30,6 +29,11 @@ def implemented() -> dict[str, object]:
 
 
 def install(namespace: dict) -> None:
+    # the upper layers install themselves into the lower ones when imported (the door's autograd
+    # entry, the kernel loader, the copy kernel structured out= writes with)
+    from .. import autograd, kernels  # noqa: F401
+    from ..kernels import copy  # noqa: F401
+
     root = sys.modules[namespace["__name__"]]
     for qual, obj in implemented().items():
         mod = root

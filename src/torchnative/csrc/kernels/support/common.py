@@ -14,12 +14,11 @@ import numpy as np
 
 from ...core import dtypes as D
 from ...core.cast import cast_array
-from ...core.construct import empty, from_result, make, scalar_tensor
+from ...core.construct import empty, from_result, scalar_tensor
 from ...core.device import CPU
 from ...core.promotion import SCALAR, TENSOR, ZERODIM, result_type_of
 from ...core.refuse import TorchnativeNotImplementedError
-from ...core.storage import new_storage
-from ...core.tensor import TensorBase, contiguous_strides
+from ...core.tensor import TensorBase
 
 BOOL = D.BY_NAME["bool"]
 INT64 = D.BY_NAME["int64"]

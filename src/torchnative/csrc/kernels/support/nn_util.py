@@ -1,15 +1,13 @@
 """What the matmul and neural-network kernels share: upstream's names for dtypes in messages,
-checked Scalar conversion, dispatch-type refusals, and calling other operators through the door
-from composite kernels (with the operator handle cached, as these run on the hot path)."""
+checked Scalar conversion, dispatch-type refusals and layout queries."""
 
 from __future__ import annotations
-
-from ...dispatch.door import aten_dispatch  # kernels load after the door (kernels.load_all)
 
 import numpy as np
 
 from ...core import dtypes as D
 from ...core.tensor import TensorBase
+from ...dispatch.call import call
 
 # c10's TypeMeta names (GCC-demangled), which some of upstream's messages print.
 _TYPEMETA = {
@@ -98,17 +96,6 @@ def fma(a, b, c) -> np.ndarray:
 
 
 # ---- calling operators through the door -------------------------------------------------------
-
-def op(name: str):
-    """The operator handle for 'name.overload' (cached by manual_bindings)."""
-    from ...python.manual_bindings import _op
-
-    return _op(name)
-
-
-def call(name: str, *args, **kwargs):
-    return aten_dispatch(op(name), args, kwargs)
-
 
 def subclass_like(*tensors) -> bool:
     """at::isTensorSubclassLike: a dispatch mode is active or a tensor has the Python key."""

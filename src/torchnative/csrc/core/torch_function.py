@@ -1,4 +1,5 @@
-"""__torch_function__ state: the enable/disable state, the mode stack, and the has-override tests.
+"""__torch_function__ state: the enable/disable state, the mode stack, and the has-override tests
+(thread-local state under the binding layer, as upstream keeps it in ATen's PythonTorchFunctionTLS).
 
 Mirrors torch/csrc/utils/disable_torch_function.cpp and python_arg_parser's checks: exact
 ``Tensor``/``Parameter`` and basic Python types never dispatch; anything else dispatches if its
@@ -7,10 +8,10 @@ type defines ``__torch_function__`` other than the disabled default.
 
 from __future__ import annotations
 
-import sys
 import threading
 
-from ..core.enums import TorchFunctionState
+from .enums import TorchFunctionState
+from .python_classes import parameter_class, tensor_class
 
 _BASIC = (int, float, complex, bool, str, bytes, type(None), list, tuple, dict, type(Ellipsis),
           slice)
@@ -31,14 +32,7 @@ def disabled_torch_function_impl(func, types, args=(), kwargs=None):
 
 
 def _exact_tensor_types() -> tuple:
-    out = []
-    t = sys.modules.get("torch._tensor")
-    if t is not None:
-        out.append(t.Tensor)
-    p = sys.modules.get("torch.nn.parameter")
-    if p is not None:
-        out.append(p.Parameter)
-    return tuple(out)
+    return tuple(c for c in (tensor_class(), parameter_class()) if c is not None)
 
 
 _OVERRIDE_BY_TYPE: dict = {t: False for t in _BASIC}

@@ -72,3 +72,19 @@ def binds(schema, args: tuple, kwargs: dict) -> bool:
         if not _matches(value, a.real_type):
             return False
     return True
+
+
+def describe_arguments(args, kwargs) -> str:
+    """The argument types of a call, as upstream's binding errors print them."""
+    parts = [type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()]
+    return "(" + ", ".join(parts) + ")"
+
+
+def select_overload(overloads: dict, args: tuple, kwargs: dict):
+    """For ``torch.ops.aten.foo(...)``: the first overload whose schema binds the arguments."""
+    for op in overloads.values():
+        if binds(op.schema, args, kwargs):
+            return op
+    name = next(iter(overloads.values())).qualname if overloads else "operator"
+    raise RuntimeError(f"{name}() Expected a value of a matching type for the arguments "
+                       f"{describe_arguments(args, kwargs)}: no overload of {name} accepts them")

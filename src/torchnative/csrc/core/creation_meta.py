@@ -1,0 +1,36 @@
+"""How a view was made (upstream's CreationMeta), stamped on the view when it is made.
+
+The view kernels stamp every view they make (``note_view``); autograd reads the stamp to decide
+whether an in-place change through the view may rebase its history (csrc/autograd/views.py).
+A view stores ``__dict__["_tn_view"] = [attr_version, creation]``.
+"""
+
+from __future__ import annotations
+
+from .grad_mode import TLS as _GRAD
+
+# upstream's CreationMeta, in its order
+DEFAULT, IN_CUSTOM_FUNCTION, MULTI_OUTPUT_NODE, NO_GRAD_MODE, INFERENCE_MODE = range(5)
+
+
+def propagate(prev: int, new: int) -> int:
+    """propagate_creation_meta: a view of a view inherits what was special about its base."""
+    if new == DEFAULT:
+        return prev
+    return prev if prev == INFERENCE_MODE else new
+
+
+def note_view(view, base, multi_output: bool = False) -> None:
+    """Stamp a view made by a view kernel (``base`` is the tensor it was taken of): the version
+    it is made at and the mode it is made in (upstream's as_view). ``multi_output``: one of
+    several views one call returns (unbind, split, split_with_sizes)."""
+    if _GRAD.inference:
+        creation = INFERENCE_MODE
+    elif not _GRAD.grad_enabled:
+        creation = NO_GRAD_MODE
+    else:
+        creation = MULTI_OUTPUT_NODE if multi_output else DEFAULT
+    prev = base.__dict__.get("_tn_view") if base._view_base is not None else None
+    if prev is not None:
+        creation = propagate(prev[1], creation)
+    view.__dict__["_tn_view"] = [view._version_ref[0], creation]
