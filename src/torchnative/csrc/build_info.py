@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 
+from . import cpu_capability
+
 TORCH_C = {
     "torch._C._has_cuda": False,
     "torch._C._has_cudnn": False,
@@ -58,6 +60,11 @@ def init_num_threads() -> None:
     """Nothing to initialize: torchnative runs operators on the calling thread."""
 
 
+def get_cpu_capability() -> str:
+    """The CPU capability whose kernels' numerics we reproduce (see cpu_capability)."""
+    return cpu_capability.CAPABILITY
+
+
 def accelerator_get_accelerator():
     """The current accelerator device: None, torchnative has none."""
     return None
@@ -83,4 +90,5 @@ TORCH_C.update({
     "torch._C.get_num_interop_threads": get_num_interop_threads,
     "torch._C.set_num_interop_threads": set_num_interop_threads,
     "torch._C.init_num_threads": init_num_threads,
+    "torch._C._get_cpu_capability": get_cpu_capability,
 })
