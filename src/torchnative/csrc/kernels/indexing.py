@@ -826,10 +826,10 @@ def _inner_unit(shape, strides) -> bool:
 
 
 def _axpy(x: np.ndarray, y: np.ndarray, alpha, dt, vec=None) -> np.ndarray:
-    """x + alpha * y as upstream's add kernel computes it: one fused multiply-add for float and
-    double; for float16/bfloat16 alpha is rounded to the dtype, the vector loop adds the exact
+    """x + alpha * y as upstream's add kernel computes it: contracted for float and double
+    (see fpmath.contracted32); for float16/bfloat16 alpha is rounded to the dtype, the vector loop adds the exact
     product in float, the scalar loop rounds the product to the dtype first."""
-    from ..random.fpmath import fma32, fma64
+    from ..random.fpmath import contracted32, contracted64
 
     if dt.is_floating_point:
         if _reduced(dt):
@@ -840,8 +840,8 @@ def _axpy(x: np.ndarray, y: np.ndarray, alpha, dt, vec=None) -> np.ndarray:
             vector = (xf + y.astype(np.float32) * np.float32(al)).astype(x.dtype)
             return np.where(np.broadcast_to(vec, x.shape), vector, scalar)
         if opmath(dt) == np.float64:
-            return fma64(y, float(alpha), x).reshape(x.shape)
-        return fma32(y, np.float32(alpha), x).astype(x.dtype)
+            return contracted64(y, float(alpha), x).reshape(x.shape)
+        return contracted32(y, np.float32(alpha), x).astype(x.dtype)
     return x + scalar_to(alpha, dt) * y
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..platform import cpu_capability
+
 _WIDER = {np.dtype(np.float32): np.float64, np.dtype(np.complex64): np.complex128,
           np.dtype(np.float16): np.float64}
 
@@ -207,21 +209,13 @@ def erf_vec32(x: np.ndarray) -> np.ndarray:
     return np.where(np.signbit(x), -y, y)
 
 
-def _cpu_flags() -> frozenset:
-    try:
-        with open("/proc/cpuinfo") as f:
-            return frozenset(next((line for line in f if line.startswith("flags")), "").split())
-    except OSError:
-        return frozenset()
-
-
-CPU_FLAGS = _cpu_flags()
-# Upstream's SIMD width on this machine: AVX512 (64 bytes) where the CPU has the subsets ATen's
-# dispatch requires, else AVX2/NEON-sized (32 bytes).
-VEC_BYTES = 64 if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= CPU_FLAGS else 32
-# oneDNN takes bfloat16 / float16 eltwise work only where the CPU has native support for them
-ONEDNN_BF16 = VEC_BYTES == 64
-ONEDNN_FP16 = bool({"avx512_fp16", "amx_fp16"} & CPU_FLAGS)
+# Upstream's SIMD width and oneDNN's choices in this process (see cpu_capability).
+VEC_BYTES = cpu_capability.VEC_BYTES
+ONEDNN_AVX512 = cpu_capability.ONEDNN_AVX512
+ONEDNN_AVX2 = cpu_capability.ONEDNN_AVX2
+ONEDNN_BF16 = cpu_capability.ONEDNN_BF16
+ONEDNN_FP16 = cpu_capability.ONEDNN_FP16
+SIMD_MATH = cpu_capability.SIMD_MATH
 
 
 def vectorized_mask(shape, strides, itemsize: int):
@@ -327,9 +321,54 @@ def gelu_onednn(x: np.ndarray) -> np.ndarray:
         return pol
 
 
+def _bits32(*words):
+    return np.array(words, dtype=np.uint32).view(np.float32)
+
+
+_EXP_LN_MIN, _EXP_LN_MAX, _EXP_LOG2E, _LN2 = _bits32(0xc2aeac50, 0x42b17218, 0x3fb8aa3b, 0x3f317218)
+_EXP_POL = _bits32(0x3f7ffffb, 0x3efffee3, 0x3e2aad40, 0x3d2b9d0d, 0x3c07cfce)  # p1 .. p5
+_AS_P, _AS_RSQRT2 = _bits32(0x3ea7ba05, 0x3f3504f3)
+_AS_POL = np.array([0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429], np.float32)
+
+
+def _exp_onednn(x: np.ndarray) -> np.ndarray:
+    """oneDNN's jit exp on float32 (exp_compute_vector_fwd): 2^n times a degree-5 polynomial in
+    the reduced argument, zero below ln(FLT_MIN)."""
+    one, half = np.float32(1), np.float32(0.5)
+    with np.errstate(all="ignore"):
+        under = x < _EXP_LN_MIN
+        x = np.maximum(np.minimum(x, _EXP_LN_MAX), _EXP_LN_MIN)
+        n = np.floor(x * _EXP_LOG2E + half)
+        r = _fma32(-n, _LN2, x)
+        scale = ((np.rint(n - one).astype(np.int32) + 127) << 23).view(np.float32)
+        scale = np.where(under, np.float32(0), scale)
+        p = np.full_like(x, _EXP_POL[4])
+        for c in _EXP_POL[3::-1]:
+            p = _fma32(p, r, c)
+        p = _fma32(p, r, one)
+        return (p * scale) * np.float32(2)
+
+
+def gelu_onednn_avx2(x: np.ndarray) -> np.ndarray:
+    """oneDNN's gelu_erf below AVX512 (jit avx2): the Abramowitz-Stegun erf with oneDNN's own
+    exp, every multiply-add fused as its vfmadd instructions are."""
+    one = np.float32(1)
+    with np.errstate(all="ignore"):
+        xs = x * _AS_RSQRT2
+        t = one / _fma32(_AS_P, np.abs(xs), one)
+        q = -_exp_onednn(-(xs * xs)) * t
+        r = np.full_like(x, _AS_POL[4])
+        for c in _AS_POL[3::-1]:
+            r = _fma32(r, t, c)
+        erf = _fma32(q, r, one)
+        erf = np.where(np.signbit(x), -erf, erf)
+        s = x * np.float32(0.5)
+        return _fma32(erf, s, s)
+
+
 # ---- fused multiply-add --------------------------------------------------------------------------
-# Upstream's build contracts ``a * b + c`` into one fused multiply-add wherever the compiler sees
-# it (vectorized and scalar loops alike), so ``addcmul``, ``add(alpha=)``, ``lerp``, polynomial
+# Upstream's AVX2/AVX512 builds contract ``a * b + c`` into one fused multiply-add wherever the
+# compiler sees it (vectorized and scalar loops alike), so ``addcmul``, ``add(alpha=)``, ``lerp``, polynomial
 # evaluations... round once. float32 is emulated exactly through float64 (the product of two
 # float32 values is exact there); float64 with Dekker's error-free product and sum.
 _SPLIT = 134217729.0  # 2**27 + 1
@@ -354,8 +393,13 @@ def _fma64(a, b, c):
 
 
 def fma(a, b, c):
-    """a * b + c rounded once, in the dtype of ``a`` (float32 or float64; complex: plain)."""
+    """Upstream's compiled ``a * b + c`` in the dtype of ``a``: rounded once where its build
+    contracts it into a fused multiply-add (float32/float64), twice where it does not (the
+    DEFAULT capability; complex always)."""
     a = np.asarray(a)
+    if not cpu_capability.CONTRACTS_FMA and a.dtype.kind == "f":
+        with np.errstate(all="ignore"):
+            return a * np.asarray(b, a.dtype) + np.asarray(c, a.dtype)
     if a.dtype == np.float32:
         return _fma32(a, np.asarray(b, np.float32), np.asarray(c, np.float32))
     if a.dtype == np.float64:

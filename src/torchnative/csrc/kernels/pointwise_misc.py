@@ -18,8 +18,8 @@ from .pointwise_base import (ALL_H, ALL_HB, ALL_HC, BF16, BOOL, COMPLEX, F16, F3
                              FLOAT_HC, INTEGRAL, NOTHING, REDUCED, U8, broadcasting, check, checked,
                              compute_dtype, finish, needs_quiet, operand, quiet, result_type)
 from .pointwise_binary import maximum, minimum
-from .pointwise_math import (ONEDNN_BF16, ONEDNN_FP16, VEC_BYTES, erf, erf_vec32, exact, fma,
-                             gelu_onednn, vectorized_mask)
+from .pointwise_math import (ONEDNN_AVX2, ONEDNN_AVX512, ONEDNN_BF16, ONEDNN_FP16, SIMD_MATH, erf,
+                             erf_vec32, exact, fma, gelu_onednn, gelu_onednn_avx2, vectorized_mask)
 from ..ops.kernel_registry import kernel
 
 
@@ -252,7 +252,7 @@ def _gelu_none(x, mask):
     t = x.dtype.type
     z = x * t(_SQRT1_2)
     e = erf(z)
-    if mask is not None and x.dtype == np.float32 and VEC_BYTES == 64:
+    if mask is not None and x.dtype == np.float32 and SIMD_MATH:
         # upstream's SIMD loop uses its polynomial erf; only the loop's scalar tail calls erff
         e = np.where(mask, erf_vec32(z), e)
     return x * t(0.5) * (t(1) + e)
@@ -272,9 +272,13 @@ def gelu(self, *, approximate="none"):
     if approximate == "tanh":
         return _act("GeluKernelImpl", self, _gelu_tanh)
     dt = self._dtype
-    if VEC_BYTES == 64 and dt in _ONEDNN_GELU and self.numel() > 1 and self.is_contiguous():
-        # upstream hands contiguous float32 (and bfloat16) to oneDNN's eltwise_gelu_erf
-        return _act("GeluKernelImpl", self, gelu_onednn)
+    if dt in _ONEDNN_GELU and self.numel() > 1 and self.is_contiguous():
+        # upstream hands contiguous float32 (and bfloat16) to oneDNN's eltwise_gelu_erf, whose
+        # algorithm depends on the ISA oneDNN finds on the CPU (not on ATen's capability)
+        if ONEDNN_AVX512:
+            return _act("GeluKernelImpl", self, gelu_onednn)
+        if ONEDNN_AVX2 and dt is F32:
+            return _act("GeluKernelImpl", self, gelu_onednn_avx2)
     mask = vectorized_mask(self._size, self._stride, dt.itemsize)
     return _act("GeluKernelImpl", self, lambda x: _gelu_none(x, mask))
 

@@ -7,8 +7,8 @@ contiguous tensor of that shape. Facts that decide the bits:
 
 * ``random()`` is one 32-bit word, ``random64()`` two (first word high). A float uniform keeps the
   low 24 bits of ``random()``, a double uniform the low 53 bits of ``random64()``.
-* Every ``x * y + z`` upstream writes is fused by the compiler in the kernel this machine runs
-  (AVX2/AVX512 builds): ``fma32``/``fma64``.
+* Every ``x * y + z`` upstream writes is fused by the compiler in its AVX2/AVX512 builds and not
+  in its DEFAULT build: ``contracted32``/``contracted64`` follow the capability in force.
 * The distributions that work in double (normal's scalar path, bernoulli with scalar p,
   exponential, geometric, cauchy, log_normal) call glibc's libm and cast the double to the
   output dtype (through float for Half/BFloat16).
@@ -23,7 +23,8 @@ import numpy as np
 
 from . import dtypes as dt
 from .avx_mathfun import normal_fill16_f32
-from .fpmath import F32, F64, fma32, fma64, libm, safe_libm
+from ..platform import cpu_capability
+from .fpmath import F32, F64, contracted32, contracted64, libm, libmf, safe_libm
 
 _MASK24 = np.uint32((1 << 24) - 1)
 _MASK53 = np.uint64((1 << 53) - 1)
@@ -175,10 +176,10 @@ def uniform_(gen, shape, dtype="float32", a: float = 0.0, b: float = 1.0) -> np.
                            f"but found to={b} and from={a} which result in to-from to exceed the limit")
     n = _numel(shape)
     if name == "float64":
-        out = fma64(uniform_double(gen, n), b - a, a)
+        out = contracted64(uniform_double(gen, n), b - a, a)
     else:
         frm, to = F32(a), F32(b)
-        out = dt.from_float32(fma32(uniform_float(gen, n), to - frm, frm), name)
+        out = dt.from_float32(contracted32(uniform_float(gen, n), to - frm, frm), name)
     to_s, from_s = dt.scalar_to(b, name), dt.scalar_to(a, name)
     out = np.where(out == to_s, np.array(from_s, out.dtype), out)
     return out.reshape(shape)
@@ -207,7 +208,7 @@ def normal_double_stream(gen, n: int, mean: float, std: float) -> np.ndarray:
             gen.next_double_normal = float(both[-1])
             both = both[:-1]
         raw.append(both)
-    return fma64(np.concatenate(raw), std, mean)
+    return contracted64(np.concatenate(raw), std, mean)
 
 
 def _normal_fill_double(gen, n: int, mean: float, std: float) -> np.ndarray:
@@ -217,9 +218,20 @@ def _normal_fill_double(gen, n: int, mean: float, std: float) -> np.ndarray:
         u1, u2 = 1.0 - blocks[:, :8], blocks[:, 8:]
         radius = np.sqrt(-2.0 * libm(math.log, u1))
         theta = (2.0 * math.pi) * u2
-        return np.concatenate([fma64(radius * libm(math.cos, theta), std, mean),
-                               fma64(radius * libm(math.sin, theta), std, mean)], axis=1)
+        return np.concatenate([contracted64(radius * libm(math.cos, theta), std, mean),
+                               contracted64(radius * libm(math.sin, theta), std, mean)], axis=1)
     return _fill_blocks(uniform_double(gen, n), n, fill16, lambda: uniform_double(gen, 16))
+
+
+def _normal_fill16_f32_scalar(blocks: np.ndarray, mean: float, std: float) -> np.ndarray:
+    """``normal_fill_16<float>`` of the DEFAULT build: glibc's logf/cosf/sinf and float
+    arithmetic rounded at every step; theta is computed in double (``2.0f * pi<double> * u2``)."""
+    u1, u2 = F32(1) - blocks[:, :8], blocks[:, 8:]
+    radius = np.sqrt(F32(-2) * libmf("logf", u1))
+    theta = ((2.0 * math.pi) * u2.astype(F64)).astype(F32)
+    m, s = F32(mean), F32(std)
+    return np.concatenate([radius * libmf("cosf", theta) * s + m,
+                           radius * libmf("sinf", theta) * s + m], axis=1)
 
 
 def _fill_blocks(data, n, fill16, draw16):
@@ -251,7 +263,8 @@ def normal_(gen, shape, dtype="float32", mean: float = 0.0, std: float = 1.0,
         else:  # Half/BFloat16 fill a float buffer block by block: only whole blocks are drawn
             data = np.empty(n, F32)  # first, and the partial tail is covered by the redraw
             data[:n - n % 16] = uniform_float(gen, n - n % 16)
-        out = _fill_blocks(data, n, lambda b: normal_fill16_f32(b, mean, std), lambda: uniform_float(gen, 16))
+        fill16 = normal_fill16_f32 if cpu_capability.SIMD_MATH else _normal_fill16_f32_scalar
+        out = _fill_blocks(data, n, lambda b: fill16(b, mean, std), lambda: uniform_float(gen, 16))
         return dt.from_float32(out, name).reshape(shape)
     return dt.from_double(normal_double_stream(gen, n, mean, std), name).reshape(shape)
 
@@ -324,7 +337,7 @@ def cauchy_(gen, shape, dtype="float32", median: float = 0.0, sigma: float = 1.0
     _require_float(name, "Cauchy")
     u = uniform_double(gen, _numel(shape))
     t = libm(math.tan, math.pi * (u - 0.5))
-    return dt.from_double(fma64(t, sigma, float(median)), name).reshape(shape)
+    return dt.from_double(contracted64(t, sigma, float(median)), name).reshape(shape)
 
 
 def log_normal_(gen, shape, dtype="float32", mean: float = 1.0, std: float = 2.0) -> np.ndarray:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..platform import cpu_capability
+
 F32, F64 = np.float32, np.float64
 
 
@@ -63,10 +65,46 @@ def fma64(a, b, c) -> np.ndarray:
     return np.where(np.isfinite(out), out, naive)
 
 
+def contracted32(a, b, c) -> np.ndarray:
+    """float32 ``a * b + c`` as upstream's build compiles it: one rounding where the compiler
+    contracts it (AVX2/AVX512 builds), two in the DEFAULT build (no FMA instruction)."""
+    if cpu_capability.CONTRACTS_FMA:
+        return fma32(a, b, c)
+    return np.asarray(np.asarray(a, F32) * np.asarray(b, F32) + np.asarray(c, F32), F32)
+
+
+def contracted64(a, b, c) -> np.ndarray:
+    """float64 ``a * b + c`` as upstream's build compiles it (see ``contracted32``)."""
+    if cpu_capability.CONTRACTS_FMA:
+        return fma64(a, b, c)
+    return np.asarray(np.asarray(a, F64) * np.asarray(b, F64) + np.asarray(c, F64), F64)
+
+
 def libm(fn, x: np.ndarray) -> np.ndarray:
     """Apply glibc's ``fn`` (a ``math`` function) to every element of a float64 array."""
     x = np.asarray(x, F64)
     return np.fromiter(map(fn, x.ravel().tolist()), F64, x.size).reshape(x.shape)
+
+
+_LIBM = None
+
+
+def libmf(name: str, x: np.ndarray) -> np.ndarray:
+    """Apply glibc's float function ``name`` (``logf``, ``cosf``, ...) to every element of a
+    float32 array, through ctypes: the scalar kernels of upstream's DEFAULT build call these, and
+    neither numpy nor ``math`` (double precision) reproduces their last bit."""
+    global _LIBM
+    if _LIBM is None:
+        import ctypes
+        import ctypes.util
+
+        _LIBM = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+        for fn in ("logf", "cosf", "sinf"):
+            getattr(_LIBM, fn).restype = ctypes.c_float
+            getattr(_LIBM, fn).argtypes = [ctypes.c_float]
+    f = getattr(_LIBM, name)
+    x = np.asarray(x, F32)
+    return np.fromiter(map(f, x.ravel().tolist()), F32, x.size).reshape(x.shape)
 
 
 def safe_libm(fn, x: np.ndarray) -> np.ndarray:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..kernels.support.parallel import (get_num_interop_threads, get_num_threads,
                                        init_num_threads, set_num_interop_threads, set_num_threads)
+from ..platform import cpu_capability
 
 TORCH_C = {
     "torch._C._has_cuda": False,
@@ -25,6 +26,12 @@ TORCH_C = {
     "torch._C.has_openmp": False,
     "torch._C.has_spectral": True,
 }
+
+
+def get_cpu_capability() -> str:
+    """The CPU capability whose kernels' numerics we reproduce (see cpu_capability)."""
+    return cpu_capability.CAPABILITY
+
 
 def accelerator_get_accelerator():
     """The current accelerator device: None, torchnative has none."""
@@ -51,4 +58,5 @@ TORCH_C.update({
     "torch._C.get_num_interop_threads": get_num_interop_threads,
     "torch._C.set_num_interop_threads": set_num_interop_threads,
     "torch._C.init_num_threads": init_num_threads,
+    "torch._C._get_cpu_capability": get_cpu_capability,
 })

@@ -1,0 +1,92 @@
+"""Source models for digits-C, trained on clean digits: a CNN with BatchNorm and one with GroupNorm.
+
+Training is seeded and deterministic; the weights are cached as safetensors so that ours and
+upstream adapt the very same source model.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .digits_c import load_digits_split
+
+ARCHS = ("bn", "gn")
+
+
+def _norm(kind: str, c: int) -> nn.Module:
+    return nn.BatchNorm2d(c) if kind == "bn" else nn.GroupNorm(4, c)
+
+
+class DigitsCNN(nn.Module):
+    """conv-norm-relu ×2, max-pool to 4×4, conv-norm-relu, global average, linear."""
+
+    def __init__(self, norm: str = "bn", width: int = 16):
+        super().__init__()
+        if norm not in ARCHS:
+            raise ValueError(f"norm must be one of {ARCHS}, got {norm!r}")
+        w = width
+        self.features = nn.Sequential(
+            nn.Conv2d(1, w, 3, padding=1), _norm(norm, w), nn.ReLU(),
+            nn.Conv2d(w, 2 * w, 3, padding=1), _norm(norm, 2 * w), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(2 * w, 2 * w, 3, padding=1), _norm(norm, 2 * w), nn.ReLU())
+        self.head = nn.Linear(2 * w, 10)
+
+    def embed(self, x):
+        return self.features(x).mean((2, 3))
+
+    def forward(self, x):
+        return self.head(self.embed(x))
+
+
+def train(norm: str = "bn", epochs: int = 15, seed: int = 0) -> DigitsCNN:
+    torch.manual_seed(seed)
+    model = DigitsCNN(norm)
+    xt, yt, _, _ = load_digits_split()
+    xt, yt = torch.from_numpy(xt), torch.from_numpy(yt)
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    g = torch.Generator().manual_seed(seed)
+    model.train()
+    for _ in range(epochs):
+        perm = torch.randperm(len(yt), generator=g)
+        for i in range(0, len(yt), 64):
+            idx = perm[i:i + 64]
+            loss = F.cross_entropy(model(xt[idx]), yt[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    return model.eval()
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("TORCHNATIVE_CACHE") or Path(os.environ.get("XDG_CACHE_HOME",
+                                                                      Path.home() / ".cache")) / "torchnative"
+    return Path(root) / "digits_c"
+
+
+def source_model(norm: str = "bn", path: str | os.PathLike | None = None) -> DigitsCNN:
+    """The trained source model (trained and cached on first use)."""
+    from safetensors.torch import load_file, save_file
+
+    path = Path(path) if path else cache_dir() / f"source_{norm}.safetensors"
+    model = DigitsCNN(norm)
+    if path.exists():
+        model.load_state_dict(load_file(str(path)))
+        return model.eval()
+    model = train(norm)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    save_file({k: v.detach().contiguous() for k, v in model.state_dict().items()}, str(tmp))
+    os.replace(tmp, path)
+    return model
+
+
+def error(model, x: np.ndarray, y: np.ndarray) -> float:
+    with torch.no_grad():
+        pred = model(torch.from_numpy(x)).argmax(1).numpy()
+    return float((pred != y).mean())
