@@ -8,6 +8,7 @@ limits through a double too, hence ``max=2.14748e+09``.
 from __future__ import annotations
 
 from . import dtypes as D
+from .typename import TP_NAMES, typename
 
 _BY = D.BY_NAME
 
@@ -37,19 +38,6 @@ _LIMIT_NAME = {"eps": "epsilon", "max": "max", "min": "lowest", "tiny": "min", "
 # Quantized types report their underlying integer's limits (and refuse a dtype string).
 _QINT_UNDERLYING = {"qint8": "int8", "quint8": "uint8", "qint32": "int32", "quint4x2": "uint8",
                     "quint2x4": "uint8"}
-
-_TP_NAMES = {}  # our classes that stand for upstream C types print with their C type name
-
-
-def typename(obj) -> str:
-    """``Py_TYPE(obj)->tp_name`` as upstream's argument parser prints it."""
-    t = type(obj)
-    if t in _TP_NAMES:
-        return _TP_NAMES[t]
-    if t.__flags__ & (1 << 9) or t.__module__ == "builtins":  # heap type, or a builtin
-        return t.__name__
-    return f"{t.__module__}.{t.__name__}"
-
 
 def _g(x: float) -> str:
     return "%g" % x
@@ -203,6 +191,6 @@ class iinfo(_TypeInfo):
         return f"iinfo(min={_g(lo)}, max={_g(hi)}, dtype={name})"
 
 
-_TP_NAMES.update({D.dtype: "torch.dtype", finfo: "torch.finfo", iinfo: "torch.iinfo"})
+TP_NAMES.update({finfo: "torch.finfo", iinfo: "torch.iinfo"})
 
 TORCH_C = {"torch._C.finfo": finfo, "torch._C.iinfo": iinfo}

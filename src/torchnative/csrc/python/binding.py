@@ -14,10 +14,11 @@ from __future__ import annotations
 import numbers
 
 from . import call_cache as _call_cache
-from .call_cache import NOT_SEQUENCES
+from .call_cache import NOT_SEQUENCES, _is_int
 from ..dispatch import door
 from ..dispatch.schema_binding import describe_arguments
 from ..core.construct import wrapped_number as _wrapped_number
+from ..core.device import CPU
 from ..ops.dispatcher import REGISTRY
 from ..core.tensor import TensorBase as _TensorBase
 from ..core.torch_function import TLS as _TF_TLS, _has_attr_override
@@ -44,13 +45,6 @@ class _NoMatch(Exception):
     def __str__(self):
         m = self._message
         return m() if callable(m) else m
-
-
-def _is_int(obj) -> bool:
-    t = type(obj)
-    if t is int:
-        return True
-    return (isinstance(obj, numbers.Integral) and t is not bool) or t.__name__ == "SymInt"
 
 
 def _is_scalar(obj) -> bool:
@@ -370,19 +364,13 @@ class Signature:
             # upstream's binding resolves TensorOptions: pin_memory defaults to False, and for
             # factories without a tensor to take options from, the device to cpu
             if plan.factory and keyword.get("device") is None:
-                keyword["device"] = _cpu()
+                keyword["device"] = CPU
             if keyword.get("pin_memory") is None:
                 keyword["pin_memory"] = False
         return plan.op, tuple(positional), keyword, options
 
 
 _NO_OPTIONS: dict = {}
-
-
-def _cpu():
-    from ..core.device import CPU
-
-    return CPU
 
 
 class _Plan:

@@ -16,10 +16,11 @@ path for simplicity).
 
 from __future__ import annotations
 
+import numbers
 
 from ..core.construct import wrapped_number
 from ..core.dtypes import dtype as _dtype
-from ..core.device import device as _device
+from ..core.device import CPU, device as _device
 from ..core.layouts import CLASSES as _LAYOUT_CLASSES
 from ..core.python_classes import plain_tensor_types
 
@@ -85,12 +86,17 @@ def _type_determined(obj, kind: str, plain: frozenset) -> bool:
 _TENSOR_LISTS = frozenset(("TensorList", "c10::List<::std::optional<Tensor>>"))
 
 
+
+def _is_int(obj) -> bool:
+    t = type(obj)
+    if t is int:
+        return True
+    return (isinstance(obj, numbers.Integral) and t is not bool) or t.__name__ == "SymInt"
+
 def _walk(sig, args: tuple, kwargs: dict, plain: frozenset):
     """Follow ``sig.parse`` on this call: FAILS (decided by types), VALUE_DEPENDENT, or the list
     of (source, converter) per parameter, where source is an index into ``args``, a keyword
     name, or ("const", value)."""
-    from .binding import _is_int
-
     nargs = len(args)
     if nargs > sig.max_pos and not sig.varargs:
         return FAILS
@@ -142,8 +148,6 @@ class Recipe:
                  "place")
 
     def __init__(self, sig, sources: list, method: bool):
-        from .binding import _cpu
-
         plan = sig.plan(False)
         self.op = plan.op
         self.template = list(plan.template)
@@ -163,7 +167,7 @@ class Recipe:
                 self.kw_fills.append((name, src, conv))
         if plan.options_filled:  # the TensorOptions defaults sig.target applies
             if plan.factory and self.kw_const.get("device", _MISSING) is None:
-                self.kw_const["device"] = _cpu()
+                self.kw_const["device"] = CPU
             if self.kw_const.get("pin_memory", _MISSING) is None:
                 self.kw_const["pin_memory"] = False
         # Python-only options (requires_grad) are applied by the caller after the call

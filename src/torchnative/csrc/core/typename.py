@@ -1,0 +1,14 @@
+"""The name of an object's type as upstream's C++ prints it in messages (``Py_TYPE(obj)->tp_name``)."""
+
+from __future__ import annotations
+
+TP_NAMES: dict = {}  # our classes that stand for upstream C types print with their C type name
+
+
+def typename(obj) -> str:
+    t = type(obj)
+    if t in TP_NAMES:
+        return TP_NAMES[t]
+    if t.__flags__ & (1 << 9) or t.__module__ == "builtins":  # heap type, or a builtin
+        return t.__name__
+    return f"{t.__module__}.{t.__name__}"
