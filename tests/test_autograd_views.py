@@ -53,11 +53,12 @@ def test_stamped_view_is_refreshed_when_its_base_is_rebased():
     import torch
     from torchnative.csrc.autograd import views
     from torchnative.csrc.autograd.node import gradient_edge
+    from torchnative.csrc.core.creation_meta import note_view
 
     x = torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float64, requires_grad=True)
     base = torch.zeros(4, dtype=torch.float64)
     v = base[1:3]
-    views.note_view(v, base)
+    note_view(v, base)
     assert views.grad_fn_of(v) is None and not views.requires_grad(v)
     base.copy_(x * 2)
     assert views.requires_grad(v)
@@ -72,18 +73,19 @@ def test_stamped_view_is_refreshed_when_its_base_is_rebased():
 def test_stamped_views_refuse_rebase_by_creation_mode():
     import torch
     from torchnative.csrc.autograd import views
+    from torchnative.csrc.core.creation_meta import note_view
 
     x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
     b = x * 2
     with torch.no_grad():
         v = b[:2]
-        views.note_view(v, b)
+        note_view(v, b)
         v.mul_(2)
     with pytest.raises(RuntimeError, match="A view was created in no_grad mode and its base or "
                                            "another view of its base has been modified inplace"):
         views.grad_fn_of(v)
     w = b[1:]
-    views.note_view(w, b, multi_output=True)
+    note_view(w, b, multi_output=True)
     with pytest.raises(RuntimeError, match="Output 0 of Slice is a view and is being modified "
                                            "inplace. This view is the output of a function that "
                                            "returns multiple views"):
