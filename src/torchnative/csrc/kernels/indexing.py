@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from ..platform.cpp_names import scalar_cpp, typemeta
 from ..core import dtypes as D
 from ..core.construct import empty
 from ..core.tensor import TensorBase, contiguous_strides, wrap_dim
@@ -23,12 +24,6 @@ from .support.common import INT64, arr, opmath, wrap
 from ..ops.kernel_registry import kernel
 
 _INDEX_DTYPES = ("int64", "int32")
-# c10::Scalar::to<T>() names T like this in its overflow message
-_CTYPE = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
-          "int64": "int64_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
-          "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
-          "float64": "double", "bool": "bool", "complex64": "c10::complex<float>",
-          "complex128": "c10::complex<double>"}
 
 
 def _name(dt) -> str:
@@ -54,7 +49,7 @@ def scalar_to(value, dt):
         src, value = D.BY_NAME["complex128"], complex(value)
     name = dt._name
     if name != "bool" and src._name != "bool" and _overflows(value, dt):
-        raise RuntimeError(f"value cannot be converted to type {_CTYPE.get(name, name)} without "
+        raise RuntimeError(f"value cannot be converted to type {scalar_cpp(name)} without "
                            "overflow")
     return cast_array(np.asarray(value, D.numpy_dtype(src)), src, dt)[()]
 
@@ -1166,18 +1161,12 @@ kernel("index_reduce")(_functional(index_reduce_))
 
 
 # ----------------------------------------------------------------------------- out= variants
-# TypeMeta names, as structured kernels print dtypes in "Expected out tensor to have dtype ..."
-_META = {"float32": "float", "float64": "double", "float16": "c10::Half",
-         "bfloat16": "c10::BFloat16", "bool": "bool", "uint8": "unsigned char",
-         "int8": "signed char", "int16": "short int", "int32": "int", "int64": "long int",
-         "uint16": "unsigned short", "uint32": "unsigned int", "uint64": "unsigned long",
-         "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
 def check_structured_out(out: TensorBase, dt) -> None:
     if out._dtype != dt:
-        raise RuntimeError(f"Expected out tensor to have dtype {_META.get(dt._name, dt._name)}, "
-                           f"but got {_META.get(out._dtype._name, out._dtype._name)} instead")
+        raise RuntimeError(f"Expected out tensor to have dtype {typemeta(dt._name, dt._cpp_name)}, "
+                           f"but got {typemeta(out._dtype._name, out._dtype._cpp_name)} instead")
 
 
 def write_out(out: TensorBase, result: TensorBase, *inputs, check_first=True) -> TensorBase:

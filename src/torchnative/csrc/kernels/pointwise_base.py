@@ -15,6 +15,7 @@ import numbers
 
 import numpy as np
 
+from ..platform.cpp_names import scalar_cpp
 from ..core import dtypes as D
 from ..core.cast import cast_array
 from ..core.tensor import TensorBase
@@ -193,10 +194,6 @@ def is_scalar_operand(x) -> bool:
 
 
 # ---- Scalar.to<T>() ---------------------------------------------------------------------------
-C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
-            "int64": "int64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-            "float32": "float", "float64": "double", "bool": "bool",
-            "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
 _FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e+38,
@@ -228,12 +225,12 @@ def checked(v, dt: D.dtype):
             bad = v > info.max or (v < info.min and not (info.min == 0 and -v <= info.max))
             if not bad:
                 return np.asarray(v).astype(cdt)
-        raise RuntimeError(f"value cannot be converted to type {C_NAMES[dt._name]} without "
+        raise RuntimeError(f"value cannot be converted to type {scalar_cpp(dt._name)} without "
                            "overflow")
     v = float(v)
     if np.isfinite(v):
         if abs(v) > _FLOAT_MAX[dt._name]:
-            raise RuntimeError(f"value cannot be converted to type {C_NAMES[dt._name]} without "
+            raise RuntimeError(f"value cannot be converted to type {scalar_cpp(dt._name)} without "
                                "overflow")
     if dt in REDUCED:  # the value a scalar_t holds, then widened
         return np.float32(cast_array(np.asarray(v, np.float64), F64, dt).astype(np.float32))

@@ -11,10 +11,11 @@ import warnings
 
 import numpy as np
 
+from ..platform.cpp_names import scalar_cpp, typemeta
 from ..core import dtypes as D
 from ..core.tensor import TensorBase
 from .support.common import arr, wrap
-from .pointwise_base import (ALL_HB, BOOL, COMPLEX, C_NAMES, INTEGRAL, INTEGRAL_B, U8,
+from .pointwise_base import (ALL_HB, BOOL, COMPLEX, INTEGRAL, INTEGRAL_B, U8,
                              broadcast_shape, broadcasting, check, checked, finish, operand,
                              shapes_of)
 from .pointwise_binary import apply2, dtype2
@@ -170,18 +171,13 @@ def where(condition, self, other):
     return finish(np.asarray(r, dtype=npdt), dt, condition, self, other)
 
 
-# caffe2::TypeMeta names, which upstream prints for ``mask.dtype()``
-_TYPEMETA = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char",
-             "int16": "short int", "int32": "int", "int64": "long int", "float16": "c10::Half",
-             "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
-             "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
 def _fill_value(self, value):
     """``value.to<scalar_t>()``: checked, and a complex value needs a complex tensor."""
     dt = self._dtype
     if isinstance(value, complex) and dt not in COMPLEX and value.imag != 0:
-        raise RuntimeError(f"value cannot be converted to type {C_NAMES[dt._name]} without "
+        raise RuntimeError(f"value cannot be converted to type {scalar_cpp(dt._name)} without "
                            "overflow")
     v = checked(value, dt)
     return np.asarray(v).astype(D.numpy_dtype(dt)) if dt not in COMPLEX else v
@@ -190,7 +186,7 @@ def _fill_value(self, value):
 def _check_mask(mask):
     if mask._dtype is not BOOL:
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_TYPEMETA.get(mask._dtype._name, mask._dtype._name)}")
+                           f"{typemeta(mask._dtype._name, mask._dtype._cpp_name)}")
 
 
 def _value_of(value):

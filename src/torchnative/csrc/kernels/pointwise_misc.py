@@ -101,12 +101,12 @@ def _clamp_inplace(functional):
     """clamp_ / clamp_min_ / clamp_max_: the meta function refuses a promoted result type with
     its own message (the dtype printed as caffe2's type name)."""
     def inplace(self, *bounds):
-        from .pointwise_compare import _TYPEMETA
+        from ..platform.cpp_names import typemeta
         from ..dispatch.structured import write_into
 
         result = functional(self, *bounds)
         if result._dtype is not self._dtype:
-            name = _TYPEMETA.get(self._dtype._name, self._dtype._name)
+            name = typemeta(self._dtype._name, self._dtype._cpp_name)
             raise RuntimeError(f"result type {result._dtype._cpp_name} can't be cast to the "
                                f"desired output type {name}")
         write_into(self, result)

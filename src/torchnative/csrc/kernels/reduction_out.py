@@ -10,6 +10,7 @@ derivation (compute the functional result, check it casts, copy it in; structure
 
 from __future__ import annotations
 
+from ..platform.cpp_names import typemeta
 from ..core import dtypes as D
 from ..dispatch.structured import resize_out, write_into
 from .support.common import INT64
@@ -25,16 +26,8 @@ from .sorting import kthvalue, median_dim, mode, nanmedian_dim, sort, sort_stabl
 
 BOOL, UINT8 = D.BY_NAME["bool"], D.BY_NAME["uint8"]
 
-# caffe2::TypeMeta names, which "Expected out tensor to have dtype ..." prints
-_CTYPE = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
-          "int32": "int", "int64": "long int", "float16": "c10::Half",
-          "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
-          "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
-          "uint16": "short unsigned int", "uint32": "unsigned int", "uint64": "long unsigned int"}
-
-
 def _ctype(dt) -> str:
-    return _CTYPE.get(dt._name, dt._name)
+    return typemeta(dt._name, dt._cpp_name)
 
 
 def _legacy(dt) -> str:

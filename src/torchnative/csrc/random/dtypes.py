@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..platform.cpp_names import TYPEMETA
+
 FLOATS = {"float32": 24, "float64": 53, "float16": 11, "bfloat16": 8}  # name -> mantissa digits
 INTS = {"bool": (0, 1), "uint8": (0, 255), "int8": (-128, 127), "int16": (-(1 << 15), (1 << 15) - 1),
         "int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1),
@@ -11,10 +13,7 @@ INTS = {"bool": (0, 1), "uint8": (0, 255), "int8": (-128, 127), "int16": (-(1 <<
 _ALIASES = {"float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32",
             "short": "int16", "char": "int8", "byte": "uint8"}
 # how upstream's messages print a dtype (caffe2::TypeMeta names)
-META_NAME = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-             "bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
-             "int32": "int", "int64": "long int", "uint16": "unsigned short", "uint32": "unsigned int",
-             "uint64": "unsigned long"}
+META_NAME = TYPEMETA
 # the ScalarType names upstream's "not implemented for" errors use
 SCALAR_NAME = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
                "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",

@@ -5,22 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...platform.cpp_names import scalar_cpp, typemeta as _typemeta
 from ...core import dtypes as D
 from ...core.tensor import TensorBase
 from ...dispatch.call import call
 
-# c10's TypeMeta names (GCC-demangled), which some of upstream's messages print.
-_TYPEMETA = {
-    "uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
-    "int64": "long int", "float16": "c10::Half", "float32": "float", "float64": "double",
-    "complex32": "c10::complex<c10::Half>", "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>", "bool": "bool", "bfloat16": "c10::BFloat16",
-    "uint16": "short unsigned int", "uint32": "unsigned int", "uint64": "long unsigned int",
-}
 
 
 def typemeta(dt: D.dtype) -> str:
-    return _TYPEMETA.get(dt._name) or "c10::" + dt._cpp_name
+    return _typemeta(dt._name, dt._cpp_name)
 
 
 def scalar_name(dt: D.dtype) -> str:
@@ -35,10 +28,6 @@ def not_implemented(kernel_name: str, dt: D.dtype) -> NotImplementedError:
 
 _F32, _F64 = D.BY_NAME["float32"], D.BY_NAME["float64"]
 _BOOL = D.BY_NAME["bool"]
-# C++ type names used by c10::checked_convert's message.
-_CPP_TYPE = {"float32": "float", "float64": "double", "int64": "int64_t", "int32": "int32_t",
-             "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t", "bool": "bool",
-             "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 _INT_RANGE = {"int64": (-(1 << 63), (1 << 63) - 1), "int32": (-(1 << 31), (1 << 31) - 1),
               "int16": (-(1 << 15), (1 << 15) - 1), "int8": (-128, 127), "uint8": (0, 255)}
 
@@ -54,7 +43,7 @@ def scalar_to(value, dt: D.dtype):
     """``Scalar::to<T>()`` for T = dt's C++ type: c10::checked_convert (overflow and a complex
     value with an imaginary part are errors; float -> int truncates)."""
     name = dt._name
-    overflow = RuntimeError(f"value cannot be converted to type {_CPP_TYPE.get(name, name)} "
+    overflow = RuntimeError(f"value cannot be converted to type {scalar_cpp(name)} "
                             "without overflow")
     if isinstance(value, TensorBase):
         value = value.item()
