@@ -499,7 +499,7 @@ class TensorBase(metaclass=_TensorMeta):
     def __getstate__(self):
         # upstream's TensorBase is a C type: object.__getstate__ sees only the instance __dict__
         # (None when empty), never the tensor's fields. Tensor.__reduce_ex__ and torch.save
-        # depend on it; our slots and `_tn_` entries are internal. (serialization engineer)
+        # depend on it; our slots and `_tn_` entries are internal.
         state = {k: v for k, v in self.__dict__.items() if not k.startswith("_tn_")}
         return state or None
 
@@ -614,7 +614,7 @@ class TensorBase(metaclass=_TensorMeta):
 def _detached_class(t):
     """The class of ``t.data`` / ``t.detach()``: upstream returns a plain Tensor, which a subclass
     keeping ``__torch_function__`` converts back to its own type; a Parameter (torch function
-    disabled) gets a plain Tensor. Pickling a Parameter relies on it. (serialization engineer)"""
+    disabled) gets a plain Tensor. Pickling a Parameter relies on it."""
     from .construct import _tensor_class
     from .torch_function import _has_attr_override
 

@@ -536,7 +536,7 @@ def _result(values, dt, fmt):
 
 
 def _register_outs():
-    from .nn_pool import register_autogen_out
+    from .support.out import register_autogen_out
 
     register_autogen_out("convolution_backward.out", convolution_backward,
                          ("out0", "out1", "out2"))

@@ -19,7 +19,7 @@ from ..core.device import CPU
 from .support.common import arr
 from ..dispatch.call import call
 from .support.nn_util import contiguous, not_implemented
-from .nn_pool import register_autogen_out
+from .support.out import register_autogen_out
 from ..ops.kernel_registry import kernel
 
 _B = D.BY_NAME

@@ -509,7 +509,7 @@ def _embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, o
 
 
 def _register_outs():
-    from .nn_pool import register_autogen_out
+    from .support.out import register_autogen_out
 
     outs4 = ("out0", "out1", "out2", "out3")
     register_autogen_out("_embedding_bag.out", _embedding_bag, outs4)

@@ -14,8 +14,7 @@ import numpy as np
 
 from ...core import dtypes as D
 from ...core.cast import cast_array
-from ...core.construct import empty, from_result, scalar_tensor
-from ...core.device import CPU
+from ...core.construct import from_result, scalar_tensor
 from ...core.promotion import SCALAR, TENSOR, ZERODIM, result_type_of
 from ...core.refuse import TorchnativeNotImplementedError
 from ...core.tensor import TensorBase
@@ -74,10 +73,6 @@ def wrap(result: np.ndarray, dt: D.dtype) -> TensorBase:
     return tensor_from_numpy(result)
 
 
-def empty_cpu(size, dt: D.dtype) -> TensorBase:
-    return empty(tuple(size), dt, CPU)
-
-
 def operand_kind(x):
     """(kind, dtype-or-python-type) for upstream's result_type rules."""
     if isinstance(x, TensorBase):
@@ -100,20 +95,5 @@ def result_type(*operands) -> D.dtype:
     return result_type_of(operand_kind(x) for x in operands if x is not None)
 
 
-def value_of(x, dt: D.dtype):
-    """A Python number or tensor as a numpy value/array in ``dt``'s compute dtype."""
-    if isinstance(x, TensorBase):
-        return as_compute(x, dt)
-    return np.asarray(x, dtype=opmath(dt)) if not (isinstance(x, complex) and not dt.is_complex) \
-        else np.asarray(x.real, dtype=opmath(dt))
-
-
 def scalar(value, dt: D.dtype) -> TensorBase:
     return scalar_tensor(value, dt)
-
-
-def check_same_device(*tensors) -> None:
-    devs = {t.device.type for t in tensors if isinstance(t, TensorBase) and not t._wrapped}
-    if len(devs) > 1:
-        raise RuntimeError("Expected all tensors to be on the same device, but found at least "
-                           f"two devices, {' and '.join(sorted(devs))}!")
