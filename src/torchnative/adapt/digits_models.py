@@ -44,7 +44,7 @@ class DigitsCNN(nn.Module):
         return self.head(self.embed(x))
 
 
-def train(norm: str = "bn", epochs: int = 15, seed: int = 0) -> DigitsCNN:
+def train(norm: str = "bn", epochs: int = 6, seed: int = 0) -> DigitsCNN:
     torch.manual_seed(seed)
     model = DigitsCNN(norm)
     xt, yt, _, _ = load_digits_split()

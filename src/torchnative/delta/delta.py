@@ -89,6 +89,8 @@ class Delta:
         for n in self.names:
             self._get(n)  # every name must resolve now, not at revert time
         self.base = {n: self._get(n).detach().clone() for n in self.names}
+        from .store import model_signature
+        self.model_signature = model_signature(model)  # the model as this layer's base saw it
         self.state: dict = {}
         self.parent, self.child = parent, None
         self.closed = False

@@ -1,0 +1,85 @@
+"""One adaptation run, the same on ours and on upstream (each in its own process).
+
+    python adapt_program.py OUT.npz WEIGHTS_DIR --dtype float32 --methods tent,eata --steps 3
+
+For each method: the covered tensors after every step, every step's logits, then the model after
+``revert()`` (every state_dict tensor, and whether it is bitwise the source's) and the delta's
+bytes. Data: clean digits' test split under one corruption (severity 5), a fixed order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+import torch
+
+from torchnative import adapt
+from torchnative.adapt import digits_c as dc, digits_models as dm
+from torchnative.delta import deepcopy_nbytes
+
+
+def make(name: str, control: str, fisher_x):
+    lr0 = control == "lr0"
+    sign = -1.0 if control == "flip" else 1.0
+    if name == "norm":
+        return adapt.NormStats()
+    if name == "norm_alpha":
+        return adapt.NormStats(alpha=0.1)
+    if name == "tent":
+        return adapt.Tent(lr=0.0 if lr0 else 1e-3, sign=sign)
+    if name == "eta":
+        return adapt.ETA(lr=0.0 if lr0 else 1e-3, optim="adam", sign=sign)
+    if name == "eata":
+        return adapt.EATA(fisher_data=[fisher_x], lr=0.0 if lr0 else 1e-3, optim="adam", sign=sign)
+    if name == "sar":
+        return adapt.SAR(lr=0.0 if lr0 else 1e-3, sign=sign)
+    raise SystemExit(f"unknown method {name}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("weights")
+    ap.add_argument("--dtype", default="float32")
+    ap.add_argument("--arch", default="bn")
+    ap.add_argument("--methods", default="norm,tent,eta,eata,sar")
+    ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--corruption", default="fog")
+    ap.add_argument("--control", default="")
+    a = ap.parse_args()
+    torch.set_num_threads(1)
+    dtype = getattr(torch, a.dtype)
+    _, _, xe, ye = dc.load_digits_split()
+    xc = dc.corrupt(xe, a.corruption, 5)
+    xt, _, _, _ = dc.load_digits_split()
+    out, info = {}, {}
+    for name in a.methods.split(","):
+        model = dm.source_model(a.arch, f"{a.weights}/source_{a.arch}.safetensors").to(dtype)
+        source = {k: v.clone() for k, v in model.state_dict().items()}
+        method = make(name, a.control, torch.from_numpy(xt[:64]).to(dtype))
+        wrapped = adapt.wrap(model, method=method)
+        for s in range(a.steps):
+            xb = torch.from_numpy(xc[s * a.batch:(s + 1) * a.batch]).to(dtype)
+            out[f"{name}/step{s}/logits"] = wrapped(xb).numpy()
+            for n, t in wrapped.delta.current().items():
+                out[f"{name}/step{s}/{n}"] = t.numpy()
+        wrapped.offline()
+        out[f"{name}/offline/logits"] = wrapped(torch.from_numpy(xc[-a.batch:]).to(dtype)).numpy()
+        info[name] = {"delta_nbytes": wrapped.delta.nbytes, "changed": wrapped.delta.changed(),
+                      "deepcopy_nbytes": deepcopy_nbytes(model), "updates": wrapped.updates,
+                      "skipped": wrapped.skipped}
+        wrapped.revert()
+        after = model.state_dict()
+        info[name]["reverted_bitwise"] = all(
+            torch.equal(after[k].reshape(-1).view(torch.uint8), source[k].reshape(-1).view(torch.uint8))
+            for k in source)
+    np.savez(a.out, **out)
+    print(json.dumps(info))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
