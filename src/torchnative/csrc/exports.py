@@ -13,6 +13,7 @@ IMPLEMENTING = [
     "enums", "dispatch_keys", "torch_function", "python_utils", "dispatcher", "tensor",
     "spellings", "dlpack", "layouts", "device", "size", "generator", "dtypes", "typeinfo", "init", "storage", "manual_bindings", "jit_frontend", "torchbind", "schema",
     "autograd.grad_mode", "autograd.engine", "autograd.node", "autograd.hooks", "autograd.function", "autograd.batched", "kernels.foreach", "build_info", "dynamo", "python_dispatch", "functorch", "runtime_state", "serialization", "return_types",
+    "distributed",
 ]
 
 
