@@ -39,13 +39,15 @@ def make(name: str, control: str, fisher_x):
     raise SystemExit(f"unknown method {name}")
 
 
+DEFAULT = "bn:norm,bn:norm_alpha,bn:tent,bn:eta,bn:eata,bn:sar,gn:tent,gn:eata,gn:sar"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("weights")
     ap.add_argument("--dtype", default="float32")
-    ap.add_argument("--arch", default="bn")
-    ap.add_argument("--methods", default="norm,tent,eta,eata,sar")
+    ap.add_argument("--methods", default=DEFAULT)
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--corruption", default="fog")
@@ -57,18 +59,25 @@ def main():
     xc = dc.corrupt(xe, a.corruption, 5)
     xt, _, _, _ = dc.load_digits_split()
     out, info = {}, {}
-    for name in a.methods.split(","):
-        model = dm.source_model(a.arch, f"{a.weights}/source_{a.arch}.safetensors").to(dtype)
+    for key in a.methods.split(","):
+        arch, name = key.split(":")
+        model = dm.source_model(arch, f"{a.weights}/source_{arch}.safetensors").to(dtype)
         source = {k: v.clone() for k, v in model.state_dict().items()}
-        method = make(name, a.control, torch.from_numpy(xt[:64]).to(dtype))
+        method = make(name, a.control, torch.from_numpy(xt[:64].copy()).to(dtype))
+        batch = 1 if name == "norm_alpha" else a.batch  # the single-sample variant
+        with torch.no_grad():
+            src_logits = model(torch.from_numpy(xc[:a.steps * batch]).to(dtype))
+        out[f"{key}/source/logits"] = src_logits.numpy()
+        out[f"{key}/labels"] = ye[:a.steps * batch]
         wrapped = adapt.wrap(model, method=method)
         for s in range(a.steps):
-            xb = torch.from_numpy(xc[s * a.batch:(s + 1) * a.batch]).to(dtype)
-            out[f"{name}/step{s}/logits"] = wrapped(xb).numpy()
+            xb = torch.from_numpy(xc[s * batch:(s + 1) * batch]).to(dtype)
+            out[f"{key}/step{s}/logits"] = wrapped(xb).numpy()
             for n, t in wrapped.delta.current().items():
-                out[f"{name}/step{s}/{n}"] = t.numpy()
+                out[f"{key}/step{s}/{n}"] = t.numpy()
         wrapped.offline()
-        out[f"{name}/offline/logits"] = wrapped(torch.from_numpy(xc[-a.batch:]).to(dtype)).numpy()
+        out[f"{key}/offline/logits"] = wrapped(torch.from_numpy(xc[-a.batch:]).to(dtype)).numpy()
+        name = key
         info[name] = {"delta_nbytes": wrapped.delta.nbytes, "changed": wrapped.delta.changed(),
                       "deepcopy_nbytes": deepcopy_nbytes(model), "updates": wrapped.updates,
                       "skipped": wrapped.skipped}
