@@ -64,17 +64,18 @@ def main():
         model = dm.source_model(arch, f"{a.weights}/source_{arch}.safetensors").to(dtype)
         source = {k: v.clone() for k, v in model.state_dict().items()}
         method = make(name, a.control, torch.from_numpy(xt[:64].copy()).to(dtype))
-        batch = 1 if name == "norm_alpha" else a.batch  # the single-sample variant
+        # the single-sample variant sees as many samples as the others, one at a time
+        batch, steps = (1, a.steps * a.batch) if name == "norm_alpha" else (a.batch, a.steps)
         with torch.no_grad():
-            src_logits = model(torch.from_numpy(xc[:a.steps * batch]).to(dtype))
+            src_logits = model(torch.from_numpy(xc[:steps * batch]).to(dtype))
         out[f"{key}/source/logits"] = src_logits.numpy()
-        out[f"{key}/labels"] = ye[:a.steps * batch]
+        out[f"{key}/labels"] = ye[:steps * batch]
         wrapped = adapt.wrap(model, method=method)
-        for s in range(a.steps):
+        for s in range(steps):
             xb = torch.from_numpy(xc[s * batch:(s + 1) * batch]).to(dtype)
-            out[f"{key}/step{s}/logits"] = wrapped(xb).numpy()
+            out[f"{key}/step{s:03d}/logits"] = wrapped(xb).numpy()
             for n, t in wrapped.delta.current().items():
-                out[f"{key}/step{s}/{n}"] = t.numpy()
+                out[f"{key}/step{s:03d}/{n}"] = t.numpy()
         wrapped.offline()
         out[f"{key}/offline/logits"] = wrapped(torch.from_numpy(xc[-a.batch:]).to(dtype)).numpy()
         name = key
