@@ -76,9 +76,7 @@ class Delta:
     lifetime: Lifetime = SESSION
 
     def __init__(self, model: nn.Module, names, *, parent: "Delta | None" = None):
-        names = list(dict.fromkeys(names))
-        if not names:
-            raise ValueError(f"a {self.lifetime.name} delta must cover at least one tensor")
+        names = list(dict.fromkeys(names))  # may be empty: a method that changes no weight
         if parent is not None:
             if parent.model is not model:
                 raise ValueError("a delta can only stack on a delta of the same model")
