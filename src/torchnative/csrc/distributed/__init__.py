@@ -38,8 +38,8 @@ def torch_c_names() -> dict[str, object]:
         "torch._C._collect_all": future.collect_all,
         "torch._C._monitor._WaitCounter": _WaitCounter,
     }
-    for cls in errors.ERRORS:
-        out[f"torch._C.{cls.__name__}"] = cls
+    for name, cls in errors.TORCH_C_NAMES.items():
+        out[f"torch._C.{name}"] = cls
     for cls in (placements.Placement, placements.Shard, placements.StridedShard,
                 placements.Replicate, placements.Partial):
         out[f"torch._C._distributed.{cls.__name__}"] = cls

@@ -49,8 +49,10 @@ _Device.__module__ = MODULE
 
 def _reduce_name(op, dtype: str, what: str) -> str:
     t = op_type(op)
-    if t in (RedOpType.AVG, RedOpType.PREMUL_SUM):
+    if t == RedOpType.PREMUL_SUM:
         raise ValueError(f"Cannot use ReduceOp.{t.name} with Gloo")
+    if t == RedOpType.AVG and dtype in INTEGRAL:
+        raise RuntimeError(f"{what}: ReduceOp.AVG needs a floating point dtype, got {dtype}")
     if t in (RedOpType.BAND, RedOpType.BOR, RedOpType.BXOR) and dtype not in INTEGRAL:
         raise RuntimeError(f"Cannot use ReduceOp.{t.name} with non-integral dtype")
     if numpy_dtype_name_ok(dtype) is False:
@@ -194,7 +196,9 @@ class ProcessGroupGloo(Backend):
 
         def fn(ctx):
             b = Buffer(t)
-            A.allreduce(ctx, b.values, op)
+            A.allreduce(ctx, b.values, "SUM" if op == "AVG" else op)
+            if op == "AVG":  # the sum, then one division by the group size (in the dtype)
+                np.divide(b.values, np.asarray(self.size(), b.values.dtype), out=b.values)
             b.commit()
 
         return self._collective("allreduce", f"{op}|{describe(t)}", fn, tensors, opts)

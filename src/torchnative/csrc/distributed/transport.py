@@ -29,8 +29,7 @@ MAGIC = 0x7C10D0A1
 COLL, P2P, ABORT = 1, 2, 3
 
 
-class PeerError(_DistBackendError):
-    pass
+PeerError = _DistBackendError  # a lost peer or an abort: upstream's gloo raises a RuntimeError
 
 
 def _recv_exact(sock: socket.socket, view: memoryview) -> None:
@@ -176,6 +175,8 @@ class Mesh:
     def send(self, channel: int, peer: int, slot: int, desc: str, payload) -> None:
         """Send a frame; ``payload`` is anything exposing a contiguous buffer (or None)."""
         self._check_alive([peer])
+        if isinstance(payload, np.ndarray):  # bytes of any dtype (ml_dtypes' have no buffer format)
+            payload = np.ascontiguousarray(payload).reshape(-1).view(np.uint8)
         view = memoryview(payload).cast("B") if payload is not None else memoryview(b"")
         d = desc.encode()
         head = HEADER.pack(MAGIC, channel, slot, view.nbytes, len(d)) + d
