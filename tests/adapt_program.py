@@ -36,10 +36,22 @@ def make(name: str, control: str, fisher_x):
         return adapt.EATA(fisher_data=[fisher_x], lr=0.0 if lr0 else 1e-3, optim="adam", sign=sign)
     if name == "sar":
         return adapt.SAR(lr=0.0 if lr0 else 1e-3, sign=sign)
+    if name == "cotta":
+        return adapt.CoTTA(lr=0.0 if lr0 else 1e-3, sign=sign)
+    if name == "lame":
+        return adapt.LAME()
+    if name == "memo":
+        return adapt.MEMO(lr=0.0 if lr0 else 0.005, n_aug=8, sign=sign)
+    if name == "ttt":
+        return adapt.TTT(lr=0.0 if lr0 else 0.001, sign=sign)
+    if name == "ttt_reset":
+        return adapt.TTT(lr=0.0 if lr0 else 0.001, online=False, steps=3, sign=sign)
     raise SystemExit(f"unknown method {name}")
 
 
-DEFAULT = "bn:norm,bn:norm_alpha,bn:tent,bn:eta,bn:eata,bn:sar,gn:tent,gn:eata,gn:sar"
+DEFAULT = ("bn:norm,bn:norm_alpha,bn:tent,bn:eta,bn:eata,bn:sar,gn:tent,gn:eata,gn:sar,bn:cotta,"
+           "bn:lame,bn:memo,bn_ttt:ttt,bn_ttt:ttt_reset")
+SMALL = {"memo": 4, "ttt_reset": 4}  # per-sample methods: a few samples per step
 
 
 def main():
@@ -61,11 +73,13 @@ def main():
     out, info = {}, {}
     for key in a.methods.split(","):
         arch, name = key.split(":")
-        model = dm.source_model(arch, f"{a.weights}/source_{arch}.safetensors").to(dtype)
+        torch.manual_seed(0)  # augmentations and stochastic restore draw from torch's generator
+        model = dm.source_model(arch.split("_")[0], f"{a.weights}/source_{arch}.safetensors",
+                                ttt=arch.endswith("_ttt")).to(dtype)
         source = {k: v.clone() for k, v in model.state_dict().items()}
         method = make(name, a.control, torch.from_numpy(xt[:64].copy()).to(dtype))
         # the single-sample variant sees as many samples as the others, one at a time
-        batch, steps = (1, a.steps * a.batch) if name == "norm_alpha" else (a.batch, a.steps)
+        batch, steps = (1, a.steps * a.batch) if name == "norm_alpha" else (SMALL.get(name, a.batch), a.steps)
         with torch.no_grad():
             src_logits = model(torch.from_numpy(xc[:steps * batch]).to(dtype))
         out[f"{key}/source/logits"] = src_logits.numpy()

@@ -13,7 +13,7 @@ import time
 import numpy as np
 import torch
 
-from . import EATA, ETA, SAR, NormStats, Tent, wrap
+from . import EATA, ETA, LAME, MEMO, SAR, TTT, CoTTA, NormStats, Tent, wrap
 from . import digits_c as dc, digits_models as dm
 from ..delta import deepcopy_nbytes
 
@@ -32,7 +32,13 @@ FACTORIES = {
     "eta": lambda: ETA(),
     "eata": lambda: EATA(fisher_data=_clean_batches()),
     "sar": lambda: SAR(),
+    "cotta": lambda: CoTTA(),
+    "lame": lambda: LAME(),
+    "memo": lambda: MEMO(),
+    "ttt": lambda: TTT(),            # online; its source model has the jointly trained rotation head
+    "ttt_reset": lambda: TTT(online=False),
 }
+NEEDS_TTT_MODEL = ("ttt", "ttt_reset")
 
 
 def register(name, factory):
@@ -48,7 +54,7 @@ def run(method: str, setting: str, *, arch="bn", severity=5, batch_size=64, corr
     _, _, xe, ye = dc.load_digits_split()
     if per_domain:
         xe, ye = xe[:per_domain], ye[:per_domain]
-    model = dm.source_model(arch, weights)
+    model = dm.source_model(arch, weights, ttt=method in NEEDS_TTT_MODEL)
     wrapped = None
     if FACTORIES[method] is not None:
         wrapped = wrap(model, method=FACTORIES[method]())
