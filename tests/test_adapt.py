@@ -70,12 +70,14 @@ def weights(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def runs(weights, tmp_path_factory):
+def runs(weights, tmp_path_factory, pytestconfig):
     d = tmp_path_factory.mktemp("adapt_runs")
+    keys = METHODS if pytestconfig.getoption("--slow") else [k for k in METHODS if k not in SLOW]
+    m = ["--methods", ",".join(keys)]
     info = {}
-    info["u32"] = json.loads(_upstream([PROGRAM, d / "u32.npz", weights]).splitlines()[-1])
-    info["u64"] = json.loads(_upstream([PROGRAM, d / "u64.npz", weights, "--dtype", "float64"]).splitlines()[-1])
-    info["o32"] = json.loads(_ours([PROGRAM, d / "o32.npz", weights]).splitlines()[-1])
+    info["u32"] = json.loads(_upstream([PROGRAM, d / "u32.npz", weights, *m]).splitlines()[-1])
+    info["u64"] = json.loads(_upstream([PROGRAM, d / "u64.npz", weights, "--dtype", "float64", *m]).splitlines()[-1])
+    info["o32"] = json.loads(_ours([PROGRAM, d / "o32.npz", weights, *m]).splitlines()[-1])
     arrays = {k: dict(np.load(d / f"{k}.npz")) for k in ("u32", "u64", "o32")}
     return info, arrays
 
@@ -109,7 +111,15 @@ WHOLE_MODEL = {"cotta": 6, "memo": 1.0, "ttt": 2, "ttt_reset": 2}
 BEATS_SOURCE = ("bn:norm", "bn:norm_alpha", "bn:tent", "bn:eta", "bn:eata", "bn:sar", "bn:cotta")
 
 
-@pytest.mark.parametrize("key", METHODS)
+# the costly ones (32 teacher views per step, per-sample updates) run with --slow
+SLOW = ("bn:cotta", "bn:memo", "bn_ttt:ttt_reset", "gn:eata", "gn:sar")
+
+
+def _params(keys):
+    return [pytest.param(k, marks=pytest.mark.slow) if k in SLOW else k for k in keys]
+
+
+@pytest.mark.parametrize("key", _params(METHODS))
 def test_agrees_with_upstream_step_by_step(runs, key):
     info, arr = runs
     u32, u64, o32 = arr["u32"], arr["u64"], arr["o32"]
@@ -130,7 +140,7 @@ def test_agrees_with_upstream_step_by_step(runs, key):
 # Held to it: the methods that adapt BatchNorm statistics. GroupNorm normalises each sample by
 # itself, and LAME, MEMO and TTT keep source statistics: on 96 fog samples (12 for the per-sample
 # ones) a few small steps move no prediction; docs/adapt.md has their full-stream figures.
-@pytest.mark.parametrize("key", BEATS_SOURCE)
+@pytest.mark.parametrize("key", _params(BEATS_SOURCE))
 def test_adapted_error_is_below_the_source_error(runs, key):
     _, arr = runs
     o = arr["o32"]

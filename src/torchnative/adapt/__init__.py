@@ -8,8 +8,9 @@ from .method import Method, softmax_entropy
 from .norm import NormStats
 from .sar import SAR
 from .tent import Tent
+from .tlm import TLM
 from .ttt import TTT
 from .wrap import Adapted, wrap
 
 __all__ = ["wrap", "Adapted", "Method", "NormStats", "Tent", "EATA", "ETA", "SAR", "CoTTA",
-           "LAME", "MEMO", "TTT", "softmax_entropy"]
+           "LAME", "MEMO", "TTT", "TLM", "softmax_entropy"]
