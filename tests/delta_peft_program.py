@@ -28,7 +28,9 @@ def tiny(d: Path):
 
 def base(d: Path, dtype=torch.float32):
     from transformers import LlamaForCausalLM
-    return LlamaForCausalLM.from_pretrained(d / "base", dtype=dtype).eval()
+    # eager attention: our SDPA backward with grouped KV heads fails (reported); the conversion,
+    # not the attention kernel, is under test here
+    return LlamaForCausalLM.from_pretrained(d / "base", dtype=dtype, attn_implementation="eager").eval()
 
 
 def lm_loss(model):
