@@ -2,6 +2,12 @@
 
 Usage: .venv/bin/python bench/decode.py [--rounds 1] [--threads 2] [--new-tokens 64]
 
+Rows marked "kernels" are our side with the fused CPU kernels of the default bundle swapped in
+through transformers' own hooks (``set_use_kernels(True)``, what ``use_kernels=True`` does)
+against upstream's unfused model (its transformers sees no compatible ``kernels`` package).
+"dispatches per token" counts the operators one decode step sends through the door (ours) or
+through ``__torch_dispatch__`` (upstream); a fused custom operator counts as one.
+
 Each side loads the real checkpoint (not timed), then times: greedy decode of ``--new-tokens``
 tokens after an 8-token prompt with the KV cache on (tokens/s), and a prefill forward of 128 and
 512 tokens (tokens/s). Peak resident memory of each process is reported too (MB).
@@ -18,6 +24,55 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _harness  # noqa: E402
 
 
+def _door_calls() -> int | None:
+    try:
+        from torchnative.csrc.dispatch import door
+    except ImportError:          # upstream
+        return None
+    return sum(door.served.values())
+
+
+def _dispatches_per_token(model) -> int:
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    prompt = torch.tensor([[1, 504, 3458, 282, 4649, 314, 6, 7]])
+    cache = model(prompt, use_cache=True).past_key_values
+    step = torch.tensor([[42]])
+    before = _door_calls()
+    if before is not None:
+        model(step, past_key_values=cache, use_cache=True)
+        return _door_calls() - before
+
+    class Count(TorchDispatchMode):
+        n = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            Count.n += 1
+            return func(*args, **(kwargs or {}))
+
+    with Count():
+        model(step, past_key_values=cache, use_cache=True)
+    return Count.n
+
+
+def _measure(model, prompt, new_tokens: int, suffix: str, result: dict) -> None:
+    import torch
+
+    model.generate(prompt, max_new_tokens=2, do_sample=False)  # warm up
+    t = time.perf_counter()
+    out = model.generate(prompt, max_new_tokens=new_tokens, min_new_tokens=new_tokens,
+                         do_sample=False)
+    dt = time.perf_counter() - t
+    result[f"decode tokens/s{suffix}"] = (out.shape[1] - prompt.shape[1]) / dt
+    for n in (128, 512):
+        ids = torch.arange(n).remainder(1000).add(10).reshape(1, n)
+        t = time.perf_counter()
+        model(ids)
+        result[f"prefill {n} tokens/s{suffix}"] = n / (time.perf_counter() - t)
+    result[f"dispatches per token{suffix}"] = _dispatches_per_token(model)
+
+
 def worker(threads: int, new_tokens: int) -> None:
     import torch
 
@@ -29,17 +84,11 @@ def worker(threads: int, new_tokens: int) -> None:
     result = {}
     prompt = torch.tensor([[1, 504, 3458, 282, 4649, 314, 6, 7]])
     with torch.inference_mode():
-        model.generate(prompt, max_new_tokens=2, do_sample=False)  # warm up
-        t = time.perf_counter()
-        out = model.generate(prompt, max_new_tokens=new_tokens, min_new_tokens=new_tokens,
-                             do_sample=False)
-        dt = time.perf_counter() - t
-        result["decode tokens/s"] = (out.shape[1] - prompt.shape[1]) / dt
-        for n in (128, 512):
-            ids = torch.arange(n).remainder(1000).add(10).reshape(1, n)
-            t = time.perf_counter()
-            model(ids)
-            result[f"prefill {n} tokens/s"] = n / (time.perf_counter() - t)
+        _measure(model, prompt, new_tokens, "", result)
+        if _door_calls() is not None:
+            model.set_use_kernels(True)
+        # upstream stays unfused: these rows compare ours with kernels against it
+        _measure(model, prompt, new_tokens, " (ours: kernels)", result)
     result["peak memory MB"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     _harness.emit(result)
 

@@ -262,6 +262,10 @@ def _cases():
 # float64 erf/tanh (SLEEF), and powers (pow is transcendental).
 _TOL_ALWAYS = {"rpow", "rpow_float", "pow_special", "zerodim"}
 _TOL_FLOAT64 = {"sqrt", "rsqrt", "F.gelu", "gelu_tanh"}
+# sqrt below float64: upstream is correctly rounded on an Intel AVX512 machine but 1 ulp off in a
+# few elements on an AMD EPYC (AVX2), under every ATEN_CPU_CAPABILITY (measured: sqrt(19.0f) =
+# 4.3588986 there, 4.3588991 correctly rounded), so its bits are no claim that holds on every CPU.
+_TOL_BELOW_FLOAT64 = {"sqrt"}
 
 
 def _mode(name, da, db, mode):
@@ -271,6 +275,8 @@ def _mode(name, da, db, mode):
     if "complex" in (da or "") or "complex" in (db or ""):
         return "tol"
     if op in _TOL_FLOAT64 and "float64" in (da, db):
+        return "tol"
+    if op in _TOL_BELOW_FLOAT64 and "float64" not in (da, db):
         return "tol"
     return mode
 

@@ -36,6 +36,7 @@ CYCLE_EDGES: set[tuple[str, str]] = {
     ("autograd.node", "autograd.hooks"),
     ("autograd.node", "autograd.views"),
     ("autograd.views", "autograd.engine"),
+    ("distributed.process_group", "distributed"),
 }
 
 

@@ -58,17 +58,19 @@ def test_refusing_class_members_refuse():
 
 
 def test_absent_names_are_not_attributes():
-    for name in ("_cuda_getDeviceCount", "_c10d_init", "_rpc_init", "_dist_autograd_init",
-                 "_cuda_setDevice", "_distributed_c10d"):
+    for name in ("_cuda_getDeviceCount", "_rpc_init", "_dist_autograd_init",
+                 "_cuda_setDevice", "_distributed_rpc", "_distributed_autograd"):
         assert not hasattr(torch._C, name), name
 
 
-def test_distributed_not_available_and_its_module_missing():
-    assert torch.distributed.is_available() is False
-    import importlib
+def test_distributed_available_without_the_backends_we_lack():
+    import torch.distributed as dist
 
-    with pytest.raises(ModuleNotFoundError):
-        importlib.import_module("torch._C._distributed_c10d")
+    assert dist.is_available() and dist.is_gloo_available()
+    assert not (dist.is_nccl_available() or dist.is_mpi_available() or dist.is_ucc_available())
+    assert not dist.rpc.is_available()
+    for name in ("ProcessGroupNCCL", "ProcessGroupMPI", "ProcessGroupUCC", "ProcessGroupXCCL"):
+        assert not hasattr(torch._C._distributed_c10d, name), name
 
 
 def test_no_catch_all_getattr():

@@ -54,6 +54,16 @@ def embed(args) -> int:
     return 0
 
 
+def adapt(args) -> int:
+    from torchnative.adapt.bench import main_cli
+
+    try:
+        return main_cli(args)
+    except ValueError as e:
+        print(f"torchnative adapt: {e}", file=sys.stderr)
+        return EXIT_USAGE
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="torchnative",
                                  description="The real PyTorch on a pure-Python torch._C.")
@@ -76,10 +86,21 @@ def parser() -> argparse.ArgumentParser:
     p.set_defaults(fn=embed)
     p = sub.add_parser("info", help="where torch comes from, surface counts, a computation")
     p.set_defaults(fn=info)
+    p = sub.add_parser("adapt", help="the digits-C test-time adaptation benchmark (error table)")
+    p.add_argument("--methods", default="source,norm,tent,eta,eata,sar")
+    p.add_argument("--settings", default="reset,continual,mixed,label")
+    p.add_argument("--corruptions", default="", help="comma-separated (default: all 15)")
+    p.add_argument("--severity", type=int, default=5)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--arch", default="bn", choices=("bn", "gn"))
+    p.add_argument("--per-domain", type=int, default=0, help="samples per corruption (default all 597)")
+    p.add_argument("--json", default="", help="also write the rows to this file")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(fn=adapt)
     return ap
 
 
-COMMANDS = ("chat", "embed", "info")
+COMMANDS = ("chat", "embed", "info", "adapt")
 
 
 def main(argv=None) -> int:

@@ -1,11 +1,16 @@
 """Test-time adaptation over a delta: ``adapt.wrap(model, method=adapt.Tent())``."""
 
+from .cotta import CoTTA
 from .eata import EATA, ETA
+from .lame import LAME
+from .memo import MEMO
 from .method import Method, softmax_entropy
 from .norm import NormStats
 from .sar import SAR
 from .tent import Tent
+from .tlm import TLM
+from .ttt import TTT
 from .wrap import Adapted, wrap
 
-__all__ = ["wrap", "Adapted", "Method", "NormStats", "Tent", "EATA", "ETA", "SAR",
-           "softmax_entropy"]
+__all__ = ["wrap", "Adapted", "Method", "NormStats", "Tent", "EATA", "ETA", "SAR", "CoTTA",
+           "LAME", "MEMO", "TTT", "TLM", "softmax_entropy"]

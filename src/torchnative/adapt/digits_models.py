@@ -44,9 +44,24 @@ class DigitsCNN(nn.Module):
         return self.head(self.embed(x))
 
 
-def train(norm: str = "bn", epochs: int = 15, seed: int = 0) -> DigitsCNN:
+class DigitsTTT(DigitsCNN):
+    """DigitsCNN with a rotation head on the shared features (TTT's self-supervised branch)."""
+
+    def __init__(self, norm: str = "bn", width: int = 16):
+        super().__init__(norm, width)
+        self.rot_head = nn.Linear(2 * width, 4)
+
+
+def rotations(x: torch.Tensor):
+    """Every image in the four rotations, and the rotation labels 0..3."""
+    views = torch.cat([torch.rot90(x, k, (2, 3)) for k in range(4)])
+    labels = torch.arange(4).repeat_interleave(x.shape[0])
+    return views, labels
+
+
+def train(norm: str = "bn", epochs: int = 6, seed: int = 0, ttt: bool = False) -> DigitsCNN:
     torch.manual_seed(seed)
-    model = DigitsCNN(norm)
+    model = DigitsTTT(norm) if ttt else DigitsCNN(norm)
     xt, yt, _, _ = load_digits_split()
     xt, yt = torch.from_numpy(xt), torch.from_numpy(yt)
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
@@ -57,6 +72,9 @@ def train(norm: str = "bn", epochs: int = 15, seed: int = 0) -> DigitsCNN:
         for i in range(0, len(yt), 64):
             idx = perm[i:i + 64]
             loss = F.cross_entropy(model(xt[idx]), yt[idx])
+            if ttt:  # trained jointly with the rotation task, as TTT requires
+                views, rl = rotations(xt[idx])
+                loss = loss + F.cross_entropy(model.rot_head(model.embed(views)), rl)
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -69,16 +87,19 @@ def cache_dir() -> Path:
     return Path(root) / "digits_c"
 
 
-def source_model(norm: str = "bn", path: str | os.PathLike | None = None) -> DigitsCNN:
-    """The trained source model (trained and cached on first use)."""
+def source_model(norm: str = "bn", path: str | os.PathLike | None = None,
+                 ttt: bool = False) -> DigitsCNN:
+    """The trained source model (trained and cached on first use); ``ttt`` adds the jointly
+    trained rotation head."""
     from safetensors.torch import load_file, save_file
 
-    path = Path(path) if path else cache_dir() / f"source_{norm}.safetensors"
-    model = DigitsCNN(norm)
+    tag = f"{norm}_ttt" if ttt else norm
+    path = Path(path) if path else cache_dir() / f"source_{tag}.safetensors"
+    model = DigitsTTT(norm) if ttt else DigitsCNN(norm)
     if path.exists():
         model.load_state_dict(load_file(str(path)))
         return model.eval()
-    model = train(norm)
+    model = train(norm, ttt=ttt)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
     save_file({k: v.detach().contiguous() for k, v in model.state_dict().items()}, str(tmp))

@@ -10,6 +10,7 @@ state, so it works at batch size 1. No backward pass either way.
 
 from __future__ import annotations
 
+import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -42,7 +43,8 @@ class NormStats(Method):
                 m._torchnative_hook = m.register_forward_hook(_mixed(self.alpha))
 
     def step(self, model, x, delta):
-        return model(x)
+        with torch.no_grad():  # statistics only: no graph
+            return model(x)
 
     def predict(self, model, x):
         if self.alpha is not None:

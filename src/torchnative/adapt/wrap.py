@@ -84,6 +84,9 @@ class Adapted(nn.Module):
         """Revert, close the delta and give back the model in its original configuration."""
         self.delta.close()
         _restore(self._config)
+        release = getattr(self.method, "release", None)
+        if release is not None:  # take off what covers() attached (e.g. LoRA factors)
+            release(self.model)
         return self.model
 
     def forward(self, x):

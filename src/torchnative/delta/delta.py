@@ -76,9 +76,7 @@ class Delta:
     lifetime: Lifetime = SESSION
 
     def __init__(self, model: nn.Module, names, *, parent: "Delta | None" = None):
-        names = list(dict.fromkeys(names))
-        if not names:
-            raise ValueError(f"a {self.lifetime.name} delta must cover at least one tensor")
+        names = list(dict.fromkeys(names))  # may be empty: a method that changes no weight
         if parent is not None:
             if parent.model is not model:
                 raise ValueError("a delta can only stack on a delta of the same model")
@@ -89,6 +87,8 @@ class Delta:
         for n in self.names:
             self._get(n)  # every name must resolve now, not at revert time
         self.base = {n: self._get(n).detach().clone() for n in self.names}
+        from .store import model_signature
+        self.model_signature = model_signature(model)  # the model as this layer's base saw it
         self.state: dict = {}
         self.parent, self.child = parent, None
         self.closed = False

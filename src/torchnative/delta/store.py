@@ -28,6 +28,18 @@ def fingerprint(t: torch.Tensor) -> str:
     return hashlib.sha256(raw.numpy().tobytes()).hexdigest()
 
 
+def model_signature(model) -> str:
+    """Names, shapes, dtypes and a strided sample of every state_dict tensor: tells one base
+    model from another without hashing all of a large model's bytes."""
+    h = hashlib.sha256()
+    for name, t in sorted(model.state_dict().items()):
+        flat = t.detach().reshape(-1)
+        step = max(1, flat.numel() // 256)
+        h.update(f"{name}|{tuple(t.shape)}|{t.dtype}|".encode())
+        h.update(fingerprint(flat[::step].clone()).encode())
+    return h.hexdigest()
+
+
 def save(delta, path, **extra) -> None:
     from safetensors.torch import save_file
 
@@ -35,7 +47,7 @@ def save(delta, path, **extra) -> None:
     meta = {"format": FORMAT, "version": VERSION, "lifetime": delta.lifetime.name,
             "user": getattr(delta, "user", ""), "names": json.dumps(list(delta.names)),
             "base_sha256": json.dumps({n: fingerprint(delta.base[n]) for n in delta.names}),
-            "extra": json.dumps(extra)}
+            "model": delta.model_signature, "extra": json.dumps(extra)}
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     save_file({n: v.detach().clone() for n, v in values.items()}, str(tmp), metadata=meta)
@@ -93,6 +105,8 @@ def load(cls, model, path, *, user: str, parent=None):
                                  f"{v.dtype} in the file, {tuple(t.shape)} {t.dtype} in the model")
         if fingerprint(t) != shas[n]:
             raise DeltaFileError(f"{path} was made over other base weights ({n} differs)")
+    if meta.get("model") != model_signature(model):
+        raise DeltaFileError(f"{path} was made over other base weights (the model's differ)")
     # everything checked: now the model may change
     delta = cls(model, names, user=user, parent=parent)
     delta._write(tensors)

@@ -15,8 +15,8 @@ def _make(qualname: str, members: dict[str, int]) -> type[enum.IntEnum]:
     return cls
 
 
-# distributed is not built (torch.distributed.is_available() is False), so its enums stay out.
-NOT_BUILT = ("torch._C._distributed",)
+# Enums of subsystems we do not build stay out (none at present: c10d is csrc/distributed).
+NOT_BUILT: tuple[str, ...] = ()
 
 ENUMS: dict[str, type[enum.IntEnum]] = {
     q: _make(q, m) for q, m in c_enums()["enums"].items() if not q.startswith(NOT_BUILT)

@@ -263,7 +263,7 @@ class DispatchModule:
         if self.kind == "IMPL":
             raise RuntimeError("Cannot define an operator inside of a IMPL library")
         if "::" not in schema.split("(")[0]:
-            schema = f"{self.ns}::{schema}"
+            schema = f"{self.ns}::{schema.lstrip()}"  # upstream parses first, then adds the namespace
         op = REGISTRY.define(schema, tags)
         self._defs.append(op)
         return op.name

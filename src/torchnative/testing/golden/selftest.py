@@ -141,6 +141,16 @@ def on_values(fn, i=None):
     return mutate
 
 
+def within_sensitivity(a: np.ndarray) -> np.ndarray:
+    """A float64 solve's legitimate freedom: 0.9 of the deviation the harness derives from the
+    float32 rerun (``compare.spread``), with alternating signs. Another LAPACK algorithm lands
+    anywhere in that band, and where depends on the machine's BLAS (an lstsq of the same system
+    sat inside it on one machine and outside on another), so the control moves by the band itself."""
+    narrow = np.linalg.solve(HILBERT.astype(np.float32), RHS.astype(np.float32)).astype(np.float64)
+    band = compare.spread(a, {"narrow": narrow}, "float64")
+    return 0.9 * band * np.where(np.arange(a.size).reshape(a.shape) % 2 == 0, 1.0, -1.0)
+
+
 def set_last(delta):
     def fn(a):
         flat = a.reshape(-1)
@@ -221,8 +231,8 @@ FAULTS = [
     Fault("neglog", "1 ulp off everywhere (within upstream's precision)", on_values(ulp_up), None),
     Fault("sum", "1 ulp off everywhere", on_values(ulp_up), None),
     Fault("sort", "another valid order of ties", swap_ties_reversed, None),
-    Fault("solve", "float64 within its measured sensitivity (another algorithm)", on_values(
-        lambda a: np.linalg.lstsq(HILBERT, RHS, rcond=None)[0]), None),
+    Fault("solve", "float64 moved by most of its measured sensitivity, alternating in sign",
+          on_values(lambda a: a + within_sensitivity(a)), None),
     Fault("solve", "float64 value slightly off (0.1%)", on_values(lambda a: a * 1.001), "close"),
     Fault("solve", "float64 last element off by 1e-6", on_values(set_last(lambda v: v * (1 + 1e-6))), "close"),
     Fault("lstsq", "beyond upstream's run-to-run spread (0.1%)", on_values(lambda a: a * 1.001), "close"),
