@@ -16,10 +16,10 @@ import numbers
 from . import call_cache as _call_cache
 from .call_cache import NOT_SEQUENCES, _is_int
 from ..dispatch import door
+from ..dispatch.call import op as _op
 from ..dispatch.schema_binding import describe_arguments
 from ..core.construct import wrapped_number as _wrapped_number
 from ..core.device import CPU
-from ..ops.dispatcher import REGISTRY
 from ..core.tensor import TensorBase as _TensorBase
 from ..core.torch_function import TLS as _TF_TLS, _has_attr_override
 
@@ -381,7 +381,7 @@ class _Plan:
 
     def __init__(self, sig: Signature, with_out: bool):
         name = sig.outplace if (with_out and sig.outplace) else sig.base
-        self.op = op = _lookup(name)
+        self.op = op = _op(name)
         schema_args = op.schema.arguments
         by_name = {a.name: (i, a) for i, a in enumerate(schema_args)}
         n_pos = sum(1 for a in schema_args if not a.kwarg_only)
@@ -416,14 +416,6 @@ _TYPE_NAMES = {"Tensor": "Tensor", "Scalar": "Number", "int64_t": "int", "SymInt
                "bool": "bool", "ScalarType": "torch.dtype", "Layout": "torch.layout",
                "MemoryFormat": "torch.memory_format", "Device": "torch.device",
                "std::string": "str", "c10::string_view": "str"}
-
-
-def _lookup(overload_name: str):
-    qual, _, overload = overload_name.partition(".")
-    op = REGISTRY.find(f"aten::{qual}", overload)
-    if op is None:
-        raise RuntimeError(f"aten::{overload_name} has no schema")
-    return op
 
 
 # --- entry points for the generated spellings ------------------------------------------------------
