@@ -97,15 +97,19 @@ def test_clean_environment_imports_torch_and_transformers_from_the_wheels(wheels
     """Installed into a fresh venv (no PYTHONPATH, no editable install), the smoke program runs
     on the wheels' own files and computes exactly what the source tree computes."""
     venv = tmp_path / "venv"
-    subprocess.run([sys._base_executable, "-m", "venv", str(venv)], check=True, timeout=600)
+    # nothing of the source tree may be visible (pip would count its metadata as installed)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    subprocess.run([sys._base_executable, "-m", "venv", str(venv)], check=True, timeout=600,
+                   env=env)
     py = venv / "bin" / "python"
     proc = subprocess.run([str(py), "-m", "pip", "install", "-q", str(wheels["torchnative"]),
                            str(wheels["torch"]), _pin("transformers"), _pin("numpy")],
-                          capture_output=True, text=True, timeout=3000)
+                          capture_output=True, text=True, timeout=3000, env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    listed = subprocess.run([str(py), "-m", "pip", "list"], capture_output=True, text=True).stdout
+    listed = subprocess.run([str(py), "-m", "pip", "list"], capture_output=True, text=True,
+                            env=env, cwd=tmp_path).stdout
     assert "nvidia" not in listed.lower()  # no CUDA build came along
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    assert "torchnative " in listed and "torch " in listed, listed
     run = subprocess.run([str(py), "-c", SMOKE], capture_output=True, text=True, env=env,
                          cwd=tmp_path, timeout=900)
     assert run.returncode == 0, run.stderr[-3000:]
