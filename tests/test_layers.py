@@ -163,6 +163,13 @@ def test_every_module_is_in_a_layer():
             layer_of(m)
 
 
+def test_the_documented_order_is_the_checked_order():
+    doc = (CSRC.parents[2] / "docs" / "architecture.md").read_text()
+    line = doc.split("Layer order, bottom first", 1)[1].split("**")[1]
+    names = [w.split(" (")[0].strip(" .") for w in line.replace("\n", " ").split(",")]
+    assert [n for n in names if n] == LAYERS
+
+
 def test_no_new_upward_import():
     new = upward_imports(import_graph()) - UPWARD
     assert not new, "imports from a lower layer to a higher one (register from above instead):\n" + \
