@@ -39,6 +39,16 @@ class _Attn(torch.nn.Module):
         self.is_causal, self.num_key_value_groups, self.training = True, groups, False
 
 
+def _mask4d(q, k, extra):
+    """The boolean (batch, 1, queries, keys) mask transformers' sdpa mask function builds:
+    causal, aligned to the last key, and the padding mask."""
+    if "key_mask" not in extra:
+        return None
+    lq, lk = q.shape[2], k.shape[2]
+    causal = torch.ones(lq, lk, dtype=torch.bool).tril(lk - lq)
+    return causal[None, None] & torch.tensor(extra["key_mask"], dtype=torch.bool)[:, None, None, :]
+
+
 def _reference(case: str, args: dict, extra: dict, tag: str):
     from transformers.activations import ACT2FN
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
@@ -67,11 +77,7 @@ def _reference(case: str, args: dict, extra: dict, tag: str):
     if case == "attention":
         q, k, v = args["q"], args["k"], args["v"]
         module = _Attn(q.shape[1] // k.shape[1])
-        mask = None
-        if "key_mask" in extra:
-            lq, lk = q.shape[2], k.shape[2]
-            causal = torch.ones(lq, lk, dtype=torch.bool).tril(lk - lq)
-            mask = causal[None, None] & torch.tensor(extra["key_mask"], dtype=torch.bool)[:, None, None, :]
+        mask = _mask4d(q, k, extra)
         if tag == "again":     # the same call on upstream's other backend (math, not flash)
             from torch.nn.attention import SDPBackend, sdpa_kernel
             with sdpa_kernel(SDPBackend.MATH):
@@ -107,6 +113,8 @@ def _kernel(case: str, args: dict, extra: dict, wrong: bool):
         q, k, v = args["q"], args["k"], args["v"]
         module = _Attn(q.shape[1] // k.shape[1])
         mask = torch.tensor(extra["key_mask"]) if "key_mask" in extra else None
+        if extra.get("mask4d"):
+            mask = _mask4d(q, k, extra)
         scaling = (q.shape[-1] + 1) ** -0.5 if wrong else extra["scaling"]
         return layers.attention(module, q, k, v, mask, scaling=scaling)[0]
     raise ValueError(case)

@@ -46,9 +46,16 @@ def _cases(rng):
         extra = {"scaling": HEAD_DIM ** -0.5}
         if tag == "decode":   # the second sequence is left-padded by three positions
             extra["key_mask"] = [[1] * lk, [0] * 3 + [1] * (lk - 3)]
-        yield ("attention", tag, {"q": 2 * rng.standard_normal((b, HEADS, lq, HEAD_DIM)),
-                                  "k": 2 * rng.standard_normal((b, KV_HEADS, lk, HEAD_DIM)),
-                                  "v": rng.standard_normal((b, KV_HEADS, lk, HEAD_DIM))}, extra)
+        yield ("attention", tag, _qkv(rng, b, lq, lk), extra)
+    # a left-padded prefill under transformers' 4-D sdpa mask (padded queries see no key)
+    yield ("attention", "padded", _qkv(rng, 2, 7, 7),
+           {"scaling": HEAD_DIM ** -0.5, "key_mask": [[1] * 7, [0] * 3 + [1] * 4], "mask4d": True})
+
+
+def _qkv(rng, b, lq, lk):
+    return {"q": 2 * rng.standard_normal((b, HEADS, lq, HEAD_DIM)),
+            "k": 2 * rng.standard_normal((b, KV_HEADS, lk, HEAD_DIM)),
+            "v": rng.standard_normal((b, KV_HEADS, lk, HEAD_DIM))}
 
 
 N_OUTS = {"rotary": 2}
@@ -147,8 +154,9 @@ def verdicts(ref, got, key, dtype) -> dict[str, str | None]:
     return res
 
 
-KEYS = [f"{c}-{t}-{d}" for c in ("rms_norm", "rotary", "silu", "silu_and_mul", "attention")
-        for t in ("prefill", "decode") for d in DTYPES]
+KEYS = ([f"{c}-{t}-{d}" for c in ("rms_norm", "rotary", "silu", "silu_and_mul", "attention")
+         for t in ("prefill", "decode") for d in DTYPES]
+        + [f"attention-padded-{d}" for d in DTYPES])
 
 
 @pytest.mark.parametrize("key", KEYS)

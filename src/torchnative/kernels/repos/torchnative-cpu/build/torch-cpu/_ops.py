@@ -214,36 +214,47 @@ def _groups(q: np.ndarray, k: np.ndarray) -> np.ndarray:
     return q.reshape(b, k.shape[1], h // k.shape[1], lq, d)
 
 
-def _probs(q, k, scaling, causal, key_mask):
+def _probs(q, k, scaling, causal, mask):
+    """Softmax probabilities, grouped; ``mask`` is boolean, broadcastable to (batch, heads,
+    queries, keys), True where a query may attend."""
     qg = _groups(q, k)                                       # b, hkv, rep, lq, d
     scores = np.matmul(qg, np.expand_dims(k.swapaxes(-1, -2), 2)) * scaling
     lq, lk = scores.shape[-2], scores.shape[-1]
     allowed = np.ones((lq, lk), bool)
     if causal and lq > 1:
-        allowed = np.tril(allowed, lk - lq)
+        allowed = np.tril(allowed, lk - lq)               # aligned to the last key, as with a cache
     allowed = np.broadcast_to(allowed, scores.shape)
-    if key_mask is not None:
-        allowed = allowed & key_mask.astype(bool)[:, None, None, None, :]
+    if mask is not None:
+        b, heads = mask.shape[:2]
+        grouped = mask[:, None] if heads == 1 else mask.reshape(b, *qg.shape[1:3], *mask.shape[2:])
+        allowed = allowed & grouped
     scores = np.where(allowed, scores, -np.inf)
-    scores = scores - scores.max(-1, keepdims=True)
-    p = np.exp(scores)
-    return qg, p / p.sum(-1, keepdims=True)
+    top = scores.max(-1, keepdims=True)
+    # a query that may see no key (a left-padded position) gets all-zero probabilities, as
+    # flash attention gives it, rather than NaN that would reach the real positions via v
+    p = np.exp(scores - np.where(np.isfinite(top), top, 0.0))
+    total = p.sum(-1, keepdims=True)
+    return qg, p / np.where(total > 0, total, 1.0)
 
 
-def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, key_mask: torch.Tensor | None,
+def _mask(mask: torch.Tensor | None) -> np.ndarray | None:
+    return None if mask is None else mask.detach().numpy().astype(bool, copy=False)
+
+
+def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None,
                scaling: float, causal: bool) -> torch.Tensor:
     a_q, a_k, a_v = _np(q), _np(k), _np(v)
-    _, p = _probs(a_q, a_k, scaling, causal, None if key_mask is None else key_mask.numpy())
+    _, p = _probs(a_q, a_k, scaling, causal, _mask(mask))
     out = np.matmul(p, np.expand_dims(a_v, 2))               # b, hkv, rep, lq, d
     b, h, lq, d = q.shape
     return _tensor(out.reshape(b, h, lq, d).transpose(0, 2, 1, 3), q.dtype)
 
 
 def _attention_backward(grad: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                        key_mask: torch.Tensor | None, scaling: float,
+                        mask: torch.Tensor | None, scaling: float,
                         causal: bool) -> list[torch.Tensor]:
     a_q, a_k, a_v = _np(q), _np(k), _np(v)
-    qg, p = _probs(a_q, a_k, scaling, causal, None if key_mask is None else key_mask.numpy())
+    qg, p = _probs(a_q, a_k, scaling, causal, _mask(mask))
     b, h, lq, d = q.shape
     g = _groups(_np(grad).transpose(0, 2, 1, 3), a_k)        # b, hkv, rep, lq, d
     dp = np.matmul(g, np.expand_dims(a_v.swapaxes(-1, -2), 2))
@@ -259,10 +270,10 @@ attention_backward = _custom_op("attention_backward", _attention_backward)
 
 
 @attention.register_fake
-def _(q, k, v, key_mask, scaling, causal):
+def _(q, k, v, mask, scaling, causal):
     return q.new_empty((q.shape[0], q.shape[2], q.shape[1], q.shape[3]))
 
 
 @attention_backward.register_fake
-def _(grad, q, k, v, key_mask, scaling, causal):
+def _(grad, q, k, v, mask, scaling, causal):
     return [torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)]

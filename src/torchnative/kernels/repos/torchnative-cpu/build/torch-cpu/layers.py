@@ -66,15 +66,15 @@ class _SiluAndMulFn(torch.autograd.Function):
 
 class _AttentionFn(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, q, k, v, key_mask, scaling, causal):
-        ctx.save_for_backward(q, k, v, key_mask)
+    def forward(ctx, q, k, v, mask, scaling, causal):
+        ctx.save_for_backward(q, k, v, mask)
         ctx.scaling, ctx.causal = scaling, causal
-        return _ops.attention(q, k, v, key_mask, scaling, causal)
+        return _ops.attention(q, k, v, mask, scaling, causal)
 
     @staticmethod
     def backward(ctx, grad):
-        q, k, v, key_mask = ctx.saved_tensors
-        dq, dk, dv = _ops.attention_backward(grad, q, k, v, key_mask, ctx.scaling, ctx.causal)
+        q, k, v, mask = ctx.saved_tensors
+        dq, dk, dv = _ops.attention_backward(grad, q, k, v, mask, ctx.scaling, ctx.causal)
         return dq, dk, dv, None, None, None
 
 
@@ -122,16 +122,27 @@ class SiluAndMul(nn.Module):
 
 
 def attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
-    """transformers' attention interface over one operator. ``attention_mask`` is the 2-D
-    padding mask (1 = attend) or None; causality comes from ``module.is_causal``."""
+    """transformers' attention interface over one operator, with its sdpa function's semantics.
+    ``attention_mask`` is a boolean mask broadcastable to (batch, heads, queries, keys), True
+    where a query may attend (transformers' sdpa mask), which then decides alone; or a 2-D
+    padding mask (batch, keys), to which causality is added; or None, when causality (from
+    ``is_causal``, else ``module.is_causal``) applies to more than one query."""
     if dropout and module.training:
         raise NotImplementedError("torchnative-cpu attention: dropout during training")
-    if attention_mask is not None and attention_mask.dim() != 2:
-        raise NotImplementedError("torchnative-cpu attention: only a 2-D padding mask or None")
     scaling = query.shape[-1] ** -0.5 if scaling is None else float(scaling)
     causal = bool(kwargs.get("is_causal", getattr(module, "is_causal", True)))
-    if attention_mask is not None:
-        attention_mask = attention_mask.to(torch.bool)
+    mask = attention_mask
+    if mask is not None:
+        if mask.dim() == 2:
+            mask = mask.to(torch.bool)[:, None, None, :]
+        elif mask.dim() == 4 and mask.dtype == torch.bool:
+            causal = False
+        else:
+            raise NotImplementedError("torchnative-cpu attention: a mask that is neither boolean "
+                                      f"4-D nor a 2-D padding mask ({mask.dim()}-D {mask.dtype})")
+        if mask.shape[-1] != key.shape[-2]:
+            raise NotImplementedError("torchnative-cpu attention: a mask covering fewer keys than "
+                                      "the cache holds (a static cache)")
     if _needs_grad(query, key, value):
-        return _AttentionFn.apply(query, key, value, attention_mask, scaling, causal), None
-    return _ops.attention(query, key, value, attention_mask, scaling, causal), None
+        return _AttentionFn.apply(query, key, value, mask, scaling, causal), None
+    return _ops.attention(query, key, value, mask, scaling, causal), None
