@@ -233,8 +233,12 @@ KNOWN_DIVERGENCES = {
     # dot() (158.79393 vs 158.79391): our sum/dot accumulate in another order than upstream's
     # (its cascade sum, MKL's sdot). Every other operator agrees; float64 runs likewise part by
     # up to ~15 ulp after 20 iterations with a Tensor lr of 1e-3 (tiny steps: y cancels most).
+    # Which configurations part depends on the CPU: on an AMD EPYC (AVX2) "non-default lr" float32
+    # on the model parts too (1 of 59 state values, 3.8e-5), beyond upstream's own move between
+    # that machine's AVX2 and DEFAULT profiles.
     **{f"LBFGS|{desc}|{dtype}|default|{problem}": "sum/dot accumulation order, magnified"
        for desc, dtype, problem in [
+           ("non-default lr", "float32", "model"),
            ("default", "float32", "fixed"), ("tolerance_grad", "float32", "fixed"),
            ("Tensor lr", "float32", "model"), ("default", "float64", "fixed"),
            ("tolerance_grad", "float64", "fixed"), ("non-default lr", "float64", "model"),
