@@ -33,11 +33,10 @@ ATTENTION_KERNEL = "torchnative/cpu-kernels:attention"
 
 
 def _door_calls() -> int | None:
-    try:
-        from torchnative.csrc import door
-    except ImportError:          # upstream
-        return None
-    return sum(door.served.values())
+    # our torch loads the door when torch is imported; upstream never does (src/ is on its path
+    # too, so an import attempt would succeed there)
+    door = sys.modules.get("torchnative.csrc.door")
+    return None if door is None else sum(door.served.values())
 
 
 def _dispatches_per_token(model) -> int:
