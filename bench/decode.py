@@ -3,10 +3,14 @@
 Usage: .venv/bin/python bench/decode.py [--rounds 1] [--threads 2] [--new-tokens 64]
 
 Rows marked "kernels" are our side with the fused CPU kernels of the default bundle swapped in
-through transformers' own hooks (``set_use_kernels(True)``, what ``use_kernels=True`` does)
-against upstream's unfused model (its transformers sees no compatible ``kernels`` package).
+through transformers' own hooks (``set_use_kernels(True)``, what ``use_kernels=True`` does);
+rows marked "kernels + attention" also select the bundle's attention function
+(``set_attn_implementation("torchnative/cpu-kernels:attention")``). Upstream has no kernels
+(its transformers sees no compatible ``kernels`` package): in those rows its column is its
+unfused model, measured once per process and reported under each label.
 "dispatches per token" counts the operators one decode step sends through the door (ours) or
-through ``__torch_dispatch__`` (upstream); a fused custom operator counts as one.
+through ``__torch_dispatch__`` (upstream); a fused custom operator counts as one, plus the few
+operators its kernel itself calls (detach, dtype casts).
 
 Each side loads the real checkpoint (not timed), then times: greedy decode of ``--new-tokens``
 tokens after an 8-token prompt with the KV cache on (tokens/s), and a prefill forward of 128 and
@@ -24,12 +28,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _harness  # noqa: E402
 
 
+KERNELS, KERNELS_ATTENTION = " (ours: kernels)", " (ours: kernels + attention)"
+ATTENTION_KERNEL = "torchnative/cpu-kernels:attention"
+
+
 def _door_calls() -> int | None:
-    try:
-        from torchnative.csrc.dispatch import door
-    except ImportError:          # upstream
-        return None
-    return sum(door.served.values())
+    # our torch loads the door when torch is imported; upstream never does (src/ is on its path
+    # too, so an import attempt would succeed there)
+    door = sys.modules.get("torchnative.csrc.dispatch.door")
+    return None if door is None else sum(door.served.values())
 
 
 def _dispatches_per_token(model) -> int:
@@ -87,8 +94,12 @@ def worker(threads: int, new_tokens: int) -> None:
         _measure(model, prompt, new_tokens, "", result)
         if _door_calls() is not None:
             model.set_use_kernels(True)
-        # upstream stays unfused: these rows compare ours with kernels against it
-        _measure(model, prompt, new_tokens, " (ours: kernels)", result)
+            _measure(model, prompt, new_tokens, KERNELS, result)
+            model.set_attn_implementation(ATTENTION_KERNEL)
+            _measure(model, prompt, new_tokens, KERNELS_ATTENTION, result)
+        else:      # upstream stays unfused: these rows compare ours with kernels against it
+            for suffix in (KERNELS, KERNELS_ATTENTION):
+                result.update({k + suffix: v for k, v in list(result.items()) if "(" not in k})
     result["peak memory MB"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     _harness.emit(result)
 

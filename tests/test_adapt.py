@@ -252,3 +252,21 @@ def test_jit_scripted_entropy_helper_runs():
 
     x = torch.randn(3, 4)
     assert torch.equal(entropy(x), adapt.softmax_entropy(x))
+
+
+def _cli(*args):
+    return subprocess.run([upstream.ours_python(), "-m", "torchnative.cli", "adapt", *args],
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_cli_prints_the_table_and_refuses_bad_input(weights):
+    out = _cli("--methods", "source,norm", "--settings", "reset", "--corruptions", "fog",
+               "--per-domain", "64", "--quiet")
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows = {l.split("|")[1].strip(): l for l in out.stdout.splitlines() if l.startswith("| ")}
+    src, norm = (float(rows[m].split("|")[2]) for m in ("source", "norm"))
+    assert norm < src
+    for args, msg in ((["--methods", "bogus"], "unknown method 'bogus'"),
+                      (["--batch-size", "0"], "--batch-size must be at least 1")):
+        bad = _cli(*args)
+        assert bad.returncode == 2 and msg in bad.stderr, (args, bad.stderr[-500:])

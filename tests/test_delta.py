@@ -274,7 +274,7 @@ def test_transformers_llama_rmsnorm_is_a_norm_layer():
 
 IMPORT_ALONE = """
 import json, sys
-import torchnative.delta, torchnative.adapt
+import torchnative.delta, torchnative.adapt, torchnative.api, torchnative.delta.lora, torchnative.adapt.bench
 print(json.dumps(sorted(k for k in sys.modules if k.startswith(("torchnative._C", "torchnative.csrc")))))
 """
 

@@ -17,7 +17,9 @@ from torchnative.testing import upstream
 from torchnative.testing.golden import tolerance
 
 PROGRAM = Path(__file__).parent / "delta_peft_program.py"
-pytestmark = pytest.mark.skipif(not upstream.available(), reason="upstream environment not set up")
+# three processes importing transformers and peft (~1.5 min on a quiet machine): run with --slow
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not upstream.available(), reason="upstream environment not set up")]
 
 
 def run(side, mode, d):

@@ -131,3 +131,36 @@ def test_layout_survives_the_trip():
     assert proc.returncode == 0, proc.stderr[-2000:]
     checks = json.loads(proc.stdout.strip().splitlines()[-1])
     assert checks == [[True] * 5] * 5, checks
+
+
+def test_cpu_profile_spread_bounds_the_allowance():
+    """Upstream's result under another CPU profile widens the allowance by as much as upstream
+    moved on this output, and no more; with no other profile nothing is widened."""
+    import numpy as np
+
+    from torchnative.testing.golden.tolerance import floor
+
+    u = np.array([1.0, 2.0, 3.0, 4.0], np.float32).astype(np.float64)
+    other = u.copy()
+    other[1] += 1e-5  # upstream on another CPU moved element 1
+    tol, refs = floor("float32"), {"other0": other}
+    near = u.copy()
+    near[2] += 0.9e-5
+    assert compare.close(u, near, None, compare.spread(u, refs, "float32"), tol) is None
+    assert compare.close(u, near, None, compare.spread(u, {}, "float32"), tol)
+    too_far = u.copy()
+    too_far[1] += 2e-5
+    assert compare.close(u, too_far, None, compare.spread(u, refs, "float32"), tol)
+
+
+def test_other_cpu_profiles_exclude_the_capability_in_force():
+    """The profiles rerun are this CPU's capabilities other than the one in force; the capability
+    ours reproduces is the one upstream reports, here and under each profile."""
+    from torchnative.csrc.platform import cpu_capability as cap
+
+    probe = "import json, torch; print(json.dumps(torch.backends.cpu.get_cpu_capability()))"
+    others = upstream.other_cpu_profiles()
+    assert cap.CAPABILITY not in others
+    assert upstream.run_json(probe) == cap.CAPABILITY
+    for name, env in others.items():
+        assert upstream.run_json(probe, env=env) == name

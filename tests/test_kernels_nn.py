@@ -785,7 +785,7 @@ def test_agrees_with_upstream(golden, case_):
     missing = _missing_elsewhere(ours)
     if missing and (ours["type"] == "TorchnativeNotImplementedError" or up["low"]["T"] != "exc"):
         pytest.xfail(f"depends on {missing}, refused outside this engineer's files: {ours['msg']}")
-    _compare(golden, case_[1], up["low"], ours, ours_arrays, up["high"])
+    _compare(golden, case_[1], up["low"], ours, ours_arrays, up["high"], up.get("others", ()))
 
 
 def test_harness_rejects_a_wrong_value(golden):

@@ -233,8 +233,12 @@ KNOWN_DIVERGENCES = {
     # dot() (158.79393 vs 158.79391): our sum/dot accumulate in another order than upstream's
     # (its cascade sum, MKL's sdot). Every other operator agrees; float64 runs likewise part by
     # up to ~15 ulp after 20 iterations with a Tensor lr of 1e-3 (tiny steps: y cancels most).
+    # Which configurations part depends on the CPU: on an AMD EPYC (AVX2) "non-default lr" float32
+    # on the model parts too (1 of 59 state values, 3.8e-5), beyond upstream's own move between
+    # that machine's AVX2 and DEFAULT profiles.
     **{f"LBFGS|{desc}|{dtype}|default|{problem}": "sum/dot accumulation order, magnified"
        for desc, dtype, problem in [
+           ("non-default lr", "float32", "model"),
            ("default", "float32", "fixed"), ("tolerance_grad", "float32", "fixed"),
            ("Tensor lr", "float32", "model"), ("default", "float64", "fixed"),
            ("tolerance_grad", "float64", "fixed"), ("non-default lr", "float64", "model"),
@@ -271,8 +275,14 @@ def run_sweep(dtypes: tuple[str, ...], control: bool = True) -> dict:
                  "ours": _start(upstream.ours_python(), worker, "run", ours_cases)}
         if control:
             procs["control"] = _start(upstream.ours_python(), worker, "control", ctl_cases)
+        # upstream again as it computes on this machine's other CPU profiles: how far it moves
+        # from itself across CPUs is how far ours may sit from it
+        for name, env in upstream.other_cpu_profiles().items():
+            procs[f"profile:{name}"] = _start(str(upstream.UPSTREAM_PYTHON), worker, "run", ours_cases,
+                                              {**upstream.upstream_env(), **env})
         out = {k: _finish(p, k) for k, p in procs.items()}
-    return {"cases": cases, "up": out["up"], "ours": out["ours"], "control": out.get("control")}
+    return {"cases": cases, "up": out["up"], "ours": out["ours"], "control": out.get("control"),
+            "profiles": [v for k, v in out.items() if k.startswith("profile:")]}
 
 
 def _start(python: str, worker: Path, mode: str, cases: Path, env=None) -> subprocess.Popen:
@@ -300,7 +310,17 @@ def twin(k: str, dtype: str) -> str:
     return "|".join(parts)
 
 
-def verdict(k: str, ours: dict, up: dict) -> tuple[str, str]:
+def within_cpu_spread(a: np.ndarray, b: np.ndarray, moved: list[np.ndarray]) -> bool:
+    """Ours (a) no farther from upstream (b), anywhere, than upstream moves on this output between
+    this machine's CPU profiles (as the golden harness treats upstream's spread: compare.spread)."""
+    with np.errstate(invalid="ignore"):
+        spread = max((float(np.nanmax(np.abs(m - b), initial=0.0)) for m in moved if m.shape == b.shape),
+                     default=0.0)
+        same_nan = np.array_equal(np.isnan(a), np.isnan(b))
+        return spread > 0 and same_nan and bool(np.all((np.abs(a - b) <= spread) | np.isnan(b)))
+
+
+def verdict(k: str, ours: dict, up: dict, profiles: list = ()) -> tuple[str, str]:
     """(agree | diverge | refuse | errors-as-upstream | error, detail) for case ``k``."""
     o, u = ours[k], up[k]
     if "error" in u:
@@ -314,10 +334,11 @@ def verdict(k: str, ours: dict, up: dict) -> tuple[str, str]:
     other = up.get(twin(k, "float64" if dtype == "float32" else "float32"))
     if other is None or "error" in other:
         return "error", "no upstream run in the other dtype to derive the tolerance from"
+    moved = [_outputs(p[k]) for p in profiles if k in p and "error" not in p[k]]
     bad = []
-    for (name, a), (_, b), (_, c) in zip(_outputs(o), _outputs(u), _outputs(other)):
+    for i, ((name, a), (_, b), (_, c)) in enumerate(zip(_outputs(o), _outputs(u), _outputs(other))):
         why = agree_float32(a, b, c) if dtype == "float32" else agree_float64(a, b, c)
-        if why:
+        if why and not within_cpu_spread(a, b, [m[i][1] for m in moved]):
             bad.append(f"{name}: {why}")
     return ("diverge", "; ".join(bad)) if bad else ("agree", "")
 
@@ -331,7 +352,7 @@ def bitwise(k: str, ours: dict, up: dict) -> bool:
 
 
 def table(sweep: dict) -> dict:
-    return {k: verdict(k, sweep["ours"], sweep["up"]) for k in sweep["ours"]}
+    return {k: verdict(k, sweep["ours"], sweep["up"], sweep.get("profiles", ())) for k in sweep["ours"]}
 
 
 # ------------------------------------------------------------------------------------ the tests
@@ -384,7 +405,7 @@ def test_control_lr_off_by_a_thousandth_is_caught(sweep32):
     """The sweep's criterion must see a 0.1% error in the step size, in every implementation."""
     ctl = sweep32["control"]
     assert len(ctl) >= 20
-    missed = [k for k in ctl if verdict(k, ctl, sweep32["up"])[0] != "diverge"]
+    missed = [k for k in ctl if verdict(k, ctl, sweep32["up"], sweep32.get("profiles", ()))[0] != "diverge"]
     assert not missed, missed
 
 

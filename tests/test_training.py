@@ -97,6 +97,20 @@ def correct_counts(ours, up32, up64) -> str | None:
     return None
 
 
+def masks_differ(ours: list, up: list) -> str | None:
+    """Dropout masks bit for bit wherever both sides' inputs are nonzero (see watch_dropout)."""
+    if len(ours) != len(up):
+        return f"{len(ours)} dropout calls, upstream {len(up)}"
+    for i, (o, u) in enumerate(zip(ours, up)):
+        bits = [np.unpackbits(np.frombuffer(bytes.fromhex(h), np.uint8)) for h in (o[2], o[3], u[2], u[3])]
+        o_drop, o_zero, u_drop, u_zero = bits
+        seen = ~(o_zero.astype(bool) | u_zero.astype(bool))
+        differ = int(((o_drop != u_drop) & seen).sum())
+        if differ or len(o_drop) != len(u_drop):
+            return f"masks differ in call {i}: {differ} of {int(seen.sum())} observable elements"
+    return None
+
+
 def failures(ours: dict, up32: dict, up64: dict) -> dict[str, str]:
     """What disagrees, by output."""
     bad = {}
@@ -107,9 +121,9 @@ def failures(ours: dict, up32: dict, up64: dict) -> dict[str, str]:
     why = correct_counts(ours["correct"], up32["correct"], up64["correct"])
     if why:
         bad["correct"] = why
-    if ours["dropout"] != up32["dropout"]:
-        bad["dropout"] = "masks differ" if len(ours["dropout"]) == len(up32["dropout"]) else \
-            f"{len(ours['dropout'])} dropout calls, upstream {len(up32['dropout'])}"
+    why = masks_differ(ours["dropout"], up32["dropout"])
+    if why:
+        bad["dropout"] = why
     if sorted(ours["state"]) != sorted(up32["state"]):
         bad["state"] = f"keys {sorted(ours['state'])} vs {sorted(up32['state'])}"
         return bad
@@ -175,7 +189,7 @@ def test_dropout_masks_are_exercised(runs):
     ours, _, _ = runs
     for name in ("cnn_adam_onecycle", "clip_accum", "mlp_adamw_exponential_foreach"):
         assert len(ours[name]["dropout"]) == len(ours[name]["losses"])
-        assert all(n > 0 for n, _ in ours[name]["dropout"]), name
+        assert all(n > 0 for n, *_ in ours[name]["dropout"]), name
 
 
 def test_resume_equals_uninterrupted(runs):
@@ -213,3 +227,16 @@ def test_criterion_sees_a_small_error(runs):
                  else v for k, v in ours[name]["state"].items()}
         bad = failures(dict(ours[name], state=state), up32[name], up64[name])
         assert any(k in bad for k in state), name
+
+
+def test_mask_comparison_catches_one_flipped_bit(runs):
+    """The mask comparison sees a single observable bit flipped (and ignores none of the calls)."""
+    ours, _, _ = runs
+    calls = ours["clip_accum"]["dropout"]
+    assert masks_differ(calls, calls) is None
+    dropped = np.unpackbits(np.frombuffer(bytes.fromhex(calls[-1][2]), np.uint8))
+    zero_in = np.unpackbits(np.frombuffer(bytes.fromhex(calls[-1][3]), np.uint8))
+    i = int(np.flatnonzero(zero_in == 0)[0])
+    dropped[i] ^= 1
+    flipped = calls[:-1] + [calls[-1][:2] + [np.packbits(dropped).tobytes().hex(), calls[-1][3]]]
+    assert "masks differ in call" in masks_differ(flipped, calls)

@@ -128,12 +128,20 @@ def programs(torch):
 
 
 def watch_dropout(torch, model, record):
-    """Record, per Dropout call in train mode, how many elements it zeroed and the sum of their
-    flat indices: the masks must be upstream's bits."""
+    """Record, per Dropout call in train mode, how many elements it zeroed, the sum of their flat
+    indices, and (hex-packed bits) which elements it zeroed and which inputs were zero already:
+    where an input is zero on either side the mask bit is unobservable (an activation that lands on
+    zero on one CPU and just above it on another), everywhere else it must be upstream's bit."""
+    import numpy as np
+
     def hook(module, inputs, output):
         if module.training and module.p > 0:
-            dropped = ((output == 0) & (inputs[0] != 0)).reshape(-1).nonzero().reshape(-1)
-            record.append([int(dropped.numel()), int(dropped.sum())])
+            zero_in = (inputs[0] == 0).reshape(-1)
+            dropped = ((output == 0) & (inputs[0] != 0)).reshape(-1)
+            idx = dropped.nonzero().reshape(-1)
+            record.append([int(idx.numel()), int(idx.sum()),
+                           np.packbits(dropped.numpy()).tobytes().hex(),
+                           np.packbits(zero_in.numpy()).tobytes().hex()])
 
     for m in model.modules():
         if isinstance(m, torch.nn.Dropout):

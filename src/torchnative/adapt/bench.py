@@ -28,6 +28,7 @@ def _clean_batches(n=2, size=64):
 FACTORIES = {
     "source": None,
     "norm": lambda: NormStats(),
+    "norm_single": lambda: NormStats(alpha=1 / 17),  # Schneider et al.'s prior N = 16
     "tent": lambda: Tent(),
     "eta": lambda: ETA(),
     "eata": lambda: EATA(fisher_data=_clean_batches()),

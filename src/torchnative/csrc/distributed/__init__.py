@@ -23,12 +23,12 @@ def _has_distributed() -> bool:
 def torch_c_names() -> dict[str, object]:
     from ..core.refuse import refusing_class, refusing_function
     from . import errors, future, options, placements, registry, store, tcp_store, work
-    from .ddp import DDP_NAMES
     from .fake_backend import FakeProcessGroup
     from .file_store import FileStore
     from .gloo import ProcessGroupGloo
     from .process_group import Backend, ProcessGroup
     from .reduce_op import ReduceOp
+    from .reducer import DDP_CLASSES
     from .wait_counter import _WaitCounter
 
     out: dict[str, object] = {
@@ -75,6 +75,6 @@ def torch_c_names() -> dict[str, object]:
                  "set_debug_level", "set_debug_level_from_env", "_hash_tensors",
                  "_test_python_store"):
         c10d[name] = getattr(registry, name)
-    c10d.update(DDP_NAMES())
+    c10d.update(DDP_CLASSES)
     out.update({f"{C10D}.{k}": v for k, v in c10d.items()})
     return out

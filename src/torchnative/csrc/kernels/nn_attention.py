@@ -26,6 +26,7 @@ from ..core.device import CPU
 from .support.common import arr, as_compute, wrap
 from ..dispatch.call import call
 from .support.nn_util import fma, subclass_like, typemeta
+from .pointwise_math import exact
 from ..ops.kernel_registry import kernel
 from .copy import _empty_like
 from .views import transpose as _transpose
@@ -258,7 +259,9 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
     row_max = scores.max(axis=-1, keepdims=True)
     np.copyto(row_max, 0, where=np.isneginf(row_max))  # fully masked rows: exp(-inf) = 0
     np.subtract(scores, row_max, out=scores)
-    np.exp(scores, out=scores)
+    # upstream's vectorized exp is within an ulp; numpy's float32 exp is not, and its error
+    # depends on which SIMD build of it this CPU runs
+    scores = exact(np.exp, scores)
     total = scores.sum(axis=-1, keepdims=True)
     if dt in _REDUCED:  # the probabilities enter the second product in the input dtype
         scores = as_compute(wrap(scores, dt), dt)

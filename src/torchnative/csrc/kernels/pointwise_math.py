@@ -213,6 +213,7 @@ def erf_vec32(x: np.ndarray) -> np.ndarray:
 VEC_BYTES = cpu_capability.VEC_BYTES
 ONEDNN_AVX512 = cpu_capability.ONEDNN_AVX512
 ONEDNN_AVX2 = cpu_capability.ONEDNN_AVX2
+ONEDNN_SSE41 = cpu_capability.ONEDNN_SSE41
 ONEDNN_BF16 = cpu_capability.ONEDNN_BF16
 ONEDNN_FP16 = cpu_capability.ONEDNN_FP16
 SIMD_MATH = cpu_capability.SIMD_MATH
@@ -331,7 +332,13 @@ _AS_P, _AS_RSQRT2 = _bits32(0x3ea7ba05, 0x3f3504f3)
 _AS_POL = np.array([0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429], np.float32)
 
 
-def _exp_onednn(x: np.ndarray) -> np.ndarray:
+def _mul_add32(a, b, c):
+    """oneDNN's uni_vfmadd below AVX (SSE4.1): a multiply and an add, rounded apart."""
+    with np.errstate(all="ignore"):
+        return (np.float32(a) * b if np.isscalar(a) else a * b) + c
+
+
+def _exp_onednn(x: np.ndarray, _fma32=_fma32) -> np.ndarray:
     """oneDNN's jit exp on float32 (exp_compute_vector_fwd): 2^n times a degree-5 polynomial in
     the reduced argument, zero below ln(FLT_MIN)."""
     one, half = np.float32(1), np.float32(0.5)
@@ -349,14 +356,16 @@ def _exp_onednn(x: np.ndarray) -> np.ndarray:
         return (p * scale) * np.float32(2)
 
 
-def gelu_onednn_avx2(x: np.ndarray) -> np.ndarray:
+def gelu_onednn_avx2(x: np.ndarray, fused: bool = True) -> np.ndarray:
     """oneDNN's gelu_erf below AVX512 (jit avx2): the Abramowitz-Stegun erf with oneDNN's own
-    exp, every multiply-add fused as its vfmadd instructions are."""
+    exp, every multiply-add fused as its vfmadd instructions are (``fused=False``: its SSE4.1
+    build, where each is a multiply and an add)."""
     one = np.float32(1)
+    _fma32 = globals()["_fma32"] if fused else _mul_add32
     with np.errstate(all="ignore"):
         xs = x * _AS_RSQRT2
         t = one / _fma32(_AS_P, np.abs(xs), one)
-        q = -_exp_onednn(-(xs * xs)) * t
+        q = -_exp_onednn(-(xs * xs), _fma32) * t
         r = np.full_like(x, _AS_POL[4])
         for c in _AS_POL[3::-1]:
             r = _fma32(r, t, c)

@@ -18,8 +18,9 @@ from .pointwise_base import (ALL_H, ALL_HB, ALL_HC, BF16, BOOL, COMPLEX, F16, F3
                              FLOAT_HC, INTEGRAL, NOTHING, REDUCED, U8, broadcasting, check, checked,
                              compute_dtype, finish, needs_quiet, operand, quiet, result_type)
 from .pointwise_binary import maximum, minimum
-from .pointwise_math import (ONEDNN_AVX2, ONEDNN_AVX512, ONEDNN_BF16, ONEDNN_FP16, SIMD_MATH, erf,
-                             erf_vec32, exact, fma, gelu_onednn, gelu_onednn_avx2, vectorized_mask)
+from .pointwise_math import (ONEDNN_AVX2, ONEDNN_AVX512, ONEDNN_BF16, ONEDNN_FP16, ONEDNN_SSE41,
+                             SIMD_MATH, erf, erf_vec32, exact, fma, gelu_onednn, gelu_onednn_avx2,
+                             vectorized_mask)
 from ..ops.kernel_registry import kernel
 
 
@@ -279,6 +280,8 @@ def gelu(self, *, approximate="none"):
             return _act("GeluKernelImpl", self, gelu_onednn)
         if ONEDNN_AVX2 and dt is F32:
             return _act("GeluKernelImpl", self, gelu_onednn_avx2)
+        if ONEDNN_SSE41 and dt is F32:
+            return _act("GeluKernelImpl", self, lambda x: gelu_onednn_avx2(x, fused=False))
     mask = vectorized_mask(self._size, self._stride, dt.itemsize)
     return _act("GeluKernelImpl", self, lambda x: _gelu_none(x, mask))
 

@@ -85,10 +85,14 @@ CONTRACTS_FMA = CAPABILITY != DEFAULT or _ARM
 # Whether the vectorized kernels use SLEEF and ATen's polynomial approximations (AVX2, AVX512,
 # SVE) or the generic Vectorized's element-wise libm calls (DEFAULT).
 SIMD_MATH = CAPABILITY != DEFAULT
-# oneDNN picks its own ISA from the CPU (not ATen's capability): its AVX512 gelu for float32,
-# and bfloat16/float16 eltwise work only where the CPU computes them natively.
-ONEDNN_AVX512 = {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= FLAGS
-ONEDNN_AVX2 = {"avx2", "fma"} <= FLAGS
+# oneDNN picks its own ISA from the CPU (not ATen's capability), capped by its own switch
+# ONEDNN_MAX_CPU_ISA: its AVX512 gelu for float32, and bfloat16/float16 eltwise work only where
+# the CPU computes them natively.
+_ONEDNN_CAP = {"SSE41": 0, "AVX": 1, "AVX2": 2, "AVX2_VNNI": 2, "AVX2_VNNI_2": 2}
+_onednn_max = _ONEDNN_CAP.get(os.environ.get("ONEDNN_MAX_CPU_ISA", "ALL").upper(), 3)
+ONEDNN_AVX512 = {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= FLAGS and _onednn_max >= 3
+ONEDNN_AVX2 = {"avx2", "fma"} <= FLAGS and _onednn_max >= 2
+ONEDNN_SSE41 = "sse4_1" in FLAGS
 ONEDNN_BF16 = ONEDNN_AVX512
-ONEDNN_FP16 = bool({"avx512_fp16", "amx_fp16"} & FLAGS)
+ONEDNN_FP16 = bool({"avx512_fp16", "amx_fp16"} & FLAGS) and _onednn_max >= 3
 

@@ -107,7 +107,7 @@ def exact(u, o):
 @comparator("finite floats: within the derived tolerance of upstream, or no farther from upstream's "
             "float64 rerun than upstream itself is (at that element, or within its worst absolute and "
             "relative error on this output), or within upstream's own measured spread (run to run; "
-            "float64's scaled sensitivity)")
+            "across this machine's CPU profiles; float64's scaled sensitivity)")
 def close(u: np.ndarray, o: np.ndarray, high: np.ndarray | None, spread: float, tol: Tol):
     if u.shape != o.shape:
         return f"not comparable: {o.shape} vs {u.shape}"
@@ -178,6 +178,26 @@ class Case:
     up_arrays: dict
     ours_arrays: dict
     tol: Callable[[str], Tol]
+    others: list = field(default_factory=list)  # upstream's values under other CPU profiles
+
+
+def other_results(others: list[tuple[dict, dict]], case_id: str) -> list[tuple[dict, dict]]:
+    """(value, arrays) of each other CPU profile's result for one case, where it computed."""
+    found = []
+    for record, arrays in others:
+        r = record.get("results", {}).get(case_id)
+        if r is not None and r.get("ok"):
+            found.append((r["value"], arrays))
+    return found
+
+
+def _prefixed(d, prefix: str):
+    if isinstance(d, dict):
+        return {k: (prefix + v if k == "data" and isinstance(v, str) else _prefixed(v, prefix))
+                for k, v in d.items()}
+    if isinstance(d, list):
+        return [_prefixed(x, prefix) for x in d]
+    return d
 
 
 def judge(c: Case, ours: dict | None) -> Verdict:
@@ -195,6 +215,11 @@ def judge(c: Case, ours: dict | None) -> Verdict:
                     v.check("alias", up["alias"], ours.get("alias"))
                 refs = {k: c.sample[k] for k in ("high", "narrow") if c.sample.get(k) is not None}
                 refs.update({f"again{i}": r for i, r in enumerate(c.sample.get("again") or [])})
+                if c.others:  # their arrays join upstream's under a prefix of their own
+                    c.up_arrays = dict(c.up_arrays)
+                    for i, (value, arrays) in enumerate(c.others):
+                        c.up_arrays.update({f"other{i}:{k}": a for k, a in arrays.items()})
+                        refs[f"other{i}"] = _prefixed(value, f"other{i}:")
                 _Walk(c, v).node(up["value"], ours["value"], refs, 0, ())
             elif v.check("exception", up.get("exc"), ours.get("exc")):
                 v.status = "errors-as-upstream"
@@ -323,11 +348,14 @@ class _Walk:
 
 def spread(u: np.ndarray, refs: dict, dt: str) -> float:
     """How far upstream's own values are known to move on this output (largest element): between its
-    runs ("again*"), or twice float64's error as scaled from its float32 rerun ("narrow": ours and
-    upstream may each sit that far from the truth, on opposite sides)."""
+    runs ("again*"), between the CPU profiles this machine can run ("other*": ATen's capabilities,
+    MKL's and oneDNN's code paths; three summation orders can coincide at one element while the
+    third differs, so the allowance is the output's largest move, as for reruns), or twice
+    float64's error as scaled from its float32 rerun ("narrow": ours and upstream may each sit that
+    far from the truth, on opposite sides)."""
     parts = [0.0]
     with np.errstate(invalid="ignore", over="ignore"):
-        deviations = [np.abs(r - u) for k, r in refs.items() if k.startswith("again")]
+        deviations = [np.abs(r - u) for k, r in refs.items() if k.startswith(("again", "other"))]
         if "narrow" in refs:
             ratio = codec.finfo(dt)[0] / codec.finfo(codec.NARROW.get(dt, dt))[0]
             deviations.append(2 * ratio * np.abs(refs["narrow"] - u))

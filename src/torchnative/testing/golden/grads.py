@@ -33,7 +33,8 @@ from torchnative.testing import upstream
 import numpy as np
 
 from . import baseline, codec, compare, workers
-from .pipeline import CACHE, cases_dir, fingerprint, load_pair, results_dir, suite_dir
+from .pipeline import (CACHE, cases_dir, fingerprint, load_pair, profile_results, replay_profiles,
+                       results_dir, suite_dir)
 from .report import GOOD, STATUSES, pct, rel, row_id, row_status
 from .tolerance import OpTolerances, Tol
 
@@ -97,6 +98,7 @@ def generate(suite: GradSuite, *, force: bool = False, jobs: int = 1, log=sys.st
         path, fp = out / "_manifest.json", fingerprint(suite)
         if not force and path.exists() and json.loads(path.read_text()).get("fingerprint") == fp:
             print(f"[grads] reusing cases in {out}", file=log)
+            _profiles(suite, out, jobs, log)
             return out
         if not upstream.available():
             raise RuntimeError(f"upstream interpreter missing: {upstream.UPSTREAM_PYTHON} (run tools/setup.sh)")
@@ -113,7 +115,14 @@ def generate(suite: GradSuite, *, force: bool = False, jobs: int = 1, log=sys.st
             "fingerprint": fp, "suite": suite.params(), "keys": keys, "failures": failures,
             "upstream_python": str(upstream.UPSTREAM_PYTHON), "seconds": round(time.time() - start, 1),
             "created": time.strftime("%Y-%m-%d %H:%M:%S")}, indent=1))
+        _profiles(suite, out, jobs, log)
         return out
+
+
+def _profiles(suite: GradSuite, out: Path, jobs: int, log) -> None:
+    keys = [k for k in manifest(suite)["keys"] if (out / f"{k}.json").exists()]
+    replay_profiles(suite, "grads_worker", ["replay", "--cases", str(out)], keys,
+                    per_key=SECONDS_PER_KEY, jobs=jobs, log=log)
 
 
 def replay(suite: GradSuite, python: str, label: str, *, jobs: int = 1, keys=None, log=sys.stderr) -> Path:
@@ -220,6 +229,7 @@ def judge_all(suite: GradSuite, label: str, keys=None):
         else:
             mine, mine_arrays = {"crashed": "no result file"}, {}
         tols = tolerances(doc, arrays)
+        others = profile_results(suite, key)
         samples = {s["id"]: s for s in doc["samples"]}
         failed = mine.get("import_error") or mine.get("op_error")
         if failed:
@@ -236,7 +246,8 @@ def judge_all(suite: GradSuite, label: str, keys=None):
                 continue
             view = {"id": sample["id"], "dtype": sample["dtype"], "args": [], "kwargs": {},
                     "random": sample["random"], "high": case.get("high"), "narrow": case.get("narrow")}
-            c = compare.Case(op, view, case, arrays, mine_arrays, tols[case["variant"]])
+            c = compare.Case(op, view, case, arrays, mine_arrays, tols[case["variant"]],
+                             compare.other_results(others, case["id"]))
             v = compare.judge(c, ours)
             fn_diff = None
             if case["variant"] == "grad" and ours and ours.get("ok") and case["upstream"].get("ok") \

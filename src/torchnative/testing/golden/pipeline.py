@@ -64,7 +64,11 @@ def generate(suite: Suite, *, force: bool = False, jobs: int = 1, log=sys.stderr
     CACHE.mkdir(parents=True, exist_ok=True)
     with open(CACHE / f"{suite.name}.lock", "w") as lock:  # concurrent runs share the cache
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return _generate(suite, force, jobs, log)
+        out = _generate(suite, force, jobs, log)
+        keys = [k for k in manifest(suite)["keys"] if (out / f"{k}.json").exists()]
+        replay_profiles(suite, "replay", ["--cases", str(out)], keys, per_key=REPLAY_SECONDS_PER_KEY,
+                        jobs=jobs, log=log)
+        return out
 
 
 def _generate(suite: Suite, force: bool, jobs: int, log) -> Path:
@@ -90,6 +94,38 @@ def _generate(suite: Suite, force: bool, jobs: int, log) -> Path:
         "upstream_python": str(upstream.UPSTREAM_PYTHON), "seconds": round(time.time() - start, 1),
         "created": time.strftime("%Y-%m-%d %H:%M:%S")}, indent=1))
     return out
+
+
+PROFILE_LABEL = "upstream-{}"
+
+
+def replay_profiles(suite, module: str, args: list[str], keys: list[str], *, per_key: float,
+                    jobs: int = 1, log=sys.stderr) -> None:
+    """Upstream's results for every case again, under each of this machine's other CPU profiles
+    (``upstream.other_cpu_profiles``): where they move, upstream disagrees with itself across
+    CPUs, and ``compare.spread`` lets ours move as far. Kept while the cases' fingerprint holds."""
+    fp = json.loads((cases_dir(suite) / "_manifest.json").read_text())["fingerprint"]
+    for name, env in upstream.other_cpu_profiles().items():
+        out = results_dir(suite, PROFILE_LABEL.format(name))
+        stamp = out / "_run.json"
+        if stamp.exists() and json.loads(stamp.read_text()).get("fingerprint") == fp:
+            continue
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir(parents=True)
+        failures = workers.run_keys(upstream.UPSTREAM_PYTHON, module, [*args, "--out", str(out)], keys,
+                                    lambda k, out=out: (out / f"{k}.json").exists(), chunk=40,
+                                    per_key=per_key, jobs=jobs, log=log, env=env)
+        stamp.write_text(json.dumps({"fingerprint": fp, "profile": name, "env": env, "crashed": failures}))
+
+
+def profile_results(suite, key: str) -> list[tuple[dict, dict]]:
+    """(record, arrays) of upstream's results for entry ``key`` under the other CPU profiles."""
+    found = []
+    for name in upstream.other_cpu_profiles():
+        d = results_dir(suite, PROFILE_LABEL.format(name))
+        if (d / f"{key}.json").exists():
+            found.append(load_pair(d, key))
+    return found
 
 
 def replay(suite: Suite, python: str, label: str, *, jobs: int = 1, log=sys.stderr) -> Path:
@@ -121,6 +157,7 @@ def judge_all(suite: Suite, label: str):
         else:
             mine, mine_arrays = {"crashed": "no result file"}, {}
         tol = OpTolerances(doc, arrays)
+        others = profile_results(suite, key)
         samples = {s["id"]: s for s in doc["samples"]}
         failed = mine.get("import_error") or mine.get("op_error")
         if failed:  # ours never reached the op: neither a refusal nor any exception upstream could raise
@@ -130,5 +167,6 @@ def judge_all(suite: Suite, label: str):
             ours = mine.get("results", {}).get(case["id"])
             if ours is None and failed:
                 ours = {"ok": False, "exc": failed}
-            c = compare.Case(doc, samples[case["sample"]], case, arrays, mine_arrays, tol)
+            c = compare.Case(doc, samples[case["sample"]], case, arrays, mine_arrays, tol,
+                             compare.other_results(others, case["id"]))
             yield doc, c.sample, case, compare.judge(c, ours), ours, tol

@@ -33,11 +33,13 @@ def worker_env(python: str | Path) -> dict[str, str]:
     return env
 
 
-def run(python, module: str, args: list[str], timeout: float) -> tuple[int | str, str]:
-    """Run ``python -m golden.<module> args``; returns (exit code or 'timeout', stderr tail)."""
+def run(python, module: str, args: list[str], timeout: float,
+        env: dict[str, str] | None = None) -> tuple[int | str, str]:
+    """Run ``python -m golden.<module> args`` (``env``: extra variables, e.g. a CPU profile);
+    returns (exit code or 'timeout', stderr tail)."""
     try:
         proc = subprocess.run([str(python), "-m", f"golden.{module}", *args], capture_output=True,
-                              text=True, env=worker_env(python), timeout=timeout)
+                              text=True, env={**worker_env(python), **(env or {})}, timeout=timeout)
         return proc.returncode, proc.stderr[-3000:]
     except subprocess.TimeoutExpired as exc:
         err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
@@ -55,7 +57,8 @@ def list_keys(ops: tuple[str, ...]) -> list[str]:
 
 
 def run_keys(python, module: str, args: list[str], keys: list[str], done: Callable[[str], bool], *,
-             chunk: int, per_key: float, jobs: int = 1, log=sys.stderr) -> dict[str, str]:
+             chunk: int, per_key: float, jobs: int = 1, log=sys.stderr,
+             env: dict[str, str] | None = None) -> dict[str, str]:
     """Process ``keys`` in chunks; a chunk that dies is retried one key at a time.
 
     Returns {key: why} for keys that still have no output (the caller records them as crashed).
@@ -63,7 +66,7 @@ def run_keys(python, module: str, args: list[str], keys: list[str], done: Callab
     chunks = [keys[i:i + chunk] for i in range(0, len(keys), chunk)]
 
     def one(part: list[str]) -> dict[str, str]:
-        code, err = run(python, module, [*args, *part], STARTUP_SECONDS + per_key * len(part))
+        code, err = run(python, module, [*args, *part], STARTUP_SECONDS + per_key * len(part), env)
         missing = [k for k in part if not done(k)]
         if not missing:
             return {}

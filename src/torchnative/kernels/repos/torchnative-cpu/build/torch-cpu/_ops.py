@@ -1,0 +1,279 @@
+"""Fused CPU operators: each a ``torch.library`` custom operator whose kernel is numpy, so a
+fused layer costs one operator call where the unfused layer dispatched many.
+
+Every kernel computes in float64 and rounds once, to the dtype the unfused layer returns. The
+unfused layers round after each of their operations (and ``LlamaRMSNorm`` narrows even float64
+input to float32), so a result rounded once is never farther from the exact value than theirs
+by more than half an ulp: it agrees with upstream within upstream's own error, including where
+the formula cancels. The one rounding kept is RMSNorm's explicit cast of the normalized states
+to a 16-bit input dtype before the weight multiplies them: that cast is part of the layer."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch._library.custom_ops import OPDEFS
+
+# The namespace is the variant's metadata id (the name this package is imported under), so
+# two builds of the kernel never collide.
+NAMESPACE = __name__.split(".")[0]
+_NARROW = (torch.float16, torch.bfloat16)
+
+
+def _np(t: torch.Tensor) -> np.ndarray:
+    """A tensor's values in float64."""
+    t = t.detach()
+    if t.dtype in (torch.float32, torch.float64):
+        return t.numpy().astype(np.float64, copy=False)
+    return t.to(torch.float64).numpy()
+
+
+def _tensor(a: np.ndarray, dtype: torch.dtype) -> torch.Tensor:
+    """float64 values rounded once to ``dtype``."""
+    if dtype == torch.float32:
+        return torch.from_numpy(np.ascontiguousarray(a, np.float32))
+    t = torch.from_numpy(np.ascontiguousarray(a, np.float64))
+    return t if dtype == torch.float64 else t.to(dtype)
+
+
+def _rounded(a: np.ndarray, dtype: torch.dtype) -> np.ndarray:
+    """``a`` rounded to a 16-bit ``dtype`` and widened back to float64."""
+    return _tensor(a, dtype).to(torch.float64).numpy()
+
+
+def _custom_op(name, schema_fn, **kw):
+    qualname = f"{NAMESPACE}::{name}"
+    if qualname in OPDEFS:               # this build was already loaded from another path
+        return OPDEFS[qualname]
+    return torch.library.custom_op(qualname, mutates_args=(), **kw)(schema_fn)
+
+
+def _unbroadcast(a: np.ndarray, shape) -> np.ndarray:
+    while a.ndim > len(shape):
+        a = a.sum(0)
+    for i, n in enumerate(shape):
+        if n == 1 and a.shape[i] != 1:
+            a = a.sum(i, keepdims=True)
+    return a
+
+
+# --- RMSNorm ---------------------------------------------------------------------------------
+
+def _normalized(x: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """(x / rms(x), 1 / rms(x)) over the last dimension."""
+    r = 1.0 / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)
+    return x * r, r
+
+
+def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    h, _ = _normalized(_np(x), eps)
+    if x.dtype in _NARROW:
+        h = _rounded(h, x.dtype)
+    return _tensor(_np(weight) * h, torch.promote_types(weight.dtype, x.dtype))
+
+
+def _rms_norm_backward(grad: torch.Tensor, x: torch.Tensor, weight: torch.Tensor,
+                       eps: float) -> list[torch.Tensor]:
+    g, a, w = _np(grad), _np(x), _np(weight)
+    h, r = _normalized(a, eps)
+    if x.dtype in _NARROW:
+        h = _rounded(h, x.dtype)
+    gh = g * w
+    dx = r * gh - a * (r ** 3) * np.mean(gh * a, axis=-1, keepdims=True)
+    return [_tensor(dx, x.dtype), _tensor(_unbroadcast(g * h, w.shape), weight.dtype)]
+
+
+rms_norm = _custom_op("rms_norm", _rms_norm)
+rms_norm_backward = _custom_op("rms_norm_backward", _rms_norm_backward)
+
+
+@rms_norm.register_fake
+def _(x, weight, eps):
+    return x.new_empty(x.shape, dtype=torch.promote_types(weight.dtype, x.dtype))
+
+
+@rms_norm_backward.register_fake
+def _(grad, x, weight, eps):
+    return [torch.empty_like(x), torch.empty_like(weight)]
+
+
+# --- rotary position embedding ---------------------------------------------------------------
+
+def _rotate_half(a: np.ndarray) -> np.ndarray:
+    h = a.shape[-1] // 2
+    return np.concatenate((-a[..., h:], a[..., :h]), axis=-1)
+
+
+def _rotate_half_t(a: np.ndarray) -> np.ndarray:
+    h = a.shape[-1] // 2
+    return np.concatenate((a[..., h:], -a[..., :h]), axis=-1)
+
+
+def _rotary(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
+            unsqueeze_dim: int) -> list[torch.Tensor]:
+    c, s = np.expand_dims(_np(cos), unsqueeze_dim), np.expand_dims(_np(sin), unsqueeze_dim)
+    outs = []
+    for t in (q, k):
+        a = _np(t)
+        outs.append(_tensor(a * c + _rotate_half(a) * s, torch.promote_types(t.dtype, cos.dtype)))
+    return outs
+
+
+def _rotary_backward(gq: torch.Tensor, gk: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
+                     cos: torch.Tensor, sin: torch.Tensor, unsqueeze_dim: int) -> list[torch.Tensor]:
+    c, s = np.expand_dims(_np(cos), unsqueeze_dim), np.expand_dims(_np(sin), unsqueeze_dim)
+    a_q, a_k, g_q, g_k = _np(q), _np(k), _np(gq), _np(gk)
+    dq = g_q * c + _rotate_half_t(g_q * s)
+    dk = g_k * c + _rotate_half_t(g_k * s)
+    dc = _unbroadcast(g_q * a_q, c.shape) + _unbroadcast(g_k * a_k, c.shape)
+    ds = _unbroadcast(g_q * _rotate_half(a_q), s.shape) + _unbroadcast(g_k * _rotate_half(a_k), s.shape)
+    return [_tensor(dq, q.dtype), _tensor(dk, k.dtype),
+            _tensor(np.squeeze(dc, unsqueeze_dim), cos.dtype),
+            _tensor(np.squeeze(ds, unsqueeze_dim), sin.dtype)]
+
+
+rotary = _custom_op("rotary", _rotary)
+rotary_backward = _custom_op("rotary_backward", _rotary_backward)
+
+
+@rotary.register_fake
+def _(q, k, cos, sin, unsqueeze_dim):
+    return [q.new_empty(q.shape, dtype=torch.promote_types(q.dtype, cos.dtype)),
+            k.new_empty(k.shape, dtype=torch.promote_types(k.dtype, cos.dtype))]
+
+
+@rotary_backward.register_fake
+def _(gq, gk, q, k, cos, sin, unsqueeze_dim):
+    return [torch.empty_like(q), torch.empty_like(k), torch.empty_like(cos), torch.empty_like(sin)]
+
+
+# --- SiLU and SiLU-and-multiply --------------------------------------------------------------
+
+def _silu_np(a: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):      # exp(-a) overflows to inf for a < -709: silu -> -0
+        return a / (1 + np.exp(-a))
+
+
+def _silu(x: torch.Tensor) -> torch.Tensor:
+    return _tensor(_silu_np(_np(x)), x.dtype)
+
+
+def _silu_grad_np(a: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        sig = 1 / (1 + np.exp(-a))
+    return sig * (1 + a * (1 - sig))
+
+
+def _silu_backward(grad: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    return _tensor(_np(grad) * _silu_grad_np(_np(x)), x.dtype)
+
+
+def _silu_and_mul(x: torch.Tensor) -> torch.Tensor:
+    a = _np(x)
+    d = a.shape[-1] // 2
+    return _tensor(_silu_np(a[..., :d]) * a[..., d:], x.dtype)
+
+
+def _silu_and_mul_backward(grad: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    a, g = _np(x), _np(grad)
+    d = a.shape[-1] // 2
+    a1, a2 = a[..., :d], a[..., d:]
+    return _tensor(np.concatenate((g * a2 * _silu_grad_np(a1), g * _silu_np(a1)), -1), x.dtype)
+
+
+silu = _custom_op("silu", _silu)
+silu_backward = _custom_op("silu_backward", _silu_backward)
+silu_and_mul = _custom_op("silu_and_mul", _silu_and_mul)
+silu_and_mul_backward = _custom_op("silu_and_mul_backward", _silu_and_mul_backward)
+
+
+@silu.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+@silu_backward.register_fake
+def _(grad, x):
+    return torch.empty_like(x)
+
+
+@silu_and_mul.register_fake
+def _(x):
+    return x.new_empty((*x.shape[:-1], x.shape[-1] // 2))
+
+
+@silu_and_mul_backward.register_fake
+def _(grad, x):
+    return torch.empty_like(x)
+
+
+# --- attention (scaled dot product, grouped heads, causal; a decode step is one call) -------
+
+def _groups(q: np.ndarray, k: np.ndarray) -> np.ndarray:
+    b, h, lq, d = q.shape
+    return q.reshape(b, k.shape[1], h // k.shape[1], lq, d)
+
+
+def _probs(q, k, scaling, causal, mask):
+    """Softmax probabilities, grouped; ``mask`` is boolean, broadcastable to (batch, heads,
+    queries, keys), True where a query may attend."""
+    qg = _groups(q, k)                                       # b, hkv, rep, lq, d
+    scores = np.matmul(qg, np.expand_dims(k.swapaxes(-1, -2), 2)) * scaling
+    lq, lk = scores.shape[-2], scores.shape[-1]
+    allowed = np.ones((lq, lk), bool)
+    if causal and lq > 1:
+        allowed = np.tril(allowed, lk - lq)               # aligned to the last key, as with a cache
+    allowed = np.broadcast_to(allowed, scores.shape)
+    if mask is not None:
+        b, heads = mask.shape[:2]
+        grouped = mask[:, None] if heads == 1 else mask.reshape(b, *qg.shape[1:3], *mask.shape[2:])
+        allowed = allowed & grouped
+    scores = np.where(allowed, scores, -np.inf)
+    top = scores.max(-1, keepdims=True)
+    # a query that may see no key (a left-padded position) gets all-zero probabilities, as
+    # flash attention gives it, rather than NaN that would reach the real positions via v
+    p = np.exp(scores - np.where(np.isfinite(top), top, 0.0))
+    total = p.sum(-1, keepdims=True)
+    return qg, p / np.where(total > 0, total, 1.0)
+
+
+def _mask(mask: torch.Tensor | None) -> np.ndarray | None:
+    return None if mask is None else mask.detach().numpy().astype(bool, copy=False)
+
+
+def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None,
+               scaling: float, causal: bool) -> torch.Tensor:
+    a_q, a_k, a_v = _np(q), _np(k), _np(v)
+    _, p = _probs(a_q, a_k, scaling, causal, _mask(mask))
+    out = np.matmul(p, np.expand_dims(a_v, 2))               # b, hkv, rep, lq, d
+    b, h, lq, d = q.shape
+    return _tensor(out.reshape(b, h, lq, d).transpose(0, 2, 1, 3), q.dtype)
+
+
+def _attention_backward(grad: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                        mask: torch.Tensor | None, scaling: float,
+                        causal: bool) -> list[torch.Tensor]:
+    a_q, a_k, a_v = _np(q), _np(k), _np(v)
+    qg, p = _probs(a_q, a_k, scaling, causal, _mask(mask))
+    b, h, lq, d = q.shape
+    g = _groups(_np(grad).transpose(0, 2, 1, 3), a_k)        # b, hkv, rep, lq, d
+    dp = np.matmul(g, np.expand_dims(a_v.swapaxes(-1, -2), 2))
+    ds = p * (dp - (dp * p).sum(-1, keepdims=True)) * scaling
+    dq = np.matmul(ds, np.expand_dims(a_k, 2)).reshape(b, h, lq, d)
+    dk = np.matmul(ds.swapaxes(-1, -2), qg).sum(2)
+    dv = np.matmul(p.swapaxes(-1, -2), g).sum(2)
+    return [_tensor(dq, q.dtype), _tensor(dk, k.dtype), _tensor(dv, v.dtype)]
+
+
+attention = _custom_op("attention", _attention)
+attention_backward = _custom_op("attention_backward", _attention_backward)
+
+
+@attention.register_fake
+def _(q, k, v, mask, scaling, causal):
+    return q.new_empty((q.shape[0], q.shape[2], q.shape[1], q.shape[3]))
+
+
+@attention_backward.register_fake
+def _(grad, q, k, v, mask, scaling, causal):
+    return [torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)]

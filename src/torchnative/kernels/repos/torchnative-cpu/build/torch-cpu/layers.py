@@ -1,0 +1,148 @@
+"""Kernel layers in the contract's shape: stateless ``nn.Module`` subclasses whose ``forward``
+takes the parameters of the layer it replaces and reads that layer's own attributes."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from . import _ops
+
+
+def _needs_grad(*tensors) -> bool:
+    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
+
+
+class _RMSNormFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, eps):
+        ctx.save_for_backward(x, weight)
+        ctx.eps = eps
+        return _ops.rms_norm(x, weight, eps)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, weight = ctx.saved_tensors
+        dx, dw = _ops.rms_norm_backward(grad, x, weight, ctx.eps)
+        return dx, dw, None
+
+
+class _RotaryFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, k, cos, sin, unsqueeze_dim):
+        ctx.save_for_backward(q, k, cos, sin)
+        ctx.unsqueeze_dim = unsqueeze_dim
+        return tuple(_ops.rotary(q, k, cos, sin, unsqueeze_dim))
+
+    @staticmethod
+    def backward(ctx, gq, gk):
+        q, k, cos, sin = ctx.saved_tensors
+        gq = torch.zeros_like(q) if gq is None else gq
+        gk = torch.zeros_like(k) if gk is None else gk
+        return (*_ops.rotary_backward(gq, gk, q, k, cos, sin, ctx.unsqueeze_dim), None)
+
+
+class _SiluFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _ops.silu(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _ops.silu_backward(grad, ctx.saved_tensors[0])
+
+
+class _SiluAndMulFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _ops.silu_and_mul(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _ops.silu_and_mul_backward(grad, ctx.saved_tensors[0])
+
+
+class _AttentionFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, k, v, mask, scaling, causal):
+        ctx.save_for_backward(q, k, v, mask)
+        ctx.scaling, ctx.causal = scaling, causal
+        return _ops.attention(q, k, v, mask, scaling, causal)
+
+    @staticmethod
+    def backward(ctx, grad):
+        q, k, v, mask = ctx.saved_tensors
+        dq, dk, dv = _ops.attention_backward(grad, q, k, v, mask, ctx.scaling, ctx.causal)
+        return dq, dk, dv, None, None, None
+
+
+class RMSNorm(nn.Module):
+    """Replaces a Llama-style RMSNorm (``weight``, ``variance_epsilon``): one operator."""
+    has_backward = True
+    can_torch_compile = False
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        if _needs_grad(hidden_states, self.weight):
+            return _RMSNormFn.apply(hidden_states, self.weight, self.variance_epsilon)
+        return _ops.rms_norm(hidden_states, self.weight, self.variance_epsilon)
+
+
+class RotaryPosEmb(nn.Module):
+    """Replaces ``apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1)``: one operator."""
+    has_backward = True
+    can_torch_compile = False
+
+    def forward(self, q, k, cos, sin, unsqueeze_dim=1):
+        if _needs_grad(q, k, cos, sin):
+            return _RotaryFn.apply(q, k, cos, sin, unsqueeze_dim)
+        return tuple(_ops.rotary(q, k, cos, sin, unsqueeze_dim))
+
+
+class SiLU(nn.Module):
+    has_backward = True
+    can_torch_compile = False
+
+    def forward(self, input: torch.Tensor) -> torch.Tensor:
+        if _needs_grad(input):
+            return _SiluFn.apply(input)
+        return _ops.silu(input)
+
+
+class SiluAndMul(nn.Module):
+    """``silu(x[..., :d]) * x[..., d:]`` with ``d`` half the last dimension."""
+    has_backward = True
+    can_torch_compile = False
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if _needs_grad(x):
+            return _SiluAndMulFn.apply(x)
+        return _ops.silu_and_mul(x)
+
+
+def attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
+    """transformers' attention interface over one operator, with its sdpa function's semantics.
+    ``attention_mask`` is a boolean mask broadcastable to (batch, heads, queries, keys), True
+    where a query may attend (transformers' sdpa mask), which then decides alone; or a 2-D
+    padding mask (batch, keys), to which causality is added; or None, when causality (from
+    ``is_causal``, else ``module.is_causal``) applies to more than one query."""
+    if dropout and module.training:
+        raise NotImplementedError("torchnative-cpu attention: dropout during training")
+    scaling = query.shape[-1] ** -0.5 if scaling is None else float(scaling)
+    causal = bool(kwargs.get("is_causal", getattr(module, "is_causal", True)))
+    mask = attention_mask
+    if mask is not None:
+        if mask.dim() == 2:
+            mask = mask.to(torch.bool)[:, None, None, :]
+        elif mask.dim() == 4 and mask.dtype == torch.bool:
+            causal = False
+        else:
+            raise NotImplementedError("torchnative-cpu attention: a mask that is neither boolean "
+                                      f"4-D nor a 2-D padding mask ({mask.dim()}-D {mask.dtype})")
+        if mask.shape[-1] != key.shape[-2]:
+            raise NotImplementedError("torchnative-cpu attention: a mask covering fewer keys than "
+                                      "the cache holds (a static cache)")
+    if _needs_grad(query, key, value):
+        return _AttentionFn.apply(query, key, value, mask, scaling, causal), None
+    return _ops.attention(query, key, value, mask, scaling, causal), None
