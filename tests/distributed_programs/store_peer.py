@@ -43,5 +43,11 @@ store.wait(["ready0", "ready1"])
 
 store.set(f"done{rank}", "1")
 store.wait(["done0", "done1"])
+# the host's process holds the server: it leaves only after the client's last request (a SET,
+# which has no reply), or the client's final wait could meet a closed socket
+if rank == 0:
+    store.wait(["bye1"])
+else:
+    store.set("bye1", "1")
 print(json.dumps(out))
 sys.stdout.flush()
