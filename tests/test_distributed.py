@@ -54,8 +54,10 @@ def _within_order_bound(value, inputs, op, dtype, world):
     import ml_dtypes  # its finfo knows bfloat16 as well as numpy's types
 
     eps = float(ml_dtypes.finfo(dtype).eps)
-    if op == "SUM":
+    if op in ("SUM", "AVG"):
         exact, scale = np.sum(inputs, axis=0), np.sum(np.abs(inputs), axis=0)
+        if op == "AVG":  # the sum, then one rounded division by the group size
+            exact, scale = exact / world, scale / world + np.abs(exact / world) / (world - 1)
     else:
         exact = np.prod(inputs, axis=0)
         scale = np.abs(exact)
@@ -75,7 +77,7 @@ def compare_results(ours: dict, theirs: dict, world: int, rank: int) -> list[str
             problems.append(f"{key}: {a.dtype}{a.shape} vs upstream {b.dtype}{b.shape}")
             continue
         spec = _float_sum_inputs(key, rank, world) if a.dtype.kind in "fc" else None
-        if spec is not None and spec[1] in ("SUM", "PRODUCT") and world > 2:
+        if spec is not None and spec[1] in ("SUM", "PRODUCT", "AVG") and world > 2:
             inputs, op, dtype = spec
             if not _within_order_bound(b, inputs, op, dtype, world).all():
                 problems.append(f"{key}: upstream itself outside the order bound (harness error)")

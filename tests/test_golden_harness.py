@@ -60,6 +60,20 @@ def test_ratchet_flags_a_regressed_row(tmp_path):
     assert baseline.check({"rows": rows[1:]}, path)[0].startswith("add|function|torch.add: not in this run")
 
 
+def test_cpu_dependent_rows_may_move_only_by_an_ulp(tmp_path):
+    """A row listed as CPU-dependent may diverge by float64-ulp-level values and nothing else."""
+    path = tmp_path / "baseline.json"
+    rid = "log_softmax|function|torch.log_softmax"
+    path.write_text(json.dumps({"agrees": [rid], "cpu_dependent": {rid: "why"}}))
+    def row(status, problem):
+        return {"rows": [{"id": rid, "status": status, "first_problem": problem}]}
+    ok = "close: 1/25 elements off (max |diff| 2.15e-16, rtol 8.88e-16, atol 8.9e-308; first at flat 18"
+    assert baseline.check(row("diverges", ok), path) == []
+    assert baseline.check(row("diverges", ok.replace("2.15e-16", "3e-12")), path)
+    assert baseline.check(row("diverges", "nonfinite: NaN differs at 1 positions"), path)
+    assert baseline.check(row("refuses", "aten::log_softmax"), path)
+
+
 def test_baseline_file_is_well_formed():
     doc = baseline.load()
     assert doc["suite"] == "fast" and isinstance(doc["agrees"], list)

@@ -9,7 +9,8 @@ import torch.distributed as dist
 
 rank = int(os.environ["RANK"])
 port = int(os.environ["MASTER_PORT"])
-store = dist.TCPStore("127.0.0.1", port, 2, rank == 0, timedelta(seconds=60), wait_for_workers=True)
+# generous: the other side may still be importing torch on a loaded machine
+store = dist.TCPStore("127.0.0.1", port, 2, rank == 0, timedelta(seconds=240), wait_for_workers=True)
 out = {}
 store.set(f"k{rank}", f"from {rank}")
 out["other"] = store.get(f"k{1 - rank}").decode()
@@ -42,5 +43,11 @@ store.wait(["ready0", "ready1"])
 
 store.set(f"done{rank}", "1")
 store.wait(["done0", "done1"])
+# the host's process holds the server: it leaves only after the client's last request (a SET,
+# which has no reply), or the client's final wait could meet a closed socket
+if rank == 0:
+    store.wait(["bye1"])
+else:
+    store.set("bye1", "1")
 print(json.dumps(out))
 sys.stdout.flush()

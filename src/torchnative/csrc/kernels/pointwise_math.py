@@ -338,7 +338,7 @@ def _mul_add32(a, b, c):
         return (np.float32(a) * b if np.isscalar(a) else a * b) + c
 
 
-def _exp_onednn(x: np.ndarray, _fma32=_fma32) -> np.ndarray:
+def _exp_onednn(x: np.ndarray, fmadd=_fma32) -> np.ndarray:
     """oneDNN's jit exp on float32 (exp_compute_vector_fwd): 2^n times a degree-5 polynomial in
     the reduced argument, zero below ln(FLT_MIN)."""
     one, half = np.float32(1), np.float32(0.5)
@@ -346,13 +346,13 @@ def _exp_onednn(x: np.ndarray, _fma32=_fma32) -> np.ndarray:
         under = x < _EXP_LN_MIN
         x = np.maximum(np.minimum(x, _EXP_LN_MAX), _EXP_LN_MIN)
         n = np.floor(x * _EXP_LOG2E + half)
-        r = _fma32(-n, _LN2, x)
+        r = fmadd(-n, _LN2, x)
         scale = ((np.rint(n - one).astype(np.int32) + 127) << 23).view(np.float32)
         scale = np.where(under, np.float32(0), scale)
         p = np.full_like(x, _EXP_POL[4])
         for c in _EXP_POL[3::-1]:
-            p = _fma32(p, r, c)
-        p = _fma32(p, r, one)
+            p = fmadd(p, r, c)
+        p = fmadd(p, r, one)
         return (p * scale) * np.float32(2)
 
 
@@ -361,18 +361,18 @@ def gelu_onednn_avx2(x: np.ndarray, fused: bool = True) -> np.ndarray:
     exp, every multiply-add fused as its vfmadd instructions are (``fused=False``: its SSE4.1
     build, where each is a multiply and an add)."""
     one = np.float32(1)
-    _fma32 = globals()["_fma32"] if fused else _mul_add32
+    fmadd = _fma32 if fused else _mul_add32
     with np.errstate(all="ignore"):
         xs = x * _AS_RSQRT2
-        t = one / _fma32(_AS_P, np.abs(xs), one)
-        q = -_exp_onednn(-(xs * xs), _fma32) * t
+        t = one / fmadd(_AS_P, np.abs(xs), one)
+        q = -_exp_onednn(-(xs * xs), fmadd) * t
         r = np.full_like(x, _AS_POL[4])
         for c in _AS_POL[3::-1]:
-            r = _fma32(r, t, c)
-        erf = _fma32(q, r, one)
+            r = fmadd(r, t, c)
+        erf = fmadd(q, r, one)
         erf = np.where(np.signbit(x), -erf, erf)
         s = x * np.float32(0.5)
-        return _fma32(erf, s, s)
+        return fmadd(erf, s, s)
 
 
 # ---- fused multiply-add --------------------------------------------------------------------------
