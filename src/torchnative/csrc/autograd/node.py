@@ -59,14 +59,21 @@ def _grad_fn_of(t):
 
 class _Seq(threading.local):
     def __init__(self):
-        self.counter = itertools.count()
+        self.next = 0
 
 
 _SEQ = _Seq()
 
 
 def next_sequence_nr() -> int:
-    return next(_SEQ.counter)
+    n = _SEQ.next
+    _SEQ.next = n + 1
+    return n
+
+
+def peek_sequence_nr() -> int:
+    """The number the next node of this thread will take (fx reads it to tag traced nodes)."""
+    return _SEQ.next
 
 
 class Node:
@@ -531,3 +538,4 @@ TORCH_C_FUNCTIONS = {"AccumulateGrad": AccumulateGrad, "DelayedError": DelayedEr
 TORCH_C = {f"torch._C._functions.{k}": v for k, v in TORCH_C_FUNCTIONS.items()}
 TORCH_C["torch._C._autograd.SavedTensor"] = SavedVariable
 TORCH_C["torch._C._autograd._make_saved_tensor"] = make_saved_tensor
+TORCH_C["torch._C._autograd._get_sequence_nr"] = peek_sequence_nr
