@@ -17,7 +17,7 @@ IMPLEMENTING = [
     "autograd.function", "autograd.batched", "kernels.foreach", "surface.build_info",
     "surface.dynamo", "dispatch.python_dispatch", "surface.functorch", "surface.runtime_state",
     "serialization.archive", "serialization.storage_io", "ops.return_types",
-    "distributed", "surface.fx_node",
+    "distributed", "surface.fx_node", "surface.captured_traceback",
 ]
 
 
