@@ -50,29 +50,110 @@ def other_cpu_profiles() -> dict[str, dict[str, str]]:
     return {name: CPU_PROFILES[name] for name in _ORDER[:top + 1] if name != cap.CAPABILITY}
 
 
+# A test whose comparison environment, worker interpreter or cache is missing fails; with this
+# variable set to 1 it skips instead (for a machine without .venv-upstream; CI never sets it).
+ALLOW_MISSING = "TORCHNATIVE_TESTS_ALLOW_MISSING"
+
+
+def allow_missing() -> bool:
+    return os.environ.get(ALLOW_MISSING) == "1"
+
+
+def missing(what: str) -> None:
+    """A piece a test needs is absent: the test fails, or skips under the explicit opt-out."""
+    import pytest
+
+    if allow_missing():
+        pytest.skip(f"{what} ({ALLOW_MISSING}=1)")
+    pytest.fail(f"{what}; set {ALLOW_MISSING}=1 to skip instead", pytrace=False)
+
+
 def available() -> bool:
-    return UPSTREAM_PYTHON.exists()
+    """The comparison interpreter exists. Missing, it is an error unless ALLOW_MISSING is set
+    (then False: the caller skips)."""
+    if UPSTREAM_PYTHON.exists():
+        return True
+    if allow_missing():
+        return False
+    raise FileNotFoundError(f"upstream interpreter missing: {UPSTREAM_PYTHON} (run tools/setup.sh, "
+                            f"or set {ALLOW_MISSING}=1 to skip the tests that need it)")
+
+
+# ------------------------------------------------------------------- starting upstream's interpreter
+# Every upstream process starts by running upstream_guard.py (as text: importing it would load
+# torchnative there), which ends the process with GUARD_EXIT unless the torch it imports has a
+# compiled torch._C and no torchnative module is loaded.
+GUARD_SOURCE = (Path(__file__).with_name("upstream_guard.py")).read_text()
+GUARD_EXIT = 86
+_BOOT = f"exec({GUARD_SOURCE!r}, {{'__name__': 'upstream_guard'}})\n"
+_RUN_CODE = _BOOT + "import sys\nexec(compile(sys.argv.pop(1), '<string>', 'exec'))\n"
+_RUN_SCRIPT = _BOOT + (
+    "import os, runpy, sys\n"
+    "sys.argv.pop(0)\n"
+    "sys.path[0] = os.path.dirname(os.path.abspath(sys.argv[0]))\n"
+    "runpy.run_path(sys.argv[0], run_name='__main__')\n")
+_RUN_MODULE = _BOOT + "import runpy, sys\nsys.argv.pop(0)\nrunpy.run_module(sys.argv[0], run_name='__main__', alter_sys=True)\n"
+
+
+def code_command(code: str, python: str | Path | None = None) -> list[str]:
+    """argv running ``code`` (as ``python -c code``) under the guard."""
+    return [str(python or UPSTREAM_PYTHON), "-c", _RUN_CODE, code]
+
+
+def script_command(path: str | Path, *args: str, python: str | Path | None = None) -> list[str]:
+    """argv running a script file (as ``python path args``) under the guard."""
+    return [str(python or UPSTREAM_PYTHON), "-c", _RUN_SCRIPT, str(path), *map(str, args)]
+
+
+def module_command(module: str, *args: str, python: str | Path | None = None) -> list[str]:
+    """argv running a module (as ``python -m module args``) under the guard."""
+    return [str(python or UPSTREAM_PYTHON), "-c", _RUN_MODULE, module, *map(str, args)]
+
+
+def failure(what: str, proc) -> RuntimeError:
+    """The error for a failed upstream process (named plainly when the guard stopped it)."""
+    if proc.returncode == GUARD_EXIT:
+        return RuntimeError(f"the comparison interpreter {UPSTREAM_PYTHON} is not upstream torch:\n"
+                            f"{proc.stderr[-2000:]}")
+    return RuntimeError(f"{what} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
 
 
 def run_script(path: str | Path, *args: str, timeout: float = 1800,
                env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run a script file under upstream's interpreter (``env``: extra variables, e.g. a CPU
     profile); raises with its stderr if it fails."""
-    proc = subprocess.run([str(UPSTREAM_PYTHON), str(path), *args], capture_output=True,
+    proc = subprocess.run(script_command(path, *args), capture_output=True,
                           text=True, env={**upstream_env(), **(env or {})}, timeout=timeout)
     if proc.returncode != 0:
-        raise RuntimeError(f"upstream run of {path} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+        raise failure(f"upstream run of {path}", proc)
     return proc
 
 
 def run_json(code: str, timeout: float = 600, env: dict[str, str] | None = None):
     """Run ``code`` on upstream (``env``: extra variables); it must print one JSON document as its
     last line of stdout."""
-    proc = subprocess.run([str(UPSTREAM_PYTHON), "-c", textwrap.dedent(code)], capture_output=True,
+    proc = subprocess.run(code_command(textwrap.dedent(code)), capture_output=True,
                           text=True, env={**upstream_env(), **(env or {})}, timeout=timeout)
     if proc.returncode != 0:
-        raise RuntimeError(f"upstream code failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+        raise failure("upstream code", proc)
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+PROBE = """
+import json, sys, torch
+print(json.dumps({"version": torch.__version__, "torch_C": torch._C.__file__,
+                  "torchnative_loaded": sorted(m for m in sys.modules if m.startswith("torchnative"))}))
+"""
+
+
+def check_genuine() -> dict:
+    """Start the comparison interpreter once, under the guard: what its torch is (raises if it is
+    not upstream's compiled build, or not torch 2.13.0)."""
+    info = run_json(PROBE, timeout=300)
+    if not info["version"].startswith("2.13.0"):
+        raise RuntimeError(f"the comparison interpreter {UPSTREAM_PYTHON} has torch {info['version']}, "
+                           "not 2.13.0")
+    return info
 
 
 def ours_python() -> str:

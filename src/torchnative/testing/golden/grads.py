@@ -77,11 +77,11 @@ SUITES = {"fast": GradSuite("fast", FAST_OPS, max_samples=3, checks=1), "full": 
 
 def list_keys(ops: tuple[str, ...]) -> list[str]:
     """OpInfo keys of entries that support autograd, asked of upstream's database."""
-    proc = subprocess.run([str(upstream.UPSTREAM_PYTHON), "-m", "golden.grads_worker", "list",
-                           "--ops", ",".join(ops)], capture_output=True, text=True,
-                          env=workers.worker_env(upstream.UPSTREAM_PYTHON), timeout=600)
+    proc = subprocess.run(workers.command(upstream.UPSTREAM_PYTHON, "grads_worker", "list", "--ops", ",".join(ops)),
+                          capture_output=True, text=True, env=workers.worker_env(upstream.UPSTREAM_PYTHON),
+                          timeout=600)
     if proc.returncode != 0:
-        raise RuntimeError(f"listing OpInfo entries failed:\n{proc.stderr[-3000:]}")
+        raise upstream.failure("listing OpInfo entries", proc)
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 

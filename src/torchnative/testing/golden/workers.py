@@ -33,12 +33,20 @@ def worker_env(python: str | Path) -> dict[str, str]:
     return env
 
 
+def command(python, module: str, *args: str) -> list[str]:
+    """argv of ``python -m golden.<module> args``; upstream's interpreter runs under the guard
+    that stops it unless its torch is upstream's compiled build (upstream.module_command)."""
+    if is_upstream(python):
+        return upstream.module_command(f"golden.{module}", *args, python=python)
+    return [str(python), "-m", f"golden.{module}", *args]
+
+
 def run(python, module: str, args: list[str], timeout: float,
         env: dict[str, str] | None = None) -> tuple[int | str, str]:
     """Run ``python -m golden.<module> args`` (``env``: extra variables, e.g. a CPU profile);
     returns (exit code or 'timeout', stderr tail)."""
     try:
-        proc = subprocess.run([str(python), "-m", f"golden.{module}", *args], capture_output=True,
+        proc = subprocess.run(command(python, module, *args), capture_output=True,
                               text=True, env={**worker_env(python), **(env or {})}, timeout=timeout)
         return proc.returncode, proc.stderr[-3000:]
     except subprocess.TimeoutExpired as exc:
@@ -48,11 +56,11 @@ def run(python, module: str, args: list[str], timeout: float,
 
 def list_keys(ops: tuple[str, ...]) -> list[str]:
     """OpInfo keys (name.variant) for ``ops`` (empty: all), asked of upstream's database."""
-    proc = subprocess.run([str(upstream.UPSTREAM_PYTHON), "-m", "golden.generate", "--out", os.devnull,
-                           "--ops", ",".join(ops), "--list"], capture_output=True, text=True,
+    proc = subprocess.run(command(upstream.UPSTREAM_PYTHON, "generate", "--out", os.devnull, "--ops",
+                                  ",".join(ops), "--list"), capture_output=True, text=True,
                           env=worker_env(upstream.UPSTREAM_PYTHON), timeout=600)
     if proc.returncode != 0:
-        raise RuntimeError(f"listing OpInfo entries failed:\n{proc.stderr[-3000:]}")
+        raise upstream.failure("listing OpInfo entries", proc)
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -67,6 +75,8 @@ def run_keys(python, module: str, args: list[str], keys: list[str], done: Callab
 
     def one(part: list[str]) -> dict[str, str]:
         code, err = run(python, module, [*args, *part], STARTUP_SECONDS + per_key * len(part), env)
+        if code == upstream.GUARD_EXIT and is_upstream(python):  # not a crash of one entry: stop
+            raise RuntimeError(f"the comparison interpreter {python} is not upstream torch:\n{err}")
         missing = [k for k in part if not done(k)]
         if not missing:
             return {}
