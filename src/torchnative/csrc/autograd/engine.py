@@ -335,7 +335,7 @@ def _validate(fn, i, g, nxt, nr):
             raise TypeError(f"Function {fn.name()} returned an invalid gradient at index {i} - "
                             f"expected a Tensor but got {type(g).__name__}")
         if g._size != tuple(size):
-            from .helpers import sum_to
+            from .manual.reduction import sum_to
 
             if not _expandable(size, g._size):
                 raise RuntimeError(

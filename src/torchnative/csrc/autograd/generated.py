@@ -1,8 +1,9 @@
 """Node classes for derivatives.yaml entries (``AddBackward0``...), built from formulas.py's table.
 
 Each overload's formulas are compiled once, on first use: the Python source from translate.py
-becomes a code object, and every free name in it is resolved to a helper (helpers.py) or to an
-ATen operator packet (``torch.ops.aten.<name>``, reached through the door). A formula whose names
+becomes a code object, and every free name in it is resolved to a helper (``helpers.namespace()``:
+cpp_shims.py and manual/) or to an ATen operator packet (``torch.ops.aten.<name>``, reached
+through the door). A formula whose names
 do not all resolve is kept with the reason, so the node can refuse by name when reached.
 """
 
@@ -18,8 +19,7 @@ from .node import Node, SavedVariable
 
 _ENV_FIXED = {"grad", "grads", "grad_input_mask", "retain_variables"}
 
-helpers._memory_formats()
-NS: dict = {k: v for k, v in vars(helpers).items() if not k.startswith("__")}
+NS: dict = helpers.namespace()
 _UNRESOLVED = object()
 
 

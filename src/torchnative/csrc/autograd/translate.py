@@ -4,7 +4,7 @@ The formulas are C++ expressions over tensors, scalars, optionals and int lists:
 free functions (ATen ops and FunctionsManual helpers), ternaries, brace lists, a few templates
 (``std::get<0>``, ``std::tuple<Tensor, Tensor>()``, ``std::vector<c10::SymInt>(n, 0)``) and one
 lambda. A small Pratt parser turns each into a Python expression. Names are left free and are
-resolved when the formula is compiled (formulas.py): helpers in ``helpers.py`` first, ATen
+resolved when the formula is compiled (formulas.py): helpers (``helpers.namespace()``) first, ATen
 operators through the door otherwise. C++-only methods (``defined``, ``sym_sizes``,
 ``scalar_type``, ``has_value``...) become calls of ``m_<method>`` shims so that they also work on
 Python numbers and ``None``.

@@ -1,0 +1,1 @@
+"""FunctionsManual.cpp's helpers in Python, one module per operator family."""
