@@ -15,6 +15,7 @@ IMPLEMENTING = [
     "core.storage", "python.manual_bindings", "surface.jit_frontend", "ops.torchbind",
     "ops.schema", "core.grad_mode", "autograd.engine", "autograd.node", "autograd.hooks",
     "autograd.function", "autograd.batched", "kernels.foreach", "surface.build_info",
+    "kernels.linalg_common",
     "surface.dynamo", "dispatch.python_dispatch", "surface.functorch", "surface.runtime_state",
     "serialization.archive", "serialization.storage_io", "ops.return_types",
     "distributed", "surface.fx_node", "surface.captured_traceback",
