@@ -1,0 +1,333 @@
+"""CPU kernels of the orthogonal decompositions and what is built on them
+(BatchLinearAlgebra.cpp, LinearAlgebra.cpp): QR (geqrf, orgqr, ormqr), the symmetric and general
+eigendecompositions, the SVD, least squares and the matrix exponential.
+
+numpy's LAPACK computes them (geqrf/orgqr, syevd, geev, gesdd: the drivers upstream calls), in
+double precision, rounded once. Householder vectors, eigenvector phases and singular vector
+signs are therefore LAPACK's conventions, as upstream's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.construct import empty
+from ..ops.kernel_registry import kernel
+from .linalg_common import (INT64, LinAlgError, check_floating_or_complex, check_is_matrix,
+                            check_square, out, real_of, wide)
+
+
+def _empty(dt):
+    return empty((0,), dt)
+
+
+# --- QR ---------------------------------------------------------------------------------------
+
+@kernel("linalg_qr")
+def linalg_qr(A, mode="reduced"):
+    fn = "linalg.qr"
+    check_is_matrix(A, fn)
+    check_floating_or_complex(A, fn)
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
+                           "'reduced' (default), 'r', or 'complete'")
+    a = wide(A)
+    m, n = a.shape[-2], a.shape[-1]
+    if a.size == 0:
+        k = m if mode == "complete" else min(m, n)
+        q = np.broadcast_to(np.eye(m, k, dtype=a.dtype), a.shape[:-2] + (m, k))
+        r = np.zeros(a.shape[:-2] + (k, n), a.dtype)
+    elif mode == "r":
+        r = np.linalg.qr(a, mode="r")
+        return _empty(A.dtype), out(r, A.dtype)
+    else:
+        q, r = np.linalg.qr(a, mode=mode)
+    if mode == "r":
+        return _empty(A.dtype), out(r, A.dtype)
+    return out(q, A.dtype), out(r, A.dtype)
+
+
+@kernel("geqrf")
+def geqrf(self):
+    check_is_matrix(self, "geqrf", "input")
+    check_floating_or_complex(self, "geqrf")
+    a = wide(self)
+    m, n = a.shape[-2], a.shape[-1]
+    if a.size == 0:
+        return out(a, self.dtype), out(np.zeros(a.shape[:-2] + (min(m, n),), a.dtype),
+                                       self.dtype)
+    h, tau = np.linalg.qr(a, mode="raw")
+    return out(np.swapaxes(h, -1, -2), self.dtype), out(tau, self.dtype)
+
+
+def _reflect(c: np.ndarray, v: np.ndarray, tau: np.ndarray, left: bool) -> np.ndarray:
+    """(I - tau v v^H) C from the left, or C (I - tau v v^H) from the right."""
+    if left:
+        w = np.einsum("...i,...ik->...k", np.conj(v), c)
+        return c - tau[..., None, None] * v[..., :, None] * w[..., None, :]
+    w = np.einsum("...ki,...i->...k", c, v)
+    return c - tau[..., None, None] * w[..., :, None] * np.conj(v)[..., None, :]
+
+
+def _vector(a: np.ndarray, i: int) -> np.ndarray:
+    v = np.array(a[..., :, i], copy=True)
+    v[..., :i] = 0
+    v[..., i] = 1
+    return v
+
+
+def _check_householder(input, tau, fn):
+    check_is_matrix(input, fn, "input")
+    if input.shape[-2] < input.shape[-1]:
+        raise RuntimeError(f"{fn}: input.shape[-2] must be greater than or equal to "
+                           "input.shape[-1]")
+    if input.shape[-1] < tau.shape[-1]:
+        raise RuntimeError(f"{fn}: input.shape[-1] must be greater than or equal to "
+                           "tau.shape[-1]")
+    if input.dim() - tau.dim() != 1:
+        raise RuntimeError(f"{fn}: Expected tau to have one dimension less than input, but got "
+                           f"tau.ndim equal to {tau.dim()} and input.ndim is equal to "
+                           f"{input.dim()}")
+    if tuple(tau.shape[:-1]) != tuple(input.shape[:-2]):
+        raise RuntimeError(f"{fn}: Expected batch dimensions of tau to be equal to "
+                           f"input.shape[:-2], but got {list(tau.shape[:-1])}")
+    if tau.dtype != input.dtype:
+        raise RuntimeError(f"{fn}: tau dtype {tau.dtype._cpp_name} does not match input dtype "
+                           f"{input.dtype._cpp_name}")
+
+
+@kernel("linalg_householder_product")
+def linalg_householder_product(input, tau):
+    fn = "torch.linalg.householder_product"
+    _check_householder(input, tau, fn)
+    check_floating_or_complex(input, fn)
+    a, t = wide(input), wide(tau)
+    m, n = a.shape[-2], a.shape[-1]
+    q = np.array(np.broadcast_to(np.eye(m, n, dtype=a.dtype), a.shape))
+    for i in range(t.shape[-1] - 1, -1, -1):  # Q = H_1 ... H_k applied to I's first n columns
+        q = _reflect(q, _vector(a, i), t[..., i], left=True)
+    return out(q, input.dtype)
+
+
+@kernel("ormqr")
+def ormqr(self, input2, input3, left=True, transpose=False):
+    fn = "torch.ormqr"
+    check_is_matrix(self, fn, "input")
+    check_is_matrix(input3, fn, "other")
+    if self.dim() - input2.dim() != 1:
+        raise RuntimeError(f"{fn}: Expected tau to have one dimension less than input, but got "
+                           f"tau.ndim equal to {input2.dim()} and input.ndim is equal to "
+                           f"{self.dim()}")
+    if self.dim() != input3.dim():
+        raise RuntimeError(f"{fn}: Expected other to have the same number of dimensions as "
+                           f"input, but got other.ndim equal to {input3.dim()} and input.ndim "
+                           f"is equal to {self.dim()}")
+    k = input2.shape[-1]
+    other_dim = input3.shape[-2] if left else input3.shape[-1]
+    if self.shape[-2] != other_dim:
+        raise RuntimeError(f"{fn}: Expected other.shape[{-2 if left else -1}] to be equal to "
+                           f"input.shape[-2], but got other.shape[{-2 if left else -1}] = "
+                           f"{other_dim} and input.shape[-2] = {self.shape[-2]}")
+    if k > other_dim:
+        raise RuntimeError(f"{fn}: Expected input.shape[-1] to be greater than or equal to "
+                           f"tau.shape[-1]")
+    for t, name in ((input2, "tau"), (input3, "other")):
+        if t.dtype != self.dtype:
+            raise RuntimeError(f"{fn}: Expected input and {name} to have the same dtype, but "
+                               f"input has dtype {self.dtype._cpp_name} and {name} has dtype "
+                               f"{t.dtype._cpp_name}")
+    check_floating_or_complex(self, fn)
+    a, t, c = wide(self), wide(input2), wide(input3)
+    # Q = H_1 ... H_k; Q^H = H_k^H ... H_1^H with H_i^H = I - conj(tau_i) v v^H
+    order = list(range(k))
+    if left != transpose:
+        order.reverse()
+    for i in order:
+        tau = np.conj(t[..., i]) if transpose else t[..., i]
+        c = _reflect(c, _vector(a, i), tau, left)
+    return out(c, self.dtype)
+
+
+# --- eigendecompositions ----------------------------------------------------------------------
+
+def _check_finite(a: np.ndarray, msg: str) -> None:
+    if not np.isfinite(a).all():
+        raise RuntimeError(msg)
+
+
+@kernel("_linalg_eigh")
+def _linalg_eigh(A, UPLO="L", compute_v=True):
+    fn = "linalg.eigh" if compute_v else "linalg.eigvalsh"
+    if UPLO not in ("L", "U", "l", "u"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    check_square(A, fn)
+    check_floating_or_complex(A, fn)
+    a = wide(A)
+    if not np.isfinite(a).all():
+        raise LinAlgError(f"{fn}: The algorithm failed to converge because the input matrix is "
+                          "ill-conditioned or has too many repeated eigenvalues (error code: "
+                          f"{max(a.shape[-1] - 1, 1)}).")
+    uplo = UPLO.upper()
+    if a.size == 0:
+        w = np.zeros(a.shape[:-1], np.float64)
+        v = a
+    elif compute_v:
+        w, v = np.linalg.eigh(a, UPLO=uplo)
+    else:
+        w, v = np.linalg.eigvalsh(a, UPLO=uplo), None
+    values = out(w, real_of(A.dtype))
+    return values, (out(v, A.dtype) if compute_v else _empty(A.dtype))
+
+
+def _eig(A, fn):
+    check_square(A, fn)
+    check_floating_or_complex(A, fn)
+    a = wide(A)
+    _check_finite(a, "torch.linalg.eig: input tensor should not contain infs or NaNs.")
+    cdt = A.dtype if A.dtype.is_complex else A.dtype.to_complex()
+    if a.size == 0:
+        return cdt, np.zeros(a.shape[:-1], np.complex128), np.zeros(a.shape, np.complex128)
+    w, v = np.linalg.eig(a)
+    return cdt, w.astype(np.complex128), v.astype(np.complex128)
+
+
+@kernel("linalg_eig")
+def linalg_eig(self):
+    cdt, w, v = _eig(self, "linalg.eig")
+    return out(w, cdt), out(v, cdt)
+
+
+@kernel("_linalg_eigvals")
+def _linalg_eigvals(self):
+    check_square(self, "linalg.eigvals")
+    check_floating_or_complex(self, "linalg.eigvals")
+    a = wide(self)
+    _check_finite(a, "torch.linalg.eig: input tensor should not contain infs or NaNs.")
+    cdt = self.dtype if self.dtype.is_complex else self.dtype.to_complex()
+    w = np.linalg.eigvals(a) if a.size else np.zeros(a.shape[:-1], np.complex128)
+    return out(w.astype(np.complex128), cdt)
+
+
+# --- SVD --------------------------------------------------------------------------------------
+
+@kernel("_linalg_svd")
+def _linalg_svd(A, full_matrices=False, compute_uv=False, *, driver=None):
+    fn = "linalg.svd" if compute_uv else "linalg.svdvals"
+    check_is_matrix(A, fn)
+    check_floating_or_complex(A, fn)
+    if driver is not None:
+        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on "
+                           "CUDA inputs with cuSOLVER backend.")
+    a = wide(A)
+    m, n = a.shape[-2], a.shape[-1]
+    k = min(m, n)
+    if not np.isfinite(a).all():
+        raise LinAlgError(f"{fn}: The algorithm failed to converge because the input matrix "
+                          "contained non-finite values.")
+    rdt = real_of(A.dtype)
+    if a.size == 0:
+        s = np.zeros(a.shape[:-2] + (k,))
+        if not compute_uv:
+            return _empty(A.dtype), out(s, rdt), _empty(A.dtype)
+        ku, kv = (m, n) if full_matrices else (k, k)
+        u = np.broadcast_to(np.eye(m, ku, dtype=a.dtype), a.shape[:-2] + (m, ku))
+        vh = np.broadcast_to(np.eye(kv, n, dtype=a.dtype), a.shape[:-2] + (kv, n))
+        return out(u, A.dtype), out(s, rdt), out(vh, A.dtype)
+    if not compute_uv:
+        s = np.linalg.svd(a, compute_uv=False)
+        return _empty(A.dtype), out(s, rdt), _empty(A.dtype)
+    u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+    return out(u, A.dtype), out(s, rdt), out(vh, A.dtype)
+
+
+# --- least squares ----------------------------------------------------------------------------
+
+_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+@kernel("linalg_lstsq")
+def linalg_lstsq(self, b, rcond=None, *, driver=None):
+    fn = "torch.linalg.lstsq"
+    if self.dim() < 2:
+        raise RuntimeError(f"{fn}: input must have at least 2 dimensions.")
+    if b.dim() < 1:
+        raise RuntimeError(f"{fn}: other must have at least 1 dimension.")
+    check_floating_or_complex(self, "linalg.lstsq")
+    if self.dtype != b.dtype:
+        raise RuntimeError(f"{fn}: Expected input and other to have the same dtype, but got "
+                           f"input's dtype {self.dtype._cpp_name} and other's dtype "
+                           f"{b.dtype._cpp_name}")
+    vector = self.dim() - 1 == b.dim()
+    m, n = self.shape[-2], self.shape[-1]
+    rows = b.shape[-1] if vector else b.shape[-2]
+    if m != rows:
+        shown = f"{m}x{n} and {b.shape[-2] if not vector else rows}" + (
+            "" if vector else f"x{b.shape[-1]}")
+        raise RuntimeError(f"{fn}: input.size(-2) should match other.size(-{1 if vector else 2})"
+                           f" ({shown})")
+    drv = driver if driver is not None else "gelsy"
+    if drv not in _DRIVERS:
+        raise RuntimeError(f"{fn}: parameter `driver` should be one of "
+                           "(gels, gelsy, gelsd, gelss)")
+    a, bb = wide(self), wide(b)
+    if vector:
+        bb = bb[..., None]
+    batch = tuple(np.broadcast_shapes(a.shape[:-2], bb.shape[:-2]))
+    a = np.broadcast_to(a, batch + a.shape[-2:])
+    bb = np.broadcast_to(bb, batch + bb.shape[-2:])
+    eps = np.finfo(np.float32 if real_of(self.dtype).itemsize == 4 else np.float64).eps
+    rc = eps * max(m, n) if rcond is None or rcond < 0 else rcond
+    u, s, vh = (np.linalg.svd(a, full_matrices=False) if a.size else
+                (np.zeros(batch + (m, 0)), np.zeros(batch + (0,)), np.zeros(batch + (0, n))))
+    smax = s[..., :1] if s.shape[-1] else np.zeros(batch + (1,))
+    keep = s > rc * smax
+    rank = keep.sum(-1)
+    with np.errstate(all="ignore"):
+        inv = np.where(keep, 1 / np.where(keep, s, 1), 0)
+    uhb = np.einsum("...ji,...jk->...ik", np.conj(u), bb)
+    x = np.einsum("...ji,...jk->...ik", np.conj(vh), inv[..., :, None] * uhb)
+    if drv == "gels":  # full rank assumed: every singular value used
+        with np.errstate(all="ignore"):
+            x = np.einsum("...ji,...jk->...ik", np.conj(vh), uhb / s[..., :, None])
+    sol = x[..., 0] if vector else x
+    rdt = real_of(self.dtype)
+    if m > n and drv != "gelsy" and (drv == "gels" or bool((rank == n).all())):
+        resid = np.sum(np.abs(np.einsum("...ij,...jk->...ik", a, x) - bb) ** 2, axis=-2)
+        residuals = out(resid[..., 0] if vector else resid, rdt)
+    else:
+        residuals = _empty(rdt)
+    ranks = out(rank, INT64) if drv != "gels" else _empty(INT64)
+    svals = out(s, rdt) if drv in ("gelsd", "gelss") else _empty(rdt)
+    return out(sol, self.dtype), residuals, ranks, svals
+
+
+# --- matrix exponential -----------------------------------------------------------------------
+
+def _expm(a: np.ndarray) -> np.ndarray:
+    """Scaling and squaring with a degree-18 Taylor polynomial, in double precision."""
+    norm = np.abs(a).sum(-2).max(-1) if a.size else np.zeros(a.shape[:-2])
+    with np.errstate(divide="ignore"):
+        s = np.maximum(0, np.ceil(np.log2(np.where(norm > 0, norm, 1) / 0.25))).astype(int)
+    s = np.where(np.isfinite(norm), s, 0)
+    scaled = a / (2.0 ** s)[..., None, None]
+    n = a.shape[-1]
+    eye = np.broadcast_to(np.eye(n, dtype=a.dtype), a.shape)
+    term, total = eye, eye.copy()
+    for k in range(1, 19):
+        term = term @ scaled / k
+        total = total + term
+    top = int(s.max()) if s.size else 0
+    for i in range(top):
+        sq = total @ total
+        total = np.where((s > i)[..., None, None], sq, total)
+    return total
+
+
+@kernel("linalg_matrix_exp")
+def linalg_matrix_exp(self):
+    fn = "linalg.matrix_exp"
+    check_square(self, fn)
+    check_floating_or_complex(self, fn, allow_low=True)
+    a = wide(self)
+    with np.errstate(all="ignore"):
+        return out(_expm(a), self.dtype)
