@@ -1,0 +1,4 @@
+"""Training across devices. ``from torchnative.nn import federated`` (federated learning).
+
+Submodules are imported on demand so that ``import torchnative.nn`` pulls in nothing more.
+"""

@@ -1,0 +1,188 @@
+"""The digits experiment as processes: one worker per rank (`python -m
+torchnative.nn.federated.experiment --rank R ...`), a launcher that starts a whole world, and
+centralized training for comparison. Used by bench/federated.py, `torchnative federated` and
+the tests; plain torch code, so it runs on upstream torch as well as ours.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def worker_args(argv=None):
+    ap = argparse.ArgumentParser(prog="torchnative.nn.federated.experiment")
+    ap.add_argument("--rank", type=int, required=True)
+    ap.add_argument("--world", type=int, required=True)
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--aggregator", default="FedAvg")
+    ap.add_argument("--agg-kwargs", default="{}", help="JSON keyword arguments of the aggregator")
+    ap.add_argument("--alpha", type=float, default=0.5)
+    ap.add_argument("--lr", type=float, default=0.1)
+    ap.add_argument("--epochs", type=int, default=1)
+    ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--select", type=float, default=1.0)
+    ap.add_argument("--min-participants", type=int, default=1)
+    ap.add_argument("--on-missing", default="proceed")
+    ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--late-timeout", type=float, default=None)
+    ap.add_argument("--max-payload-bytes", type=int, default=16 * 2**20)
+    ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--attackers", default="", help="comma-separated participant ids")
+    ap.add_argument("--attack-factor", type=float, default=1.0)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--save-globals", action="store_true")
+    ap.add_argument("--save-deltas", action="store_true")
+    return ap.parse_args(argv)
+
+
+def build(args, transform=None):
+    """The engine of this rank and its batches (None on the coordinator)."""
+    import torch
+
+    from . import digits
+    from .aggregators import ALL
+    from .attacks import Scale
+    from .engine import Engine
+
+    dtype = getattr(torch, args.dtype)
+    xtr, ytr, xte, yte = digits.load(args.seed)
+    net = digits.model(args.seed, dtype=dtype)
+    if args.aggregator not in ALL:
+        raise SystemExit(f"unknown aggregator {args.aggregator!r}; choose from {sorted(ALL)}")
+    agg = ALL[args.aggregator](**json.loads(args.agg_kwargs))
+    if transform is None and args.attackers:
+        transform = Scale([int(a) for a in args.attackers.split(",")], args.attack_factor)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    log = []
+
+    def on_round(report, model_or_update):
+        if args.rank == 0:
+            acc = digits.accuracy(model_or_update, xte, yte, dtype)
+            row = {"round": report.round, "accuracy": acc, "selected": report.selected,
+                   "reported": report.reported, "weights": {str(k): v for k, v in report.weights.items()},
+                   "dropped": {str(k): v for k, v in report.dropped.items()},
+                   "refused": {str(k): v for k, v in report.refused.items()},
+                   "stale": [list(s) for s in report.stale], "bytes_down": report.bytes_down,
+                   "bytes_up": report.bytes_up, "seconds": report.seconds}
+            log.append(row)
+            print(f"round {report.round:3d}  accuracy {acc:.4f}  reported {len(report.reported)}/"
+                  f"{len(report.selected)}  bytes {report.bytes_down + report.bytes_up}", flush=True)
+            (out / "rounds.json").write_text(json.dumps(log, indent=1))
+            if args.save_globals:
+                np.savez(out / f"global_r{report.round}.npz",
+                         **{n: p.detach().numpy() for n, p in model_or_update.named_parameters()})
+        elif args.save_deltas:
+            np.savez(out / f"delta_r{report.round}_p{args.rank}.npz", __num_samples=report.num_samples,
+                     **{n: t.detach().numpy() for n, t in model_or_update.items()})
+
+    engine = Engine(net, rounds=args.rounds, aggregator=agg, select=args.select,
+                    min_participants=args.min_participants, on_missing=args.on_missing,
+                    timeout=args.timeout, late_timeout=args.late_timeout,
+                    max_payload_bytes=args.max_payload_bytes, lr=args.lr, epochs=args.epochs,
+                    transform=transform, seed=args.seed, rank=args.rank, world_size=args.world,
+                    address=("127.0.0.1", args.port), on_round=on_round)
+    if args.rank == 0:
+        if args.save_globals:
+            np.savez(out / "global_r0.npz", **{n: p.detach().numpy() for n, p in net.named_parameters()})
+        return engine, None
+    parts = digits.dirichlet_split(ytr, args.world - 1, args.alpha, args.seed)
+    idx = parts[args.rank - 1]
+    return engine, digits.batches(xtr[idx], ytr[idx], args.batch_size, dtype)
+
+
+def worker(argv=None, transform=None) -> int:
+    args = worker_args(argv)
+    from .errors import FederatedError, QuorumError, RejectedUpdate
+    engine, data = build(args, transform)
+    try:
+        engine.participate(data)
+    except (QuorumError, FederatedError, RejectedUpdate) as e:
+        Path(args.out, f"error_rank{args.rank}.txt").write_text(f"{type(e).__name__}: {e}")
+        print(f"rank {args.rank}: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+        return 3
+    if args.rank != 0:
+        Path(args.out, f"participant_{args.rank}.json").write_text(json.dumps(
+            [vars(r) for r in engine.history]))
+    return 0
+
+
+# ---------------------------------------------------------------------- launching a world
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def src_dir() -> str:
+    return str(Path(__file__).resolve().parents[3])
+
+
+def command(python: str, module: str, rank: int, world: int, port: int, extra: list) -> list:
+    return [python, "-m", module, "--rank", str(rank), "--world", str(world), "--port", str(port), *extra]
+
+
+def launch(world: int, extra: list, *, python: str = sys.executable, timeout: float = 600,
+           module: str = "torchnative.nn.federated.experiment", env: dict | None = None,
+           per_rank: dict | None = None, stream: bool = False) -> dict:
+    """Start ranks 0..world-1 as processes, wait for all (killing them all at `timeout`).
+    `per_rank` maps a rank to extra arguments for that rank only. Returns rank -> (code, stderr)."""
+    port = free_port()
+    e = dict(os.environ if env is None else env)
+    e["PYTHONPATH"] = os.pathsep.join(p for p in (src_dir(), e.get("PYTHONPATH", "")) if p)
+    e.setdefault("OMP_NUM_THREADS", "1")
+    procs = {}
+    for r in range(world):
+        cmd = command(python, module, r, world, port, extra + list((per_rank or {}).get(r, [])))
+        procs[r] = subprocess.Popen(cmd, env=e, stdout=None if (stream and r == 0) else subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + timeout
+    results = {}
+    try:
+        for r, p in procs.items():
+            left = max(1.0, deadline - time.monotonic())
+            _, err = p.communicate(timeout=left)
+            results[r] = (p.returncode, err[-4000:])
+    except subprocess.TimeoutExpired:
+        for p in procs.values():
+            if p.poll() is None:
+                p.kill()
+        raise TimeoutError(f"federated world of {world} did not finish within {timeout} s")
+    return results
+
+
+def centralized(rounds: int, epochs: int, lr: float, batch_size: int = 16, seed: int = 0, dtype="float32") -> list:
+    """Accuracy after each of `rounds` passes of `epochs` epochs over all training data."""
+    import torch
+    import torch.nn.functional as F
+
+    from . import digits
+    dt = getattr(torch, dtype)
+    xtr, ytr, xte, yte = digits.load(seed)
+    net = digits.model(seed, dtype=dt)
+    opt = torch.optim.SGD(net.parameters(), lr=lr)
+    data = digits.batches(xtr, ytr, batch_size, dt)
+    accs = []
+    for _ in range(rounds):
+        for _ in range(epochs):
+            for x, y in data:
+                opt.zero_grad()
+                F.cross_entropy(net(x), y).backward()
+                opt.step()
+        accs.append(digits.accuracy(net, xte, yte, dt))
+    return accs
+
+
+if __name__ == "__main__":
+    sys.exit(worker())
