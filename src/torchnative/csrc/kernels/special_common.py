@@ -1,0 +1,64 @@
+"""What the torch.special kernels share: Cephes' polynomial and Chebyshev-series evaluators over
+numpy arrays, and the registration of a unary float op computed in double precision.
+
+Math.h evaluates float32 inputs in float (and a few functions, zeta among them, in double);
+here every element is evaluated in double precision with upstream's coefficients and branches
+and rounded once, so float64 results are upstream's own arithmetic and float32 results are at
+least as close to upstream's float64 rerun as upstream's single-precision result.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import dtypes as D
+from ..ops.kernel_registry import kernel
+from .pointwise_base import FLOAT_H, FLOATING, check, finish, operand, quiet
+from .pointwise_unary import float_dtype
+
+F64 = np.dtype(np.float64)
+
+
+def polevl(x, coef):
+    """sum coef[i] x^(N-i), Horner's scheme from the leading coefficient."""
+    acc = np.zeros_like(x)
+    for c in coef:
+        acc = acc * x + c
+    return acc
+
+
+def chbevl(x, coef):
+    """Cephes' Chebyshev series: 0.5 (b0 - b2) of the Clenshaw recurrence."""
+    b0 = np.full_like(x, coef[0])
+    b1 = np.zeros_like(x)
+    b2 = np.zeros_like(x)
+    for c in coef[1:]:
+        b2 = b1
+        b1 = b0
+        b0 = x * b1 - b2 + c
+    return 0.5 * (b0 - b2)
+
+
+def unary(name: str, fn, lowp: bool = False, kernel_name: str | None = None):
+    """Registers ``name`` as ``fn`` over float64 values; integer inputs give the default float
+    dtype; float16/bfloat16 are refused unless upstream dispatches them (``lowp``)."""
+    allowed = FLOAT_H if lowp else FLOATING
+    label = kernel_name or f"{name.removeprefix('special_')}_cpu"
+
+    @kernel(name)
+    def compute(self):
+        dt = float_dtype(self)
+        check(label, dt, allowed)
+        x = np.asarray(operand(self, dt, F64), F64)
+        with quiet():
+            r = fn(x)
+        return finish(np.asarray(r, F64), dt, self)
+
+    return compute
+
+
+def first_dtype(*dts):
+    for d in dts:
+        if d is not None:
+            return d
+    return D.get_default_dtype()
