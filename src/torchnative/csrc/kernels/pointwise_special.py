@@ -1,5 +1,5 @@
 """Less common pointwise ops: gamma-family functions (lgamma, digamma, polygamma n<=1), gcd/lcm,
-frexp, angle, log_sigmoid, equal.
+frexp, angle, log_sigmoid, equal. polygamma n >= 2 is zeta's (special_cephes.py).
 
 digamma is upstream's own algorithm (calc_digamma: reflection, recurrence up to 10, asymptotic
 series) in the working precision. lgamma has no upstream formula of its own (it calls the C
@@ -172,10 +172,9 @@ def polygamma(n, self):
         return apply1(digamma_np, self, dt)
     if n == 1:
         return apply1(_trigamma, self, dt)
-    from ..core.refuse import TorchnativeNotImplementedError
+    from .special_cephes import polygamma_np
 
-    raise TorchnativeNotImplementedError("aten::polygamma with n >= 2",
-                                         "only digamma (n=0) and trigamma (n=1) are implemented")
+    return apply1(lambda x: polygamma_np(n, x), self, dt)
 
 
 # ---- integer ops --------------------------------------------------------------------------------
