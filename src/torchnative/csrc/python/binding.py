@@ -64,6 +64,13 @@ def _zero_dim_ok(obj, integral: bool) -> bool:
                             and obj.dtype.__reduce__() != "bool")
 
 
+def _one_int(obj) -> bool:
+    """A one-element integer (or bool) tensor of any shape stands for a one-int size list, as
+    upstream's parser allows (``t.resize_(torch.LongTensor([n]))``)."""
+    return (isinstance(obj, _TensorBase) and obj.numel() == 1 and not obj.requires_grad
+            and not obj.dtype.is_floating_point and not obj.dtype.is_complex)
+
+
 def _checker(p: "Param"):
     """PythonArgParser's FunctionParameter::check, specialised once for the parameter's kind."""
     T = _TensorBase
@@ -97,7 +104,7 @@ def _checker(p: "Param"):
         def fn(obj):
             if isinstance(obj, (tuple, list)):
                 return len(obj) == 0 or _is_int(obj[0]) or _zero_dim_ok(obj[0], True)
-            return size > 0 and (_is_int(obj) or _zero_dim_ok(obj, True))
+            return (size > 0 and (_is_int(obj) or _zero_dim_ok(obj, True))) or _one_int(obj)
     elif k in ("TensorList", "c10::List<::std::optional<Tensor>>"):
         none_ok = k != "TensorList"
 
@@ -210,7 +217,11 @@ class Param:
         if k in ("IntArrayRef", "SymIntArrayRef"):
             if isinstance(obj, (tuple, list)):
                 return [int(o) if isinstance(o, _TensorBase) else o for o in obj]
-            return [int(obj)] * self.size
+            if isinstance(obj, _TensorBase) and obj.dtype.__reduce__() == "bool":
+                raise RuntimeError("Expected scalar.isIntegral( false) to be true, but got false. "
+                                   " (Could this error message be improved?  If so, please report "
+                                   "an enhancement request to PyTorch.)")
+            return [int(obj)] * max(self.size, 1)
         if k == "ScalarType" and obj in (int, float, bool, complex):
             from ..core import dtypes
 
@@ -315,12 +326,13 @@ class Signature:
                 out.append(p.python_default() if obj is _MISSING else None)
             elif obj is _MISSING:
                 raise _NoMatch(lambda p=p: f"{self.name}() missing required argument \"{p.name}\"")
-            elif p.check(obj):
-                out.append(p.convert(obj) if p.needs_convert else obj)
-            elif self.varargs and pos == 0 and not is_kwd and all(_is_int(a) for a in args):
-                out.append(list(args))
+            elif self.varargs and pos == 0 and not is_kwd and (
+                    (nargs > 1 or not p.check(obj)) and all(_is_int(a) or _one_int(a) for a in args)):
+                out.append([a if _is_int(a) else int(a) for a in args])
                 pos = nargs
                 continue
+            elif p.check(obj):
+                out.append(p.convert(obj) if p.needs_convert else obj)
             else:
                 raise _NoMatch(lambda p=p, is_kwd=is_kwd, pos=pos, obj=obj: (
                     f"{self.name}(): argument '{p.name}'"
