@@ -155,6 +155,36 @@ lst = [f"from{rank}", rank]
 attempt("broadcast_object_list", lambda: (dist.broadcast_object_list(lst, src=0),
                                           save("broadcast_object_list", np.array(repr(lst)))))
 
+gathered = [None] * world if rank == world - 1 else None
+attempt("gather_object", lambda: (dist.gather_object({"r": rank, "t": (rank, "x" * rank)}, gathered,
+                                                     dst=world - 1),
+                                  save("gather_object", np.array(repr(gathered)))))
+scattered = [None]
+attempt("scatter_object_list", lambda: (
+    dist.scatter_object_list(scattered, [{"to": r, "n": 10 * r + 1} for r in range(world)]
+                             if rank == 0 else None, src=0),
+    save("scatter_object_list", np.array(repr(scattered)))))
+
+
+def _point_to_point_objects():
+    # rank 0 sends its list to the last rank, which sends one back of its own
+    box = [None, None]
+    last = world - 1
+    if rank == 0:
+        dist.send_object_list([("zero", 1.5), b"\x00\xff"], dst=last)
+        dist.recv_object_list(box, src=last)
+    elif rank == last:
+        dist.recv_object_list(box, src=0)
+        dist.send_object_list([{"last": last}, list(range(last))], dst=0)
+    save("send_recv_object_list", np.array(repr(box)))
+
+
+attempt("send_recv_object_list", _point_to_point_objects)
+big = [np.arange(200_000, dtype=np.int64) * (rank + 1)] if rank == 1 % world else [None]
+attempt("broadcast_object_list.large", lambda: (
+    dist.broadcast_object_list(big, src=1 % world),
+    save("broadcast_object_list.large", np.array(int(np.asarray(big[0]).sum())))))
+
 np.savez(os.path.join(out_dir, f"rank{rank}.npz"), **results)
 dist.destroy_process_group()
 print("done", rank)

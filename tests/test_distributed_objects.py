@@ -1,0 +1,60 @@
+"""What the object collectives rest on, compared with upstream in separate processes: the legacy
+``torch.ByteTensor(storage)`` constructor (``_object_to_tensor``) and a one-element integer tensor
+passed as a size (``scatter_object_list`` resizes with one). The collectives themselves are
+compared in tests/test_distributed.py (real processes, gloo)."""
+
+from __future__ import annotations
+
+import pytest
+
+from torchnative.testing import upstream
+
+needs_upstream = pytest.mark.skipif(not upstream.available(), reason="needs .venv-upstream")
+
+PROGRAM = r"""
+import json, warnings
+import torch
+warnings.simplefilter("ignore")
+
+def run(fn, values=True):
+    try:
+        t = fn()
+        return [str(t.dtype), list(t.shape), t.tolist() if values and t.dtype == torch.uint8 else None]
+    except Exception as e:
+        return [type(e).__name__, str(e)]
+
+s = torch.ByteStorage._from_buffer(b"hello")
+out = {
+    "typed": run(lambda: torch.ByteTensor(s)),
+    "untyped": run(lambda: torch.ByteTensor(s.untyped())),
+    "wrong_type": run(lambda: torch.FloatTensor(s)),
+    "tensor_wrong_type": run(lambda: torch.Tensor(s)),
+    "float_over_untyped_6": run(lambda: torch.FloatTensor(torch.UntypedStorage(6))),
+    "long_over_untyped": run(lambda: torch.LongTensor(torch.UntypedStorage(16))),
+    "float_typed": run(lambda: torch.Tensor(torch.FloatStorage(3))),
+    "with_device": run(lambda: torch.ByteTensor(s, device="cpu")),
+    "resize_long1": run(lambda: torch.empty(0, dtype=torch.uint8).resize_(torch.LongTensor([5])), False),
+    "resize_0dim": run(lambda: torch.empty(0, dtype=torch.uint8).resize_(torch.tensor(4)), False),
+    "resize_float": run(lambda: torch.empty(0).resize_(torch.tensor([2.0]))),
+    "zeros_two": run(lambda: torch.zeros(torch.tensor([3, 2]))),
+    "zeros_bool": run(lambda: torch.zeros(torch.tensor([True]))),
+    "pool_broadcast": run(lambda: torch.nn.functional.max_pool2d(torch.ones(1, 1, 4, 4),
+                                                                 torch.tensor([2]))),
+    "reshape_varargs": run(lambda: torch.ones(6).reshape(torch.tensor([2]), 3)),
+}
+# the tensor shares the storage's bytes both ways
+t = torch.ByteTensor(s)
+t[0] = 72
+s[1] = 69
+out["shared"] = [bytes(s.untyped()).decode(), t.tolist()]
+print(json.dumps(out))
+"""
+
+
+@needs_upstream
+def test_legacy_storage_constructor_and_size_tensors_agree_with_upstream():
+    ours, theirs = upstream.run_both(PROGRAM, timeout=600)
+    assert ours == theirs
+    # the program can tell a refusal from a tensor and a copy from a view
+    assert theirs["wrong_type"][0] == "RuntimeError" and theirs["typed"][1] == [5]
+    assert theirs["shared"] == ["HEllo", [72, 69, 108, 108, 111]]
