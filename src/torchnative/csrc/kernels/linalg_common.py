@@ -66,7 +66,8 @@ def wide(t) -> np.ndarray:
 
 def out(a: np.ndarray, dt) -> object:
     """A new tensor of dtype ``dt`` holding ``a`` (rounded once)."""
-    return wrap(np.ascontiguousarray(a.astype(D.numpy_dtype(dt), copy=False)), dt)
+    a = np.asarray(a).astype(D.numpy_dtype(dt), copy=False)
+    return wrap(a if a.flags.c_contiguous else a.copy(order="C"), dt)
 
 
 def real_of(dt):
@@ -127,7 +128,7 @@ def getrf(a: np.ndarray):
     info is the first zero pivot (1-based), 0 when none; the factorization continues past it
     as LAPACK's does."""
     *batch, m, n = a.shape
-    lu = np.array(a, copy=True).reshape(-1, m, n)
+    lu = np.array(a, copy=True).reshape(int(np.prod(batch, dtype=np.int64)), m, n)
     b = lu.shape[0]
     k = min(m, n)
     piv = np.zeros((b, k), np.int32)
@@ -154,8 +155,9 @@ def permutation_of(piv: np.ndarray, m: int) -> np.ndarray:
     """The row order the pivots (1-based swaps, applied in order) leave: perm[i] is the row of
     the original matrix now at row i."""
     *batch, k = piv.shape
-    p = np.broadcast_to(np.arange(m), (*batch, m)).reshape(-1, m).copy()
-    flat = piv.reshape(-1, k).astype(np.int64) - 1
+    b = int(np.prod(batch, dtype=np.int64))
+    p = np.broadcast_to(np.arange(m), (*batch, m)).reshape(b, m).copy()
+    flat = piv.reshape(b, k).astype(np.int64) - 1
     rows = np.arange(p.shape[0])
     for j in range(k):
         t = p[rows, j].copy()
@@ -186,7 +188,7 @@ def potrf(a: np.ndarray, upper: bool = False):
     if upper:
         a = np.conj(np.swapaxes(a, -1, -2))
     *batch, n, _ = a.shape
-    src = a.reshape(-1, n, n)
+    src = a.reshape(int(np.prod(batch, dtype=np.int64)), n, n)
     low = np.zeros_like(src)
     info = np.zeros(src.shape[0], np.int32)
     for j in range(n):

@@ -13,7 +13,8 @@ import numpy as np
 from ..core import dtypes as D
 from ..core.tensor import wrap_dim
 from ..dispatch.call import call
-from ..ops.kernel_registry import kernel
+from ..ops.kernel_registry import COMPOSITE, kernel
+from .composite_out import register_out_forms
 from .linalg_common import (check_errors, check_floating_or_complex, check_is_matrix,
                             check_square)
 from .support.common import arr
@@ -241,6 +242,8 @@ def linalg_matrix_norm(A, ord, dim=(-2, -1), keepdim=False, *, dtype=None):
     dim = _matrix_norm_checks(A, list(dim), dtype, a != 2.0)
 
     def max_min(t, d):
+        if o > 0 and t.shape[d] == 0:  # a norm's maximum over nothing is 0, as upstream's
+            return call("sum.dim_IntList", t, [d], keepdim)
         return call("amax", t, [d], keepdim) if o > 0 else call("amin", t, [d], keepdim)
 
     if a == 2.0:
@@ -592,3 +595,7 @@ def _chain(mats, split, i, j):
         return mats[i]
     k = split[i][j]
     return call("mm", _chain(mats, split, i, k), _chain(mats, split, k + 1, j))
+
+
+register_out_forms(*(name for name, fn in list(COMPOSITE.items())
+                     if getattr(fn, "__module__", None) == __name__))

@@ -264,6 +264,12 @@ def cholesky_inverse(self, upper=False):
             x = trsm(f, trsm(fh, eye, upper=False), upper=True)
         else:  # A = L L^H, A^-1 = L^-H L^-1
             x = trsm(fh, trsm(f, eye, upper=False), upper=True)
+    # potri computes one triangle; upstream mirrors it, so the result is exactly Hermitian
+    low = np.tril(x, -1)
+    diag = np.diagonal(x, axis1=-2, axis2=-1).real
+    x = low + np.conj(np.swapaxes(low, -1, -2))
+    idx = np.arange(n)
+    x[..., idx, idx] = diag
     return out(x, self.dtype)
 
 

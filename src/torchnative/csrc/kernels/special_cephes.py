@@ -21,6 +21,7 @@ from .pointwise_base import FLOATING, check, finish, operand, quiet
 from .pointwise_binary import dtype2
 from .pointwise_math import erfc64
 from .special_common import F64, polevl, unary
+from .composite_out import register_out_forms
 
 _MACHEP = 1.11022302462515654042E-16
 _ZETA_A = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
@@ -256,3 +257,7 @@ def special_log_softmax(self, dim, *, dtype=None):
 @kernel("special_logsumexp", composite=True)
 def special_logsumexp(self, dim, keepdim=False):
     return _call("logsumexp", self, dim, keepdim)
+
+
+register_out_forms("special_gammainc", "special_gammaincc", "special_softmax",
+                   "special_log_softmax", "special_logsumexp")
