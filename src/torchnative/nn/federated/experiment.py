@@ -106,6 +106,8 @@ def worker(argv=None, transform=None) -> int:
     args = worker_args(argv)
     from .errors import FederatedError, QuorumError, RejectedUpdate
     engine, data = build(args, transform)
+    import torch
+    Path(args.out, f"torch_rank{args.rank}.txt").write_text(str(torch._C.__file__))
     try:
         engine.participate(data)
     except (QuorumError, FederatedError, RejectedUpdate) as e:
