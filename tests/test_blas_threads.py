@@ -21,6 +21,8 @@ def sim(monkeypatch):
         applied.append(n)
         bt._state["current"] = n
 
+    # the process's real thread state comes back after the test (monkeypatch restores both keys)
+    monkeypatch.setitem(bt._state, "current", bt._state["current"])
     monkeypatch.setattr(bt, "_apply", fake_apply)
     monkeypatch.setattr(bt.time, "perf_counter", lambda: clock[0])
     monkeypatch.setattr(bt, "_tuners", {"small": bt._Tuner(1), "large": bt._Tuner(0)})

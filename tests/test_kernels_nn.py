@@ -731,34 +731,6 @@ case("vecdot_out", "contract", "T.linalg.vecdot(a, b, out=o)",
 
 # ------------------------------------------------------------------------------ running
 
-def _mine() -> set:
-    """Operators registered by this scope's modules (linalg.py, nn_*.py)."""
-    from torchnative.csrc.kernels import load_all
-    from torchnative.csrc.ops.kernel_registry import COMPOSITE, KERNELS
-
-    load_all()
-    return {n for table in (KERNELS, COMPOSITE) for n, fn in table.items()
-            if fn.__module__.rsplit(".", 1)[-1].startswith(("linalg", "nn_"))}
-
-
-def _missing_elsewhere(ours) -> str | None:
-    """The operator (or subsystem) another part of torchnative refused, if that is why ours
-    raised: such a case cannot test these kernels yet and is reported as an expected failure."""
-    if ours["T"] != "exc":
-        return None
-    where = ours.get("where", "")
-    if ours["type"] != "TorchnativeNotImplementedError":
-        # an error raised by torchnative's machinery (binding, dispatch), not by a kernel
-        if "/torchnative/csrc/" in where and "/kernels/" not in where:
-            return where.split("/torchnative/")[-1]
-        return None
-    msg = ours["msg"]
-    if msg.startswith("autograd for "):
-        return "autograd"
-    name = msg.split(":", 3)[2] if msg.startswith("aten::") else msg.split(":", 1)[0]
-    return None if name in _mine() else name
-
-
 _G = Golden(CASES)
 _ours, _compare, _leaves = _G.ours, _G.compare, leaves
 
@@ -766,12 +738,12 @@ _ours, _compare, _leaves = _G.ours, _G.compare, leaves
 @pytest.fixture(scope="module")
 def golden(tmp_path_factory):
     if not upstream.available():
-        pytest.skip("upstream environment (.venv-upstream) not installed")
+        upstream.missing("upstream environment (.venv-upstream) not installed")
     return _G.run_upstream(tmp_path_factory, "nn_golden")
 
 
-# Cases that fail because of a known defect outside these kernels (strict: an XPASS says the
-# defect was fixed and the entry must go).
+# Cases that fail because of a known defect outside these kernels, each naming it (strict: an
+# XPASS says the defect was fixed and the entry must go).
 KNOWN_ELSEWHERE: dict[str, str] = {}
 
 
@@ -782,9 +754,6 @@ def test_agrees_with_upstream(golden, case_):
     doc, _ = golden
     up = doc[case_[0]]
     ours, ours_arrays = _ours(case_)
-    missing = _missing_elsewhere(ours)
-    if missing and (ours["type"] == "TorchnativeNotImplementedError" or up["low"]["T"] != "exc"):
-        pytest.xfail(f"depends on {missing}, refused outside this engineer's files: {ours['msg']}")
     _compare(golden, case_[1], up["low"], ours, ours_arrays, up["high"], up.get("others", ()))
 
 

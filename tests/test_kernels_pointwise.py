@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import pytest
@@ -296,11 +298,16 @@ def _run_upstream(directory):
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    up = _run_upstream(tmp_path_factory.mktemp("pointwise"))
+def harness():
     env: dict = {}
     exec(HARNESS, env)
-    ours = env["run"](CASES, False)
+    return env
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory, harness):
+    up = _run_upstream(tmp_path_factory.mktemp("pointwise"))
+    ours = harness["run"](CASES, False)
     return up["low"], up["high"], ours
 
 
@@ -333,9 +340,11 @@ _NAMES = {"torch.float16": "float16", "torch.bfloat16": "bfloat16", "torch.float
 
 
 def compare(up: dict, ours: dict, mode: str, high: dict | None,
-            tol32: "tolerance.Tol | None" = None) -> str | None:
+            tol32: "tolerance.Tol | None" = None, known: "Known | None" = None) -> str | None:
     """None if ``ours`` agrees with ``up``, else the first difference. ``tol32`` is the same
-    op's float32 tolerance, carried to float64 results in ulps."""
+    op's float32 tolerance, carried to float64 results in ulps. ``known``: an understood
+    divergence; the elements it covers are held to its own bound instead, every other element
+    (and dtype, shape, stride) as usual."""
     if "err" in up or "err" in ours:
         if up.get("err") != ours.get("err"):
             return f"outcome: upstream {up.get('err', 'ok')} {up.get('msg', '')!r}, ours " \
@@ -364,6 +373,14 @@ def compare(up: dict, ours: dict, mode: str, high: dict | None,
                        f"{a['v'][bad[0]]}, ours {b['v'][bad[0]]}"
             continue
         x, y = _floats(a), _floats(b)
+        if known is not None:
+            z = _floats(h) if h is not None and h["shape"] == a["shape"] else None
+            tol = _tolerance(a, h, name, tol32)
+            mask, ins = known.covered(x, z)
+            why = known.bound(x[mask], y[mask], None if z is None else z[mask], tol, ins[mask])
+            if why:
+                return f"[{i}] known divergence ({known.why}) beyond its bound: {why}"
+            y = np.where(mask, x, y)  # the covered elements are settled; the rest compare as usual
         if not np.array_equal(np.isnan(x), np.isnan(y)):
             j = int(np.argmax(np.isnan(x) != np.isnan(y)))
             return f"[{i}] NaN at {j}: upstream {x[j]}, ours {y[j]}"
@@ -416,44 +433,146 @@ def _float32_tolerance(low, high, name) -> "tolerance.Tol | None":
     return None
 
 
-# Divergences that are understood, each held to its exact signature so that any other change
-# still fails:
-#  * complex isfinite calls aten::real/aten::imag (view ops outside the pointwise kernels);
-#  * upstream's complex64 log1p returns NaN for subnormal arguments (its vectorized formula), so
-#    its complex64 logaddexp does too where exp(min - max) is subnormal; ours returns the value;
-#  * 0 ** z for complex z: upstream's libstdc++ pow gives inf where numpy's gives nan.
+# Divergences that are understood. Each covers the elements ``where`` selects (from the inputs,
+# or from upstream's own results, so that a divergence anywhere else still fails) and holds them
+# to ``bound``, a margin measured on them (docs/testing.md); dtype, shape, stride and every other
+# element of the case compare as usual.
+@dataclass
+class Known:
+    why: str
+    where: Callable  # (upstream's floats, its float64 rerun or None, input a, input b) -> mask
+    bound: Callable  # (upstream, ours, rerun or None, tolerance, input a) at the mask -> problem
+    a: np.ndarray | None = None  # the case's inputs (set by _known)
+    b: np.ndarray | None = None
+
+    def covered(self, x: np.ndarray, z) -> tuple[np.ndarray, np.ndarray]:
+        """The mask over the result's floats (complex: real and imaginary part per element), and
+        input ``a`` (real part) laid out the same way."""
+        mask = np.asarray(self.where(x, z, self.a, self.b))
+        reps = x.size // mask.size
+        return np.repeat(mask, reps), np.repeat(self.a.real, x.size // self.a.size)
+
+
+def _within_ulps(n):
+    def bound(u, o, h, tol, a):
+        ulps = np.abs(o - u) / np.spacing(np.abs(u))
+        return None if (ulps <= n).all() else f"{float(ulps.max()):.0f} ulp (bound {n})"
+    return bound
+
+
+def _tanh_carried(u, o, h, tol, a):
+    """gelu(x, 'tanh') = 0.5 x (1 + tanh(inner)): near tanh = -1 a 1-ulp difference in tanh moves
+    the result by 0.5 |x| ulp(tanh) <= 0.5 |x| eps. Bound: two such ulps, |x| eps."""
+    over = np.abs(o - u) > np.abs(a) * np.finfo(np.float64).eps
+    return f"{int(over.sum())} elements off by more than |x| eps (two ulps of tanh)" if over.any() else None
+
+
+def _like_rerun(u, o, h, tol, a):
+    """Where upstream's complex64 NaN is its own defect, ours holds to upstream's complex128
+    rerun within the case's derived tolerance."""
+    if h is None:
+        return "no float64 rerun to hold the covered elements to"
+    off = np.abs(o - h) > tol.atol + tol.rtol * np.abs(h)
+    return f"{int(off.sum())} elements off upstream's complex128 rerun beyond {tol}" if off.any() else None
+
+
+def _nan_like_numpy(u, o, h, tol, a):
+    return None if np.isnan(o).all() else f"{o.tolist()} where numpy's complex pow gives nan+nanj"
+
+
 KNOWN = {
-    "isfinite|complex64": "aten::real", "isfinite|complex128": "aten::real",
-    "logaddexp|complex64": "nan", "logaddexp|float32+complex64": "nan",
-    "float_power|float32+complex64": "zero-base",
+    # upstream's complex64 log1p returns NaN for subnormal arguments (its vectorized formula), so
+    # its complex64 logaddexp does too where exp(min - max) is subnormal; ours returns the value
+    # (measured: equal to upstream's complex128 rerun rounded, 3e-7 relative on a subnormal).
+    # Covered: upstream's NaNs where its complex128 rerun is finite.
+    **{f"logaddexp|{d}": Known("upstream's complex64 log1p is NaN on subnormals",
+                               lambda x, z, a, b: np.isnan(x) & np.isfinite(z) if z is not None
+                               else np.zeros(x.shape, bool), _like_rerun)
+       for d in ("complex64", "float32+complex64")},
+    # 0 ** z with Re z < 0: upstream's libstdc++ pow gives inf + nan j, ours numpy's nan + nan j.
+    "float_power|float32+complex64": Known("0 ** z, Re z < 0: libstdc++ inf, numpy nan",
+                                           lambda x, z, a, b: (a == 0) & (b.real < 0), _nan_like_numpy),
     # ill-conditioned in float64, where no wider rerun can measure upstream's own error: lgamma
-    # of negative x by reflection cancels ~20 ulp; gelu(tanh) near x = -3.5 amplifies the last
-    # bit of tanh (SLEEF's vs libm's) by 1 / (1 + tanh x) ~ 1e4.
-    "lgamma|float64": "ill-conditioned", "gelu_tanh|float64": "ill-conditioned",
+    # of negative x by reflection cancels (measured: 26 ulp at most, at x = -4.04);
+    # gelu(tanh) below x = -3 amplifies the last bit of tanh (SLEEF's vs libm's) by
+    # 1 / (1 + tanh) ~ 1e4 (measured: 33116 ulp of the result at x = -4.04, one ulp of tanh).
+    "lgamma|float64": Known("lgamma by reflection, negative x",
+                            lambda x, z, a, b: (a < 0) & np.isfinite(a) & (a != np.round(a)),
+                            _within_ulps(32)),
+    "gelu_tanh|float64": Known("gelu(tanh) where 1 + tanh cancels",
+                               lambda x, z, a, b: (a < -3) & np.isfinite(a), _tanh_carried),
 }
 
 
-def _known(name: str, ours: dict) -> bool:
-    why = KNOWN.get(name)
-    if why is None:
-        return False
-    if why.startswith("aten::"):
-        return why in ours.get("msg", "")
-    return "ok" in ours
+def _inputs(name: str, harness: dict) -> tuple[np.ndarray, np.ndarray | None]:
+    """Inputs ``a`` and ``b`` of a case, built as HARNESS builds them but from numpy alone
+    (float64 or complex128 holding the case's dtype's values)."""
+    _, _, da, db, _ = next(c for c in CASES if c[0] == name)
+
+    def build(dtype, which):
+        v = harness["values"](which)
+        if dtype.startswith("complex"):
+            w = harness["values"](1 - which)
+            v, w = (np.where(np.isfinite(u), u, 3.25) for u in (v, w))
+            return (v + 1j * w).astype(dtype).astype(np.complex128)
+        return v.astype(dtype).astype(np.float64)
+
+    return build(da, 0), (build(db, 1) if db else None)
+
+
+def _known(name: str, harness: dict) -> "Known | None":
+    """The case's known divergence, with its inputs."""
+    k = KNOWN.get(name)
+    if k is None:
+        return None
+    a, b = _inputs(name, harness)
+    return Known(k.why, k.where, k.bound, a, b)
 
 
 # ---------------------------------------------------------------------------------- the tests
-def test_pointwise_cases_agree_with_upstream(results):
+def test_pointwise_cases_agree_with_upstream(results, harness):
     low, high, ours = results
     failures = []
     for name, _expr, _da, _db, mode in CASES:
         problem = compare(low[name], ours[name], mode, high.get(name),
-                          _float32_tolerance(low, high, name))
-        if problem and not _known(name, ours[name]):
+                          _float32_tolerance(low, high, name), _known(name, harness))
+        if problem:
             failures.append(f"{name}: {problem}")
     exact = sum(1 for c in CASES if c[4] == "exact")
     assert not failures, f"{len(failures)}/{len(CASES)} cases disagree ({exact} exact):\n" + \
         "\n".join(failures[:60])
+
+
+def _moved(enc: dict, where: np.ndarray) -> dict:
+    """A copy of an encoded result with the floats at ``where`` (flat, complex parts counted
+    separately) moved 1% and 1e-3 away (NaNs made 1.0)."""
+    out = json.loads(json.dumps(enc))
+    leaf = out["ok"]
+    flat = _floats(leaf)
+    flat[where] = np.where(np.isfinite(flat[where]), flat[where] * 1.01 + 1e-3, 1.0)
+    pairs = leaf["dtype"].startswith("torch.complex")
+    leaf["v"] = flat.reshape(-1, 2).tolist() if pairs else flat.tolist()
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(KNOWN))
+def test_known_divergences_are_bounded(name, results, harness):
+    """A known divergence excuses only its covered elements, and only within its bound: ours
+    moved there beyond the bound fails, and so does ours moved at one element it does not cover."""
+    low, high, ours = results
+    mode = next(c[4] for c in CASES if c[0] == name)
+    known = _known(name, harness)
+    args = (mode, high[name], _float32_tolerance(low, high, name), known)
+    assert compare(low[name], ours[name], *args) is None
+    x = _floats(low[name]["ok"])
+    mask, _ = known.covered(x, _floats(high[name]["ok"]))
+    assert mask.any(), "the known divergence covers nothing"
+    assert "beyond its bound" in compare(low[name], _moved(ours[name], np.flatnonzero(mask)), *args)
+    free = np.flatnonzero(~mask & np.isfinite(x) & (x != 0))
+    assert compare(low[name], _moved(ours[name], free[-1:]), *args)
+    retyped = json.loads(json.dumps(ours[name]))
+    retyped["ok"]["dtype"] = "torch.float16"
+    assert compare(low[name], retyped, *args)
 
 
 def test_exact_cases_are_mostly_values_not_errors(results):
@@ -538,8 +657,8 @@ def test_opinfo_samples_agree(tmp_path):
 
     full = pipeline.CACHE / "full" / "cases"
     if not (full / "_manifest.json").exists():
-        pytest.skip("no cached full golden cases (python -m torchnative.testing.golden generate "
-                    "--suite full)")
+        upstream.missing("no cached full golden cases (python -m torchnative.testing.golden generate "
+                         "--suite full)")
     suite = Suite("pointwise-test", tuple(OPINFO_KEYS))
     cases = pipeline.cases_dir(suite)
     shutil.rmtree(cases, ignore_errors=True)

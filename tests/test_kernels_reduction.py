@@ -351,7 +351,7 @@ add("exact",
 @pytest.fixture(scope="module")
 def golden(tmp_path_factory):
     if not upstream.available():
-        pytest.skip("upstream environment (.venv-upstream) not installed")
+        upstream.missing("upstream environment (.venv-upstream) not installed")
     d = tmp_path_factory.mktemp("reduction_golden")
     np.savez(d / "inputs.npz", **inputs())
     (d / "runner.py").write_text(RUNNER)
@@ -497,31 +497,10 @@ def sort_dim(expr, ndim):
     return int(m.group(1)) % ndim if m else ndim - 1
 
 
-def _mine() -> set:
-    from torchnative.csrc.kernels import load_all
-    from torchnative.csrc.ops.kernel_registry import COMPOSITE, KERNELS
-
-    load_all()
-    return {n for t in (KERNELS, COMPOSITE) for n, fn in t.items()
-            if fn.__module__.rsplit(".", 1)[-1].startswith(("reduction", "sorting"))}
-
-
-def _missing_elsewhere(mine) -> str | None:
-    """The operator another part of torchnative refused, when that is why ours raised."""
-    if mine["T"] != "exc" or mine["type"] != "TorchnativeNotImplementedError":
-        return None
-    msg = mine["msg"]
-    name = msg.split(":")[2] if msg.startswith("aten::") else msg.split(":")[0]
-    return None if name in _mine() else name
-
-
 @pytest.mark.parametrize("expr,kind", CASES, ids=[e for e, _ in CASES])
 def test_agrees_with_upstream(golden, expr, kind):
     doc, arrays = golden
     mine, mine_arrays = ours(expr)
-    other = _missing_elsewhere(mine)
-    if other is not None and doc[expr]["low"]["T"] != "exc":
-        pytest.xfail(f"needs {other} from another part of torchnative")
     compare(expr, kind, doc[expr], arrays, mine, mine_arrays)
 
 

@@ -9,7 +9,9 @@ Tolerances are derived, as in test_autograd.py's optimizer test: upstream runs t
 again in float64 (from the same float32 initial weights and data), and a float32 value agrees
 when it is within the tolerance derived from upstream's own float32-vs-float64 error on that
 output (golden.tolerance.derive: P90, floored at 4 ulp) widened by upstream's largest such error
-on the output, or no farther from the float64 run than upstream's float32 value is. Integers
+on the output (gradients and parameters are sums whose terms cancel: an element's error scales
+with its terms, not its value), or no farther from the float64 run than upstream's float32 value
+is: the golden harness's ``compare.elementwise(..., summed=True)``. Integers
 (batch counts, dropout masks) compare exactly; a held-out count of correct answers agrees when it
 is no farther from upstream's float32 count than upstream's float64 count is (a logit at a tie
 flips a prediction), or equals the float64 count.
@@ -52,25 +54,13 @@ CONTROLS = ("lr0", "flip")
 
 # ------------------------------------------------------------------------------- comparators
 def agree_float32(ours: np.ndarray, low: np.ndarray, high: np.ndarray) -> str | None:
-    """test_autograd.py's optimizer criterion (``_agrees``): within the tolerance derived from
-    upstream's float32 (``low``) vs float64 (``high``) error, widened by upstream's largest error
-    on this output; or no farther from ``high`` than upstream's float32 is. Plus the golden
-    harness's ``nonfinite`` check (``_agrees`` lets NaN/inf through: a diverged run passed)."""
-    ours, low, high = (np.asarray(a, dtype=np.float64) for a in (ours, low, high))
-    if ours.shape != low.shape:
-        return f"shape {ours.shape} vs {low.shape}"
-    why = cmp.nonfinite(low, ours)  # NaN/inf exactly where upstream has them (not in _agrees)
-    if why:
-        return why
-    tol = tolerance.derive([(low, high)], "float32")
-    own = float(np.abs(low - high).max()) if low.size else 0.0
-    diff = np.abs(ours - low)
-    ok = diff <= tol.atol + tol.rtol * np.abs(low) + own
-    ok |= np.abs(ours - high) <= np.abs(low - high) + tol.atol + tol.rtol * np.abs(high)
-    ok |= ~(np.isfinite(ours) & np.isfinite(low))
-    if ok.all():
-        return None
-    return f"{int((~ok).sum())}/{ok.size} off, max |diff| {float(diff[~ok].max()):.3g}"
+    """The golden harness's element-wise criterion (``compare.elementwise``) against upstream's
+    float32 (``low``) and float64 (``high``) runs: NaN/inf where upstream's are; each element
+    within the tolerance derived from upstream's own error on this output, or no farther from
+    ``high`` than upstream's float32 is there, or within upstream's worst absolute and relative
+    error on this output at once. ``summed``: gradients and parameters after optimizer steps are
+    sums whose terms cancel, so upstream's largest error on the output bounds every element."""
+    return cmp.elementwise(ours, low, high, "float32", summed=True)
 
 
 def agree_float64(ours: np.ndarray, high: np.ndarray, low: np.ndarray) -> str | None:
@@ -139,27 +129,28 @@ def failures(ours: dict, up32: dict, up64: dict) -> dict[str, str]:
 
 
 # ---------------------------------------------------------------------------------------- runs
-def _launch(python: str, args: list[str], env=None) -> subprocess.Popen:
-    return subprocess.Popen([python, str(PROGRAMS), *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+def _launch(python: str | None, args: list[str], env=None) -> subprocess.Popen:
+    """The programs on ours (``python``), or on upstream (None: under the guard that proves its
+    torch is upstream's compiled build)."""
+    argv = [python, str(PROGRAMS), *args] if python else upstream.script_command(PROGRAMS, *args)
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
 def _result(proc: subprocess.Popen, what: str) -> dict:
     out, err = proc.communicate(timeout=1800)
     if proc.returncode != 0:
-        raise RuntimeError(f"{what} failed ({proc.returncode}):\n{err[-4000:]}")
+        raise upstream.failure(what, proc.returncode, err)
     return json.loads(out.strip().splitlines()[-1])
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     if not upstream.available():
-        pytest.skip("upstream environment missing")
+        upstream.missing("upstream environment missing")
     ckpt = tmp_path_factory.mktemp("training") / "upstream_clip_accum.pt"
     env = dict(upstream.upstream_env(), OMP_NUM_THREADS="1")
-    up_py = str(upstream.UPSTREAM_PYTHON)
-    up32 = _launch(up_py, ["float32", "--save", str(ckpt)], env)
-    up64 = _launch(up_py, ["float64"], env)
+    up32 = _launch(None, ["float32", "--save", str(ckpt)], env)
+    up64 = _launch(None, ["float64"], env)
     up32 = _result(up32, "upstream float32")
     ours = _launch(upstream.ours_python(), ["float32", "--load", str(ckpt), "--controls",
                                             *CONTROLS])

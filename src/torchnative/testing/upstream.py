@@ -110,12 +110,12 @@ def module_command(module: str, *args: str, python: str | Path | None = None) ->
     return [str(python or UPSTREAM_PYTHON), "-c", _RUN_MODULE, module, *map(str, args)]
 
 
-def failure(what: str, proc) -> RuntimeError:
+def failure(what: str, returncode: int, stderr: str) -> RuntimeError:
     """The error for a failed upstream process (named plainly when the guard stopped it)."""
-    if proc.returncode == GUARD_EXIT:
+    if returncode == GUARD_EXIT:
         return RuntimeError(f"the comparison interpreter {UPSTREAM_PYTHON} is not upstream torch:\n"
-                            f"{proc.stderr[-2000:]}")
-    return RuntimeError(f"{what} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+                            f"{stderr[-2000:]}")
+    return RuntimeError(f"{what} failed ({returncode}):\n{stderr[-4000:]}")
 
 
 def run_script(path: str | Path, *args: str, timeout: float = 1800,
@@ -125,7 +125,7 @@ def run_script(path: str | Path, *args: str, timeout: float = 1800,
     proc = subprocess.run(script_command(path, *args), capture_output=True,
                           text=True, env={**upstream_env(), **(env or {})}, timeout=timeout)
     if proc.returncode != 0:
-        raise failure(f"upstream run of {path}", proc)
+        raise failure(f"upstream run of {path}", proc.returncode, proc.stderr)
     return proc
 
 
@@ -135,7 +135,7 @@ def run_json(code: str, timeout: float = 600, env: dict[str, str] | None = None)
     proc = subprocess.run(code_command(textwrap.dedent(code)), capture_output=True,
                           text=True, env={**upstream_env(), **(env or {})}, timeout=timeout)
     if proc.returncode != 0:
-        raise failure("upstream code", proc)
+        raise failure("upstream code", proc.returncode, proc.stderr)
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 

@@ -9,7 +9,7 @@
   occurrence and are compared exactly (not listed here).
 - unique(sorted=False, dim=None): the order of the unique values is unspecified. Accepted: the same
   set of values, ours' inverse mapping reproduces the input, and each value has upstream's count.
-Random ops are not here: under the same seed they must reproduce upstream's bits (DESIGN.md §8).
+Random ops are not here: under the same seed they must reproduce upstream's bits (compare.seeded).
 """
 
 from __future__ import annotations

@@ -60,7 +60,7 @@ def list_keys(ops: tuple[str, ...]) -> list[str]:
                                   ",".join(ops), "--list"), capture_output=True, text=True,
                           env=worker_env(upstream.UPSTREAM_PYTHON), timeout=600)
     if proc.returncode != 0:
-        raise upstream.failure("listing OpInfo entries", proc)
+        raise upstream.failure("listing OpInfo entries", proc.returncode, proc.stderr)
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
