@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 from ..core.grad_mode import TLS as _GRAD
 from . import python_dispatch as _python_dispatch
+from . import python_dispatcher as _python_dispatcher
 from .boxing import normalized
 from ..ops.dispatcher import REGISTRY, OperatorHandle, register_door
 from ..core.refuse import TorchnativeNotImplementedError
@@ -85,12 +86,17 @@ TLS = _TLS()
 
 _UNRESOLVED = object()
 _PD = _python_dispatch.TLS
+_PYDISPATCHER_ACTIVE = _python_dispatcher.ACTIVE
 # argument types that can never make a call observable to autograd or Python dispatch
 _INERT = frozenset((int, float, bool, type(None), str, complex))
 _PLAIN: set = set()  # torch.Tensor, nn.Parameter (python_classes.plain_tensor_types), once known
 
 
 def aten_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
+    if _PYDISPATCHER_ACTIVE[0] and _python_dispatcher.enabled():
+        py_kernel = _python_dispatcher.above_autograd(op, op_overload(op))
+        if py_kernel is not None:
+            return py_kernel(*args, **kwargs)
     plain = op.cache.get("plain", _UNRESOLVED)
     if plain is _UNRESOLVED:
         plain = _resolve_plain(op)
