@@ -184,6 +184,37 @@ def _set_imag(self, value):
     call("copy_", _imag(self), value)
 
 
+# Representation queries upstream answers from the TensorImpl (manual_cpp_binding), never through
+# the dispatcher: a __torch_dispatch__ mode does not see them (FakeTensorMode asks them inside
+# its own dispatch, and would recurse if it did).
+def _is_conj(self) -> bool:
+    return False  # no tensor here carries the lazy conjugate bit
+
+
+def _is_neg(self) -> bool:
+    return False  # nor the lazy negative bit
+
+
+def _is_inference(self) -> bool:
+    return bool(self.__dict__.get("_tn_inference", False))
+
+
+def _is_floating_point(self) -> bool:
+    return self.dtype.is_floating_point
+
+
+def _is_complex(self) -> bool:
+    return self.dtype.is_complex
+
+
+def _is_signed(self) -> bool:
+    return self.dtype.is_signed
+
+
+_QUERIES = {"is_conj": _is_conj, "is_neg": _is_neg, "is_inference": _is_inference,
+            "is_floating_point": _is_floating_point, "is_complex": _is_complex}
+
+
 def _with_torch_function(fn, name: str, method: bool):
     """Manual spellings honour __torch_function__ like generated ones (upstream: C++ does)."""
     from .binding import torch_function_or
@@ -196,6 +227,7 @@ TENSOR_METHODS = {
     "new_tensor": new_tensor, "new": new,
     "T": property(_T), "mT": property(_mT), "H": property(_H), "mH": property(_mH),
     "real": property(_real, _set_real), "imag": property(_imag, _set_imag),
+    **_QUERIES, "is_signed": _is_signed,
 }
 
 
@@ -304,7 +336,7 @@ _SPARSE = "sparse tensors are not implemented in torchnative"
 TORCH_FUNCTIONS = {
     "tensor": tensor, "as_tensor": as_tensor, "asarray": asarray, "from_numpy": from_numpy,
     "frombuffer": frombuffer, "nonzero": torch_nonzero, "numel": numel,
-    "get_device": get_device, "range": torch_range,
+    "get_device": get_device, "range": torch_range, **_QUERIES,
     **{n: _refuse(f"torch.{n}", _SPARSE) for n in (
         "sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "sparse_bsr_tensor",
         "sparse_bsc_tensor", "sparse_compressed_tensor", "spmm", "dsmm", "hsmm", "saddmm")},
