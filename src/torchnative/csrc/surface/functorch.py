@@ -50,6 +50,11 @@ def get_interpreter_stack() -> list:
     return []
 
 
+def peek_interpreter_stack():
+    """The innermost active transform's interpreter: there is none."""
+    return None
+
+
 def get_dynamic_layer_stack_depth() -> int:
     return 0
 
@@ -89,6 +94,7 @@ TORCH_C = {
     _F + "get_unwrapped": get_unwrapped,
     _F + "unwrap_if_dead": unwrap_if_dead,
     _F + "get_interpreter_stack": get_interpreter_stack,
+    _F + "peek_interpreter_stack": peek_interpreter_stack,
     _F + "get_dynamic_layer_stack_depth": get_dynamic_layer_stack_depth,
     _F + "count_jvp_interpreters": count_jvp_interpreters,
     _F + "set_inplace_requires_grad_allowed": set_inplace_requires_grad_allowed,
