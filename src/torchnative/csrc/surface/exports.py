@@ -18,7 +18,10 @@ IMPLEMENTING = [
     "kernels.linalg_common",
     "surface.dynamo", "dispatch.python_dispatch", "surface.functorch", "surface.runtime_state",
     "serialization.archive", "serialization.storage_io", "ops.return_types",
-    "distributed", "surface.fx_node", "surface.captured_traceback",
+    "distributed", "surface.fx_node", "surface.captured_traceback", "dispatch.python_dispatcher",
+    "python.lift_flags", "surface.functionalization_tls", "surface.device_guard",
+    "python.numbers_as_tensors", "surface.storage_access_flags", "ops.schema_info",
+    "core.conj_neg_bits", "autograd.version_counter",
 ]
 
 
