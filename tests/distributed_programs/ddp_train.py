@@ -76,5 +76,12 @@ for step in range(5):
     local_opt.step()
 state = {k: v.detach().double().reshape(-1).tolist() for k, v in model.state_dict().items()}
 local_state = {k: v.detach().double().reshape(-1).tolist() for k, v in local.state_dict().items()}
-print(json.dumps({"losses": losses, "state": state, "local_state": local_state}))
+out = {"losses": losses, "state": state, "local_state": local_state}
+if variant == "buffers":
+    # one more forward in eval mode (BatchNorm does not update its statistics) with grad enabled:
+    # DDP broadcasts rank 0's buffers first, so every rank ends with rank 0's
+    ddp.eval()
+    ddp(torch.zeros(2, 6, dtype=DTYPE), 0)
+    out["synced_buffers"] = {k: v.double().reshape(-1).tolist() for k, v in model.named_buffers()}
+print(json.dumps(out))
 dist.destroy_process_group()
