@@ -1,0 +1,19 @@
+"""The ClientApp: an Engine participant (runs on whatever torch the SuperNode's Python has)."""
+
+from flwr.app import Context, Message
+from flwr.clientapp import ClientApp
+
+from torchnative.nn.federated.flower import client_app
+
+from .task import SEED, data_fn, model_fn
+
+app = ClientApp()
+
+
+@app.train()
+def train(msg: Message, context: Context) -> Message:
+    # the run config arrives with the message, so the inner app is built per call
+    cfg = context.run_config
+    inner = client_app(model_fn, data_fn(int(cfg["num-participants"]), float(cfg["alpha"])),
+                       lr=float(cfg["lr"]), seed=SEED)
+    return inner(msg, context)
