@@ -102,11 +102,6 @@ class Backend:
     def eager_connect_single_device(self, device) -> None:
         pass
 
-    def get_error(self):
-        from .enums_c10d import ErrorType
-
-        return ErrorType.SUCCESS
-
     def supports_tensor_alloc(self, device) -> bool:
         return False
 
