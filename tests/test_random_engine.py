@@ -542,3 +542,60 @@ def test_topk_replay_matches_a_plain_reading_of_libstdcxx():
     for n, k in [(10, 3), (100, 1), (100, 50), (1000, 15), (1000, 999)]:
         keys = rng.permutation(n).astype(float)
         assert stdalgo.topk_largest(keys.tolist(), k) == np.argsort(-keys)[:k].tolist()
+
+
+def test_fast_box_muller_is_the_reference_on_every_input():
+    """normal_fill's fast float32 path rounds each fused step from float64 instead of emulating
+    one rounding; that is only right because normal_fill's inputs are uniforms on the 2**-24
+    grid, and for every one of those 2**24 values (u1 = 1 - u into log, u2 = u into sincos) it
+    gives the reference's bits."""
+    from torchnative.csrc.random import avx_mathfun as A
+
+    step = 1 << 20
+    for lo in range(0, 1 << 24, step):
+        u = np.arange(lo, lo + step, dtype=np.uint32).astype(np.float32) * np.float32(2.0 ** -24)
+        u1 = np.float32(1) - u
+        assert np.array_equal(A._log_fast(u1).view(np.uint32), A.log256_ps(u1).view(np.uint32)), lo
+        theta = A.TWO_PI * u
+        for fast, ref in zip(A._sincos_fast(theta), A.sincos256_ps(theta)):
+            assert np.array_equal(fast.view(np.uint32), ref.view(np.uint32)), lo
+
+
+def test_fast_box_muller_control():
+    """The exhaustive check has teeth: the same fast steps without their float32 rounding (one
+    float64 chain) or with a fused step rounded in float32 arithmetic differ from the reference."""
+    from torchnative.csrc.random import avx_mathfun as A
+
+    u = np.arange(0, 1 << 20, dtype=np.uint32).astype(np.float32) * np.float32(2.0 ** -24)
+    u1 = np.float32(1) - u
+    ref = A.log256_ps(u1).view(np.uint32)
+
+    def unfused(a, b, c):  # two float32 roundings, as an unfused build computes it
+        f32 = [np.asarray(v, np.float32) for v in (a, b, c)]
+        return np.atleast_1d(f32[0] * f32[1] + f32[2])
+
+    assert not np.array_equal(A._log_fast(u1, unfused).view(np.uint32), ref)
+
+
+def test_engine_state_mapping_round_trips():
+    """Every engine state (including ones no draw leaves behind: left + next != 625) continues
+    with the reference twist's words, and reads back the same fields."""
+    from torchnative.csrc.random.mt19937 import MT19937, temper, twist
+
+    rng = np.random.default_rng(4)
+    for trial in range(60):
+        words = rng.integers(0, 2**32, 624, dtype=np.uint64).astype(np.uint32)
+        left = int(rng.integers(1, 625))
+        nxt = int(rng.integers(0, 625 - left + 1)) if trial % 2 else 625 - left
+        e = MT19937.from_fields(words, left, nxt, 7, True)
+        state, want = words.copy(), []
+        l, nx = left, nxt
+        n = int(rng.choice([1, 5, 700, 2000]))
+        while len(want) < n:  # upstream's operator() word by word
+            l -= 1
+            if l == 0:
+                state, l, nx = twist(state), 624, 0
+            want.append(state[nx])
+            nx += 1
+        assert np.array_equal(e.random(n), temper(np.array(want, np.uint32))), trial
+        assert (e.left, e.next) == (l, nx) and np.array_equal(e.state, state), trial

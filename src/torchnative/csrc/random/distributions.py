@@ -26,7 +26,7 @@ import numpy as np
 from . import dtypes as dt
 from .avx_mathfun import normal_fill16_f32
 from ..platform import cpu_capability
-from .fpmath import F32, F64, contracted32, contracted64, fma32, fma64, libm, libmf, safe_libm
+from .fpmath import F32, F64, contracted64, fma32, fma32_rounded, fma64, libm, libmf, safe_libm
 
 _MASK24 = np.uint32((1 << 24) - 1)
 _MASK53 = np.uint64((1 << 53) - 1)
@@ -180,11 +180,35 @@ def uniform_(gen, shape, dtype="float32", a: float = 0.0, b: float = 1.0) -> np.
     if name == "float64":
         out = contracted64(uniform_double(gen, n), b - a, a)
     else:
-        frm, to = F32(a), F32(b)
-        out = dt.from_float32(contracted32(uniform_float(gen, n), to - frm, frm), name)
+        out = dt.from_float32(_uniform_scaled_f32(gen.random(n), F32(b) - F32(a), F32(a)), name)
     to_s, from_s = dt.scalar_to(b, name), dt.scalar_to(a, name)
-    out = np.where(out == to_s, np.array(from_s, out.dtype), out)
+    out[out == to_s] = from_s
     return out.reshape(shape)
+
+
+_CHUNK = 1 << 15
+
+
+def _uniform_scaled_f32(words: np.ndarray, width: F32, frm: F32) -> np.ndarray:
+    """``u * width + frm`` in float32 for u the float uniforms of ``words``, rounded as
+    ``contracted32`` rounds it, a cache-sized chunk at a time. ``u = k * 2**-24`` is exact in
+    float32 and float64 alike."""
+    out = np.empty(words.size, F32)
+    fused = cpu_capability.CONTRACTS_FMA
+    w64, f64 = np.float64(width), np.float64(frm)
+    for lo in range(0, words.size, _CHUNK):
+        k = words[lo:lo + _CHUNK] & _MASK24
+        if fused:
+            u = k.astype(F64)
+            u *= 2.0 ** -24
+            out[lo:lo + _CHUNK] = fma32_rounded(u, w64, f64, None)
+        else:
+            u = k.astype(F32)
+            u *= F32(2.0 ** -24)
+            u *= width
+            u += frm
+            out[lo:lo + _CHUNK] = u
+    return out
 
 
 # ============================================ normal_ ============================================

@@ -14,6 +14,8 @@ double -> Half/BFloat16 through float. numpy offers none of these directly:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..platform import cpu_capability
@@ -37,11 +39,74 @@ def _round_to_odd(s, err):
     return np.where(nudge, bits + step, bits).view(F64)
 
 
+def _fma32_exact(a64, b64, c64) -> np.ndarray:
+    """float32 ``a * b + c`` via round-to-odd (operands given as float64)."""
+    p = a64 * b64  # exact: 48 bits
+    s, err = _two_sum(p, c64)
+    return _round_to_odd(np.atleast_1d(s), np.atleast_1d(err)).astype(F32)
+
+
+_MID32 = np.int64(1 << 28)  # the 29 float64 mantissa bits float32 drops: exactly half an ulp
+_LOW32 = np.int64((1 << 29) - 1)
+_TINY32 = F64(2.0 ** -125)  # below this float32's ulp is coarser (subnormals): no shortcut
+
+
+_CHUNK = 1 << 15  # lanes per step: the float64 temporaries stay in the CPU's cache
+
+
+def _flat(v, shape) -> np.ndarray:
+    """``v`` (float32) as float64 over ``shape``, flattened; a single value stays 0-d."""
+    v = np.asarray(v, F32)
+    if v.size == 1:
+        return v.reshape(()).astype(F64)
+    return np.broadcast_to(v, shape).astype(F64).ravel()
+
+
 def fma32(a, b, c) -> np.ndarray:
-    """float32 ``a * b + c`` rounded once (like vfmadd*ps)."""
-    p = np.asarray(a, F32).astype(F64) * np.asarray(b, F32).astype(F64)  # exact: 48 bits
-    s, err = _two_sum(p, np.broadcast_to(np.asarray(c, F32).astype(F64), p.shape))
-    return _round_to_odd(np.atleast_1d(s), np.atleast_1d(err)).astype(F32).reshape(np.shape(s))
+    """float32 ``a * b + c`` rounded once (like vfmadd*ps).
+
+    The product is exact in float64, so ``s = p + c`` in float64 is the exact result rounded
+    once; rounding ``s`` to float32 then gives the single-rounding answer unless ``s`` is
+    inexact and sits exactly on a float32 midpoint (the only way a second rounding can go wrong)
+    or in float32's subnormal range. Those few lanes are redone with round-to-odd.
+    """
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b), np.shape(c))
+    a64, b64, c64 = (_flat(v, shape) for v in (a, b, c))
+    n = math.prod(shape)
+    out = np.empty(n, F32)
+    for lo in range(0, max(n, 1), _CHUNK):
+        hi = min(lo + _CHUNK, n) if n else 1
+        part = [v if v.ndim == 0 else v[lo:hi] for v in (a64, b64, c64)]
+        out[lo:hi] = fma32_rounded(*part, None)
+    return out.reshape(shape)
+
+
+def fma32_rounded(a64, b64, c64, risky) -> np.ndarray:
+    """``fma32`` of float64 operands that hold float32 values (arrays of one length or 0-d).
+
+    With ``risky`` (a bool array) the lanes that could round twice are marked there and left
+    as the plain rounding, for a caller that recomputes them; without, they are fixed here.
+    """
+    s = np.multiply(a64, b64, dtype=F64)
+    s = np.add(s, c64, out=s if s.ndim else None)
+    s = np.atleast_1d(s)
+    r = s.astype(F32)
+    near = (s.view(np.int64) & _LOW32) == _MID32
+    near |= np.abs(s) < _TINY32
+    if near.any():  # only an inexact sum can round twice: check those lanes exactly
+        i = np.flatnonzero(near)
+        ai, bi, ci = (v[i] if v.ndim else v for v in (a64, b64, c64))
+        si = s[i]
+        p = ai * bi
+        back = si - p
+        inexact = i[((p - (si - back)) + (ci - back)) != 0]
+        if inexact.size:
+            if risky is not None:
+                risky[inexact] = True
+            else:
+                pick = [v[inexact] if v.ndim else v for v in (a64, b64, c64)]
+                r[inexact] = _fma32_exact(*pick)
+    return r
 
 
 def _split(x):

@@ -1,9 +1,16 @@
-"""at::mt19937 (aten/src/ATen/core/MT19937RNGEngine.h), vectorized over numpy.
+"""at::mt19937 (aten/src/ATen/core/MT19937RNGEngine.h) with numpy's MT19937 producing the words.
 
 The engine is Matsumoto-Nishimura MT19937 with upstream's bookkeeping kept verbatim: ``left``
 counts down to the next twist and ``next`` indexes the state, exactly as ``mt19937_data_pod``
 stores them, so a state read from upstream (``get_state``) continues bit for bit here.
 Seeding leaves ``left = 1``: the state twists before the first draw.
+
+numpy's ``MT19937`` is the same engine (same twist, same tempering); its state is the 624 words
+and ``pos``, the index of the next word, twisting first when ``pos == 624``. Upstream's state maps
+onto it whenever ``left + next == 625`` (every state a draw leaves behind) or ``left == 1``
+(the next draw twists, so ``next`` no longer matters): then ``pos = 625 - left``. Any other state
+(``set_state`` accepts every ``0 < left <= 624, next <= 624``) reads its words here until the
+next twist, after which numpy takes over.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ MATRIX_A = np.uint32(0x9908B0DF)
 UMASK = np.uint32(0x80000000)
 LMASK = np.uint32(0x7FFFFFFF)
 _U32 = np.uint32
+_FULL_RANGE = 1 << 32
 
 
 def init_state(seed: int) -> np.ndarray:
@@ -33,7 +41,8 @@ def _twist_part(u: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def twist(s: np.ndarray) -> np.ndarray:
-    """``next_state``: one generation of all 624 words (returns a new array).
+    """``next_state``: one generation of all 624 words (returns a new array). The reference the
+    tests hold numpy's engine to.
 
     Word i uses the *new* word i-227 once i >= 227, so it runs in three slices whose inputs
     are all final when the slice starts.
@@ -54,48 +63,126 @@ def temper(y: np.ndarray) -> np.ndarray:
     return y ^ (y >> _U32(18))
 
 
-class MT19937:
-    """The engine: ``state`` (624 uint32), ``left``, ``next``, ``seed``, ``seeded``."""
+def _numpy_engine(key: np.ndarray, pos: int):
+    bg = np.random.MT19937(0)
+    bg.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": pos}}
+    return bg, np.random.Generator(bg)
 
-    __slots__ = ("state", "left", "next", "seed", "seeded")
+
+_checked = False
+
+
+def _check_numpy_stream() -> None:
+    """``Generator.integers(0, 2**32, dtype=uint32)`` hands out the raw tempered words one by one
+    (numpy special-cases the full 32-bit range); confirm it once, against the reference twist,
+    so a numpy that changed this fails loudly instead of drawing different numbers."""
+    global _checked
+    key = init_state(5489)
+    _, gen = _numpy_engine(key, N)
+    got = gen.integers(0, _FULL_RANGE, 700, dtype=np.uint32)
+    first = twist(key)
+    want = temper(np.concatenate([first, twist(first)])[:700])
+    if not np.array_equal(got, want):
+        raise RuntimeError(f"numpy {np.__version__}'s MT19937 full-range uint32 stream is not the raw "
+                           "mt19937 stream; torchnative's CPU generator cannot draw from it")
+    _checked = True
+
+
+class MT19937:
+    """The engine: ``state`` (624 uint32), ``left``, ``next``, ``seed``, ``seeded``.
+
+    ``_bg``/``_gen`` hold the words while the state maps onto numpy's; ``_key`` holds them
+    (and ``_bg`` is None) while it does not.
+    """
+
+    __slots__ = ("_bg", "_gen", "_key", "_left", "_next", "seed", "seeded")
 
     def __init__(self, seed: int = 5489):
         self.reseed(seed)
 
+    @classmethod
+    def from_fields(cls, state: np.ndarray, left: int, next_: int, seed: int, seeded: bool) -> "MT19937":
+        e = cls.__new__(cls)
+        e.seed, e.seeded = seed, seeded
+        e._set(np.array(state, np.uint32), int(left), int(next_))
+        return e
+
+    def _set(self, key: np.ndarray, left: int, next_: int) -> None:
+        self._left, self._next = left, next_
+        if left == 1 or left + next_ == N + 1:
+            self._bg, self._gen = _numpy_engine(key, N + 1 - left)
+            self._key = None
+        else:
+            self._bg = self._gen = None
+            self._key = key
+
     def reseed(self, seed: int) -> None:
         self.seed = int(seed) & 0xFFFFFFFFFFFFFFFF
         self.seeded = True
-        self.state = init_state(self.seed)
-        self.left = 1
-        self.next = 0
+        self._set(init_state(self.seed), 1, 0)
+
+    # upstream's fields, readable and (for tests that build broken engines) writable
+    @property
+    def state(self) -> np.ndarray:
+        if self._bg is None:
+            return self._key.copy()
+        return self._bg.state["state"]["key"]
+
+    @property
+    def left(self) -> int:
+        return self._left
+
+    @left.setter
+    def left(self, value: int) -> None:
+        self._set(self.state, int(value), self._next)
+
+    @property
+    def next(self) -> int:
+        return self._next
+
+    @next.setter
+    def next(self, value: int) -> None:
+        self._set(self.state, self._left, int(value))
 
     def copy(self) -> "MT19937":
-        e = MT19937.__new__(MT19937)
-        e.state, e.left, e.next, e.seed, e.seeded = self.state.copy(), self.left, self.next, self.seed, self.seeded
-        return e
+        return MT19937.from_fields(self.state, self._left, self._next, self.seed, self.seeded)
 
     def is_valid(self) -> bool:
-        return bool(self.seeded) and 0 < self.left <= N and self.next <= N
+        return bool(self.seeded) and 0 < self._left <= N and self._next <= N
 
     def random(self, n: int) -> np.ndarray:
         """``n`` successive ``operator()()`` outputs as uint32.
 
         A draw decrements ``left`` and twists when it hits zero; so ``left - 1`` words can be
-        taken before the next twist, after which ``left = N`` and ``next = 0`` (we record
-        ``left = N + 1`` so the same rule covers the word taken right after the twist).
+        taken before the next twist, after which ``left = N`` and ``next = 0``.
         """
-        out = np.empty(n, dtype=np.uint32)
-        pos = 0
-        while pos < n:
-            if self.left == 1:
-                self.state = twist(self.state)
-                self.left, self.next = N + 1, 0
-            k = min(n - pos, self.left - 1)
-            out[pos:pos + k] = self.state[self.next:self.next + k]
-            self.left -= k
-            self.next += k
-            pos += k
-        return temper(out)
+        n = int(n)
+        if n <= 0:
+            return np.empty(0, np.uint32)
+        head = None
+        if self._bg is None:  # an unmappable state: its own words up to the twist
+            k = min(n, self._left - 1)
+            if self._next + k > N:
+                raise RuntimeError(f"mt19937 state with left={self._left}, next={self._next} reads "
+                                   "past its 624 words")
+            head = temper(self._key[self._next:self._next + k])
+            self._left -= k
+            self._next += k
+            n -= k
+            if n == 0:
+                return head
+            self._set(self._key, 1, self._next)  # left == 1: numpy twists next
+        if not _checked:
+            _check_numpy_stream()
+        out = self._gen.integers(0, _FULL_RANGE, n, dtype=np.uint32)
+        before = self._left - 1  # words taken before the first twist
+        if n <= before:
+            self._left -= n
+            self._next += n
+        else:
+            self._next = (n - before - 1) % N + 1
+            self._left = N + 1 - self._next
+        return out if head is None else np.concatenate([head, out])
 
     def random64(self, n: int) -> np.ndarray:
         """``random64``: two successive words, the first as the high half."""

@@ -103,14 +103,13 @@ class CPUGeneratorState:
             raise RuntimeError(f"Expected a CPUGeneratorImplState of size {STATE_SIZE} but found "
                                f"the input RNG state size to be {raw.size}")
         b = raw.tobytes()
-        e = MT19937.__new__(MT19937)
-        e.seed = int(np.frombuffer(b, "<u8", 1, 0)[0])
-        e.left, seeded = (int(v) for v in np.frombuffer(b, "<i4", 2, 8))
-        e.seeded = seeded != 0
-        e.next = int(np.frombuffer(b, "<u8", 1, 16)[0]) & 0xFFFFFFFF  # static_cast<uint32_t>
-        e.state = np.frombuffer(b, "<u8", N, 24).astype(np.uint32)  # std::copy truncates to 32 bits
-        if not e.is_valid():
+        seed = int(np.frombuffer(b, "<u8", 1, 0)[0])
+        left, seeded = (int(v) for v in np.frombuffer(b, "<i4", 2, 8))
+        nxt = int(np.frombuffer(b, "<u8", 1, 16)[0]) & 0xFFFFFFFF  # static_cast<uint32_t>
+        if not (seeded != 0 and 0 < left <= N and nxt <= N):
             raise RuntimeError("Invalid mt19937 state")
+        words = np.frombuffer(b, "<u8", N, 24).astype(np.uint32)  # std::copy truncates to 32 bits
+        e = MT19937.from_fields(words, left, nxt, seed, seeded != 0)
         self.engine = e
         self.next_float_normal = (float(np.frombuffer(b, "<f4", 1, 5048)[0]) if b[5052] else None)
         normal_valid = int(np.frombuffer(b, "<i4", 1, 5040)[0])
