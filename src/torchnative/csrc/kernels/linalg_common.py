@@ -51,6 +51,18 @@ def check_floating_or_complex(A, fn: str, allow_low: bool = False) -> None:
         raise RuntimeError(f"{fn}: Low precision dtypes not supported. Got {dt._cpp_name}")
 
 
+def dispatch(kernel: str, dt) -> None:
+    """AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES' refusal of any other dtype, by kernel name."""
+    if dt not in (F32, F64, C64, C128):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{dt._cpp_name}\'')
+
+
+def float_or_double(dt) -> None:
+    """The LAPACK-type check of lstsq and matrix_rank's helpers."""
+    if dt not in (F32, F64, C64, C128):
+        raise RuntimeError("This function doesn't handle types other than float and double")
+
+
 def check_same_dtype(a, b, fn: str, a_name: str = "A", b_name: str = "B") -> None:
     if a.dtype != b.dtype:
         raise RuntimeError(f"{fn}: Expected {b_name} and {a_name} to have the same dtype, but "

@@ -15,8 +15,8 @@ from ..core.tensor import wrap_dim
 from ..dispatch.call import call
 from ..ops.kernel_registry import COMPOSITE, kernel
 from .composite_out import register_out_forms
-from .linalg_common import (check_errors, check_floating_or_complex, check_is_matrix,
-                            check_square)
+from .linalg_common import (C64, C128, F32, F64, check_errors, check_floating_or_complex,
+                            check_is_matrix, check_square, float_or_double)
 from .support.common import arr
 
 
@@ -306,6 +306,7 @@ def linalg_norm_str(X, ord, dim=None, keepdim=False, *, dtype=None):
 
 # --- pseudo-inverse and rank ------------------------------------------------------------------
 
+_LAPACK = (F32, F64, C64, C128)
 _EPS = {"float32": float(np.finfo(np.float32).eps), "float64": float(np.finfo(np.float64).eps)}
 
 
@@ -337,8 +338,10 @@ def _mH(t):
 # CompositeExplicitAutogradNonFunctional upstream (it has a derivatives.yaml formula)
 @kernel("linalg_pinv.atol_rtol_tensor")
 def linalg_pinv(input, *, atol=None, rtol=None, hermitian=False):
-    check_is_matrix(input, "linalg.pinv")
-    check_floating_or_complex(input, "linalg.pinv")
+    if input.dim() < 2 or input.dtype not in _LAPACK:
+        shape = ", ".join(str(d) for d in input.shape)
+        raise RuntimeError(f"linalg.pinv({input.dtype._cpp_name}{{[{shape}]}}): expected a tensor "
+                           "with 2 or more dimensions of float, double, cfloat or cdouble types")
     atol, rtol = _atol_rtol(input, atol, rtol, "torch.linalg.pinv")
     if input.numel() == 0:
         U, S, V = call("svd", input)
@@ -401,7 +404,7 @@ def pinverse(self, rcond=1e-15):
 def linalg_matrix_rank(input, *, atol=None, rtol=None, hermitian=False):
     check_is_matrix(input, "linalg.matrix_rank")
     atol, rtol = _atol_rtol(input, atol, rtol, "torch.linalg.matrix_rank")
-    check_floating_or_complex(input, "linalg.matrix_rank")
+    float_or_double(input.dtype)
     if input.numel() == 0:
         return call("zeros", list(input.shape[:-2]), dtype=D.BY_NAME["int64"])
     if not hermitian:

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..core.construct import empty
 from ..ops.kernel_registry import kernel
-from .linalg_common import (INT32, check_floating_or_complex,
+from .linalg_common import (INT32, check_floating_or_complex, dispatch,
                             check_is_matrix, check_same_dtype, check_square, getrf, out,
                             permutation_of, potrf, real_of, trsm, wide)
 from .linalg_common import check_errors as raise_info
@@ -28,9 +28,9 @@ def _batch(*shapes) -> tuple:
 def linalg_lu_factor_ex(A, *, pivot=True, check_errors=False):
     fn = "torch.linalg.lu_factor_ex"
     check_is_matrix(A, fn)
-    check_floating_or_complex(A, fn)
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    dispatch("lu_cpu", A.dtype)
     lu, piv, info = getrf(wide(A))
     if check_errors:
         raise_info(info, fn, A.dim() == 2)
@@ -56,9 +56,9 @@ def _plu(lu: np.ndarray, piv: np.ndarray):
 def linalg_lu(A, *, pivot=True):
     fn = "linalg.lu"
     check_is_matrix(A, fn)
-    check_floating_or_complex(A, fn)
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    dispatch("lu_cpu", A.dtype)
     lu, piv, _ = getrf(wide(A))
     p, low, up = _plu(lu, piv)
     return out(p, A.dtype), out(low, A.dtype), out(up, A.dtype)
@@ -100,6 +100,7 @@ def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     fn = "linalg.lu_solve"
     check_square(LU, "torch.linalg.lu_solve", "LU")
     check_is_matrix(B, "torch.linalg.lu_solve", "B")
+    check_floating_or_complex(LU, "torch.linalg.lu_solve", allow_low=True)
     check_same_dtype(LU, B, "linalg.lu_solve", "LU", "B")
     if pivots.dtype != INT32:
         raise RuntimeError(f"{fn}: pivots should be a Tensor of scalar type torch.int32")
@@ -110,6 +111,7 @@ def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     if not left and B.shape[-1] != n:
         raise RuntimeError(f"{fn}: Incompatible shapes of A and B for the equation XA = B "
                            f"({n}x{n} and {B.shape[-2]}x{B.shape[-1]})")
+    dispatch("linalg.lu_solve_cpu", LU.dtype)
     lu, b = wide(LU), wide(B)
     piv = np.asarray(pivots._np, dtype=np.int64)
     batch = _batch(lu.shape[:-2], b.shape[:-2], piv.shape[:-1])
@@ -133,7 +135,8 @@ def _perm_sign(piv: np.ndarray) -> np.ndarray:
 @kernel("_linalg_det")
 def _linalg_det(A):
     check_square(A, "linalg.det")
-    check_floating_or_complex(A, "linalg.det")
+    check_floating_or_complex(A, "linalg.det", allow_low=True)
+    dispatch("lu_cpu", A.dtype)
     lu, piv, _ = getrf(wide(A))
     diag = np.diagonal(lu, axis1=-2, axis2=-1)
     det = _perm_sign(piv) * np.prod(diag, axis=-1)
@@ -165,7 +168,7 @@ def _vector_rhs(A, B) -> bool:
 @kernel("_linalg_solve_ex")
 def _linalg_solve_ex(A, B, *, left=True, check_errors=False):
     fn = "linalg.solve"
-    check_floating_or_complex(A, fn)
+    check_floating_or_complex(A, fn, allow_low=True)
     if A.dtype != B.dtype:
         raise RuntimeError(f"{fn}: Expected A and B to have the same dtype, but found A of type "
                            f"{A.dtype._cpp_name} and B of type {B.dtype._cpp_name} instead")
@@ -183,6 +186,7 @@ def _linalg_solve_ex(A, B, *, left=True, check_errors=False):
         shown = f"{b.shape[-2]}x{b.shape[-1]}"
         raise RuntimeError(f"{fn}: Incompatible shapes of A and B for the equation {eq} "
                            f"({n}x{n} and {shown})")
+    dispatch("lu_cpu", A.dtype)
     a = wide(A)
     batch = _batch(a.shape[:-2], b.shape[:-2])
     a = np.broadcast_to(a, batch + a.shape[-2:])
@@ -224,7 +228,8 @@ def linalg_inv_ex(A, *, check_errors=False):
 def linalg_cholesky_ex(A, *, upper=False, check_errors=False):
     fn = "linalg.cholesky"
     check_square(A, fn)
-    check_floating_or_complex(A, fn)
+    check_floating_or_complex(A, fn, allow_low=True)
+    dispatch("cholesky_cpu", A.dtype)
     low, info = potrf(wide(A), upper)
     low = np.triu(low) if upper else np.tril(low)
     if check_errors:
@@ -243,7 +248,8 @@ def cholesky(self, upper=False):
         "with\nU = torch.linalg.cholesky(A).mH\nThis transform will produce equivalent results "
         "for all valid (symmetric positive definite) inputs.", UserWarning, stacklevel=2)
     check_square(self, "cholesky")
-    check_floating_or_complex(self, "cholesky")
+    check_floating_or_complex(self, "cholesky", allow_low=True)
+    dispatch("cholesky_cpu", self.dtype)
     low, info = potrf(wide(self), upper)
     raise_info(info, "cholesky", self.dim() == 2)
     return out(np.triu(low) if upper else np.tril(low), self.dtype)
@@ -253,7 +259,7 @@ def cholesky(self, upper=False):
 def cholesky_inverse(self, upper=False):
     fn = "cholesky_inverse"
     check_square(self, fn, "input")
-    check_floating_or_complex(self, fn)
+    dispatch("cholesky_inverse_out_cpu", self.dtype)
     f = wide(self)
     f = np.triu(f) if upper else np.tril(f)
     n = f.shape[-1]
@@ -293,7 +299,7 @@ def cholesky_solve(self, input2, upper=False):
         raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
                            f"{self.dtype._cpp_name} and A of type {input2.dtype._cpp_name} "
                            "instead.")
-    check_floating_or_complex(input2, fn)
+    dispatch("cholesky_solve_cpu", self.dtype)
     f, b = wide(input2), wide(self)
     batch = _batch(f.shape[:-2], b.shape[:-2])
     f = np.broadcast_to(f, batch + f.shape[-2:])
@@ -328,7 +334,6 @@ def _triangular(a: np.ndarray, b: np.ndarray, upper, left, unit) -> np.ndarray:
 @kernel("linalg_solve_triangular")
 def linalg_solve_triangular(self, B, *, upper, left=True, unitriangular=False):
     fn = "linalg.solve_triangular"
-    check_floating_or_complex(self, fn)
     check_is_matrix(self, fn, "A")
     check_is_matrix(B, fn, "B")
     if self.dtype != B.dtype:
@@ -342,6 +347,7 @@ def linalg_solve_triangular(self, B, *, upper, left=True, unitriangular=False):
         eq = "AX = B" if left else "XA = B"
         raise RuntimeError(f"{fn}: Incompatible shapes of A and B for the equation {eq} "
                            f"({n}x{n} and {B.shape[-2]}x{B.shape[-1]})")
+    dispatch("triangular_solve_cpu", self.dtype)
     x = _triangular(wide(self), wide(B), upper, left, unitriangular)
     return out(x, self.dtype)
 
@@ -354,7 +360,7 @@ def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
     if A.dim() < 2:
         raise RuntimeError(f"torch.triangular_solve: Expected A to have at least 2 dimensions, "
                            f"but it has {A.dim()} dimensions instead")
-    check_floating_or_complex(A, "triangular_solve")
+    dispatch("triangular_solve_cpu", self.dtype)
     a, b = wide(A), wide(self)
     batch = _batch(a.shape[:-2], b.shape[:-2])
     a = np.broadcast_to(a, batch + a.shape[-2:])

@@ -14,7 +14,7 @@ import numpy as np
 from ..core.construct import empty
 from ..ops.kernel_registry import kernel
 from .linalg_common import (INT64, LinAlgError, check_floating_or_complex, check_is_matrix,
-                            check_square, out, real_of, wide)
+                            check_square, dispatch, float_or_double, out, real_of, wide)
 
 
 def _empty(dt):
@@ -27,10 +27,11 @@ def _empty(dt):
 def linalg_qr(A, mode="reduced"):
     fn = "linalg.qr"
     check_is_matrix(A, fn)
-    check_floating_or_complex(A, fn)
+    check_floating_or_complex(A, fn, allow_low=True)
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
                            "'reduced' (default), 'r', or 'complete'")
+    dispatch("geqrf_cpu", A.dtype)
     a = wide(A)
     m, n = a.shape[-2], a.shape[-1]
     if a.size == 0:
@@ -50,7 +51,7 @@ def linalg_qr(A, mode="reduced"):
 @kernel("geqrf")
 def geqrf(self):
     check_is_matrix(self, "geqrf", "input")
-    check_floating_or_complex(self, "geqrf")
+    dispatch("geqrf_cpu", self.dtype)
     a = wide(self)
     m, n = a.shape[-2], a.shape[-1]
     if a.size == 0:
@@ -100,7 +101,7 @@ def _check_householder(input, tau, fn):
 def linalg_householder_product(input, tau):
     fn = "torch.linalg.householder_product"
     _check_householder(input, tau, fn)
-    check_floating_or_complex(input, fn)
+    dispatch("orgqr_cpu", input.dtype)
     a, t = wide(input), wide(tau)
     m, n = a.shape[-2], a.shape[-1]
     q = np.array(np.broadcast_to(np.eye(m, n, dtype=a.dtype), a.shape))
@@ -136,7 +137,7 @@ def ormqr(self, input2, input3, left=True, transpose=False):
             raise RuntimeError(f"{fn}: Expected input and {name} to have the same dtype, but "
                                f"input has dtype {self.dtype._cpp_name} and {name} has dtype "
                                f"{t.dtype._cpp_name}")
-    check_floating_or_complex(self, fn)
+    dispatch("ormqr_cpu", self.dtype)
     a, t, c = wide(self), wide(input2), wide(input3)
     # Q = H_1 ... H_k; Q^H = H_k^H ... H_1^H with H_i^H = I - conj(tau_i) v v^H
     order = list(range(k))
@@ -161,7 +162,7 @@ def _linalg_eigh(A, UPLO="L", compute_v=True):
     if UPLO not in ("L", "U", "l", "u"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     check_square(A, fn)
-    check_floating_or_complex(A, fn)
+    dispatch("linalg_eigh_cpu", A.dtype)
     a = wide(A)
     if not np.isfinite(a).all():
         raise LinAlgError(f"{fn}: The algorithm failed to converge because the input matrix is "
@@ -179,9 +180,16 @@ def _linalg_eigh(A, UPLO="L", compute_v=True):
     return values, (out(v, A.dtype) if compute_v else _empty(A.dtype))
 
 
-def _eig(A, fn):
+def _check_eig(A, fn):
     check_square(A, fn)
-    check_floating_or_complex(A, fn)
+    dt = A.dtype
+    if not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError(f"Unknown Complex ScalarType for {dt._cpp_name}")
+    dispatch("linalg_eig_out_cpu", dt)
+
+
+def _eig(A, fn):
+    _check_eig(A, fn)
     a = wide(A)
     _check_finite(a, "torch.linalg.eig: input tensor should not contain infs or NaNs.")
     cdt = A.dtype if A.dtype.is_complex else A.dtype.to_complex()
@@ -199,8 +207,7 @@ def linalg_eig(self):
 
 @kernel("_linalg_eigvals")
 def _linalg_eigvals(self):
-    check_square(self, "linalg.eigvals")
-    check_floating_or_complex(self, "linalg.eigvals")
+    _check_eig(self, "linalg.eigvals")
     a = wide(self)
     _check_finite(a, "torch.linalg.eig: input tensor should not contain infs or NaNs.")
     cdt = self.dtype if self.dtype.is_complex else self.dtype.to_complex()
@@ -214,10 +221,11 @@ def _linalg_eigvals(self):
 def _linalg_svd(A, full_matrices=False, compute_uv=False, *, driver=None):
     fn = "linalg.svd" if compute_uv else "linalg.svdvals"
     check_is_matrix(A, fn)
-    check_floating_or_complex(A, fn)
+    check_floating_or_complex(A, "linalg.svd", allow_low=True)
     if driver is not None:
         raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on "
                            "CUDA inputs with cuSOLVER backend.")
+    dispatch("linalg_svd_cpu", A.dtype)
     a = wide(A)
     m, n = a.shape[-2], a.shape[-1]
     k = min(m, n)
@@ -252,7 +260,7 @@ def linalg_lstsq(self, b, rcond=None, *, driver=None):
         raise RuntimeError(f"{fn}: input must have at least 2 dimensions.")
     if b.dim() < 1:
         raise RuntimeError(f"{fn}: other must have at least 1 dimension.")
-    check_floating_or_complex(self, "linalg.lstsq")
+    float_or_double(self.dtype)
     if self.dtype != b.dtype:
         raise RuntimeError(f"{fn}: Expected input and other to have the same dtype, but got "
                            f"input's dtype {self.dtype._cpp_name} and other's dtype "
