@@ -86,6 +86,11 @@ def dispatch(op, args, kwargs):
 
     func = op_overload(op)
     args, kwargs = normalize(op, args, kwargs)
+    below = args, kwargs
+    # a Python number bound to a Tensor parameter reaches __torch_dispatch__ as the number again
+    # (upstream's toPyObject unwraps wrapped-number tensors when it boxes the call for Python)
+    args = tuple(_unwrap_number(a) for a in args)
+    kwargs = {k: _unwrap_number(v) for k, v in kwargs.items()}
     overloaded = []
     for t in _tensor_args(args, kwargs):
         if _overrides(t) and type(t) not in overloaded:
@@ -116,7 +121,13 @@ def dispatch(op, args, kwargs):
         names = ", ".join(c.__name__ for c in overloaded)
         raise TypeError(f"Multiple dispatch failed for '{func}'; all __torch_dispatch__ handlers "
                         f"returned NotImplemented:\n\n  - tensor subclass {names}")
-    return backend_dispatch(op, args, kwargs)
+    return backend_dispatch(op, *below)
+
+
+def _unwrap_number(a):
+    if isinstance(a, TensorBase) and a._wrapped:
+        return a.item()
+    return a
 
 
 # --- torch._C functions for the stack ---------------------------------------------------------
