@@ -12,6 +12,7 @@ import threading
 
 from ..core.device import device as _device
 from ..ops.dispatch_keys import DispatchKeySet, FUNCTIONALITIES, SPLIT, BACKENDS
+from ..ops.dispatch_keys import TLS as _KEYS
 from ..core.enums import DispatchKey, ENUMS
 from ..core.refuse import TorchnativeNotImplementedError
 
@@ -21,7 +22,6 @@ _globals = {"deterministic": False, "deterministic_warn_only": False, "warn_alwa
 
 class _TLS(threading.local):
     def __init__(self):
-        self.meta_in_include = False
         self.autocast_enabled: dict = {}
         self.autocast_dtype: dict = {}
         self.autocast_cache = True
@@ -149,11 +149,13 @@ def has_storage(t) -> bool:
 
 
 def set_meta_in_tls_dispatch_include(flag: bool) -> None:
-    TLS.meta_in_include = bool(flag)
+    # upstream keeps it in the thread's include set, so _PreserveDispatchKeyGuard restores it
+    _KEYS.included = _KEYS.included | DispatchKey.Meta if flag else \
+        _KEYS.included - DispatchKeySet(DispatchKey.Meta)
 
 
 def meta_in_tls_dispatch_include() -> bool:
-    return TLS.meta_in_include
+    return _KEYS.included.has(DispatchKey.Meta)
 
 
 def stash_obj_in_tls(key: str, obj) -> None:
