@@ -31,6 +31,13 @@ def _flash_attention_backward(grad_out, query, key, value, out, logsumexp, dropo
             "the dropout mask of the forward is not recorded")
     E = query.size(-1)
     s = 1.0 / math.sqrt(E) if scale is None else scale
+    # grouped key/value heads (enable_gqa): each key/value head serves hq // hk query heads; its
+    # gradient is the sum over the query heads of its group
+    hq, hk, hv = query.size(-3), key.size(-3), value.size(-3)
+    if hk != hq:
+        key = key.repeat_interleave(hq // hk, dim=-3)
+    if hv != hq:
+        value = value.repeat_interleave(hq // hv, dim=-3)
     scores = query.matmul(key.transpose(-2, -1)) * s
     L, S = query.size(-2), key.size(-2)
     if is_causal:
@@ -46,4 +53,8 @@ def _flash_attention_backward(grad_out, query, key, value, out, logsumexp, dropo
     ds = p * (dp - d)
     dq = ds.matmul(key) * s
     dk = ds.transpose(-2, -1).matmul(query) * s
+    if hk != hq:
+        dk = dk.unflatten(-3, (hk, hq // hk)).sum(-3)
+    if hv != hq:
+        dv = dv.unflatten(-3, (hv, hq // hv)).sum(-3)
     return dq, dk, dv
