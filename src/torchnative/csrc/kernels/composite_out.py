@@ -7,7 +7,7 @@ wrapper serves them, built on first use (the operator handles need the registry 
 from __future__ import annotations
 
 from ..dispatch.call import call
-from ..ops.kernel_registry import COMPOSITE
+from ..ops.kernel_registry import COMPOSITE, KERNELS
 from ..ops.native_functions import by_qualname
 
 
@@ -30,7 +30,7 @@ def _lazy(out_name: str, functional: str):
     return run
 
 
-def register_out_forms(*functionals: str) -> None:
+def register_out_forms(*functionals: str, into: dict = COMPOSITE) -> None:
     """Adds a composite for every out= overload whose functional is one of ``functionals``."""
     table = by_qualname()
     wanted = set(functionals)
@@ -40,5 +40,11 @@ def register_out_forms(*functionals: str) -> None:
             if nf.kind != "out" or nf.functional not in wanted:
                 continue
             out_name = qual + (f".{overload}" if overload else "")
-            if out_name not in COMPOSITE:
-                COMPOSITE[out_name] = _lazy(out_name, nf.functional)
+            if out_name not in into:
+                into[out_name] = _lazy(out_name, nf.functional)
+
+
+def register_out_kernels(*functionals: str) -> None:
+    """The same, as CPU kernels: out= overloads upstream dispatches to a backend kernel although
+    their functional form is CompositeImplicitAutograd (linalg_eigvals.out)."""
+    register_out_forms(*functionals, into=KERNELS)

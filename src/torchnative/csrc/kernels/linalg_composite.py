@@ -14,7 +14,7 @@ from ..core import dtypes as D
 from ..core.tensor import wrap_dim
 from ..dispatch.call import call
 from ..ops.kernel_registry import COMPOSITE, kernel
-from .composite_out import register_out_forms
+from .composite_out import register_out_forms, register_out_kernels
 from .linalg_common import (C64, C128, F32, F64, check_errors, check_floating_or_complex,
                             check_is_matrix, check_square, float_or_double)
 from .support.common import arr
@@ -600,5 +600,111 @@ def _chain(mats, split, i, j):
     return call("mm", _chain(mats, split, i, k), _chain(mats, split, k + 1, j))
 
 
+# --- condition number, tensor inverse and solve -----------------------------------------------
+
+def _cond_check_ord(ord):
+    if isinstance(ord, str):
+        ok = ord in ("fro", "nuc")
+    else:
+        ok = abs(float(ord)) in (1.0, 2.0, math.inf)
+    if not ok:
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {_scalar_str(ord)}")
+
+
+def _scalar_str(v):
+    if isinstance(v, float) and v.is_integer() and math.isfinite(v):
+        return str(int(v))
+    return str(v)
+
+
+def _cond_helper(A, ord):
+    inverse, info = call("linalg_inv_ex", A)
+    info = call("unsqueeze", call("unsqueeze", info, -1), -1)
+    inverse = call("masked_fill.Scalar", inverse, call("gt.Scalar", info, 0), math.inf)
+    if isinstance(ord, str):
+        norm = "linalg_matrix_norm.str_ord"
+    else:
+        norm = "linalg_matrix_norm"
+    return call("mul.Tensor", call(norm, A, ord), call(norm, inverse, ord))
+
+
+def _cond_empty(A):
+    real = A.dtype.to_real() if A.dtype.is_complex else A.dtype
+    return call("zeros", list(A.shape[:-2]), dtype=real)
+
+
+@kernel("linalg_cond", composite=True)
+def linalg_cond(self, p=None):
+    if self.dim() < 2:
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+    ord = 2 if p is None else p
+    _cond_check_ord(ord)
+    if self.numel() == 0:
+        return _cond_empty(self)
+    if abs(float(ord)) == 2.0:
+        sv = call("linalg_svdvals", self)
+        s_max = call("narrow", sv, -1, 0, 1)
+        s_min = call("narrow", sv, -1, -1, 1)
+        r = call("div.Tensor", s_min, s_max) if float(ord) == -2.0 else \
+            call("div.Tensor", s_max, s_min)
+        return call("squeeze.dim", r, -1)
+    if isinstance(ord, float) and math.isfinite(ord):
+        check_square(self, f"linalg.cond(ord={ord:.6f})")
+    else:
+        check_square(self, f"linalg.cond(ord={_scalar_str(ord)})")
+    return _cond_helper(self, ord)
+
+
+@kernel("linalg_cond.p_str", composite=True)
+def linalg_cond_str(self, p):
+    if self.dim() < 2:
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+    _cond_check_ord(p)
+    if self.numel() == 0:
+        return _cond_empty(self)
+    check_square(self, f"linalg.cond(ord={p})")
+    return _cond_helper(self, p)
+
+
+def _prod(xs):
+    out = 1
+    for x in xs:
+        out *= x
+    return out
+
+
+@kernel("linalg_tensorinv", composite=True)
+def linalg_tensorinv(self, ind=2):
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    end, start = list(self.shape[ind:]), list(self.shape[:ind])
+    p_end, p_start = _prod(end), _prod(start)
+    if p_end != p_start:
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {p_end} != {p_start}")
+    result, info = call("linalg_inv_ex", call("reshape", self, [p_end, p_end]))
+    _raise_info(info, "inv", True)
+    return call("reshape", result, end + start)
+
+
+@kernel("linalg_tensorsolve", composite=True)
+def linalg_tensorsolve(self, other, dims=None):
+    ndim = self.dim()
+    a = self
+    if dims is not None:
+        dest = list(range(ndim - len(dims), ndim))
+        a = call("movedim.intlist", a, list(dims), dest)
+    result_shape = list(a.shape[other.dim():])
+    rp, op = _prod(result_shape), _prod(other.shape)
+    if rp != op:
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[other.ndim:]) "
+                           f"== prod(self.shape[:other.ndim]), but got {rp} != {op}")
+    a = call("reshape", a, [rp, rp])
+    result = call("linalg_solve", a, call("flatten.using_ints", other))
+    return call("reshape", result, result_shape)
+
+
 register_out_forms(*(name for name, fn in list(COMPOSITE.items())
                      if getattr(fn, "__module__", None) == __name__))
+
+register_out_kernels("linalg_eigvals")
