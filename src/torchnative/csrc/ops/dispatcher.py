@@ -41,9 +41,9 @@ class OperatorHandle:
     @property
     def schema(self):
         if self._schema is None:
-            from .schema import parse_schema
+            from .schema_cache import parse_builtin
 
-            self._schema = parse_schema(self.full_schema_str)
+            self._schema = parse_builtin(self.full_schema_str)
         return self._schema
 
     @property
