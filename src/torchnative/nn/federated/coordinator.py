@@ -152,7 +152,7 @@ class Coordinator:
                 pending.discard(pid)
                 report.dropped[pid] = reason
 
-        deadline = t0 + self.timeout
+        deadline = time.monotonic() + self.timeout   # from the moment the models went out
         while pending and time.monotonic() < deadline:
             self._pump(deadline - time.monotonic(), on_update, on_dead)
         for pid in sorted(pending):
