@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from .native_functions import cached_generated
+from .native_functions import _rebuilt, cached_generated
 
 # Python namespace -> torchgen predicate name (gen_python_functions.gen's list, in its order)
 NAMESPACES = {
@@ -35,6 +35,9 @@ class PyArg:
     kwarg_only: bool
     role: str  # "input", "out", "tensor_option"
 
+    def __reduce__(self):
+        return _rebuilt(self)
+
 
 @dataclass(frozen=True, slots=True)
 class PySignature:
@@ -44,6 +47,9 @@ class PySignature:
     outplace: str | None  # overload name called when out= is given, e.g. "add.out"
     deprecated: bool
     method: bool
+
+    def __reduce__(self):
+        return _rebuilt(self)
 
 
 def _pyargs(sig) -> tuple[PyArg, ...]:
