@@ -1,11 +1,11 @@
-"""The ServerApp: torchnative's FedAvg inside Flower; saves the final global model if asked."""
+"""The ServerApp: a torchnative aggregator inside Flower; saves the final global model if asked."""
 
 import json
 
 from flwr.app import Context
 from flwr.serverapp import Grid, ServerApp
 
-from torchnative.nn.federated import FedAvg
+from torchnative.nn.federated import AGGREGATORS
 from torchnative.nn.federated.flower import server_app
 
 from .task import model_fn
@@ -22,6 +22,6 @@ def main(grid: Grid, context: Context) -> None:
             with open(cfg["out"], "w") as f:
                 json.dump({k: v.reshape(-1).tolist() for k, v in state.items()}, f)
 
-    inner = server_app(model_fn, FedAvg(), rounds=int(cfg["num-server-rounds"]),
+    inner = server_app(model_fn, AGGREGATORS[cfg["aggregator"]](), rounds=int(cfg["num-server-rounds"]),
                        min_nodes=int(cfg["num-participants"]), on_done=save)
     inner(grid, context)

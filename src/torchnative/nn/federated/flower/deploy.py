@@ -44,6 +44,7 @@ class Deployment:
     workdir: Path
     nodes: int
     node_config: list = field(default_factory=list)   # per node: extra "key=value" node config
+    simulation: bool = False      # Flower's simulation runtime (Ray) instead of SuperNode processes
     procs: dict = field(default_factory=dict)
 
     def _env(self, home: str) -> dict:
@@ -65,13 +66,14 @@ class Deployment:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
         link = self._start("superlink", [str(self.bin / "flower-superlink"), "--insecure", "--port", str(self.port),
+                                         *(["--simulation"] if self.simulation else []),
                                          # a file: the in-memory database answers concurrent
                                          # SuperNodes with HTTP 500 (sqlite "no transaction")
                                          "--database", str(self.workdir / "superlink.db"),
                                          "--disable-runtime-dependency-installation"],
                            "superlink")
         _wait_port(self.port, link, self.workdir / "superlink.log", timeout)
-        for i in range(self.nodes):
+        for i in range(0 if self.simulation else self.nodes):
             extra = self.node_config[i] if i < len(self.node_config) else ""
             self._start(f"supernode{i}", [str(self.bin / "flower-supernode"), "--insecure",
                                           "--superlink", f"127.0.0.1:{self.port}", "--port", str(free_port()),
@@ -81,7 +83,8 @@ class Deployment:
         home.mkdir(parents=True, exist_ok=True)
         (home / "config.toml").write_text(
             f'[superlink]\ndefault = "local-deployment"\n\n[superlink.local-deployment]\n'
-            f'address = "127.0.0.1:{self.port}"\ninsecure = true\n')
+            f'address = "127.0.0.1:{self.port}"\ninsecure = true\n'
+            + (f"options.num-supernodes = {self.nodes}\n" if self.simulation else ""))
 
     def run(self, app_dir: Path, run_config: dict, timeout: float = 600.0) -> str:
         """``flwr run`` the app and stream its logs until the run ends; returns the output."""
@@ -91,7 +94,8 @@ class Deployment:
             argv += ["--run-config", pairs]
         proc = subprocess.run(argv, capture_output=True, text=True, env=self._env("cli"), timeout=timeout)
         out = proc.stdout + proc.stderr
-        if proc.returncode != 0:
+        # a failing ServerApp ends the run with a Flower exit code while `flwr run` itself exits 0
+        if proc.returncode != 0 or "ref-exit-codes" in out:
             raise RuntimeError(f"flwr run failed ({proc.returncode}):\n{out[-4000:]}\n{self.logs()}")
         return out
 
