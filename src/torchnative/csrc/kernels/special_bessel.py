@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .special_common import chbevl, polevl, unary
+from .special_common import chbevl, fma, polevl, unary
 
 _PIO4 = 0.785398163397448309615660845819875721
 _3PIO4 = 2.356194490192344928846982537459627163
@@ -71,8 +71,8 @@ def _asymptotic(x, pp, pq, qp, qq, phase, sine):
     p = polevl(z, pp) / polevl(z, pq)
     q = 5.0 / x * (polevl(z, qp) / polevl(z, qq))
     if sine:
-        return (p * np.sin(x - phase) + q * np.cos(x - phase)) * _SQ2OPI / np.sqrt(x)
-    return (p * np.cos(x - phase) - q * np.sin(x - phase)) * _SQ2OPI / np.sqrt(x)
+        return fma(p, np.sin(x - phase), q * np.cos(x - phase)) * _SQ2OPI / np.sqrt(x)
+    return fma(p, np.cos(x - phase), -(q * np.sin(x - phase))) * _SQ2OPI / np.sqrt(x)
 
 
 def bessel_j0(x):
@@ -80,7 +80,7 @@ def bessel_j0(x):
     small = x <= 5.0
     xs = np.where(small, x, 1.0)
     xx = xs * xs
-    inner = (xx - 5.78318596294678452118e+00) * (xx - 3.04712623436620863991e+01) * \
+    inner = fma(xs, xs, -5.78318596294678452118e+00) * fma(xs, xs, -3.04712623436620863991e+01) * \
         polevl(xx, _RP0) / polevl(xx, _RQ0)
     inner = np.where(xs < 0.00001, 1.0 - xx / 4.0, inner)
     xl = np.where(small, 5.0, x)
@@ -93,8 +93,8 @@ def bessel_j1(x):
     small = x <= 5.0
     xs = np.where(small, x, 1.0)
     xx = xs * xs
-    inner = polevl(xx, _RP1) / polevl(xx, _RQ1) * xs * (xx - 1.46819706421238932572e+01) * \
-        (xx - 4.92184563216946036703e+01)
+    inner = polevl(xx, _RP1) / polevl(xx, _RQ1) * xs * fma(xs, xs, -1.46819706421238932572e+01) * \
+        fma(xs, xs, -4.92184563216946036703e+01)
     xl = np.where(small, 5.0, x)
     return sign * np.where(small, inner, _asymptotic(xl, _PP1, _PQ1, _QP1, _QQ1, _3PIO4, False))
 
@@ -103,7 +103,7 @@ def bessel_y0(x):
     small = x <= 5.0
     xs = np.where(small & (x > 0), x, 1.0)
     xx = xs * xs
-    inner = polevl(xx, _YP0) / polevl(xx, _YQ0) + _TWOOPI * np.log(xs) * bessel_j0(xs)
+    inner = fma(_TWOOPI * np.log(xs), bessel_j0(xs), polevl(xx, _YP0) / polevl(xx, _YQ0))
     inner = np.where(x == 0, -np.inf, np.where(x < 0, np.nan, inner))
     xl = np.where(small, 5.0, x)
     return np.where(small, inner, _asymptotic(xl, _PP0, _PQ0, _QP0, _QQ0, _PIO4, True))
@@ -113,8 +113,8 @@ def bessel_y1(x):
     small = x <= 5.0
     xs = np.where(small & (x > 0), x, 1.0)
     xx = xs * xs
-    inner = xs * (polevl(xx, _YP1) / polevl(xx, _YQ1)) + \
-        _TWOOPI * (bessel_j1(xs) * np.log(xs) - 1.0 / xs)
+    inner = fma(xs, polevl(xx, _YP1) / polevl(xx, _YQ1),
+                _TWOOPI * fma(bessel_j1(xs), np.log(xs), -(1.0 / xs)))
     inner = np.where(x == 0, -np.inf, np.where(x < 0, np.nan, inner))
     xl = np.where(small, 5.0, x)
     return np.where(small, inner, _asymptotic(xl, _PP1, _PQ1, _QP1, _QQ1, _3PIO4, True))

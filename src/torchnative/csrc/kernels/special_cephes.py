@@ -107,11 +107,28 @@ def special_zeta_other_scalar(self, other):
     return _zeta_compute(self, _wrap(other))
 
 
+_LIBM = []
+
+
+def _c_lgamma(v: float) -> float:
+    """glibc's lgamma (std::lgamma): Python's math.lgamma is CPython's own and differs in the
+    last bit (exp(lgamma(6)) is 120 in C, 120.00000000000009 through math)."""
+    if not _LIBM:
+        import ctypes
+        import ctypes.util
+
+        lib = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+        lib.lgamma.restype = ctypes.c_double
+        lib.lgamma.argtypes = [ctypes.c_double]
+        _LIBM.append(lib)
+    return _LIBM[0].lgamma(v)
+
+
 def polygamma_np(n: int, x: np.ndarray) -> np.ndarray:
     """calc_polygamma for n >= 2: (-1)^(n+1) exp(lgamma(n + 1)) zeta(n + 1, x)."""
     sign = 1.0 if n % 2 else -1.0
     xs = np.asarray(x, F64)
-    return (sign * math.exp(math.lgamma(n + 1.0)) * zeta(np.full(xs.shape, n + 1.0), xs)
+    return (sign * math.exp(_c_lgamma(n + 1.0)) * zeta(np.full(xs.shape, n + 1.0), xs)
             ).astype(x.dtype)
 
 
@@ -202,7 +219,8 @@ def erfcx(x):
     tab = _erfcx_pos(np.where(big, 0.0, xp))
     pos_val = np.where(big, cf, tab)
     xn = np.where(pos, -1.0, ax)
-    neg_val = np.where(xn < -6.1, 2.0 * np.exp(xn * xn), 2.0 * _exp_square(xn) - tab)
+    twice = 2.0 * np.exp(xn * xn)  # upstream's own formula here: x*x rounded first
+    neg_val = np.where(xn < -6.1, twice, twice - tab)
     neg_val = np.where(xn < -26.7, np.inf, neg_val)
     out = np.where(pos, pos_val, neg_val)
     return np.where(np.isnan(x), x, out)

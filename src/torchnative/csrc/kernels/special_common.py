@@ -4,7 +4,9 @@ numpy arrays, and the registration of a unary float op computed in double precis
 Math.h evaluates float32 inputs in float (and a few functions, zeta among them, in double);
 here every element is evaluated in double precision with upstream's coefficients and branches
 and rounded once, so float64 results are upstream's own arithmetic and float32 results are at
-least as close to upstream's float64 rerun as upstream's single-precision result.
+least as close to upstream's float64 rerun as upstream's single-precision result. Upstream's
+build contracts ``a * b + c`` (and ``a * b - c``) into fused multiply-adds; ``fma`` below does
+the same where its C++ expression has that shape, so float64 results match it to the bit.
 """
 
 from __future__ import annotations
@@ -13,17 +15,24 @@ import numpy as np
 
 from ..core import dtypes as D
 from ..ops.kernel_registry import kernel
+from ..random.fpmath import contracted64
 from .pointwise_base import FLOAT_H, FLOATING, check, finish, operand, quiet
 from .pointwise_unary import float_dtype
 
 F64 = np.dtype(np.float64)
 
 
+def fma(a, b, c):
+    """``a * b + c`` as upstream's compiled float64 code computes it (one rounding)."""
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b), np.shape(c))
+    return np.asarray(contracted64(a, b, c)).reshape(shape)
+
+
 def polevl(x, coef):
     """sum coef[i] x^(N-i), Horner's scheme from the leading coefficient."""
     acc = np.zeros_like(x)
     for c in coef:
-        acc = acc * x + c
+        acc = fma(acc, x, c)
     return acc
 
 
@@ -35,7 +44,7 @@ def chbevl(x, coef):
     for c in coef[1:]:
         b2 = b1
         b1 = b0
-        b0 = x * b1 - b2 + c
+        b0 = fma(x, b1, -b2) + c
     return 0.5 * (b0 - b2)
 
 

@@ -21,6 +21,7 @@ from ..core.tensor import TensorBase
 from ..ops.kernel_registry import kernel
 from .pointwise_base import FLOATING, check, finish, operand, quiet
 from .pointwise_binary import dtype2
+from .special_common import fma
 
 _F64 = np.dtype(np.float64)
 
@@ -50,7 +51,7 @@ def _cheb(x, n, first, closed, lim):
     (those elements, and |x| == 1, skip the recurrence)."""
     big = (n > lim) & (np.abs(x) < 1)
     steps = np.where(big | (np.abs(x) == 1), 0, n)
-    r = _recur(lambda k, p, q: (x + x) * q - p, steps, np.ones_like(x), first(x), 2)
+    r = _recur(lambda k, p, q: fma(x + x, q, -p), steps, np.ones_like(x), first(x), 2)
     out = np.where(n == 0, 1.0, r)
     if big.any():
         out = np.where(big, closed(np.where(big, x, 0.0), n), out)
@@ -113,7 +114,7 @@ def _shifted(fn_edge_one, fn_edge_zero, first, closed, lim):
         y = x + x - 1.0
         big = (n > lim) & (np.abs(y) < 1)
         steps = np.where(big | (x == 0) | (x == 1), 0, n)
-        r = _recur(lambda k, p, q: (y + y) * q - p, steps, np.ones_like(x), first(x, y), 2)
+        r = _recur(lambda k, p, q: fma(y + y, q, -p), steps, np.ones_like(x), first(x, y), 2)
         out = np.where(n == 0, 1.0, r)
         if big.any():
             out = np.where(big, closed(np.where(big, y, 0.0), n, x), out)
@@ -166,7 +167,7 @@ def _hermite_h(limit):
     def compute(x, n):
         steps = np.where(n > limit, 0, n)
         # r = 2x q - k p for k = 2, 4, ..., 2n - 2: step j (2..n) uses k = 2j - 2
-        r = _recur(lambda j, p, q: (x + x) * q - (2 * j - 2) * p, steps, np.ones_like(x), x + x,
+        r = _recur(lambda j, p, q: fma(x + x, q, -((2 * j - 2) * p)), steps, np.ones_like(x), x + x,
                    2, stop_on_nan=False)
         out = r
         out = np.where(n > limit, np.nan, out)
@@ -180,7 +181,7 @@ def _hermite_he(limit):
     def compute(x, n):
         steps = np.where(n > limit, 0, n)
         # r = x q - k p for k = 1 .. n-1: step j (2..n) uses k = j - 1
-        r = _recur(lambda j, p, q: x * q - (j - 1) * p, steps, np.ones_like(x), x.copy(), 2,
+        r = _recur(lambda j, p, q: fma(x, q, -((j - 1) * p)), steps, np.ones_like(x), x.copy(), 2,
                    stop_on_nan=False)
         out = r
         out = np.where(n > limit, np.nan, out)
@@ -194,7 +195,7 @@ def _laguerre(x, n):
     p = np.ones_like(x)
     q = 1.0 - x
     # r = ((2k + (1 - x)) q - k p) / (k + 1) for k = 1 .. n-1: step j uses k = j - 1
-    r = _recur(lambda j, p, q: (((2 * (j - 1)) + (1.0 - x)) * q - (j - 1) * p) / j, n, p, q, 2)
+    r = _recur(lambda j, p, q: fma((2 * (j - 1)) + (1.0 - x), q, -((j - 1) * p)) / j, n, p, q, 2)
     out = np.where(n == 1, 1.0 - x, r)
     out = np.where(n == 0, 1.0, out)
     out = np.where(np.abs(x) == 0, 1.0, out)
@@ -204,7 +205,8 @@ def _laguerre(x, n):
 def _legendre(x, n):
     p = np.ones_like(x)
     # r = ((2k + 1) x q - k p) / (k + 1) for k = 1 .. n-1: step j uses k = j - 1
-    r = _recur(lambda j, p, q: ((2 * (j - 1) + 1) * x * q - (j - 1) * p) / j, n, p, x.copy(), 2)
+    r = _recur(lambda j, p, q: fma((2 * (j - 1) + 1) * x, q, -((j - 1) * p)) / j, n, p, x.copy(),
+               2)
     out = np.where(n == 1, x, r)
     out = np.where(n == 0, 1.0, out)
     edge = np.abs(x) == 1
