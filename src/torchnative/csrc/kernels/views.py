@@ -10,6 +10,8 @@ from ..core.construct import contiguous_strides_of, make
 from ..core.creation_meta import note_view
 from ..core.size import Size
 from ..core.tensor import TensorBase, wrap_dim
+from ..core.torch_function import _has_attr_override
+from ..dispatch.python_dispatch import _overrides
 from ..ops.kernel_registry import kernel
 
 
@@ -19,7 +21,7 @@ def view_of(base: TensorBase, size, stride, offset, dtype=None, np_view=None,
     recorded, and the mode it was made in stamped for autograd's view+in-place rules."""
     root = base._view_base if base._view_base is not None else base
     out = make(base._storage, dtype or base._dtype, tuple(size), tuple(stride), offset,
-               type(base) if type(base) is not _parameter_class() else None,
+               _view_class(base),
                version_ref=base._version_ref, view_base=root, np_view=np_view)
     d = out.__dict__
     if "_tn_inference" in base.__dict__:
@@ -99,6 +101,16 @@ def compute_stride(oldshape, oldstride, newshape):
 
 
 _PARAMETER: list = []
+
+
+def _view_class(base):
+    """Upstream's kernels return a plain Tensor; a subclass gets its own class back from its
+    __torch_function__. A class that disables that (Parameter), or that overrides
+    __torch_dispatch__ (FakeTensor and other wrappers: its kernels run below the Python key, and
+    it wraps results itself), gets the plain Tensor here too."""
+    if type(base) is _parameter_class() or not _has_attr_override(base) or _overrides(base):
+        return None
+    return type(base)
 
 
 def _parameter_class():
