@@ -37,6 +37,8 @@ if [ "$(cat .venv/.torchnative-deps 2>/dev/null)" != "$want" ]; then
   .venv/bin/pip install -q --no-deps --no-build-isolation ./tools/kernels_contract
   # the optional federated extra (flwr, opacus): tests compare it on both sides
   .venv/bin/pip install -q -e '.[federated]'
+  # Flower's simulation runtime (Ray) for our environment only: its ClientApps run on our torch
+  .venv/bin/pip install -q 'flwr[simulation]==1.42.0'
   echo "$want" > .venv/.torchnative-deps
 fi
 # the default kernel bundle (torchnative/cpu-kernels), rebuilt when its sources change
