@@ -98,3 +98,24 @@ def test_larger_flower_deployment(tmp_path, aggregator):
         assert np.array_equal(flower[k], engine[k].reshape(-1)), k
     if aggregator == "FedAvg":
         _compare(tmp_path, flower, engine_out, 4, 3)
+
+
+@pytest.mark.slow
+def test_flower_simulation_runtime_with_ray(tmp_path):
+    """Flower's simulation runtime (Ray, from flwr[simulation]) runs the same app with the
+    participants as Ray actors on our torch, and gives the same model as the deployment."""
+    pytest.importorskip("ray", reason="flwr[simulation] (ray) is installed by tools/setup.sh")
+    final = tmp_path / "sim_final.json"
+    with Deployment(BIN, tmp_path / "simulation", nodes=2, simulation=True) as d:
+        d.run(APP, {"num-server-rounds": 2, "num-participants": 2, "alpha": 0.5, "lr": 0.1,
+                    "out": str(final)}, timeout=900)
+    for pid in (1, 2):
+        assert "torchnative/_C" in Path(f"{final}.participant{pid}.torch").read_text()
+    sim = {k: np.asarray(v, np.float32) for k, v in json.loads(final.read_text()).items()}
+    engine_out = _engine_run(tmp_path, participants=2, rounds=2, alpha=0.5, lr=0.1)
+    engine = np.load(engine_out / "global_r2.npz")
+    for k in sim:
+        assert np.array_equal(sim[k], engine[k].reshape(-1)), k
+    assert not d.procs or all(p.poll() is not None for p in d.procs.values())
+    from torchnative.nn.federated.flower.deploy import _marked
+    assert _marked(str((tmp_path / "simulation").resolve())) == []  # no Ray worker left behind

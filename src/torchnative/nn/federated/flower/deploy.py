@@ -50,6 +50,9 @@ class Deployment:
     def _env(self, home: str) -> dict:
         env = dict(os.environ)
         env["FLWR_HOME"] = str(self.workdir / home)
+        # inherited by everything the deployment starts, however detached (Ray's workers leave
+        # the process group): stop() finds them by it
+        env[_MARK] = str(self.workdir.resolve())
         # the SuperLink and SuperNodes spawn flower-superexec and the app processes by name
         env["PATH"] = f"{self.bin}{os.pathsep}{env.get('PATH', '')}"
         return env
@@ -103,15 +106,21 @@ class Deployment:
         return "\n".join(f"--- {p.name}\n{p.read_text()[-tail:]}" for p in sorted(self.workdir.glob("*.log")))
 
     def stop(self) -> None:
-        for name, proc in reversed(list(self.procs.items())):
+        for proc in reversed(list(self.procs.values())):
             if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)
+                _signal_group(proc.pid, signal.SIGTERM)
         for proc in self.procs.values():
             try:
                 proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+                pass
+            _signal_group(proc.pid, signal.SIGKILL)
+            proc.wait()
+        for pid in _marked(str(self.workdir.resolve())):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
     def __enter__(self):
         self.start()
@@ -119,6 +128,30 @@ class Deployment:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+_MARK = "TORCHNATIVE_FLOWER_DEPLOYMENT"
+
+
+def _marked(workdir: str) -> list[int]:
+    """Processes (ours, by their environment) still running from the deployment in ``workdir``."""
+    found = []
+    needle = f"{_MARK}={workdir}".encode()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                if needle in (entry / "environ").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+            except OSError:  # gone, or not ours to read
+                pass
+    return found
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:  # the group is already empty
+        pass
 
 
 def _toml(v) -> str:
