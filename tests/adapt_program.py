@@ -38,6 +38,8 @@ def make(name: str, control: str, fisher_x):
         return adapt.SAR(lr=0.0 if lr0 else 1e-3, sign=sign)
     if name == "cotta":
         return adapt.CoTTA(lr=0.0 if lr0 else 1e-3, sign=sign)
+    if name == "rotta":
+        return adapt.RoTTA(lr=0.0 if lr0 else 1e-3, sign=sign)
     if name == "lame":
         return adapt.LAME()
     if name == "memo":
@@ -50,7 +52,7 @@ def make(name: str, control: str, fisher_x):
 
 
 DEFAULT = ("bn:norm,bn:norm_alpha,bn:tent,bn:eta,bn:eata,bn:sar,gn:tent,gn:eata,gn:sar,bn:cotta,"
-           "bn:lame,bn:memo,bn_ttt:ttt,bn_ttt:ttt_reset")
+           "bn:rotta,bn:lame,bn:memo,bn_ttt:ttt,bn_ttt:ttt_reset,gn_ttt:ttt,gn_ttt:ttt_reset")
 SMALL = {"memo": 4, "ttt_reset": 4}  # per-sample methods: a few samples per step
 
 

@@ -6,6 +6,7 @@ from .lame import LAME
 from .memo import MEMO
 from .method import Method, softmax_entropy
 from .norm import NormStats
+from .rotta import RoTTA
 from .sar import SAR
 from .tent import Tent
 from .tlm import TLM
@@ -13,4 +14,4 @@ from .ttt import TTT
 from .wrap import Adapted, wrap
 
 __all__ = ["wrap", "Adapted", "Method", "NormStats", "Tent", "EATA", "ETA", "SAR", "CoTTA",
-           "LAME", "MEMO", "TTT", "TLM", "softmax_entropy"]
+           "RoTTA", "LAME", "MEMO", "TTT", "TLM", "softmax_entropy"]

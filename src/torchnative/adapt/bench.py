@@ -13,7 +13,7 @@ import time
 import numpy as np
 import torch
 
-from . import EATA, ETA, LAME, MEMO, SAR, TTT, CoTTA, NormStats, Tent, wrap
+from . import EATA, ETA, LAME, MEMO, SAR, TTT, CoTTA, NormStats, RoTTA, Tent, wrap
 from . import digits_c as dc, digits_models as dm
 from ..delta import deepcopy_nbytes
 
@@ -34,6 +34,7 @@ FACTORIES = {
     "eata": lambda: EATA(fisher_data=_clean_batches()),
     "sar": lambda: SAR(),
     "cotta": lambda: CoTTA(),
+    "rotta": lambda: RoTTA(),
     "lame": lambda: LAME(),
     "memo": lambda: MEMO(),
     "ttt": lambda: TTT(),            # online; its source model has the jointly trained rotation head
