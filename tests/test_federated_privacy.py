@@ -34,29 +34,49 @@ CASES = [[1.0, 0.01, 1000, 1e-5], [0.8, 0.1, 20, 1e-5], [1.3, 0.5, 50, 1e-6], [4
 REL = 1e-9
 
 
+# The privacy code run on upstream torch (plain torch code, PYTHONPATH=src): a seeded noisy mean.
+NOISY_MEAN = """
+g = torch.Generator().manual_seed(11)
+ups = [{"w": (torch.arange(64.0) - 31.5).reshape(8, 8) / 8 * (i + 1)} for i in range(3)]
+mean, clipped = noisy_mean(ups, 4.0, 0.7, 3, g)
+noisy = {"mean": mean["w"].reshape(-1).tolist(), "clipped": clipped, "torch_C": torch._C.__file__}
+"""
+
+
 @pytest.fixture(scope="module")
-def opacus_eps():
+def upstream_results():
+    """One upstream process: opacus's epsilons for CASES (and a two-phase run), and our privacy
+    code's noisy mean on upstream's torch."""
     if not upstream.available():
-        pytest.skip("no upstream environment")
-    return upstream.run_json(f"""
-        import json, warnings
-        warnings.simplefilter("ignore")
-        from opacus.accountants import RDPAccountant
-        out = []
-        for z, q, n, d in {CASES!r}:
-            acc = RDPAccountant()
-            for _ in range(n):
-                acc.step(noise_multiplier=z, sample_rate=q)
-            out.append(list(acc.get_privacy_spent(delta=d)))
-        # two phases composed: 30 rounds at (1.1, 0.2) then 70 at (0.9, 0.1)
-        acc = RDPAccountant()
-        for _ in range(30):
-            acc.step(noise_multiplier=1.1, sample_rate=0.2)
-        for _ in range(70):
-            acc.step(noise_multiplier=0.9, sample_rate=0.1)
-        out.append(list(acc.get_privacy_spent(delta=1e-5)))
-        print(json.dumps(out))
-    """, timeout=600)
+        upstream.missing("the upstream environment (.venv-upstream)")
+    code = f"""
+import json, warnings
+import torch
+warnings.simplefilter("ignore")
+from opacus.accountants import RDPAccountant
+from torchnative.nn.federated.privacy import noisy_mean
+out = []
+for z, q, n, d in {CASES!r}:
+    acc = RDPAccountant()
+    for _ in range(n):
+        acc.step(noise_multiplier=z, sample_rate=q)
+    out.append(list(acc.get_privacy_spent(delta=d)))
+# two phases composed: 30 rounds at (1.1, 0.2) then 70 at (0.9, 0.1)
+acc = RDPAccountant()
+for _ in range(30):
+    acc.step(noise_multiplier=1.1, sample_rate=0.2)
+for _ in range(70):
+    acc.step(noise_multiplier=0.9, sample_rate=0.1)
+out.append(list(acc.get_privacy_spent(delta=1e-5)))
+{NOISY_MEAN}
+print(json.dumps({{"opacus": out, "noisy": noisy}}))
+"""
+    return upstream.run_json(code, timeout=600, env={"PYTHONPATH": SRC})
+
+
+@pytest.fixture(scope="module")
+def opacus_eps(upstream_results):
+    return upstream_results["opacus"]
 
 
 def _agrees(ours, theirs) -> bool:
@@ -205,18 +225,12 @@ def test_adaptive_noise_split():
         AdaptiveClipping(noise_multiplier=1.0, num_sampled=10)  # 10/20 = 0.5 cannot pay for z = 1
 
 
-def test_privacy_code_runs_on_upstream_and_agrees():
+def test_privacy_code_runs_on_upstream_and_agrees(upstream_results):
     """The library is plain torch: on upstream, with the same seed, the same noisy mean."""
-    code = f"""
-        import json, torch
-        from torchnative.nn.federated.privacy import noisy_mean
-        g = torch.Generator().manual_seed(11)
-        ups = [{{"w": (torch.arange(64.0) - 31.5).reshape(8, 8) / 8 * (i + 1)}} for i in range(3)]
-        mean, c = noisy_mean(ups, 4.0, 0.7, 3, g)
-        print(json.dumps({{"mean": mean["w"].reshape(-1).tolist(), "clipped": c, "torch_C": torch._C.__file__}}))
-    """
-    theirs = upstream.run_json(code, env={"PYTHONPATH": SRC})
-    ours = upstream.run_json_ours(code)
+    theirs = upstream_results["noisy"]
+    scope = {"torch": torch, "noisy_mean": noisy_mean}
+    exec(NOISY_MEAN, scope)
+    ours = scope["noisy"]
     assert "torchnative" not in theirs["torch_C"] and "torchnative" in ours["torch_C"]
     assert theirs["clipped"] == ours["clipped"] == 3
     # the same float64 arithmetic and the same mt19937 normal draws: float32 results bit for bit
