@@ -20,3 +20,12 @@ __all__ = ["Engine", "Transform", "RoundContext", "RoundReport", "ParticipantRou
            "FedMedian", "FedTrimmedAvg", "Krum", "MultiKrum", "Bulyan", "AGGREGATORS",
            "FederatedError", "QuorumError", "RejectedUpdate", "StaleUpdate", "PayloadTooLarge",
            "check_update"]
+
+
+def __getattr__(name):
+    # secure aggregation, differential privacy and the Flower adapter carry dependencies of their
+    # own (cryptography, scipy, flwr): they load on first use, not with the engine
+    if name in ("secagg", "privacy", "flower"):
+        import importlib
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
