@@ -30,6 +30,9 @@ def _as_index_tensor(obj):
     return tensor_from_data(obj, None, None)
 
 
+_INT64_MAX = (1 << 63) - 1
+
+
 def _is_bool_scalar(obj) -> bool:
     """True/False, or a 0-dim bool tensor: they add a dim of size 1 (True) or 0 (False)."""
     return isinstance(obj, bool) or (isinstance(obj, TensorBase) and obj.dim() == 0 and
@@ -80,10 +83,12 @@ def apply_slicing(self, index: tuple):
             step = 1 if step is None else int(step)
             if step <= 0:
                 raise ValueError("step must be greater than zero")
-            if not (start is None and stop is None and step == 1):
-                result = _call("slice.Tensor", result, dim,
-                               None if start is None else int(start),
-                               None if stop is None else int(stop), step)
+            # as upstream's applySlicing: None bounds become 0 and INT64_MAX, and a slice that
+            # keeps the whole dim is not dispatched
+            start = 0 if start is None else int(start)
+            stop = _INT64_MAX if stop is None else int(stop)
+            if not (start == 0 and stop >= result.shape[dim] and step == 1):
+                result = _call("slice.Tensor", result, dim, start, stop, step)
             advanced.append(None)
             dim += 1
         elif obj is Ellipsis:
@@ -133,6 +138,13 @@ def getitem(self, index):
         if i < -size or i >= size:
             raise IndexError(f"index {i} is out of bounds for dimension 0 with size {size}")
         return _call("select.int", self, 0, i)
+    if isinstance(index, slice) and self.dim() > 0:
+        # a lone slice is always dispatched, whole-dim or not (upstream's THPVariable_getitem)
+        step = 1 if index.step is None else int(index.step)
+        if step <= 0:
+            raise ValueError("step must be greater than zero")
+        return _call("slice.Tensor", self, 0, 0 if index.start is None else int(index.start),
+                     _INT64_MAX if index.stop is None else int(index.stop), step)
     index = _wrap_index(index)
     result, advanced = apply_slicing(self, index)
     if advanced is None:
