@@ -235,3 +235,32 @@ def test_privacy_code_runs_on_upstream_and_agrees(upstream_results):
     assert theirs["clipped"] == ours["clipped"] == 3
     # the same float64 arithmetic and the same mt19937 normal draws: float32 results bit for bit
     assert ours["mean"] == theirs["mean"]
+
+
+def test_privacy_through_the_engine(tmp_path):
+    """Both sides through the Engine's Transform hook, in a real world of 3 processes. With
+    lr = 0 the true deltas are zero, so what each participant sends is its noise alone: it must
+    have std z * C. The coordinator's result must be the global plus the clipped mean of exactly
+    what was sent, over the participants selected."""
+    import sys as _sys
+    from torchnative.nn.federated import experiment
+    here = Path(__file__).parent
+    out = tmp_path / "run"
+    local_clip, local_z, server_clip = 0.5, 0.4, 1.0
+    res = experiment.launch(3, ["--rounds", "1", "--lr", "0", "--out", str(out), "--save-globals", "--save-deltas",
+                                "--local-clip", str(local_clip), "--local-z", str(local_z),
+                                "--server-clip", str(server_clip), "--server-z", "0"],
+                            module="dp_engine_worker", env={**os.environ, "PYTHONPATH": str(here / "federated_programs")},
+                            timeout=600)
+    assert all(code == 0 for code, _ in res.values()), res
+    g0, g1 = np.load(out / "global_r0.npz"), np.load(out / "global_r1.npz")
+    sent = [np.load(out / f"delta_r1_p{p}.npz") for p in (1, 2)]
+    noise = np.concatenate([d[k].reshape(-1) for d in sent for k in g0.files])
+    assert _variance_p(noise, local_z * local_clip) > LEVEL
+    assert _variance_p(noise, local_z * local_clip * 1.1) < 1e-6  # control at this smaller size
+    ups = [{k: torch.from_numpy(d[k]) for k in g0.files} for d in sent]
+    assert all(l2_norm(u) > server_clip for u in ups)  # the server's clipping is active
+    mean, clipped = noisy_mean(ups, server_clip, 0.0, 2, torch.Generator().manual_seed(0))
+    assert clipped == 2
+    for k in g0.files:
+        assert np.array_equal(g1[k], (torch.from_numpy(g0[k]) + mean[k]).numpy()), k
