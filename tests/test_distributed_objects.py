@@ -58,3 +58,26 @@ def test_legacy_storage_constructor_and_size_tensors_agree_with_upstream():
     # the program can tell a refusal from a tensor and a copy from a view
     assert theirs["wrong_type"][0] == "RuntimeError" and theirs["typed"][1] == [5]
     assert theirs["shared"] == ["HEllo", [72, 69, 108, 108, 111]]
+
+
+@needs_upstream
+@pytest.mark.slow
+def test_subgroups_agree_with_upstream():
+    """new_subgroups, new_subgroups_by_enumeration, new_group over a subset, and split_group's
+    refusal on CPU, at world 3 (real processes, gloo)."""
+    import json
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from distributed_launch import check_ok, launch
+
+    got = {}
+    for side in ("ours", "upstream"):
+        results = launch("subgroups.py", [side] * 3, timeout=600)
+        check_ok(results)
+        got[side] = [json.loads(o.strip().splitlines()[-1]) for _, o, _ in results]
+    assert got["ours"] == got["upstream"]
+    # rank 2 sits in the even group of the enumeration with rank 0: 1+3 and 1+100
+    assert got["ours"][2]["by_enumeration"] == [1, 2, [4.0, 101.0], [0, 2]]
+    assert got["ours"][1]["new_group_subset"] is None
