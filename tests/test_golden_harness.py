@@ -2,8 +2,10 @@
 
 (a) the self-test passes; (b) a comparator made to accept everything (or to reject everything) is
 caught by it; (c) the ratchet: the fast subset replayed on ours keeps every row listed in
-tests/golden_baseline.json agreeing (skipped only while `import torch` fails in ours' interpreter);
-(d) upstream replayed against itself agrees on every case (the harness adds no disagreement).
+tests/golden_baseline.json agreeing, no unlisted row diverges and the pinned totals hold;
+(d) upstream replayed against itself agrees on every case (the harness adds no disagreement);
+(e) the comparison interpreter is upstream: ours posing as it is stopped in every way the
+harness starts it.
 """
 
 from __future__ import annotations
@@ -74,14 +76,54 @@ def test_cpu_dependent_rows_may_move_only_by_an_ulp(tmp_path):
     assert baseline.check(row("refuses", "aten::log_softmax"), path)
 
 
+def test_ratchet_flags_a_new_or_worse_divergence_and_fallen_totals(tmp_path):
+    """A diverging row the baseline does not know fails; a known row may improve, not worsen
+    (status, or the comparator that flags it first); the pinned totals may not fall."""
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps({"agrees": [], "known": {
+        "sum|function|torch.sum": "diverges: close: 1/4 elements off",
+        "mm|function|torch.mm": "refuses: aten::mm"}, "totals": {"samples_agreeing": 10}}))
+    def rep(rows, agreeing=10):
+        return {"rows": [{"id": i, "status": s, "first_problem": p} for i, s, p in rows],
+                "totals": {"samples_agreeing": agreeing}}
+    same = [("sum|function|torch.sum", "diverges", "close: 2/4 elements off"),
+            ("mm|function|torch.mm", "refuses", "aten::mm")]
+    assert baseline.check(rep(same), path) == []
+    better = [("sum|function|torch.sum", "agrees", ""), ("mm|function|torch.mm", "diverges", "close: x")]
+    assert baseline.check(rep(better[:1]), path) == []
+    assert "was refuses, now diverges" in baseline.check(rep(better[1:]), path)[0]
+    other = [("sum|function|torch.sum", "diverges", "nonfinite: NaN differs at 1 positions")]
+    assert "first problem was close" in baseline.check(rep(other), path)[0]
+    new = [("add|function|torch.add", "diverges", "close: 1/4 elements off")]
+    assert "not a known row" in baseline.check(rep(new), path)[0]
+    assert baseline.check(rep(same, agreeing=9), path) == [
+        "totals: samples_agreeing 9, the baseline pins 10"]
+
+
 def test_baseline_file_is_well_formed():
     doc = baseline.load()
     assert doc["suite"] == "fast" and isinstance(doc["agrees"], list)
+    assert set(doc["totals"]) == set(baseline.PINNED_TOTALS) and doc["totals"]["samples_agreeing"] > 0
+    assert not set(doc["known"]) & set(doc["agrees"])
     keys = {r.split("|")[0].split(".")[0] for r in doc["agrees"]}
     assert keys <= {op.split(".")[0] for op in FAST.ops}, "baseline rows outside the fast suite"
 
 
 # ---------------------------------------------------------------------------------------------- (c), (d)
+
+def test_a_slow_call_is_retried_without_its_timer():
+    """The per-call timer cannot turn a slow case into a divergence: a call it stops runs again
+    untimed, and its result is the call's own."""
+    import torch
+
+    from torchnative.testing.golden import calls, codec
+
+    call = {"fn": "time.sleep", "args": [{"T": "float", "v": 0.3}], "kwargs": {}}
+    res = calls.run_call(call, {}, torch, codec.Store("r"), seed=0, timeout=0.05)
+    assert res["ok"] and res["untimed_retry"], res
+    fast = calls.run_call(call, {}, torch, codec.Store("r"), seed=0, timeout=30)
+    assert fast["ok"] and "untimed_retry" not in fast
+
 
 def _ours_import_error() -> str | None:
     """Why ``import torch`` fails in ours' interpreter, or None when it works."""
@@ -105,7 +147,7 @@ def _replay_and_report(python: str, label: str) -> dict:
 def test_fast_subset_on_ours_keeps_baseline():
     why = _ours_import_error()
     if why is not None:
-        pytest.skip(f"`import torch` fails in ours' interpreter ({upstream.ours_python()}): {why}")
+        upstream.missing(f"`import torch` fails in ours' interpreter ({upstream.ours_python()}): {why}")
     rep = _replay_and_report(upstream.ours_python(), f"pytest-ours-{os.getpid()}")
     t = rep["totals"]
     print(f"fast subset on ours: samples agreeing {t['samples_agreeing']}/{t['samples_attempted']}; cases {t['cases']}")
@@ -116,7 +158,8 @@ def test_fast_subset_on_ours_keeps_baseline():
 
 @pytest.mark.golden
 def test_fast_subset_upstream_against_itself_agrees():
-    assert upstream.available(), f"upstream interpreter missing: {upstream.UPSTREAM_PYTHON} (tools/setup.sh)"
+    if not upstream.available():
+        upstream.missing(f"upstream interpreter missing: {upstream.UPSTREAM_PYTHON} (tools/setup.sh)")
     rep = _replay_and_report(str(upstream.UPSTREAM_PYTHON), f"pytest-upstream-{os.getpid()}")
     bad = [c for c in rep["cases"] if c["status"] not in report.GOOD]
     assert rep["totals"]["samples_attempted"] > 500
@@ -140,7 +183,7 @@ def test_layout_survives_the_trip():
                        torch.signbit(back).tolist() == torch.signbit(t).tolist()])
         print(json.dumps(ok))
     """)
-    proc = subprocess.run([str(upstream.UPSTREAM_PYTHON), "-c", code], capture_output=True, text=True,
+    proc = subprocess.run(upstream.code_command(code), capture_output=True, text=True,
                           env=workers.worker_env(upstream.UPSTREAM_PYTHON), timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     checks = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -178,3 +221,46 @@ def test_other_cpu_profiles_exclude_the_capability_in_force():
     assert upstream.run_json(probe) == cap.CAPABILITY
     for name, env in others.items():
         assert upstream.run_json(probe, env=env) == name
+
+
+# ---------------------------------------------------------------------------------------------- (e)
+
+_POSING = "try:\n    import torch\nexcept BaseException:\n    pass\nprint('compared')\n"
+
+
+def test_the_guard_stops_ours_posing_as_upstream(tmp_path):
+    """Every way the harness starts the comparison interpreter (code, script, module: run_json,
+    run_script, the golden workers) stops at ``import torch`` when its torch is ours, and a
+    program's own ``except`` cannot swallow it; upstream's own runs go through."""
+    script = tmp_path / "posing.py"
+    script.write_text(_POSING)
+    ours = upstream.ours_python()
+    env = {**upstream.upstream_env(), "PYTHONPATH": str(tmp_path)}
+    for argv in (upstream.code_command(_POSING, python=ours), upstream.script_command(script, python=ours),
+                 upstream.module_command("posing", python=ours)):
+        proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
+        assert proc.returncode == upstream.GUARD_EXIT, (argv[2][-80:], proc.stderr[-2000:])
+        assert "compared" not in proc.stdout and "not a compiled extension module" in proc.stderr
+    for argv in (upstream.code_command(_POSING), upstream.script_command(script),
+                 upstream.module_command("posing")):
+        proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
+        assert proc.returncode == 0 and "compared" in proc.stdout, proc.stderr[-2000:]
+    assert workers.command(ours, "replay")[:2] == [ours, "-m"]  # ours' own replay is not guarded
+    assert workers.command(upstream.UPSTREAM_PYTHON, "generate")[1:3] == ["-c", upstream.module_command(
+        "golden.generate")[2]]
+
+
+def test_a_session_against_ours_posing_as_upstream_stops_before_any_test(tmp_path):
+    """The whole suite, its comparison interpreter pointed at our environment, stops loudly at
+    the start (tests/conftest.py), and so does one with that interpreter missing."""
+    (tmp_path / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
+    conftest = upstream.REPO / "tests" / "conftest.py"
+    (tmp_path / "conftest.py").write_text(conftest.read_text())
+    for python, says in ((upstream.ours_python(), "is not upstream torch"),
+                         (str(tmp_path / "no-python"), "upstream interpreter missing")):
+        env = {**os.environ, "TORCHNATIVE_UPSTREAM_PYTHON": python}
+        env.pop(upstream.ALLOW_MISSING, None)
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+                              capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+        assert proc.returncode != 0 and says in proc.stdout + proc.stderr, proc.stdout[-2000:]
+        assert "1 passed" not in proc.stdout
