@@ -30,6 +30,7 @@ file must agree with upstream's uninterrupted run.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -129,6 +130,12 @@ def failures(ours: dict, up32: dict, up64: dict) -> dict[str, str]:
 
 
 # ---------------------------------------------------------------------------------------- runs
+# Ours compared with itself bit for bit (a resumed run against the uninterrupted one) must not
+# depend on how many threads the BLAS library splits a product over, which ours otherwise
+# chooses by timing (csrc/kernels/support/blas_threads.py): one thread, as upstream runs here.
+ONE_BLAS_THREAD = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
 def _launch(python: str | None, args: list[str], env=None) -> subprocess.Popen:
     """The programs on ours (``python``), or on upstream (None: under the guard that proves its
     torch is upstream's compiled build)."""
@@ -153,7 +160,7 @@ def runs(tmp_path_factory):
     up64 = _launch(None, ["float64"], env)
     up32 = _result(up32, "upstream float32")
     ours = _launch(upstream.ours_python(), ["float32", "--load", str(ckpt), "--controls",
-                                            *CONTROLS])
+                                            *CONTROLS], ONE_BLAS_THREAD)
     return _result(ours, "ours"), up32, _result(up64, "upstream float64")
 
 
