@@ -279,3 +279,16 @@ def special_logsumexp(self, dim, keepdim=False):
 
 register_out_forms("special_gammainc", "special_gammaincc", "special_softmax",
                    "special_log_softmax", "special_logsumexp")
+
+
+@kernel("polygamma_")
+def polygamma_(self, n):
+    """CompositeExplicitAutograd upstream: polygamma_out(self, n, self), with the structured
+    in-place check that the result's dtype can be cast to self's."""
+    from ..core.promotion import can_cast
+
+    result = _call("polygamma", n, self)
+    if not can_cast(result.dtype, self.dtype):
+        raise RuntimeError(f"result type {result.dtype._cpp_name} can't be cast to the desired "
+                           f"output type {self.dtype._cpp_name}")
+    return _call("copy_", self, result)
