@@ -5,6 +5,11 @@ DigitsTTT). At test time the shared feature extractor is updated by SGD (lr 0.00
 the reference) on predicting the rotation (0/90/180/270°) of the test images, then the main head
 predicts. ``online=True`` keeps the updates across batches (TTT-Online); ``online=False`` is the
 standard version: every sample starts from the base and takes ``steps`` updates (reference 10).
+
+Any normalization works. The paper's networks use GroupNorm, whose statistics are each sample's
+own, so a single test image is normalized as in training; the GroupNorm twin is
+``digits_models.source_model("gn", ttt=True)`` (``torchnative adapt --arch gn --methods ttt``).
+With BatchNorm the model stays in eval mode on source statistics (one image has none of its own).
 """
 
 from __future__ import annotations
