@@ -152,11 +152,12 @@ class Coordinator:
                 pending.discard(pid)
                 report.dropped[pid] = reason
 
-        deadline = time.monotonic() + self.timeout   # from the moment the models went out
+        limit = float(self.timeout(round))
+        deadline = time.monotonic() + limit   # from the moment the models went out
         while pending and time.monotonic() < deadline:
             self._pump(deadline - time.monotonic(), on_update, on_dead)
         for pid in sorted(pending):
-            report.dropped[pid] = f"no update within the round's timeout of {self.timeout:g} s"
+            report.dropped[pid] = f"no update within the round's timeout of {limit:g} s"
         report.stale, self._stale = self._stale, []
         report.reported = sorted(accepted)
         missing = sorted(set(report.dropped) | set(report.refused))
@@ -166,7 +167,7 @@ class Coordinator:
                               f"reported (min_participants={self.min_participants}, "
                               f"on_missing={self.on_missing!r}); nothing was averaged. Missing: {why}")
         ctx = RoundContext(round, None, selected, store=_round_store(self.store, round),
-                           timeout=self.timeout, seed=self.seed, dropped=missing)
+                           timeout=limit, seed=self.seed, dropped=missing)
         updates, weights = self.transform.on_receive(accepted, dict(report.weights), ctx)
         order = sorted(updates)
         new = self.aggregator(global_params, [updates[p] for p in order], [weights[p] for p in order], round)

@@ -36,6 +36,9 @@ class Engine:
             raise ValueError(f"on_missing must be one of {ON_MISSING}, got {on_missing!r}")
         if rounds < 1 or epochs < 1 or min_participants < 1:
             raise ValueError("rounds, epochs and min_participants must be >= 1")
+        # a number, or round -> seconds (a first round of cold processes may need longer)
+        self.round_timeout = timeout if callable(timeout) else (lambda r, t=float(timeout): t)
+        timeout = max(float(self.round_timeout(r)) for r in (1, 2))
         if timeout <= 0:
             raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
         self.model = model
@@ -99,7 +102,7 @@ class Engine:
         coord = Coordinator(store, spec=spec_of(self.global_params()), expected=expected,
                             aggregator=self.aggregator, transform=self.transform, select=self.select,
                             min_participants=self.min_participants, on_missing=self.on_missing,
-                            timeout=self.timeout, late_timeout=self.late_timeout,
+                            timeout=self.round_timeout, late_timeout=self.late_timeout,
                             join_timeout=self.join_timeout, max_payload_bytes=self.max_payload_bytes,
                             seed=self.seed)
         self.history = []

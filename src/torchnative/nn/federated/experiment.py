@@ -34,6 +34,7 @@ def worker_args(argv=None):
     ap.add_argument("--min-participants", type=int, default=1)
     ap.add_argument("--on-missing", default="proceed")
     ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--first-timeout", type=float, default=None, help="round 1's timeout (cold processes)")
     ap.add_argument("--late-timeout", type=float, default=None)
     ap.add_argument("--max-payload-bytes", type=int, default=16 * 2**20)
     ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
@@ -89,7 +90,9 @@ def build(args, transform=None):
 
     engine = Engine(net, rounds=args.rounds, aggregator=agg, select=args.select,
                     min_participants=args.min_participants, on_missing=args.on_missing,
-                    timeout=args.timeout, late_timeout=args.late_timeout,
+                    timeout=(args.timeout if args.first_timeout is None else
+                             lambda r: args.first_timeout if r == 1 else args.timeout),
+                    late_timeout=args.late_timeout,
                     max_payload_bytes=args.max_payload_bytes, lr=args.lr, epochs=args.epochs,
                     transform=transform, seed=args.seed, rank=args.rank, world_size=args.world,
                     address=("127.0.0.1", args.port), on_round=on_round)
