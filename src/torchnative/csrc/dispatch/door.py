@@ -144,8 +144,12 @@ def _plain_args(values) -> bool:
                         return False
                 elif tx not in _INERT and isinstance(x, TensorBase):
                     return False
-        elif tp not in _INERT and isinstance(a, TensorBase):
-            return False
+        elif tp not in _INERT:
+            if isinstance(a, TensorBase):
+                return False
+            # a list subclass (torch.fx's immutable_list, as an Interpreter passes it)
+            if isinstance(a, (list, tuple)) and not _plain_args(tuple(a)):
+                return False
     return True
 
 
@@ -211,7 +215,7 @@ def _any_requires_grad(args: tuple, kwargs: dict) -> bool:
         if isinstance(a, TensorBase):
             if _needs_grad(a):
                 return True
-        elif type(a) in (list, tuple):
+        elif isinstance(a, (list, tuple)):
             for x in a:
                 if isinstance(x, TensorBase) and _needs_grad(x):
                     return True

@@ -61,7 +61,7 @@ def wants_python_dispatch(args, kwargs) -> bool:
         if isinstance(a, TensorBase):
             if _overrides(a):
                 return True
-        elif type(a) in (list, tuple) and any(isinstance(x, TensorBase) and _overrides(x)
+        elif isinstance(a, (list, tuple)) and any(isinstance(x, TensorBase) and _overrides(x)
                                               for x in a):
             return True
     if kwargs:
@@ -69,7 +69,7 @@ def wants_python_dispatch(args, kwargs) -> bool:
             if isinstance(a, TensorBase):
                 if _overrides(a):
                     return True
-            elif type(a) in (list, tuple) and any(isinstance(x, TensorBase) and _overrides(x)
+            elif isinstance(a, (list, tuple)) and any(isinstance(x, TensorBase) and _overrides(x)
                                                   for x in a):
                 return True
     return False
