@@ -64,6 +64,12 @@ def adapt(args) -> int:
         return EXIT_USAGE
 
 
+def federated(args) -> int:
+    from torchnative.nn.federated.experiment import cli_main
+
+    return cli_main(args.federated_args)
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="torchnative",
                                  description="The real PyTorch on a pure-Python torch._C.")
@@ -97,10 +103,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--json", default="", help="also write the rows to this file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(fn=adapt)
+    p = sub.add_parser("federated", add_help=False,
+                       help="federated digits across participant processes (accuracy per round)")
+    p.add_argument("federated_args", nargs=argparse.REMAINDER)
+    p.set_defaults(fn=federated)
     return ap
 
 
-COMMANDS = ("chat", "embed", "info", "adapt")
+COMMANDS = ("chat", "embed", "info", "adapt", "federated")
 
 
 def main(argv=None) -> int:
@@ -108,6 +118,9 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help")):
         argv = [DEFAULT_COMMAND, *argv]  # `torchnative "a question"` chats
+    if argv[0] == "federated":  # its options are the experiment's own
+        from torchnative.nn.federated.experiment import cli_main
+        return cli_main(argv[1:])
     args = ap.parse_args(argv)
     if args.command == "chat" and args.prompt == []:
         args.prompt = None
