@@ -25,7 +25,9 @@ F64 = np.dtype(np.float64)
 def fma(a, b, c):
     """``a * b + c`` as upstream's compiled float64 code computes it (one rounding)."""
     shape = np.broadcast_shapes(np.shape(a), np.shape(b), np.shape(c))
-    return np.asarray(contracted64(a, b, c)).reshape(shape)
+    r = np.asarray(contracted64(a, b, c)).reshape(shape)
+    # an exact zero takes its sign from IEEE's rules for a * b + c, which the emulation loses
+    return np.where(r == 0, np.multiply(a, b) + c, r)
 
 
 def polevl(x, coef):
