@@ -36,7 +36,6 @@ CYCLE_EDGES: set[tuple[str, str]] = {
     ("autograd.node", "autograd.hooks"),
     ("autograd.node", "autograd.views"),
     ("autograd.views", "autograd.engine"),
-    ("distributed.process_group", "distributed"),
 }
 
 
