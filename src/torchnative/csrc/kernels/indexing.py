@@ -15,12 +15,13 @@ import warnings
 
 import numpy as np
 
-from ..platform.cpp_names import scalar_cpp, typemeta
+from ..platform.cpp_names import typemeta
 from ..core import dtypes as D
 from ..core.construct import empty
 from ..core.tensor import TensorBase, contiguous_strides, wrap_dim
-from ..core.cast import cast_array
 from .support.common import INT64, arr, opmath, wrap
+from .pointwise_math import fma
+from .support.scalar import scalar_to
 from ..ops.kernel_registry import kernel
 
 _INDEX_DTYPES = ("int64", "int32")
@@ -32,47 +33,6 @@ def _name(dt) -> str:
 
 def _shape_str(shape) -> str:
     return str(list(shape))
-
-
-def scalar_to(value, dt):
-    """c10::Scalar::to<scalar_t>(): ``value`` as a numpy scalar of ``dt``'s storage, refusing
-    values that overflow the type (c10::overflows), as upstream does."""
-    if isinstance(value, TensorBase):
-        value = value.item()
-    if isinstance(value, (bool, np.bool_)):
-        src, value = D.BY_NAME["bool"], bool(value)
-    elif isinstance(value, (int, np.integer)):
-        src, value = INT64, int(value)
-    elif isinstance(value, (float, np.floating)):
-        src, value = D.BY_NAME["float64"], float(value)
-    else:
-        src, value = D.BY_NAME["complex128"], complex(value)
-    name = dt._name
-    if name != "bool" and src._name != "bool" and _overflows(value, dt):
-        raise RuntimeError(f"value cannot be converted to type {scalar_cpp(name)} without "
-                           "overflow")
-    return cast_array(np.asarray(value, D.numpy_dtype(src)), src, dt)[()]
-
-
-def _overflows(value, dt) -> bool:
-    if isinstance(value, complex):
-        if not dt.is_complex and value.imag != 0:
-            return True
-        value = value.real
-    if dt.is_complex:
-        dt = dt.to_real()
-    if dt.is_floating_point:
-        fi = np.finfo(D.numpy_dtype(dt)) if dt._name != "bfloat16" else None
-        hi = float(fi.max) if fi is not None else 3.3895313892515355e38
-        if isinstance(value, float) and (value != value or value in (float("inf"), -float("inf"))):
-            return False
-        return value < -hi or value > hi
-    info = np.iinfo(D.numpy_dtype(dt))
-    if isinstance(value, float):
-        return value != value or value < float(info.min) or value > float(info.max)
-    if info.min == 0:  # unsigned: negative values wrap (two's complement), as upstream allows
-        return value > info.max or (value < 0 and -value > info.max)
-    return value < info.min or value > info.max
 
 
 # ------------------------------------------------------------------------------ TensorIterator
@@ -822,21 +782,17 @@ def _inner_unit(shape, strides) -> bool:
 
 def _axpy(x: np.ndarray, y: np.ndarray, alpha, dt, vec=None) -> np.ndarray:
     """x + alpha * y as upstream's add kernel computes it: contracted for float and double
-    (see fpmath.contracted32); for float16/bfloat16 alpha is rounded to the dtype, the vector loop adds the exact
+    (see pointwise_math.fma); for float16/bfloat16 alpha is rounded to the dtype, the vector loop adds the exact
     product in float, the scalar loop rounds the product to the dtype first."""
-    from ..random.fpmath import contracted32, contracted64
-
     if dt.is_floating_point:
+        al = scalar_to(alpha, dt)
         if _reduced(dt):
-            al = scalar_to(alpha, dt)
             xf = x.astype(np.float32)
             prod = y * al  # scalar loop: scalar_t * scalar_t rounds to scalar_t
             scalar = (xf + prod.astype(np.float32)).astype(x.dtype)
             vector = (xf + y.astype(np.float32) * np.float32(al)).astype(x.dtype)
             return np.where(np.broadcast_to(vec, x.shape), vector, scalar)
-        if opmath(dt) == np.float64:
-            return contracted64(y, float(alpha), x).reshape(x.shape)
-        return contracted32(y, np.float32(alpha), x).astype(x.dtype)
+        return fma(y, al, x).astype(x.dtype, copy=False)
     return x + scalar_to(alpha, dt) * y
 
 

@@ -20,7 +20,8 @@ from ..core.cast import cast_array
 from ..core.construct import empty, from_result
 from ..core.tensor import TensorBase, contiguous_strides, wrap_dim
 from .support.common import INT64, arr, result_type, wrap
-from .indexing import _name, _shape_str, infer_size, scalar_to
+from .indexing import _name, _shape_str, infer_size
+from .support.scalar import scalar_to
 from ..ops.kernel_registry import kernel
 
 

@@ -21,7 +21,8 @@ from ..core.construct import empty
 from ..core.device import CPU
 from .support.common import arr, as_compute, wrap
 from ..dispatch.call import call
-from .support.nn_util import contiguous, not_implemented, opmath_dtype, scalar_to, subclass_like, typemeta
+from .support.nn_util import contiguous, not_implemented, opmath_dtype, subclass_like, typemeta
+from .support.scalar import scalar_to
 from ..ops.kernel_registry import kernel
 from .views import expand as _expand_view
 

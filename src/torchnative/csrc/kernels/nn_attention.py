@@ -25,8 +25,8 @@ from ..core.construct import empty
 from ..core.device import CPU
 from .support.common import arr, as_compute, wrap
 from ..dispatch.call import call
-from .support.nn_util import fma, subclass_like, typemeta
-from .pointwise_math import exact
+from .support.nn_util import subclass_like, typemeta
+from .pointwise_math import exact, fma
 from ..ops.kernel_registry import kernel
 from .copy import _empty_like
 from .views import transpose as _transpose

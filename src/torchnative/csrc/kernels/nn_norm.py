@@ -21,7 +21,8 @@ from ..core.device import CPU
 from ..core.layouts import channels_last, channels_last_3d, contiguous_format
 from .support.common import arr, as_compute, wrap
 from ..dispatch.call import call
-from .support.nn_util import contiguous, fma, is_channels_last, not_implemented, typemeta
+from .pointwise_math import fma
+from .support.nn_util import contiguous, is_channels_last, not_implemented, typemeta
 from ..ops.kernel_registry import kernel
 
 _B = D.BY_NAME

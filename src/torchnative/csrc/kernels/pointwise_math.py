@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..platform import cpu_capability
+from ..random.fpmath import contracted32, contracted64, fma32
 
 _WIDER = {np.dtype(np.float32): np.float64, np.dtype(np.complex64): np.complex128,
           np.dtype(np.float16): np.float64}
@@ -183,12 +184,6 @@ def erfinv(y: np.ndarray) -> np.ndarray:
         return np.where(ay > one, t(np.nan), x).astype(y.dtype, copy=False)
 
 
-def _fma32(a, b, c):
-    """float32 fused multiply-add: the float64 product of two float32 values is exact."""
-    with np.errstate(all="ignore"):
-        return (np.asarray(a).astype(np.float64) * b + c).astype(np.float32)
-
-
 _AS = [np.float32(v) for v in (0.3275911, 0.254829592, -0.284496736, 1.421413741, -1.453152027,
                                1.061405429)]
 
@@ -201,11 +196,11 @@ def erf_vec32(x: np.ndarray) -> np.ndarray:
     one = np.float32(1)
     with np.errstate(all="ignore"):
         ax = np.abs(x)
-        t = one / _fma32(p, ax, one)
-        r = _fma32(_fma32(_fma32(_fma32(p5, t, p4), t, p3), t, p2), t, p1)
+        t = one / fma32(p, ax, one)
+        r = fma32(fma32(fma32(fma32(p5, t, p4), t, p3), t, p2), t, p1)
         e = exact(np.exp, -(x * x))
         tmp6 = -e * t
-        y = _fma32(tmp6, r, one)
+        y = fma32(tmp6, r, one)
     return np.where(np.signbit(x), -y, y)
 
 
@@ -338,7 +333,7 @@ def _mul_add32(a, b, c):
         return (np.float32(a) * b if np.isscalar(a) else a * b) + c
 
 
-def _exp_onednn(x: np.ndarray, fmadd=_fma32) -> np.ndarray:
+def _exp_onednn(x: np.ndarray, fmadd=fma32) -> np.ndarray:
     """oneDNN's jit exp on float32 (exp_compute_vector_fwd): 2^n times a degree-5 polynomial in
     the reduced argument, zero below ln(FLT_MIN)."""
     one, half = np.float32(1), np.float32(0.5)
@@ -361,7 +356,7 @@ def gelu_onednn_avx2(x: np.ndarray, fused: bool = True) -> np.ndarray:
     exp, every multiply-add fused as its vfmadd instructions are (``fused=False``: its SSE4.1
     build, where each is a multiply and an add)."""
     one = np.float32(1)
-    fmadd = _fma32 if fused else _mul_add32
+    fmadd = fma32 if fused else _mul_add32
     with np.errstate(all="ignore"):
         xs = x * _AS_RSQRT2
         t = one / fmadd(_AS_P, np.abs(xs), one)
@@ -377,40 +372,19 @@ def gelu_onednn_avx2(x: np.ndarray, fused: bool = True) -> np.ndarray:
 
 # ---- fused multiply-add --------------------------------------------------------------------------
 # Upstream's AVX2/AVX512 builds contract ``a * b + c`` into one fused multiply-add wherever the
-# compiler sees it (vectorized and scalar loops alike), so ``addcmul``, ``add(alpha=)``, ``lerp``, polynomial
-# evaluations... round once. float32 is emulated exactly through float64 (the product of two
-# float32 values is exact there); float64 with Dekker's error-free product and sum.
-_SPLIT = 134217729.0  # 2**27 + 1
-
-
-def _fma64(a, b, c):
-    a, b, c = (np.asarray(v, dtype=np.float64) for v in (a, b, c))
-    with np.errstate(all="ignore"):
-        p = a * b
-        s = p + c
-        ta = a * _SPLIT
-        ah = ta - (ta - a)
-        al = a - ah
-        tb = b * _SPLIT
-        bh = tb - (tb - b)
-        bl = b - bh
-        e = ((ah * bh - p) + ah * bl + al * bh) + al * bl     # a*b - p, exactly
-        bb = s - p
-        err = (p - (s - bb)) + (c - bb)                        # p + c - s, exactly
-        r = s + (err + e)
-        return np.where(np.isfinite(r) & np.isfinite(p) & np.isfinite(e), r, s)
-
+# compiler sees it (vectorized and scalar loops alike), so ``addcmul``, ``add(alpha=)``, ``lerp``,
+# polynomial evaluations... round once; the DEFAULT build rounds twice. The emulation of one
+# rounding lives once, in random/fpmath.py (the random engine needs it too).
 
 def fma(a, b, c):
     """Upstream's compiled ``a * b + c`` in the dtype of ``a``: rounded once where its build
     contracts it into a fused multiply-add (float32/float64), twice where it does not (the
-    DEFAULT capability; complex always)."""
+    DEFAULT capability; complex and reduced-precision types always)."""
     a = np.asarray(a)
-    if not cpu_capability.CONTRACTS_FMA and a.dtype.kind == "f":
-        with np.errstate(all="ignore"):
-            return a * np.asarray(b, a.dtype) + np.asarray(c, a.dtype)
-    if a.dtype == np.float32:
-        return _fma32(a, np.asarray(b, np.float32), np.asarray(c, np.float32))
-    if a.dtype == np.float64:
-        return _fma64(a, b, c)
-    return a * b + c
+    with np.errstate(all="ignore"):
+        if a.dtype == np.float32:
+            return contracted32(a, b, c)
+        if a.dtype == np.float64:
+            shape = np.broadcast_shapes(a.shape, np.shape(b), np.shape(c))
+            return np.asarray(contracted64(a, b, c)).reshape(shape)
+        return a * b + c

@@ -1,0 +1,57 @@
+"""``c10::Scalar::to<T>()`` has one copy (csrc/kernels/support/scalar.py), checked against upstream
+at the edges of ``c10::overflows`` through every kernel family that converts a scalar argument.
+The copies it replaced had drifted: the matmul kernels refused a negative alpha for uint8 (upstream
+wraps it), let a float alpha just above int32's maximum through, and never checked float16."""
+
+from __future__ import annotations
+
+import pytest
+
+from torchnative.testing.upstream import available, run_both
+
+pytestmark = pytest.mark.skipif(not available(), reason="upstream torch environment not set up")
+
+PROGRAM = r'''
+import json
+import torch
+
+def res(f):
+    try:
+        return repr(f().tolist())
+    except Exception as e:
+        return type(e).__name__ + ": " + str(e).splitlines()[0]
+
+z = lambda dt, n=2: torch.ones(n, n, dtype=dt)
+edges = {
+    torch.uint8: [-1, -255, -256, 255, 256],
+    torch.int8: [-128, -129, 127, 128],
+    torch.int32: [2 ** 31 - 1, 2 ** 31, 2147483647.5, -2147483648.5, float("nan"), float("inf")],
+    torch.int64: [2 ** 63 - 1, 9.3e18, -9.3e18],
+    torch.float16: [65504.0, 65519.0, 65520.0, 1e5, float("inf"), float("nan"), 2 ** 17],
+    torch.bfloat16: [3.0e38, 3.4e38, 1e39, float("-inf")],
+    torch.float32: [3.4e38, 3.5e38, 1e300, -float("inf")],
+    torch.complex64: [1e39, complex(1, 2), complex(3e38, 0)],
+}
+out = {}
+for dt, values in edges.items():
+    for v in values:
+        key = f"{dt} {v!r}"
+        out[f"addmm beta {key}"] = res(lambda: torch.addmm(z(dt), z(dt), z(dt), beta=v))
+        out[f"addmm alpha {key}"] = res(lambda: torch.addmm(z(dt), z(dt), z(dt), alpha=v))
+        out[f"index_fill {key}"] = res(lambda: z(dt).index_fill(0, torch.tensor([0]), v))
+        out[f"scatter {key}"] = res(lambda: z(dt).scatter(0, torch.tensor([[0, 1]]), v))
+        out[f"index_add alpha {key}"] = res(lambda: z(dt).index_add(0, torch.tensor([1]), z(dt)[:1], alpha=v))
+for v in (complex(1, 2), complex(3, 0)):
+    out[f"index_fill float32 {v!r}"] = res(lambda: z(torch.float32).index_fill(0, torch.tensor([0]), v))
+print(json.dumps(out))
+'''
+
+
+def test_scalar_conversion_agrees_with_upstream_at_the_overflow_edges():
+    ours, theirs = run_both(PROGRAM)
+    assert ours.keys() == theirs.keys()
+    # the edges are reached: some conversions refuse, some wrap or saturate to a value
+    assert sum("without overflow" in r for r in theirs.values()) >= 20
+    assert sum(r.startswith("[") for r in theirs.values()) >= 40
+    wrong = {k: (ours[k], theirs[k]) for k in theirs if ours[k] != theirs[k]}
+    assert wrong == {}
