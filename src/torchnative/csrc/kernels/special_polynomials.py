@@ -13,6 +13,8 @@ promotion), as upstream's CompositeExplicitAutograd forms do.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ..core import dtypes as D
@@ -24,6 +26,14 @@ from .pointwise_binary import dtype2
 from .special_common import fma
 
 _F64 = np.dtype(np.float64)
+# The closed forms (cos(n acos x) ...) run in the result's precision: upstream's float kernel
+# calls acosf/cosf/sinf, and near a zero of the polynomial that rounding is the whole value.
+_MODE = threading.local()
+
+
+def _f(v):
+    """``v`` in the precision of the closed forms (float32 for float32 results)."""
+    return np.asarray(v, np.float32) if getattr(_MODE, "single", False) else v
 
 
 def _orders(n: np.ndarray) -> np.ndarray:
@@ -59,7 +69,7 @@ def _cheb(x, n, first, closed, lim):
 
 
 def _cheb_t(x, n):
-    out = _cheb(x, n, lambda x: x, lambda x, n: np.cos(n * np.arccos(x)), 6)
+    out = _cheb(x, n, lambda x: x, lambda x, n: np.cos(_f(n) * np.arccos(_f(x))), 6)
     edge = np.abs(x) == 1
     out = np.where(edge, np.where((x > 0) | (n % 2 == 0), 1.0, -1.0), out)
     return np.where(n < 0, 0.0, out)
@@ -67,10 +77,10 @@ def _cheb_t(x, n):
 
 def _cheb_u(x, n):
     def closed(x, n):
-        t = np.arccos(x)
+        t = np.arccos(_f(x))
         s = np.sin(t)
-        return np.where(s != 0, np.sin((n + 1) * t) / np.where(s != 0, s, 1),
-                        (n + 1) * np.cos((n + 1) * t) / x)
+        m = _f(n + 1)
+        return np.where(s != 0, np.sin(m * t) / np.where(s != 0, s, 1), m * np.cos(m * t) / _f(x))
 
     out = _cheb(x, n, lambda x: x + x, closed, 8)
     edge = np.abs(x) == 1
@@ -82,9 +92,10 @@ def _cheb_v(x, n):
     odd_sign = np.where(n % 2 == 0, n + n + 1.0, -(n + n + 1.0))
 
     def closed(x, n):
-        t = np.arccos(x)
-        ok = np.sin(t / 2) != 1
-        return np.where(ok, np.cos((n + 0.5) * t) / np.cos(t / 2), odd_sign)
+        t = np.arccos(_f(x))
+        half = t / _f(2.0)
+        ok = np.sin(half) != 1
+        return np.where(ok, np.cos((_f(n) + _f(0.5)) * t) / np.cos(half), odd_sign)
 
     out = _cheb(x, n, lambda x: x + x - 1.0, closed, 8)
     edge = np.abs(x) == 1
@@ -96,10 +107,11 @@ def _cheb_w(x, n):
     unit = np.where(n % 2 == 0, 1.0, -1.0)
 
     def closed(x, n):
-        t = np.arccos(x)
-        ok = np.cos(t / 2) != 1
+        t = np.arccos(_f(x))
+        half = t / _f(2.0)
+        ok = np.cos(half) != 1
         alt = np.where(x > 0, n + n + 1.0, unit)
-        return np.where(ok, np.sin((n + 0.5) * t) / np.sin(t / 2), alt)
+        return np.where(ok, np.sin((_f(n) + _f(0.5)) * t) / np.sin(half), alt)
 
     out = _cheb(x, n, lambda x: x + x + 1.0, closed, 8)
     edge = np.abs(x) == 1
@@ -112,12 +124,13 @@ def _shifted(fn_edge_one, fn_edge_zero, first, closed, lim):
     upstream's special values at x == 1 and x == 0."""
     def compute(x, n):
         y = x + x - 1.0
-        big = (n > lim) & (np.abs(y) < 1)
+        ys = _f(x) + _f(x) - _f(1.0)
+        big = (n > lim) & (np.abs(ys) < 1)
         steps = np.where(big | (x == 0) | (x == 1), 0, n)
         r = _recur(lambda k, p, q: fma(y + y, q, -p), steps, np.ones_like(x), first(x, y), 2)
         out = np.where(n == 0, 1.0, r)
         if big.any():
-            out = np.where(big, closed(np.where(big, y, 0.0), n, x), out)
+            out = np.where(big, closed(np.where(big, ys, _f(0.0)), n, x), out)
         out = np.where(x == 0, fn_edge_zero(n), out)
         out = np.where(x == 1, fn_edge_one(n), out)
         return np.where(n < 0, 0.0, out)
@@ -130,26 +143,28 @@ def _alt(n, value):
 
 
 def _closed_t(y, n, x):
-    return np.cos(n * np.arccos(y))
+    return np.cos(_f(n) * np.arccos(y))
 
 
 def _closed_u(y, n, x):
     t = np.arccos(y)
     s = np.sin(t)
-    return np.where(s != 0, np.sin((n + 1) * t) / np.where(s != 0, s, 1),
-                    (n + 1) * np.cos((n + 1) * t) / y)
+    m = _f(n + 1)
+    return np.where(s != 0, np.sin(m * t) / np.where(s != 0, s, 1), m * np.cos(m * t) / y)
 
 
 def _closed_v(y, n, x):
     t = np.arccos(y)
-    ok = np.sin(t / 2) != 1
-    return np.where(ok, np.cos((n + 0.5) * t) / np.cos(t / 2), _alt(n, n + n + 1.0))
+    half = t / _f(2.0)
+    ok = np.sin(half) != 1
+    return np.where(ok, np.cos((_f(n) + _f(0.5)) * t) / np.cos(half), _alt(n, n + n + 1.0))
 
 
 def _closed_w(y, n, x):
     t = np.arccos(y)
-    ok = np.cos(t / 2) != 1
-    return np.where(ok, np.sin((n + 0.5) * t) / np.sin(t / 2), _alt(n, 1.0))
+    half = t / _f(2.0)
+    ok = np.cos(half) != 1
+    return np.where(ok, np.sin((_f(n) + _f(0.5)) * t) / np.sin(half), _alt(n, 1.0))
 
 
 _SHIFTED = {
@@ -228,8 +243,12 @@ def _register(name: str, fn, by_dtype=None):
         ns = _orders(operand(n, dt, _F64))
         xs, ns = np.broadcast_arrays(np.asarray(xs, _F64), ns)
         f = by_dtype(dt) if by_dtype is not None else fn
-        with quiet():
-            r = f(xs, ns)
+        _MODE.single = dt is D.BY_NAME["float32"]
+        try:
+            with quiet():
+                r = f(xs, ns)
+        finally:
+            _MODE.single = False
         return finish(np.asarray(r, _F64), dt, *(t for t in (x, n) if isinstance(t, TensorBase)))
 
     kernel(f"special_{name}")(lambda x, n: compute(x, n))
