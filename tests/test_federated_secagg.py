@@ -244,3 +244,55 @@ def test_round_between_processes_over_loopback(tmp_path):
     assert np.abs(mean * weight - truth).max() <= n * quantize.step(cfg.clip, cfg.levels)
     for nid, view in seen["masked"].items():  # what the coordinator saw is far from any update
         assert np.abs(quantize.dequantize_sum(view[:size], 1, cfg.clip, cfg.levels) - np.load(tmp_path / f"{nid}.npy")).mean() > 0.1
+
+
+def _true_delta(pid: int, participants: int, g0, lr=0.1, alpha=0.5, seed=0):
+    """Participant ``pid``'s round-1 delta, recomputed here with the engine's own local loop."""
+    import torch
+    import torch.nn.functional as F
+    from torchnative.nn.federated import digits
+    from torchnative.nn.federated.local import train_local
+    xtr, ytr, _, _ = digits.load(seed)
+    idx = digits.dirichlet_split(ytr, participants, alpha, seed)[pid - 1]
+    net = digits.model(seed)
+    with torch.no_grad():
+        for n, p in net.named_parameters():
+            p.copy_(torch.from_numpy(g0[n]))
+    n = train_local(net, digits.batches(xtr[idx], ytr[idx]), loss_fn=F.cross_entropy,
+                    make_optimizer=lambda ps: torch.optim.SGD(ps, lr=lr), epochs=1, proximal_mu=0.0, anchor={})
+    return {k: p.detach().numpy() - g0[k] for k, p in net.named_parameters()}, n
+
+
+def test_secure_aggregation_through_the_engine(tmp_path):
+    """A real Engine world (coordinator + 3 participants, our torch) with SecureAggregation as its
+    Transform; participant 2 exits right after sending its masked update, so its mask seed is
+    recovered from its neighbours' shares. The new global model is the global plus the weighted
+    mean of the true deltas (recomputed here) at the quantization bound; what the coordinator
+    saw of each participant is nowhere near that participant's delta."""
+    from torchnative.nn.federated import experiment
+    out, view = tmp_path / "run", tmp_path
+    res = experiment.launch(4, ["--rounds", "1", "--timeout", "60", "--out", str(out), "--save-globals", "--view", str(view)],
+                            module="secagg_engine_worker", per_rank={2: ["--die-after-send"]},
+                            env={**__import__("os").environ, "PYTHONPATH": str(HERE / "federated_programs")}, timeout=600)
+    assert all(code == 0 for code, _ in res.values()), res
+    g0, g1 = np.load(out / "global_r0.npz"), np.load(out / "global_r1.npz")
+    truth = {p: _true_delta(p, 3, g0) for p in (1, 2, 3)}
+    w = {p: n for p, (_, n) in truth.items()}
+    total = sum(w.values())
+    cfg = Config(size=1, num_shares=3, threshold=2)  # the transform's defaults: clip 8, 2**22 levels, max_weight 1000
+    bound = 3 * quantize.step(cfg.clip, cfg.levels) * cfg.max_weight / total + 1e-6  # + float32 rounding of the global
+    moved = 0.0
+    for k in g0.files:
+        mean = sum(w[p] * truth[p][0][k] for p in truth) / total
+        err = np.abs((g1[k] - g0[k]) - mean).max()
+        assert err <= bound, (k, err, bound)
+        moved = max(moved, np.abs(mean).max())
+    assert moved > 100 * bound  # the check has teeth: the model really moved
+    seen = np.load(view / "coordinator_view_r1.npz")
+    assert sorted(seen.files) == ["p1", "p2", "p3"]
+    for p in (1, 2, 3):
+        masked = seen[f"p{p}"][:-1]
+        plain = quantize.dequantize_sum(masked, 1, cfg.clip, cfg.levels)
+        flat = np.concatenate([truth[p][0][k].reshape(-1) for k in g0.files]) * w[p] / cfg.max_weight
+        assert np.abs(plain - flat).mean() > 1.0  # a masked entry is uniform on [-8, 8], the delta ~1e-3
+        assert stats.kstest(masked / cfg.modulus, "uniform").pvalue > 1e-6

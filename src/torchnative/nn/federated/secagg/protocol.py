@@ -227,10 +227,13 @@ class Coordinator:
         return {nid: ([j for j in self.graph[nid] if j in self.s3], [j for j in self.graph[nid] if j in dropped])
                 for nid in self.s3}
 
-    def unmask(self, answers: dict[int, dict[int, bytes]]) -> tuple[np.ndarray, float]:
+    def unmask(self, answers: dict[int, dict[int, bytes]], masked_with: dict[int, list[int]] | None = None
+               ) -> tuple[np.ndarray, float]:
         """Stage 4 shares -> (the weighted mean of the survivors' updates, their total weight).
 
-        The mean is sum(w_i x_i) / sum(w_i); with all weights 1 it times the count is the sum."""
+        The mean is sum(w_i x_i) / sum(w_i); with all weights 1 it times the count is the sum.
+        ``masked_with`` (survivor -> the peers it masked with) is needed when the coordinator did
+        not route stage 2 itself; by default it is what ``route`` delivered."""
         pool: dict[int, list[bytes]] = {nid: [] for nid in self.s2}
         for holder, shares in answers.items():
             if holder not in self.s3:
@@ -251,7 +254,7 @@ class Coordinator:
                 # undo what each surviving neighbour added for its pair with the dropped one:
                 # the dropped side's sign is the opposite of the survivor's
                 for peer in self.graph[nid]:
-                    if peer in self.s3:
+                    if peer in self.s3 and (masked_with is None or nid in masked_with[peer]):
                         total = total + _pair_mask(secret, self.pk[peer]["pk1"], nid, peer, self.cfg)
         total %= self.cfg.modulus
         weight = float(total[-1])

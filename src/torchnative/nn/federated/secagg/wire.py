@@ -64,3 +64,12 @@ def recv(sock: socket.socket) -> dict:
     if n > _MAX:
         raise ValueError(f"message of {n} bytes exceeds the {_MAX}-byte cap")
     return _dec(json.loads(_exact(sock, n)))
+
+
+def json_bytes(obj) -> bytes:
+    """One value as bytes (for a key-value store)."""
+    return json.dumps(_enc(obj)).encode()
+
+
+def from_json_bytes(data: bytes):
+    return _dec(json.loads(data))
