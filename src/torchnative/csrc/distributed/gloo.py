@@ -432,8 +432,15 @@ class ProcessGroupGloo(Backend):
         seconds = timeout.total_seconds()
         ctx = A.Context(self._mesh, slot, seconds, "monitored_barrier")
         if self.rank() != 0:
-            ctx.send(0, "arrive", None)
-            ctx.recv(0, "release")
+            try:
+                ctx.send(0, "arrive", None)
+                ctx.recv(0, "release")
+            except _DistBackendError as e:
+                # upstream's wording and type (a plain RuntimeError), the cause appended
+                error = (f"Rank {self.rank()} successfully reached monitoredBarrier, but received "
+                         "errors while waiting for send/recv from rank 0. Please check rank 0 "
+                         "logs for faulty rank.")
+                raise RuntimeError(f"{error}\n Original exception: \n{e}") from None
             return
         deadline = time.monotonic() + seconds
         missing = []
@@ -445,11 +452,12 @@ class ProcessGroupGloo(Backend):
                 if not wait_all_ranks:
                     break
         ms = int(seconds * 1000)
+        # upstream raises these as plain RuntimeErrors
         if len(missing) == 1 and not wait_all_ranks:
-            raise _DistBackendError(f"[Rank 0]: Rank {missing[0]} failed to pass monitoredBarrier in {ms} ms")
+            raise RuntimeError(f"[Rank 0]: Rank {missing[0]} failed to pass monitoredBarrier in {ms} ms")
         if missing:
-            raise _DistBackendError(f"[Rank 0]: Ranks {', '.join(map(str, missing))} failed to pass "
-                                    f"monitoredBarrier in {ms} ms")
+            raise RuntimeError(f"[Rank 0]: Ranks {', '.join(map(str, missing))} failed to pass "
+                               f"monitoredBarrier in {ms} ms")
         for p in range(1, self.size()):
             ctx.send(p, "release", None)
 
