@@ -75,6 +75,9 @@ for mode in ["lower", "higher", "nearest", "midpoint"]:
 MN = M.copy(); MN[1, 3] = float("nan")
 case("quantile_nan", lambda a: [torch.quantile(a, 0.5, dim=1), torch.nanquantile(a, 0.5, dim=1)],
      MN)
+case("histogram", lambda a, w: list(torch.histogram(a.flatten(), 5)) + list(torch.histogram(
+     a.flatten(), 4, range=(-1.0, 1.0), weight=w, density=True)) + list(torch.histogram(
+     a.flatten(), torch.sort(a[0]).values)), M, np.abs(rng.standard_normal(28)))
 case("cross", lambda a, b: torch.cross(a, b, dim=0), rng.standard_normal((3, 4)),
      rng.standard_normal((3, 4)))
 
@@ -89,6 +92,9 @@ error("err_quantile_int", lambda: torch.quantile(torch.ones(3, dtype=torch.long)
 error("err_diff_order", lambda: torch.diff(torch.ones(3), n=-1))
 error("err_cov_dims", lambda: torch.cov(torch.ones(2, 2, 2)))
 error("err_cross_dim", lambda: torch.cross(torch.ones(2, 2), torch.ones(2, 2)))
+error("err_histogram_bins", lambda: torch.histogram(torch.ones(3), 0))
+error("err_histogram_range", lambda: torch.histogram(torch.ones(3), 3, range=(2.0, 1.0)))
+error("err_histogram_long", lambda: torch.histogram(torch.ones(3, dtype=torch.long), 3))
 print(json.dumps(RESULTS))
 '''
 
