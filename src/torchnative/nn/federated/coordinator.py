@@ -122,6 +122,8 @@ class Coordinator:
                               f"({available}), min_participants={self.min_participants}")
         selected = choose(available, self.select, round, self.seed, self.min_participants)
         flat = wire.flatten(global_params)
+        # transforms that need the round's cohort on the participant side (secure aggregation)
+        self.store.set(f"xform/{round}/participants", ",".join(str(p) for p in selected))
         for pid in selected:
             self.links[pid].start_round(round, flat)
         report = RoundReport(round, selected, [], {}, {}, {},

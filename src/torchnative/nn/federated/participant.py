@@ -81,8 +81,10 @@ def serve(pg, store, *, pid: int, model, names: list, train, transform, idle_tim
             update = delta.export()
         finally:
             delta.close()   # back to the global model: nothing of this round stays behind
-        ctx = RoundContext(round, pid, [], num_samples=num_samples,
-                           store=dist.PrefixStore(f"xform/{round}", store), timeout=timeout, seed=seed)
+        rstore = dist.PrefixStore(f"xform/{round}", store)
+        cohort = [int(p) for p in rstore.get("participants").decode().split(",")]
+        ctx = RoundContext(round, pid, cohort, num_samples=num_samples, store=rstore,
+                           timeout=timeout, seed=seed)
         update = transform.on_send(update, ctx)
         if list(update) != list(names):
             raise FederatedError(f"participant {pid}: the transform changed the update's names")
