@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from ..core.layouts import suggest_memory_format
 from ..core.tensor import TensorBase
 from ..core.grad_mode import TLS as _GRAD
 
@@ -279,14 +280,7 @@ def m_is_non_overlapping_and_dense(x):
 
 
 def m_suggest_memory_format(x, channels_last_strides_exact_match=False):
-    torch = _torch()
-    if x.dim() == 4 and x.is_contiguous(memory_format=torch.channels_last) and \
-            not x.is_contiguous():
-        return torch.channels_last
-    if x.dim() == 5 and x.is_contiguous(memory_format=torch.channels_last_3d) and \
-            not x.is_contiguous():
-        return torch.channels_last_3d
-    return torch.contiguous_format
+    return suggest_memory_format(x._size, x._stride, channels_last_strides_exact_match)
 
 
 def m_to(x, *args, **kwargs):

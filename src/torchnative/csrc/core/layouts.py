@@ -60,3 +60,38 @@ def torch_attributes() -> dict:
 
 TORCH_C = {"torch._C.layout": layout, "torch._C.memory_format": memory_format,
            "torch._C.qscheme": qscheme}
+
+
+def channels_last_strides(sizes) -> tuple:
+    """c10::get_channels_last_strides_2d/3d: the dense strides of the channels-last layout."""
+    if len(sizes) == 4:
+        n, c, h, w = sizes
+        return (h * w * c, 1, w * c, c)
+    n, c, d, h, w = sizes
+    return (d * h * w * c, 1, h * w * c, w * c, c)
+
+
+def is_channels_last_strides(sizes, strides) -> bool:
+    """c10's is_channels_last_strides_2d/3d heuristic (TensorImpl::is_strides_like_channels_last):
+    4-D or 5-D strides that order the channel dimension fastest. Ambiguous layouts (a size-1
+    channel, N = 1 with C = 1 ...) answer False, so they stay contiguous."""
+    if len(sizes) not in (4, 5) or strides[1] == 0:
+        return False
+    order = (1, 3, 2, 0) if len(sizes) == 4 else (1, 4, 3, 2, 0)
+    low = 0
+    for d in order:
+        if sizes[d] == 0 or strides[d] < low:
+            return False
+        if d == 0 and low == strides[1]:
+            return False
+        low = strides[d] * (sizes[d] if sizes[d] > 1 else 1)
+    return True
+
+
+def suggest_memory_format(sizes, strides, exact_match: bool = False) -> memory_format:
+    """TensorBase::suggest_memory_format: channels-last when the strides look like it (and, with
+    ``exact_match``, are exactly its dense strides), else contiguous."""
+    if is_channels_last_strides(sizes, strides) and (
+            not exact_match or tuple(channels_last_strides(sizes)) == tuple(strides)):
+        return channels_last if len(sizes) == 4 else channels_last_3d
+    return contiguous_format

@@ -18,6 +18,8 @@ import numpy as np
 from ..core import dtypes as D
 from ..core.cast import cast_array
 from ..core.construct import empty, from_result
+from ..core.layouts import (channels_last, channels_last_3d, channels_last_strides, contiguous_format,
+                            suggest_memory_format)
 from ..core.tensor import TensorBase, contiguous_strides, wrap_dim
 from .support.common import INT64, arr, result_type, wrap
 from .indexing import _name, _shape_str, infer_size
@@ -32,37 +34,16 @@ def _call(name, *args, **kwargs):
 
 
 # ---------------------------------------------------------------------------- memory format
-def _cl_like(sizes, strides, order) -> bool:
-    """c10's is_channels_last_strides_2d/3d heuristic (``order``: dims from fastest)."""
-    if strides[1] == 0:
-        return False
-    low = 0
-    for d in order:
-        if sizes[d] == 0 or strides[d] < low:
-            return False
-        if d == 0 and low == strides[1]:
-            return False
-        low = strides[d] * (sizes[d] if sizes[d] > 1 else 1)
-    return True
+_FORMAT_NAMES = {channels_last: "cl", channels_last_3d: "cl3d", contiguous_format: "contiguous"}
 
 
 def suggest_format(t: TensorBase) -> str:
     """TensorImpl::suggest_memory_format: 'cl' (4-D), 'cl3d' (5-D) or 'contiguous'."""
-    if t.dim() == 4 and _cl_like(t._size, t._stride, (1, 3, 2, 0)):
-        return "cl"
-    if t.dim() == 5 and _cl_like(t._size, t._stride, (1, 4, 3, 2, 0)):
-        return "cl3d"
-    return "contiguous"
+    return _FORMAT_NAMES[suggest_memory_format(t._size, t._stride)]
 
 
 def format_strides(size, fmt: str) -> tuple:
-    if fmt == "cl":
-        n, c, h, w = size
-        return (h * w * c, 1, w * c, c)
-    if fmt == "cl3d":
-        n, c, d, h, w = size
-        return (d * h * w * c, 1, h * w * c, w * c, c)
-    return contiguous_strides(size)
+    return contiguous_strides(size) if fmt == "contiguous" else channels_last_strides(size)
 
 
 def _out(result: np.ndarray, dt, fmt: str = "contiguous") -> TensorBase:

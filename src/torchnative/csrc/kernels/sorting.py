@@ -18,6 +18,7 @@ from ..core.construct import empty
 from ..random import stdalgo
 from ..core.tensor import TensorBase, contiguous_strides, wrap_dim
 from .support.common import INT64, arr
+from .support.iteration import ti_perm
 from .reduction import ALL_LOWP, ALL_LOWP_BOOL, BOOL, dispatch, finish
 from .reduction_minmax import values_of, zero_numel_check_dim
 from ..ops.kernel_registry import kernel
@@ -35,25 +36,7 @@ def stable_order(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
 def infer_dense_strides(size, stride) -> tuple:
     """TensorUtils.cpp infer_dense_strides: dense strides keeping the input's memory order."""
     nd = len(size)
-    perm = list(range(nd - 1, -1, -1))
-
-    def should_swap(d0, d1):
-        s0, s1 = stride[d0], stride[d1]
-        if s0 == 0 or s1 == 0:
-            return 0
-        if s0 != s1:
-            return -1 if s0 < s1 else 1
-        return 1 if size[d0] > size[d1] else 0
-
-    for i in range(1, nd):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            c = should_swap(perm[d0], perm[d1])
-            if c > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif c < 0:
-                break
+    perm = ti_perm(size, [stride])  # the same ordering as TensorIterator's, with one operand
     out, cur = [0] * nd, 1
     for idx in perm:
         out[idx] = cur

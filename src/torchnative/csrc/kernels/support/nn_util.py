@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ...platform.cpp_names import typemeta as _typemeta
 from ...core import dtypes as D
+from ...core.layouts import is_channels_last_strides
 from ...core.tensor import TensorBase
 from ...dispatch.call import call
 
@@ -48,23 +49,9 @@ def subclass_like(*tensors) -> bool:
 
 
 def is_channels_last(t) -> bool:
-    """Tensor::suggest_memory_format() == ChannelsLast / ChannelsLast3d: c10's
-    is_channels_last_strides_2d/3d heuristic (ambiguous layouts default to contiguous)."""
-    n = len(t._size)
-    if n not in (4, 5):
-        return False
-    sizes, strides = t._size, t._stride
-    if strides[1] == 0:
-        return False
-    order = (1, 3, 2, 0) if n == 4 else (1, 4, 3, 2, 0)
-    low = 0
-    for d in order:
-        if sizes[d] == 0 or strides[d] < low:
-            return False
-        if d == 0 and low == strides[1]:
-            return False
-        low = strides[d] * (sizes[d] if sizes[d] > 1 else 1)
-    return True
+    """Tensor::suggest_memory_format() == ChannelsLast / ChannelsLast3d (ambiguous layouts default
+    to contiguous)."""
+    return is_channels_last_strides(t._size, t._stride)
 
 
 def python_key(t) -> bool:
