@@ -34,21 +34,22 @@ def is_inference_mode_enabled() -> bool:
 
 
 class InferenceMode:
-    """The guard torch.inference_mode enters and exits: inference mode implies no grad."""
+    """The guard torch.inference_mode enters and exits."""
 
     def __init__(self, enabled: bool = True):
         self._enabled = bool(enabled)
         self._saved = None
 
     def __enter__(self):
-        self._saved = (TLS.inference, TLS.grad_enabled)
+        # upstream's c10::InferenceMode sets grad mode to the opposite of inference mode, so
+        # inference_mode(False) turns grad mode on, even inside no_grad
+        self._saved = (TLS.inference, TLS.grad_enabled, TLS.fw_grad)
         TLS.inference = self._enabled
-        if self._enabled:
-            TLS.grad_enabled = False
+        TLS.grad_enabled = TLS.fw_grad = not self._enabled
         return self
 
     def __exit__(self, *exc):
-        TLS.inference, TLS.grad_enabled = self._saved
+        TLS.inference, TLS.grad_enabled, TLS.fw_grad = self._saved
         return False
 
 

@@ -17,6 +17,7 @@ from .device import CPU
 from .layouts import contiguous_format, channels_last, channels_last_3d, preserve_format, strided
 from .refuse import TorchnativeNotImplementedError
 from .size import Size
+from .grad_mode import TLS as _GRAD_TLS
 
 
 class _TensorMeta(type):
@@ -266,6 +267,9 @@ class TensorBase(metaclass=_TensorMeta):
                 "var_no_grad = var.detach().")
         if requires_grad and not (self._dtype.is_floating_point or self._dtype.is_complex):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if requires_grad and "_tn_inference" in self.__dict__ and not _GRAD_TLS.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                               "InferenceMode is not allowed.")
         self._requires_grad = bool(requires_grad)
         return self
 
@@ -312,6 +316,8 @@ class TensorBase(metaclass=_TensorMeta):
 
     @property
     def _version(self) -> int:
+        if "_tn_inference" in self.__dict__:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._version_ref[0]
 
     def _bump_version(self) -> None:
