@@ -7,6 +7,7 @@ metaclass of our own (``_GeneratorMeta``, not exported) makes that swap legal in
 
 from __future__ import annotations
 
+from . import dtypes as D
 from .device import device as _device
 from .refuse import TorchnativeNotImplementedError
 
@@ -65,6 +66,13 @@ class Generator(metaclass=_GeneratorMeta):
         return tensor_from_numpy(self.engine.get_state())
 
     def set_state(self, new_state):
+        # upstream's THPGenerator_setState checks the argument before the engine sees it
+        from .tensor import TensorBase
+
+        if not isinstance(new_state, TensorBase):
+            raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
+        if new_state.dtype is not D.BY_NAME["uint8"] or new_state.device.type != "cpu":
+            raise TypeError("RNG state must be a torch.ByteTensor")
         self.engine.set_state(new_state.numpy())
         self._seed = self.engine.initial_seed()
         return self
