@@ -9,6 +9,7 @@ import numpy as np
 
 from ..core import dtypes as D
 from ..core.construct import checked_device, empty
+from ..core.determinism import fill_deterministic_, fills_uninitialized_memory
 from ..core.layouts import preserve_format
 from .support.common import INT64, arr, opmath, wrap
 from .copy import _empty_like, _scalar_in
@@ -19,6 +20,11 @@ def _dtype(dtype):
     return dtype if dtype is not None else D.get_default_dtype()
 
 
+def _filled(t):
+    """Deterministic algorithms with fill_uninitialized_memory: never hand out stale memory."""
+    return fill_deterministic_(t) if fills_uninitialized_memory() else t
+
+
 @kernel("empty.memory_format", meta=True)
 def empty_memory_format(size, *, dtype=None, layout=None, device=None, pin_memory=None,
                         memory_format=None):
@@ -26,13 +32,14 @@ def empty_memory_format(size, *, dtype=None, layout=None, device=None, pin_memor
     if memory_format is not None and memory_format is not preserve_format:
         from .copy import strides_for
 
-        return empty(t._size, t.dtype, t.device, stride=strides_for(t, memory_format))
-    return t
+        t = empty(t._size, t.dtype, t.device, stride=strides_for(t, memory_format))
+    return _filled(t)
 
 
 @kernel("empty_strided", meta=True)
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return empty(tuple(size), _dtype(dtype), checked_device(device), stride=tuple(stride))
+    return _filled(empty(tuple(size), _dtype(dtype), checked_device(device),
+                         stride=tuple(stride)))
 
 
 @kernel("empty_permuted", meta=True)
@@ -47,7 +54,7 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
     for d in reversed(physical_layout):
         stride[d] = acc
         acc *= max(size[d], 1)
-    return empty(size, _dtype(dtype), checked_device(device), stride=tuple(stride))
+    return _filled(empty(size, _dtype(dtype), checked_device(device), stride=tuple(stride)))
 
 
 @kernel("full", meta=True)
@@ -90,7 +97,7 @@ def _like(self, dtype, device, memory_format):
 @kernel("empty_like", meta=True)
 def empty_like(self, *, dtype=None, layout=None, device=None, pin_memory=None,
                memory_format=None):
-    return _like(self, dtype, device, memory_format)
+    return _filled(_like(self, dtype, device, memory_format))
 
 
 @kernel("zeros_like", meta=True)

@@ -16,7 +16,7 @@ from ..ops.dispatch_keys import TLS as _KEYS
 from ..core.enums import DispatchKey, ENUMS
 from ..core.refuse import TorchnativeNotImplementedError
 
-_globals = {"deterministic": False, "deterministic_warn_only": False, "warn_always": False,
+_globals = {"warn_always": False,
             "float32_matmul_precision": "highest", "mkldnn": True}
 
 
@@ -30,11 +30,6 @@ class _TLS(threading.local):
 
 
 TLS = _TLS()
-
-
-def set_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
-    _globals["deterministic"] = bool(mode)
-    _globals["deterministic_warn_only"] = bool(warn_only)
 
 
 def _getter(key):
@@ -246,7 +241,8 @@ def _plain_flags() -> dict:
 
     out = {}
     for name, default in c_enums()["flags"].items():
-        if name in _globals or name in ("deterministic_algorithms", "warnAlways"):
+        if name in _globals or name in ("deterministic_algorithms", "warnAlways",
+                                        "deterministic_fill_uninitialized_memory"):
             continue
         store = {"value": default}
 
@@ -284,9 +280,6 @@ def _sdp_flags() -> dict:
 TORCH_C = {
     **_plain_flags(),
     **_sdp_flags(),
-    "torch._C._set_deterministic_algorithms": set_deterministic_algorithms,
-    "torch._C._get_deterministic_algorithms": _getter("deterministic"),
-    "torch._C._get_deterministic_algorithms_warn_only": _getter("deterministic_warn_only"),
     "torch._C._set_float32_matmul_precision": set_float32_matmul_precision,
     "torch._C._get_float32_matmul_precision": _getter("float32_matmul_precision"),
     "torch._C._set_warnAlways": set_warn_always,
