@@ -21,7 +21,7 @@ IMPLEMENTING = [
     "distributed", "surface.fx_node", "surface.captured_traceback", "dispatch.python_dispatcher",
     "python.lift_flags", "surface.functionalization_tls", "surface.device_guard",
     "python.numbers_as_tensors", "surface.storage_access_flags", "ops.schema_info",
-    "core.conj_neg_bits", "dispatch.tensor_keys", "autograd.version_counter",
+    "core.conj_neg_bits", "dispatch.tensor_keys", "core.determinism", "autograd.version_counter",
 ]
 
 
