@@ -82,6 +82,8 @@ def write_into(dest: TensorBase, result: TensorBase) -> None:
 
 
 def inplace_wrapper(functional, op):
+    """An in-place kernel from a functional one: the result must have ``self``'s shape and be
+    castable to its dtype, then it is copied into ``self`` (``op``: an operator or its name)."""
     def inplace(self, *args, **kwargs):
         result = functional(self, *args, **kwargs)
         if tuple(result._size) != tuple(self._size):
@@ -91,7 +93,7 @@ def inplace_wrapper(functional, op):
         write_into(self, result)
         return self
 
-    inplace.__name__ = op.name
+    inplace.__name__ = op if isinstance(op, str) else op.name
     return inplace
 
 

@@ -19,6 +19,7 @@ from .pointwise_base import (ALL_HB, BOOL, COMPLEX, INTEGRAL, INTEGRAL_B, U8,
                              broadcast_shape, broadcasting, check, checked, finish, operand,
                              shapes_of)
 from .pointwise_binary import apply2, dtype2
+from ..dispatch.structured import inplace_wrapper
 from ..ops.kernel_registry import kernel
 
 
@@ -124,23 +125,8 @@ kernel("bitwise_right_shift.Tensor", "bitwise_right_shift.Tensor_Scalar",
        "bitwise_right_shift.Scalar_Tensor", "__rshift__.Tensor", "__rshift__.Scalar")(rshift)
 
 
-def _inplace(fn):
-    def op(self, other):
-        from ..dispatch.structured import _check_cast, write_into
-
-        result = fn(self, other)
-        if tuple(result._size) != tuple(self._size):
-            raise RuntimeError(f"output with shape {list(self._size)} doesn't match the broadcast "
-                               f"shape {list(result._size)}")
-        _check_cast(result.dtype, self)
-        write_into(self, result)
-        return self
-
-    return op
-
-
-kernel("__ilshift__.Tensor", "__ilshift__.Scalar")(_inplace(lshift))
-kernel("__irshift__.Tensor", "__irshift__.Scalar")(_inplace(rshift))
+kernel("__ilshift__.Tensor", "__ilshift__.Scalar")(inplace_wrapper(lshift, "__ilshift__"))
+kernel("__irshift__.Tensor", "__irshift__.Scalar")(inplace_wrapper(rshift, "__irshift__"))
 
 
 # ---- where / masked_fill ------------------------------------------------------------------------
