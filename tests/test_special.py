@@ -78,6 +78,10 @@ case("quantile_nan", lambda a: [torch.quantile(a, 0.5, dim=1), torch.nanquantile
 case("histogram", lambda a, w: list(torch.histogram(a.flatten(), 5)) + list(torch.histogram(
      a.flatten(), 4, range=(-1.0, 1.0), weight=w, density=True)) + list(torch.histogram(
      a.flatten(), torch.sort(a[0]).values)), M, np.abs(rng.standard_normal(28)))
+case("gradient", lambda a, c0, c1: list(torch.gradient(a)) + list(torch.gradient(
+     a, spacing=2.0, dim=1, edge_order=2)) + list(torch.gradient(a, spacing=(c0, c1),
+     edge_order=2)), M, np.cumsum(np.abs(rng.standard_normal(4)) + 0.1),
+     np.cumsum(np.abs(rng.standard_normal(7)) + 0.1))
 case("cross", lambda a, b: torch.cross(a, b, dim=0), rng.standard_normal((3, 4)),
      rng.standard_normal((3, 4)))
 
@@ -92,6 +96,8 @@ error("err_quantile_int", lambda: torch.quantile(torch.ones(3, dtype=torch.long)
 error("err_diff_order", lambda: torch.diff(torch.ones(3), n=-1))
 error("err_cov_dims", lambda: torch.cov(torch.ones(2, 2, 2)))
 error("err_cross_dim", lambda: torch.cross(torch.ones(2, 2), torch.ones(2, 2)))
+error("err_gradient_order", lambda: torch.gradient(torch.ones(3, 3), edge_order=3))
+error("err_gradient_size", lambda: torch.gradient(torch.ones(2, 2), edge_order=2))
 error("err_histogram_bins", lambda: torch.histogram(torch.ones(3), 0))
 error("err_histogram_range", lambda: torch.histogram(torch.ones(3), 3, range=(2.0, 1.0)))
 error("err_histogram_long", lambda: torch.histogram(torch.ones(3, dtype=torch.long), 3))

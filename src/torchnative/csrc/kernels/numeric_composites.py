@@ -358,5 +358,170 @@ def nanquantile_scalar(self, q, dim=None, keepdim=False, *, interpolation="linea
                        interpolation=interpolation)
 
 
+# --- gradient ---------------------------------------------------------------------------------
+
+def _pre_check_gradient(self, spacing_size, dims, edge_order):
+    if self.dtype is D.BY_NAME["uint8"]:
+        raise RuntimeError("torch.gradient does not support uint8 input.")
+    if spacing_size is not None and dims is None and spacing_size != self.dim():
+        raise RuntimeError(
+            "torch.gradient expected spacing to be unspecified, a scalar, or a list of length "
+            f"equal to 'self.dim() = {self.dim()}', since dim argument was not given, but got a "
+            f"list of length {spacing_size}")
+    if spacing_size is not None and dims is not None and spacing_size != len(dims):
+        raise RuntimeError(
+            "torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
+            f"arguments to have the same length, but got a spacing argument of length "
+            f"{spacing_size} and a dim argument of length {len(dims)}.")
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    if dims is not None:
+        seen = set()
+        for d in dims:
+            w = wrap_dim(d, self.dim())
+            if w in seen:
+                raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+            seen.add(w)
+        sizes = [self.shape[d] for d in dims]
+    else:
+        sizes = list(self.shape)
+    if any(s < edge_order + 1 for s in sizes):
+        raise RuntimeError("torch.gradient expected each dimension size to be at least "
+                           "edge_order+1")
+
+
+def _sl(t, d, start, end=None):
+    return call("slice.Tensor", t, d, start, end)
+
+
+def _gradient_float(self, spacing, dims, edge_order):
+    result = []
+    for i, d in enumerate(dims):
+        d = wrap_dim(d, self.dim())
+        dx = spacing[i]
+        center = call("div.Scalar", call("sub.Tensor", _sl(self, d, 2), _sl(self, d, 0, -2)), dx)
+        if edge_order == 1:
+            prepend = call("div.Scalar", call("sub.Tensor", _sl(self, d, 1, 2), _sl(self, d, 0, 1)),
+                           dx)
+            append = call("div.Scalar", call("sub.Tensor", _sl(self, d, -1), _sl(self, d, -2, -1)),
+                          dx)
+        else:
+            prepend = call("div.Scalar", call("sub.Tensor", call(
+                "add.Tensor", call("mul.Scalar", _sl(self, d, 0, 1), -1.5),
+                call("mul.Scalar", _sl(self, d, 1, 2), 2)), call(
+                "mul.Scalar", _sl(self, d, 2, 3), 0.5)), dx)
+            append = call("div.Scalar", call("add.Tensor", call(
+                "add.Tensor", call("mul.Scalar", _sl(self, d, -3, -2), 0.5),
+                call("mul.Scalar", _sl(self, d, -2, -1), -2)), call(
+                "mul.Scalar", _sl(self, d, -1), 1.5)), dx)
+        result.append(call("cat", [prepend, call("div.Scalar", center, 2), append], d))
+    return result
+
+
+def _gradient_coords(self, coordinates, dims, edge_order):
+    result = []
+    for i, d in enumerate(dims):
+        coord = coordinates[i]
+        if coord.dim() != 1:
+            raise RuntimeError("torch.gradient expected each element of spacing to have one "
+                               f"dimension, but got an element with {coord.dim()} dimensions!")
+        d = wrap_dim(d, self.dim())
+        shape = [1] * self.dim()
+        shape[d] = -1
+        ax = call("diff", coord, 1, 0)
+        dx1, dx2 = call("slice.Tensor", ax, 0, 0, -1), call("slice.Tensor", ax, 0, 1)
+
+        def div(x, y):
+            return call("div.Tensor", x, y)
+
+        def mul(x, y):
+            return call("mul.Tensor", x, y)
+
+        def add(x, y):
+            return call("add.Tensor", x, y)
+
+        def sub(x, y):
+            return call("sub.Tensor", x, y)
+
+        a = call("reshape", div(call("neg", dx2), mul(dx1, add(dx1, dx2))), shape)
+        b = call("reshape", div(sub(dx2, dx1), mul(dx1, dx2)), shape)
+        c = call("reshape", div(dx1, mul(dx2, add(dx1, dx2))), shape)
+        center = add(add(mul(a, _sl(self, d, 0, -2)), mul(b, _sl(self, d, 1, -1))),
+                     mul(c, _sl(self, d, 2)))
+        first, second = call("select.int", ax, 0, 0), call("select.int", ax, 0, 1)
+        last, before = call("select.int", ax, 0, -1), call("select.int", ax, 0, -2)
+        if edge_order == 1:
+            prepend = div(sub(_sl(self, d, 1, 2), _sl(self, d, 0, 1)), first)
+            append = div(sub(_sl(self, d, -1), _sl(self, d, -2, -1)), last)
+        else:
+            a = div(call("neg", add(call("mul.Scalar", first, 2.0), second)),
+                    mul(first, add(first, second)))
+            b = div(add(first, second), mul(first, second))
+            c = div(call("neg", first), mul(second, add(first, second)))
+            prepend = add(add(mul(a, _sl(self, d, 0, 1)), mul(b, _sl(self, d, 1, 2))),
+                          mul(c, _sl(self, d, 2, 3)))
+            a = div(last, mul(before, add(last, before)))
+            b = div(call("neg", add(last, before)), mul(last, before))
+            c = div(add(call("mul.Scalar", last, 2), before), mul(last, add(last, before)))
+            append = add(add(mul(a, _sl(self, d, -3, -2)), mul(b, _sl(self, d, -2, -1))),
+                         mul(c, _sl(self, d, -1)))
+        result.append(call("cat", [prepend, center, append], d))
+    return result
+
+
+def _all_dims(self, dim):
+    return [dim] if dim is not None else list(range(self.dim()))
+
+
+@kernel("gradient.scalarint", composite=True)
+def gradient_scalarint(self, *, spacing=None, dim=None, edge_order=1):
+    dims = _all_dims(self, dim)
+    unit = spacing if spacing is not None else 1.0
+    steps = [unit] * (1 if dim is not None else self.dim())
+    _pre_check_gradient(self, len(steps) if spacing is not None else None,
+                        dims if dim is not None else None, edge_order)
+    return _gradient_float(self, steps, dims, edge_order)
+
+
+@kernel("gradient.scalararray", composite=True)
+def gradient_scalararray(self, *, spacing, dim, edge_order=1):
+    steps = [spacing] * len(dim)
+    _pre_check_gradient(self, len(steps), list(dim), edge_order)
+    return _gradient_float(self, steps, list(dim), edge_order)
+
+
+@kernel("gradient.array", composite=True)
+def gradient_array(self, *, dim, edge_order=1):
+    steps = [1.0] * len(dim)
+    _pre_check_gradient(self, len(steps), list(dim), edge_order)
+    return _gradient_float(self, steps, list(dim), edge_order)
+
+
+@kernel("gradient.scalarrayint", composite=True)
+def gradient_scalarrayint(self, *, spacing, dim=None, edge_order=1):
+    dims = _all_dims(self, dim)
+    _pre_check_gradient(self, len(spacing), dims if dim is not None else None, edge_order)
+    return _gradient_float(self, list(spacing), dims, edge_order)
+
+
+@kernel("gradient.scalarrayarray", composite=True)
+def gradient_scalarrayarray(self, *, spacing, dim, edge_order=1):
+    _pre_check_gradient(self, len(spacing), list(dim), edge_order)
+    return _gradient_float(self, list(spacing), list(dim), edge_order)
+
+
+@kernel("gradient.tensorarrayint", composite=True)
+def gradient_tensorarrayint(self, *, spacing, dim=None, edge_order=1):
+    dims = _all_dims(self, dim)
+    _pre_check_gradient(self, len(spacing), dims if dim is not None else None, edge_order)
+    return _gradient_coords(self, list(spacing), dims, edge_order)
+
+
+@kernel("gradient.tensorarray", composite=True)
+def gradient_tensorarray(self, *, spacing, dim, edge_order=1):
+    _pre_check_gradient(self, len(spacing), list(dim), edge_order)
+    return _gradient_coords(self, list(spacing), list(dim), edge_order)
+
+
 register_out_forms(*(name for name, fn in list(COMPOSITE.items())
                      if getattr(fn, "__module__", None) == __name__))
