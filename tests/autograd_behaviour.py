@@ -7,21 +7,9 @@ float64 lists, errors as "Type: message"). Only torch's public API is used.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
-
-def _err(fn):
-    try:
-        fn()
-    except Exception as e:  # the probe records what was raised
-        return f"{type(e).__name__}: {e}"
-    return "no error"
-
-
-def _vals(t):
-    return t.detach().double().reshape(-1).tolist() if t is not None else None
+from behaviour_script import err as _err, main, vals as _vals
 
 
 def probes(torch):
@@ -242,11 +230,5 @@ def probes(torch):
     return r
 
 
-def main():
-    import torch
-
-    print(json.dumps(probes(torch)))
-
-
 if __name__ == "__main__":
-    main()
+    main(probes)

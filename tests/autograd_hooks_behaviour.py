@@ -8,27 +8,12 @@ float64 lists, errors as "Type: message", an exception escaping a case as "EXC T
 
 from __future__ import annotations
 
-import json
 import os
 import warnings
 
 import numpy as np
 
-
-def _err(fn):
-    try:
-        fn()
-    except Exception as e:  # the probe records what was raised
-        return f"{type(e).__name__}: {e}"
-    return "no error"
-
-
-def _vals(t):
-    return None if t is None else t.detach().double().reshape(-1).tolist()
-
-
-def _edges(fn):
-    return [[None if n is None else n.name(), i] for n, i in fn.next_functions]
+from behaviour_script import edges as _edges, err as _err, main, run_cases, vals as _vals
 
 
 def _frames(stack):
@@ -496,22 +481,8 @@ def cases(torch):
 
 
 def probes(torch):
-    r = {}
-    for name, fn in cases(torch).items():
-        try:
-            r[name] = fn()
-        except Exception as e:  # an escaping exception is a result too
-            r[name] = f"EXC {type(e).__name__}: {e}"
-        finally:
-            torch.autograd.set_detect_anomaly(False)
-    return r
-
-
-def main():
-    import torch
-
-    print(json.dumps(probes(torch)))
+    return run_cases(cases(torch), after=lambda: torch.autograd.set_detect_anomaly(False))
 
 
 if __name__ == "__main__":
-    main()
+    main(probes)

@@ -9,29 +9,13 @@ tests read).
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
-
-def _err(fn):
-    try:
-        fn()
-    except Exception as e:  # the probe records what was raised
-        return f"{type(e).__name__}: {e}"
-    return "no error"
-
-
-def _vals(t):
-    return None if t is None else t.detach().double().reshape(-1).tolist()
+from behaviour_script import edges as _edges, err as _err, main, run_cases, vals as _vals
 
 
 def _name(t):
     return None if t.grad_fn is None else t.grad_fn.name()
-
-
-def _edges(fn):
-    return [[None if n is None else n.name(), i] for n, i in fn.next_functions]
 
 
 def cases(torch):
@@ -398,20 +382,8 @@ def cases(torch):
 
 
 def probes(torch):
-    r = {}
-    for name, fn in cases(torch).items():
-        try:
-            r[name] = fn()
-        except Exception as e:  # an escaping exception is a result too
-            r[name] = f"EXC {type(e).__name__}: {e}"
-    return r
-
-
-def main():
-    import torch
-
-    print(json.dumps(probes(torch)))
+    return run_cases(cases(torch))
 
 
 if __name__ == "__main__":
-    main()
+    main(probes)
