@@ -2,8 +2,9 @@
 
 ``torch.add``, ``Tensor.add``, ``torch._C._nn.linear``, ``torch._C._linalg.linalg_norm`` ...:
 one small function per Python name that hands its arguments and candidate signatures to the
-door (``binding.call_function`` and ``binding.call_method``). Names we write by hand (properties, ``size``, ``__getitem__`` ...) are
-left to their modules; the rest of upstream's spellings all land here.
+door (``binding.call_function`` and ``binding.call_method``). Names we write by hand (properties,
+``size``, ``__getitem__`` ...) are left to their modules; the rest of upstream's spellings all
+land here.
 """
 
 from __future__ import annotations
