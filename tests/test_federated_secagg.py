@@ -296,3 +296,18 @@ def test_secure_aggregation_through_the_engine(tmp_path):
         flat = np.concatenate([truth[p][0][k].reshape(-1) for k in g0.files]) * w[p] / cfg.max_weight
         assert np.abs(plain - flat).mean() > 1.0  # a masked entry is uniform on [-8, 8], the delta ~1e-3
         assert stats.kstest(masked / cfg.modulus, "uniform").pvalue > 1e-6
+
+
+@pytest.mark.slow
+def test_engine_round_beyond_the_threshold_fails_by_name(tmp_path):
+    """Threshold 3 of a cohort of 3: one participant crashing before unmask leaves 2 shares of
+    each secret, and the coordinator refuses the round by name (no model is produced)."""
+    from torchnative.nn.federated import experiment
+    out = tmp_path / "run"
+    res = experiment.launch(4, ["--rounds", "1", "--timeout", "60", "--out", str(out), "--save-globals",
+                                "--view", str(tmp_path), "--threshold", "3"],
+                            module="secagg_engine_worker", per_rank={2: ["--die-after-send"]},
+                            env={**__import__("os").environ, "PYTHONPATH": str(HERE / "federated_programs")}, timeout=600)
+    code, err = res[0]
+    assert code != 0 and "SecAggRoundFailed: unmask: cannot recover the mask seed" in err, res[0]
+    assert not (out / "global_r1.npz").exists()

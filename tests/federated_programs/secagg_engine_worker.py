@@ -1,6 +1,7 @@
 """An Engine rank of the digits experiment with secure aggregation as its Transform.
 Arguments: the experiment's, plus --view DIR (where the coordinator's view is saved) and
-optionally --die-after-send (this participant exits right after sending its masked update)."""
+optionally --die-after-send (this participant exits right after sending its masked update) and
+--threshold T (default 2; the neighbourhood is 3)."""
 
 import os
 import sys
@@ -28,8 +29,13 @@ def main():
     die = "--die-after-send" in argv
     if die:
         argv.remove("--die-after-send")
+    threshold = 2
+    if "--threshold" in argv:
+        i = argv.index("--threshold")
+        threshold = int(argv[i + 1])
+        del argv[i:i + 2]
     cls = DieAfterSend if die else SecureAggregation
-    return experiment.worker(argv, transform=cls(num_shares=5, threshold=3, view_dir=view))
+    return experiment.worker(argv, transform=cls(num_shares=3, threshold=threshold, view_dir=view))
 
 
 if __name__ == "__main__":
