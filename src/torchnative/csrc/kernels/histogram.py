@@ -1,5 +1,6 @@
-"""torch.histogram's CPU kernels (HistogramKernel.cpp for one dimension): bin_ct (edges from the
-data's min and max, or ``range``; linearly spaced by linspace) and bins_tensor (given edges).
+"""torch.histogram's and torch.histogramdd's CPU kernels (HistogramKernel.cpp): bin counts (edges
+from the data's min and max per dimension, or ``range``; linearly spaced by linspace) and given
+edge tensors.
 
 Elements are binned as upstream bins them: with linear edges, (x - left) * bins / (right - left)
 truncated, then corrected by a search among the neighbouring edges; with given edges, a binary
@@ -134,3 +135,154 @@ def histogram_bins_tensor(self, bins, *, weight=None, density=False):
     edges = np.asarray(arr(bins)).copy()
     hist = _count(x, w, edges, False, density, self.dtype)
     return wrap(hist, self.dtype), call("clone", bins)
+
+
+# --- histogramdd: the same per innermost dimension, into an N-dimensional histogram -------------
+
+def _dd_prepare(self, n_bins=None):
+    if self.dim() < 2:
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions, but "
+                           f"got {self.dim()}")
+    n = self.shape[-1]
+    if n_bins is not None and n_bins != n:
+        raise RuntimeError("histogramdd: The size of bins must be equal to the innermost "
+                           "dimension of the input.")
+    return np.asarray(arr(self)).reshape(-1, n), n
+
+
+def _dd_outer(self, x, n, rng):
+    lo, hi = [0.0] * n, [1.0] * n
+    if rng is not None:
+        if len(rng) != 2 * n:
+            raise RuntimeError(f"torch.histogramdd: for a {n}-dimensional histogram range should "
+                               f"have {2 * n} elements, but got {len(rng)}")
+        lo, hi = [float(v) for v in rng[0::2]], [float(v) for v in rng[1::2]]
+    elif x.size:
+        if self.dtype not in _FLOATS:
+            raise NotImplementedError(
+                f'"histogramdd" not implemented for \'{self.dtype._cpp_name}\'')
+        lo = [float(v) for v in np.min(x, axis=0)]
+        hi = [float(v) for v in np.max(x, axis=0)]
+    for d in range(n):
+        if not (math.isfinite(lo[d]) and math.isfinite(hi[d])):
+            raise RuntimeError(f"torch.histogramdd: dimension {d}'s range [{_num(lo[d])}, "
+                               f"{_num(hi[d])}] is not finite")
+        if lo[d] > hi[d]:
+            raise RuntimeError("torch.histogramdd: min should not exceed max, but got min "
+                               f"{_num(lo[d])} max {_num(hi[d])} for dimension {d}")
+        if lo[d] == hi[d]:
+            lo[d], hi[d] = lo[d] - 0.5, hi[d] + 0.5
+    return lo, hi
+
+
+def _positions(xs, edges, linear, npdt):
+    n_edges = edges.size
+    left, right = edges[0], edges[-1]
+    keep = (xs >= left) & (xs <= right)
+    v = np.where(keep, xs, left)
+    if linear:
+        with np.errstate(all="ignore"):
+            guess = ((v - left) * npdt.type(n_edges - 1) / (right - left)).astype(np.int64)
+        lo = np.maximum(guess - 1, 0)
+        hi = np.minimum(guess + 2, n_edges)
+        pos = lo.copy()
+        for off in range(3):
+            idx = lo + off
+            pos = np.where((idx < hi) & (edges[np.minimum(idx, n_edges - 1)] <= v), idx + 1, pos)
+        pos = pos - 1
+    else:
+        pos = np.searchsorted(edges, v, side="right") - 1
+    return keep, np.where(pos == n_edges - 1, pos - 1, pos)
+
+
+def _dd_count(self, x, weight, edges_list, linear, density):
+    npdt = D.numpy_dtype(self.dtype)
+    shape = [e.size - 1 for e in edges_list]
+    keep = np.ones(x.shape[0], bool)
+    flat = np.zeros(x.shape[0], np.int64)
+    for d, edges in enumerate(edges_list):
+        k, pos = _positions(x[:, d], edges, linear, npdt)
+        keep &= k
+        flat = flat * shape[d] + pos
+    if weight is not None:
+        if list(weight.shape) != list(self.shape[:-1]):
+            raise RuntimeError(
+                "torch.histogramdd: if weight tensor is provided it should have the same shape as "
+                "the input tensor excluding its innermost dimension, but got input with shape "
+                f"{_shape(self)} and weight with shape {_shape(weight)}")
+        w = np.asarray(arr(weight)).reshape(-1).astype(npdt)[keep]
+    else:
+        w = np.ones(int(keep.sum()), npdt)
+    hist = np.zeros(int(np.prod(shape)), npdt)
+    np.add.at(hist, flat[keep], w)
+    hist = hist.reshape(shape)
+    if density:
+        with np.errstate(all="ignore"):
+            hist = hist / hist.sum(dtype=npdt)
+            for d, edges in enumerate(edges_list):
+                view = [1] * len(shape)
+                view[d] = -1
+                hist = hist / np.diff(edges).reshape(view)
+    return wrap(np.ascontiguousarray(hist.astype(npdt)), self.dtype)
+
+
+def _bin_ct_edges(self, bins, rng):
+    x, n = _dd_prepare(self, len(bins))
+    for d, b in enumerate(bins):
+        if b <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {b} for "
+                               f"dimension {d}")
+    lo, hi = _dd_outer(self, x, n, rng)
+    return x, [call("linspace", lo[d], hi[d], bins[d] + 1, dtype=self.dtype) for d in range(n)]
+
+
+@kernel("_histogramdd_bin_edges")
+def _histogramdd_bin_edges(self, bins, *, range=None, weight=None, density=False):
+    return _bin_ct_edges(self, list(bins), range)[1]
+
+
+@kernel("_histogramdd_from_bin_cts")
+def _histogramdd_from_bin_cts(self, bins, *, range=None, weight=None, density=False):
+    x, edges = _bin_ct_edges(self, list(bins), range)
+    if self.dtype not in _FLOATS:
+        raise NotImplementedError(f'"histogramdd_cpu" not implemented for '
+                                  f"'{self.dtype._cpp_name}'")
+    return _dd_count(self, x, weight, [np.asarray(arr(e)) for e in edges], True, density)
+
+
+@kernel("_histogramdd_from_bin_tensors")
+def _histogramdd_from_bin_tensors(self, bins, *, weight=None, density=False):
+    x, n = _dd_prepare(self, len(bins))
+    for d, b in enumerate(bins):
+        if b.dim() != 1:
+            raise RuntimeError("torch.histogramdd: bins tensor should have one dimension, but got "
+                               f"{b.dim()} dimensions in the bins tensor for dimension {d}")
+        if b.dtype != self.dtype:
+            raise RuntimeError("torch.histogramdd: input tensor and bins tensors should have the "
+                               f"same dtype, but got input {self.dtype._cpp_name} and bins for "
+                               f"dimension {d} {b.dtype._cpp_name}")
+    if self.dtype not in _FLOATS:
+        raise NotImplementedError(f'"histogramdd_cpu" not implemented for '
+                                  f"'{self.dtype._cpp_name}'")
+    return _dd_count(self, x, weight, [np.asarray(arr(b)) for b in bins], False, density)
+
+
+# the CompositeImplicitAutograd entry points torch.histogramdd reaches
+@kernel("histogramdd", composite=True)
+def histogramdd(self, bins, range=None, weight=None, density=False):
+    edges = call("_histogramdd_bin_edges", self, bins, range=range, weight=weight,
+                 density=density)
+    hist = call("_histogramdd_from_bin_cts", self, bins, range=range, weight=weight,
+                density=density)
+    return hist, edges
+
+
+@kernel("histogramdd.int_bins", composite=True)
+def histogramdd_int_bins(self, bins, range=None, weight=None, density=False):
+    return histogramdd(self, [bins] * self.shape[-1], range, weight, density)
+
+
+@kernel("histogramdd.TensorList_bins", composite=True)
+def histogramdd_tensor_bins(self, bins, range=None, weight=None, density=False):
+    hist = call("_histogramdd_from_bin_tensors", self, bins, weight=weight, density=density)
+    return hist, list(bins)
