@@ -28,7 +28,8 @@ import torch  # noqa: E402
 
 def as_array(v):
     if isinstance(v, torch.Tensor):
-        v = v.detach()
+        # a tensor subclass (torchvision's tv_tensors) is read as the plain tensor it holds
+        v = torch.Tensor.as_subclass(v, torch.Tensor).detach()
         if v.is_floating_point():
             return v.to(torch.float64).numpy()
         if v.dtype == torch.bool:
