@@ -182,11 +182,12 @@ def _fill_chunk(blocks: np.ndarray, out: np.ndarray, mean: float, std: float) ->
     out[:, 8:] = fma32_rounded((radius * s).astype(_F64), sd, m, None).reshape(rows, 8)
 
 
-def normal_fill16_f32_fast(blocks: np.ndarray, mean: float, std: float) -> np.ndarray:
+def normal_fill16_f32_fast(blocks: np.ndarray, mean: float, std: float, out=None) -> np.ndarray:
     """``normal_fill16_f32_reference``, bit for bit, for uniforms on the 2**-24 grid (the only
-    ones normal_fill draws), at numpy speed (see the note above)."""
+    ones normal_fill draws), at numpy speed (see the note above), into ``out`` if given."""
     blocks = np.ascontiguousarray(blocks, F32)
-    out = np.empty_like(blocks)
+    if out is None:  # ``out`` may be ``blocks``: a chunk is read before it is written
+        out = np.empty_like(blocks)
     for start in range(0, blocks.shape[0], _CHUNK_ROWS):
         stop = start + _CHUNK_ROWS
         _fill_chunk(blocks[start:stop], out[start:stop], mean, std)

@@ -43,7 +43,11 @@ def _numel(shape) -> int:
 
 def uniform_float(gen, n: int) -> np.ndarray:
     """n ``uniform_real_distribution<float>(0, 1)`` draws: [0, 1) on a 2**-24 grid."""
-    return (gen.random(n) & _MASK24).astype(F32) * F32(2.0 ** -24)
+    w = gen.random(n)
+    w &= _MASK24
+    u = w.astype(F32)
+    u *= F32(2.0 ** -24)
+    return u
 
 
 def uniform_double(gen, n: int) -> np.ndarray:
@@ -109,9 +113,14 @@ def _check_in_range(frm: int, to_inc: int, name: str) -> None:
 def _random_from_to_kernel(gen, n: int, name: str, rng: int, base: int) -> np.ndarray:
     """``uniform_int_from_to_distribution``: ``(v % range) + base``; 64-bit draws when
     range >= 2**28 (upstream accepts ~5% modulo skew below that)."""
-    v = gen.random64(n) if rng >= (1 << 28) else gen.random(n).astype(np.uint64)
-    out = (v % np.uint64(rng)) + np.uint64(base & 0xFFFFFFFFFFFFFFFF)  # uint64 wrap == C++
-    return dt.from_int64(out.view(np.int64), name)
+    if rng >= (1 << 28):
+        v = gen.random64(n)
+        out = (v % np.uint64(rng)) + np.uint64(base & 0xFFFFFFFFFFFFFFFF)  # uint64 wrap == C++
+        return dt.from_int64(out.view(np.int64), name)
+    # 32-bit words and a range below 2**28: the same remainder in uint32 (cheaper), and
+    # base + remainder <= to - 1 cannot wrap in int64
+    r = gen.random(n) % np.uint32(rng)
+    return dt.from_int64(r.astype(np.int64) + np.int64(base), name)
 
 
 def random_(gen, shape, dtype="int64", from_=None, to=None) -> np.ndarray:
@@ -264,7 +273,10 @@ def _normal_fill16_f32_scalar(blocks: np.ndarray, mean: float, std: float) -> np
 
 def _fill_blocks(data, n, fill16, draw16):
     nb = n // 16
-    data[:nb * 16] = fill16(data[:nb * 16].reshape(nb, 16)).ravel()
+    head = data[:nb * 16].reshape(nb, 16)
+    done = fill16(head)
+    if done is not head:  # the fast float32 fill writes in place
+        head[...] = done
     if n % 16:
         data[n - 16:] = fill16(draw16().reshape(1, 16)).ravel()
     return data
@@ -291,8 +303,13 @@ def normal_(gen, shape, dtype="float32", mean: float = 0.0, std: float = 1.0,
         else:  # Half/BFloat16 fill a float buffer block by block: only whole blocks are drawn
             data = np.empty(n, F32)  # first, and the partial tail is covered by the redraw
             data[:n - n % 16] = uniform_float(gen, n - n % 16)
-        fill16 = normal_fill16_f32 if cpu_capability.SIMD_MATH else _normal_fill16_f32_scalar
-        out = _fill_blocks(data, n, lambda b: fill16(b, mean, std), lambda: uniform_float(gen, 16))
+        if cpu_capability.SIMD_MATH:
+            def fill16(b):
+                return normal_fill16_f32(b, mean, std, out=b)
+        else:
+            def fill16(b):
+                return _normal_fill16_f32_scalar(b, mean, std)
+        out = _fill_blocks(data, n, fill16, lambda: uniform_float(gen, 16))
         return dt.from_float32(out, name).reshape(shape)
     return dt.from_double(normal_double_stream(gen, n, mean, std), name).reshape(shape)
 

@@ -52,8 +52,9 @@ def float_range(name: str) -> tuple[float, float]:
 
 
 def from_float32(x: np.ndarray, name: str) -> np.ndarray:
-    """float -> scalar_t: one round-to-nearest-even (c10::Half(float), c10::BFloat16(float))."""
-    return x.astype(np_dtype(name))
+    """float -> scalar_t: one round-to-nearest-even (c10::Half(float), c10::BFloat16(float));
+    float32 itself is returned as it is."""
+    return x.astype(np_dtype(name), copy=False)
 
 
 def from_double(x: np.ndarray, name: str) -> np.ndarray:
