@@ -274,7 +274,7 @@ def histogramdd(self, bins, range=None, weight=None, density=False):
                  density=density)
     hist = call("_histogramdd_from_bin_cts", self, bins, range=range, weight=weight,
                 density=density)
-    return hist, edges
+    return hist, tuple(edges)  # a Tensor[] inside the returned tuple reaches Python as a tuple
 
 
 @kernel("histogramdd.int_bins", composite=True)
@@ -285,4 +285,4 @@ def histogramdd_int_bins(self, bins, range=None, weight=None, density=False):
 @kernel("histogramdd.TensorList_bins", composite=True)
 def histogramdd_tensor_bins(self, bins, range=None, weight=None, density=False):
     hist = call("_histogramdd_from_bin_tensors", self, bins, weight=weight, density=density)
-    return hist, list(bins)
+    return hist, tuple(bins)
