@@ -114,6 +114,135 @@ def markdown(result: dict[str, dict[str, str]]) -> str:
         c = Counter(states.values())
         lines.append(f"| `{mod}` | {c['implemented']} | {c['refusing']} | {c['absent']} |")
     lines.append("")
+    page = "\n".join(lines)
+    if API_TABLE.exists():
+        page += api_markdown(json.loads(API_TABLE.read_text()))
+    return page
+
+
+# --- the public API census: every public name called on both sides -------------------------
+
+API_TABLE = Path(__file__).resolve().parents[2] / "docs" / "surface_api.json"
+API_STATES = ("agrees", "errors as upstream", "refuses", "differs", "absent", "not called")
+_EPS = {"torch.float32": 2.0 ** -23, "torch.float64": 2.0 ** -52, "torch.float16": 2.0 ** -10,
+        "torch.bfloat16": 2.0 ** -7, "torch.complex64": 2.0 ** -23, "torch.complex128": 2.0 ** -52}
+_ULPS = 4  # the floor: a few units in the last place of upstream's value
+
+
+def _tensor_agrees(ours: dict, up: dict, ref: dict | None) -> str | None:
+    """None if ``ours`` agrees with upstream's tensor ``up``, else why not. The tolerance is
+    upstream's own float32 error against its float64 run (``ref``): its p90, floored at a few
+    ulp of each value; integer and bool results must be equal."""
+    if ours.get("tensor") != up["tensor"]:
+        return f"dtype {ours.get('tensor')} != {up['tensor']}"
+    if ours["shape"] != up["shape"]:
+        return f"shape {ours['shape']} != {up['shape']}"
+    a, b = ours["values"], up["values"]
+    if a is None or b is None:
+        return None if a is b else "values missing on one side"
+    eps = _EPS.get(up["tensor"])
+    if eps is None:
+        return None if a == b else "values differ"
+    refv = ref["values"] if ref and ref.get("shape") == up["shape"] and ref.get("values") else None
+    errs = sorted(abs(x - r) for x, r in zip(b, refv or b)
+                  if isinstance(x, float) and isinstance(r, float)) if refv else []
+    p90 = errs[int(0.9 * (len(errs) - 1))] if errs else 0.0
+    for x, y in zip(a, b):
+        if isinstance(x, str) or isinstance(y, str):
+            if x != y:
+                return f"{x} != {y}"
+            continue
+        if abs(x - y) > max(p90, _ULPS * eps * abs(y), 1e-30):
+            return f"value {x!r} != {y!r} (tolerance {max(p90, _ULPS * eps * abs(y)):.3g})"
+    return None
+
+
+def _result_agrees(ours: dict, up: dict, ref) -> str | None:
+    if "tensor" in up:
+        return _tensor_agrees(ours, up, ref if isinstance(ref, dict) and "tensor" in ref else None)
+    if "seq" in up:
+        if ours.get("seq") != up["seq"] or len(ours.get("items", [])) != len(up["items"]):
+            return "a different sequence"
+        refs = ref.get("items") if isinstance(ref, dict) and "items" in ref else [None] * len(up["items"])
+        for o, u, r in zip(ours["items"], up["items"], refs):
+            why = _result_agrees(o, u, r)
+            if why:
+                return why
+        return None
+    return None if ours == up else f"{ours} != {up}"
+
+
+def classify(up: dict, ours: dict | None) -> tuple[str, str]:
+    """(state, detail) of one name from upstream's and our probe records."""
+    if ours is None:
+        return "absent", "the name does not exist in ours"
+    if "skipped" in up:
+        return "not called", up["skipped"]
+    if "result" not in up:
+        return ("agrees", up["kind"]) if ours.get("kind") == up["kind"] else \
+            ("differs", f"a {ours.get('kind')} here, a {up['kind']} upstream")
+    u, o = up["result"], ours.get("result", {})
+    if "error" in o and o["error"] == "TorchnativeNotImplementedError":
+        return "refuses", o["message"]
+    if "error" in u:
+        if o.get("error") == u["error"]:
+            return "errors as upstream", u["error"]
+        return "differs", f"upstream raises {u['error']}, ours gives {o.get('error', 'a result')}"
+    if "error" in o:
+        return "differs", f"{o['error']}: {o['message']}"
+    why = _result_agrees(o, u, up.get("float64"))
+    return ("agrees", "") if why is None else ("differs", why)
+
+
+def api_census(up: dict, ours: dict) -> dict:
+    """namespace -> name -> [state, detail]."""
+    return {ns: {name: list(classify(rec, ours.get(ns, {}).get(name)))
+                 for name, rec in sorted(names.items())}
+            for ns, names in up.items()}
+
+
+def run_api_probes(workdir: Path) -> dict:
+    """Probe upstream (choosing each name's typical argument), then ours with the same calls."""
+    import subprocess
+    import sys
+
+    from torchnative.testing import upstream
+
+    src = str(Path(__file__).resolve().parents[1])
+    up_json, ours_json = workdir / "api_upstream.json", workdir / "api_ours.json"
+    env = {**upstream.upstream_env(), "PYTHONPATH": src}
+    subprocess.run([str(upstream.UPSTREAM_PYTHON), "-m", "torchnative.api_probe", "--out",
+                    str(up_json)], check=True, env=env, timeout=3600)
+    subprocess.run([sys.executable, "-m", "torchnative.api_probe", "--plan", str(up_json),
+                    "--out", str(ours_json)], check=True, timeout=3600)
+    return api_census(json.loads(up_json.read_text()), json.loads(ours_json.read_text()))
+
+
+def api_markdown(table: dict) -> str:
+    lines = ["", "## The public API, called", "",
+             "Every public name of the namespaces below, called once with a typical argument on "
+             "upstream and on ours (`.venv/bin/python -m torchnative.census --api --write "
+             "docs/surface.md`; `torchnative/api_probe.py` holds the arguments: the first of a "
+             "fixed list that upstream accepts). **agrees**: same dtype, shape and values within "
+             "upstream's own float32 error (the p90 of its float32-vs-float64 difference, floored "
+             "at 4 ulp), or an equal non-tensor result, or a non-callable of the same kind; "
+             "**errors as upstream**: upstream rejects every candidate (none of the fixed "
+             "arguments fits the signature, e.g. conv2d's 4-d input: only the error path is "
+             "compared) and ours raises the same exception type; **refuses**: ours raises `TorchnativeNotImplementedError` naming "
+             "what it lacks; **differs**: anything else (the reason is in "
+             "`docs/surface_api.json`); **not called**: process-wide switches, covered by "
+             "`tests/test_modes.py`.", "",
+             "| namespace | " + " | ".join(API_STATES) + " |",
+             "|---|" + "---:|" * len(API_STATES)]
+    for ns, names in table.items():
+        c = Counter(state for state, _ in names.values())
+        lines.append(f"| `{ns}` | " + " | ".join(str(c[s]) for s in API_STATES) + " |")
+    for ns, names in table.items():
+        for state in API_STATES[1:]:
+            picked = [n for n, (s, _) in names.items() if s == state]
+            if picked:
+                lines += ["", f"`{ns}` {state}: " + ", ".join(f"`{n}`" for n in picked)]
+    lines.append("")
     return "\n".join(lines)
 
 
@@ -121,7 +250,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description="torch._C surface census")
     ap.add_argument("--write", type=Path, help="write the markdown status page here")
     ap.add_argument("--json", action="store_true", help="print the full census as JSON")
+    ap.add_argument("--api", action="store_true",
+                    help="also call every public name on both sides (slow) and store the table")
     args = ap.parse_args()
+    if args.api:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as d:
+            table = run_api_probes(Path(d))
+        API_TABLE.write_text(json.dumps(table, indent=0, sort_keys=True) + "\n")
     result = census()
     if args.write:
         args.write.write_text(markdown(result))
