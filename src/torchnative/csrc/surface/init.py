@@ -140,7 +140,6 @@ def init_extension(shm_manager_path: bytes) -> None:
     for cls in types:
         if cls.__module__ == "torch":
             setattr(torch, cls.__name__, cls)
-    torch.tensortype = tensortype
     for name, fn in torch_module_functions().items():
         setattr(torch, name, fn)
 
