@@ -81,3 +81,38 @@ def test_subgroups_agree_with_upstream():
     # rank 2 sits in the even group of the enumeration with rank 0: 1+3 and 1+100
     assert got["ours"][2]["by_enumeration"] == [1, 2, [4.0, 101.0], [0, 2]]
     assert got["ours"][1]["new_group_subset"] is None
+
+
+@needs_upstream
+@pytest.mark.parametrize("sides", [("upstream", "ours"), ("ours", "upstream")],
+                         ids=["upstream-first", "ours-first"])
+def test_file_store_shared_with_upstream(sides, tmp_path):
+    """One FileStore file, an upstream process and one of ours: each reads what the other
+    wrote (set, add, delete, multi_set, compare_set, append), and the file is removed once both
+    stores are gone, as upstream's FileStore does."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from distributed_launch import PROGRAMS, side_command
+
+    path = tmp_path / "store"
+    procs = []
+    for role, side in zip(("first", "second"), sides):
+        exe, env = side_command(side)
+        procs.append(subprocess.Popen([exe, str(PROGRAMS / "file_store_peer.py"), str(path), role],
+                                      env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      text=True))
+    outs = []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err[-3000:]
+        outs.append(json.loads(out.strip().splitlines()[-1]))
+    first, second = outs
+    assert second == {"a": "from first", "n": 7, "gone": False, "m": ["1", "2"],
+                      "num_keys": second["num_keys"]}
+    assert first["add"] == 5 and first["b"] == "from second" and first["n"] == 7
+    assert first["cas"] == "v2"
+    assert not path.exists()

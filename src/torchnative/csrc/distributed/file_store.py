@@ -1,8 +1,12 @@
 """FileStore: a store in a file that processes on one machine (or a shared filesystem) share.
 
-The file is an append-only log of records (key, value) under an exclusive ``flock``; a reader
-replays what it has not seen yet. A deletion is a record with a marker value. When
-``numWorkers`` stores have been released, the file is removed, as upstream's FileStore does.
+The file has upstream's format, so an upstream process and one of ours can share it: an
+append-only log of records, each a u32-LE length and the key's bytes, then a u32-LE length and
+the value's bytes, written under an exclusive ``flock``; a reader replays what it has not seen
+yet. User keys are stored with a ``/`` prefix; a deletion is a record whose key is ``-`` and the
+stored key, with an empty value. ``refcount/`` counts the live stores on the file and
+``cleanup/`` the finished ones; the last one to finish, once ``numWorkers`` have finished,
+removes the file, as upstream's does.
 """
 
 from __future__ import annotations
@@ -17,9 +21,9 @@ from .errors import _DistQueueEmptyError
 from .kv import KeyValueTable
 from .store import DEFAULT_TIMEOUT, NO_TIMEOUT, Store, as_bytes, as_timedelta, wait_timeout_error
 
-LEN = struct.Struct("<Q")
-DELETED = b"\x00torchnative-deleted\x00"
-REFCOUNT = "cleanup/"
+LEN = struct.Struct("<I")
+REGULAR, DELETE = "/", "-"
+REFCOUNT, CLEANUP = "refcount/", "cleanup/"
 
 
 class FileStore(Store):
@@ -32,7 +36,7 @@ class FileStore(Store):
         self._closed = False
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         os.close(fd)
-        self._refcount_key = REFCOUNT
+        self._locked(lambda: self._add_raw(REFCOUNT, 1))
 
     @property
     def path(self) -> str:
@@ -54,20 +58,25 @@ class FileStore(Store):
         f = self._f
         f.seek(self._offset)
         data = f.read()
-        pos = 0
-        while pos + 8 <= len(data):
+        pos, n = 0, LEN.size
+        while pos + n <= len(data):
             (klen,) = LEN.unpack_from(data, pos)
-            (vlen,) = LEN.unpack_from(data, pos + 8 + klen)
-            key = data[pos + 8:pos + 8 + klen].decode()
-            value = data[pos + 16 + klen:pos + 16 + klen + vlen]
-            pos += 16 + klen + vlen
-            if value == DELETED:
-                self._kv.delete(key)
+            if pos + n + klen + n > len(data):
+                break  # a record still being written
+            (vlen,) = LEN.unpack_from(data, pos + n + klen)
+            if pos + 2 * n + klen + vlen > len(data):
+                break
+            key = data[pos + n:pos + n + klen].decode()
+            value = data[pos + 2 * n + klen:pos + 2 * n + klen + vlen]
+            pos += 2 * n + klen + vlen
+            if key.startswith(DELETE):
+                self._kv.delete(key[len(DELETE):])
             else:
                 self._kv.set(key, value)
         self._offset += pos
 
     def _append(self, key: str, value: bytes) -> None:
+        """One record (``key`` as stored, prefix included)."""
         k = key.encode()
         f = self._f
         f.seek(0, os.SEEK_END)
@@ -75,23 +84,25 @@ class FileStore(Store):
         f.flush()
         self._replay()
 
-    def _int(self, key: str) -> int:
-        v = self._kv.data.get(key)
-        return int(v) if v is not None else 0
+    def _add_raw(self, key: str, value: int) -> int:
+        cur = self._kv.data.get(key)
+        n = int(value) + (int(cur) if cur else 0)
+        self._append(key, str(n).encode())
+        return n
 
     def _refresh(self) -> None:
         self._locked(lambda: None)
 
     # -- operations --------------------------------------------------------------------------
     def set(self, key, value):
-        self._locked(lambda: self._append(key, as_bytes(value)))
+        self._locked(lambda: self._append(REGULAR + key, as_bytes(value)))
 
     def _wait(self, keys, timeout: timedelta) -> None:
         deadline = None if timeout == NO_TIMEOUT else time.monotonic() + timeout.total_seconds()
         delay = 0.001
         while True:
             self._refresh()
-            if all(k in self._kv.data for k in keys):
+            if all(REGULAR + k in self._kv.data for k in keys):
                 return
             if deadline is not None and time.monotonic() >= deadline:
                 raise wait_timeout_error(timeout, keys)
@@ -100,23 +111,19 @@ class FileStore(Store):
 
     def get(self, key):
         self._wait([key], self._timeout)
-        return self._kv.data[key]
+        return self._kv.data[REGULAR + key]
 
     def add(self, key, value):
-        def op():
-            n = self._int(key) + int(value)
-            self._append(key, str(n).encode())
-            return n
-
-        return self._locked(op)
+        return self._locked(lambda: self._add_raw(REGULAR + key, value))
 
     def compare_set(self, key, expected_value, desired_value):
         exp, des = as_bytes(expected_value), as_bytes(desired_value)
+        k = REGULAR + key
 
         def op():
-            cur = self._kv.data.get(key)
+            cur = self._kv.data.get(k)
             if (cur is None and exp == b"") or cur == exp:
-                self._append(key, des)
+                self._append(k, des)
                 return des
             return exp if cur is None else cur
 
@@ -124,38 +131,36 @@ class FileStore(Store):
 
     def check(self, keys):
         self._refresh()
-        return all(k in self._kv.data for k in keys)
+        return all(REGULAR + k in self._kv.data for k in keys)
 
     def delete_key(self, key):
-        def op():
-            if key not in self._kv.data:
-                return False
-            self._append(key, DELETED)
-            return True
-
-        return self._locked(op)
+        # upstream writes the deletion record whether or not the key exists, and answers True
+        self._locked(lambda: self._append(DELETE + REGULAR + key, b""))
+        return True
 
     def num_keys(self):
+        # every key in the file, the store's own refcount/ and cleanup/ included (upstream's count)
         self._refresh()
-        return len([k for k in self._kv.data if k != self._refcount_key])
+        return len(self._kv.data)
 
     def wait(self, keys, timeout=None):
         self._wait(list(keys), self._timeout if timeout is None else as_timedelta(timeout))
 
     def append(self, key, value):
-        v = as_bytes(value)
-        self._locked(lambda: self._append(key, self._kv.data.get(key, b"") + v))
+        v, k = as_bytes(value), REGULAR + key
+        self._locked(lambda: self._append(k, self._kv.data.get(k, b"") + v))
 
     def multi_get(self, keys):
         self._wait(list(keys), self._timeout)
-        return [self._kv.data[k] for k in keys]
+        return [self._kv.data[REGULAR + k] for k in keys]
 
     def has_extended_api(self):
-        return True
+        return False
 
     def list_keys(self):
+        # upstream strips one character (the regular prefix) from every key in the file
         self._refresh()
-        return [k for k in self._kv.data if k != self._refcount_key]
+        return [k[1:] for k in self._kv.data]
 
     def queue_push(self, key, value):
         raise NotImplementedError("FileStore does not support queues (upstream's neither)")
@@ -170,11 +175,11 @@ class FileStore(Store):
             return
         self._closed = True
         try:
-            done = self._locked(lambda: (self._append(self._refcount_key, str(
-                self._int(self._refcount_key) + 1).encode()), self._int(self._refcount_key))[1])
-            if self._num_workers > 0 and done >= self._num_workers:
+            finished = self._locked(lambda: self._add_raw(CLEANUP, 1))
+            refs = self._locked(lambda: self._add_raw(REFCOUNT, -1))
+            if refs == 0 and self._num_workers >= 0 and finished >= self._num_workers:
                 os.remove(self._path)
-        except OSError:
+        except Exception:  # best effort, as upstream's destructor (also at interpreter exit)
             pass
 
 
