@@ -22,10 +22,6 @@ from torchnative.testing import upstream
 sys.path.insert(0, str(Path(__file__).resolve().parent / "ecosystem_programs"))
 import compare  # noqa: E402
 
-# Our autograd dispatch does not call kernels registered at the Autograd key through
-# torch.library (torch.library.register_autograd), which is how torchvision adds the gradients
-# of its operators.
-AUTOGRAD_KEY = "torch.library.register_autograd (an Autograd-key Python kernel) is not consulted by our autograd dispatch"
 FORWARD = ["nms", "batched_nms", "box_iou", "box_convert", "roi_align", "roi_pool", "ps_roi_align",
            "ps_roi_pool", "deform_conv2d", "multiscale_roi_align", "sigmoid_focal_loss"]
 GRADS = ["grad_roi_align", "grad_roi_pool", "grad_ps_roi_align", "grad_ps_roi_pool", "grad_deform_conv2d"]
@@ -54,7 +50,6 @@ def test_ops_agree_with_upstream(runs, case):
 
 
 @pytest.mark.parametrize("case", GRADS)
-@pytest.mark.xfail(strict=True, reason=AUTOGRAD_KEY)
 def test_op_gradients_agree_with_upstream(runs, case):
     _check(runs, case)
 

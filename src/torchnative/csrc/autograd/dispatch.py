@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from ..core.tensor import TensorBase
 from ..core.grad_mode import TLS as _GRAD
+from ..dispatch.boxing import normalize
+from ..ops.dispatch_keys import DispatchKeySet
 from .node import Node, SavedVariable, gradient_edge, next_sequence_nr
 from .views import check_inplace as _check_inplace, requires_grad, stamp
 
@@ -101,6 +103,9 @@ def _differentiable(t) -> bool:
 
 
 def autograd_dispatch(op, args, kwargs):
+    py = op.py_kernels.get("AutogradCPU") or op.py_kernels.get("Autograd")
+    if py is not None:
+        return _python_autograd_kernel(op, py, args, kwargs)
     manual = MANUAL.get(op.name)
     if manual is not None:
         return manual(op, args, kwargs)
@@ -112,6 +117,21 @@ def autograd_dispatch(op, args, kwargs):
         if spec is None:
             return _record_not_implemented(op, args, kwargs)
     return _record(op, plan, spec, args, kwargs)
+
+
+# the keys a dense CPU tensor's call carries at the autograd key (what a Python autograd kernel
+# registered with_keyset receives, and masks with _after_autograd_keyset to redispatch)
+_CPU_AUTOGRAD_KEYSET = DispatchKeySet("CPU") | "ADInplaceOrView" | "AutogradCPU"
+
+
+def _python_autograd_kernel(op, entry, args, kwargs):
+    """A kernel registered in Python at the Autograd key (torch.library.register_autograd, a
+    torch.autograd.Function-backed op): it records the graph itself and redispatches below."""
+    fn, with_keyset = entry
+    args, kwargs = normalize(op, args, kwargs)
+    if with_keyset:
+        return fn(_CPU_AUTOGRAD_KEYSET, *args, **kwargs)
+    return fn(*args, **kwargs)
 
 
 def _record(op, plan, spec, args, kwargs, computed=_NO_DEFAULT):

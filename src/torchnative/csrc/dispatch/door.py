@@ -498,5 +498,15 @@ def packet_callable(qualname: str):
     return call
 
 
+def redispatch(op: OperatorHandle, keyset, args: tuple, kwargs: dict) -> Any:
+    """A redispatch from a kernel registered in Python (an autograd kernel from
+    torch.library.register_autograd passes ``keyset & _after_autograd_keyset``): with autograd
+    still in the set the call starts over, else it continues below autograd (Python dispatch,
+    then the backend kernel)."""
+    if keyset.has("AutogradFunctionality"):
+        return aten_dispatch(op, args, kwargs)
+    return below_autograd(op, args, kwargs)
+
+
 register_door(packet_callable=packet_callable, overload_callables=overload_callables,
-              call_builtin_kernel=call_builtin_kernel)
+              call_builtin_kernel=call_builtin_kernel, redispatch=redispatch)

@@ -240,6 +240,11 @@ class DispatchOperatorHandle:
     def debug(self) -> str:
         return repr(self.op)
 
+    def redispatch_boxed(self, keyset, *args, **kwargs):
+        """OperatorHandle::redispatchBoxed: the call continues with the keys ``keyset`` holds
+        (the door decides where that is)."""
+        return DOOR["redispatch"](self.op, keyset, args, kwargs)
+
 
 def dispatch_find_schema_or_throw(name: str, overload: str) -> DispatchOperatorHandle:
     return DispatchOperatorHandle(find_or_throw(name, overload))
