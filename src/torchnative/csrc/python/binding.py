@@ -47,6 +47,9 @@ class _NoMatch(Exception):
         return m() if callable(m) else m
 
 
+_SYMBOLIC = {"SymInt": 7777777, "SymFloat": 7777777.0, "SymBool": True}
+
+
 def _is_scalar(obj) -> bool:
     return isinstance(obj, (numbers.Number,)) or type(obj).__name__ in ("SymInt", "SymFloat",
                                                                          "SymBool")
@@ -207,6 +210,13 @@ class Param:
         if k == "Tensor":
             if isinstance(obj, _TensorBase) or not _is_scalar(obj):
                 return obj  # a tensor, or a tensor-like for __torch_function__
+            sym = _SYMBOLIC.get(type(obj).__name__)
+            if sym is not None:
+                # as upstream's parser: a stand-in wrapped number that carries the symbolic
+                # value, which __torch_dispatch__ receives back in its place
+                t = _wrapped_number(sym)
+                t.__dict__["_tn_wrapped_number"] = obj
+                return t
             return _wrapped_number(obj)
         if k == "Scalar":
             return obj.item() if isinstance(obj, _TensorBase) else obj
