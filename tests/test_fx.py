@@ -21,8 +21,8 @@ from behaviour_compare import (agreement_test, case_names, ours_fixture, ran_on_
                                same, upstream_fixture)
 
 PENDING = {
-    "make_fx_symbolic": "a SymInt bound to a Tensor parameter (mul.Tensor(t, a.shape[0])) is "
-                        "wrapped into a plain tensor by the argument binding, so the proxy loses it",
+    "make_fx_symbolic": "a.shape[i] of a symbolic FakeTensor is not the SymInt the proxy "
+                        "tracked for it (no sym_size.int node is found)",
     "make_fx_backward": "Tensor.detach() does not dispatch aten::detach, and saving an output for "
                         "backward does not dispatch aten::detach as upstream's autograd does",
     "make_fx_module_real": "saving an output for backward (relu) does not dispatch aten::detach "
