@@ -39,7 +39,7 @@ def side(name: str, opts: list[str]) -> list[dict]:
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--methods", default="source,norm,tent,eta,eata,sar,cotta,lame,memo,ttt")
+    ap.add_argument("--methods", default="source,norm,tent,eta,eata,sar,cotta,rotta,lame,memo,ttt")
     ap.add_argument("--settings", default="continual")
     ap.add_argument("--corruptions", default="")
     ap.add_argument("--severity", default="5")
