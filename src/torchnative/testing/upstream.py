@@ -2,7 +2,9 @@
 
 The two torch packages never share an interpreter: upstream lives in ``.venv-upstream`` (made by
 ``tools/setup.sh``). Code runs there with a clean environment and hands its result back as JSON
-on stdout (or as files it writes), so that nothing of ours leaks into the baseline.
+on stdout (or as files it writes), so that nothing of ours leaks into the baseline. Every process
+started here runs ``upstream_guard.py`` first, which stops it unless its torch is upstream's
+compiled build (``TORCHNATIVE_UPSTREAM_PYTHON`` pointed at our environment fails loudly).
 """
 
 from __future__ import annotations
