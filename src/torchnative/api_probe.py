@@ -64,7 +64,17 @@ def _candidates(torch):
         ("I", "I"), ("v", "I"), ("A", 0, "I"), ([("A"), ("A")],), ([("v"), ("v")],),
         ((2, 3),), (3,), (2.0,), (), ("A", (0,)), ("A", 2, 1), ("A", "A", 0.5),
         ("M", "A"), ("v", 1, 2), ("v", "v", 0.5),
-    ], {"A": a, "v": v, "M": m, "I": i, "B": b}
+        # appended candidates never change an earlier choice: images, kernels, shapes, indices
+        ("X",), ("X", "W"), ("X", 2), ("X", (2, 2)), ("A", [3]), ("A", (3,)), ("A", 0, 1),
+        ("A", [1, 0]), ("A", 1, "I2"), ("A", "I2"), ("A", 0, "I2"), ("A", "A", "A", "A"),
+        ("X", "X"), ("A", 1, "I2", "A"), ("A", "B3"), ("A", "B3", 0.5), ("v", 0, 1, 2),
+        ("S",), ("A", [2, 1]), ((3,), 0.5), ((3, 3), 2.0), (3, 2), ("v", [3]), ("A", 3),
+    ], {"A": a, "v": v, "M": m, "I": i, "B": b,
+        "X": torch.arange(32, dtype=f).reshape(1, 2, 4, 4) / 16 - 1,
+        "W": torch.arange(36, dtype=f).reshape(2, 2, 3, 3) / 36 - 0.5,
+        "I2": torch.tensor([[0, 2, 1], [1, 0, 2], [2, 1, 0]]),
+        "B3": torch.tensor([[True, False, True], [False, True, False], [True, True, False]]),
+        "S": torch.tensor(1.5, dtype=f)}
 
 
 def _bind(spec, env, dtype=None):
