@@ -57,6 +57,14 @@ u = torch.ones(1)
 f = torch._C._any_requires_grad
 out["any_requires_grad"] = [f(u), f(t), f(u, t), f([u, t]), f((u, [t])), f([[t]]), f({"a": t}),
                             f(x=t), f(1, "a"), f([1, t])]
+x = torch.ones(2, requires_grad=True)
+with torch._C._AutoDispatchBelowAutograd():
+    y = x * 2
+    z = torch.ops.aten.mul.Tensor(x, x)
+with torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.AutogradCPU)):
+    w = x.sin()
+out["below_autograd_records_nothing"] = [y.requires_grad, z.requires_grad, w.requires_grad,
+                                         (x * 2).requires_grad]
 print(json.dumps(out))
 '''
 
@@ -66,4 +74,5 @@ def test_registered_autograd_kernels_run_as_upstream():
     # the registered backward ran (the operator's own derivative would give 3.0 per element)
     assert theirs["grad"] == [100.0, 100.0, 100.0]
     assert theirs["custom_op_grad"] == [1.0, 20.0, 300.0]
+    assert theirs["below_autograd_records_nothing"] == [False, False, False, True]
     assert ours == theirs

@@ -29,6 +29,7 @@ from ..core.grad_mode import TLS as _GRAD
 from . import python_dispatch as _python_dispatch
 from . import python_dispatcher as _python_dispatcher
 from .boxing import normalized
+from ..ops.dispatch_keys import autograd_excluded
 from ..ops.dispatcher import REGISTRY, OperatorHandle, register_door
 from ..core.refuse import TorchnativeNotImplementedError
 from ..core.tensor import TensorBase
@@ -114,13 +115,14 @@ def aten_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
         cia = op.cache["CompositeImplicitAutograd"] = resolve_composite_implicit(op)
     if cia is not None:
         fast = cia.fast
-        if fast is not None and not (_GRAD.grad_enabled and _any_requires_grad(args, kwargs)) \
+        if fast is not None and not (_GRAD.grad_enabled and _any_requires_grad(args, kwargs)
+                                     and not autograd_excluded()) \
                 and not _python_dispatch.wants_python_dispatch(args, kwargs):
             fast.count += 1
             return fast.fn(*args, **kwargs)
         cia.count += 1
         return cia.fn(*args, **kwargs)
-    if _GRAD.grad_enabled and _any_requires_grad(args, kwargs):
+    if _GRAD.grad_enabled and _any_requires_grad(args, kwargs) and not autograd_excluded():
         return _autograd[0](op, args, kwargs)
     return below_autograd(op, args, kwargs)
 

@@ -174,6 +174,15 @@ class _TLS(threading.local):
 TLS = _TLS()
 
 
+_AUTOGRAD_FUNCTIONALITY = 1 << _FUNC_BIT["AutogradFunctionality"]
+
+
+def autograd_excluded() -> bool:
+    """Is autograd's dispatch key in this thread's exclude set (_AutoDispatchBelowAutograd,
+    an ExcludeDispatchKeyGuard)? Then calls skip the graph, as upstream's dispatcher does."""
+    return bool(TLS.excluded._repr & _AUTOGRAD_FUNCTIONALITY)
+
+
 def tls_is_dispatch_key_excluded(key) -> bool:
     return TLS.excluded.has(key)
 
