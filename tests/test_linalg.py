@@ -79,6 +79,11 @@ case("multi_dot", lambda a, b, c: L.multi_dot([a, b, c]), R, W, R)
 case("vander", L.vander, A[0])
 case("empty", lambda a: [L.det(a), L.inv(a), L.cholesky(a)], np.zeros((2, 0, 0)))
 case("det_out", lambda a: L.det(a, out=torch.empty(0, dtype=a.dtype)), A)
+case("orthogonal_init", lambda a: [torch.nn.init.orthogonal_(torch.empty(shape, dtype=a.dtype),
+     generator=torch.Generator().manual_seed(0)) for shape in ((3, 5), (6, 4))], A)
+case("cond", lambda a: [L.cond(a), L.cond(a, 1), L.cond(a, "fro"), L.cond(a, -2)], A)
+case("tensorinv", lambda a: L.tensorinv(a.reshape(2, 2, 4), ind=2), A)
+case("tensorsolve", lambda a, b: L.tensorsolve(a.reshape(2, 2, 4), b.reshape(2, 2)), A, A[0])
 
 Z = np.zeros((2, 3, 3)); Z[1] = np.eye(3); Z[1, 2, 2] = 0
 error("err_inv_singular", lambda: L.inv(torch.tensor(Z)))
