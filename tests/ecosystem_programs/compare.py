@@ -32,13 +32,16 @@ class Run:
         return {k[len(pre):]: v for k, v in self.arrays.items() if k.startswith(pre)}
 
 
-def run(side: str, program: str, dtype: str, out_dir: Path, cases=(), timeout=1800) -> Run:
-    out = out_dir / f"{program}-{side}-{dtype}.npz"
+def run(side: str, program: str, dtype: str, out_dir: Path, cases=(), timeout=1800,
+        profile: str | None = None) -> Run:
+    """``profile``: upstream under one of this CPU's other capability profiles (ATen, MKL and
+    oneDNN code paths), to see how far upstream moves from itself."""
+    out = out_dir / f"{program}-{side}-{dtype}{'-' + profile if profile else ''}.npz"
     if side == "ours":
         argv, env = [upstream.ours_python()], None
     else:
         argv = [str(upstream.UPSTREAM_PYTHON)]
-        env = upstream.upstream_env()
+        env = upstream.upstream_env() | (upstream.CPU_PROFILES[profile] if profile else {})
     proc = subprocess.run(argv + [str(HARNESS), program, dtype, str(out), *cases],
                           capture_output=True, text=True, env=env, timeout=timeout)
     if proc.returncode != 0:
@@ -51,12 +54,20 @@ def run(side: str, program: str, dtype: str, out_dir: Path, cases=(), timeout=18
     return Run(arrays, info)
 
 
-def disagreements(ours: dict, up32: dict, up64: dict, tol_from: dict | None = None) -> dict:
+def profile_runs(program: str, out_dir: Path, cases=()) -> list[Run]:
+    """Upstream's float32 run under each other CPU profile this machine has."""
+    return [run("upstream", program, "float32", out_dir, cases, profile=name)
+            for name in upstream.other_cpu_profiles()]
+
+
+def disagreements(ours: dict, up32: dict, up64: dict, tol_from: dict | None = None,
+                  moved: list | None = None) -> dict:
     """name -> why, for every array of a case that does not agree (missing ones included).
 
     ``tol_from`` maps an array whose float64 rerun is not the same computation (dropout draws
     other masks in float64) to the array whose upstream error sets its tolerance instead; such an
-    array is held to that tolerance alone, without its own float64 values."""
+    array is held to that tolerance alone, without its own float64 values. ``moved``: the same
+    case from upstream's other CPU profiles; where upstream moves from itself, that is allowed."""
     bad = {}
     tol_from = tol_from or {}
     for k, u in up32.items():
@@ -70,7 +81,9 @@ def disagreements(ours: dict, up32: dict, up64: dict, tol_from: dict | None = No
             continue
         src = tol_from.get(k, k)
         tol = tolerance.derive([(up32[src], up64[src])], "float32")
-        why = cmp.close(u, o.astype(np.float64), None if src != k else up64[k], 0.0, tol)
+        refs = {f"other{i}": m[k] for i, m in enumerate(moved or ()) if k in m and m[k].shape == u.shape}
+        why = cmp.close(u, o.astype(np.float64), None if src != k else up64[k],
+                        cmp.spread(u, refs, "float32"), tol)
         if why is None and not np.array_equal(np.isfinite(o), np.isfinite(u)):
             why = "non-finite elements differ"
         if why:
