@@ -510,6 +510,12 @@ def test_fma_emulation_is_exact():
     c = -(a * b) * (1 + rng.standard_normal(3000) * 1e-12)  # heavy cancellation
     got = fma64(a, b, c)
     assert all(float(Fraction(x) * Fraction(y) + Fraction(z)) == r for x, y, z, r in zip(a, b, c, got))
+    for zero in (0.0, -0.0):  # the zero addend's shortcut: one rounding, and fma's signed zeros
+        got = fma64(np.append(a, [0.0, -0.0, 2.0]), np.append(b, [-1.0, -1.0, -0.0]), zero)
+        want = [float(Fraction(x) * Fraction(y)) for x, y in zip(a, b)]
+        assert np.array_equal(got[:-3], want)
+        signs = np.signbit(got[-3:]).tolist()
+        assert signs == ([False, False, False] if zero == 0.0 and not np.signbit(zero) else [True, False, True])
     a32, b32 = a.astype(np.float32) / 1e10, rng.uniform(1, 2, 3000).astype(np.float32)
     c32 = (-(a32.astype(np.float64) * b32) * (1 + rng.standard_normal(3000) * 1e-6)).astype(np.float32)
     got = fma32(a32, b32, c32)
