@@ -3,7 +3,8 @@ seconds per round on our torch and on upstream torch measured in the same invoca
 robustness table (one of ten participants sends scaled or sign-flipped updates).
 
     .venv/bin/python bench/federated.py digits --rounds 20
-    .venv/bin/python bench/federated.py robustness --rounds 10 --side upstream
+    .venv/bin/python bench/federated.py robustness --rounds 10            # in one process
+    .venv/bin/python bench/federated.py robustness --rounds 10 --processes --side upstream
 
 Every participant is its own process (10 participants + 1 coordinator per run).
 """
@@ -73,6 +74,22 @@ ROBUST = [("FedAvg", {}), ("FedMedian", {}), ("FedTrimmedAvg", {"beta": 0.2}),
           ("Bulyan", {"num_malicious": 1})]
 
 
+def simulated(name, kw, who, factor, a):
+    """The rounds in this process (federated.simulate): same steps as the engine, no transport."""
+    from torchnative.nn.federated import attacks, digits
+    from torchnative.nn.federated.aggregators import ALL
+    from torchnative.nn.federated.simulate import simulate
+    xtr, ytr, xte, yte = digits.load(0)
+    parts = digits.dirichlet_split(ytr, 10, a.alpha, 0)
+    data = {i + 1: digits.batches(xtr[p], ytr[p]) for i, p in enumerate(parts)}
+    net = digits.model(0)
+    acc = []
+    simulate(net, data, rounds=a.rounds, aggregator=ALL["Krum" if name == "MultiKrum" else name](**kw),
+             transform=attacks.Scale([int(who)], factor) if who else None, lr=a.lr,
+             on_round=lambda r, m: acc.append(digits.accuracy(m, xte, yte)))
+    return acc
+
+
 def robustness(a):
     attacks = {"none": ("", 1.0), f"scaled x{a.scale:g}": ("1", a.scale), f"sign-flipped x{a.flip:g}": ("1", a.flip)}
     table = {}
@@ -82,11 +99,17 @@ def robustness(a):
         agg = "Krum" if name == "MultiKrum" else name
         for label, (who, factor) in attacks.items():
             print(f"[{name} {label} {a.side}] ...", file=sys.stderr, flush=True)
-            rows, _ = run(a.side, participants=10, rounds=a.rounds, alpha=a.alpha, aggregator=agg,
-                          agg_kwargs=kw, attackers=who, attack_factor=factor, lr=a.lr)
-            table[name, label] = [r["accuracy"] for r in rows]
-    print(f"\nTest accuracy per round, 10 participants (Dirichlet α={a.alpha}), participant 1 attacking, "
-          f"{a.side} torch\n")
+            if a.processes:
+                rows, _ = run(a.side, participants=10, rounds=a.rounds, alpha=a.alpha, aggregator=agg,
+                              agg_kwargs=kw, attackers=who, attack_factor=factor, lr=a.lr)
+                table[name, label] = [r["accuracy"] for r in rows]
+            else:
+                table[name, label] = simulated(name, kw, who, factor, a)
+    import torch
+    where = (f"{a.side} torch, 11 processes per run" if a.processes else
+             f"one process (federated.simulate) on torch {torch.__version__} from {torch._C.__file__}")
+    print(f"\nTest accuracy per round, 10 participants (Dirichlet α={a.alpha}), participant 1 attacking; "
+          f"{where}\n")
     rounds = list(range(1, a.rounds + 1))
     shown = [r for r in rounds if r in (1, 2, 3, 5) or r % 5 == 0 or r == a.rounds]
     print("| aggregator | attack | " + " | ".join(f"r{r}" for r in shown) + " |")
@@ -113,6 +136,8 @@ def main(argv=None):
     r.add_argument("--scale", type=float, default=10.0)
     r.add_argument("--flip", type=float, default=-5.0)
     r.add_argument("--aggregators", nargs="*", default=[])
+    r.add_argument("--processes", action="store_true",
+                   help="a world of 11 processes per cell (default: the rounds in this process)")
     a = ap.parse_args(argv)
     (digits if a.what == "digits" else robustness)(a)
 

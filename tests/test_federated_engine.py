@@ -155,3 +155,24 @@ def test_learns_and_lr0_control(runs):
     assert not learned(runs["lr0"])
     g = globals_of(runs["lr0"])
     assert all(np.array_equal(vec(g[0]), vec(g[r])) for r in range(1, ROUNDS + 1)), "lr=0 moved the model"
+
+
+def test_in_process_simulation_matches_the_engine(runs):
+    """federated.simulate (used for the robustness sweep) takes the same steps as the engine."""
+    import torch
+
+    from torchnative.nn.federated import FedAvg, digits
+    from torchnative.nn.federated.simulate import simulate
+    xtr, ytr, _, _ = digits.load(0)
+    parts = digits.dirichlet_split(ytr, WORLD - 1, 0.5, 0)
+    data = {i + 1: digits.batches(xtr[p], ytr[p]) for i, p in enumerate(parts)}
+    net = digits.model(0)
+    sims = [{n: p.detach().numpy().astype(np.float64) for n, p in net.named_parameters()}]
+    simulate(net, data, rounds=ROUNDS, aggregator=FedAvg(), lr=0.1,
+             on_round=lambda r, m: sims.append({n: p.detach().numpy().astype(np.float64)
+                                                for n, p in m.named_parameters()}))
+    u32, u64, ours = globals_of(runs["up32"]), globals_of(runs["up64"]), globals_of(runs["ours"])
+    for r in range(ROUNDS + 1):
+        assert within(sims[r], u32[r], u64[r]), f"round {r}"
+        assert np.array_equal(vec(sims[r]), vec(ours[r])), f"round {r}: not bit-identical to the engine on ours"
+    assert torch.__version__  # ran on our torch, in this process
