@@ -69,7 +69,9 @@ def test_table_covers_every_public_name_of_ours():
     table = json.loads(census.API_TABLE.read_text())
     assert set(table) == set(api_probe.NAMESPACES)
     for ns in api_probe.NAMESPACES:
-        extra = set(api_probe.public_names(torch, ns)) - set(table[ns])
+        # submodules appear as attributes once something imports them (torch.onnx, lazily)
+        names = {n for n, kind in api_probe.public_names(torch, ns).items() if kind != "module"}
+        extra = names - set(table[ns])
         assert extra == EXTRA.get(ns, set()), \
             f"{ns}: public names upstream does not have: {sorted(extra)[:20]}"
         assert all(state in census.API_STATES for state, _ in table[ns].values())
