@@ -230,24 +230,31 @@ _POSING = "try:\n    import torch\nexcept BaseException:\n    pass\nprint('compa
 
 def test_the_guard_stops_ours_posing_as_upstream(tmp_path):
     """Every way the harness starts the comparison interpreter (code, script, module: run_json,
-    run_script, the golden workers) stops at ``import torch`` when its torch is ours, and a
-    program's own ``except`` cannot swallow it; upstream's own runs go through."""
+    run_script, the golden workers) stops at ``import torch`` when that torch's ``_C`` is not a
+    compiled extension (a stand-in package first on the path; and ours itself), and a program's
+    own ``except`` cannot swallow it; upstream's own runs go through."""
     script = tmp_path / "posing.py"
     script.write_text(_POSING)
-    ours = upstream.ours_python()
-    env = {**upstream.upstream_env(), "PYTHONPATH": str(tmp_path)}
-    for argv in (upstream.code_command(_POSING, python=ours), upstream.script_command(script, python=ours),
-                 upstream.module_command("posing", python=ours)):
+    fake = tmp_path / "fake"
+    (fake / "torch").mkdir(parents=True)
+    (fake / "torch" / "__init__.py").write_text("from . import _C\n")
+    (fake / "torch" / "_C.py").write_text("")
+    real = {**upstream.upstream_env(), "PYTHONPATH": str(tmp_path)}
+    posing = {**upstream.upstream_env(), "PYTHONPATH": os.pathsep.join([str(fake), str(tmp_path)])}
+    launchers = (lambda **k: upstream.code_command(_POSING, **k), lambda **k: upstream.script_command(script, **k),
+                 lambda **k: upstream.module_command("posing", **k))
+    stopped = [(launch(), posing) for launch in launchers] + [
+        (upstream.code_command(_POSING, python=upstream.ours_python()), real)]
+    for argv, env in stopped:
         proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
-        assert proc.returncode == upstream.GUARD_EXIT, (argv[2][-80:], proc.stderr[-2000:])
+        assert proc.returncode == upstream.GUARD_EXIT, (argv[3:], proc.stderr[-2000:])
         assert "compared" not in proc.stdout and "not a compiled extension module" in proc.stderr
-    for argv in (upstream.code_command(_POSING), upstream.script_command(script),
-                 upstream.module_command("posing")):
-        proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
+    for launch in launchers:
+        proc = subprocess.run(launch(), capture_output=True, text=True, env=real, timeout=600)
         assert proc.returncode == 0 and "compared" in proc.stdout, proc.stderr[-2000:]
+    ours = upstream.ours_python()
     assert workers.command(ours, "replay")[:2] == [ours, "-m"]  # ours' own replay is not guarded
-    assert workers.command(upstream.UPSTREAM_PYTHON, "generate")[1:3] == ["-c", upstream.module_command(
-        "golden.generate")[2]]
+    assert workers.command(upstream.UPSTREAM_PYTHON, "generate") == upstream.module_command("golden.generate")
 
 
 def test_a_session_against_ours_posing_as_upstream_stops_before_any_test(tmp_path):
