@@ -618,7 +618,7 @@ def test_same_dtype_add_does_not_cast(monkeypatch):
 
 
 def test_gelu_forms_differ_and_none_is_exact_erf_form():
-    """gelu's two approximations stay distinct (DESIGN §6): tanh differs from the erf form."""
+    """gelu's two approximations stay distinct: tanh differs from the erf form."""
     import torch
 
     x = torch.linspace(-4, 4, 101)
