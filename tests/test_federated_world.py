@@ -1,5 +1,5 @@
-"""A world of 17 processes (a coordinator and 16 participants) on our torch, on a 2-core
-machine: every participant joins, trains and is averaged; with select=0.5 a seeded half takes
+"""A world of 17 processes (a coordinator and 16 participants) on our torch and on upstream's,
+on a 2-core machine: every participant joins, trains and is averaged; with select=0.5 a seeded half takes
 part in the later rounds. Slow (17 interpreters import torch): run with --slow."""
 
 from __future__ import annotations
@@ -10,16 +10,24 @@ from pathlib import Path
 import pytest
 
 from torchnative.nn.federated import experiment
+from torchnative.testing import upstream
 
 ROOT = Path(__file__).resolve().parents[1]
 OURS = str(ROOT / ".venv" / "bin" / "python")
 
 
 @pytest.mark.slow
-def test_sixteen_participants(tmp_path):
+@pytest.mark.parametrize("side", ["ours", "upstream"])
+def test_sixteen_participants(tmp_path, side):
     args = ["--rounds", "3", "--select", "0.5", "--min-participants", "8", "--first-timeout", "900",
             "--timeout", "300", "--alpha", "0.5", "--out", str(tmp_path)]
-    res = experiment.launch(17, args, python=OURS, timeout=2400)
+    if side == "ours":
+        res = experiment.launch(17, args, python=OURS, timeout=2400)
+    else:
+        if not upstream.available():
+            upstream.missing("upstream torch (.venv-upstream)")
+        res = experiment.launch(17, args, python=str(upstream.UPSTREAM_PYTHON), timeout=2400,
+                                env=upstream.upstream_env())
     assert {r: c for r, (c, _) in res.items()} == {r: 0 for r in range(17)}, res
     rows = json.loads((tmp_path / "rounds.json").read_text())
     assert len(rows) == 3
