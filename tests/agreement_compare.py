@@ -9,7 +9,9 @@ a few ulp; testing.golden.tolerance), or no farther from upstream's float64 resu
 float32 result is. float64 cases use the float32 tolerance carried over in ulps. Factorizations
 and solves are only reproducible normwise (LAPACK's error bounds are normwise; a blocked and an
 unblocked algorithm round differently): with ``normwise=True`` an element also agrees within the
-same rtol relative to the output's largest magnitude.
+same rtol relative to the output's largest magnitude. Where upstream disagrees with itself from
+run to run (MKL's LAPACK under a loaded machine), ``again`` (a second upstream run) widens the
+bar to that disagreement, as the golden harness's ``normwise`` does.
 """
 
 from __future__ import annotations
@@ -42,13 +44,14 @@ def tolerance_for(up: dict, name: str, dtype: str):
     return tolerance.scaled(tol32, "float32", "float64")
 
 
-def compare(ours: dict, up: dict, name: str, normwise: bool = False) -> str | None:
+def compare(ours: dict, up: dict, name: str, normwise: bool = False,
+            again: dict | None = None) -> str | None:
     """None when case ``name`` agrees, else the first problem."""
     with np.errstate(invalid="ignore", over="ignore"):  # inf - inf where both are infinite
-        return _compare(ours, up, name, normwise)
+        return _compare(ours, up, name, normwise, again)
 
 
-def _compare(ours: dict, up: dict, name: str, normwise: bool) -> str | None:
+def _compare(ours: dict, up: dict, name: str, normwise: bool, again) -> str | None:
     u, o = up[name], ours[name]
     if isinstance(u, dict) and "error" in u:
         if not (isinstance(o, dict) and "error" in o):
@@ -82,6 +85,11 @@ def _compare(ours: dict, up: dict, name: str, normwise: bool) -> str | None:
             close |= np.abs(y - z) <= np.abs(x - z) + tol.atol + tol.rtol * np.abs(z)
         if normwise and fin.any():
             close |= np.abs(x - y) <= tol.atol + tol.rtol * np.abs(x[fin]).max()
+        if again is not None and isinstance(again.get(name), (dict, list)):
+            z = np.array(leaves(again[name])[i]["values"], np.float64)
+            if z.shape == x.shape:
+                spread = np.abs(x - z)[fin].max() if fin.any() else 0.0
+                close |= np.abs(x - y) <= spread
         close |= ~fin
         if not close.all():
             j = int(np.flatnonzero(~close.ravel())[0])

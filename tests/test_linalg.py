@@ -3,7 +3,8 @@
 One program builds seeded inputs with numpy and runs every case on each torch in its own process
 (``testing.upstream.run_both``); results are compared element by element at the tolerance
 derived from upstream's own float32-vs-float64 error, elementwise or normwise
-(agreement_compare.py). Decompositions
+(agreement_compare.py), or within upstream's own run-to-run spread (MKL's LAPACK is not
+reproducible on a loaded machine: a second upstream run measures it). Decompositions
 whose factors are unique only up to signs or phases are compared through what is unique
 (eigenvalues, singular values, reconstructions, projectors); QR, LU and Cholesky factors are
 compared directly, since LAPACK's conventions fix them. Errors compare by type and message.
@@ -109,7 +110,8 @@ print(json.dumps(RESULTS))
 
 @pytest.fixture(scope="module")
 def results():
-    return upstream.run_both(PROGRAM)
+    ours, up = upstream.run_both(PROGRAM)
+    return ours, up, upstream.run_json(PROGRAM)  # upstream again: its run-to-run spread
 
 
 def _names(kind):
@@ -122,21 +124,21 @@ def _names(kind):
 @pytest.mark.parametrize("name", _names("value"))
 @pytest.mark.parametrize("width", ["float32", "float64"])
 def test_values_agree(results, name, width):
-    ours, up = results
-    problem = compare(ours, up, f"{name}.{width}", normwise=True)
+    ours, up, again = results
+    problem = compare(ours, up, f"{name}.{width}", normwise=True, again=again)
     assert problem is None, problem
 
 
 @pytest.mark.parametrize("name", _names("error"))
 def test_errors_agree(results, name):
-    ours, up = results
+    ours, up, _ = results
     assert up[name]["error"] != "none", "the case must raise on upstream"
     assert compare(ours, up, name) is None, compare(ours, up, name)
 
 
 def test_comparison_catches_a_wrong_value(results):
     """Control: the comparison must reject a result off by a relative 1e-4 (or a sign)."""
-    ours, up = results
+    ours, up, _ = results
     for key in ("det.float64", "inv.float32"):
         assert compare(ours, up, key, normwise=True) is None
         bad = {key: {**ours[key], "values": _scaled(ours[key]["values"], 1 + 1e-4)}}

@@ -297,6 +297,8 @@ def linalg_lstsq(self, b, rcond=None, *, driver=None):
     if drv == "gels":  # full rank assumed: every singular value used
         with np.errstate(all="ignore"):
             x = np.einsum("...ji,...jk->...ik", np.conj(vh), uhb / s[..., :, None])
+    elif drv == "gelsy" and m >= n and a.size:
+        x = _gelsy_full_rank(a, bb, rank, x)
     sol = x[..., 0] if vector else x
     rdt = real_of(self.dtype)
     if m > n and drv != "gelsy" and (drv == "gels" or bool((rank == n).all())):
@@ -307,6 +309,43 @@ def linalg_lstsq(self, b, rcond=None, *, driver=None):
     ranks = out(rank, INT64) if drv != "gels" else _empty(INT64)
     svals = out(s, rdt) if drv in ("gelsd", "gelss") else _empty(rdt)
     return out(sol, self.dtype), residuals, ranks, svals
+
+
+def _pivot_order(a: np.ndarray) -> list:
+    """geqp3's column order: at each step the column of largest remaining norm (the first of
+    equals), the others then orthogonalized against it."""
+    r = np.array(a, copy=True)
+    order = list(range(r.shape[1]))
+    for j in range(r.shape[1]):
+        norms = np.linalg.norm(r[:, j:], axis=0)
+        k = j + int(np.argmax(norms))
+        r[:, [j, k]] = r[:, [k, j]]
+        order[j], order[k] = order[k], order[j]
+        v = r[:, j] / norms[k - j] if norms[k - j] else r[:, j]
+        r[:, j + 1:] -= np.outer(v, np.conj(v) @ r[:, j + 1:])
+    return order
+
+
+def _gelsy_full_rank(a, b, rank, fallback):
+    """gelsy's solution where A has full column rank: QR with column pivoting, R x = Q^H b.
+    Rank-deficient matrices keep the minimum-norm (SVD) solution, which gelsy's complete
+    orthogonal factorization also computes."""
+    from .linalg_common import trsm
+
+    n = a.shape[-1]
+    x = np.array(fallback, copy=True)
+    flat_a = a.reshape(-1, *a.shape[-2:])
+    flat_b = b.reshape(-1, *b.shape[-2:])
+    flat_x = x.reshape(-1, *x.shape[-2:])
+    for i, r in enumerate(np.asarray(rank).reshape(-1)):
+        if r != n:
+            continue
+        order = _pivot_order(flat_a[i])
+        q, rr = np.linalg.qr(flat_a[i][:, order])
+        with np.errstate(all="ignore"):
+            y = trsm(rr, np.conj(q.T) @ flat_b[i], upper=True)
+        flat_x[i][order] = y
+    return flat_x.reshape(x.shape)
 
 
 # --- matrix exponential -----------------------------------------------------------------------
