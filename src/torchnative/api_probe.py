@@ -46,7 +46,9 @@ VOLATILE = {"empty", "empty_like", "empty_strided", "empty_permuted", "new_empty
             "new_empty_strided", "resize_", "resize_as_", "data_ptr", "const_data_ptr",
             "mutable_data_ptr", "get_file_path", "storage_offset_ptr", "_cdata"}
 
-_HARD_TIMEOUT = 10  # seconds per call: a probe that hangs is recorded as such
+# seconds per call: a probe that hangs is recorded as such. Generous, because a first call can
+# import a lot (torch.addr's first call on ours imports upstream's decompositions: ~9 s)
+_HARD_TIMEOUT = 60
 
 
 def _candidates(torch):
