@@ -605,3 +605,21 @@ def test_engine_state_mapping_round_trips():
             nx += 1
         assert np.array_equal(e.random(n), temper(np.array(want, np.uint32))), trial
         assert (e.left, e.next) == (l, nx) and np.array_equal(e.state, state), trial
+
+
+def test_seeding_paths_agree(monkeypatch):
+    """numpy's C seeding (when present and checked) and the Python init_genrand loop seed the
+    same state, and a reseeded engine forgets everything it drew."""
+    from torchnative.csrc.random import mt19937
+
+    for seed in [0, 1, 5489, 2**32 - 1, 2**32 + 7, 2**64 - 1]:
+        fast = R.CPUGeneratorState().manual_seed(seed)
+        monkeypatch.setattr(mt19937, "_LEGACY_SEEDING", False)
+        slow = R.CPUGeneratorState().manual_seed(seed)
+        monkeypatch.undo()
+        assert np.array_equal(fast.get_state(), slow.get_state()), seed
+        assert np.array_equal(fast.random(1500), slow.random(1500)), seed
+        fast.random(77)
+        fast.manual_seed(seed)
+        slow.manual_seed(seed)
+        assert np.array_equal(fast.get_state(), slow.get_state()), seed

@@ -63,8 +63,9 @@ def temper(y: np.ndarray) -> np.ndarray:
     return y ^ (y >> _U32(18))
 
 
-def _numpy_engine(key: np.ndarray, pos: int):
-    bg = np.random.MT19937(0)
+def _numpy_engine(key: np.ndarray, pos: int, bg=None):
+    if bg is None:
+        bg = np.random.MT19937(0)
     bg.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": pos}}
     return bg, np.random.Generator(bg)
 
@@ -88,11 +89,33 @@ def _check_numpy_stream() -> None:
     _checked = True
 
 
+def _legacy_seeding_works() -> bool:
+    """numpy's ``MT19937._legacy_seeding`` runs ``init_genrand`` (upstream's ``init_with_uint32``)
+    in C and leaves ``pos = 624`` (twist first), ~10x cheaper than ``init_state``'s loop. It is
+    numpy's private API: used only if present and giving ``init_state``'s words here."""
+    bg = np.random.MT19937(0)
+    seeding = getattr(bg, "_legacy_seeding", None)
+    if seeding is None:
+        return False
+    try:
+        for seed in (0, 5489, 0xFFFFFFFF):
+            seeding(seed)
+            st = bg.state["state"]
+            if st["pos"] != N or not np.array_equal(st["key"], init_state(seed)):
+                return False
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+_LEGACY_SEEDING = None
+
+
 class MT19937:
     """The engine: ``state`` (624 uint32), ``left``, ``next``, ``seed``, ``seeded``.
 
     ``_bg``/``_gen`` hold the words while the state maps onto numpy's; ``_key`` holds them
-    (and ``_bg`` is None) while it does not.
+    (and is None otherwise) while it does not.
     """
 
     __slots__ = ("_bg", "_gen", "_key", "_left", "_next", "seed", "seeded")
@@ -110,21 +133,30 @@ class MT19937:
     def _set(self, key: np.ndarray, left: int, next_: int) -> None:
         self._left, self._next = left, next_
         if left == 1 or left + next_ == N + 1:
-            self._bg, self._gen = _numpy_engine(key, N + 1 - left)
+            self._bg, self._gen = _numpy_engine(key, N + 1 - left, getattr(self, "_bg", None))
             self._key = None
-        else:
-            self._bg = self._gen = None
+        else:  # the numpy engine (if any) is kept for reuse; ``_key`` marks it unused
             self._key = key
 
     def reseed(self, seed: int) -> None:
+        global _LEGACY_SEEDING
         self.seed = int(seed) & 0xFFFFFFFFFFFFFFFF
         self.seeded = True
-        self._set(init_state(self.seed), 1, 0)
+        if _LEGACY_SEEDING is None:
+            _LEGACY_SEEDING = _legacy_seeding_works()
+        if _LEGACY_SEEDING:
+            if getattr(self, "_bg", None) is None:
+                self._bg = np.random.MT19937(0)
+                self._gen = np.random.Generator(self._bg)
+            self._bg._legacy_seeding(self.seed & 0xFFFFFFFF)
+            self._left, self._next, self._key = 1, 0, None
+        else:
+            self._set(init_state(self.seed), 1, 0)
 
     # upstream's fields, readable and (for tests that build broken engines) writable
     @property
     def state(self) -> np.ndarray:
-        if self._bg is None:
+        if self._key is not None:
             return self._key.copy()
         return self._bg.state["state"]["key"]
 
@@ -160,7 +192,7 @@ class MT19937:
         if n <= 0:
             return np.empty(0, np.uint32)
         head = None
-        if self._bg is None:  # an unmappable state: its own words up to the twist
+        if self._key is not None:  # an unmappable state: its own words up to the twist
             k = min(n, self._left - 1)
             if self._next + k > N:
                 raise RuntimeError(f"mt19937 state with left={self._left}, next={self._next} reads "
