@@ -75,7 +75,7 @@ def test_kernels_against_references():
         pytest.skip("upstream environment missing")
     prog = Path(__file__).resolve().parent / "ecosystem_programs/tv_kernels_check.py"
     proc = subprocess.run([str(upstream.UPSTREAM_PYTHON), str(prog)], capture_output=True, text=True,
-                          env=upstream.upstream_env(), timeout=900)
+                          env=upstream.ecosystem_env(), timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads(proc.stdout.strip().splitlines()[-1])
     for k, v in res.items():

@@ -58,7 +58,7 @@ def test_uint8_bilinear_rounding():
     """Upstream rounds halves up under every CPU profile here. (The seeded RandomResizedCrop
     pipeline still agrees: torchvision resizes uint8 through float and rounds to even on CPUs
     without AVX2, and ours equals upstream's result there exactly, within upstream's own move.)"""
-    assert upstream.run_json_ours(UINT8_UPSAMPLE) == upstream.run_json(UINT8_UPSAMPLE)
+    assert upstream.run_json_ours(UINT8_UPSAMPLE) == upstream.run_json(UINT8_UPSAMPLE, env=upstream.ecosystem_env())
 
 
 @pytest.mark.parametrize("case", ["train_pipeline_antialias", "resize_antialias"])
@@ -91,4 +91,4 @@ with torch._C.DisableTorchFunctionSubclass():
 def test_subclass_views_under_disabled_torch_function():
     """torchvision's tv_tensors unwrap through this: on ours ``BoundingBoxes.detach()`` returns a
     BoundingBoxes without its format and canvas size."""
-    assert upstream.run_json_ours(SUBCLASS) == upstream.run_json(SUBCLASS) == ["Tensor", "Tensor"]
+    assert upstream.run_json_ours(SUBCLASS) == upstream.run_json(SUBCLASS, env=upstream.ecosystem_env()) == ["Tensor", "Tensor"]

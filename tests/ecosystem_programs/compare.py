@@ -41,7 +41,7 @@ def run(side: str, program: str, dtype: str, out_dir: Path, cases=(), timeout=18
         argv, env = [upstream.ours_python()], None
     else:
         argv = [str(upstream.UPSTREAM_PYTHON)]
-        env = upstream.upstream_env() | (upstream.CPU_PROFILES[profile] if profile else {})
+        env = upstream.ecosystem_env() | (upstream.CPU_PROFILES[profile] if profile else {})
     proc = subprocess.run(argv + [str(HARNESS), program, dtype, str(out), *cases],
                           capture_output=True, text=True, env=env, timeout=timeout)
     if proc.returncode != 0:

@@ -29,6 +29,16 @@ def upstream_env() -> dict[str, str]:
     return env
 
 
+# torchvision and timm for upstream live outside its site-packages (tools/setup.sh says why);
+# a program that uses them runs with this folder on its path.
+ECOSYSTEM_SITE = REPO / ".venv-upstream" / "ecosystem-site"
+
+
+def ecosystem_env() -> dict[str, str]:
+    """upstream_env() with torchvision and timm importable."""
+    return upstream_env() | {"PYTHONPATH": str(ECOSYSTEM_SITE)}
+
+
 # Environment that makes upstream compute as it does on a CPU of each capability: ATen's
 # vectorized kernels (ATEN_CPU_CAPABILITY), MKL's code path (MKL_CBWR) and oneDNN's ISA
 # (ONEDNN_MAX_CPU_ISA). Upstream's numbers differ between them in the last bits.
