@@ -29,7 +29,9 @@ def env_for(side):
     if side == "ours":
         return None
     from torchnative.testing.upstream import upstream_env
-    return upstream_env()
+    # one thread per process on both sides: 11 processes share the cores, and OpenMP workers
+    # spinning in each only slow the others down
+    return {**upstream_env(), "OMP_NUM_THREADS": "1"}
 
 
 def run(side, **kw):
