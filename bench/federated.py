@@ -100,7 +100,7 @@ def robustness(a):
             continue
         agg = "Krum" if name == "MultiKrum" else name
         for label, (who, factor) in attacks.items():
-            print(f"[{name} {label} {a.side}] ...", file=sys.stderr, flush=True)
+            print(f"[{name} {label} {a.side if a.processes else 'in-process'}] ...", file=sys.stderr, flush=True)
             if a.processes:
                 rows, _ = run(a.side, participants=10, rounds=a.rounds, alpha=a.alpha, aggregator=agg,
                               agg_kwargs=kw, attackers=who, attack_factor=factor, lr=a.lr)
