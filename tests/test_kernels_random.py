@@ -4,7 +4,7 @@ Every case seeds the generator and runs a sequence of calls through the public A
 Tensor.uniform_, torch.normal, ...), so the stream position and the cached normal sample carry
 from call to call as upstream's do. Upstream evaluates all cases in one subprocess of its own
 environment; results travel as raw bytes with dtype, shape and strides, errors as type and
-message. The same seed must give the same bits (DESIGN.md section 8): no tolerance.
+message. The same seed must give the same bits (docs/cpu.md: per CPU capability): no tolerance.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Upstream's CPU random generator (mt19937) and its samplers, bit for bit, over numpy.
 
-Used to build torch._C, so nothing here imports torch. See DESIGN.md §8.
+Used to build torch._C, so nothing here imports torch. Which bits depend on the CPU capability,
+and how that was measured: docs/cpu.md.
 """
 
 from .distributions import (bernoulli_, cauchy_, exponential_, geometric_, log_normal_, normal_,
