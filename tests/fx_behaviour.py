@@ -8,22 +8,11 @@ process): traced graphs as text (generated code, node lists), results as float64
 from __future__ import annotations
 
 import copy
-import json
 import pickle
 
 import numpy as np
 
-
-def _vals(t):
-    return t.detach().double().reshape(-1).tolist()
-
-
-def _err(fn):
-    try:
-        fn()
-    except Exception as e:  # the case records what was raised
-        return f"{type(e).__name__}: {e}"
-    return "no error"
+from behaviour_script import err as _err, main, run_cases, vals as _vals
 
 
 def _target(t):
@@ -340,23 +329,8 @@ _fx.wrap("_wrapped_len")
 
 
 def probes(torch):
-    r = {}
-    for name, fn in cases(torch).items():
-        try:
-            r[name] = fn()
-        except Exception as e:  # an escaping exception is a result too
-            r[name] = f"EXC {type(e).__name__}: {e}"
-    return r
-
-
-def main():
-    import warnings
-
-    import torch
-
-    warnings.simplefilter("ignore")
-    print(json.dumps(probes(torch)))
+    return run_cases(cases(torch))
 
 
 if __name__ == "__main__":
-    main()
+    main(probes, quiet=True)

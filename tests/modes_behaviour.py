@@ -8,21 +8,10 @@ Results are JSON (numbers as float64 lists, errors as "Type: message"); only pub
 
 from __future__ import annotations
 
-import json
 
 import numpy as np
 
-
-def _err(fn):
-    try:
-        fn()
-    except Exception as e:  # the case records what was raised
-        return f"{type(e).__name__}: {e}"
-    return "no error"
-
-
-def _vals(t):
-    return t.detach().double().reshape(-1).tolist()
+from behaviour_script import err as _err, main, run_cases, vals as _vals
 
 
 def cases(torch):
@@ -340,23 +329,8 @@ def cases(torch):
 
 
 def probes(torch):
-    r = {}
-    for name, fn in cases(torch).items():
-        try:
-            r[name] = fn()
-        except Exception as e:  # an escaping exception is a result too
-            r[name] = f"EXC {type(e).__name__}: {e}"
-    return r
-
-
-def main():
-    import warnings
-
-    import torch
-
-    warnings.simplefilter("ignore")
-    print(json.dumps(probes(torch)))
+    return run_cases(cases(torch))
 
 
 if __name__ == "__main__":
-    main()
+    main(probes, quiet=True)
