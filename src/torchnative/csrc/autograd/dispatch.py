@@ -245,6 +245,14 @@ def _record(op, plan, spec, args, kwargs, computed=_NO_DEFAULT):
             continue
         o = self_t if inplace else outs[idx]
         saved[name] = _save(o, o is not None and o._grad_fn is node)
+    if spec.derived_outputs:
+        from .generated import NS
+
+        named = dict(zip(spec.output_names, outs))
+        for name, code, users in spec.derived_outputs:
+            if users and not (users & wanted):
+                continue
+            saved[name] = _save(eval(code, NS, named), False)
     return result
 
 

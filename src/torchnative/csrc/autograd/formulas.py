@@ -39,6 +39,9 @@ class OpFormulas:
     output_names: tuple  # names of all outputs (for grad_<name>)
     nondiff_outputs_all: bool = False  # output_differentiability says nothing differentiates
     single_grad: bool = False
+    # ((name, python expr), ...) saved values computed from the outputs after the forward
+    # (``S_sym_argsize_minus_1``: ``S.sym_size(-1)``), named among saved_outputs too
+    derived_outputs: tuple = ()
 
 
 def _derivatives_yaml() -> Path:
@@ -114,12 +117,19 @@ def _generate() -> dict:
             continue
         names = list(cpp.return_names(f))
         diff_idx = tuple(names.index(o.name) for o in dout)
+        derived = []
+        for s in info.all_saved_outputs:
+            if s.nctype.name not in names and not s.nctype.name.startswith("result"):
+                try:
+                    derived.append((s.nctype.name, translate(s.expr)))
+                except TranslationError as e:
+                    derived.append((s.nctype.name, f"untranslatable({str(e)!r})"))
         table[str(f.func.name)] = OpFormulas(
             node=info.op, kind=kind, edges=tuple(edges), nondiff_tensor_args=tuple(nondiff),
             formulas=tuple(formulas), saved_inputs=tuple(saved_in),
             saved_outputs=tuple(s.nctype.name for s in info.all_saved_outputs),
             diff_outputs=diff_idx, output_names=tuple(names),
-            single_grad=uses_single_grad(info))
+            single_grad=uses_single_grad(info), derived_outputs=tuple(derived))
     from torchgen.packaged.autograd.gen_variable_type import DONT_REQUIRE_DERIVATIVE
 
     table["__dont_require__"] = frozenset(DONT_REQUIRE_DERIVATIVE)

@@ -174,8 +174,12 @@ class Spec:
                         _resolve(n)
             self.saved_inputs.append((name, src if plain else None, code,
                                       frozenset(uses.get(name, ()))))
+        derived = dict(f.derived_outputs)
         self.saved_outputs = [(n, self._output_index(n), frozenset(uses.get(n, ())))
-                              for n in f.saved_outputs]
+                              for n in f.saved_outputs if n not in derived]
+        # saved values computed from the outputs: (name, code, vars whose formulas use it)
+        self.derived_outputs = [(n, compile(src, f"<{f.node} saved {n}>", "eval"),
+                                 frozenset(uses.get(n, ()))) for n, src in derived.items()]
         self.available = all(c.code is not None for c in self.formulas) and \
             all(i is not None for _, i, _u in self.saved_outputs)
         self.missing = "; ".join(c.error for c in self.formulas if c.error)
