@@ -1,7 +1,7 @@
 """Operators defined in Python with their gradient registered through torch.library
 (``register_autograd`` on a ``torch.library.define``d op and on a ``custom_op``): the autograd
 kernel the registration installs runs, records its own node and redispatches below autograd, as
-on upstream. torchvision's operators and the kernels contract get their gradients this way."""
+on upstream. Also what runs below autograd records nothing (the exclude guards, aten::detach). torchvision's operators and the kernels contract get their gradients this way."""
 
 from __future__ import annotations
 
@@ -65,6 +65,11 @@ with torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.Dispatch
     w = x.sin()
 out["below_autograd_records_nothing"] = [y.requires_grad, z.requires_grad, w.requires_grad,
                                          (x * 2).requires_grad]
+y = torch.ones(2, requires_grad=True) * 2
+d, e = torch.detach(y), torch.ops.aten.detach.default(y)
+d.add_(1)
+out["detach_function"] = [d.requires_grad, d.grad_fn is None, e.requires_grad, d._is_view(),
+                          d._version, y._version, y.tolist()]
 print(json.dumps(out))
 '''
 
@@ -75,4 +80,5 @@ def test_registered_autograd_kernels_run_as_upstream():
     assert theirs["grad"] == [100.0, 100.0, 100.0]
     assert theirs["custom_op_grad"] == [1.0, 20.0, 300.0]
     assert theirs["below_autograd_records_nothing"] == [False, False, False, True]
+    assert theirs["detach_function"][:3] == [False, True, False]
     assert ours == theirs

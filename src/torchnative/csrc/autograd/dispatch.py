@@ -495,4 +495,15 @@ def _copy_(op, args, kwargs):
     return result
 
 
-MANUAL = {"aten::copy_": _copy_}
+def _detach(op, args, kwargs):
+    """detach (VariableTypeManual.cpp): computed below autograd, a view that neither records a
+    node nor takes its base's history (not differentiable, backward or forward)."""
+    result = _below(op, args, kwargs)
+    if isinstance(result, TensorBase):
+        result._grad_fn = None
+        result._requires_grad = False
+        result._view_base = None
+    return result
+
+
+MANUAL = {"aten::copy_": _copy_, "aten::detach": _detach}
