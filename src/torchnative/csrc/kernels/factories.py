@@ -11,6 +11,7 @@ from ..core import dtypes as D
 from ..core.construct import checked_device, empty
 from ..core.determinism import fill_deterministic_, fills_uninitialized_memory
 from ..core.layouts import preserve_format
+from .pointwise_math import fma
 from .support.common import INT64, arr, opmath, wrap
 from .copy import _empty_like, _scalar_in
 from ..ops.kernel_registry import kernel
@@ -184,6 +185,10 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_mem
     dt = _dtype(dtype)
     t = empty((steps,), dt, checked_device(device))
     if t._np is not None and steps:
+        if dt._name in ("float32", "float64") and not isinstance(start, complex) and \
+                not isinstance(end, complex):
+            t._np[...] = _linspace_float(start, end, steps, t._np.dtype.type)
+            return t
         # upstream fills the first half forwards from start and the second half backwards from
         # end, so both endpoints are exact
         step = (end - start) / (steps - 1) if steps > 1 else 0.0
@@ -193,6 +198,22 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_mem
         t._np[...] = vals.astype(opmath(dt)).astype(t._np.dtype) if dt.is_floating_point \
             else vals.astype(t._np.dtype)
     return t
+
+
+def _linspace_float(start, end, steps: int, T) -> np.ndarray:
+    """linspace_kernel for float/double as upstream's scalar loop computes it: the step in the
+    dtype, then start + step * idx before halfway and end - step * (steps - idx - 1) from there
+    (both endpoints exact), each ``a * b + c`` rounded as upstream's build contracts it
+    (pointwise_math.fma)."""
+    start, end = T(start), T(end)
+    if steps == 1:  # linspace_out fills start
+        return np.full(1, start, T)
+    with np.errstate(all="ignore"):
+        step = (end - start) / T(steps - 1)
+    idx = np.arange(steps, dtype=np.int64)
+    lo = idx < steps // 2
+    k = np.where(lo, idx, steps - idx - 1).astype(T)
+    return fma(np.where(lo, step, -step).astype(T), k, np.where(lo, start, end).astype(T))
 
 
 @kernel("eye", meta=True)
