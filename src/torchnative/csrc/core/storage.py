@@ -156,6 +156,18 @@ class StorageBase:
     def _is_shared_memory(self) -> bool:
         return False
 
+    def _share_filename_cpu_(self, *args, **kwargs):
+        raise TorchnativeNotImplementedError(
+            "torch.UntypedStorage._share_filename_cpu_ (Tensor.share_memory_, torch.multiprocessing)",
+            "torchnative storages live in this process's memory; sharing them between processes "
+            "is not implemented")
+
+    def _share_fd_cpu_(self, *args, **kwargs):
+        raise TorchnativeNotImplementedError(
+            "torch.UntypedStorage._share_fd_cpu_ (Tensor.share_memory_, torch.multiprocessing)",
+            "torchnative storages live in this process's memory; sharing them between processes "
+            "is not implemented")
+
     # from_file, _set_from_file, _new_with_file, _byteswap and from_buffer (checkpoint I/O) are
     # installed by csrc/serialization/storage_io.py, the layer above.
 
