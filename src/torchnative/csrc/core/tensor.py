@@ -18,10 +18,29 @@ from .layouts import contiguous_format, channels_last, channels_last_3d, preserv
 from .refuse import TorchnativeNotImplementedError
 from .size import Size
 from .grad_mode import TLS as _GRAD_TLS
+from .python_classes import tensor_class
+from .torch_function import disabled_torch_function_impl
 
 
 class _TensorMeta(type):
-    """torch._C._TensorMeta: TensorBase's metaclass (upstream's is a plain type subclass)."""
+    """torch._C._TensorMeta: TensorBase's metaclass. As upstream's (THPVariableMetaType_init), a
+    subclass must derive from torch.Tensor, and one that defines __torch_dispatch__ but keeps
+    Tensor's default __torch_function__ has __torch_function__ disabled (FakeTensor and other
+    dispatch subclasses are not seen by __torch_function__)."""
+
+    def __init__(cls, name, bases, namespace, **kwargs):
+        super().__init__(name, bases, namespace, **kwargs)
+        tensor = tensor_class()
+        if tensor is None or cls is tensor:
+            return  # TensorBase itself, and torch.Tensor as it is defined
+        if tensor not in cls.__mro__:
+            raise RuntimeError("Cannot subclass _TensorBase directly")
+        if getattr(cls, "__torch_dispatch__", None) is getattr(tensor, "__torch_dispatch__", None):
+            return
+        impl = getattr(cls, "__torch_function__", None)
+        default = getattr(tensor.__torch_function__, "__func__", None)
+        if getattr(impl, "__func__", impl) is default:
+            cls.__torch_function__ = disabled_torch_function_impl
 
 
 def contiguous_strides(size) -> tuple:

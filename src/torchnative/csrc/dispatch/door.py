@@ -33,6 +33,7 @@ from ..ops.dispatch_keys import autograd_excluded
 from ..ops.dispatcher import REGISTRY, OperatorHandle, register_door
 from ..core.refuse import TorchnativeNotImplementedError
 from ..core.tensor import TensorBase
+from ..core.torch_function import TLS as _TF, _has_attr_override
 
 class Impl:
     """A resolved implementation: the function, which path it is (for ``served``), the
@@ -125,6 +126,19 @@ def aten_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
     if _GRAD.grad_enabled and _any_requires_grad(args, kwargs) and not autograd_excluded():
         return _autograd[0](op, args, kwargs)
     return below_autograd(op, args, kwargs)
+
+
+def _flat(args: tuple, kwargs: dict):
+    for a in (*args, *kwargs.values()):
+        if type(a) in (list, tuple):
+            yield from a
+        else:
+            yield a
+
+
+def _overridden(args: tuple, kwargs: dict) -> bool:
+    """A tensor subclass with __torch_function__ among the arguments (inside lists too)?"""
+    return any(_has_attr_override(a) for a in _flat(args, kwargs))
 
 
 def _plain_args(values) -> bool:
@@ -457,6 +471,14 @@ def call_builtin_kernel(op: OperatorHandle, key: str, args: tuple, kwargs: dict)
 
 def _call_overload(op: OperatorHandle):
     def call(*args, **kwargs):
+        if _TF.state != 2 and (_TF.stack or _TF.state == 0 and _overridden(args, kwargs)):
+            # as upstream's parser does for an OpOverload: __torch_function__ first (a tensor
+            # subclass gets its own type back), with the OpOverload as the function
+            import torch.overrides
+
+            relevant = [a for a in _flat(args, kwargs) if _has_attr_override(a)]
+            return torch.overrides.handle_torch_function(op_overload(op), relevant, *args,
+                                                         **kwargs)
         return aten_dispatch(op, args, kwargs)
 
     call.__name__ = op.name.replace("::", ".")
@@ -493,6 +515,14 @@ def packet_callable(qualname: str):
     def call(*args, **kwargs):
         from .schema_binding import select_overload
 
+        if _TF.state != 2 and (_TF.stack or _TF.state == 0 and _overridden(args, kwargs)):
+            import torch
+            import torch.overrides
+
+            ns, name = qualname.split("::")
+            relevant = [a for a in _flat(args, kwargs) if _has_attr_override(a)]
+            return torch.overrides.handle_torch_function(getattr(getattr(torch.ops, ns), name),
+                                                         relevant, *args, **kwargs)
         op = select_overload(REGISTRY.overloads(qualname), args, kwargs)
         return aten_dispatch(op, args, kwargs)
 
