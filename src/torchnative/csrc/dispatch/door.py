@@ -137,8 +137,18 @@ def _flat(args: tuple, kwargs: dict):
 
 
 def _overridden(args: tuple, kwargs: dict) -> bool:
-    """A tensor subclass with __torch_function__ among the arguments (inside lists too)?"""
-    return any(_has_attr_override(a) for a in _flat(args, kwargs))
+    """A tensor subclass with __torch_function__ among the arguments (inside lists too)? A plain
+    loop: every torch.ops call asks this."""
+    for a in args:
+        if type(a) in (list, tuple):
+            for x in a:
+                if _has_attr_override(x):
+                    return True
+        elif _has_attr_override(a):
+            return True
+    if kwargs:
+        return any(_has_attr_override(a) for a in _flat((), kwargs))
+    return False
 
 
 def _plain_args(values) -> bool:
