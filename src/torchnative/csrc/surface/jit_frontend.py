@@ -1,20 +1,39 @@
-"""The TorchScript front end's objects that upstream Python uses outside compilation.
+"""The TorchScript front end's source objects: SourceRange, SourceRangeFactory, ErrorReport.
 
-``torch._sources`` builds SourceContexts (a SourceRangeFactory subclass) and asks
-``ErrorReport.call_stack()`` while merely *checking* ``@torch.jit._overload`` bodies at import.
-These are plain data; compiling TorchScript itself is not implemented and refuses by name.
+``torch.jit.frontend`` makes ranges while it turns a Python function into tree views, and its
+errors (``UnsupportedNodeError``, ``NotSupportedError``) print ``ErrorReport(range).what()``: the
+highlighted source with the file and line, in upstream's layout (``SourceRange::print_with_context``).
 """
 
 from __future__ import annotations
 
 from ..core.refuse import TorchnativeNotImplementedError
 
-_NO_TORCHSCRIPT = "TorchScript compilation is not implemented in torchnative"
+_NO_TORCHSCRIPT = "TorchScript compilation to IR is not implemented in torchnative"
+_CONTEXT = 3  # lines of context printed around a highlighted range
+
+
+class _Source:
+    """``torch::jit::Source``: text, an optional file name and the file line the text starts at."""
+
+    def __init__(self, text: str, filename, starting_line_no: int):
+        self.text, self.filename, self.starting_line_no = text, filename, starting_line_no
+        self.line_starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+
+    def offset_for_line(self, line: int) -> int:
+        return self.line_starts[min(line, len(self.line_starts) - 1)]
+
+    def lineno_for_offset(self, offset: int) -> int:
+        lo = 0
+        for i, s in enumerate(self.line_starts):
+            if s <= offset:
+                lo = i
+        return lo
 
 
 class SourceRange:
-    def __init__(self, factory: "SourceRangeFactory", start: int, end: int):
-        self._factory, self._start, self._end = factory, start, end
+    def __init__(self, source: _Source, start: int, end: int):
+        self._source, self._start, self._end = source, start, end
 
     @property
     def start(self) -> int:
@@ -24,32 +43,110 @@ class SourceRange:
     def end(self) -> int:
         return self._end
 
+    def file_line_col(self):
+        src = self._source
+        if src.filename is None:
+            return None
+        line = src.lineno_for_offset(self._start)
+        return src.filename, src.starting_line_no + line, self._start - src.offset_for_line(line)
+
     def highlight(self) -> str:
-        return self._factory.source[self._start:self._end]
+        return self._print_with_context(_CONTEXT, True, "")
+
+    def _print_with_context(self, context: int, highlight: bool, funcname: str) -> str:
+        s = self._source.text
+        n = len(s)
+        start = self._start
+
+        def at(i: int) -> str:  # std::string::operator[] reads '\0' at size()
+            return s[i] if i < n else "\0"
+
+        if self._end - start == n:
+            return s
+        range_end = min(n, self._end)
+        begin_line, end_line = start, range_end
+        if begin_line > n:
+            return ""
+        while begin_line > 0 and s[begin_line - 1] != "\n":
+            begin_line -= 1
+        while end_line < n and s[end_line] != "\n":
+            end_line += 1
+        begin_context, i = begin_line, 0
+        while begin_context > 0:
+            if s[begin_context - 1] == "\n":
+                i += 1
+            if i >= context:
+                break
+            begin_context -= 1
+        end_context, i = end_line, 0
+        while end_context < n:
+            if s[end_context] == "\n":
+                i += 1
+            if i >= context:
+                break
+            end_context += 1
+        out = []
+        flc = self.file_line_col()
+        if flc is not None:
+            out.append(f'  File "{flc[0]}", line {flc[1]}' + (f", in {funcname}" if funcname else "")
+                       + "\n")
+        out.append(s[begin_context:start])
+        line_start, line_end = start, range_end
+        if highlight:
+            line_end = start
+            while line_start < range_end:
+                while line_end < n and s[line_end] != "\n":
+                    line_end += 1
+                actual = s[line_start:line_end + 1]
+                out.append(actual if actual.endswith("\n") else actual + "\n")
+                hb, he = line_start, line_start
+                while hb > 0 and s[hb - 1] != "\n":
+                    hb -= 1
+                while he < range_end and s[he] != "\n":
+                    he += 1
+                empty = 0
+                for k in range(hb, he):
+                    if s[k] == " " or k < start:
+                        empty += 1
+                    else:
+                        break
+                marked = he - hb - empty
+                if marked > 0:
+                    more = any(at(k) not in "\n " for k in range(line_end, range_end + 1))
+                    out.append(" " * empty + "~" * marked
+                               + ("\n" if more and line_end != range_end else " <--- HERE\n"))
+                line_end += 1
+                line_start = line_end
+        else:
+            out.append(s[start:range_end])
+        if line_end <= n:
+            tail = s[line_end:end_context]
+            out.append(tail if not tail or tail.endswith("\n") else tail + "\n")
+        return "".join(out)
 
     def __repr__(self):
-        return f"<SourceRange {self._start}:{self._end}>"
+        return self._print_with_context(_CONTEXT, True, "")
+
+    def __str__(self):
+        return "SourceRange at:\n" + repr(self)
 
 
 class SourceRangeFactory:
     def __init__(self, text: str, filename, file_lineno: int, leading_whitespace_chars: int):
-        self._text = text
-        self._filename = filename
-        self._file_lineno = file_lineno
-        self._leading = leading_whitespace_chars
-        self._line_starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+        self._src = _Source(str(text), None if filename is None else str(filename), int(file_lineno))
+        self._leading = int(leading_whitespace_chars)
 
     @property
     def source(self) -> str:
-        return self._text
+        return self._src.text
 
     def make_raw_range(self, start: int, end: int) -> SourceRange:
-        return SourceRange(self, start, end)
+        return SourceRange(self._src, start, end)
 
     def make_range(self, line: int, start_col: int, end_col: int) -> SourceRange:
-        # ``line`` is 1-based as in Python's ast; columns are offset by the dedent
-        base = self._line_starts[min(line - 1, len(self._line_starts) - 1)] + self._leading
-        return SourceRange(self, base + start_col, base + end_col)
+        # lines count from 1 as in Python's ast; columns are shifted by the dedent
+        base = self._src.offset_for_line(line - 1)
+        return SourceRange(self._src, base + start_col + self._leading, base + end_col + self._leading)
 
 
 class ErrorReport(Exception):
@@ -58,17 +155,18 @@ class ErrorReport(Exception):
         self._range = range
 
     def what(self) -> str:
-        return self._range.highlight()
+        return "\n:\n" + self._range.highlight()
 
     @staticmethod
     def call_stack() -> str:
-        """The TorchScript compilation stack: always empty, as nothing compiles TorchScript here."""
+        """The stack of functions being compiled: empty, as compilation here never recurses (a
+        scripted function's callees run as Python)."""
         return ""
 
 
 class CompilationUnit:
     """A container of TorchScript functions; torch.jit makes an empty one at import. Ours stays
-    empty: defining into it would compile TorchScript, which refuses."""
+    empty: defining into it would compile TorchScript source to IR, which refuses."""
 
     def __init__(self, lang: str = "", _frames_up: int = 0):
         if lang:

@@ -1,0 +1,111 @@
+"""``torch._C.ScriptFunction`` and ``_jit_script_compile``: scripted functions that run as Python.
+
+``torch.jit.script(fn)`` is upstream's: it parses ``fn`` with its frontend into tree views (so
+unsupported syntax fails there, with upstream's errors), then calls ``_jit_script_compile(name,
+def, rcb, defaults)``. Ours reads the Def's signature into a schema and returns a ScriptFunction;
+upstream's ``_script_impl`` then hands it the original function as ``_torchdynamo_inline`` (for
+``torch.compile`` to inline), and a call runs that function, as upstream's ``PYTORCH_JIT=0`` runs
+scripted code, behind TorchScript's call contract (argument binding, conversion and type errors).
+Nothing here builds IR: the graph, the code, saving and the passes refuse by name.
+"""
+
+from __future__ import annotations
+
+from ..core.refuse import TorchnativeNotImplementedError
+from ..ops.schema import FunctionSchema, _init_schema
+from . import jit_signature
+from .jit_tree_views import Def
+
+_NO_IR = ("torchnative runs scripted functions as Python and builds no TorchScript IR "
+          "(graph, code, serialization, optimization passes)")
+
+
+def _refuse_ir(what: str):
+    def refuse(self, *args, **kwargs):
+        raise TorchnativeNotImplementedError(f"torch._C.ScriptFunction.{what}", _NO_IR)
+    refuse.__name__ = what
+    return refuse
+
+
+def _refuse_ir_property(what: str):
+    return property(_refuse_ir(what))
+
+
+class ScriptFunction:
+    """A function compiled by ``torch.jit.script``: its name, schema and call contract; its body
+    is the original Python function."""
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("torch._C.ScriptFunction: No constructor defined!")
+
+    @classmethod
+    def _create(cls, qualified_name: str, def_: Def, arguments: list, returns):
+        self = object.__new__(cls)
+        self._qualified_name = qualified_name
+        self._name = def_.name().name
+        self._arguments, self._returns = arguments, returns
+        self._decl = self._declaration()
+        return self
+
+    def _declaration(self) -> str:
+        if self._returns is not None:
+            return str(self.schema)
+        head = str(_init_schema(object.__new__(FunctionSchema), self._name, "",
+                                tuple(self._arguments), (), False, False))
+        return head.rsplit(" -> ", 1)[0] + (" -> <return type TorchScript would infer: "
+                                             "torchnative compiles no IR to infer it>")
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def qualified_name(self) -> str:
+        return self._qualified_name
+
+    @property
+    def schema(self) -> FunctionSchema:
+        if self._returns is None:
+            raise TorchnativeNotImplementedError(
+                "torch._C.ScriptFunction.schema of a function without a return annotation",
+                "TorchScript infers that return type from the IR, which torchnative does not build")
+        return _init_schema(object.__new__(FunctionSchema), self._name, "",
+                            tuple(self._arguments), tuple(self._returns), False, False)
+
+    def __call__(self, *args, **kwargs):
+        fn = self.__dict__.get("_torchdynamo_inline")
+        if fn is None:
+            raise TorchnativeNotImplementedError(
+                f"calling ScriptFunction {self._qualified_name} made outside torch.jit.script",
+                "torchnative runs the original Python function, which torch.jit.script attaches")
+        values = jit_signature.bind(self._name, self._arguments, self._decl, args, kwargs)
+        pos = [v for a, v in zip(self._arguments, values) if not a.kwarg_only]
+        kw = {a.name: v for a, v in zip(self._arguments, values) if a.kwarg_only}
+        return fn(*pos, **kw)
+
+    graph = _refuse_ir_property("graph")
+    inlined_graph = _refuse_ir_property("inlined_graph")
+    code = _refuse_ir_property("code")
+    save = _refuse_ir("save")
+    save_to_buffer = _refuse_ir("save_to_buffer")
+    get_debug_state = _refuse_ir("get_debug_state")
+    _debug_flush_compilation_cache = _refuse_ir("_debug_flush_compilation_cache")
+    _set_ignore_amp = _refuse_ir("_set_ignore_amp")
+
+
+ScriptFunction.__module__ = "torch._C"
+
+
+def jit_script_compile(qualified_name: str, def_: Def, rcb, defaults: dict) -> ScriptFunction:
+    """``torch._C._jit_script_compile``: the ScriptFunction for a Def the frontend built."""
+    if not isinstance(def_, Def):
+        raise TypeError(f"_jit_script_compile(): expected a torch._C._jit_tree_views.Def, "
+                        f"got {type(def_).__name__}")
+    arguments, returns = jit_signature.signature(def_.decl(), rcb, defaults)
+    return ScriptFunction._create(str(qualified_name), def_, arguments, returns)
+
+
+TORCH_C = {
+    "torch._C.ScriptFunction": ScriptFunction,
+    "torch._C._jit_script_compile": jit_script_compile,
+}
