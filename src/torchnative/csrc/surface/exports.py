@@ -23,6 +23,7 @@ IMPLEMENTING = [
     "python.numbers_as_tensors", "surface.storage_access_flags", "ops.schema_info",
     "core.conj_neg_bits", "dispatch.tensor_keys", "core.determinism", "autograd.version_counter",
     "autograd.requires_grad",
+    "surface.jit_tree_views", "surface.jit_function",
 ]
 
 
