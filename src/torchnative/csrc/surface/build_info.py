@@ -59,4 +59,6 @@ TORCH_C.update({
     "torch._C.set_num_interop_threads": set_num_interop_threads,
     "torch._C.init_num_threads": init_num_threads,
     "torch._C._get_cpu_capability": get_cpu_capability,
+    # built without the Kineto profiler library (upstream's USE_KINETO=0 answers the same)
+    "torch._C._autograd.kineto_available": not_available,
 })
