@@ -99,6 +99,8 @@ def aten_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
         py_kernel = _python_dispatcher.above_autograd(op, op_overload(op))
         if py_kernel is not None:
             return py_kernel(*args, **kwargs)
+    if _VMAP_LIVE[0] and _batching[0](op, args, kwargs, True):
+        return _batching[1](op, args, kwargs)
     plain = op.cache.get("plain", _UNRESOLVED)
     if plain is _UNRESOLVED:
         plain = _resolve_plain(op)
@@ -217,7 +219,10 @@ def _bump_versions(mutated: tuple, args: tuple, kwargs: dict) -> None:
 
 
 def below_autograd(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
-    """What runs under the Autograd key: Python dispatch, then the backend kernel."""
+    """What runs under the Autograd key: batching (a live vmap), Python dispatch, then the
+    backend kernel."""
+    if _VMAP_LIVE[0] and _batching[0](op, args, kwargs, False):
+        return _batching[1](op, args, kwargs)
     if _python_dispatch.wants_python_dispatch(args, kwargs):
         return _python_dispatch.dispatch(op, args, kwargs)
     return backend_dispatch(op, args, kwargs)
@@ -234,6 +239,22 @@ _autograd: list = [_autograd_not_loaded]
 
 def register_autograd(entry: Callable) -> None:
     _autograd[0] = entry
+
+
+def _no_batching(op, args, kwargs, above_autograd) -> bool:
+    return False
+
+
+# the batching layer (csrc/functorch installs it when imported): wants(op, args, kwargs,
+# above_autograd) and dispatch(op, args, kwargs); asked only while a vmap level is live
+_batching: list = [_no_batching, None]
+_VMAP_LIVE: list = [0]
+
+
+def register_batching(live: list, wants: Callable, dispatch: Callable) -> None:
+    global _VMAP_LIVE
+    _VMAP_LIVE = live
+    _batching[0], _batching[1] = wants, dispatch
 
 
 def _any_requires_grad(args: tuple, kwargs: dict) -> bool:

@@ -132,12 +132,23 @@ def _perm_sign(piv: np.ndarray) -> np.ndarray:
     return np.where(swaps % 2 == 1, -1.0, 1.0)
 
 
+def _use_A_T(A) -> bool:
+    """Upstream factors A^T when A is contiguous and real (lu_factor wants it F-contiguous):
+    det, slogdet and solve then save that LU, and their backward formulas rely on it."""
+    return A.is_contiguous() and not A.dtype.is_complex
+
+
+def _factor(A):
+    a = wide(A)
+    return getrf(np.swapaxes(a, -1, -2).copy() if _use_A_T(A) else a)
+
+
 @kernel("_linalg_det")
 def _linalg_det(A):
     check_square(A, "linalg.det")
     check_floating_or_complex(A, "linalg.det", allow_low=True)
     dispatch("lu_cpu", A.dtype)
-    lu, piv, _ = getrf(wide(A))
+    lu, piv, _ = _factor(A)
     diag = np.diagonal(lu, axis1=-2, axis2=-1)
     det = _perm_sign(piv) * np.prod(diag, axis=-1)
     return out(det, A.dtype), out(lu, A.dtype), out(piv, INT32)
@@ -147,7 +158,7 @@ def _linalg_det(A):
 def _linalg_slogdet(A):
     check_square(A, "linalg.slogdet")
     check_floating_or_complex(A, "linalg.slogdet")
-    lu, piv, _ = getrf(wide(A))
+    lu, piv, _ = _factor(A)
     diag = np.diagonal(lu, axis1=-2, axis2=-1)
     mag = np.abs(diag)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -187,18 +198,20 @@ def _linalg_solve_ex(A, B, *, left=True, check_errors=False):
         raise RuntimeError(f"{fn}: Incompatible shapes of A and B for the equation {eq} "
                            f"({n}x{n} and {shown})")
     dispatch("lu_cpu", A.dtype)
+    use_A_T = _use_A_T(A)
     a = wide(A)
+    if use_A_T:
+        a = np.swapaxes(a, -1, -2)
     batch = _batch(a.shape[:-2], b.shape[:-2])
-    a = np.broadcast_to(a, batch + a.shape[-2:])
+    lu, piv, info = getrf(np.broadcast_to(a, batch + a.shape[-2:]).copy())
     b = np.broadcast_to(b, batch + b.shape[-2:])
-    if not left:  # X A = B  <=>  A^T X^T = B^T
-        a, b = np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)
-    lu, piv, info = getrf(a)
+    # linalg_lu_solve(LU, pivots, B, left, adjoint=use_A_T), as upstream solves
     with np.errstate(all="ignore"):
-        x = _getrs(lu, piv, b, False)
-    if not left:
-        x = np.swapaxes(x, -1, -2)
-        lu = np.swapaxes(lu, -1, -2)
+        if left:
+            x = _getrs(lu, piv, b, use_A_T)
+        else:  # X A = B  <=>  A^H X^H = B^H
+            bh = np.conj(np.swapaxes(b, -1, -2))
+            x = np.conj(np.swapaxes(_getrs(lu, piv, bh, not use_A_T), -1, -2))
     if vector:
         x = x[..., 0] if left else x[..., 0, :]
     if check_errors:

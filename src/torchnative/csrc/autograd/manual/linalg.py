@@ -1,8 +1,18 @@
-"""FunctionsManual.cpp helpers for matrix products and linear algebra."""
+"""FunctionsManual.cpp helpers for matrix products and linear algebra (the decompositions' and
+solvers' backward formulas live in linalg_decomp.py and linalg_solve.py; this module is the one
+the formula namespace reads, so it re-exports them)."""
 
 from __future__ import annotations
 
 from ..cpp_shims import m_conj, not_implemented
+from .linalg_decomp import (cholesky_backward, householder_product_backward,  # noqa: F401
+                            linalg_eig_backward, linalg_lu_backward, linalg_matrix_exp_differential,
+                            linalg_qr_backward, lu_factor_ex_backward, lu_unpack_backward,
+                            ormqr_backward, svd_backward)
+from .linalg_solve import (cholesky_inverse_backward, cholesky_solve_backward,  # noqa: F401
+                           linalg_det_backward, linalg_lstsq_backward, linalg_lu_solve_LU,
+                           linalg_solve_backward, linalg_solve_triangular_backward, pinv_backward,
+                           slogdet_backward, triangular_solve_backward)
 from .pointwise import maybe_multiply
 
 
