@@ -99,6 +99,11 @@ def aten_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
         py_kernel = _python_dispatcher.above_autograd(op, op_overload(op))
         if py_kernel is not None:
             return py_kernel(*args, **kwargs)
+    if _forward[0] is not None:
+        # a forward-AD level is active: the autograd layer computes tangents of dual inputs
+        result = _forward[0](op, args, kwargs)
+        if result is not FORWARD_PASS:
+            return result
     if _VMAP_LIVE[0] and _batching[0](op, args, kwargs, True):
         return _batching[1](op, args, kwargs)
     plain = op.cache.get("plain", _UNRESOLVED)
@@ -239,6 +244,30 @@ _autograd: list = [_autograd_not_loaded]
 
 def register_autograd(entry: Callable) -> None:
     _autograd[0] = entry
+
+
+# forward AD's entry while a dual level is active (None otherwise: nothing to ask); it returns
+# FORWARD_PASS when no argument carries a tangent
+_forward: list = [None]
+FORWARD_PASS = object()
+
+
+def set_forward_ad(entry: Callable | None) -> None:
+    _forward[0] = entry
+
+
+def past_forward_ad(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
+    """What runs below the forward-AD entry for an operator with dual inputs: its composite
+    (never its fast kernel, which would not see the tangents), autograd, then the rest."""
+    cia = op.cache.get("CompositeImplicitAutograd", _UNRESOLVED)
+    if cia is _UNRESOLVED:
+        cia = op.cache["CompositeImplicitAutograd"] = resolve_composite_implicit(op)
+    if cia is not None:
+        cia.count += 1
+        return cia.fn(*args, **kwargs)
+    if _GRAD.grad_enabled and _any_requires_grad(args, kwargs) and not autograd_excluded():
+        return _autograd[0](op, args, kwargs)
+    return below_autograd(op, args, kwargs)
 
 
 def _no_batching(op, args, kwargs, above_autograd) -> bool:
