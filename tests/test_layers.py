@@ -18,8 +18,8 @@ CSRC = Path(__file__).resolve().parents[1] / "src" / "torchnative" / "csrc"
 PKG = "torchnative.csrc"
 
 # bottom first; a module's layer is the first package under csrc it lives in
-LAYERS = ["platform", "random", "core", "serialization", "ops", "dispatch", "kernels", "autograd", "python",
-          "distributed", "surface"]
+LAYERS = ["platform", "random", "core", "serialization", "ops", "dispatch", "kernels", "autograd", "functorch",
+          "python", "distributed", "surface"]
 
 # (importing module, imported module), both relative to torchnative.csrc
 UPWARD: set[tuple[str, str]] = set()

@@ -1,0 +1,11 @@
+"""functorch: the transforms' C++ half (torch._C._functorch) — levels, BatchedTensor and the
+batching layer for vmap, grad levels over the autograd engine for grad/vjp/jacrev.
+
+Importing this package installs the batching layer into the door.
+"""
+
+from ..dispatch.door import register_batching
+from . import batching, levels
+from . import random_rules, rules_linear, rules_pointwise, rules_reduce, rules_shape  # noqa: F401
+
+register_batching(levels.live_vmap, batching.wants, batching.dispatch)

@@ -1,0 +1,1 @@
+"""Batch rules for matmul-family and convolution."""

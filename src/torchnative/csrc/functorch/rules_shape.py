@@ -1,0 +1,1 @@
+"""Batch rules for view and shape operators."""
