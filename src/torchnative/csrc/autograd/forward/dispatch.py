@@ -1,0 +1,272 @@
+"""The forward-AD entry of the door: tangents of an operator's outputs from its inputs' tangents.
+
+As upstream's generated VariableType kernels (the forward-grad half): when an input has a tangent
+at the current level, run the operator (below this entry: autograd records the backward graph as
+usual), then evaluate derivatives.yaml's forward formula over the inputs' primals (``x_p``,
+aliases without tangent) and tangents (``x_t``, zeros for an input without one) and set the
+outputs' tangents. An out= overload, or one autograd differentiates but that has no forward
+formula (and no jvp decomposition), refuses with upstream's NotImplementedError. Composite
+operators run as the operators they are made of, whose tangents compose.
+
+``_make_dual``, ``_unpack_dual`` and ``_fw_primal`` are written by hand, as upstream's
+VariableTypeManual.cpp writes them.
+"""
+
+from __future__ import annotations
+
+from ...core.grad_mode import TLS as _GRAD
+from ...core.tensor import TensorBase
+from ...dispatch.door import FORWARD_PASS, past_forward_ad
+from . import levels
+from .formulas import spec_for
+
+_LEVEL = 0  # upstream's generated code hardcodes level 0: one level exists at a time
+
+
+def _has_tangent(args, kwargs) -> bool:
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, TensorBase):
+            if levels.has_fw_grad(a):
+                return True
+        elif type(a) in (list, tuple):
+            for x in a:
+                if isinstance(x, TensorBase) and levels.has_fw_grad(x):
+                    return True
+    return False
+
+
+def forward_dispatch(op, args, kwargs):
+    manual = MANUAL.get(op.name)
+    if manual is not None:
+        return manual(op, args, kwargs)
+    if not _GRAD.fw_grad or not _has_tangent(args, kwargs):
+        return FORWARD_PASS
+    spec = spec_for(op)
+    if spec is None:  # not an ATen operator of native_functions.yaml (a custom op)
+        return past_forward_ad(op, args, kwargs)
+    entry = spec.entry
+    vals = _bind(op, args, kwargs)
+    tangents = {n: _tangent_of(vals.get(n), k) for n, k in entry.inputs}
+    if not any(_defined(t) for t in tangents.values()):
+        return past_forward_ad(op, args, kwargs)
+    if _is_composite(op):
+        return past_forward_ad(op, args, kwargs)
+    if entry.kind == "out" or (entry.kind == "mutable" and any(a.is_out for a in op.schema.arguments)):
+        _forbid(entry, "because it is an out= function")
+    if not entry.requires_derivative:
+        return past_forward_ad(op, args, kwargs)
+    if not spec.formulas:
+        if not entry.modifies_or_void:
+            decomposed = _jvp_decomposition(op)
+            if decomposed is not None:
+                return decomposed(*args, **kwargs)
+        _forbid(entry, "because it has not been implemented yet.\nPlease file an issue to "
+                "PyTorch at https://github.com/pytorch/pytorch/issues/new?template=feature-"
+                "request.yml so that we can prioritize its implementation.")
+    inplace = entry.kind == "inplace"
+    original_self = None
+    if inplace and any(c.f.original_self for c in spec.formulas):
+        from ...dispatch.call import call
+
+        original_self = call("clone", vals["self"])
+    result = past_forward_ad(op, args, kwargs)
+    outs = result if isinstance(result, tuple) else (result,)
+    env = dict(vals)
+    if inplace:
+        env.update(dict.fromkeys(entry.outputs, vals["self"]))
+        env["result"] = vals["self"]
+    else:
+        env.update(zip(entry.outputs, outs))
+        if "result" not in entry.outputs and len(outs) == 1:
+            env["result"] = outs[0]
+    for c in spec.formulas:
+        f = c.f
+        req = f.required_tangents
+        if req and not any(_defined(tangents.get(n)) for n in req):
+            continue
+        if c.code is None:
+            from ...core.refuse import TorchnativeNotImplementedError
+
+            raise TorchnativeNotImplementedError(f"the forward derivative of {spec.key}", c.error)
+        for n in req:
+            v = vals.get(n)
+            raw = tangents.get(n)
+            env[f"{n}_t_raw"] = raw
+            env[f"{n}_tensor"] = v
+            env[f"{n}_t"] = raw if _defined(raw) or not isinstance(v, TensorBase) else \
+                _zeros(v, inplace and n == "self")
+        for n in f.required_primals:
+            env[f"{n}_p"] = _primal(vals.get(n))
+        if f.original_self:
+            raw = levels.fw_grad(original_self, _LEVEL)
+            env["original_self_t_raw"] = raw
+            env["original_self_t"] = raw if raw is not None else _zeros(original_self, True)
+            env["original_self_p"] = _primal(original_self)
+            env["original_self"] = original_self
+        elif inplace and _reuses_outplace(f) and _GRAD.grad_enabled and \
+                env.get("self_t") is not None:
+            env["self_t"] = env["self_t"].clone()
+        value = eval(c.code, _ns(), env)
+        _set(f, value, env, inplace)
+    return result
+
+
+def _set(f, value, env, inplace):
+    names = ("self",) if inplace else f.var_names
+    if len(names) == 1:
+        target = env[names[0]]
+        if f.var_is_list:
+            if value is None:
+                return
+            for o, g in zip(target, value):
+                if _defined(g) and o is not None:
+                    levels.set_fw_grad(o, g, _LEVEL, inplace)
+            return
+        if _defined(value) and isinstance(target, TensorBase):
+            levels.set_fw_grad(target, value, _LEVEL, inplace)
+        return
+    for name, g in zip(names, value):
+        o = env[name]
+        if _defined(g) and isinstance(o, TensorBase):
+            levels.set_fw_grad(o, g, _LEVEL, False)
+
+
+def _reuses_outplace(f) -> bool:
+    return "self_t_raw" in f.source
+
+
+def _ns():
+    from .. import generated
+
+    return generated.NS
+
+
+def _defined(t) -> bool:
+    return t is not None and not (type(t) is list and not any(x is not None for x in t))
+
+
+def _tangent_of(v, kind):
+    if kind == "list":
+        if not v:
+            return None
+        return [levels.fw_grad(t, _LEVEL) if isinstance(t, TensorBase) else None for t in v]
+    return levels.fw_grad(v, _LEVEL) if isinstance(v, TensorBase) else None
+
+
+def _zeros(v, plain: bool):
+    """A zero tangent for an input without one (upstream: _efficientzerotensor, or zeros for the
+    self of an in-place op, whose tangent is then written in place)."""
+    import torch
+
+    return torch.zeros(v.shape, dtype=v.dtype)
+
+
+def _primal(v):
+    if isinstance(v, TensorBase):
+        if not levels.has_fw_grad(v):
+            return v
+        from ...dispatch.call import call
+
+        return call("_fw_primal", v, _LEVEL)
+    if type(v) in (list, tuple):
+        return [_primal(x) for x in v]
+    return v
+
+
+def _bind(op, args, kwargs) -> dict:
+    from ..dispatch import _plan
+
+    return _plan(op).bind(args, kwargs)
+
+
+def _is_composite(op) -> bool:
+    from ...dispatch.door import resolve_composite_implicit
+
+    cia = op.cache.get("CompositeImplicitAutograd", False)
+    if cia is False:
+        cia = op.cache["CompositeImplicitAutograd"] = resolve_composite_implicit(op)
+    return cia is not None
+
+
+def _forbid(entry, why: str):
+    raise NotImplementedError(f"Trying to use forward AD with {entry.cpp_name} that does not "
+                              f"support it {why}")
+
+
+def _jvp_decomposition(op):
+    """upstream's decompositions registered for forward AD (torch._decomp.decompositions_for_jvp):
+    the operators they call carry the tangents."""
+    from torch._decomp.decompositions_for_jvp import decomposition_table_for_jvp
+
+    for overload, fn in decomposition_table_for_jvp.items():
+        if overload.name() == op.name:
+            return fn
+    return None
+
+
+# --- VariableTypeManual's forward-AD operators -----------------------------------------------
+
+def _no_fw(fn, *args):
+    prev = _GRAD.fw_grad
+    _GRAD.fw_grad = False
+    try:
+        return fn(*args)
+    finally:
+        _GRAD.fw_grad = prev
+
+
+def _make_dual(op, args, kwargs):
+    from ...dispatch.call import call
+
+    vals = _bind(op, args, kwargs)
+    primal, tangent, level = vals["primal"], vals["tangent"], vals["level"]
+    if levels.fw_grad(primal, level) is not None:
+        raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward "
+                           f"gradient at the same level {level} is not supported.")
+    result = _no_fw(call, "view", primal, list(primal.shape))
+    levels.mark_not_forward_view(result)
+    if level != 0 or not levels.active():
+        raise RuntimeError("Invalid level given to _make_dual")
+    levels.set_fw_grad(result, tangent, level, False)
+    return result
+
+
+def _fw_primal(op, args, kwargs):
+    from ...dispatch.call import call
+
+    vals = _bind(op, args, kwargs)
+    result = _no_fw(call, "alias", vals["self"])
+    levels.mark_not_forward_view(result)
+    return result
+
+
+def _unpack_dual(op, args, kwargs):
+    vals = _bind(op, args, kwargs)
+    t, level = vals["dual"], vals["level"]
+    from ...dispatch.call import call
+
+    return (call("_fw_primal", t, level), levels.fw_grad(t, level))
+
+
+def _copy_(op, args, kwargs):
+    """copy_ (VariableTypeManual.cpp): self's tangent becomes src's, broadcast (zero where src
+    has none)."""
+    if not _GRAD.fw_grad or not _has_tangent(args, kwargs):
+        return FORWARD_PASS
+    vals = _bind(op, args, kwargs)
+    self_t, src = vals["self"], vals["src"]
+    result = past_forward_ad(op, args, kwargs)
+    self_g = levels.fw_grad(self_t, _LEVEL)
+    src_g = levels.fw_grad(src, _LEVEL) if isinstance(src, TensorBase) else None
+    if self_g is not None:
+        new = self_g.copy_(src_g) if src_g is not None else self_g.fill_(0)
+    elif tuple(self_t._size) != tuple(src_g._size):
+        new = src_g.broadcast_to(self_t.shape)
+    else:
+        new = src_g.clone()
+    levels.set_fw_grad(self_t, new, _LEVEL, True)
+    return result
+
+
+MANUAL = {"aten::_make_dual": _make_dual, "aten::_fw_primal": _fw_primal,
+          "aten::_unpack_dual": _unpack_dual, "aten::copy_": _copy_}

@@ -1,0 +1,96 @@
+"""An overload's forward formulas, compiled on first use.
+
+Free names resolve as the backward formulas' do (``generated._resolve``: the formula helpers, then
+ATen operators through the door), after the jvp helpers of FunctionsManual that only forward
+formulas call (jvp.py). A formula whose names do not all resolve keeps the reason, and refuses by
+name when an input with a tangent reaches it.
+"""
+
+from __future__ import annotations
+
+from . import jvp
+from .table import table
+
+_UNRESOLVED = object()
+
+
+def _jvp_names() -> dict:
+    from .. import generated
+
+    names = {k: v for k, v in vars(jvp).items() if not k.startswith("_") and callable(v) and
+             getattr(v, "__module__", None) == jvp.__name__}
+    clash = sorted(n for n in names if n in generated.NS)
+    if clash:
+        raise RuntimeError(f"jvp helpers {clash} are also formula helpers: define each once")
+    return names
+
+
+JVP: dict = {}
+
+
+def resolve(name: str):
+    from .. import generated
+
+    if not JVP:
+        JVP.update(_jvp_names())
+    if name in JVP:
+        return JVP[name]
+    return generated._resolve(name)
+
+
+class Compiled:
+    __slots__ = ("f", "code", "error", "names")
+
+    def __init__(self, f, code, error, names):
+        self.f, self.code, self.error, self.names = f, code, error, names
+
+
+class FwSpec:
+    def __init__(self, key: str, entry):
+        from .. import generated  # its namespace needs torch imported
+
+        self.key = key
+        self.entry = entry
+        self.input_names = [n for n, _ in entry.inputs]
+        env = set()
+        for n, _ in entry.inputs:
+            env.update((n, f"{n}_t", f"{n}_p", f"{n}_t_raw", f"{n}_tensor"))
+        env.update(("original_self", "original_self_t", "original_self_p", "original_self_t_raw",
+                    "self", "self_t", "self_p", "self_t_raw", "result"))
+        env.update(entry.outputs)
+        self.formulas = []
+        for f in entry.formulas:
+            if not f.source:
+                self.formulas.append(Compiled(f, None, f.error, ()))
+                continue
+            names = generated._free_names(f.source)
+            # arguments of the schema that are not tensors (dim, alpha...) are bound at call time
+            missing = [n for n in names if n not in env and not n.isupper() and
+                       resolve(n) is None and n not in _ARG_NAMES.get(key, ())]
+            if missing:
+                self.formulas.append(Compiled(f, None, f"its forward formula calls "
+                                              f"{', '.join(sorted(missing))}, which torchnative "
+                                              "does not implement", names))
+                continue
+            for n in names:
+                if n in JVP and n not in generated.NS:
+                    generated.NS[n] = JVP[n]  # evaluation namespace: one dict for both
+            code = generated._compile_formula(f.source, env | set(_ARG_NAMES.get(key, ())),
+                                              f"<forward formula of {key}>")
+            self.formulas.append(Compiled(f, code, "", names))
+
+
+_ARG_NAMES: dict = {}
+_SPECS: dict = {}
+
+
+def spec_for(op):
+    """The FwSpec of an operator handle, or None (no entry in the table)."""
+    key = op.name.split("::", 1)[1] if op.qualname.startswith("aten::") else None
+    s = _SPECS.get(key, _UNRESOLVED)
+    if s is _UNRESOLVED:
+        entry = table().get(key) if key else None
+        if entry is not None:
+            _ARG_NAMES[key] = tuple(a.name for a in op.schema.arguments)
+        s = _SPECS[key] = FwSpec(key, entry) if entry is not None else None
+    return s
