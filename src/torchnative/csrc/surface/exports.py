@@ -22,7 +22,6 @@ IMPLEMENTING = [
     "python.lift_flags", "surface.functionalization_tls", "surface.device_guard",
     "python.numbers_as_tensors", "surface.storage_access_flags", "ops.schema_info",
     "surface.compiled_autograd",
-    "surface.compiled_autograd",
     "core.conj_neg_bits", "dispatch.tensor_keys", "core.determinism", "autograd.version_counter",
     "autograd.requires_grad",
     "surface.jit_tree_views", "surface.jit_function", "autograd.forward.levels",
