@@ -44,6 +44,7 @@ class ScriptFunction:
         self._qualified_name = qualified_name
         self._name = def_.name().name
         self._arguments, self._returns = arguments, returns
+        self._inferred = {p.name.name for p in def_.decl().params if p.type is None}
         self._decl = self._declaration()
         return self
 
@@ -78,7 +79,8 @@ class ScriptFunction:
             raise TorchnativeNotImplementedError(
                 f"calling ScriptFunction {self._qualified_name} made outside torch.jit.script",
                 "torchnative runs the original Python function, which torch.jit.script attaches")
-        values = jit_signature.bind(self._name, self._arguments, self._decl, args, kwargs)
+        values = jit_signature.bind(self._name, self._arguments, self._inferred, self._decl,
+                                    args, kwargs)
         pos = [v for a, v in zip(self._arguments, values) if not a.kwarg_only]
         kw = {a.name: v for a, v in zip(self._arguments, values) if a.kwarg_only}
         return fn(*pos, **kw)
@@ -101,7 +103,7 @@ def jit_script_compile(qualified_name: str, def_: Def, rcb, defaults: dict) -> S
     if not isinstance(def_, Def):
         raise TypeError(f"_jit_script_compile(): expected a torch._C._jit_tree_views.Def, "
                         f"got {type(def_).__name__}")
-    arguments, returns = jit_signature.signature(def_.decl(), rcb, defaults)
+    arguments, returns = jit_signature.signature(def_.decl(), rcb, defaults, def_.range())
     return ScriptFunction._create(str(qualified_name), def_, arguments, returns)
 
 

@@ -63,16 +63,21 @@ def jit_type(expr, rcb, loc=None):
     return ann_to_type(_annotation(expr, rcb), loc, rcb)
 
 
-def signature(decl: Decl, rcb, defaults: dict) -> tuple[list, list | None]:
+def signature(decl: Decl, rcb, defaults: dict, where) -> tuple[list, list | None]:
     """The schema arguments and returns TorchScript gives ``decl``; returns are None when the
-    function has no return annotation (TorchScript infers that type from the compiled graph)."""
+    function has no return annotation (TorchScript infers that type from the compiled graph).
+    ``where``: the Def's range, which a bad default's error shows."""
     args = []
     for p in decl.params:
         t = jit_type(p.type, rcb, p.range())
         pname = p.name.name
         default = _NO_DEFAULT
         if pname in defaults:
-            default = convert(defaults[pname], t)
+            try:
+                default = convert(defaults[pname], t)
+            except _CastError:
+                raise RuntimeError(f"\nExpected a default value of type {t.annotation_str} on "
+                                   f"parameter \"{pname}\".:\n" + where.highlight()) from None
         args.append(_init_argument(object.__new__(Argument), pname, t, t, None, default,
                                    p.kwarg_only, None))
     returns = None
@@ -97,9 +102,10 @@ def _scalar(v, want):
     """int/float/bool from a Python number, a numpy scalar or a 0-dim tensor, as pybind's casters
     accept them."""
     if _is_tensor(v):
+        # a 0-dim tensor converts through its value; to int it truncates (1.5 -> 1)
         if v.dim() != 0:
             raise _CastError(_PYBIND_CAST.format(type(v)))
-        v = v.item()
+        return want(v.item())
     if want is bool:
         if v is None or isinstance(v, numbers.Number) and not isinstance(v, complex):
             return bool(v)
@@ -152,10 +158,12 @@ def convert(v, t):
             raise _CastError(f"Object {v} had a different number of elements than type {t}")
         return tuple(convert(x, e) for x, e in zip(items, els))
     if kind == "DictType":
-        if not isinstance(v, dict):
-            raise _CastError(_PYBIND_CAST.format(type(v)))
+        try:  # the binding takes anything dict() takes
+            d = dict(v)
+        except (TypeError, ValueError) as e:
+            raise _CastError(f"{type(e).__name__}: {e}", python_error=True) from None
         kt, vt = t.getKeyType(), t.getValueType()
-        return {convert(k, kt): convert(x, vt) for k, x in v.items()}
+        return {convert(k, kt): convert(x, vt) for k, x in d.items()}
     if kind == "DeviceObjType":
         import torch
         if isinstance(v, (torch.device, str)):
@@ -169,28 +177,36 @@ def convert(v, t):
         "Optional/List/Tuple/Dict")
 
 
-def type_error(fn_name: str, arg: Argument, pos: int, value, decl: str, err: _CastError) -> RuntimeError:
-    head = (f"{fn_name}() Expected a value of type '{arg.type.annotation_str}' for argument "
-            f"'{arg.name}' but instead found type '{type(value).__name__}'.\nPosition: {pos}\n"
-            f"Value: {value!r}\nDeclaration: {decl}\n")
+def type_error(fn_name: str, arg: Argument, pos: int, value, decl: str, err: _CastError,
+               inferred: bool) -> RuntimeError:
+    want = "Tensor (inferred)" if inferred else arg.type.annotation_str
+    why = (f"Inferred '{arg.name}' to be of type 'Tensor' because it was not annotated with an "
+           "explicit type.\n" if inferred else "")
+    head = (f"{fn_name}() Expected a value of type '{want}' for argument '{arg.name}' but instead "
+            f"found type '{type(value).__name__}'.\n{why}Position: {pos}\nValue: {value!r}\n"
+            f"Declaration: {decl}\n")
     tail = (" Python error details: " if err.python_error else "Cast error details: ") + err.detail
     return RuntimeError(head + tail)
 
 
-def bind(fn_name: str, arguments: list, decl: str, args: tuple, kwargs: dict):
-    """``createStackForSchema``: positional and keyword values converted to the schema's types."""
-    if len(args) > len(arguments):
+def bind(fn_name: str, arguments: list, inferred: set, decl: str, args: tuple, kwargs: dict):
+    """``createStackForSchema``: positional and keyword values converted to the schema's types
+    (``inferred``: the names of unannotated parameters, Tensors by inference)."""
+    if len(args) + len(kwargs) > len(arguments):
         raise RuntimeError(f"{fn_name}() expected at most {len(arguments)} argument(s) but received "
-                           f"{len(args)} argument(s). Declaration: {decl}")
+                           f"{len(args) + len(kwargs)} argument(s). Declaration: {decl}")
     values = []
 
     def put(a, pos, v):
         try:
             values.append(convert(v, a.type))
         except _CastError as e:
-            raise type_error(fn_name, a, pos, v, decl, e) from None
+            raise type_error(fn_name, a, pos, v, decl, e, a.name in inferred) from None
 
     for pos, (a, v) in enumerate(zip(arguments, args)):
+        if a.kwarg_only:
+            raise RuntimeError(f"{fn_name}() takes {pos} positional argument(s) but {len(args)} "
+                               f"was/were given.  Declaration: {decl}")
         put(a, pos, v)
     used = 0
     for pos in range(len(args), len(arguments)):

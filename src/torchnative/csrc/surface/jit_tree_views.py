@@ -36,7 +36,34 @@ def _kind(kind: str, table: set, what: str) -> str:
 
 
 class TreeView:
+    """A node's range covers its subtrees' ranges (upstream's ``Compound`` merges them), which the
+    frontend relies on when it reports errors between two subexpressions."""
+
     _range: SourceRange
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is None:
+            return
+
+        def merged_init(self, *args, **kw):
+            init(self, *args, **kw)
+            if type(self) is cls:
+                self._merge()
+
+        merged_init.__wrapped__ = init
+        cls.__init__ = merged_init
+
+    def _merge(self) -> None:
+        r = self._range
+        start, end = r.start, r.end
+        for k, v in vars(self).items():
+            for child in (v if isinstance(v, list) else [v]):
+                if isinstance(child, TreeView) and k != "_range":
+                    start, end = min(start, child._range.start), max(end, child._range.end)
+        if (start, end) != (r.start, r.end):
+            self._range = SourceRange(r._source, start, end)
 
     def range(self) -> SourceRange:
         return self._range

@@ -1,0 +1,230 @@
+"""Scripted helpers from the test-time adaptation literature, run on whichever torch runs this file.
+
+TorchScript reads source, so this is a file (``-c`` code has none). It prints one JSON document:
+for each numeric case, the float32 result and the float64 rerun (``tests/test_jit_script.py``
+derives the tolerance from upstream's pair); for each error case, the exception's type and text;
+for each descriptive case, strings (names, schemas). The helpers are written for this test.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+import torch
+
+
+@torch.jit.script
+def softmax_entropy(x: torch.Tensor) -> torch.Tensor:
+    """Tent / EATA / SAR: entropy of the softmax prediction, per sample."""
+    return -(x.softmax(1) * x.log_softmax(1)).sum(1)
+
+
+@torch.jit.script
+def symmetric_entropy(x, x_ema):
+    """CoTTA: cross entropy of student and teacher, both ways, averaged (unannotated: Tensors)."""
+    return -0.5 * (x_ema.softmax(1) * x.log_softmax(1)).sum(1) - 0.5 * (
+        x.softmax(1) * x_ema.log_softmax(1)).sum(1)
+
+
+@torch.jit.script
+def timeliness_weight(ages: torch.Tensor) -> torch.Tensor:
+    """RoTTA: older memory-bank samples weigh less."""
+    return torch.exp(-ages) / (1 + torch.exp(-ages))
+
+
+@torch.jit.script
+def eata_weights(logits: torch.Tensor, e_margin: float, d_margin: float = 0.05,
+                 ema: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+    """EATA: keep reliable (low entropy) and non-redundant samples, weight by exp(-(H - E0))."""
+    ent = softmax_entropy(logits)
+    keep = ent < e_margin
+    probs = logits.softmax(1)
+    if ema is not None:
+        cos = torch.nn.functional.cosine_similarity(ema.unsqueeze(0), probs, dim=1)
+        keep = keep & (cos.abs() < d_margin)
+    weights = torch.exp(-(ent - e_margin)) * keep.to(logits.dtype)
+    return weights, probs[keep].mean(0) if bool(keep.any()) else probs.mean(0)
+
+
+@torch.jit.script
+def sar_ema(ema: Optional[float], new_loss: float, momentum: float = 0.9) -> float:
+    """SAR: moving average of the loss that decides a model reset."""
+    if ema is None:
+        return new_loss
+    return momentum * ema + (1 - momentum) * new_loss
+
+
+def plain_python_scale(x: torch.Tensor) -> torch.Tensor:
+    return x * 0.5
+
+
+@torch.jit.script
+def control_flow(x: torch.Tensor, steps: int = 3, tol: float = 1e-3) -> torch.Tensor:
+    """Loops, branches, augmented assignment, a list and a call into plain Python."""
+    parts: List[torch.Tensor] = []
+    for i in range(steps):
+        if i % 2 == 0:
+            x = x - plain_python_scale(x).tanh()
+        else:
+            x += 0.25
+        parts.append(x.sum())
+    n = 0
+    while bool(x.abs().max() > tol) and n < 50:
+        x = x * 0.5
+        n += 1
+    return torch.stack(parts) + n
+
+
+@torch.jit.script
+def class_counts(labels: List[int], num_classes: int) -> Dict[str, int]:
+    counts: Dict[str, int] = {}
+    for c in range(num_classes):
+        counts[str(c)] = 0
+    for y in labels:
+        counts[str(y)] += 1
+    return counts
+
+
+@torch.jit.script
+def with_kwonly(x: torch.Tensor, *, scale: float) -> torch.Tensor:
+    return x * scale
+
+
+def _data(dtype):
+    rng = np.random.default_rng(0)
+    logits = torch.from_numpy(rng.standard_normal((16, 10))).to(dtype)
+    teacher = torch.from_numpy(rng.standard_normal((16, 10))).to(dtype)
+    ages = torch.from_numpy(rng.uniform(0, 8, size=(12,))).to(dtype)
+    return logits, teacher, ages
+
+
+def numeric_cases(dtype) -> dict:
+    logits, teacher, ages = _data(dtype)
+    w, m = eata_weights(logits, 0.4 * float(np.log(10)) + 1.0)
+    w2, m2 = eata_weights(logits, 3.0, 0.9, ema=logits.softmax(1).mean(0))
+    return {
+        "softmax_entropy": softmax_entropy(logits),
+        "symmetric_entropy": symmetric_entropy(logits, teacher),
+        "timeliness_weight": timeliness_weight(ages),
+        "eata_weights": w, "eata_mean": m, "eata_weights_ema": w2, "eata_mean_ema": m2,
+        "control_flow": control_flow(logits[:2]),
+        "control_flow_kw": control_flow(x=logits[:2], tol=0.1, steps=4),
+        "with_kwonly": with_kwonly(logits[0], scale=2),
+        "int_as_float": softmax_entropy(logits * 1) / sar_ema(None, 2),
+    }
+
+
+def _error(fn, *args, **kwargs) -> dict:
+    try:
+        fn(*args, **kwargs)
+    except Exception as e:  # the test compares what each torch raises
+        return {"type": type(e).__module__ + "." + type(e).__qualname__, "message": str(e)}
+    return {"type": None, "message": None}
+
+
+# Python that TorchScript's frontend rejects (upstream's torch/jit/frontend.py decides)
+def uses_lambda(x: torch.Tensor) -> torch.Tensor:
+    f = lambda y: y  # noqa: E731
+    return f(x)
+
+
+def uses_varargs(x: torch.Tensor, *rest) -> torch.Tensor:
+    return x
+
+
+def uses_for_else(x: torch.Tensor) -> torch.Tensor:
+    for _ in range(2):
+        x = x + 1
+    else:
+        x = x - 1
+    return x
+
+
+def uses_comprehension_if(n: int) -> List[int]:
+    return [i for i in range(n) if i]
+
+
+def uses_try(x: torch.Tensor) -> torch.Tensor:
+    try:
+        return x
+    except RuntimeError:
+        return x
+
+
+def uses_global(x: torch.Tensor) -> torch.Tensor:
+    global _G
+    return x
+
+
+def uses_kwargs_expansion(x: torch.Tensor) -> torch.Tensor:
+    opts = {"dim": 1}
+    return x.softmax(**opts)
+
+
+def uses_nested_def(x: torch.Tensor) -> torch.Tensor:
+    def inner(y):
+        return y
+    return inner(x)
+
+
+def uses_fstring_format(x: float) -> str:
+    return f"{x:.2f}"
+
+
+def bad_default(x: torch.Tensor, k: int = 2.5) -> torch.Tensor:
+    return x
+
+
+UNSUPPORTED = [uses_lambda, uses_varargs, uses_for_else, uses_comprehension_if, uses_try,
+               uses_global, uses_kwargs_expansion, uses_nested_def, uses_fstring_format, bad_default]
+
+
+def error_cases() -> dict:
+    x = torch.ones(2, 3)
+    out = {
+        "tensor_given_int": _error(softmax_entropy, 1),
+        "tensor_given_list": _error(softmax_entropy, [1.0, 2.0]),
+        "float_given_str": _error(eata_weights, x, "a"),
+        "float_given_tensor": _error(eata_weights, x, torch.ones(2)),
+        "optional_float_given_str": _error(sar_ema, "a", 1.0),
+        "list_int_given_floats": _error(class_counts, [1.0, 2.0], 3),
+        "inferred_tensor_given_int": _error(symmetric_entropy, 1, x),
+        "too_many": _error(softmax_entropy, x, x),
+        "missing": _error(eata_weights, x),
+        "unknown_keyword": _error(softmax_entropy, x, bogus=1),
+        "positional_and_keyword": _error(softmax_entropy, x, x=x),
+        "kwonly_positional": _error(with_kwonly, x, 2.0),
+        "pickle": _error(pickle.dumps, softmax_entropy),
+        "runtime_error_inside": _error(control_flow, torch.ones(0, 3, 2).unsqueeze(0), 1, 0.5),
+    }
+    for fn in UNSUPPORTED:
+        out["script_" + fn.__name__] = _error(torch.jit.script, fn)
+    return out
+
+
+def describe() -> dict:
+    scripted = [softmax_entropy, timeliness_weight, eata_weights, sar_ema, control_flow,
+                class_counts, with_kwonly]
+    out = {f.name: {"qualified_name": f.qualified_name, "schema": str(f.schema)} for f in scripted}
+    out["symmetric_entropy"] = {"qualified_name": symmetric_entropy.qualified_name}
+    out["again_is_same"] = torch.jit.script(softmax_entropy) is softmax_entropy
+    out["type"] = f"{type(softmax_entropy).__module__}.{type(softmax_entropy).__qualname__}"
+    out["isinstance"] = isinstance(softmax_entropy, torch.jit.ScriptFunction)
+    out["sar_ema_values"] = [sar_ema(None, 2), sar_ema(1.0, 3), sar_ema(ema=1, new_loss=3, momentum=0)]
+    out["sar_ema_types"] = [type(v).__name__ for v in out["sar_ema_values"]]
+    out["class_counts"] = class_counts((0, 1, 1, 2, 2, 2), 4)
+    return out
+
+
+def main() -> None:
+    low = {k: v.tolist() for k, v in numeric_cases(torch.float32).items()}
+    high = {k: v.tolist() for k, v in numeric_cases(torch.float64).items()}
+    print(json.dumps({"float32": low, "float64": high, "errors": error_cases(),
+                      "describe": describe()}))
+
+
+if __name__ == "__main__":
+    main()
