@@ -105,7 +105,7 @@ def aten_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
         if result is not FORWARD_PASS:
             return result
     if _VMAP_LIVE[0] and _batching[0](op, args, kwargs, True):
-        return _batching[1](op, args, kwargs)
+        return _batching[1](op, args, kwargs, True)
     plain = op.cache.get("plain", _UNRESOLVED)
     if plain is _UNRESOLVED:
         plain = _resolve_plain(op)
@@ -227,7 +227,7 @@ def below_autograd(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
     """What runs under the Autograd key: batching (a live vmap), Python dispatch, then the
     backend kernel."""
     if _VMAP_LIVE[0] and _batching[0](op, args, kwargs, False):
-        return _batching[1](op, args, kwargs)
+        return _batching[1](op, args, kwargs, False)
     if _python_dispatch.wants_python_dispatch(args, kwargs):
         return _python_dispatch.dispatch(op, args, kwargs)
     return backend_dispatch(op, args, kwargs)
@@ -275,7 +275,8 @@ def _no_batching(op, args, kwargs, above_autograd) -> bool:
 
 
 # the batching layer (csrc/functorch installs it when imported): wants(op, args, kwargs,
-# above_autograd) and dispatch(op, args, kwargs); asked only while a vmap level is live
+# above_autograd) and dispatch(op, args, kwargs, above_autograd); asked only while a vmap level
+# is live
 _batching: list = [_no_batching, None]
 _VMAP_LIVE: list = [0]
 
