@@ -116,6 +116,14 @@ def empty(size, dt, dev=CPU, stride=None, cls=None):
 
 def alias(t: TensorBase, cls=None) -> TensorBase:
     """A new tensor object over the same storage and geometry (detach, .data, subclassing)."""
+    batched = t.__dict__.get("_tn_batched")
+    if batched is not None:
+        # a functorch BatchedTensor holds no storage: its alias presents the same batch
+        out = make(None, t._dtype, t._size, t._stride, 0, cls or type(t), t._version_ref,
+                   np_view=batched)
+        out._np = None
+        out.__dict__["_tn_batched"] = batched
+        return out
     out = make(t._storage, t._dtype, t._size, t._stride, t._offset, cls or type(t),
                t._version_ref)
     if "_tn_inference" in t.__dict__:
