@@ -6,6 +6,7 @@ Importing this package installs the batching layer into the door.
 
 from ..dispatch.door import register_batching
 from . import batching, levels
-from . import random_rules, rules_linear, rules_pointwise, rules_reduce, rules_shape  # noqa: F401
+from . import (random_rules, rules_linear, rules_loss, rules_pointwise, rules_reduce,  # noqa: F401
+               rules_shape)
 
 register_batching(levels.live_vmap, batching.wants, batching.dispatch)

@@ -42,7 +42,9 @@ def rule(*names):
 
 
 def short_name(op) -> str:
-    return op.name.split("::", 1)[1] if op.qualname.startswith("aten::") else op.name
+    """"add.Tensor", "t.default": the key batch rules are registered under."""
+    base = op.qualname.split("::", 1)[1] if op.qualname.startswith("aten::") else op.qualname
+    return f"{base}.{op.overload or 'default'}"
 
 
 def _tensors(args, kwargs):
@@ -89,11 +91,22 @@ def call_level(args, kwargs):
     return best
 
 
-def dispatch(op, args, kwargs):
+def dispatch(op, args, kwargs, above_autograd: bool = True):
     level = call_level(args, kwargs)
-    if _is_random(op):
-        return RANDOM[0](op, level, args, kwargs)
-    return batched_call(op, level, args, kwargs)
+    if above_autograd:
+        if _is_random(op):
+            return RANDOM[0](op, level, args, kwargs)
+        return batched_call(op, level, args, kwargs)
+    # below autograd (which recorded this call on the BatchedTensors and turned grad mode off):
+    # the physical values are the next level down, whose own history is recorded as usual
+    prev = _GRAD.grad_enabled
+    _GRAD.grad_enabled = True
+    try:
+        if _is_random(op):
+            return RANDOM[0](op, level, args, kwargs)
+        return batched_call(op, level, args, kwargs)
+    finally:
+        _GRAD.grad_enabled = prev
 
 
 def batched_call(op, level, args, kwargs):

@@ -38,7 +38,7 @@ def wrap_for_grad(tensor, level_number: int):
         if tensor.requires_grad:
             lifted = tensor.view_as(tensor)
         else:
-            lifted = tensor.detach()
+            lifted = torch.ops.aten.detach.default(tensor)
             lifted.__dict__[_TAG] = level
     return lifted
 

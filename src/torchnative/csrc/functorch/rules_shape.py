@@ -1,1 +1,233 @@
-"""Batch rules for view and shape operators."""
+"""Batch rules for view and shape operators (upstream's ViewBatchRules / LegacyBatchingRegistrations):
+the batch goes first and the logical dims shift by one; views stay views of the physical value."""
+
+from __future__ import annotations
+
+from ..dispatch.door import aten_dispatch
+from .batching import at_front, batch_size, front, rule, unwrap, wrap
+
+
+def _wrap_dim(dim: int, rank: int) -> int:
+    n = max(rank, 1)
+    if dim < -n or dim >= n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n
+
+
+def _view_like(op, level, args, kwargs):
+    """view/_unsafe_view/_reshape_alias/reshape(self, size): the batch first, then the size."""
+    self, size = args[0], args[1]
+    p = front(self, level)
+    if p is None:
+        return NotImplemented
+    size = (p.shape[0], *size)
+    name = op.qualname.split("::")[-1]
+    if name in ("view", "_unsafe_view"):
+        try:
+            out = p.view(size)
+        except RuntimeError:
+            if unwrap(self, level)[1] == 0:
+                raise  # the logical view is impossible: upstream's error
+            out = p.reshape(size)  # the batch moved first is what keeps it from being a view
+    else:
+        out = p.reshape(size)
+    return wrap(out, level, 0)
+
+
+rule("view.default", "_unsafe_view.default", "reshape.default", "_reshape_alias.default")(
+    _view_like)
+
+
+@rule("expand.default")
+def expand(op, level, args, kwargs):
+    self, size = args[0], list(args[1])
+    p = front(self, level)
+    if p is None:
+        return NotImplemented
+    rank = len(self._size)
+    extra = len(size) - rank
+    if extra < 0:
+        return NotImplemented  # upstream's error comes from the per-element call
+    for _ in range(extra):
+        p = p.unsqueeze(1)
+    return wrap(p.expand([p.shape[0], *size]), level, 0)
+
+
+@rule("permute.default")
+def permute(op, level, args, kwargs):
+    self, dims = args[0], args[1]
+    p = front(self, level)
+    if p is None:
+        return NotImplemented
+    rank = len(self._size)
+    return wrap(p.permute([0] + [_wrap_dim(d, rank) + 1 for d in dims]), level, 0)
+
+
+@rule("transpose.int")
+def transpose(op, level, args, kwargs):
+    self, d0, d1 = args[0], args[1], args[2]
+    v, bd = unwrap(self, level)
+    if bd is None:
+        return NotImplemented
+    rank = len(self._size)
+    if rank == 0:
+        return wrap(v, level, bd)
+    p = front(self, level)
+    return wrap(p.transpose(_wrap_dim(d0, rank) + 1, _wrap_dim(d1, rank) + 1), level, 0)
+
+
+@rule("t.default")
+def t(op, level, args, kwargs):
+    self = args[0]
+    p = front(self, level)
+    if p is None:
+        return NotImplemented
+    if len(self._size) < 2:
+        return wrap(p, level, 0)
+    return wrap(p.transpose(1, 2), level, 0)
+
+
+@rule("unsqueeze.default")
+def unsqueeze(op, level, args, kwargs):
+    self, dim = args[0], args[1]
+    p = front(self, level)
+    if p is None:
+        return NotImplemented
+    return wrap(p.unsqueeze(_wrap_dim(dim, len(self._size) + 1) + 1), level, 0)
+
+
+@rule("squeeze.dim", "squeeze.dims", "squeeze.default")
+def squeeze(op, level, args, kwargs):
+    self = args[0]
+    p = front(self, level)
+    if p is None:
+        return NotImplemented
+    rank = len(self._size)
+    if len(args) > 1:
+        dims = args[1] if isinstance(args[1], (list, tuple)) else [args[1]]
+    else:
+        dims = [i for i, s in enumerate(self._size) if s == 1]
+    if rank == 0:
+        return wrap(p, level, 0)
+    dims = [_wrap_dim(d, rank) + 1 for d in dims]
+    return wrap(p.squeeze(dims) if dims else p, level, 0)
+
+
+def _dim_rule(dim_index: int, new_rank: int = 0):
+    """``op(self, ..., dim, ...)`` on one tensor: shift the dim (wrapped at the logical rank,
+    plus ``new_rank`` for an operator that adds a dim)."""
+
+    def batched(op, level, args, kwargs):
+        self = args[0]
+        p = front(self, level)
+        if p is None:
+            return NotImplemented
+        rank = len(self._size)
+        if rank == 0 and not new_rank:
+            return NotImplemented
+        if any(unwrap(x, level)[1] is not None for x in args[1:]):
+            return NotImplemented  # a batched index: per element
+        a = list(args)
+        k = dict(kwargs)
+        name = op.schema.arguments[dim_index].name
+        if dim_index < len(a):
+            a[dim_index] = _wrap_dim(a[dim_index], rank + new_rank) + 1
+        elif name in k:
+            k[name] = _wrap_dim(k[name], rank + new_rank) + 1
+        else:
+            default = op.schema.arguments[dim_index].default_value
+            a += [op.schema.arguments[j].default_value for j in range(len(a), dim_index)]
+            a.append(_wrap_dim(default, rank + new_rank) + 1)
+        a[0] = p
+        return wrap(aten_dispatch(op, tuple(a), k), level, 0)
+
+    return batched
+
+
+for _n in ("select.int", "slice.Tensor", "narrow.default", "unbind.int", "split.Tensor",
+           "split_with_sizes.default", "chunk.default", "index_select.default",
+           "unsafe_split.Tensor", "unsafe_chunk.default", "unfold.default",
+           "tensor_split.sections", "tensor_split.indices"):
+    rule(_n)(_dim_rule(1 if _n.split(".")[0] not in ("split", "split_with_sizes", "chunk",
+                                                     "unsafe_split", "unsafe_chunk",
+                                                     "tensor_split") else 2))
+
+
+@rule("flip.default")
+def flip(op, level, args, kwargs):
+    self, dims = args[0], args[1]
+    p = front(self, level)
+    if p is None:
+        return NotImplemented
+    rank = len(self._size)
+    return wrap(p.flip([_wrap_dim(d, rank) + 1 for d in dims]), level, 0)
+
+
+@rule("diagonal.default")
+def diagonal(op, level, args, kwargs):
+    self = args[0]
+    p = front(self, level)
+    if p is None:
+        return NotImplemented
+    offset = args[1] if len(args) > 1 else kwargs.get("offset", 0)
+    d1 = args[2] if len(args) > 2 else kwargs.get("dim1", 0)
+    d2 = args[3] if len(args) > 3 else kwargs.get("dim2", 1)
+    rank = len(self._size)
+    return wrap(p.diagonal(offset, _wrap_dim(d1, rank) + 1, _wrap_dim(d2, rank) + 1), level, 0)
+
+
+@rule("movedim.int")
+def movedim(op, level, args, kwargs):
+    self, src, dst = args[0], args[1], args[2]
+    p = front(self, level)
+    if p is None:
+        return NotImplemented
+    rank = len(self._size)
+    return wrap(p.movedim(_wrap_dim(src, rank) + 1, _wrap_dim(dst, rank) + 1), level, 0)
+
+
+@rule("cat.default")
+def cat(op, level, args, kwargs):
+    tensors = list(args[0])
+    dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
+    if all(unwrap(t, level)[1] is None for t in tensors):
+        return NotImplemented
+    n = batch_size(level)
+    # legacy: 1-D empty tensors are skipped by cat whatever the others' rank
+    rank = max(len(t._size) for t in tensors)
+    parts = [at_front(t, level, n) for t in tensors
+             if not (len(t._size) == 1 and t._size[0] == 0 and rank > 1)]
+    return wrap(aten_dispatch(op, (parts, _wrap_dim(dim, rank) + 1), {}), level, 0)
+
+
+@rule("stack.default")
+def stack(op, level, args, kwargs):
+    tensors = list(args[0])
+    dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
+    if all(unwrap(t, level)[1] is None for t in tensors):
+        return NotImplemented
+    n = batch_size(level)
+    rank = len(tensors[0]._size)
+    parts = [at_front(t, level, n) for t in tensors]
+    return wrap(aten_dispatch(op, (parts, _wrap_dim(dim, rank + 1) + 1), {}), level, 0)
+
+
+@rule("gather.default")
+def gather(op, level, args, kwargs):
+    self, dim, index = args[0], args[1], args[2]
+    if len(self._size) == 0 or len(index._size) == 0:
+        return NotImplemented
+    n = batch_size(level)
+    rank = len(self._size)
+    a = (at_front(self, level, n), _wrap_dim(dim, rank) + 1, at_front(index, level, n))
+    return wrap(aten_dispatch(op, a + tuple(args[3:]), kwargs), level, 0)
+
+
+@rule("embedding.default")
+def embedding(op, level, args, kwargs):
+    weight, indices = args[0], args[1]
+    if unwrap(weight, level)[1] is not None:
+        return NotImplemented
+    v, d = unwrap(indices, level)
+    return wrap(aten_dispatch(op, (weight, v) + tuple(args[2:]), kwargs), level, d)
