@@ -131,9 +131,9 @@ def test_ir_users_refuse_by_name(tmp_path):
         _unannotated_return.schema
     with pytest.raises(NotImplementedError, match="CompilationUnit.define"):
         torch.jit.CompilationUnit("def g(x):\n    return x\n")
-    with pytest.raises(NotImplementedError, match="ConcreteModuleTypeBuilder"):
+    with pytest.raises(NotImplementedError, match="ConcreteModuleTypeBuilder: torch.jit.script of an nn.Module"):
         torch.jit.script(torch.nn.Linear(2, 2))
-    with pytest.raises(NotImplementedError, match="_create_function_from_trace"):
+    with pytest.raises(NotImplementedError, match="_create_function_from_trace: torch.jit.trace records"):
         torch.jit.trace(lambda x: x + 1, (torch.ones(2),))
 
 
@@ -158,3 +158,13 @@ def test_compile_without_the_original_function_refuses():
     assert str(fn.schema) == "g(Tensor x) -> Tensor"
     with pytest.raises(NotImplementedError, match="made outside torch.jit.script"):
         fn(torch.ones(1))
+
+
+def test_unchecked_parameter_types_refuse_at_script_time():
+    from typing import Union
+
+    def h(x: Union[int, float]) -> float:
+        return float(x)
+
+    with pytest.raises(NotImplementedError, match=r"argument of TorchScript type Union\[float, int\]"):
+        torch.jit.script(h)

@@ -11,9 +11,9 @@ Nothing here builds IR: the graph, the code, saving and the passes refuse by nam
 
 from __future__ import annotations
 
-from ..core.refuse import TorchnativeNotImplementedError
+from ..core.refuse import TorchnativeNotImplementedError, refusing_class, refusing_function
 from ..ops.schema import FunctionSchema, _init_schema
-from . import jit_signature
+from . import jit_signature, refusals
 from .jit_tree_views import Def
 
 _NO_IR = ("torchnative runs scripted functions as Python and builds no TorchScript IR "
@@ -107,7 +107,24 @@ def jit_script_compile(qualified_name: str, def_: Def, rcb, defaults: dict) -> S
     return ScriptFunction._create(str(qualified_name), def_, arguments, returns)
 
 
-TORCH_C = {
-    "torch._C.ScriptFunction": ScriptFunction,
-    "torch._C._jit_script_compile": jit_script_compile,
-}
+# The other ways into TorchScript build IR-backed objects; their entry points say so by name.
+_MODULES_WHY = ("torch.jit.script of an nn.Module builds a TorchScript module type and its IR, "
+                "which torchnative does not; scripted functions run")
+_TRACE_WHY = "torch.jit.trace records a TorchScript graph, which torchnative does not build"
+_CLASS_WHY = "torch.jit.script of a class compiles a TorchScript class type, which torchnative does not"
+
+
+def torch_c_names() -> dict:
+    surface = refusals.import_surface()["torch._C"]
+    names = {
+        "torch._C.ScriptFunction": ScriptFunction,
+        "torch._C._jit_script_compile": jit_script_compile,
+        "torch._C.ConcreteModuleTypeBuilder": refusing_class(
+            "torch._C.ConcreteModuleTypeBuilder", _MODULES_WHY,
+            members=surface["ConcreteModuleTypeBuilder"]["members"]),
+        "torch._C._jit_script_class_compile": refusing_function(
+            "torch._C._jit_script_class_compile", _CLASS_WHY),
+    }
+    for name in ("_create_function_from_trace", "_create_function_from_trace_with_dict"):
+        names[f"torch._C.{name}"] = refusing_function(f"torch._C.{name}", _TRACE_WHY)
+    return names

@@ -70,6 +70,7 @@ def signature(decl: Decl, rcb, defaults: dict, where) -> tuple[list, list | None
     args = []
     for p in decl.params:
         t = jit_type(p.type, rcb, p.range())
+        check_convertible(t)
         pname = p.name.name
         default = _NO_DEFAULT
         if pname in defaults:
@@ -171,10 +172,31 @@ def convert(v, t):
         raise _CastError(_PYBIND_CAST.format(type(v)))
     if kind == "AnyType":
         return v
-    raise TorchnativeNotImplementedError(
+    raise _unsupported(t)
+
+
+_CONVERTED = {"TensorType", "FloatType", "IntType", "BoolType", "StringType", "DeviceObjType",
+              "AnyType"}
+_CONTAINERS = {"OptionalType": lambda t: [t.getElementType()], "ListType": lambda t: [t.getElementType()],
+               "TupleType": lambda t: t.elements(),
+               "DictType": lambda t: [t.getKeyType(), t.getValueType()]}
+
+
+def _unsupported(t) -> TorchnativeNotImplementedError:
+    return TorchnativeNotImplementedError(
         f"a scripted function's argument of TorchScript type {t}",
-        "torchnative's TorchScript checks Tensor, numbers, str, Device, Any and their "
+        "torchnative's TorchScript checks Tensor, int, float, bool, str, Device, Any and their "
         "Optional/List/Tuple/Dict")
+
+
+def check_convertible(t) -> None:
+    """Refuse at compile time, not at the first call, a parameter type ``convert`` cannot check."""
+    kind = t.kind()
+    if kind in _CONTAINERS:
+        for inner in _CONTAINERS[kind](t):
+            check_convertible(inner)
+    elif kind not in _CONVERTED:
+        raise _unsupported(t)
 
 
 def type_error(fn_name: str, arg: Argument, pos: int, value, decl: str, err: _CastError,
