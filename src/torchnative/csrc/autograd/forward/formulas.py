@@ -17,8 +17,10 @@ _UNRESOLVED = object()
 def _jvp_names() -> dict:
     from .. import generated
 
-    names = {k: v for k, v in vars(jvp).items() if not k.startswith("_") and callable(v) and
-             getattr(v, "__module__", None) == jvp.__name__}
+    names = {k: v for k, v in vars(jvp).items() if callable(v) and
+             getattr(v, "__module__", None) == jvp.__name__ and
+             (not k.startswith("_") or k.endswith("_jvp"))}  # _convolution_jvp
+    names.update(jvp.CONSTANTS)
     clash = sorted(n for n in names if n in generated.NS)
     if clash:
         raise RuntimeError(f"jvp helpers {clash} are also formula helpers: define each once")

@@ -1,0 +1,144 @@
+"""Forward-mode AD on upstream's OpInfo samples (entries with supports_forward_ad), against
+upstream torch 2.13.0 in separate processes.
+
+Upstream draws the samples (float64) and a seeded random tangent per floating argument and saves
+them with torch.save; both sides then compute, inside a dual level, the primal and the tangent of
+every floating output in float32, and upstream once more in float64. Each output is judged by the
+golden harness's ``compare.elementwise``: NaN/inf positions as upstream's, values within the
+tolerance derived from upstream's own float32-vs-float64 error. A case where upstream raises must
+raise the same exception type on ours. The control flips the sign of one forward formula (sin's)
+on ours and must be caught. The whole database runs with ``--slow``; docs/forward_ad.md has its
+figures.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from torchnative.testing import upstream
+from torchnative.testing.golden import compare
+
+WORKER = Path(__file__).with_name("forward_ad_opinfo_worker.py")
+
+# the CI selection: pointwise, binary with broadcasting, reductions, views, indexing, linear
+# algebra products, normalization, convolution, concatenation
+CI_OPS = ("sin,exp,tanh,sigmoid,abs,mul,add,div,pow,atan2,where,clamp,sum,mean,amax,logsumexp,"
+          "softmax,log_softmax,max.reduction_with_dim,cumsum,prod,view,reshape,transpose,permute,"
+          "expand,squeeze,unsqueeze,narrow,select,index_select,gather,cat,stack,matmul,mm,bmm,"
+          "addmm,nn.functional.linear,nn.functional.layer_norm,nn.functional.conv2d,"
+          "nn.functional.relu,nn.functional.gelu,nn.functional.silu,norm,var,std,sqrt,rsqrt,"
+          "log,log1p,erf,lerp,masked_fill,flip,roll,repeat,t,diagonal,triu,tril,cosh,atan")
+
+
+def _ours_env():
+    env = dict(os.environ)
+    env.setdefault("OMP_NUM_THREADS", "2")
+    return env
+
+
+def _run(python, args, env):
+    proc = subprocess.run([str(python), str(WORKER), *args], capture_output=True, text=True,
+                          env=env, timeout=3600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(args[:1])} failed:\n{proc.stderr[-4000:]}")
+    return proc
+
+
+def sweep(tmp: Path, ops: str, max_samples: int, flip: str | None = None) -> dict:
+    """Run both sides; {case id: verdict} with verdict 'agree', 'both raise', 'refuses: ...',
+    'raises: ...' or 'diverges: ...'."""
+    cases = str(tmp / "cases.pt")
+    _run(upstream.UPSTREAM_PYTHON, ["make", cases, ops, str(max_samples)], upstream.upstream_env())
+    _run(upstream.UPSTREAM_PYTHON, ["run", cases, str(tmp / "up"), "float32,float64"],
+         upstream.upstream_env())
+    extra = ["--flip", flip] if flip else []
+    _run(upstream.ours_python(), ["run", cases, str(tmp / "ours"), "float32", *extra], _ours_env())
+    return judge(tmp / "up", tmp / "ours")
+
+
+def judge(up_path: Path, ours_path: Path) -> dict:
+    up_meta = json.loads(Path(f"{up_path}.json").read_text())
+    ours_meta = json.loads(Path(f"{ours_path}.json").read_text())
+    up = np.load(f"{up_path}.npz")
+    ours = np.load(f"{ours_path}.npz")
+    verdicts = {}
+    for cid, o in ours_meta.items():
+        u = up_meta[cid]
+        base = cid.rsplit("|", 1)[0]
+        if "error" in u:
+            verdicts[cid] = "both raise" if o.get("error") == u["error"] else \
+                f"diverges: upstream raises {u['error']}, ours {o.get('error', 'does not')}"
+            continue
+        if "error" in o:
+            kind = "refuses" if o["error"] == "TorchnativeNotImplementedError" else "raises"
+            verdicts[cid] = f"{kind}: {o['error']}: {o['message']}"
+            continue
+        if o["outputs"] != u["outputs"]:
+            verdicts[cid] = f"diverges: outputs {o['outputs']} vs {u['outputs']}"
+            continue
+        why = None
+        for j in u["outputs"]:
+            for part in ("p", "t"):
+                k32, k64 = f"{cid}|{j}|{part}", f"{base}|float64|{j}|{part}"
+                if (k32 in up) != (k32 in ours):
+                    why = f"output {j} tangent {'missing' if k32 in up else 'extra'}"
+                elif k32 in up:
+                    why = compare.elementwise(ours[k32], up[k32], up[k64], "float32",
+                                              summed=True)
+                    if why:
+                        why = f"output {j} {'tangent' if part == 't' else 'primal'}: {why}"
+                if why:
+                    break
+            if why:
+                break
+        verdicts[cid] = f"diverges: {why}" if why else "agree"
+    return verdicts
+
+
+def summary(verdicts: dict) -> Counter:
+    return Counter(v.split(":")[0] for v in verdicts.values())
+
+
+needs_upstream = pytest.mark.skipif(not upstream.available(), reason="no upstream environment")
+
+
+@pytest.fixture(scope="module")
+def ci_sweep(tmp_path_factory):
+    if not upstream.available():
+        upstream.missing("the upstream environment")
+    return sweep(tmp_path_factory.mktemp("fwad"), CI_OPS, 3)
+
+
+@needs_upstream
+def test_ci_selection_agrees(ci_sweep):
+    bad = {k: v for k, v in ci_sweep.items() if v not in ("agree", "both raise")}
+    counts = summary(ci_sweep)
+    assert counts["agree"] >= 150, counts
+    assert not bad, f"{counts}\n" + "\n".join(f"{k}: {v}" for k, v in sorted(bad.items()))
+
+
+@needs_upstream
+def test_flipped_formula_is_caught(tmp_path):
+    verdicts = sweep(tmp_path, "sin,cos", 2, flip="sin")
+    sin = [v for k, v in verdicts.items() if k.startswith("sin#")]
+    cos = [v for k, v in verdicts.items() if k.startswith("cos#")]
+    assert sin and all(v.startswith("diverges: output 0 tangent") for v in sin), sin
+    assert cos and all(v == "agree" for v in cos), cos  # only the flipped formula is caught
+
+
+@pytest.mark.slow
+@needs_upstream
+def test_whole_database(tmp_path):
+    verdicts = sweep(tmp_path, "all", 1000)
+    counts = summary(verdicts)
+    out = Path(os.environ.get("TORCHNATIVE_FWAD_REPORT", tmp_path / "forward_ad_sweep.json"))
+    out.write_text(json.dumps({"counts": counts, "verdicts": verdicts}, indent=0, sort_keys=True))
+    bad = {k: v for k, v in verdicts.items() if v.startswith("diverges")}
+    assert not bad, f"{counts}\n" + "\n".join(f"{k}: {v}" for k, v in sorted(bad.items())[:80])
