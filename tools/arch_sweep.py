@@ -1,12 +1,21 @@
-"""Architecture sweep: tiny random transformers models, built and saved on upstream, loaded on ours.
+"""Architecture sweep: every transformers architecture, tiny and random, built on upstream, run on ours.
 
-For each architecture: upstream builds the model from a small config with a fixed seed, saves it
-with ``save_pretrained``, runs a prompt forward in float32 and in float64 (for the derived
-tolerance) and a greedy ``generate``; ours loads the same directory with ``from_pretrained``
-(the real loading code) and does the same. The table says: loads, forward agrees (element-wise
-within the derived tolerance), greedy tokens identical.
+For each model type transformers registers, the sweep picks one task class (causal LM first, then
+sequence-to-sequence, masked LM, image classification, CTC, audio classification, speech-to-text,
+else the base model), derives a tiny config from the config class's defaults
+(``tools/arch_configs.py``), and:
+- upstream builds it (seed 0), saves it with ``save_pretrained``, runs its main input forward in
+  float32 and again in float64 (for the derived tolerance), and greedy-generates 8 tokens where
+  the task generates;
+- ours loads the saved directory with ``from_pretrained`` (transformers' real loading code) and
+  does the same on the same inputs.
+Verdicts: agrees (element-wise at the golden harness's derived tolerance, and identical greedy
+tokens), diverges, refuses on ours (with the name), not built (upstream rejected the generic tiny
+config — a limit of this sweep, with transformers' message), not judged (upstream's float64 rerun
+failed, so no tolerance can be derived).
 
 Usage: .venv/bin/python tools/arch_sweep.py [--archs llama,gpt2,...] [--out docs/sweep.md]
+       [--chunk 20] [--fresh]
 """
 
 from __future__ import annotations
@@ -21,168 +30,153 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 CACHE = REPO / ".cache/sweep"
-
-# name -> (config class, model class, config kwargs); small enough to build in a second
-COMMON = dict(vocab_size=128, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-              intermediate_size=64, max_position_embeddings=64)
-ARCHS = {
-    "llama": ("LlamaConfig", "LlamaForCausalLM", dict(COMMON, num_key_value_heads=2)),
-    "mistral": ("MistralConfig", "MistralForCausalLM", dict(COMMON, num_key_value_heads=2)),
-    "qwen2": ("Qwen2Config", "Qwen2ForCausalLM", dict(COMMON, num_key_value_heads=2)),
-    "qwen3": ("Qwen3Config", "Qwen3ForCausalLM", dict(COMMON, num_key_value_heads=2,
-                                                      head_dim=8)),
-    "gemma": ("GemmaConfig", "GemmaForCausalLM", dict(COMMON, num_key_value_heads=2, head_dim=8)),
-    "gemma2": ("Gemma2Config", "Gemma2ForCausalLM", dict(COMMON, num_key_value_heads=2,
-                                                         head_dim=8)),
-    "phi": ("PhiConfig", "PhiForCausalLM", dict(COMMON)),
-    "phi3": ("Phi3Config", "Phi3ForCausalLM", dict(COMMON, num_key_value_heads=2,
-                                                   pad_token_id=0)),
-    "gpt_neox": ("GPTNeoXConfig", "GPTNeoXForCausalLM", dict(COMMON)),
-    "stablelm": ("StableLmConfig", "StableLmForCausalLM", dict(COMMON, num_key_value_heads=2)),
-    "starcoder2": ("Starcoder2Config", "Starcoder2ForCausalLM", dict(COMMON,
-                                                                     num_key_value_heads=2)),
-    "olmo": ("OlmoConfig", "OlmoForCausalLM", dict(COMMON, num_key_value_heads=2)),
-    "granite": ("GraniteConfig", "GraniteForCausalLM", dict(COMMON, num_key_value_heads=2)),
-    "falcon": ("FalconConfig", "FalconForCausalLM", dict(vocab_size=128, hidden_size=32,
-                                                         num_hidden_layers=2,
-                                                         num_attention_heads=4)),
-    "gpt2": ("GPT2Config", "GPT2LMHeadModel", dict(vocab_size=128, n_embd=32, n_layer=2,
-                                                   n_head=4, n_positions=64)),
-    "gpt_bigcode": ("GPTBigCodeConfig", "GPTBigCodeForCausalLM", dict(
-        vocab_size=128, n_embd=32, n_layer=2, n_head=4, n_positions=64)),
-    "bloom": ("BloomConfig", "BloomForCausalLM", dict(vocab_size=128, hidden_size=32,
-                                                      n_layer=2, n_head=4)),
-    "mpt": ("MptConfig", "MptForCausalLM", dict(vocab_size=128, d_model=32, n_layers=2,
-                                                n_heads=4, max_seq_len=64)),
-    "opt": ("OPTConfig", "OPTForCausalLM", dict(vocab_size=128, hidden_size=32,
-                                                num_hidden_layers=2, num_attention_heads=4,
-                                                ffn_dim=64, max_position_embeddings=64,
-                                                word_embed_proj_dim=32)),
-    "bert": ("BertConfig", "BertModel", dict(COMMON)),
-    "roberta": ("RobertaConfig", "RobertaModel", dict(COMMON, pad_token_id=1)),
-    "distilbert": ("DistilBertConfig", "DistilBertModel", dict(
-        vocab_size=128, dim=32, n_layers=2, n_heads=4, hidden_dim=64,
-        max_position_embeddings=64)),
-    "t5": ("T5Config", "T5ForConditionalGeneration", dict(
-        vocab_size=128, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4,
-        decoder_start_token_id=0)),
-}
-PROMPT = [[1, 5, 9, 14, 22, 35, 41, 7]]
-
-WORKER = r'''
-import json, sys, numpy as np, torch, transformers
-arch, cfg_name, model_name, kwargs, path, build, new_tokens = json.loads(sys.argv[1])
-torch.manual_seed(0)
-if build:
-    cfg = getattr(transformers, cfg_name)(**kwargs)
-    model = getattr(transformers, model_name)(cfg).eval()
-    model.save_pretrained(path)
-model = getattr(transformers, model_name).from_pretrained(path).eval()
-ids = torch.tensor(PROMPT)
-out = {}
-with torch.no_grad():
-    enc_dec = model.config.is_encoder_decoder
-    extra = {"decoder_input_ids": ids[:, :4]} if enc_dec else {}
-    o = model(input_ids=ids, **extra)
-    logits = o.logits if hasattr(o, "logits") else o.last_hidden_state
-    out["logits"] = logits.float().numpy().tolist()
-    if build:
-        m64 = getattr(transformers, model_name).from_pretrained(path).double().eval()
-        o64 = m64(input_ids=ids, **extra)
-        l64 = o64.logits if hasattr(o64, "logits") else o64.last_hidden_state
-        out["logits64"] = l64.numpy().tolist()
-    if hasattr(model, "generate") and model_name.endswith(("LM", "LMHeadModel", "CausalLM",
-                                                           "ConditionalGeneration")):
-        g = model.generate(ids, max_new_tokens=new_tokens, do_sample=False,
-                           pad_token_id=0)
-        out["tokens"] = g[0].tolist()
-print(json.dumps(out))
-'''.replace("PROMPT", repr(PROMPT))
+WORKER = REPO / "tools/arch_worker.py"
+# task label, transformers mapping, whether the task generates; first match wins
+TASKS = [("causal LM", "MODEL_FOR_CAUSAL_LM_MAPPING_NAMES", True),
+         ("seq2seq", "MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES", True),
+         ("masked LM", "MODEL_FOR_MASKED_LM_MAPPING_NAMES", False),
+         ("image classification", "MODEL_FOR_IMAGE_CLASSIFICATION_MAPPING_NAMES", False),
+         ("CTC", "MODEL_FOR_CTC_MAPPING_NAMES", False),
+         ("audio classification", "MODEL_FOR_AUDIO_CLASSIFICATION_MAPPING_NAMES", False),
+         ("speech-to-text", "MODEL_FOR_SPEECH_SEQ_2_SEQ_MAPPING_NAMES", True),
+         ("base model", "MODEL_MAPPING_NAMES", False)]
 
 
-def run(python: Path, arch: str, build: bool, new_tokens: int) -> dict:
-    cfg, model, kwargs = ARCHS[arch]
-    path = CACHE / arch
-    path.mkdir(parents=True, exist_ok=True)
-    args = json.dumps([arch, cfg, model, kwargs, str(path), build, new_tokens])
+def catalog() -> tuple[dict[str, tuple[str, str, bool]], list[str]]:
+    """model type -> (task, class name, generates); and the model types with no task class."""
+    from transformers.models.auto import modeling_auto
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+
+    chosen = {}
+    for task, mapping, generates in TASKS:
+        for model_type, cls in getattr(modeling_auto, mapping).items():
+            if model_type not in chosen:
+                chosen[model_type] = (task, cls if isinstance(cls, str) else cls[0], generates)
+    return chosen, sorted(set(CONFIG_MAPPING_NAMES) - set(chosen))
+
+
+def run_worker(python: Path, mode: str, entries: list, chunk: int) -> dict[str, dict]:
+    """Rows by architecture; a worker that dies loses only the architecture it was on."""
     env = None
     if "upstream" in str(python):
         from torchnative.testing.upstream import upstream_env
 
         env = upstream_env()
-    proc = subprocess.run([str(python), "-c", WORKER, args], capture_output=True, text=True,
-                          env=env, timeout=900)
-    if proc.returncode != 0:
-        raise RuntimeError(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else
-                           f"exit {proc.returncode}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def compare(ours: np.ndarray, up32: np.ndarray, up64: np.ndarray) -> tuple[bool, str]:
-    """The golden harness's float comparator with its derived tolerance (P90 of upstream's own
-    float32 error against its float64 rerun, floored at a few ulp)."""
-    from torchnative.testing.golden import compare as cmp, tolerance
-
-    tol = tolerance.derive([(up32, up64)], "float32")
-    problem = cmp.close(up32, ours, up64, 0.0, tol)
-    worst = float(np.abs(ours - up32).max())
-    return problem is None, problem or f"max |diff| {worst:.2e} (rtol {tol.rtol:.2e}, atol {tol.atol:.2e})"
-
-
-def sweep(archs: list[str], new_tokens: int) -> list[dict]:
-    rows = []
-    for arch in archs:
-        row = {"arch": arch, "loads": False, "forward": "-", "greedy": "-", "note": ""}
-        try:
-            up = run(REPO / ".venv-upstream/bin/python", arch, True, new_tokens)
-        except Exception as e:  # the baseline must work; report it if it does not
-            row["note"] = f"upstream failed: {e}"
-            rows.append(row)
-            continue
-        try:
-            ours = run(REPO / ".venv/bin/python", arch, False, new_tokens)
-            row["loads"] = True
-        except Exception as e:
-            row["note"] = str(e)[:160]
-            rows.append(row)
-            continue
-        a, b = np.array(ours["logits"]), np.array(up["logits"])
-        if a.shape != b.shape:
-            row["forward"] = f"shape {a.shape} vs {b.shape}"
-        else:
-            ok, detail = compare(a, b, np.array(up["logits64"]))
-            row["forward"] = "agrees" if ok else "diverges"
-            row["note"] = detail
-        if "tokens" in up:
-            row["greedy"] = "identical" if ours.get("tokens") == up["tokens"] else "differs"
-        rows.append(row)
-        print(json.dumps(row), flush=True)
+    rows, todo = {}, list(entries)
+    while todo:
+        batch = todo[:chunk]
+        proc = subprocess.run([str(python), str(WORKER), mode, str(CACHE), json.dumps(batch)],
+                              capture_output=True, text=True, env=env, timeout=chunk * 700)
+        for line in proc.stdout.splitlines():
+            if line.startswith("{"):
+                row = json.loads(line)
+                rows[row["arch"]] = row
+        done = [e for e in batch if e[0] in rows]
+        if len(done) < len(batch):
+            lost = batch[len(done)]
+            tail = proc.stderr.strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
+            rows[lost[0]] = {"arch": lost[0], "ok": False,
+                             "error": f"process died (exit {proc.returncode}): {tail[0][:200]}"}
+            done.append(lost)
+        todo = [e for e in todo if e[0] not in rows]
+        print(f"{mode}: {len(rows)}/{len(entries)}", file=sys.stderr, flush=True)
     return rows
 
 
-def markdown(rows: list[dict]) -> str:
-    lines = ["# Architecture sweep", "",
-             "Generated by `.venv/bin/python tools/arch_sweep.py --out docs/sweep.md`: tiny random "
-             "models built from configs and saved with `save_pretrained` on upstream torch "
-             "2.13.0, loaded with `from_pretrained` on ours; an 8-token prompt forward compared "
-             "element-wise at the golden harness's derived tolerance (upstream rerun in float64), "
-             "and greedy `generate` of 8 tokens compared token for token.", "",
-             "| architecture | loads | forward agrees | greedy tokens identical | note |",
-             "|---|---|---|---|---|"]
+def verdict(arch: str, generates: bool, up: dict, ours: dict | None) -> tuple[str, str]:
+    from torchnative.testing.golden import compare as cmp, tolerance
+
+    if not up["ok"]:
+        return "not built", f"upstream: {up['error']}"
+    if ours is None or not ours["ok"]:
+        return "refuses", (ours or {}).get("error", "not run")
+    with np.load(CACHE / arch / "upstream.npz") as u, np.load(CACHE / arch / "ours.npz") as o:
+        up32, mine = u["output"], o["output"]
+        up64 = u["output64"] if "output64" in u.files else None
+        same_tokens = None
+        if generates and "tokens" in u.files:
+            same_tokens = "tokens" in o.files and np.array_equal(u["tokens"], o["tokens"])
+    if up32.shape != mine.shape:
+        return "diverges", f"output shape {mine.shape} vs upstream {up32.shape}"
+    if up64 is None or up64.shape != up32.shape:
+        return "not judged", f"upstream float64 rerun: {up.get('float64_error', 'no output')}"
+    up32, mine, up64 = (a.astype(np.float32) for a in (up32, mine, up64))
+    tol = tolerance.derive([(up32, up64)], "float32")
+    problem = cmp.close(up32, mine, up64, 0.0, tol)
+    worst = float(np.abs(mine - up32).max()) if mine.size else 0.0
+    detail = problem or f"max |diff| {worst:.2e} (rtol {tol.rtol:.2e}, atol {tol.atol:.2e})"
+    if problem:
+        return "diverges", detail
+    if same_tokens is False:
+        return "diverges", f"greedy tokens differ; forward {detail}"
+    return "agrees", detail + ("; greedy tokens identical" if same_tokens else "")
+
+
+def sweep(archs: list[str] | None, chunk: int, fresh: bool) -> tuple[list[dict], list[str]]:
+    chosen, untasked = catalog()
+    names = archs or sorted(chosen)
+    unknown = [a for a in names if a not in chosen]
+    if unknown:
+        raise SystemExit(f"not a model type with a task class: {', '.join(unknown)}")
+    entries = [[a, chosen[a][1], chosen[a][2]] for a in names]
+    CACHE.mkdir(parents=True, exist_ok=True)
+    store = CACHE / "results.json"
+    saved = {} if fresh or not store.exists() else json.loads(store.read_text())
+    need = [e for e in entries if e[0] not in saved.get("upstream", {})]
+    up = {**saved.get("upstream", {}),
+          **run_worker(REPO / ".venv-upstream/bin/python", "build", need, chunk)}
+    built = [e for e in entries if up[e[0]]["ok"]]
+    ours = run_worker(REPO / ".venv/bin/python", "load", built, chunk)
+    store.write_text(json.dumps({"upstream": up}))
+    rows = []
+    for arch, cls, generates in entries:
+        status, note = verdict(arch, generates, up[arch], ours.get(arch))
+        rows.append({"arch": arch, "task": chosen[arch][0], "class": cls, "verdict": status,
+                     "note": note})
+        print(json.dumps(rows[-1]), flush=True)
+    return rows, ([] if archs else untasked)
+
+
+def markdown(rows: list[dict], untasked: list[str]) -> str:
+    counts: dict[str, dict[str, int]] = {}
     for r in rows:
-        lines.append(f"| {r['arch']} | {'yes' if r['loads'] else 'no'} | {r['forward']} | "
-                     f"{r['greedy']} | {r['note']} |")
+        counts.setdefault(r["task"], {}).setdefault(r["verdict"], 0)
+        counts[r["task"]][r["verdict"]] += 1
+    kinds = ["agrees", "diverges", "refuses", "not judged", "not built"]
+    lines = ["# Architecture sweep", "",
+             "Generated by `.venv/bin/python tools/arch_sweep.py --out docs/sweep.md` (its "
+             "docstring says how). Every model type transformers registers with a task class is "
+             "built tiny and random on upstream torch 2.13.0 from its config class's defaults "
+             "shrunk by rule (`tools/arch_configs.py`), saved with `save_pretrained`, loaded on "
+             "ours with `from_pretrained`, and run on the same inputs: the main output is "
+             "compared element-wise at the golden harness's derived tolerance (upstream rerun "
+             "in float64) and greedy tokens (8) compared token for token where the task "
+             "generates. \"not built\" means upstream rejected the generic tiny config — a limit "
+             "of the sweep, not of our torch.", "",
+             "| task | " + " | ".join(kinds) + " |", "|---|" + "---|" * len(kinds)]
+    for task, c in counts.items():
+        lines.append(f"| {task} | " + " | ".join(str(c.get(k, 0)) for k in kinds) + " |")
+    total = {k: sum(c.get(k, 0) for c in counts.values()) for k in kinds}
+    lines.append("| **all** | " + " | ".join(f"**{total[k]}**" for k in kinds) + " |")
+    lines += ["", "| architecture | task (class) | verdict | note |", "|---|---|---|---|"]
+    for r in rows:
+        note = r["note"].replace("|", "\\|")
+        lines.append(f"| {r['arch']} | {r['task']} (`{r['class']}`) | {r['verdict']} | {note} |")
+    if untasked:
+        lines += ["", f"Model types with no class for any task above ({len(untasked)}; "
+                  "sub-configs and processor-only entries): " + ", ".join(untasked) + "."]
     return "\n".join(lines) + "\n"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--archs", default=",".join(ARCHS))
-    ap.add_argument("--new-tokens", type=int, default=8)
+    ap.add_argument("--archs", help="comma-separated model types (default: all)")
+    ap.add_argument("--chunk", type=int, default=20, help="architectures per worker process")
+    ap.add_argument("--fresh", action="store_true", help="rebuild upstream's models")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
-    rows = sweep(args.archs.split(","), args.new_tokens)
-    md = markdown(rows)
+    rows, untasked = sweep(args.archs.split(",") if args.archs else None, args.chunk, args.fresh)
+    md = markdown(rows, untasked)
     print(md)
     if args.out:
         args.out.write_text(md)
