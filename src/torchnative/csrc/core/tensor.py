@@ -81,6 +81,12 @@ def _autograd_not_loaded(t):
 _view_grad_fn = _retain_grad = _autograd_not_loaded
 
 
+# Installed by an upper layer whose tensors hold no values of their own (functorch's
+# BatchedTensor): called as (tensor, "item" | "bool") before a value is read from a tensor
+# without storage, it raises that layer's error for its tensors and returns for others.
+no_values_error: list = [None]
+
+
 def register_autograd(view_grad_fn, retain_grad) -> None:
     global _view_grad_fn, _retain_grad
     _view_grad_fn, _retain_grad = view_grad_fn, retain_grad
@@ -372,6 +378,8 @@ class TensorBase(metaclass=_TensorMeta):
 
     # --- Python values -----------------------------------------------------------------------
     def item(self):
+        if self._np is None and no_values_error[0] is not None:
+            no_values_error[0](self, "item")
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to "
                                "Scalar")
@@ -401,6 +409,8 @@ class TensorBase(metaclass=_TensorMeta):
         return self.__bool__()
 
     def __bool__(self) -> bool:
+        if self._np is None and no_values_error[0] is not None:
+            no_values_error[0](self, "bool")
         if self.numel() != 1:
             raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous"
                                if self.numel() > 1 else
