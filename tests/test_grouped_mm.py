@@ -1,5 +1,6 @@
 """``torch._grouped_mm`` (the mixture-of-experts GEMM transformers calls on CPU) against upstream:
-its four forms, output strides, and its input checks. Upstream's kernel takes no float64, so the
+its four forms, output strides, its input checks, and its gradients (row- and column-major
+weights, whose backward takes the transposed route). Upstream's kernel takes no float64, so the
 derived tolerance comes from the same per-group products in float64 through upstream's ``mm``."""
 
 from __future__ import annotations
@@ -49,6 +50,38 @@ for f in [lambda: torch._grouped_mm(a.double(), b.double(), offs),
 out["errors"] = errors
 print(json.dumps(out))
 """
+GRAD_PROGRAM = """
+import json, torch
+torch.manual_seed(0)
+out = {}
+a = torch.randn(10, 8, requires_grad=True); b = torch.randn(3, 8, 8, requires_grad=True)
+offs = torch.tensor([3, 3, 10], dtype=torch.int32)
+y = torch._grouped_mm(a, b, offs)
+w = torch.randn(10, 8)
+(y * w).sum().backward()
+out["g"] = [a.grad.tolist(), b.grad.tolist()]
+# column-major weights (as transformers' transposed expert weights)
+bt = torch.randn(3, 8, 8).transpose(-2, -1).requires_grad_()
+y = torch._grouped_mm(a, bt, offs)
+ga, gb = torch.autograd.grad((y * w).sum(), (a, bt))
+out["gcol"] = [ga.tolist(), gb.tolist(), list(gb.stride())]
+x3 = torch.randn(3, 5, 8, requires_grad=True); y3 = torch.randn(3, 8, 4, requires_grad=True)
+g = torch.autograd.grad(torch._grouped_mm(x3, y3).square().sum(), (x3, y3))
+out["g3"] = [t.tolist() for t in g]
+# float64 reference via bmm/mm
+d = lambda t: t.detach().double().requires_grad_()
+a64, b64 = d(a), d(b)
+y = torch.cat([a64[0:3] @ b64[0], a64[3:3] @ b64[1], a64[3:10] @ b64[2]])
+(y * w.double()).sum().backward()
+out["ref_g"] = [a64.grad.tolist(), b64.grad.tolist()]
+a64, bt64 = d(a), d(bt)
+y = torch.cat([a64[0:3] @ bt64[0], a64[3:3] @ bt64[1], a64[3:10] @ bt64[2]])
+ga, gb = torch.autograd.grad((y * w.double()).sum(), (a64, bt64))
+out["ref_gcol"] = [ga.tolist(), gb.tolist()]
+x64, y64 = d(x3), d(y3)
+out["ref_g3"] = [t.tolist() for t in torch.autograd.grad((x64 @ y64).square().sum(), (x64, y64))]
+print(json.dumps(out))
+"""
 FORMS = ["2d x 3d", "3d x 2d", "2d x 2d", "3d x 3d"]
 
 
@@ -57,6 +90,13 @@ def runs():
     if not upstream.available():
         pytest.skip(upstream.missing("_grouped_mm comparison"))
     return upstream.run_both(PROGRAM)
+
+
+@pytest.fixture(scope="module")
+def grads():
+    if not upstream.available():
+        pytest.skip(upstream.missing("_grouped_mm gradient comparison"))
+    return upstream.run_both(GRAD_PROGRAM)
 
 
 @pytest.mark.parametrize("form", FORMS)
@@ -81,3 +121,14 @@ def test_criterion_sees_a_dropped_group(runs):
     values[3:] = 0  # the last expert's rows never computed
     assert cmp.elementwise(values, np.array(up["2d x 3d"][0]),
                            np.array(up["2d x 3d"][1]), "float32") is not None
+
+
+@pytest.mark.parametrize("case", ["g", "gcol", "g3"])
+def test_gradients_agree(grads, case):
+    ours, up = grads
+    for i in range(2):
+        problem = cmp.elementwise(np.array(ours[case][i]), np.array(up[case][i]),
+                                  np.array(up[f"ref_{case}"][i]), "float32", summed=True)
+        assert problem is None, f"{case}[{i}]: {problem}"
+    if case == "gcol":
+        assert ours[case][2] == up[case][2]  # the column-major gradient's strides

@@ -11,9 +11,11 @@ and ``torch.*``, so they reach the door and record a graph when grad mode is on 
 from __future__ import annotations
 
 from . import cpp_shims
-from .manual import attention, linalg, nn, pointwise, reduction, rnn, shape, spectral
+from .manual import (attention, grouped_mm, linalg, nn, pointwise, reduction, rnn, shape,
+                     spectral)
 
-MODULES = (cpp_shims, pointwise, reduction, shape, linalg, nn, attention, spectral, rnn)
+MODULES = (cpp_shims, pointwise, reduction, shape, linalg, grouped_mm, nn, attention, spectral,
+           rnn)
 
 
 def namespace() -> dict:
