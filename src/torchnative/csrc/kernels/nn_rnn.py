@@ -21,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import dtypes as D
+from ..core.grad_mode import is_grad_enabled
+from ..platform import cpu_capability
 from .support.common import arr, opmath, wrap
 from ..dispatch.call import call
 from ..ops.kernel_registry import kernel
@@ -163,11 +165,19 @@ def _layer(kind, x, batch_sizes, h0, c0, p, reverse):
     return out, h, c
 
 
-def _use_mkldnn(kind, input, hx, has_projections):
+def _use_mkldnn(kind, input, has_projections):
+    """RNN.cpp's use_mkldnn: float32 always; bfloat16 and half only where oneDNN computes them
+    natively (half only outside grad mode). Elsewhere upstream runs the generic layer, rounding
+    every operation to the input's dtype, and so does ours."""
     import torch
 
-    return (kind == "lstm" and not has_projections and torch._C._get_mkldnn_enabled()
-            and input._dtype in (_B["float32"], _B["bfloat16"]) and input.numel() != 0)
+    if kind != "lstm" or has_projections or input.numel() == 0:
+        return False
+    if not torch._C._get_mkldnn_enabled():
+        return False
+    dt = input._dtype
+    return (dt is _B["float32"] or (dt is _B["bfloat16"] and cpu_capability.ONEDNN_BF16)
+            or (dt is _B["float16"] and cpu_capability.ONEDNN_FP16 and not is_grad_enabled()))
 
 
 def _mkldnn_layer(x, h0, c0, p, reverse, has_biases, train):
@@ -192,7 +202,7 @@ def _rnn(kind, x, batch_sizes, hx, cx, params, has_biases, num_layers, dropout, 
         raise RuntimeError(f"{kind}: expected {per * num_layers * dirs} parameters, got "
                            f"{len(params)}")
     projections = per in (3, 5)
-    mkldnn = batch_sizes is None and _use_mkldnn(kind, x, hx, projections)
+    mkldnn = batch_sizes is None and _use_mkldnn(kind, x, projections)
     if mkldnn:
         x = call("contiguous", x)
     hs, cs = [], []
@@ -275,8 +285,10 @@ def _time_major(a, batch_first):
     return np.swapaxes(a, 0, 1) if batch_first else a
 
 
-def _layer_inputs(input, w0, w1, w2, w3, hx_, cx_, reverse, mode, has_biases, batch_first):
-    """Inputs as time-major opmath arrays, the step order applied (reverse flips time)."""
+def _layer_inputs(input, w0, w1, w2, w3, hx_, cx_, reverse, mode, has_biases, batch_first,
+                  wide=False):
+    """Inputs as time-major opmath arrays (float64 when ``wide``), the step order applied
+    (reverse flips time)."""
     if mode != _LSTM_MODE:
         raise RuntimeError(f"mkldnn_rnn_layer: only the LSTM mode ({_LSTM_MODE}) is "
                            f"implemented on CPU, got mode {mode}")
@@ -284,7 +296,7 @@ def _layer_inputs(input, w0, w1, w2, w3, hx_, cx_, reverse, mode, has_biases, ba
     if dt not in (_B["float32"], _B["bfloat16"], _B["float16"]):
         raise RuntimeError(f"mkldnn_rnn_layer: expected a float, bfloat16 or half input, got "
                            f"{dt._cpp_name}")
-    cd = opmath(dt)
+    cd = np.dtype(np.float64) if wide else opmath(dt)
     x = _time_major(arr(input), batch_first).astype(cd, copy=False)
     if reverse:
         x = x[::-1]
@@ -346,9 +358,11 @@ def mkldnn_rnn_layer_backward(input, weight1, weight2, weight3, weight4, hx_, cx
                               hy_, cy_, grad_output, grad_hy, grad_cy, reverse, mode,
                               hidden_size, num_layers, has_biases, train, bidirectional,
                               batch_sizes, batch_first, workspace):
+    # in float64, rounded once: oneDNN's float32 sums run in another order than numpy's, and
+    # summing wide keeps ours within upstream's own float32 error of the exact gradient
     dt, x, w_ih, w_hh, bias, h0, c0 = _layer_inputs(input, weight1, weight2, weight3, weight4,
                                                     hx_, cx_tmp, reverse, mode, has_biases,
-                                                    batch_first)
+                                                    batch_first, wide=True)
     out, _, _, gates, cells = _run(x, w_ih, w_hh, bias, h0, c0, keep=True)
     steps, batch, hidden = out.shape
     cd = out.dtype
