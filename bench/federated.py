@@ -76,25 +76,34 @@ ROBUST = [("FedAvg", {}), ("FedMedian", {}), ("FedTrimmedAvg", {"beta": 0.2}),
           ("Bulyan", {"num_malicious": 1})]
 
 
-def simulated(name, kw, who, factor, a):
-    """The rounds in this process (federated.simulate): same steps as the engine, no transport."""
+def simulated(name, kw, who, factor, a, models=None):
+    """The rounds in this process (federated.simulate): same steps as the engine, no transport.
+    `models`, if given, receives every round's global model (name -> float64 numpy)."""
+    import torch
     from torchnative.nn.federated import attacks, digits
     from torchnative.nn.federated.aggregators import ALL
     from torchnative.nn.federated.simulate import simulate
+    dtype = getattr(torch, a.dtype)
     xtr, ytr, xte, yte = digits.load(0)
     parts = digits.dirichlet_split(ytr, 10, a.alpha, 0)
-    data = {i + 1: digits.batches(xtr[p], ytr[p]) for i, p in enumerate(parts)}
-    net = digits.model(0)
+    data = {i + 1: digits.batches(xtr[p], ytr[p], dtype=dtype) for i, p in enumerate(parts)}
+    net = digits.model(0, dtype=dtype)
     acc = []
+
+    def on_round(r, m):
+        acc.append(digits.accuracy(m, xte, yte, dtype=dtype))
+        if models is not None:
+            for n, p in m.named_parameters():
+                models[f"{name}|{who}|{factor:g}|r{r}|{n}"] = p.detach().double().numpy().copy()
+
     simulate(net, data, rounds=a.rounds, aggregator=ALL["Krum" if name == "MultiKrum" else name](**kw),
-             transform=attacks.Scale([int(who)], factor) if who else None, lr=a.lr,
-             on_round=lambda r, m: acc.append(digits.accuracy(m, xte, yte)))
+             transform=attacks.Scale([int(who)], factor) if who else None, lr=a.lr, on_round=on_round)
     return acc
 
 
 def robustness(a):
     attacks = {"none": ("", 1.0), f"scaled x{a.scale:g}": ("1", a.scale), f"sign-flipped x{a.flip:g}": ("1", a.flip)}
-    table = {}
+    table, models = {}, ({} if a.save else None)
     for name, kw in ROBUST:
         if a.aggregators and name not in a.aggregators:
             continue
@@ -106,8 +115,13 @@ def robustness(a):
                               agg_kwargs=kw, attackers=who, attack_factor=factor, lr=a.lr)
                 table[name, label] = [r["accuracy"] for r in rows]
             else:
-                table[name, label] = simulated(name, kw, who, factor, a)
+                table[name, label] = simulated(name, kw, who, factor, a, models)
+    import json
+
+    import numpy as np
     import torch
+    if a.save:  # the global model of every round and the accuracies, for `robustness-compare`
+        np.savez(a.save, **models, accuracy=np.array(json.dumps({"|".join(k): v for k, v in table.items()})))
     where = (f"{a.side} torch, 11 processes per run" if a.processes else
              f"one process (federated.simulate) on torch {torch.__version__} from {torch._C.__file__}")
     print(f"\nTest accuracy per round, 10 participants (Dirichlet α={a.alpha}), participant 1 attacking; "
@@ -138,6 +152,8 @@ def main(argv=None):
     r.add_argument("--scale", type=float, default=10.0)
     r.add_argument("--flip", type=float, default=-5.0)
     r.add_argument("--aggregators", nargs="*", default=[])
+    r.add_argument("--dtype", default="float32", choices=["float32", "float64"])
+    r.add_argument("--save", help="write every round's global model and the accuracies to this .npz")
     r.add_argument("--processes", action="store_true",
                    help="a world of 11 processes per cell (default: the rounds in this process)")
     a = ap.parse_args(argv)

@@ -34,6 +34,9 @@ class RoundReport:
     bytes_down: int = 0
     bytes_up: int = 0
     seconds: float = 0.0
+    available: int = 0             # participants it was selected from (the sample rate's denominator)
+    epsilon: float | None = None   # the run's (epsilon, delta) after this round, with a DP transform
+    delta: float | None = None
 
 
 class Coordinator:
@@ -127,7 +130,8 @@ class Coordinator:
         for pid in selected:
             self.links[pid].start_round(round, flat)
         report = RoundReport(round, selected, [], {}, {}, {},
-                             bytes_down=len(selected) * (wire.DOWN_LEN * 8 + flat.numel() * flat.element_size()))
+                             bytes_down=len(selected) * (wire.DOWN_LEN * 8 + flat.numel() * flat.element_size()),
+                             available=len(available))
         accepted: dict = {}
         pending = set(selected)
 

@@ -31,7 +31,8 @@ class Engine:
                  join_timeout: float | None = None, max_payload_bytes: int = 16 * 2**20,
                  names=None, lr: float = 0.01, optimizer=None, loss=None, epochs: int = 1,
                  transform: Transform | None = None, seed: int = 0, rank: int | None = None,
-                 world_size: int | None = None, address: tuple | None = None, on_round=None):
+                 world_size: int | None = None, address: tuple | None = None, on_round=None,
+                 privacy_delta: float = 1e-5):
         if on_missing not in ON_MISSING:
             raise ValueError(f"on_missing must be one of {ON_MISSING}, got {on_missing!r}")
         if rounds < 1 or epochs < 1 or min_participants < 1:
@@ -65,6 +66,10 @@ class Engine:
         self.address = (address[0], int(address[1]))
         self.on_round = on_round
         self.history: list = []
+        if not 0 < privacy_delta < 1:
+            raise ValueError(f"privacy_delta must lie in (0, 1), got {privacy_delta}")
+        self.privacy_delta = float(privacy_delta)
+        self.accountant = None  # an RDPAccountant on the coordinator when the transform is DP
 
     @property
     def is_coordinator(self) -> bool:
@@ -106,9 +111,15 @@ class Engine:
                             join_timeout=self.join_timeout, max_payload_bytes=self.max_payload_bytes,
                             seed=self.seed)
         self.history = []
+        cost = self.transform.privacy_cost()
+        if cost is not None:
+            from .privacy import RDPAccountant
+            self.accountant = RDPAccountant()
         try:
             for r in range(1, self.rounds + 1):
                 new, report = coord.run_round(r, self.global_params())
+                if cost is not None:
+                    self._account(report, *cost)
                 with torch.no_grad():
                     named = {**dict(self.model.named_parameters()), **dict(self.model.named_buffers())}
                     for n, v in new.items():
@@ -119,6 +130,21 @@ class Engine:
         finally:
             coord.shutdown(grace=min(self.timeout, 10.0))
         return self.history
+
+    def _account(self, report, noise_multiplier: float, amplified: bool) -> None:
+        # one round = one step of the subsampled Gaussian mechanism; a fixed-size random cohort
+        # is accounted as sampling at rate cohort / available, as DP-FedAvg does
+        q = len(report.selected) / report.available if amplified else 1.0
+        self.accountant.step(noise_multiplier, q)
+        report.epsilon, _ = self.accountant.get_epsilon(self.privacy_delta)
+        report.delta = self.privacy_delta
+
+    @property
+    def privacy(self) -> tuple[float, float] | None:
+        """The run's (epsilon, delta) so far (coordinator, DP transform), else None."""
+        if self.accountant is None:
+            return None
+        return self.accountant.get_epsilon(self.privacy_delta)[0], self.privacy_delta
 
     def _participate(self, train):
         store = self._store(False)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import socket
 import subprocess
@@ -41,10 +42,38 @@ def worker_args(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--attackers", default="", help="comma-separated participant ids")
     ap.add_argument("--attack-factor", type=float, default=1.0)
+    ap.add_argument("--privacy", default="none", choices=PRIVACY,
+                    help="differential privacy: client-side (local) noise, server-side fixed or adaptive clipping")
+    ap.add_argument("--clip-norm", type=float, default=1.0, help="DP clipping norm (adaptive: the initial one)")
+    ap.add_argument("--noise-multiplier", type=float, default=1.0)
+    ap.add_argument("--privacy-delta", type=float, default=1e-5)
+    ap.add_argument("--secagg", action="store_true", help="SecAgg+ (num_shares 5, threshold 3)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--save-globals", action="store_true")
     ap.add_argument("--save-deltas", action="store_true")
     return ap.parse_args(argv)
+
+
+PRIVACY = ("none", "local", "fixed", "adaptive")
+
+
+def privacy_transform(args):
+    """The transform named by --privacy/--secagg (None for neither)."""
+    from . import privacy
+    if args.secagg and args.privacy != "none":
+        raise SystemExit("--secagg with --privacy: the Engine takes one transform")
+    if args.secagg:
+        from .secagg.engine_transform import SecureAggregation
+        return SecureAggregation(num_shares=min(5, args.world - 1), threshold=min(3, args.world - 1))
+    z, c = args.noise_multiplier, args.clip_norm
+    if args.privacy == "local":
+        return privacy.LocalGaussian(c, z, seed=args.seed)
+    if args.privacy == "fixed":
+        return privacy.FixedClipping(c, z, seed=args.seed)
+    if args.privacy == "adaptive":
+        cohort = max(args.min_participants, math.ceil(args.select * (args.world - 1)))
+        return privacy.AdaptiveClipping(z, cohort, initial_clip_norm=c, seed=args.seed)
+    return None
 
 
 def build(args, transform=None):
@@ -64,6 +93,10 @@ def build(args, transform=None):
     agg = ALL[args.aggregator](**json.loads(args.agg_kwargs))
     if transform is None and args.attackers:
         transform = Scale([int(a) for a in args.attackers.split(",")], args.attack_factor)
+    if transform is None:
+        if args.attackers and (args.secagg or args.privacy != "none"):
+            raise SystemExit("--attackers with --privacy/--secagg: the Engine takes one transform")
+        transform = privacy_transform(args)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     log = []
@@ -76,10 +109,13 @@ def build(args, transform=None):
                    "dropped": {str(k): v for k, v in report.dropped.items()},
                    "refused": {str(k): v for k, v in report.refused.items()},
                    "stale": [list(s) for s in report.stale], "bytes_down": report.bytes_down,
-                   "bytes_up": report.bytes_up, "seconds": report.seconds}
+                   "bytes_up": report.bytes_up, "seconds": report.seconds,
+                   "epsilon": report.epsilon, "delta": report.delta,
+                   "sample_rate": len(report.selected) / max(1, report.available)}
             log.append(row)
+            dp = "" if report.epsilon is None else f"  (epsilon, delta) = ({report.epsilon:.3f}, {report.delta:g})"
             print(f"round {report.round:3d}  accuracy {acc:.4f}  reported {len(report.reported)}/"
-                  f"{len(report.selected)}  bytes {report.bytes_down + report.bytes_up}", flush=True)
+                  f"{len(report.selected)}  bytes {report.bytes_down + report.bytes_up}{dp}", flush=True)
             (out / "rounds.json").write_text(json.dumps(log, indent=1))
             if args.save_globals:
                 np.savez(out / f"global_r{report.round}.npz",
@@ -95,7 +131,8 @@ def build(args, transform=None):
                     late_timeout=args.late_timeout,
                     max_payload_bytes=args.max_payload_bytes, lr=args.lr, epochs=args.epochs,
                     transform=transform, seed=args.seed, rank=args.rank, world_size=args.world,
-                    address=("127.0.0.1", args.port), on_round=on_round)
+                    address=("127.0.0.1", args.port), on_round=on_round,
+                    privacy_delta=args.privacy_delta)
     if args.rank == 0:
         if args.save_globals:
             np.savez(out / "global_r0.npz", **{n: p.detach().numpy() for n, p in net.named_parameters()})
@@ -120,6 +157,9 @@ def worker(argv=None, transform=None) -> int:
     if args.rank != 0:
         Path(args.out, f"participant_{args.rank}.json").write_text(json.dumps(
             [vars(r) for r in engine.history]))
+    if args.secagg:  # the bulletin board's traffic through the store, this process's share
+        from .secagg import engine_transform
+        Path(args.out, f"bulletin_bytes_rank{args.rank}.txt").write_text(str(engine_transform.BULLETIN_BYTES[0]))
     return 0
 
 
@@ -198,7 +238,7 @@ def run_experiment(*, python: str = sys.executable, participants: int = 10, roun
                    alpha: float = 0.5, aggregator: str = "FedAvg", agg_kwargs: dict | None = None,
                    attackers: str = "", attack_factor: float = 1.0, lr: float = 0.1, epochs: int = 1,
                    out: str | None = None, progress: bool = False, env: dict | None = None,
-                   timeout: float = 3600) -> list:
+                   timeout: float = 3600, extra_args: list = ()) -> list:
     """Run a world of `participants` + 1 processes; the coordinator's per-round rows."""
     import tempfile
     out = out or tempfile.mkdtemp(prefix="federated-")
@@ -207,6 +247,7 @@ def run_experiment(*, python: str = sys.executable, participants: int = 10, roun
              "--first-timeout", "600", "--timeout", "300", "--out", out]
     if attackers:
         extra += ["--attackers", attackers, "--attack-factor", str(attack_factor)]
+    extra += list(extra_args)
     res = launch(participants + 1, extra, python=python, timeout=timeout, env=env, stream=progress)
     bad = {r: (c, e[-800:]) for r, (c, e) in res.items() if c != 0}
     if bad:
@@ -228,22 +269,44 @@ def cli_main(argv=None) -> int:
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--attackers", default="", help="participant ids sending scaled updates, e.g. 1")
     ap.add_argument("--attack-factor", type=float, default=-10.0)
+    ap.add_argument("--privacy", default="none", choices=PRIVACY,
+                    help="differential privacy: local (client-side noise), fixed or adaptive (server-side clipping)")
+    ap.add_argument("--clip-norm", type=float, default=1.0)
+    ap.add_argument("--noise-multiplier", type=float, default=1.0)
+    ap.add_argument("--privacy-delta", type=float, default=1e-5)
+    ap.add_argument("--secagg", action="store_true", help="secure aggregation (SecAgg+)")
+    ap.add_argument("--select", type=float, default=1.0, help="fraction of participants per round")
+    ap.add_argument("--out", default=None, help="directory for the per-round log (rounds.json)")
     a = ap.parse_args(argv)
     from .aggregators import ALL
     if a.aggregator not in ALL:
         ap.error(f"unknown aggregator {a.aggregator!r}; choose from {', '.join(sorted(ALL))}")
     if a.participants < 1 or a.rounds < 1 or a.alpha <= 0:
         ap.error("--participants and --rounds must be >= 1, --alpha > 0")
+    if a.attackers and (a.secagg or a.privacy != "none") or (a.secagg and a.privacy != "none"):
+        ap.error("--attackers, --privacy and --secagg each set the run's one transform: choose one")
+    if not 0 < a.privacy_delta < 1 or a.clip_norm <= 0 or a.noise_multiplier < 0 or not 0 < a.select <= 1:
+        ap.error("--privacy-delta must lie in (0, 1), --clip-norm > 0, --noise-multiplier >= 0, "
+                 "--select in (0, 1]")
+    extra = ["--privacy", a.privacy, "--clip-norm", str(a.clip_norm), "--noise-multiplier",
+             str(a.noise_multiplier), "--privacy-delta", str(a.privacy_delta), "--select", str(a.select)] \
+        + (["--secagg"] if a.secagg else [])
     print(f"{a.participants} participants, alpha={a.alpha}, {a.aggregator}, {a.rounds} rounds "
           f"(processes starting; progress per round below)", flush=True)
     rows = run_experiment(participants=a.participants, rounds=a.rounds, alpha=a.alpha,
                           aggregator=a.aggregator, agg_kwargs=json.loads(a.agg_kwargs),
                           attackers=a.attackers, attack_factor=a.attack_factor, lr=a.lr,
-                          epochs=a.epochs, progress=True)
+                          epochs=a.epochs, progress=True, extra_args=extra, out=a.out)
     central = centralized(a.rounds, a.epochs, a.lr)
-    print("\n| round | federated accuracy | centralized accuracy | reported | bytes |")
-    print("|---:|---:|---:|---:|---:|")
+    dp = a.privacy != "none"
+    print("\n| round | federated accuracy | centralized accuracy | reported | bytes |" + (" epsilon |" if dp else ""))
+    print("|---:|---:|---:|---:|---:|" + ("---:|" if dp else ""))
     for row, c in zip(rows, central):
         print(f"| {row['round']} | {row['accuracy']:.4f} | {c:.4f} | {len(row['reported'])}/"
-              f"{len(row['selected'])} | {row['bytes_down'] + row['bytes_up']} |")
+              f"{len(row['selected'])} | {row['bytes_down'] + row['bytes_up']} |"
+              + (f" {row['epsilon']:.4f} |" if dp else ""))
+    if dp:
+        print(f"\nprivacy ({a.privacy}, noise multiplier {a.noise_multiplier:g}, clip {a.clip_norm:g}): "
+              f"(epsilon, delta) = ({rows[-1]['epsilon']:.4f}, {rows[-1]['delta']:g}) after {len(rows)} rounds "
+              f"(RDP accountant, sample rate {rows[-1]['sample_rate']:g} per round)")
     return 0

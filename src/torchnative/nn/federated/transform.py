@@ -31,3 +31,9 @@ class Transform:
         """Coordinator side, with the round's accepted updates by participant id: returns the
         (updates, weights) the aggregator sees."""
         return updates, weights
+
+    def privacy_cost(self):
+        """A differentially private transform: ``(noise_multiplier, amplified)`` of one round,
+        ``amplified`` when the round's random selection hides who took part (server-side noise
+        on the aggregate); None for a transform that adds no privacy."""
+        return None

@@ -24,6 +24,11 @@ class LocalGaussian(Transform):
         clipped, _ = clipping.clip(update, self.clip_norm)
         return noise.add_gaussian(clipped, self.std, generator)
 
+    def privacy_cost(self):
+        # each participant's own mechanism: the coordinator knows who was selected, so the
+        # round's sampling does not amplify it (sample rate 1, every round counted)
+        return self.noise_multiplier, False
+
     def on_send(self, update: dict, ctx: RoundContext) -> dict:
         # a seed, when given, is mixed with the round and the participant: no two draws repeat
         seed = None if self.seed is None else hash((self.seed, ctx.round, ctx.participant)) & ((1 << 63) - 1)

@@ -42,6 +42,11 @@ class _ServerSide(Transform):
         self.noise_multiplier = noise_multiplier
         self.generator = noise.generator(seed)
 
+    def privacy_cost(self):
+        # user-level DP of the released mean; adaptive clipping splits the same budget between
+        # the count and the mean, so a round is one Gaussian mechanism of this multiplier
+        return self.noise_multiplier, True
+
     def on_receive(self, updates: dict, weights: dict, ctx: RoundContext):
         m = len(ctx.participants) if ctx.participants else len(updates)
         mean = self.aggregate([updates[k] for k in sorted(updates)], m)

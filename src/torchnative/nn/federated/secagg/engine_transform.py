@@ -29,14 +29,19 @@ from . import wire
 from .protocol import Config, Coordinator, Participant, SecAggRoundFailed, neighbours
 
 _POLL = 0.02
+BULLETIN_BYTES = [0]  # values this process wrote to or read from the bulletin board (for benchmarks)
 
 
 def _put(store, key: str, value) -> None:
-    store.set(key, wire.json_bytes(value))
+    data = wire.json_bytes(value)
+    BULLETIN_BYTES[0] += len(data)
+    store.set(key, data)
 
 
 def _get(store, key: str):
-    return wire.from_json_bytes(store.get(key))
+    data = store.get(key)
+    BULLETIN_BYTES[0] += len(data)
+    return wire.from_json_bytes(data)
 
 
 def _gather(store, keys: list[str], deadline: float) -> dict[str, object]:
