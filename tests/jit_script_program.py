@@ -114,6 +114,7 @@ def numeric_cases(dtype) -> dict:
         "control_flow_kw": control_flow(x=logits[:2], tol=0.1, steps=4),
         "with_kwonly": with_kwonly(logits[0], scale=2),
         "int_as_float": softmax_entropy(logits * 1) / sar_ema(None, 2),
+        "forked": torch.jit.wait(torch.jit.fork(symmetric_entropy, teacher, x_ema=logits)),
     }
 
 
@@ -199,6 +200,8 @@ def error_cases() -> dict:
         "kwonly_positional": _error(with_kwonly, x, 2.0),
         "pickle": _error(pickle.dumps, softmax_entropy),
         "runtime_error_inside": _error(control_flow, torch.ones(0, 3, 2).unsqueeze(0), 1, 0.5),
+        "wait_not_a_future": _error(torch.jit.wait, 3),
+        "fork_raises": _error(torch.jit.fork, softmax_entropy, 1),
     }
     for fn in UNSUPPORTED:
         out["script_" + fn.__name__] = _error(torch.jit.script, fn)
@@ -216,6 +219,8 @@ def describe() -> dict:
     out["sar_ema_values"] = [sar_ema(None, 2), sar_ema(1.0, 3), sar_ema(ema=1, new_loss=3, momentum=0)]
     out["sar_ema_types"] = [type(v).__name__ for v in out["sar_ema_values"]]
     out["class_counts"] = class_counts((0, 1, 1, 2, 2, 2), 4)
+    fut = torch.jit.fork(sar_ema, None, new_loss=4)
+    out["fork"] = [type(fut).__name__, fut.done(), torch.jit.wait(fut)]
     return out
 
 

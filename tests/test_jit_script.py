@@ -168,3 +168,24 @@ def test_unchecked_parameter_types_refuse_at_script_time():
 
     with pytest.raises(NotImplementedError, match=r"argument of TorchScript type Union\[float, int\]"):
         torch.jit.script(h)
+
+
+def test_is_scripting_inside_a_scripted_function_refuses():
+    """Compiled TorchScript takes the is_scripting() branch; running as Python would silently take
+    the other one."""
+
+    def branchy(x: torch.Tensor) -> torch.Tensor:
+        if torch.jit.is_scripting():
+            return x
+        return x * 2
+
+    with pytest.raises(NotImplementedError, match=r"torch.jit.is_scripting\(\) in scripted function"):
+        torch.jit.script(branchy)
+
+
+def test_fork_of_a_value_torchscript_cannot_type_raises():
+    class Opaque:
+        pass
+
+    with pytest.raises(RuntimeError, match="(?s)Tracer cannot infer type of .*value of type Opaque"):
+        torch.jit.fork(Opaque)

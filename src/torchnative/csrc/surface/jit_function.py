@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..core.refuse import TorchnativeNotImplementedError, refusing_class, refusing_function
 from ..ops.schema import FunctionSchema, _init_schema
 from . import jit_signature, refusals
-from .jit_tree_views import Def
+from .jit_tree_views import Apply, Def, Select, TreeView, Var
 
 _NO_IR = ("torchnative runs scripted functions as Python and builds no TorchScript IR "
           "(graph, code, serialization, optimization passes)")
@@ -98,11 +98,42 @@ class ScriptFunction:
 ScriptFunction.__module__ = "torch._C"
 
 
+def _resolve(expr, rcb):
+    """The Python object a Var/Select chain names through the resolution callback, or None."""
+    if isinstance(expr, Var):
+        return rcb(expr.name.name)
+    if isinstance(expr, Select):
+        base = _resolve(expr.value, rcb)
+        return None if base is None else getattr(base, expr.selector.name, None)
+    return None
+
+
+def _is_scripting_call(def_: Def, rcb):
+    """The first call of ``torch.jit.is_scripting()`` in the body: True in compiled TorchScript,
+    False in the Python this function runs as, so such a function would silently take the other
+    branch."""
+    import torch._jit_internal as ji
+    todo = list(def_.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, Apply) and _resolve(node.callee, rcb) is ji.is_scripting:
+            return node
+        for v in vars(node).values():
+            todo.extend(x for x in (v if isinstance(v, list) else [v]) if isinstance(x, TreeView))
+    return None
+
+
 def jit_script_compile(qualified_name: str, def_: Def, rcb, defaults: dict) -> ScriptFunction:
     """``torch._C._jit_script_compile``: the ScriptFunction for a Def the frontend built."""
     if not isinstance(def_, Def):
         raise TypeError(f"_jit_script_compile(): expected a torch._C._jit_tree_views.Def, "
                         f"got {type(def_).__name__}")
+    call = _is_scripting_call(def_, rcb)
+    if call is not None:
+        raise TorchnativeNotImplementedError(
+            f"torch.jit.is_scripting() in scripted function {qualified_name}",
+            "it is True in compiled TorchScript, and torchnative runs scripted functions as Python, "
+            "where it is False:\n" + call.range().highlight())
     arguments, returns = jit_signature.signature(def_.decl(), rcb, defaults, def_.range())
     return ScriptFunction._create(str(qualified_name), def_, arguments, returns)
 
