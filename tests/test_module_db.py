@@ -32,10 +32,6 @@ KNOWN = {
     "nn.MaxPool3d": "aten::max_pool3d",
     "nn.MultiLabelMarginLoss": "aten::multilabel_margin_loss",
     "nn.CTCLoss": "aten::ctc_loss",
-    "nn.RNNCell": "aten::rnn_",  # rnn_tanh_cell, rnn_relu_cell
-    "nn.GRUCell": "aten::gru_cell",
-    "nn.LSTMCell": "aten::lstm_cell",
-    "nn.LSTM": "aten::mkldnn_rnn_layer",
 }
 # Numeric divergences, keyed by case: a 4-element bias gradient 2 float32 ulp from upstream's,
 # which upstream's float64 rerun matches exactly (so the derived tolerance is zero).
