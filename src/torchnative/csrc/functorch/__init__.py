@@ -4,9 +4,11 @@ batching layer for vmap, grad levels over the autograd engine for grad/vjp/jacre
 Importing this package installs the batching layer into the door.
 """
 
+from ..core import tensor as _tensor
 from ..dispatch.door import register_batching
-from . import batching, levels
+from . import batched, batching, levels
 from . import (random_rules, rules_linear, rules_loss, rules_pointwise, rules_reduce,  # noqa: F401
                rules_shape)
 
 register_batching(levels.live_vmap, batching.wants, batching.dispatch)
+_tensor.no_values_error[0] = batched.no_values_error

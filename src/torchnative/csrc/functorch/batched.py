@@ -70,3 +70,20 @@ def unwrap_batched(tensor, level_number: int):
     if info is not None and info[2].number == level_number:
         return info[0], info[1]
     return tensor, None
+
+
+def no_values_error(tensor, what: str) -> None:
+    """Reading a value from a BatchedTensor (``.item()``, ``bool()``) raises upstream's vmap
+    errors: the value would differ per batch element."""
+    if not is_batched(tensor):
+        return
+    if what == "item":
+        raise RuntimeError(
+            "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "
+            "calling .item() on a Tensor, please try to rewrite what you're doing with other "
+            "operations. If error is occurring somewhere inside PyTorch internals, please file "
+            "a bug report.")
+    raise RuntimeError(
+        "vmap: It looks like you're attempting to use a Tensor in some data-dependent control "
+        "flow. We don't support that yet, please file an issue at "
+        "https://github.com/pytorch/pytorch/issues .")

@@ -223,8 +223,8 @@ def _unsupported(op):
     if base in ("is_nonzero", "equal"):
         return RuntimeError(
             "vmap: It looks like you're attempting to use a Tensor in some data-dependent "
-            "control flow. We don't support that yet, please shout over at "
-            "https://github.com/pytorch/functorch/issues/257 .")
+            "control flow. We don't support that yet, please file an issue at "
+            "https://github.com/pytorch/pytorch/issues .")
     if base == "allclose":
         return RuntimeError("vmap over torch.allclose isn't supported yet. Please voice your "
                             "support over at github.com/pytorch/functorch/issues/275")

@@ -7,9 +7,11 @@ expanded along it)."""
 from __future__ import annotations
 
 from ..core.tensor import TensorBase
-from ..dispatch.door import aten_dispatch
+from ..dispatch.door import aten_dispatch, resolve_composite_implicit
 from . import levels
-from .batching import RANDOM, at_front, batch_size, fallback, is_inplace, unwrap, wrap
+from .batching import RANDOM, at_front, batch_size, fallback, front, is_inplace, unwrap, wrap
+
+_UNRESOLVED = object()
 
 
 def _innermost_vmap():
@@ -28,8 +30,22 @@ def random_call(op, level, args, kwargs):
             "vmap: called random operation while in randomness error mode. Please either use "
             "the 'same' or 'different' randomness flags on vmap or perform the randomness "
             "operation out of vmap")
+    cia = op.cache.get("CompositeImplicitAutograd", _UNRESOLVED)
+    if cia is _UNRESOLVED:
+        cia = op.cache["CompositeImplicitAutograd"] = resolve_composite_implicit(op)
+    if cia is not None:  # dropout and friends: their parts draw (as upstream decomposes them)
+        return cia.fn(*args, **kwargs)
     tensors = [(i, a) for i, a in enumerate(args) if isinstance(a, TensorBase)]
     batched = [i for i, a in tensors if unwrap(a, level)[1] is not None]
+    if mode == "same" and is_inplace(op) and batched == [0]:
+        # one draw of the element's shape, written into every batch element
+        import torch
+
+        self = args[0]
+        draw = _unbatched(op, (torch.empty(self.shape, dtype=self.dtype),) + tuple(args[1:]),
+                          kwargs)
+        front(self, level).copy_(draw)
+        return self
     if mode == "same":
         if batched:
             raise RuntimeError("Vmap does not currently support same randomness with a batched "
@@ -45,7 +61,7 @@ def random_call(op, level, args, kwargs):
         p = at_front(args[0], level, n)
         rest = tuple(at_front(a, level, n) if isinstance(a, TensorBase) and
                      unwrap(a, level)[1] is not None else a for a in args[1:])
-        aten_dispatch(op, (p,) + rest, kwargs)
+        _unbatched(op, (p,) + rest, kwargs)
         return args[0]
     if not tensors:
         return _factory(op, n, level, args, kwargs)
@@ -58,12 +74,14 @@ def random_call(op, level, args, kwargs):
         for _ in range(rank - len(a._size)):
             p = p.unsqueeze(1)
         new[i] = p
-    return wrap(aten_dispatch(op, tuple(new), kwargs), level, 0)
+    return wrap(_unbatched(op, tuple(new), kwargs), level, 0)
 
 
 def _unbatched(op, args, kwargs):
+    """The draw on physical values (or unbatched ones), as a call outside any vmap: the batching
+    layer must not see it again. (A value batched at an outer vmap level is not supported.)"""
     saved = levels.live_vmap[0]
-    levels.live_vmap[0] = 0  # the draw itself is not batched
+    levels.live_vmap[0] = 0
     try:
         return aten_dispatch(op, args, kwargs)
     finally:

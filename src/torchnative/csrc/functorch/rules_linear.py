@@ -82,7 +82,7 @@ def addmm(op, level, args, kwargs):
         prod = prod * alpha
     if beta == 0:
         return prod
-    return prod + (bias if beta == 1 else bias * beta)
+    return (bias if beta == 1 else bias * beta) + prod
 
 
 @rule("convolution.default")

@@ -46,7 +46,9 @@ def pointwise(op, level, args, kwargs):
         return NotImplemented
     inplace = is_inplace(op) or op.name == "aten::copy_"
     if inplace and unwrap(args[0], level)[1] is None:
-        raise inplace_error("inplace arithmetic" if op.name != "aten::copy_" else "copy_", level)
+        if op.name == "aten::copy_":
+            raise inplace_error("inplace arithmetic", level)
+        # upstream runs the operator on the physical values: the kernel's broadcast error
     new_args, new_kwargs = list(args), dict(kwargs)
     for where, key, a in entries:
         p = front(a, level)

@@ -24,12 +24,7 @@ def _view_like(op, level, args, kwargs):
     size = (p.shape[0], *size)
     name = op.qualname.split("::")[-1]
     if name in ("view", "_unsafe_view"):
-        try:
-            out = p.view(size)
-        except RuntimeError:
-            if unwrap(self, level)[1] == 0:
-                raise  # the logical view is impossible: upstream's error
-            out = p.reshape(size)  # the batch moved first is what keeps it from being a view
+        out = p.view(size)  # as upstream's: the physical layout decides whether it can be a view
     else:
         out = p.reshape(size)
     return wrap(out, level, 0)
