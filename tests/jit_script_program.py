@@ -30,6 +30,22 @@ def symmetric_entropy(x, x_ema):
 
 
 @torch.jit.script
+def target_entropy(x, x_ema, softmax_targets: bool = True):
+    """Cross entropy against the teacher's prediction, or against given target probabilities."""
+    if softmax_targets:
+        return -(x_ema.softmax(1) * x.log_softmax(1)).sum(1)
+    return -(x_ema * x.log_softmax(1)).sum(1)
+
+
+@torch.jit.script
+def map_entropy(x, x_ema):
+    """Segmentation-style: one value for a batch of class maps, normalised by log2(classes)."""
+    n, c, h, w = x.shape
+    return -(x_ema.softmax(1) * x.log_softmax(1)).sum() / (
+        n * h * w * torch.log2(torch.tensor(c, dtype=torch.float)))
+
+
+@torch.jit.script
 def timeliness_weight(ages: torch.Tensor) -> torch.Tensor:
     """RoTTA: older memory-bank samples weigh less."""
     return torch.exp(-ages) / (1 + torch.exp(-ages))
@@ -89,6 +105,17 @@ def class_counts(labels: List[int], num_classes: int) -> Dict[str, int]:
 
 
 @torch.jit.script
+def type_comment_scale(x, k):
+    # type: (Tensor, int) -> Tensor
+    return x * k
+
+
+@torch.jit.script
+def string_annotations(x: "torch.Tensor", k: "Optional[int]" = None) -> "List[torch.Tensor]":
+    return [x] if k is None else [x] * k
+
+
+@torch.jit.script
 def with_kwonly(x: torch.Tensor, *, scale: float) -> torch.Tensor:
     return x * scale
 
@@ -113,7 +140,12 @@ def numeric_cases(dtype) -> dict:
         "control_flow": control_flow(logits[:2]),
         "control_flow_kw": control_flow(x=logits[:2], tol=0.1, steps=4),
         "with_kwonly": with_kwonly(logits[0], scale=2),
+        "type_comment": type_comment_scale(logits[0], 3),
+        "string_annotations": torch.stack(string_annotations(logits[0], 2)),
         "int_as_float": softmax_entropy(logits * 1) / sar_ema(None, 2),
+        "target_entropy": target_entropy(logits, teacher),
+        "target_entropy_probs": target_entropy(logits, teacher.softmax(1), softmax_targets=False),
+        "map_entropy": map_entropy(logits.reshape(2, 5, 4, 4), teacher.reshape(2, 5, 4, 4)),
         "forked": torch.jit.wait(torch.jit.fork(symmetric_entropy, teacher, x_ema=logits)),
     }
 
@@ -175,12 +207,22 @@ def uses_fstring_format(x: float) -> str:
     return f"{x:.2f}"
 
 
+def type_comment_on_def_line(x, k):  # type: (Tensor, int) -> Tensor
+    return x
+
+
+def type_comment_miscounted(x, k):
+    # type: (Tensor) -> Tensor
+    return x
+
+
 def bad_default(x: torch.Tensor, k: int = 2.5) -> torch.Tensor:
     return x
 
 
 UNSUPPORTED = [uses_lambda, uses_varargs, uses_for_else, uses_comprehension_if, uses_try,
-               uses_global, uses_kwargs_expansion, uses_nested_def, uses_fstring_format, bad_default]
+               uses_global, uses_kwargs_expansion, uses_nested_def, uses_fstring_format, bad_default,
+               type_comment_on_def_line, type_comment_miscounted]
 
 
 def error_cases() -> dict:
@@ -210,7 +252,7 @@ def error_cases() -> dict:
 
 def describe() -> dict:
     scripted = [softmax_entropy, timeliness_weight, eata_weights, sar_ema, control_flow,
-                class_counts, with_kwonly]
+                class_counts, with_kwonly, type_comment_scale, string_annotations]
     out = {f.name: {"qualified_name": f.qualified_name, "schema": str(f.schema)} for f in scripted}
     out["symmetric_entropy"] = {"qualified_name": symmetric_entropy.qualified_name}
     out["again_is_same"] = torch.jit.script(softmax_entropy) is softmax_entropy

@@ -15,7 +15,7 @@ import typing
 
 from ..core.refuse import TorchnativeNotImplementedError
 from ..ops.schema import Argument, _init_argument, _NO_DEFAULT
-from .jit_tree_views import Decl, Select, Subscript, TupleLiteral, Var
+from .jit_tree_views import Decl, Select, StringLiteral, Subscript, TupleLiteral, Var
 
 _PYBIND_CAST = ("Unable to cast Python instance of type {} to C++ type '?' (#define "
                 "PYBIND11_DETAILED_ERROR_MESSAGES or compile in debug mode for details)")
@@ -46,6 +46,9 @@ def _annotation(expr, rcb):
         base = _annotation(expr.value, rcb)
         args = tuple(_annotation(e, rcb) for e in expr.subscript_exprs)
         return base[args if len(args) > 1 else args[0]]
+    if isinstance(expr, StringLiteral):
+        from .jit_type_comment import parse_type_expr
+        return _annotation(parse_type_expr(expr.value), rcb)
     if isinstance(expr, TupleLiteral) and not expr.elements:
         return ()
     if type(expr).__name__ == "NoneLiteral":
