@@ -1,7 +1,7 @@
 """Worker for tests/test_forward_ad_opinfo.py, run under either torch (not collected by pytest).
 
     python forward_ad_opinfo_worker.py make  CASES OPS MAX   (upstream) OpInfo samples + tangents
-    python forward_ad_opinfo_worker.py run   CASES OUT DTYPES [--flip OVERLOAD]
+    python forward_ad_opinfo_worker.py run   CASES OUT DTYPES [--flip OVERLOAD] [--only OPS]
 
 ``make`` draws, for every OpInfo entry named in OPS (comma separated, or "all": every entry with
 supports_forward_ad), up to MAX float64 samples and a seeded random tangent per floating tensor
@@ -128,10 +128,12 @@ def _np(t):
     return t.to(torch.complex128 if t.is_complex() else torch.float64).numpy().copy()
 
 
-def run(cases_path, out_path, dtypes):
+def run(cases_path, out_path, dtypes, only=None):
     import copy
 
     cases = torch.load(cases_path, weights_only=False)
+    if only:
+        cases = [c for c in cases if c["op"] in only]
     arrays, meta = {}, {}
     ops = {}
     for c in cases:
@@ -188,4 +190,9 @@ if __name__ == "__main__":
             i = argv.index("--flip")
             flip(argv[i + 1])
             del argv[i:i + 2]
-        run(argv[0], argv[1], argv[2].split(","))
+        only = None
+        if "--only" in argv:
+            i = argv.index("--only")
+            only = set(argv[i + 1].split(","))
+            del argv[i:i + 2]
+        run(argv[0], argv[1], argv[2].split(","), only)

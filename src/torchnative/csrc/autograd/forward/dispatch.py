@@ -193,14 +193,27 @@ def _forbid(entry, why: str):
                               f"support it {why}")
 
 
-def _jvp_decomposition(op):
-    """upstream's decompositions registered for forward AD (torch._decomp.decompositions_for_jvp):
-    the operators they call carry the tangents."""
-    from torch._decomp.decompositions_for_jvp import decomposition_table_for_jvp
+# the overloads torch._decomp.decompositions_for_jvp registers for forward AD, at its end
+_JVP_DECOMPOSED = frozenset(f"aten::{n}" for n in (
+    "trace", "nll_loss_backward", "nll_loss2d_backward", "_log_softmax_backward_data",
+    "_softmax_backward_data", "log_sigmoid_forward", "native_layer_norm_backward",
+    "native_batch_norm_backward", "cudnn_batch_norm_backward", "batch_norm_backward",
+    "miopen_batch_norm_backward"))
 
-    for overload, fn in decomposition_table_for_jvp.items():
-        if overload.name() == op.name:
-            return fn
+
+def _jvp_decomposition(op):
+    """upstream's decomposition registered for forward AD: the operators it calls carry the
+    tangents. Only once decompositions_for_jvp has loaded (torch.autograd.forward_ad imports it
+    when TorchScript is on; its registration needs TorchScript), as upstream has none before."""
+    import sys
+
+    mod = sys.modules.get("torch._decomp.decompositions_for_jvp")
+    if mod is None or op.name not in _JVP_DECOMPOSED:
+        return None
+    for table in (mod.decomposition_table_for_jvp, mod.decomposition_table):
+        for overload, fn in table.items():
+            if overload.name() == op.name:
+                return fn
     return None
 
 
@@ -268,5 +281,12 @@ def _copy_(op, args, kwargs):
     return result
 
 
-MANUAL = {"aten::_make_dual": _make_dual, "aten::_fw_primal": _fw_primal,
+def _detach(op, args, kwargs):
+    """detach: the result carries no tangent (upstream sets none), and is no forward view."""
+    result = past_forward_ad(op, args, kwargs)
+    levels.mark_not_forward_view(result)
+    return result
+
+
+MANUAL = {"aten::detach": _detach, "aten::_make_dual": _make_dual, "aten::_fw_primal": _fw_primal,
           "aten::_unpack_dual": _unpack_dual, "aten::copy_": _copy_}

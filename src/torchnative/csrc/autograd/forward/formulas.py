@@ -77,9 +77,43 @@ class FwSpec:
             for n in names:
                 if n in JVP and n not in generated.NS:
                     generated.NS[n] = JVP[n]  # evaluation namespace: one dict for both
-            code = generated._compile_formula(f.source, env | set(_ARG_NAMES.get(key, ())),
+            source = _methods_as_cpp_calls(f.source)
+            code = generated._compile_formula(source, env | set(_ARG_NAMES.get(key, ())),
                                               f"<forward formula of {key}>")
             self.formulas.append(Compiled(f, code, "", names))
+
+
+def _methods_as_cpp_calls(src: str) -> str:
+    """``t.expand(size, implicit)``: C++ passes every argument positionally, Python's Tensor
+    methods take some only by keyword. A method that is an ATen operator is called as the
+    operator, arguments in schema order (generated.CppOp), as the backward formulas' free
+    functions are."""
+    import ast
+
+    from .. import generated
+    from ...ops.dispatcher import REGISTRY
+
+    tree = ast.parse(src, mode="eval")
+    changed = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            m = node.func.attr
+            overloads = REGISTRY.overloads(f"aten::{m}")
+            # only where Python's method would refuse the call: more positional arguments than
+            # any overload takes positionally
+            if not overloads or any(
+                    sum(1 for a in op.schema.arguments if not a.kwarg_only) > len(node.args)
+                    for op in overloads.values()):
+                continue
+            name = f"_cpp_method_{m}"
+            if name not in generated.NS:
+                if not generated._runnable(overloads):
+                    continue
+                generated.NS[name] = generated.CppOp(f"aten::{m}")
+            node.args = [node.func.value, *node.args]
+            node.func = ast.Name(name, ast.Load())
+            changed = True
+    return ast.unparse(tree) if changed else src
 
 
 _ARG_NAMES: dict = {}

@@ -180,3 +180,58 @@ def _convolution_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, strid
                      cudnn_enabled, allow_tf32):
     return convolution_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, stride,
                            padding, dilation, transposed, output_padding, groups)
+
+
+def IntArrayRef(values=()):
+    """c10::IntArrayRef's constructor, as formulas spell an empty default (``IntArrayRef({})``)."""
+    return list(values)
+
+
+def amaxamin_jvp(x, dx, result, dim, keepdim):
+    """amax/amin: the tangent averaged over the places holding the extreme value."""
+    import torch
+
+    from ..manual.reduction import restore_reduced_dims
+
+    mask = x == restore_reduced_dims(result, dim, keepdim)
+    return torch.where(mask, dx, 0.0).sum(dim, keepdim) / mask.sum(dim, keepdim)
+
+
+def norm_jvp(self_p, self_t, p_, norm, dim=(), keepdim=True):
+    import math
+
+    import torch
+
+    from ..manual.reduction import unsqueeze_multiple
+
+    dim = list(dim) if dim is not None else []
+    p = 2.0 if p_ is None else float(p_)
+    if p == 0.0:
+        return torch.zeros_like(norm)
+    if p == 1.0:
+        return torch.real(self_p.sgn() * self_t.conj()).sum(dim, keepdim)
+    if p == 2.0:
+        r = torch.real(self_p * self_t.conj()).sum(dim, keepdim)
+        return (r / norm).masked_fill(norm == 0, 0)
+    if math.isinf(p):
+        if not keepdim and self_p.dim() != 0:
+            norm = unsqueeze_multiple(norm, dim, self_p.dim())
+        both_nan = self_p.isnan().logical_and(norm.isnan())
+        is_max = (self_p.abs() == norm).logical_or(both_nan).type_as(norm)
+        nb = is_max.count_nonzero(dim)
+        if self_p.dim() != 0:
+            nb = unsqueeze_multiple(nb, dim, self_p.dim())
+        return (torch.real(self_p.sgn() * self_t.conj()) * is_max / nb).sum(dim, keepdim)
+    if p < 1.0:
+        s = (self_p.abs().pow(p - 1).masked_fill(self_p == 0, 0) *
+             torch.real(self_p.sgn() * self_t.conj())).sum(dim, keepdim)
+        return s * norm.pow(1 - p)
+    if p < 2.0:
+        s = (self_p.abs().pow(p - 1) * torch.real(self_p.sgn() * self_t.conj())).sum(dim, keepdim)
+        return (s / norm.pow(p - 1)).masked_fill(norm == 0, 0)
+    s = (self_p.abs().pow(p - 2) * torch.real(self_p * self_t.conj())).sum(dim, keepdim)
+    return (s / norm.pow(p - 1)).masked_fill(norm == 0, 0)
+
+
+def linalg_vector_norm_jvp(self_p, self_t, ord, norm, dim, keepdim):
+    return norm_jvp(self_p, self_t, ord, norm, dim if dim is not None else [], keepdim)
