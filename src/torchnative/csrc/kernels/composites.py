@@ -309,6 +309,13 @@ def to_dtype_layout(self, *, dtype=None, layout=None, device=None, pin_memory=No
     return _to(self, dtype, device, non_blocking, copy, memory_format)
 
 
+@kernel("to_dense", composite=True)
+def to_dense(self, dtype=None, *, masked_grad=None):
+    """A strided tensor is already dense: itself, or converted to ``dtype`` (upstream's
+    TensorConversions.cpp; there are no sparse or mkldnn layouts here to densify)."""
+    return self if dtype is None else _to(self, dtype)
+
+
 @kernel("square", composite=True)
 def square(self):
     return _call("pow.Tensor_Scalar", self, 2)
