@@ -216,13 +216,17 @@ def type_comment_miscounted(x, k):
     return x
 
 
+def mutable_default(x: torch.Tensor, dims: List[int] = [1]) -> torch.Tensor:
+    return x
+
+
 def bad_default(x: torch.Tensor, k: int = 2.5) -> torch.Tensor:
     return x
 
 
 UNSUPPORTED = [uses_lambda, uses_varargs, uses_for_else, uses_comprehension_if, uses_try,
                uses_global, uses_kwargs_expansion, uses_nested_def, uses_fstring_format, bad_default,
-               type_comment_on_def_line, type_comment_miscounted]
+               mutable_default, type_comment_on_def_line, type_comment_miscounted]
 
 
 def error_cases() -> dict:

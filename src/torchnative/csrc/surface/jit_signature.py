@@ -76,6 +76,13 @@ def signature(decl: Decl, rcb, defaults: dict, where) -> tuple[list, list | None
         check_convertible(t)
         pname = p.name.name
         default = _NO_DEFAULT
+        if pname in defaults and isinstance(defaults[pname], (list, dict)):
+            raise RuntimeError(
+                "\nMutable default parameters are not supported because Python binds them to the "
+                "function and they persist across function calls.\n As a workaround, make the "
+                "default None and instantiate the default parameter within the body of the "
+                f"function. Found {type(defaults[pname])} on parameter {pname}:\n"
+                + where.highlight())
         if pname in defaults:
             try:
                 default = convert(defaults[pname], t)
