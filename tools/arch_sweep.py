@@ -24,6 +24,7 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 CACHE = REPO / ".cache/sweep"
 WORKER = REPO / "tools/arch_worker.py"
+UPSTREAM, OURS = REPO / ".venv-upstream/bin/python", REPO / ".venv/bin/python"
 # task label, transformers mapping, whether the task generates; first match wins
 TASKS = [("causal LM", "MODEL_FOR_CAUSAL_LM_MAPPING_NAMES", True),
          ("seq2seq", "MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES", True),
@@ -55,32 +57,57 @@ def catalog() -> tuple[dict[str, tuple[str, str, bool]], list[str]]:
     return chosen, sorted(set(CONFIG_MAPPING_NAMES) - set(chosen))
 
 
-def run_worker(python: Path, mode: str, entries: list, chunk: int) -> dict[str, dict]:
-    """Rows by architecture; a worker that dies loses only the architecture it was on."""
-    env = None
-    if "upstream" in str(python):
-        from torchnative.testing.upstream import upstream_env
+class Worker:
+    """One worker process over a batch of architectures, started now, read when finished."""
 
-        env = upstream_env()
-    rows, todo = {}, list(entries)
-    while todo:
-        batch = todo[:chunk]
-        proc = subprocess.run([str(python), str(WORKER), mode, str(CACHE), json.dumps(batch)],
-                              capture_output=True, text=True, env=env, timeout=chunk * 700)
-        for line in proc.stdout.splitlines():
+    def __init__(self, python: Path, mode: str, batch: list):
+        env = None
+        if "upstream" in str(python):
+            from torchnative.testing.upstream import upstream_env
+
+            env = upstream_env()
+        self.mode, self.batch = mode, batch
+        # files, not pipes: a worker must never block on output nobody reads yet
+        self.out, self.err = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")
+        self.proc = subprocess.Popen([str(python), str(WORKER), mode, str(CACHE),
+                                      json.dumps(batch)], stdout=self.out, stderr=self.err,
+                                     text=True, env=env)
+
+    def rows(self) -> dict[str, dict]:
+        """Rows by architecture; a worker that dies loses only the architecture it was on (the
+        rest of its batch is left for the caller to run again)."""
+        try:
+            self.proc.wait(timeout=len(self.batch) * 700)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.out.seek(0)
+        self.err.seek(0)
+        out, err = self.out.read(), self.err.read()
+        rows = {}
+        for line in out.splitlines():
             if line.startswith("{"):
                 row = json.loads(line)
                 rows[row["arch"]] = row
-        done = [e for e in batch if e[0] in rows]
-        if len(done) < len(batch):
-            lost = batch[len(done)]
-            tail = proc.stderr.strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
-            rows[lost[0]] = {"arch": lost[0], "ok": False,
-                             "error": f"process died (exit {proc.returncode}): {tail[0][:200]}"}
-            done.append(lost)
-        todo = [e for e in todo if e[0] not in rows]
-        print(f"{mode}: {len(rows)}/{len(entries)}", file=sys.stderr, flush=True)
-    return rows
+        missing = [e for e in self.batch if e[0] not in rows]
+        if missing:
+            tail = err.strip().splitlines()[-1:] or [f"exit {self.proc.returncode}"]
+            rows[missing[0][0]] = {"arch": missing[0][0], "ok": False, "error":
+                                   f"process died (exit {self.proc.returncode}): {tail[0][:200]}"}
+        return rows
+
+
+def run_side(python: Path, mode: str, todo: list, chunk: int, done: dict) -> None:
+    """Run ``todo`` through workers of ``chunk`` architectures until each has a row in ``done``."""
+    while todo:
+        done.update(Worker(python, mode, todo[:chunk]).rows())
+        todo = [e for e in todo if e[0] not in done]
+
+
+def finish(worker: Worker, ours: dict, chunk: int) -> None:
+    """Collect a running worker of ours, rerunning what it left when it died."""
+    ours.update(worker.rows())
+    run_side(OURS, "load", [e for e in worker.batch if e[0] not in ours], chunk, ours)
 
 
 def verdict(arch: str, generates: bool, up: dict, ours: dict | None) -> tuple[str, str]:
@@ -121,13 +148,22 @@ def sweep(archs: list[str] | None, chunk: int, fresh: bool) -> tuple[list[dict],
     entries = [[a, chosen[a][1], chosen[a][2]] for a in names]
     CACHE.mkdir(parents=True, exist_ok=True)
     store = CACHE / "results.json"
-    saved = {} if fresh or not store.exists() else json.loads(store.read_text())
-    need = [e for e in entries if e[0] not in saved.get("upstream", {})]
-    up = {**saved.get("upstream", {}),
-          **run_worker(REPO / ".venv-upstream/bin/python", "build", need, chunk)}
-    built = [e for e in entries if up[e[0]]["ok"]]
-    ours = run_worker(REPO / ".venv/bin/python", "load", built, chunk)
-    store.write_text(json.dumps({"upstream": up}))
+    up = {} if fresh or not store.exists() else json.loads(store.read_text())
+    ours: dict = {}
+    # upstream builds batch k+1 while ours runs batch k: two processes, one per side
+    pending = None
+    for i in range(0, len(entries), chunk):
+        batch = entries[i:i + chunk]
+        run_side(UPSTREAM, "build", [e for e in batch if e[0] not in up], chunk, up)
+        store.write_text(json.dumps(up))
+        if pending is not None:
+            finish(pending, ours, chunk)
+        built = [e for e in batch if up[e[0]]["ok"]]
+        pending = Worker(OURS, "load", built) if built else None
+        print(f"built {min(i + chunk, len(entries))}/{len(entries)}", file=sys.stderr,
+              flush=True)
+    if pending is not None:
+        finish(pending, ours, chunk)
     rows = []
     for arch, cls, generates in entries:
         status, note = verdict(arch, generates, up[arch], ours.get(arch))
