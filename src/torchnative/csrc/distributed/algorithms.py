@@ -2,8 +2,11 @@
 
 Small messages go directly (every rank sends to every rank that needs the data): one round of
 latency. Large all-reduces use a ring (reduce-scatter then all-gather), which moves 2(n-1)/n of
-the buffer per rank instead of (n-1) buffers. Reductions combine contributions in rank order, so
-every rank ends with identical bits.
+the buffer per rank instead of (n-1) buffers, in chunks: each chunk's receive buffer is posted
+before it can arrive (the reduce-scatter's into a scratch buffer kept between calls, the
+all-gather's into its place in the result), and a chunk is reduced while the next one is on
+the wire. Small-message reductions combine contributions in rank order; the ring's owner
+reduces its segment and forwards the bits; either way every rank ends with identical bits.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import numpy as np
 from .transport import COLL
 
 RING_MIN_BYTES = 256 * 1024
+RING_CHUNK_BYTES = 1 << 20
 
 REDUCERS = {"SUM": np.add, "PRODUCT": np.multiply, "MIN": np.minimum, "MAX": np.maximum,
             "BAND": np.bitwise_and, "BOR": np.bitwise_or, "BXOR": np.bitwise_xor}
@@ -34,6 +38,19 @@ class Context:
         if got != want:
             self.fail(f"rank {self.rank} expected {want} from rank {peer}, which sent {got}")
         return payload
+
+    def post(self, peer: int, desc: str, out: np.ndarray) -> None:
+        """Let the frame ``desc`` from ``peer`` land in ``out`` (contiguous) as it arrives."""
+        self.mesh.post(COLL, peer, self.slot, f"{self.what}|{desc}", out.reshape(-1).view(np.uint8))
+
+    def take(self, peer: int, desc: str, out: np.ndarray) -> None:
+        """Wait for a posted frame; copy it into ``out`` only if it arrived before its post."""
+        payload = self.recv(peer, desc)
+        if payload.nbytes != out.nbytes:
+            self.fail(f"rank {self.rank} expected {out.nbytes} bytes from rank {peer}, got "
+                      f"{payload.nbytes}")
+        if payload.ctypes.data != out.ctypes.data:
+            out.reshape(-1).view(np.uint8)[...] = payload
 
     def recv_into(self, peer: int, desc: str, out: np.ndarray) -> None:
         payload = self.recv(peer, desc)
@@ -93,19 +110,74 @@ def allreduce(ctx: Context, values: np.ndarray, op: str) -> None:
                  for p in range(n)]
         _reduce_in_order(op, parts, values)
         return
-    fn = REDUCERS[op]
-    bounds = np.linspace(0, values.size, n + 1).astype(np.int64)
-    seg = [values[bounds[i]:bounds[i + 1]] for i in range(n)]
+    try:
+        _ring_allreduce(ctx, values, REDUCERS[op])
+    finally:
+        ctx.mesh.unpost(COLL, ctx.slot)
+
+
+def _scratch(mesh, nbytes: int) -> np.ndarray:
+    """Two receive areas of ``nbytes`` each, kept on the mesh (fresh pages cost more than the
+    copy they would hold); collectives of one group run one at a time on its worker thread."""
+    have = getattr(mesh, "ring_scratch", None)
+    if have is None or have.shape[1] < nbytes:
+        have = mesh.ring_scratch = np.empty((2, -(-nbytes // 64) * 64), np.uint8)  # rows aligned
+    return have[:, :nbytes]
+
+
+def _ring_allreduce(ctx: Context, values: np.ndarray, fn) -> None:
+    n, r = ctx.size, ctx.rank
     right, left = (r + 1) % n, (r - 1) % n
-    for step in range(n - 1):  # reduce-scatter: rank r ends owning segment (r + 1) % n
-        s_idx, r_idx = (r - step) % n, (r - step - 1) % n
-        ctx.send(right, f"rs{step}", seg[s_idx])
-        incoming = ctx.recv(left, f"rs{step}").view(values.dtype)
-        fn(incoming, seg[r_idx], out=seg[r_idx])
-    for step in range(n - 1):  # all-gather of the owned segments
-        s_idx, r_idx = (r + 1 - step) % n, (r - step) % n
-        ctx.send(right, f"ag{step}", seg[s_idx])
-        ctx.recv_into(left, f"ag{step}", seg[r_idx])
+    bounds = np.linspace(0, values.size, n + 1).astype(np.int64)
+    step_elems = max(1, RING_CHUNK_BYTES // values.itemsize)
+
+    def chunks(i):  # (start, stop) element ranges of segment i
+        lo, hi = int(bounds[i]), int(bounds[i + 1])
+        return [(a, min(a + step_elems, hi)) for a in range(lo, hi, step_elems)]
+
+    seg_bytes = int(np.diff(bounds).max()) * values.itemsize
+    scratch = _scratch(ctx.mesh, seg_bytes)
+    steps = 2 * (n - 1)  # n-1 reduce-scatter steps, then n-1 all-gather steps
+
+    def send_seg(s):
+        return (r - s) % n if s < n - 1 else (r + 1 - (s - n + 1)) % n
+
+    def recv_seg(s):
+        return (r - s - 1) % n if s < n - 1 else (r - (s - n + 1)) % n
+
+    def dest(s, a, b):  # where step s's chunk [a, b) is received
+        if s >= n - 1:
+            return values[a:b]
+        base = int(bounds[recv_seg(s)])
+        return scratch[s % 2].view(values.dtype)[a - base:b - base]
+
+    def post(s):
+        for c, (a, b) in enumerate(chunks(recv_seg(s))):
+            ctx.post(left, f"s{s}c{c}", dest(s, a, b))
+
+    def land(s, c, a, b):
+        buf = dest(s, a, b)
+        ctx.take(left, f"s{s}c{c}", buf)
+        if s < n - 1:  # reduce-scatter: the left neighbour's partial result, then ours
+            fn(buf, values[a:b], out=values[a:b])
+
+    # An all-gather chunk can only arrive after this rank sent its part of it (the value is the
+    # reduction of every rank's contribution), so its place may be posted now; a reduce-scatter
+    # scratch row is free again once the step before last has landed.
+    for s in [0, 1][:n - 1] + list(range(n - 1, steps)):
+        post(s)
+    for s in range(steps):
+        if 1 <= s and s + 1 < n - 1:
+            post(s + 1)
+        out, inc = chunks(send_seg(s)), chunks(recv_seg(s))
+        landed = 0
+        for c, (a, b) in enumerate(out):
+            ctx.send(right, f"s{s}c{c}", values[a:b])
+            while landed < min(c, len(inc)):  # the earlier chunks, while this one travels
+                land(s, landed, *inc[landed])
+                landed += 1
+        for c in range(landed, len(inc)):
+            land(s, c, *inc[c])
 
 
 def broadcast(ctx: Context, raw: np.ndarray, root: int) -> None:

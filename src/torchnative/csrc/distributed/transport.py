@@ -1,11 +1,13 @@
 """Sockets between the ranks of one group: a full mesh of TCP connections, framed messages.
 
 Each rank listens on an ephemeral port and publishes ``host:port`` in the group's store; the
-higher rank of each pair connects. A receiver thread per peer reads frames into fresh numpy
-buffers (``recv_into``, no per-element work, nothing pickled) and files them in a mailbox keyed
-by (channel, peer, slot), so sends never block on a peer that is itself sending. A frame is a
-fixed header, a short descriptor (what the sender thinks it is sending, checked by the receiver)
-and the payload bytes.
+higher rank of each pair connects. A receiver thread per peer reads frames (``recv_into``, no
+per-element work, nothing pickled) and files them in a mailbox keyed by (channel, peer, slot),
+so sends never block on a peer that is itself sending. A frame is a fixed header, a short
+descriptor (what the sender thinks it is sending, checked by the receiver) and the payload
+bytes. A collective may *post* the buffer a frame belongs in, by its exact descriptor: the
+receiver then reads the payload straight into it (no allocation, no copy); a frame that arrives
+before its post lands in a fresh buffer, as every unposted frame does.
 
 Failures are never silent: a peer whose connection drops poisons every wait on it; a rank that
 detects a mismatch sends an ABORT frame with its message to every peer, and they raise it too.
@@ -32,13 +34,30 @@ COLL, P2P, ABORT = 1, 2, 3
 PeerError = _DistBackendError  # a lost peer or an abort: upstream's gloo raises a RuntimeError
 
 
+RECV_STEP = 1 << 20  # bytes per recv_into: larger calls fault in fresh pages while holding the socket
+
+
 def _recv_exact(sock: socket.socket, view: memoryview) -> None:
     got, n = 0, len(view)
     while got < n:
-        k = sock.recv_into(view[got:], min(n - got, 1 << 24))
+        k = sock.recv_into(view[got:], min(n - got, RECV_STEP))
         if k == 0:
             raise ConnectionResetError("connection closed by peer")
         got += k
+
+
+def _send_all(sock: socket.socket, parts: list) -> None:
+    """Header and payload in as few system calls as the kernel allows (sendmsg gathers)."""
+    views = [memoryview(p).cast("B") for p in parts if len(p)]
+    while views:
+        k = sock.sendmsg(views)
+        while k and views:
+            if k >= views[0].nbytes:
+                k -= views[0].nbytes
+                views.pop(0)
+            else:
+                views[0] = views[0][k:]
+                k = 0
 
 
 class Mesh:
@@ -48,6 +67,7 @@ class Mesh:
         self.send_locks: dict[int, threading.Lock] = {}
         self.cond = threading.Condition()
         self.mail: dict[tuple, deque] = {}
+        self.posted: dict[tuple, np.ndarray] = {}  # (channel, peer, slot, descriptor) -> uint8 buffer
         self.dead: dict[int, str] = {}
         self.aborted: str | None = None
         self.closed = False
@@ -108,7 +128,10 @@ class Mesh:
                     raise ConnectionResetError("bad frame magic")
                 desc = bytearray(dlen)
                 _recv_exact(s, memoryview(desc))
-                payload = np.empty(nbytes, np.uint8)
+                with self.cond:
+                    payload = self.posted.pop((channel, peer, slot, desc.decode()), None)
+                if payload is None or payload.nbytes != nbytes:
+                    payload = np.empty(nbytes, np.uint8)
                 if nbytes:
                     _recv_exact(s, memoryview(payload))
                 with self.cond:
@@ -123,6 +146,18 @@ class Mesh:
                 if not self.closed:
                     self.dead[peer] = str(e) or type(e).__name__
                 self.cond.notify_all()
+
+    def post(self, channel: int, peer: int, slot: int, desc: str, buf: np.ndarray) -> None:
+        """Receive the frame (channel, peer, slot, desc) straight into ``buf`` (contiguous, uint8)
+        if it has not arrived yet; ``recv`` still delivers it, and its payload is then ``buf``."""
+        with self.cond:
+            self.posted[(channel, peer, slot, desc)] = buf
+
+    def unpost(self, channel: int, slot: int) -> None:
+        """Forget the posts of a finished (or failed) operation."""
+        with self.cond:
+            for k in [k for k in self.posted if k[0] == channel and k[2] == slot]:
+                del self.posted[k]
 
     def _check_alive(self, peers) -> None:
         if self.aborted:
@@ -183,11 +218,7 @@ class Mesh:
         s = self.socks[peer]
         try:
             with self.send_locks[peer]:
-                if view.nbytes <= 65536:
-                    s.sendall(head + bytes(view))
-                else:
-                    s.sendall(head)
-                    s.sendall(view)
+                _send_all(s, [head, view])
         except OSError as e:
             with self.cond:
                 self.dead.setdefault(peer, str(e))
