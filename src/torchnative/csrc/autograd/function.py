@@ -86,8 +86,8 @@ class _FunctionBase(Node):
             for t, a in zip(is_tensor, args))
         if executable:
             ctx._next = [gradient_edge(a) for t, a in zip(is_tensor, args) if t]
-        prev = _GRAD.grad_enabled
-        _GRAD.grad_enabled = False
+        prev, prev_fw = _GRAD.grad_enabled, _GRAD.fw_grad
+        _GRAD.grad_enabled = _GRAD.fw_grad = False  # forward AD is off in forward too, as upstream
         try:
             if cls.setup_context is not _SingleLevelFunction.setup_context:
                 output = cls.forward(*args)
@@ -95,8 +95,16 @@ class _FunctionBase(Node):
             else:
                 output = cls.forward(ctx, *args)
         finally:
-            _GRAD.grad_enabled = prev
-        return _wrap_outputs(ctx, args, output, executable)
+            _GRAD.grad_enabled, _GRAD.fw_grad = prev, prev_fw
+        dirty = {id(t) for t in (ctx.dirty_tensors or ())}
+        wrapped = _wrap_outputs(ctx, args, output, executable)
+        from .forward import levels as _fw_levels
+
+        if _fw_levels.active():
+            from .forward.custom_function import forward_mode
+
+            forward_mode(ctx, args, wrapped, dirty)
+        return wrapped
 
     # --- backward (called by the engine) ---------------------------------------------------
     def _run(self, grads):
