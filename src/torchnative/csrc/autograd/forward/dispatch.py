@@ -54,7 +54,7 @@ def forward_dispatch(op, args, kwargs):
     if entry.kind == "out" or (entry.kind == "mutable" and any(a.is_out for a in op.schema.arguments)):
         _forbid(entry, "because it is an out= function")
     if not entry.requires_derivative:
-        return past_forward_ad(op, args, kwargs)
+        return _below_forward(op, args, kwargs)
     if not spec.formulas:
         if not entry.modifies_or_void:
             decomposed = _jvp_decomposition(op)
@@ -69,7 +69,7 @@ def forward_dispatch(op, args, kwargs):
         from ...dispatch.call import call
 
         original_self = call("clone", vals["self"])
-    result = past_forward_ad(op, args, kwargs)
+    result = _below_forward(op, args, kwargs)
     outs = result if isinstance(result, tuple) else (result,)
     env = dict(vals)
     if inplace:
@@ -109,6 +109,12 @@ def forward_dispatch(op, args, kwargs):
         value = eval(c.code, _ns(), env)
         _set(f, value, env, inplace)
     return result
+
+
+def _below_forward(op, args, kwargs):
+    """The operator itself, below the forward-AD entry: its kernel (or the decomposition serving
+    as one) computes values only, as upstream's kernels below the Autograd key do."""
+    return _no_fw(past_forward_ad, op, args, kwargs)
 
 
 def _set(f, value, env, inplace):
@@ -268,9 +274,9 @@ def _copy_(op, args, kwargs):
         return FORWARD_PASS
     vals = _bind(op, args, kwargs)
     self_t, src = vals["self"], vals["src"]
-    result = past_forward_ad(op, args, kwargs)
     self_g = levels.fw_grad(self_t, _LEVEL)
     src_g = levels.fw_grad(src, _LEVEL) if isinstance(src, TensorBase) else None
+    result = _below_forward(op, args, kwargs)
     if self_g is not None:
         new = self_g.copy_(src_g) if src_g is not None else self_g.fill_(0)
     elif tuple(self_t._size) != tuple(src_g._size):
@@ -283,7 +289,7 @@ def _copy_(op, args, kwargs):
 
 def _detach(op, args, kwargs):
     """detach: the result carries no tangent (upstream sets none), and is no forward view."""
-    result = past_forward_ad(op, args, kwargs)
+    result = _below_forward(op, args, kwargs)
     levels.mark_not_forward_view(result)
     return result
 
