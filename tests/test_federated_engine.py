@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,9 @@ import pytest
 
 from torchnative.nn.federated import experiment
 from torchnative.testing import upstream
+
+sys.path.insert(0, str(Path(__file__).parent / "federated_programs"))
+import tolerance  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 OURS = str(ROOT / ".venv" / "bin" / "python")
@@ -71,11 +75,7 @@ def vec(g):
 
 
 def within(candidate, f32, f64):
-    ref = vec(f64)
-    err32 = np.abs(vec(f32) - ref)
-    tol = max(np.percentile(err32, 90), 4 * np.finfo(np.float32).eps * np.abs(ref).max())
-    err = np.abs(vec(candidate) - ref)
-    return bool(np.percentile(err, 90) <= tol and err.max() <= err32.max() + tol)
+    return tolerance.within(vec(candidate), vec(f32), vec(f64))[0]
 
 
 def test_each_side_ran_its_own_torch(runs):
