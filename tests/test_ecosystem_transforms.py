@@ -17,8 +17,6 @@ AGREE = ["train_pipeline", "pil_pipeline", "geometry", "warps", "color", "random
 UINT8_BILINEAR = ("our uint8 bilinear interpolate rounds halves to even; upstream rounds them up "
                   "(160.5 -> 160 vs 161)")
 ANTIALIAS = "aten::_upsample_bilinear2d_aa (antialiased resize, v2.Resize's default on tensors) has no kernel in our torch"
-SUBCLASS_VIEW = ("under DisableTorchFunctionSubclass our detach()/view() keep a tensor subclass's "
-                 "Python type (upstream returns torch.Tensor)")
 
 
 @pytest.fixture(scope="module")
@@ -87,8 +85,7 @@ with torch._C.DisableTorchFunctionSubclass():
 """
 
 
-@pytest.mark.xfail(strict=True, reason=SUBCLASS_VIEW)
 def test_subclass_views_under_disabled_torch_function():
-    """torchvision's tv_tensors unwrap through this: on ours ``BoundingBoxes.detach()`` returns a
-    BoundingBoxes without its format and canvas size."""
+    """torchvision's tv_tensors unwrap through this: ``BoundingBoxes.detach()`` under it is a plain
+    Tensor (a BoundingBoxes without its format and canvas size would break the next operation)."""
     assert upstream.run_json_ours(SUBCLASS) == upstream.run_json(SUBCLASS, env=upstream.ecosystem_env()) == ["Tensor", "Tensor"]

@@ -350,10 +350,12 @@ class TensorBase(metaclass=_TensorMeta):
 
     @property
     def data(self):
-        from .construct import alias
+        from .construct import _tensor_class, alias
 
-        out = alias(self, _detached_class(self))
-        out._version_ref = [0]  # upstream's variable_data(): changes are invisible to autograd
+        # a plain Tensor, as upstream's variable_data(); a subclass gets its own type back from
+        # __torch_function__ (the binding layer's getter)
+        out = alias(self, _tensor_class())
+        out._version_ref = [0]  # changes are invisible to autograd
         return out
 
     @data.setter
@@ -363,11 +365,6 @@ class TensorBase(metaclass=_TensorMeta):
         self._storage, self._dtype = new._storage, new._dtype
         self._size, self._stride, self._offset = new._size, new._stride, new._offset
         self._np = new._np
-
-    def detach(self):
-        from .construct import alias
-
-        return alias(self, _detached_class(self))
 
     def detach_(self):
         if self._view_base is not None:

@@ -6,12 +6,11 @@ These kernels only compute sizes, strides and offsets, so they serve meta tensor
 
 from __future__ import annotations
 
+from ..core import construct
 from ..core.construct import contiguous_strides_of, make
 from ..core.creation_meta import note_view
 from ..core.size import Size
 from ..core.tensor import TensorBase, wrap_dim
-from ..core.torch_function import _has_attr_override
-from ..dispatch.python_dispatch import _overrides
 from ..ops.kernel_registry import kernel
 
 
@@ -20,8 +19,9 @@ def view_of(base: TensorBase, size, stride, offset, dtype=None, np_view=None,
     """A view of ``base`` (upstream's as_view): same storage and version counter, its root base
     recorded, and the mode it was made in stamped for autograd's view+in-place rules."""
     root = base._view_base if base._view_base is not None else base
-    out = make(base._storage, dtype or base._dtype, tuple(size), tuple(stride), offset,
-               _view_class(base),
+    # a plain Tensor whatever the base's class, as upstream's kernels: a subclass gets its own
+    # class back from its __torch_function__ (not under DisableTorchFunctionSubclass)
+    out = make(base._storage, dtype or base._dtype, tuple(size), tuple(stride), offset, None,
                version_ref=base._version_ref, view_base=root, np_view=np_view)
     d = out.__dict__
     if "_tn_inference" in base.__dict__:
@@ -100,27 +100,6 @@ def compute_stride(oldshape, oldstride, newshape):
     return newstride
 
 
-_PARAMETER: list = []
-
-
-def _view_class(base):
-    """Upstream's kernels return a plain Tensor; a subclass gets its own class back from its
-    __torch_function__. A class that disables that (Parameter), or that overrides
-    __torch_dispatch__ (FakeTensor and other wrappers: its kernels run below the Python key, and
-    it wraps results itself), gets the plain Tensor here too."""
-    if type(base) is _parameter_class() or not _has_attr_override(base) or _overrides(base):
-        return None
-    return type(base)
-
-
-def _parameter_class():
-    if not _PARAMETER:
-        import torch
-
-        _PARAMETER.append(torch.nn.Parameter)
-    return _PARAMETER[0]
-
-
 @kernel("view", meta=True)
 def view(self, size):
     npa = self._np
@@ -158,6 +137,13 @@ def as_strided(self, size, stride, storage_offset=None):
     if len(size) != len(stride):
         raise RuntimeError(f"mismatch in length of strides and shape")
     return view_of(self, size, stride, off)
+
+
+@kernel("detach", meta=True)
+def detach(self):
+    """A new tensor over the same storage sharing the version counter, not a view (upstream's
+    detach records no base); autograd's manual entry drops the history."""
+    return construct.alias(self, construct._tensor_class())
 
 
 @kernel("alias", meta=True)

@@ -342,9 +342,42 @@ TORCH_FUNCTIONS = {
         "sparse_bsc_tensor", "sparse_compressed_tensor", "spmm", "dsmm", "hsmm", "saddmm")},
 }
 
+def _getter_with_torch_function(fget, name: str):
+    """A Tensor property getter that tensor-likes and modes see first, as upstream's
+    handle_torch_function_getter (the function they receive is ``Tensor.<name>.__get__``)."""
+    def get(self):
+        from .binding import _wants_torch_function
+
+        if _wants_torch_function((self,)):
+            import torch
+            from torch.overrides import handle_torch_function
+
+            return handle_torch_function(getattr(torch.Tensor, name).__get__, (self,), self)
+        return fget(self)
+
+    return get
+
+
+def _data(self):
+    """Tensor.data: a plain alias with its own version counter. Where a dispatch mode or a
+    __torch_dispatch__ subclass is in play, upstream's shallow_copy_and_detach asks Python for
+    ``aten::detach`` instead (a FakeTensor's data is a FakeTensor)."""
+    from ..dispatch.python_dispatch import wants_python_dispatch
+
+    if not wants_python_dispatch((self,), None):
+        return _TENSOR_DATA.fget(self)
+    out = call("detach", self)
+    out._version_ref = [0]
+    return out
+
+
+_TENSOR_DATA = TensorBase.__dict__["data"]
+
+
 from .getitem import TENSOR_METHODS as _INDEXING  # noqa: E402
 
 TENSOR_METHODS.update(_INDEXING)
+TENSOR_METHODS["data"] = property(_getter_with_torch_function(_data, "data"), _TENSOR_DATA.fset)
 TENSOR_METHODS = {k: v if isinstance(v, property) else _with_torch_function(v, k, True)
                   for k, v in TENSOR_METHODS.items()}
 TORCH_FUNCTIONS = {k: _with_torch_function(v, k, False) for k, v in TORCH_FUNCTIONS.items()}
