@@ -4,7 +4,7 @@ the batch goes first and the logical dims shift by one; views stay views of the 
 from __future__ import annotations
 
 from ..dispatch.door import aten_dispatch
-from .batching import at_front, batch_size, front, rule, unwrap, wrap
+from .batching import TAG_RULES, at_front, batch_size, front, rule, unwrap, wrap
 
 
 def _wrap_dim(dim: int, rank: int) -> int:
@@ -226,3 +226,23 @@ def embedding(op, level, args, kwargs):
         return NotImplemented
     v, d = unwrap(indices, level)
     return wrap(aten_dispatch(op, (weight, v) + tuple(args[2:]), kwargs), level, d)
+
+
+def _inplace_view(op, level, args, kwargs):
+    """squeeze_, unsqueeze_, transpose_, t_...: the out-of-place view's batch becomes self's."""
+    import torch
+
+    self = args[0]
+    if unwrap(self, level)[1] is None:
+        return NotImplemented
+    base = op.qualname.split("::")[-1].rstrip("_")
+    functional = getattr(torch.ops.aten, base)
+    overload = getattr(functional, op.overload or "default")
+    result = overload(*args, **kwargs)
+    info = result.__dict__["_tn_batched"]
+    self.__dict__["_tn_batched"] = info
+    self._size, self._stride = result._size, result._stride
+    return self
+
+
+TAG_RULES["inplace_view"] = _inplace_view
