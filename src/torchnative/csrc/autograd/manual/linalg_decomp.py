@@ -8,6 +8,7 @@ a fresh tensor in place (filling or scaling a diagonal), this selects the same v
 
 from __future__ import annotations
 
+from ...core.grad_mode import TLS as _GRAD
 from ..cpp_shims import _torch
 
 
@@ -267,11 +268,23 @@ def lu_unpack_backward(L_grad, U_grad, m, n):
     return torch.cat([U_grad.triu(), torch.zeros(size, dtype=U_grad.dtype)], -2)
 
 
-def _reflect(v, t, K, left):
-    """(I - t v v^H) K, or K (I - t v v^H) when not left."""
+def _reflect(v, t, K, left, k=None):
+    """(I - t v v^H) K, or K (I - t v v^H) when not left. With ``k`` (first-order backward, as
+    upstream's in-place path) only the rows/columns from k on are touched: v is zero above k."""
+    m = v.shape[-2]
+    if k is None:
+        if left:
+            return K - (t.unsqueeze(-1) * v) * v.mH.matmul(K)
+        return K - K.matmul(t.unsqueeze(-1) * v) * v.mH
+    vk = v.narrow(-2, k, m - k)
+    K = K.clone()
     if left:
-        return K - (t.unsqueeze(-1) * v) * v.mH.matmul(K)
-    return K - K.matmul(t.unsqueeze(-1) * v) * v.mH
+        u = vk.mH.matmul(K.narrow(-2, k, m - k))
+        K.narrow(-2, k, m - k).sub_((t.unsqueeze(-1) * vk) * u)
+    else:
+        u = K.narrow(-1, k, m - k).matmul(t.unsqueeze(-1) * vk)
+        K.narrow(-1, k, m - k).sub_(u * vk.mH)
+    return K
 
 
 def householder_product_backward(grad, result, input_, tau, flip_order=False):
@@ -290,8 +303,14 @@ def householder_product_backward(grad, result, input_, tau, flip_order=False):
         return i if not flip_order else k - i - 1
 
     apply_left = not flip_order
+    # in place on the trailing block when no graph is recorded, out of place (full) otherwise
+    in_place = not _GRAD.grad_enabled
+
+    def reflect(i, v, t, K, left):
+        return _reflect(v, t, K, left, i if in_place else None)
+
     z = flip(0)
-    K = _reflect(inp.narrow(-1, z, 1), sigma.narrow(-1, z, 1), K, apply_left)
+    K = reflect(z, inp.narrow(-1, z, 1), sigma.narrow(-1, z, 1), K, apply_left)
     v_grads, tau_grads = [None] * k, [None] * k
     for i_idx in range(k):
         i = flip(i_idx)
@@ -304,8 +323,8 @@ def householder_product_backward(grad, result, input_, tau, flip_order=False):
         tau_grads[i] = -(vHK.narrow(-1, i, m - i).matmul(v)).conj().squeeze(-1).squeeze(-1)
         if i != flip(k - 1):
             j = i + 1 if not flip_order else i - 1
-            K = _reflect(inp.narrow(-1, j, 1), sigma.narrow(-1, j, 1), K, apply_left)
-            K = _reflect(v_i, t_i, K, not apply_left)
+            K = reflect(j, inp.narrow(-1, j, 1), sigma.narrow(-1, j, 1), K, apply_left)
+            K = reflect(i, v_i, t_i, K, not apply_left)
     input_grad = torch.stack(v_grads, -1)
     if k < input_.shape[-1]:
         shape = list(input_.shape)

@@ -57,8 +57,10 @@ def _masked_fmap(mask, f1, f2, t, *ts):
 
 def linalg_det_backward(grad, det, A, LU, pivots):
     torch = _torch()
-    if grad is None or A.numel() == 0:
+    if grad is None:
         return None
+    if A.numel() == 0:
+        return torch.zeros_like(A)  # upstream's gradient of an empty matrix is empty, not None
     d = _diag_rhs(grad * det.conj(), pivots)
     if not _GRAD.grad_enabled:
         return torch.linalg.lu_solve(_perturbed_lu(LU), pivots, d, left=True,
