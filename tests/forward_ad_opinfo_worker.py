@@ -78,6 +78,14 @@ def _name_of(op):
     """'module:qualname' of an OpInfo's function (else of its method variant) when importing it
     gives it back (our side has no OpInfo database: torch.testing._internal needs packages only
     upstream's side has)."""
+    # the public spelling named like the entry (nn.functional.max_pool2d is a dispatching wrapper
+    # whose own qualname is boolean_dispatch's)
+    mod, _, attr = f"torch.{op.name}".rpartition(".")
+    try:
+        if _resolve(f"{mod}:{attr}") is op.op:
+            return f"{mod}:{attr}"
+    except (ImportError, AttributeError, ValueError):
+        pass
     for fn in (op.op, op.method_variant):
         if fn is None:
             continue
@@ -92,7 +100,7 @@ def _name_of(op):
         try:
             if _resolve(name) is fn:
                 return name
-        except (ImportError, AttributeError):
+        except (ImportError, AttributeError, ValueError):
             continue
     return None
 
@@ -100,7 +108,7 @@ def _name_of(op):
 def _resolve(name):
     import importlib
 
-    mod, qual = name.split(":")
+    mod, qual = name.split(":", 1)
     obj = importlib.import_module(mod)
     for part in qual.split("."):
         obj = getattr(obj, part)

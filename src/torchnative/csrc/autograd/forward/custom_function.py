@@ -16,7 +16,11 @@ def forward_mode(ctx, args, outputs, dirty_ids) -> None:
     if all(t is None for t in tangents):
         return
     outs = outputs if isinstance(outputs, tuple) else (outputs,)
-    grads = ctx.apply_jvp(*tangents)
+    _GRAD.fw_grad = False  # the user's jvp sees no tangents (its inputs are the duals)
+    try:
+        grads = ctx.apply_jvp(*tangents)
+    finally:
+        _GRAD.fw_grad = True
     if not isinstance(grads, tuple):
         grads = (grads,)
     if len(grads) != len(outs):
