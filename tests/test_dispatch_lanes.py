@@ -130,3 +130,33 @@ def test_served_counts_plain_lane_calls():
     -a
     -a
     assert door.served[("aten::neg", "kernel")] == before + 2
+
+
+LAYOUT_PROGRAM = r"""
+import json, torch
+base = torch.arange(2 * 9 * 4 * 64, dtype=torch.float32).reshape(2, 4, 9, 64)
+q = base.transpose(1, 2)                     # (2, 9, 4, 64), heads transposed
+cases = {
+    "neg of a half": lambda: -q[..., 32:],
+    "mul half by broadcast": lambda: q[..., :32] * torch.ones(2, 1, 1, 32),
+    "add transposed + contiguous": lambda: q + q.contiguous(),
+    "exp of a permuted view": lambda: base.permute(3, 1, 0, 2).exp(),
+    "sub channels-last-like": lambda: base.permute(0, 2, 3, 1) - 1.0,
+}
+out = {}
+for name, fn in cases.items():
+    first, second = fn(), fn()               # the second call finds the pattern kept
+    out[name] = [list(first.stride()), list(second.stride()),
+                 bool(torch.equal(first, second))]
+print(json.dumps(out))
+"""
+
+
+def test_pointwise_output_layout_kept_per_pattern_matches_upstream():
+    # the output strides of a pointwise op are decided once per (shape, input sizes and
+    # strides) pattern and reused; the reused answer must be TensorIterator's, as upstream's
+    from torchnative.testing import upstream
+
+    ours = upstream.run_json_ours(LAYOUT_PROGRAM)
+    theirs = upstream.run_json(LAYOUT_PROGRAM)
+    assert ours == theirs

@@ -278,10 +278,27 @@ def _c_strides(shape) -> tuple:
     return tuple(reversed(out))
 
 
+_ITER_STRIDES: dict = {}
+_ITER_STRIDES_MAX = 4096
+
+
 def iter_strides(shape: tuple, tensors) -> tuple:
     """The strides (in elements) TensorIterator gives a new output of ``shape`` computed from
     ``tensors``: contiguous, channels-last or the shared strides when all inputs agree (its fast
-    setup), else the inputs' dimension order (reorder_dimensions), ties broken by later inputs."""
+    setup), else the inputs' dimension order (reorder_dimensions), ties broken by later inputs.
+    The answer depends only on the shape and the inputs' sizes and strides, so it is kept per
+    pattern: a model repeats the same few (a rotary half of a transposed head, every step)."""
+    key = (tuple(shape), *[(t._size, t._stride) for t in tensors])
+    hit = _ITER_STRIDES.get(key)
+    if hit is None:
+        hit = _iter_strides(tuple(shape), tensors)
+        if len(_ITER_STRIDES) >= _ITER_STRIDES_MAX:
+            _ITER_STRIDES.clear()
+        _ITER_STRIDES[key] = hit
+    return hit
+
+
+def _iter_strides(shape: tuple, tensors) -> tuple:
     nd = len(shape)
     if nd <= 1 or not tensors:
         return _c_strides(shape)
