@@ -120,6 +120,89 @@ def with_kwonly(x: torch.Tensor, *, scale: float) -> torch.Tensor:
     return x * scale
 
 
+@torch.jit.script
+def takes_tensor(x: torch.Tensor) -> int:
+    return 0
+
+
+@torch.jit.script
+def takes_float(x: float) -> float:
+    return x
+
+
+@torch.jit.script
+def takes_int(x: int) -> int:
+    return x
+
+
+@torch.jit.script
+def takes_bool(x: bool) -> bool:
+    return x
+
+
+@torch.jit.script
+def takes_str(x: str) -> str:
+    return x
+
+
+@torch.jit.script
+def takes_int_list(x: List[int]) -> List[int]:
+    return x
+
+
+@torch.jit.script
+def takes_float_list(x: List[float]) -> List[float]:
+    return x
+
+
+@torch.jit.script
+def takes_tensor_list(x: List[torch.Tensor]) -> int:
+    return len(x)
+
+
+@torch.jit.script
+def takes_optional_tensor(x: Optional[torch.Tensor]) -> bool:
+    return x is None
+
+
+@torch.jit.script
+def takes_optional_int(x: Optional[int]) -> Optional[int]:
+    return x
+
+
+@torch.jit.script
+def takes_tuple(x: Tuple[int, float]) -> Tuple[int, float]:
+    return x
+
+
+@torch.jit.script
+def takes_dict(x: Dict[str, int]) -> Dict[str, int]:
+    return x
+
+
+TAKERS = [takes_tensor, takes_float, takes_int, takes_bool, takes_str, takes_int_list,
+          takes_float_list, takes_tensor_list, takes_optional_tensor, takes_optional_int,
+          takes_tuple, takes_dict]
+
+
+def conversion_cases() -> dict:
+    """Each parameter type given each kind of value: what arrives, or the error (toIValue)."""
+    values = {"int": 1, "float": 2.5, "bool": True, "str": "a", "None": None,
+              "tensor0": torch.tensor(3), "tensor0f": torch.tensor(1.5), "tensor1": torch.ones(2),
+              "list_int": [1, 2], "tuple_int": (1, 2), "list_float": [1.0, 2.0],
+              "list_mixed": [1, 2.0], "list_tensor": [torch.ones(1)], "dict": {"a": 1},
+              "np_int64": np.int64(3), "np_float32": np.float32(0.5), "empty_list": []}
+    out = {}
+    for fn in TAKERS:
+        for name, v in values.items():
+            try:
+                r = fn(v)
+                out[f"{fn.name}({name})"] = {"type": type(r).__name__, "value": repr(r)}
+            except Exception as e:  # the test compares what each torch raises
+                out[f"{fn.name}({name})"] = {"error": type(e).__name__, "message": str(e)}
+    return out
+
+
 def _data(dtype):
     rng = np.random.default_rng(0)
     logits = torch.from_numpy(rng.standard_normal((16, 10))).to(dtype)
@@ -274,7 +357,7 @@ def main() -> None:
     low = {k: v.tolist() for k, v in numeric_cases(torch.float32).items()}
     high = {k: v.tolist() for k, v in numeric_cases(torch.float64).items()}
     print(json.dumps({"float32": low, "float64": high, "errors": error_cases(),
-                      "describe": describe()}))
+                      "describe": describe(), "conversions": conversion_cases()}))
 
 
 if __name__ == "__main__":

@@ -39,13 +39,15 @@ class ScriptFunction:
         raise TypeError("torch._C.ScriptFunction: No constructor defined!")
 
     @classmethod
-    def _create(cls, qualified_name: str, def_: Def, arguments: list, returns):
+    def _create(cls, qualified_name: str, def_: Def, arguments: list, returns, casts: list):
         self = object.__new__(cls)
         self._qualified_name = qualified_name
         self._name = def_.name().name
         self._arguments, self._returns = arguments, returns
-        self._inferred = {p.name.name for p in def_.decl().params if p.type is None}
-        self._decl = self._declaration()
+        self._kwonly = [a.kwarg_only for a in arguments]
+        inferred = {p.name.name for p in def_.decl().params if p.type is None}
+        self._contract = jit_signature.CallContract(self._name, arguments, casts, inferred,
+                                                    self._declaration())
         return self
 
     def _declaration(self) -> str:
@@ -79,9 +81,10 @@ class ScriptFunction:
             raise TorchnativeNotImplementedError(
                 f"calling ScriptFunction {self._qualified_name} made outside torch.jit.script",
                 "torchnative runs the original Python function, which torch.jit.script attaches")
-        values = jit_signature.bind(self._name, self._arguments, self._inferred, self._decl,
-                                    args, kwargs)
-        pos = [v for a, v in zip(self._arguments, values) if not a.kwarg_only]
+        values = self._contract.bind(args, kwargs)
+        if not any(self._kwonly):
+            return fn(*values)
+        pos = [v for k, v in zip(self._kwonly, values) if not k]
         kw = {a.name: v for a, v in zip(self._arguments, values) if a.kwarg_only}
         return fn(*pos, **kw)
 
@@ -134,8 +137,8 @@ def jit_script_compile(qualified_name: str, def_: Def, rcb, defaults: dict) -> S
             f"torch.jit.is_scripting() in scripted function {qualified_name}",
             "it is True in compiled TorchScript, and torchnative runs scripted functions as Python, "
             "where it is False:\n" + call.range().highlight())
-    arguments, returns = jit_signature.signature(def_.decl(), rcb, defaults, def_.range())
-    return ScriptFunction._create(str(qualified_name), def_, arguments, returns)
+    arguments, returns, casts = jit_signature.signature(def_.decl(), rcb, defaults, def_.range())
+    return ScriptFunction._create(str(qualified_name), def_, arguments, returns, casts)
 
 
 # The other ways into TorchScript build IR-backed objects; their entry points say so by name.

@@ -10,7 +10,6 @@ arrives as its value), and a value of the wrong type raises upstream's RuntimeEr
 
 from __future__ import annotations
 
-import numbers
 import typing
 
 from ..core.refuse import TorchnativeNotImplementedError
@@ -66,14 +65,14 @@ def jit_type(expr, rcb, loc=None):
     return ann_to_type(_annotation(expr, rcb), loc, rcb)
 
 
-def signature(decl: Decl, rcb, defaults: dict, where) -> tuple[list, list | None]:
-    """The schema arguments and returns TorchScript gives ``decl``; returns are None when the
-    function has no return annotation (TorchScript infers that type from the compiled graph).
-    ``where``: the Def's range, which a bad default's error shows."""
-    args = []
+def signature(decl: Decl, rcb, defaults: dict, where) -> tuple[list, list | None, list]:
+    """The schema arguments and returns TorchScript gives ``decl``, and each argument's converter;
+    returns are None when the function has no return annotation (TorchScript infers that type from
+    the compiled graph). ``where``: the Def's range, which a bad default's error shows."""
+    args, casts = [], []
     for p in decl.params:
         t = jit_type(p.type, rcb, p.range())
-        check_convertible(t)
+        cast = converter(t)
         pname = p.name.name
         default = _NO_DEFAULT
         if pname in defaults and isinstance(defaults[pname], (list, dict)):
@@ -85,17 +84,18 @@ def signature(decl: Decl, rcb, defaults: dict, where) -> tuple[list, list | None
                 + where.highlight())
         if pname in defaults:
             try:
-                default = convert(defaults[pname], t)
+                default = cast(defaults[pname])
             except _CastError:
                 raise RuntimeError(f"\nExpected a default value of type {t.annotation_str} on "
                                    f"parameter \"{pname}\".:\n" + where.highlight()) from None
+        casts.append(cast)
         args.append(_init_argument(object.__new__(Argument), pname, t, t, None, default,
                                    p.kwarg_only, None))
     returns = None
     if decl.return_type is not None:
         t = jit_type(decl.return_type, rcb, decl.return_type.range())
         returns = [Argument("", t, None, None, False, None)]
-    return args, returns
+    return args, returns, casts
 
 
 class _CastError(Exception):
@@ -104,92 +104,97 @@ class _CastError(Exception):
         self.detail, self.python_error = detail, python_error
 
 
-def _is_tensor(v) -> bool:
+def _scalar(want, tensor_cls):
+    """The caster for int/float/bool, as pybind's casters convert: a tensor through its value
+    (0-dim only; to int it truncates), int from anything ``int()`` takes but a Python float, float
+    from anything ``float()`` takes, bool from anything with ``__bool__`` and from None."""
+    fast = {int: (int, bool), float: (float, int, bool), bool: (bool, int, float)}[want]
+    hook = {int: ("__int__", "__index__"), float: ("__float__", "__index__"), bool: ("__bool__",)}[want]
+
+    def cast(v):
+        if type(v) in fast:
+            return want(v)
+        if isinstance(v, tensor_cls):
+            if v.dim() != 0:
+                raise _CastError(_PYBIND_CAST.format(type(v)))
+            return want(v.item())
+        if want is bool and v is None:
+            return False
+        if not (want is int and isinstance(v, float)) and any(hasattr(type(v), h) for h in hook):
+            return want(v)
+        raise _CastError(_PYBIND_CAST.format(type(v)))
+    return cast
+
+
+def converter(t):
+    """``toIValue(·, t)`` as a function of the value: what the scripted function receives, or
+    _CastError. Built once per parameter; a type it cannot check refuses here."""
     import torch
-    return isinstance(v, torch.Tensor)
-
-
-def _scalar(v, want):
-    """int/float/bool from a Python number, a numpy scalar or a 0-dim tensor, as pybind's casters
-    accept them."""
-    if _is_tensor(v):
-        # a 0-dim tensor converts through its value; to int it truncates (1.5 -> 1)
-        if v.dim() != 0:
-            raise _CastError(_PYBIND_CAST.format(type(v)))
-        return want(v.item())
-    if want is bool:
-        if v is None or isinstance(v, numbers.Number) and not isinstance(v, complex):
-            return bool(v)
-    elif want is int:
-        if isinstance(v, numbers.Integral):
-            return int(v)
-    elif isinstance(v, numbers.Real):
-        return float(v)
-    raise _CastError(_PYBIND_CAST.format(type(v)))
-
-
-def convert(v, t):
-    """``toIValue(v, t)``: the value the scripted function receives, or _CastError."""
+    tensor = torch.Tensor
     kind = t.kind()
     if kind == "TensorType":
-        if v is None or _is_tensor(v):
-            return v
-        raise _CastError(f"Unable to cast {v} to Tensor")
+        def cast(v):
+            if v is None or isinstance(v, tensor):
+                return v
+            raise _CastError(f"Unable to cast {v} to Tensor")
+        return cast
     if kind == "OptionalType":
-        return None if v is None else convert(v, t.getElementType())
-    if kind == "FloatType":
-        return _scalar(v, float)
-    if kind == "IntType":
-        return _scalar(v, int)
-    if kind == "BoolType":
-        return _scalar(v, bool)
+        inner = converter(t.getElementType())
+        return lambda v: None if v is None else inner(v)
+    if kind in ("FloatType", "IntType", "BoolType"):
+        return _scalar({"FloatType": float, "IntType": int, "BoolType": bool}[kind], tensor)
     if kind == "StringType":
-        if isinstance(v, str):
-            return v
-        raise _CastError(_PYBIND_CAST.format(type(v)))
-    if kind == "ListType":
-        if not isinstance(v, (list, tuple)):
+        def cast(v):
+            if isinstance(v, str):
+                return v
             raise _CastError(_PYBIND_CAST.format(type(v)))
-        el = t.getElementType()
-        try:
-            if el.kind() in ("IntType", "FloatType", "BoolType"):
-                # list elements go through the same casters, with one-element tensors as numbers
-                return [convert(x.reshape(()) if _is_tensor(x) and x.numel() == 1 else x, el)
-                        for x in v]
-            return [convert(x, el) for x in v]
-        except _CastError:
-            raise _CastError(_PYBIND_CAST.format(type(v))) from None
+        return cast
+    if kind == "ListType":
+        el = converter(t.getElementType())
+        numeric = t.getElementType().kind() in ("IntType", "FloatType", "BoolType")
+
+        def cast(v):
+            if not isinstance(v, (list, tuple)):
+                raise _CastError(_PYBIND_CAST.format(type(v)))
+            try:
+                if numeric:  # one-element tensors count as numbers here
+                    return [el(x.reshape(()) if isinstance(x, tensor) and x.numel() == 1 else x)
+                            for x in v]
+                return [el(x) for x in v]
+            except _CastError:
+                raise _CastError(_PYBIND_CAST.format(type(v))) from None
+        return cast
     if kind == "TupleType":
-        els = t.elements()
-        try:
-            items = list(v)
-        except TypeError as e:
-            raise _CastError(f"TypeError: {e}", python_error=True) from None
-        if len(items) != len(els):
-            raise _CastError(f"Object {v} had a different number of elements than type {t}")
-        return tuple(convert(x, e) for x, e in zip(items, els))
+        els = [converter(e) for e in t.elements()]
+
+        def cast(v):
+            try:
+                items = list(v)
+            except TypeError as e:
+                raise _CastError(f"TypeError: {e}", python_error=True) from None
+            if len(items) != len(els):
+                raise _CastError(f"Object {v} had a different number of elements than type {t}")
+            return tuple(c(x) for c, x in zip(els, items))
+        return cast
     if kind == "DictType":
-        try:  # the binding takes anything dict() takes
-            d = dict(v)
-        except (TypeError, ValueError) as e:
-            raise _CastError(f"{type(e).__name__}: {e}", python_error=True) from None
-        kt, vt = t.getKeyType(), t.getValueType()
-        return {convert(k, kt): convert(x, vt) for k, x in d.items()}
+        kc, vc = converter(t.getKeyType()), converter(t.getValueType())
+
+        def cast(v):
+            try:  # the binding takes anything dict() takes
+                d = dict(v)
+            except (TypeError, ValueError) as e:
+                raise _CastError(f"{type(e).__name__}: {e}", python_error=True) from None
+            return {kc(k): vc(x) for k, x in d.items()}
+        return cast
     if kind == "DeviceObjType":
-        import torch
-        if isinstance(v, (torch.device, str)):
-            return torch.device(v)
-        raise _CastError(_PYBIND_CAST.format(type(v)))
+        def cast(v):
+            if isinstance(v, (torch.device, str)):
+                return torch.device(v)
+            raise _CastError(_PYBIND_CAST.format(type(v)))
+        return cast
     if kind == "AnyType":
-        return v
+        return lambda v: v
     raise _unsupported(t)
-
-
-_CONVERTED = {"TensorType", "FloatType", "IntType", "BoolType", "StringType", "DeviceObjType",
-              "AnyType"}
-_CONTAINERS = {"OptionalType": lambda t: [t.getElementType()], "ListType": lambda t: [t.getElementType()],
-               "TupleType": lambda t: t.elements(),
-               "DictType": lambda t: [t.getKeyType(), t.getValueType()]}
 
 
 def _unsupported(t) -> TorchnativeNotImplementedError:
@@ -197,16 +202,6 @@ def _unsupported(t) -> TorchnativeNotImplementedError:
         f"a scripted function's argument of TorchScript type {t}",
         "torchnative's TorchScript checks Tensor, int, float, bool, str, Device, Any and their "
         "Optional/List/Tuple/Dict")
-
-
-def check_convertible(t) -> None:
-    """Refuse at compile time, not at the first call, a parameter type ``convert`` cannot check."""
-    kind = t.kind()
-    if kind in _CONTAINERS:
-        for inner in _CONTAINERS[kind](t):
-            check_convertible(inner)
-    elif kind not in _CONVERTED:
-        raise _unsupported(t)
 
 
 def type_error(fn_name: str, arg: Argument, pos: int, value, decl: str, err: _CastError,
@@ -221,43 +216,53 @@ def type_error(fn_name: str, arg: Argument, pos: int, value, decl: str, err: _Ca
     return RuntimeError(head + tail)
 
 
-def bind(fn_name: str, arguments: list, inferred: set, decl: str, args: tuple, kwargs: dict):
-    """``createStackForSchema``: positional and keyword values converted to the schema's types
-    (``inferred``: the names of unannotated parameters, Tensors by inference)."""
-    if len(args) + len(kwargs) > len(arguments):
-        raise RuntimeError(f"{fn_name}() expected at most {len(arguments)} argument(s) but received "
-                           f"{len(args) + len(kwargs)} argument(s). Declaration: {decl}")
-    values = []
+class CallContract:
+    """``createStackForSchema`` for one scripted function: positional and keyword values bound to
+    the schema's arguments and converted to their types, or upstream's error. ``inferred``: the
+    names of unannotated parameters (Tensors by inference); ``decl``: the declaration errors show."""
 
-    def put(a, pos, v):
+    def __init__(self, fn_name: str, arguments: list, casts: list, inferred: set, decl: str):
+        self.fn_name, self.arguments, self.casts, self.decl = fn_name, arguments, casts, decl
+        self.inferred = inferred
+        self.names = [a.name for a in arguments]
+        self.kwonly = [a.kwarg_only for a in arguments]
+        self.defaults = [a._default for a in arguments]
+
+    def _cast(self, pos: int, v):
         try:
-            values.append(convert(v, a.type))
+            return self.casts[pos](v)
         except _CastError as e:
-            raise type_error(fn_name, a, pos, v, decl, e, a.name in inferred) from None
+            a = self.arguments[pos]
+            raise type_error(self.fn_name, a, pos, v, self.decl, e, a.name in self.inferred) from None
 
-    for pos, (a, v) in enumerate(zip(arguments, args)):
-        if a.kwarg_only:
-            raise RuntimeError(f"{fn_name}() takes {pos} positional argument(s) but {len(args)} "
-                               f"was/were given.  Declaration: {decl}")
-        put(a, pos, v)
-    used = 0
-    for pos in range(len(args), len(arguments)):
-        a = arguments[pos]
-        if a.name in kwargs:
-            put(a, pos, kwargs[a.name])
-            used += 1
-        elif a.has_default_value():
-            values.append(a._default)
-        else:
-            raise RuntimeError(f"{fn_name}() is missing value for argument '{a.name}'. "
-                               f"Declaration: {decl}")
-    if used != len(kwargs):
-        names = [a.name for a in arguments]
-        for k in kwargs:
-            if k not in names:
-                raise RuntimeError(f"Unknown keyword argument '{k}' for operator '{fn_name}'. "
-                                   f"Schema: {decl}")
-            if names.index(k) < len(args):
-                raise RuntimeError(f"Argument '{k}' specified both as positional and keyword "
-                                   f"argument. Schema: {decl}")
-    return values
+    def bind(self, args: tuple, kwargs: dict) -> list:
+        n, fn_name, decl = len(self.names), self.fn_name, self.decl
+        if len(args) + len(kwargs) > n:
+            raise RuntimeError(f"{fn_name}() expected at most {n} argument(s) but received "
+                               f"{len(args) + len(kwargs)} argument(s). Declaration: {decl}")
+        values = []
+        for pos, v in enumerate(args):
+            if self.kwonly[pos]:
+                raise RuntimeError(f"{fn_name}() takes {pos} positional argument(s) but {len(args)} "
+                                   f"was/were given.  Declaration: {decl}")
+            values.append(self._cast(pos, v))
+        used = 0
+        for pos in range(len(args), n):
+            name = self.names[pos]
+            if name in kwargs:
+                values.append(self._cast(pos, kwargs[name]))
+                used += 1
+            elif self.defaults[pos] is not _NO_DEFAULT:
+                values.append(self.defaults[pos])
+            else:
+                raise RuntimeError(f"{fn_name}() is missing value for argument '{name}'. "
+                                   f"Declaration: {decl}")
+        if used != len(kwargs):
+            for k in kwargs:
+                if k not in self.names:
+                    raise RuntimeError(f"Unknown keyword argument '{k}' for operator '{fn_name}'. "
+                                       f"Schema: {decl}")
+                if self.names.index(k) < len(args):
+                    raise RuntimeError(f"Argument '{k}' specified both as positional and keyword "
+                                       f"argument. Schema: {decl}")
+        return values
