@@ -88,6 +88,21 @@ def cases(torch):
         loop = torch.stack([m(y) for m in models])
         return [float((out - loop).abs().max()) <= 1e-12, _tree_vals(params), _vals(out)]
 
+    def opacus_functorch():
+        """opacus' per-sample gradients through torch.func (force_functorch: every layer's
+        gradient sample is vmap(grad) of the layer), and its sum against the plain gradient."""
+        from opacus.grad_sample import GradSampleModule
+
+        torch.manual_seed(3)
+        model = torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3), torch.nn.ReLU(),
+                                    torch.nn.Flatten(), torch.nn.Linear(2 * 4 * 4, 3)).double()
+        gs = GradSampleModule(model, loss_reduction="sum", force_functorch=True)
+        xs = const(4, 1, 6, 6, phase=0.4)
+        F.cross_entropy(gs(xs), torch.tensor([0, 1, 2, 1]), reduction="sum").backward()
+        summed = all(float((p.grad_sample.sum(0) - p.grad).abs().max()) <= 1e-12
+                     for p in gs.parameters())
+        return [summed] + [[n, _vals(p.grad_sample)] for n, p in gs.named_parameters()]
+
     def rand_case(randomness, fn):
         def run():
             torch.manual_seed(5)
@@ -226,6 +241,7 @@ def cases(torch):
         "per_sample_cnn": lambda: per_sample(cnn(), const(5, 1, 6, 6, phase=0.9),
                                              torch.tensor([0, 3, 1, 2, 3])),
         "ensemble_stack_module_state": ensemble,
+        "opacus_functorch_grad_sample": opacus_functorch,
         "functional_call": lambda: _vals(functional_call(mlp(), {"0.bias": torch.zeros(7, dtype=d)},
                                                          (y,))),
         "err_grad_nonscalar": lambda: _err(lambda: grad(lambda a: a * 2)(y)),
