@@ -15,7 +15,8 @@ config — a limit of this sweep, with transformers' message), not judged (upstr
 failed, so no tolerance can be derived).
 
 Usage: .venv/bin/python tools/arch_sweep.py [--archs llama,gpt2,...] [--out docs/sweep.md]
-       [--chunk 20] [--fresh]
+       [--chunk 20] [--fresh] [--rerun-ours]
+Rows are saved in .cache/sweep/results.json as each batch finishes; a rerun continues from them.
 """
 
 from __future__ import annotations
@@ -139,31 +140,34 @@ def verdict(arch: str, generates: bool, up: dict, ours: dict | None) -> tuple[st
     return "agrees", detail + ("; greedy tokens identical" if same_tokens else "")
 
 
-def sweep(archs: list[str] | None, chunk: int, fresh: bool) -> tuple[list[dict], list[str]]:
+def sweep(archs: list[str] | None, chunk: int, fresh: bool,
+          rerun_ours: bool) -> tuple[list[dict], list[str]]:
     chosen, untasked = catalog()
-    names = archs or sorted(chosen)
+    order = [t[0] for t in TASKS]  # task heads first: the base-model-only types come last
+    names = archs or sorted(chosen, key=lambda a: (order.index(chosen[a][0]), a))
     unknown = [a for a in names if a not in chosen]
     if unknown:
         raise SystemExit(f"not a model type with a task class: {', '.join(unknown)}")
     entries = [[a, chosen[a][1], chosen[a][2]] for a in names]
     CACHE.mkdir(parents=True, exist_ok=True)
     store = CACHE / "results.json"
-    up = {} if fresh or not store.exists() else json.loads(store.read_text())
-    ours: dict = {}
+    saved = {} if fresh or not store.exists() else json.loads(store.read_text())
+    up, ours = saved.get("upstream", {}), {} if rerun_ours else saved.get("ours", {})
     # upstream builds batch k+1 while ours runs batch k: two processes, one per side
     pending = None
     for i in range(0, len(entries), chunk):
         batch = entries[i:i + chunk]
         run_side(UPSTREAM, "build", [e for e in batch if e[0] not in up], chunk, up)
-        store.write_text(json.dumps(up))
         if pending is not None:
             finish(pending, ours, chunk)
-        built = [e for e in batch if up[e[0]]["ok"]]
+        store.write_text(json.dumps({"upstream": up, "ours": ours}))
+        built = [e for e in batch if up[e[0]]["ok"] and e[0] not in ours]
         pending = Worker(OURS, "load", built) if built else None
         print(f"built {min(i + chunk, len(entries))}/{len(entries)}", file=sys.stderr,
               flush=True)
     if pending is not None:
         finish(pending, ours, chunk)
+    store.write_text(json.dumps({"upstream": up, "ours": ours}))
     rows = []
     for arch, cls, generates in entries:
         status, note = verdict(arch, generates, up[arch], ours.get(arch))
@@ -209,9 +213,12 @@ def main() -> None:
     ap.add_argument("--archs", help="comma-separated model types (default: all)")
     ap.add_argument("--chunk", type=int, default=20, help="architectures per worker process")
     ap.add_argument("--fresh", action="store_true", help="rebuild upstream's models")
+    ap.add_argument("--rerun-ours", action="store_true",
+                    help="rerun our side even where a row from an earlier run is saved")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
-    rows, untasked = sweep(args.archs.split(",") if args.archs else None, args.chunk, args.fresh)
+    rows, untasked = sweep(args.archs.split(",") if args.archs else None, args.chunk, args.fresh,
+                           args.rerun_ours)
     md = markdown(rows, untasked)
     print(md)
     if args.out:
