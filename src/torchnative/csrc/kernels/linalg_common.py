@@ -70,6 +70,17 @@ def check_same_dtype(a, b, fn: str, a_name: str = "A", b_name: str = "B") -> Non
                            f"{a.dtype._cpp_name} instead.")
 
 
+def is_vector_rhs(A, B) -> bool:
+    """linalg_solve_is_vector_rhs: B is a (batch of) vector(s) for the square A."""
+    return B.dim() == 1 or (A.dim() - 1 == B.dim() and tuple(B.shape) == tuple(A.shape[:-1]))
+
+
+def uses_A_T(A) -> bool:
+    """Upstream factors A^T when A is contiguous and real (lu_factor wants it F-contiguous):
+    det, slogdet and solve then save that LU, and their backward formulas rely on it."""
+    return A.is_contiguous() and not A.dtype.is_complex
+
+
 def wide(t) -> np.ndarray:
     """``t``'s values as a C-contiguous float64/complex128 array (a copy)."""
     a = arr(t)

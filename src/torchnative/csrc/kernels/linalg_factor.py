@@ -12,7 +12,7 @@ import numpy as np
 
 from ..core.construct import empty
 from ..ops.kernel_registry import kernel
-from .linalg_common import (INT32, check_floating_or_complex, dispatch,
+from .linalg_common import (INT32, check_floating_or_complex, dispatch, is_vector_rhs, uses_A_T,
                             check_is_matrix, check_same_dtype, check_square, getrf, out,
                             permutation_of, potrf, real_of, trsm, wide)
 from .linalg_common import check_errors as raise_info
@@ -132,15 +132,9 @@ def _perm_sign(piv: np.ndarray) -> np.ndarray:
     return np.where(swaps % 2 == 1, -1.0, 1.0)
 
 
-def _use_A_T(A) -> bool:
-    """Upstream factors A^T when A is contiguous and real (lu_factor wants it F-contiguous):
-    det, slogdet and solve then save that LU, and their backward formulas rely on it."""
-    return A.is_contiguous() and not A.dtype.is_complex
-
-
 def _factor(A):
     a = wide(A)
-    return getrf(np.swapaxes(a, -1, -2).copy() if _use_A_T(A) else a)
+    return getrf(np.swapaxes(a, -1, -2).copy() if uses_A_T(A) else a)
 
 
 @kernel("_linalg_det")
@@ -171,11 +165,6 @@ def _linalg_slogdet(A):
 
 # --- general solve and inverse ----------------------------------------------------------------
 
-def _vector_rhs(A, B) -> bool:
-    """linalg_solve_is_vector_rhs: B is a (batch of) vector(s)."""
-    return B.dim() == 1 or (A.dim() - 1 == B.dim() and tuple(B.shape) == tuple(A.shape[:-1]))
-
-
 @kernel("_linalg_solve_ex")
 def _linalg_solve_ex(A, B, *, left=True, check_errors=False):
     fn = "linalg.solve"
@@ -183,7 +172,7 @@ def _linalg_solve_ex(A, B, *, left=True, check_errors=False):
     if A.dtype != B.dtype:
         raise RuntimeError(f"{fn}: Expected A and B to have the same dtype, but found A of type "
                            f"{A.dtype._cpp_name} and B of type {B.dtype._cpp_name} instead")
-    vector = _vector_rhs(A, B)
+    vector = is_vector_rhs(A, B)
     check_square(A, fn)
     if not vector:
         check_is_matrix(B, fn, "B")
@@ -198,7 +187,7 @@ def _linalg_solve_ex(A, B, *, left=True, check_errors=False):
         raise RuntimeError(f"{fn}: Incompatible shapes of A and B for the equation {eq} "
                            f"({n}x{n} and {shown})")
     dispatch("lu_cpu", A.dtype)
-    use_A_T = _use_A_T(A)
+    use_A_T = uses_A_T(A)
     a = wide(A)
     if use_A_T:
         a = np.swapaxes(a, -1, -2)

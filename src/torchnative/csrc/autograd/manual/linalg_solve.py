@@ -8,6 +8,7 @@ differentiable solve (when grad mode is on, so double backward sees A).
 from __future__ import annotations
 
 from ...core.grad_mode import TLS as _GRAD
+from ...kernels.linalg_common import is_vector_rhs, uses_A_T
 from ..cpp_shims import _torch
 from .reduction import prod_safe_zeros_backward
 
@@ -17,15 +18,6 @@ def _eps(t) -> float:
     torch = _torch()
     real = t.real.dtype if t.is_complex() else t.dtype
     return torch.finfo(real).eps
-
-
-def _use_A_T(A) -> bool:
-    """The forward factored A^T (its LU is of A^T) when A is contiguous and real."""
-    return A.is_contiguous() and not A.is_complex()
-
-
-def linalg_solve_is_vector_rhs(A, B) -> bool:
-    return B.dim() == 1 or (A.dim() - 1 == B.dim() and tuple(B.shape) == tuple(A.shape[:-1]))
 
 
 def _diag_rhs(d_diag, pivots):
@@ -64,7 +56,7 @@ def linalg_det_backward(grad, det, A, LU, pivots):
     d = _diag_rhs(grad * det.conj(), pivots)
     if not _GRAD.grad_enabled:
         return torch.linalg.lu_solve(_perturbed_lu(LU), pivots, d, left=True,
-                                     adjoint=not _use_A_T(A))
+                                     adjoint=not uses_A_T(A))
 
     def non_singular(A, d, grad):
         return torch.linalg.solve(A.mH, d)
@@ -95,7 +87,7 @@ def slogdet_backward(grad_sign, grad_logabsdet, A, signdet, LU, pivots):
             g = g.to(A.dtype)
     d = _diag_rhs(g, pivots)
     if not _GRAD.grad_enabled:
-        return torch.linalg.lu_solve(LU, pivots, d, left=True, adjoint=not _use_A_T(A))
+        return torch.linalg.lu_solve(LU, pivots, d, left=True, adjoint=not uses_A_T(A))
     return torch.linalg.solve(A.mH, d)
 
 
@@ -104,14 +96,14 @@ def linalg_solve_backward(gX, X, A, LU, pivots, left, B_requires_grad):
     A_requires_grad = A.requires_grad
     if gX is None or (not A_requires_grad and not B_requires_grad):
         return None, None
-    vector = linalg_solve_is_vector_rhs(LU, X)
+    vector = is_vector_rhs(LU, X)
     to_matrix = (lambda t: t.unsqueeze(-1)) if vector else (lambda t: t)
     to_vector = (lambda t: t.squeeze(-1)) if vector else (lambda t: t)
     if _GRAD.grad_enabled:
         gB_ = torch.linalg.solve(A.mH, to_matrix(gX), left=left)
     else:
         gB_ = torch.linalg.lu_solve(LU, pivots, to_matrix(gX), left=left,
-                                    adjoint=not _use_A_T(A))
+                                    adjoint=not uses_A_T(A))
     gA_ = None
     if A_requires_grad:
         X_ = to_matrix(X)
@@ -213,7 +205,7 @@ def linalg_lstsq_backward(gX_, gL_, A, B_, X_, grad_input_mask):
     gL_numel = gL_.numel() if gL_ is not None else 0
     if (gX_ is None and not gL_numel) or (not A_requires_grad and not B_requires_grad):
         return None, None
-    vector = linalg_solve_is_vector_rhs(A, B_)
+    vector = is_vector_rhs(A, B_)
     to_matrix = (lambda t: t.unsqueeze(-1)) if vector else (lambda t: t)
     to_vector = (lambda t: t.squeeze(-1)) if vector else (lambda t: t)
     B = to_matrix(B_)
