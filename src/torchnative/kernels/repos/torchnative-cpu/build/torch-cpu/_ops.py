@@ -18,14 +18,21 @@ from torch._library.custom_ops import OPDEFS
 # two builds of the kernel never collide.
 NAMESPACE = __name__.split(".")[0]
 _NARROW = (torch.float16, torch.bfloat16)
+_WIDE = (torch.float32, torch.float64)
 
 
 def _np(t: torch.Tensor) -> np.ndarray:
-    """A tensor's values in float64."""
-    t = t.detach()
-    if t.dtype in (torch.float32, torch.float64):
+    """A tensor's values in float64 (detached only when it needs to be: a decode step calls
+    this a few hundred times, and each detach is an operator call)."""
+    if t.requires_grad:
+        t = t.detach()
+    if t.dtype in _WIDE:
         return t.numpy().astype(np.float64, copy=False)
     return t.to(torch.float64).numpy()
+
+
+def _promoted(a: torch.dtype, b: torch.dtype) -> torch.dtype:
+    return a if a == b else torch.promote_types(a, b)
 
 
 def _tensor(a: np.ndarray, dtype: torch.dtype) -> torch.Tensor:
@@ -61,7 +68,8 @@ def _unbroadcast(a: np.ndarray, shape) -> np.ndarray:
 
 def _normalized(x: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
     """(x / rms(x), 1 / rms(x)) over the last dimension."""
-    r = 1.0 / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)
+    # np.mean's own steps (a sum, then a division by the count) without its Python wrapper
+    r = 1.0 / np.sqrt(np.add.reduce(x * x, axis=-1, keepdims=True) / x.shape[-1] + eps)
     return x * r, r
 
 
@@ -69,7 +77,7 @@ def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor
     h, _ = _normalized(_np(x), eps)
     if x.dtype in _NARROW:
         h = _rounded(h, x.dtype)
-    return _tensor(_np(weight) * h, torch.promote_types(weight.dtype, x.dtype))
+    return _tensor(_np(weight) * h, _promoted(weight.dtype, x.dtype))
 
 
 def _rms_norm_backward(grad: torch.Tensor, x: torch.Tensor, weight: torch.Tensor,
@@ -112,10 +120,17 @@ def _rotate_half_t(a: np.ndarray) -> np.ndarray:
 def _rotary(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
             unsqueeze_dim: int) -> list[torch.Tensor]:
     c, s = np.expand_dims(_np(cos), unsqueeze_dim), np.expand_dims(_np(sin), unsqueeze_dim)
-    outs = []
-    for t in (q, k):
-        a = _np(t)
-        outs.append(_tensor(a * c + _rotate_half(a) * s, torch.promote_types(t.dtype, cos.dtype)))
+    return [_tensor(_rotated(_np(t), c, s), _promoted(t.dtype, cos.dtype)) for t in (q, k)]
+
+
+def _rotated(a: np.ndarray, c: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """``a * c + rotate_half(a) * s`` without building ``rotate_half(a)``: each element sees the
+    same float64 operations (adding ``-(x * y)`` is subtracting ``x * y``), in fewer passes."""
+    h = a.shape[-1] // 2
+    out = a * c
+    out[..., :h] -= a[..., h:] * s[..., :h]
+    out[..., h:] += a[..., :h] * s[..., h:]
+    return out
     return outs
 
 
@@ -218,17 +233,18 @@ def _probs(q, k, scaling, causal, mask):
     """Softmax probabilities, grouped; ``mask`` is boolean, broadcastable to (batch, heads,
     queries, keys), True where a query may attend."""
     qg = _groups(q, k)                                       # b, hkv, rep, lq, d
-    scores = np.matmul(qg, np.expand_dims(k.swapaxes(-1, -2), 2)) * scaling
+    scores = np.matmul(qg, k.swapaxes(-1, -2)[:, :, None]) * scaling
     lq, lk = scores.shape[-2], scores.shape[-1]
-    allowed = np.ones((lq, lk), bool)
+    allowed = None  # every key (a decode step without a mask): nothing to hide
     if causal and lq > 1:
-        allowed = np.tril(allowed, lk - lq)               # aligned to the last key, as with a cache
-    allowed = np.broadcast_to(allowed, scores.shape)
+        # aligned to the last key, as with a cache
+        allowed = np.tril(np.ones((lq, lk), bool), lk - lq)
     if mask is not None:
         b, heads = mask.shape[:2]
         grouped = mask[:, None] if heads == 1 else mask.reshape(b, *qg.shape[1:3], *mask.shape[2:])
-        allowed = allowed & grouped
-    scores = np.where(allowed, scores, -np.inf)
+        allowed = grouped if allowed is None else allowed & grouped
+    if allowed is not None:
+        scores = np.where(allowed, scores, -np.inf)
     top = scores.max(-1, keepdims=True)
     # a query that may see no key (a left-padded position) gets all-zero probabilities, as
     # flash attention gives it, rather than NaN that would reach the real positions via v
@@ -245,7 +261,7 @@ def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Te
                scaling: float, causal: bool) -> torch.Tensor:
     a_q, a_k, a_v = _np(q), _np(k), _np(v)
     _, p = _probs(a_q, a_k, scaling, causal, _mask(mask))
-    out = np.matmul(p, np.expand_dims(a_v, 2))               # b, hkv, rep, lq, d
+    out = np.matmul(p, a_v[:, :, None])                      # b, hkv, rep, lq, d
     b, h, lq, d = q.shape
     return _tensor(out.reshape(b, h, lq, d).transpose(0, 2, 1, 3), q.dtype)
 
