@@ -410,3 +410,15 @@ def error_for_max_pool2d_double_backward():
 kCudnnDoubleBackwardMsg = "Double backwards is not supported for CuDNN RNNs due to limitations " \
     "in the CuDNN API. To run double backwards, please disable the CuDNN backend temporarily " \
     "while running the forward pass of your RNN."
+
+
+def _trilinear_backward(grad_out, i1, i2, i3, expand1, expand2, expand3, sumdim, grad_mask):
+    """Each input's gradient is the same contraction with grad_out in its place: grad_out takes
+    the summed dimensions and the input's own expansions become the ones summed."""
+    trilinear = _torch().ops.aten._trilinear
+    if grad_out is None:
+        return None, None, None
+    g1 = trilinear(grad_out, i2, i3, sumdim, expand2, expand3, expand1) if grad_mask[0] else None
+    g2 = trilinear(i1, grad_out, i3, expand1, sumdim, expand3, expand2) if grad_mask[1] else None
+    g3 = trilinear(i1, i2, grad_out, expand1, expand2, sumdim, expand3) if grad_mask[2] else None
+    return g1, g2, g3
