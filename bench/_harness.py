@@ -39,8 +39,17 @@ def run_worker(script: Path, side: str, threads: int, extra: list[str]) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def load_average() -> str:
+    try:
+        return " ".join(f"{x:.1f}" for x in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
 def compare(script: Path, rounds: int, threads: int, extra: list[str], unit: str = "us"):
     results: dict[str, dict[str, list[float]]] = {"ours": {}, "upstream": {}}
+    print(f"load average before: {load_average()} ({rounds} rounds, {threads} threads)",
+          flush=True)
     for _ in range(rounds):
         for side in ("ours", "upstream"):
             for case, value in run_worker(script, side, threads, extra).items():
@@ -50,6 +59,7 @@ def compare(script: Path, rounds: int, threads: int, extra: list[str], unit: str
         up = statistics.median(results["upstream"][case])
         ours = statistics.median(results["ours"].get(case, [float("nan")]))
         rows.append((case, ours, up, ours / up))
+    print(f"load average after: {load_average()}")
     width = max(len(r[0]) for r in rows)
     print(f"{'case':<{width}}  {'ours':>10}  {'upstream':>10}  ratio (ours/upstream)")
     for case, ours, up, ratio in rows:

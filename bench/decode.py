@@ -13,8 +13,11 @@ through ``__torch_dispatch__`` (upstream); a fused custom operator counts as one
 operators its kernel itself calls (detach, dtype casts).
 
 Each side loads the real checkpoint (not timed), then times: greedy decode of ``--new-tokens``
-tokens after an 8-token prompt with the KV cache on (tokens/s), and a prefill forward of 128 and
-512 tokens (tokens/s). Peak resident memory of each process is reported too (MB).
+tokens after an 8-token prompt with the KV cache on (tokens/s, and CPU ms per token), and a
+prefill forward of 128 and 512 tokens (tokens/s, and CPU ms). Peak resident memory of each process
+is reported too (MB). ``--rounds`` alternating ours/upstream process pairs are run; each figure is
+the median over rounds. The load average is printed before and after: on a shared machine read
+the CPU rows (lower is better there) when it is above the thread count.
 """
 
 from __future__ import annotations
@@ -67,16 +70,20 @@ def _measure(model, prompt, new_tokens: int, suffix: str, result: dict) -> None:
     import torch
 
     model.generate(prompt, max_new_tokens=2, do_sample=False)  # warm up
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     out = model.generate(prompt, max_new_tokens=new_tokens, min_new_tokens=new_tokens,
                          do_sample=False)
-    dt = time.perf_counter() - t
-    result[f"decode tokens/s{suffix}"] = (out.shape[1] - prompt.shape[1]) / dt
+    dt, dc = time.perf_counter() - t, time.process_time() - c
+    made = out.shape[1] - prompt.shape[1]
+    result[f"decode tokens/s{suffix}"] = made / dt
+    # CPU time (every thread's) per token: steadier than wall time on a loaded machine
+    result[f"decode CPU ms/token{suffix}"] = dc / made * 1e3
     for n in (128, 512):
         ids = torch.arange(n).remainder(1000).add(10).reshape(1, n)
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         model(ids)
         result[f"prefill {n} tokens/s{suffix}"] = n / (time.perf_counter() - t)
+        result[f"prefill {n} CPU ms{suffix}"] = (time.process_time() - c) * 1e3
     result[f"dispatches per token{suffix}"] = _dispatches_per_token(model)
 
 

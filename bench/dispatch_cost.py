@@ -1,9 +1,9 @@
 """Per-call cost of small operators, ours vs upstream, measured in the same run.
 
 Usage: .venv/bin/python bench/dispatch_cost.py [--rounds 3] [--threads 2] [--timer wall|cpu]
-Cases (issue 3): ``a + b`` on 16x16 float32, ``mm`` of 1x768 by 768x768, ``softmax`` over
-(12, 1, 64), ``view`` and ``transpose``. ``--timer cpu`` times the process's CPU time instead of
-wall time: steadier when other processes load the machine, but it counts every thread's time (so
+Cases: ``a + b`` on 16x16 float32, ``mm`` of 1x768 by 768x768, ``softmax`` over
+(12, 1, 64), ``view``, ``transpose``, ``cat`` of two rotary halves, basic indexing.
+``--timer cpu`` times the process's CPU time instead of wall time: steadier when other processes load the machine, but it counts every thread's time (so
 a product running on two threads costs twice its wall time there).
 """
 
@@ -23,12 +23,16 @@ def cases(torch):
     x, w = torch.rand(1, 768), torch.rand(768, 768)
     s = torch.rand(12, 1, 64)
     v = torch.rand(4, 8, 16)
+    h1, h2 = torch.rand(1, 9, 1, 32), torch.rand(1, 9, 1, 32)
     return {
         "add 16x16": lambda: a + b,
         "mm 1x768 @ 768x768": lambda: torch.mm(x, w),
         "softmax (12,1,64)": lambda: torch.softmax(s, dim=-1),
         "view": lambda: v.view(32, 16),
         "transpose": lambda: v.transpose(0, 1),
+        "cat (2x 1x9x1x32)": lambda: torch.cat((h1, h2), dim=-1),
+        "index v[1]": lambda: v[1],
+        "index v[:, 2:6]": lambda: v[:, 2:6],
     }
 
 
