@@ -25,6 +25,7 @@ IMPLEMENTING = [
     "core.conj_neg_bits", "dispatch.tensor_keys", "core.determinism", "autograd.version_counter",
     "autograd.requires_grad",
     "surface.jit_tree_views", "surface.jit_function", "autograd.forward.levels", "surface.jit_fork",
+    "functorch.jvp",
     "surface.jit_type_comment",
 ]
 
