@@ -14,6 +14,7 @@ from ..core.construct import make
 from ..core.python_classes import tensor_class
 from ..core.tensor import TensorBase
 from . import levels
+from .jvp import carry_tangent
 
 _KEY = "_tn_batched"
 _NO_VALUES = object()
@@ -49,7 +50,8 @@ def add_batch_dim(tensor, bdim: int, level_number: int):
     if not -n <= bdim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
                          f"but got {bdim})")
-    return make_batched(tensor, bdim % n, level)
+    return carry_tangent(tensor, make_batched(tensor, bdim % n, level),
+                         lambda t: make_batched(t, bdim % n, level))
 
 
 def remove_batch_dim(tensor, level_number: int, batch_size: int, out_dim: int):
@@ -58,7 +60,9 @@ def remove_batch_dim(tensor, level_number: int, batch_size: int, out_dim: int):
     info = batched_info(tensor)
     if info is not None and info[2].number == level_number:
         value, bdim, _ = info
-        return value.movedim(bdim, out_dim) if bdim != out_dim else value
+        out = value.movedim(bdim, out_dim) if bdim != out_dim else value
+        return carry_tangent(tensor, out, lambda t: remove_batch_dim(t, level_number, batch_size,
+                                                                     out_dim))
     size = list(tensor.shape)
     size.insert(out_dim, batch_size)
     return tensor.unsqueeze(out_dim).expand(size)

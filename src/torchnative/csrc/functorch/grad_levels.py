@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ..core.tensor import TensorBase
 from . import levels
+from .jvp import carry_tangent
 
 _TAG = "_tn_grad_level"
 
@@ -40,7 +41,9 @@ def wrap_for_grad(tensor, level_number: int):
         else:
             lifted = torch.ops.aten.detach.default(tensor)
             lifted.__dict__[_TAG] = level
+    carry_tangent(tensor, lifted)  # detach dropped it; upstream wraps the dual
     return lifted
+
 
 
 def unwrap_for_grad(tensor, level_number: int):
@@ -53,7 +56,11 @@ def unwrap_for_grad(tensor, level_number: int):
         keep = _outer_leaf(tensor, level_number)
     else:
         keep = _reaches_outer(fn, level_number, memo)
-    return tensor if keep else tensor.detach()
+    if keep:
+        return tensor
+    lowered = tensor.detach()
+    carry_tangent(tensor, lowered)
+    return lowered
 
 
 def _outer_leaf(t, number: int) -> bool:
