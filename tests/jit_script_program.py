@@ -215,7 +215,10 @@ def numeric_cases(dtype) -> dict:
     logits, teacher, ages = _data(dtype)
     w, m = eata_weights(logits, 0.4 * float(np.log(10)) + 1.0)
     w2, m2 = eata_weights(logits, 3.0, 0.9, ema=logits.softmax(1).mean(0))
+    leaf = logits.clone().requires_grad_()
+    softmax_entropy(leaf).mean().backward()  # Tent's loss: gradients flow through scripted code
     return {
+        "entropy_grad": leaf.grad,
         "softmax_entropy": softmax_entropy(logits),
         "symmetric_entropy": symmetric_entropy(logits, teacher),
         "timeliness_weight": timeliness_weight(ages),
