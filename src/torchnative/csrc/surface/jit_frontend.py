@@ -8,6 +8,7 @@ highlighted source with the file and line, in upstream's layout (``SourceRange::
 from __future__ import annotations
 
 from ..core.refuse import TorchnativeNotImplementedError
+from ..ops.schema import _highlight
 
 _NO_TORCHSCRIPT = "TorchScript compilation to IR is not implemented in torchnative"
 _CONTEXT = 3  # lines of context printed around a highlighted range
@@ -51,81 +52,16 @@ class SourceRange:
         return src.filename, src.starting_line_no + line, self._start - src.offset_for_line(line)
 
     def highlight(self) -> str:
-        return self._print_with_context(_CONTEXT, True, "")
-
-    def _print_with_context(self, context: int, highlight: bool, funcname: str) -> str:
-        s = self._source.text
-        n = len(s)
-        start = self._start
-
-        def at(i: int) -> str:  # std::string::operator[] reads '\0' at size()
-            return s[i] if i < n else "\0"
-
-        if self._end - start == n:
-            return s
-        range_end = min(n, self._end)
-        begin_line, end_line = start, range_end
-        if begin_line > n:
-            return ""
-        while begin_line > 0 and s[begin_line - 1] != "\n":
-            begin_line -= 1
-        while end_line < n and s[end_line] != "\n":
-            end_line += 1
-        begin_context, i = begin_line, 0
-        while begin_context > 0:
-            if s[begin_context - 1] == "\n":
-                i += 1
-            if i >= context:
-                break
-            begin_context -= 1
-        end_context, i = end_line, 0
-        while end_context < n:
-            if s[end_context] == "\n":
-                i += 1
-            if i >= context:
-                break
-            end_context += 1
-        out = []
+        """``SourceRange::highlight``: the file and line, then the range in its context."""
+        text = self._source.text
+        body = _highlight(text, self._start, self._end, _CONTEXT)
         flc = self.file_line_col()
-        if flc is not None:
-            out.append(f'  File "{flc[0]}", line {flc[1]}' + (f", in {funcname}" if funcname else "")
-                       + "\n")
-        out.append(s[begin_context:start])
-        line_start, line_end = start, range_end
-        if highlight:
-            line_end = start
-            while line_start < range_end:
-                while line_end < n and s[line_end] != "\n":
-                    line_end += 1
-                actual = s[line_start:line_end + 1]
-                out.append(actual if actual.endswith("\n") else actual + "\n")
-                hb, he = line_start, line_start
-                while hb > 0 and s[hb - 1] != "\n":
-                    hb -= 1
-                while he < range_end and s[he] != "\n":
-                    he += 1
-                empty = 0
-                for k in range(hb, he):
-                    if s[k] == " " or k < start:
-                        empty += 1
-                    else:
-                        break
-                marked = he - hb - empty
-                if marked > 0:
-                    more = any(at(k) not in "\n " for k in range(line_end, range_end + 1))
-                    out.append(" " * empty + "~" * marked
-                               + ("\n" if more and line_end != range_end else " <--- HERE\n"))
-                line_end += 1
-                line_start = line_end
-        else:
-            out.append(s[start:range_end])
-        if line_end <= n:
-            tail = s[line_end:end_context]
-            out.append(tail if not tail or tail.endswith("\n") else tail + "\n")
-        return "".join(out)
+        if flc is None or self._end - self._start == len(text) or self._start > len(text):
+            return body
+        return f'  File "{flc[0]}", line {flc[1]}\n' + body
 
     def __repr__(self):
-        return self._print_with_context(_CONTEXT, True, "")
+        return self.highlight()
 
     def __str__(self):
         return "SourceRange at:\n" + repr(self)
