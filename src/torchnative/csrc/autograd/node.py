@@ -459,6 +459,10 @@ class SavedVariable:
         from ..core.construct import alias
 
         out = alias(data)
+        if "_tn_fw" in data.__dict__:  # a forward-AD tangent, as upstream's saved fw_grad_
+            from .forward.levels import share_tangent
+
+            share_tangent(data, out)
         if grad_fn is not None:
             out._grad_fn = grad_fn
             out._output_nr = self.output_nr
