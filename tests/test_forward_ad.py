@@ -1,6 +1,6 @@
 """torch.autograd.forward_ad against upstream torch 2.13.0 (separate processes): dual tensors
 through ordinary programs, views and in-place operations on duals, custom Function.jvp,
-torch.autograd.functional, and the errors upstream raises. Every value case runs in float32 on
+torch.autograd.functional, torch.func's jvp/jacfwd/hessian, and the errors upstream raises. Every value case runs in float32 on
 both sides and in float64 on upstream; ours is judged by the golden harness's
 ``compare.elementwise`` (tolerance from upstream's own float32-vs-float64 error). Both sides run
 with PYTORCH_JIT=0 (test_make_dual_with_torchscript_on says why)."""
@@ -111,6 +111,17 @@ def cases(dt):
         lambda t: (t.sin() * t).sum(), x, xt)[1]
     v["functional_hessian"] = torch.autograd.functional.hessian(
         lambda t: (t.tanh() ** 2).sum(), x[0])
+    # torch.func's forward-mode transforms
+    from torch.func import grad, hessian, jacfwd, jvp, vmap
+    f = lambda a: a.sin() * a.exp()
+    s = lambda a: (a.tanh() * a).sum()
+    v["func_jvp"] = jvp(f, (x,), (xt,))[1]
+    v["func_jacfwd"] = jacfwd(f)(x[0])
+    v["func_jacfwd_argnums"] = torch.cat(
+        jacfwd(lambda a, b: a * b.cos(), argnums=(0, 1))(x[0], x[1]))
+    v["func_hessian"] = hessian(s)(x[0])
+    v["func_jvp_of_grad"] = jvp(grad(s), (x[0],), (xt[0],))[1]
+    v["func_vmap_of_jvp"] = vmap(lambda p, t: jvp(f, (p,), (t,))[1])(x, xt)
     return v
 
 for dt in (torch.float32, torch.float64):
@@ -190,6 +201,18 @@ def test_errors_as_upstream(both):
 def test_facts_as_upstream(both):
     ours, up = both
     assert ours["facts"] == up["facts"]
+
+
+def test_nested_jvp_refuses_by_name():
+    """One tangent per tensor here: a torch.func.jvp inside another (jacfwd of jacfwd) refuses
+    by name (upstream nests them)."""
+    code = ("import torch\nfrom torch.func import jacfwd\n"
+            "jacfwd(jacfwd(torch.sin))(torch.ones(2))\n")
+    proc = subprocess.run([upstream.ours_python(), "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ) | NO_JIT, timeout=300)
+    assert proc.returncode != 0
+    assert "TorchnativeNotImplementedError" in proc.stderr and "inside another" in proc.stderr, \
+        proc.stderr[-2000:]
 
 
 def test_a_wrong_tangent_is_caught():

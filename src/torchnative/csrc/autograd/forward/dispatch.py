@@ -108,7 +108,31 @@ def forward_dispatch(op, args, kwargs):
             env["self_t"] = env["self_t"].clone()
         value = eval(c.code, _ns(), env)
         _set(f, value, env, inplace)
+    if not inplace:
+        _to_saved_outputs(outs)
     return result
+
+
+def _to_saved_outputs(outs) -> None:
+    """Outputs the backward node saved were saved before their tangents existed (upstream saves
+    them after): the saved copies get them, so a backward formula reading ``result`` (tanh,
+    exp, sigmoid...) differentiates forward-over-reverse."""
+    from ..node import SavedVariable
+
+    for o in outs:
+        node = getattr(o, "_grad_fn", None) if isinstance(o, TensorBase) else None
+        saved = getattr(node, "_saved", None)
+        spec = getattr(node, "_spec", None)
+        if not saved or spec is None:
+            continue
+        for name, idx, _users in spec.saved_outputs:
+            sv = saved.get(name)
+            if type(sv) is SavedVariable and sv.data is not None and not sv.saved_original \
+                    and idx is not None and idx < len(outs):
+                g = levels.fw_grad(outs[idx], _LEVEL)
+                if g is not None and levels.fw_grad(sv.data, _LEVEL) is None:
+                    levels.share_tangent(outs[idx], sv.data)
+        return  # one node for all outputs
 
 
 def _below_forward(op, args, kwargs):

@@ -92,7 +92,11 @@ def _store(t, g, level: int) -> None:
 
 def _same_meta(a, b) -> bool:
     """upstream's has_same_meta: sizes, strides (where they matter), offset, storage extent."""
-    if a._size != b._size or a._offset != b._offset:
+    if a._size != b._size:
+        return False
+    if a._np is None or b._np is None:
+        return True  # no storage of its own (a vmap-batched tangent): its layout is its batch's
+    if a._offset != b._offset:
         return False
     for n, sa, sb in zip(a._size, a._stride, b._stride):
         if n > 1 and sa != sb:
@@ -144,6 +148,15 @@ def _zeros_like_layout(grad, base):
     z = grad.new_empty_strided(base._size, base._stride)
     z.zero_()
     return z
+
+
+def share_tangent(src, dst) -> None:
+    """``dst``, a new tensor object over ``src``'s data (an alias), gets ``src``'s tangents."""
+    grads = src.__dict__.get("_tn_fw")
+    if grads:
+        for level, g in grads.items():
+            if level < len(_LEVELS):
+                _store(dst, g, level)
 
 
 def mark_not_forward_view(t) -> None:
