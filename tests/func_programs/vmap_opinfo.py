@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import warnings
 from pathlib import Path
 
@@ -122,15 +123,25 @@ def gen(names, max_samples: int, out: Path) -> None:
     (out / "cases.json").write_text(json.dumps({"cases": cases, "skipped": skipped}))
 
 
-def run(out: Path) -> None:
+class TooLong(Exception):
+    """A sample ran past its time budget (recorded as ours erroring)."""
+
+
+def _too_long(signum, frame):
+    raise TooLong("the sample exceeded its time budget")
+
+
+def run(out: Path, timeout: int = 120) -> None:
     import torch
     from torchnative.testing.golden import codec, naming
 
     doc = json.loads((out / "cases.json").read_text())
     arrays = dict(np.load(out / "inputs.npz"))
     results = []
+    signal.signal(signal.SIGALRM, _too_long)
     for case in doc["cases"]:
         row = {"op": case["op"], "n": case["n"]}
+        signal.alarm(timeout)
         try:
             args = codec.decode({"T": "list", "v": case["args"]}, arrays, torch)
             kwargs = {k: codec.decode(v, arrays, torch) for k, v in case["kwargs"].items()}
@@ -138,6 +149,8 @@ def run(out: Path) -> None:
                                    case["spots"], torch)
         except Exception as e:
             row["err"] = _err(e)
+        finally:
+            signal.alarm(0)
         results.append(row)
     (out / "ours.json").write_text(json.dumps(results))
 

@@ -19,6 +19,7 @@ Inner calls go back through the door, so a value batched at an outer level is ba
 from __future__ import annotations
 
 from ..core.grad_mode import TLS as _GRAD
+from ..core.refuse import TorchnativeNotImplementedError
 from ..dispatch.door import _any_requires_grad, aten_dispatch, resolve_composite_implicit
 from ..ops.dispatch_keys import autograd_excluded
 from ..dispatch.boxing import normalized
@@ -127,8 +128,19 @@ def batched_call(op, level, args, kwargs):
     if cia is _UNRESOLVED:
         cia = op.cache["CompositeImplicitAutograd"] = resolve_composite_implicit(op)
     if cia is not None:
-        return cia.fn(*args, **kwargs)
+        try:
+            return cia.fn(*args, **kwargs)
+        except (TorchnativeNotImplementedError, AttributeError) as e:
+            # a few of torchnative's composite kernels read values or call kernels directly
+            # (not through the door): such a call runs per element instead
+            if cia.path != "composite" or not _read_values(e):
+                raise
     return fallback(op, level, args, kwargs)
+
+
+def _read_values(e: Exception) -> bool:
+    text = str(e)
+    return "the tensor has none" in text or "'NoneType' object has no attribute" in text
 
 
 _UNRESOLVED = object()
@@ -265,7 +277,7 @@ def fallback(op, level, args, kwargs):
     first = results[0]
     if isinstance(first, TensorBase):
         return make_batched(torch.stack(results), 0, level)
-    if type(first) in (list, tuple):
+    if isinstance(first, (list, tuple)):
         outs = []
         for i, r0 in enumerate(first):
             if isinstance(r0, TensorBase):
@@ -275,7 +287,9 @@ def fallback(op, level, args, kwargs):
                              for j in range(len(r0))])
             else:
                 outs.append(r0)
-        return type(first)(outs) if type(first) is tuple else outs
+        if type(first) is tuple or type(first) is list:
+            return type(first)(outs)
+        return type(first)(*outs)  # a return_types structseq
     if first is None:
         return None
     raise RuntimeError(f"vmap: {op.qualname} returns a {type(first).__name__}, which cannot be "

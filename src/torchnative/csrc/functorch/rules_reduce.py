@@ -15,7 +15,15 @@ def _shift(dim, rank: int):
     return (dim % n) + 1
 
 
-def _dims_rule(dim_index: int, all_when_none: bool):
+def _dim_position(op, default: int) -> int:
+    """Where the ``dim`` argument is in the schema (norm.ScalarOpt_dim: after ``p``)."""
+    for i, a in enumerate(op.schema.arguments):
+        if a.name == "dim":
+            return i
+    return default
+
+
+def _dims_rule(default_index: int, all_when_none: bool):
     """A rule for ``op(self, ..., dim at dim_index, ...)``; a dim of None (or [] for an int[]
     dim) reduces over every logical dim when ``all_when_none``."""
 
@@ -27,6 +35,7 @@ def _dims_rule(dim_index: int, all_when_none: bool):
         rank = len(self._size)
         if rank == 0:
             return NotImplemented
+        dim_index = _dim_position(op, default_index)
         a = list(args)
         name = op.schema.arguments[dim_index].name
         if dim_index < len(a):

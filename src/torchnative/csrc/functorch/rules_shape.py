@@ -246,3 +246,15 @@ def _inplace_view(op, level, args, kwargs):
 
 
 TAG_RULES["inplace_view"] = _inplace_view
+
+
+@rule("as_strided.default", "as_strided_copy.default", "as_strided_scatter.default",
+      "as_strided_.default")
+def as_strided(op, level, args, kwargs):
+    """Strides and an offset into one element's storage: per element they would address the
+    first element's memory, so this refuses rather than read the wrong values."""
+    from ..core.refuse import TorchnativeNotImplementedError
+
+    raise TorchnativeNotImplementedError(
+        f"{op.name} under vmap", "torchnative has no batch rule for as_strided (its strides "
+        "address one element's storage)")
