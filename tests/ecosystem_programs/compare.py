@@ -89,3 +89,10 @@ def disagreements(ours: dict, up32: dict, up64: dict, tol_from: dict | None = No
         if why:
             bad[k] = why
     return bad
+
+
+def three_runs(program: str, out_dir: Path, cases=()) -> tuple[Run, Run, Run]:
+    """(ours float32, upstream float32, upstream float64): what ``disagreements`` compares."""
+    return (run("ours", program, "float32", out_dir, cases),
+            run("upstream", program, "float32", out_dir, cases),
+            run("upstream", program, "float64", out_dir, cases))
