@@ -9,11 +9,12 @@ dropout between layers (their condition ``num_layers < i - 1`` is never true) wh
 C++ does. As upstream's CPU build, a float32/bfloat16 LSTM without projections and with
 mkldnn enabled runs each layer and direction through ``mkldnn_rnn_layer``; other layers run
 step by step, the input projection of every step one matrix product (RNN.cpp's FullLayer).
-The oneDNN layer here computes the same recurrence in the input's
-opmath (float32 for bfloat16): gates = x W_ih^T + h W_hh^T + (b_ih + b_hh), in PyTorch's gate
-order (input, forget, cell, output). The input projection of every step is one matrix product.
-Its workspace is empty, as upstream's meta function gives for ``train=False`` (the decomposition
-always passes that); the backward recomputes the gates from the saved inputs instead.
+The oneDNN layer here computes the same recurrence, gates = x W_ih^T + h W_hh^T + (b_ih + b_hh)
+in PyTorch's gate order (input, forget, cell, output), the input projection of every step one
+matrix product. It computes in float64 and rounds once: oneDNN's float32 sums run in an order of
+their own, and the wide sums keep ours within upstream's own float32 error of the exact answer.
+Its workspace is empty, as upstream's meta function gives it; the backward recomputes the gates
+from the saved inputs instead.
 """
 
 from __future__ import annotations
@@ -343,9 +344,10 @@ def _result(a, dt, reverse, batch_first):
 def mkldnn_rnn_layer(input, weight0, weight1, weight2, weight3, hx_, cx_, reverse, batch_sizes,
                      mode, hidden_size, num_layers, has_biases, bidirectional, batch_first,
                      train):
+    # in float64, rounded once (as the backward): oneDNN's float32 sums run in another order
     dt, x, w_ih, w_hh, bias, h0, c0 = _layer_inputs(input, weight0, weight1, weight2, weight3,
                                                     hx_, cx_, reverse, mode, has_biases,
-                                                    batch_first)
+                                                    batch_first, wide=True)
     out, h, c, _, _ = _run(x, w_ih, w_hh, bias, h0, c0, keep=False)
     hy = wrap(np.ascontiguousarray(h.reshape(hx_._size)), hx_._dtype)
     cy = wrap(np.ascontiguousarray(c.reshape(cx_._size)), cx_._dtype)
