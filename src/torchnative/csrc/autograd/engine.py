@@ -63,9 +63,17 @@ def _output_edge(x):
     return (x.node, x.output_nr)
 
 
+# Installed by the functorch layer: True while a torch.func grad transform is active. Its levels
+# share this one graph, so a level's backward leaves the graph for the levels around it.
+keep_graph_for_transforms: list = [lambda: False]
+
+
 def run_backward(tensors, grad_tensors, keep_graph, create_graph, inputs, allow_unreachable,
                  accumulate_grad):
     from .batched import is_batched, run_batched
+
+    if not keep_graph and keep_graph_for_transforms[0]():
+        keep_graph = True
 
     if any(is_batched(g) for g in grad_tensors):
         return run_batched(_run_backward, tensors, grad_tensors, keep_graph, create_graph,
