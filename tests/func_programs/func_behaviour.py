@@ -231,12 +231,20 @@ def cases(torch):
                                                  r.grad_fn is None],
         "grad_through_outer_autograd": lambda: _vals(torch.autograd.grad(
             grad(lambda a: (a ** 3).sum())(yy := y[0].clone().requires_grad_()).sum(), yy)[0]),
+        "grad_through_outer_autograd_exp": lambda: _vals(torch.autograd.grad(
+            grad(lambda a: (a.exp() * a.sin()).sum())(yy := y[1].clone().requires_grad_()).sum(),
+            yy)[0]),
         "vjp": lambda: _tree_vals((lambda o_fn: [o_fn[0], o_fn[1](torch.ones(3, 2, dtype=d))])(
             vjp(lambda a: a @ w, x[0]))),
         "jacrev": lambda: _vals(jacrev(lambda a: a.sin() * a.sum())(y[0])),
         "jacrev_argnums": lambda: _tree_vals(jacrev(lambda a, b: a @ b, argnums=(0, 1))(y[0], w)),
         "hessian_jacrev_jacrev": lambda: _vals(jacrev(jacrev(lambda a: (a.sin() * a).sum() +
                                                              (a[0] * a[1]) ** 2))(y[0])),
+        "vmap_of_jacrev": lambda: _vals(vmap(jacrev(lambda a: a.sin() * a.sum()))(x[0])),
+        "grad_of_vmap": lambda: _vals(grad(lambda a: vmap(lambda r: (r.exp() * r).sum())(a)
+                                           .pow(2).sum())(x[0])),
+        "jacrev_of_vmap": lambda: _vals(jacrev(vmap(lambda r: r.tanh() @ w))(x[0, :2])),
+        "vmap_grad_grad": lambda: _vals(vmap(grad(grad(lambda a: a.sin() * a.exp())))(y[0])),
         "per_sample_mlp": lambda: per_sample(mlp(), const(6, 5), torch.tensor([0, 2, 1, 1, 0, 2])),
         "per_sample_cnn": lambda: per_sample(cnn(), const(5, 1, 6, 6, phase=0.9),
                                              torch.tensor([0, 3, 1, 2, 3])),

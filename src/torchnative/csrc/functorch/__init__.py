@@ -4,11 +4,13 @@ batching layer for vmap, grad levels over the autograd engine for grad/vjp/jacre
 Importing this package installs the batching layer into the door.
 """
 
+from ..autograd import engine as _engine
 from ..core import tensor as _tensor
 from ..dispatch.door import register_batching
-from . import batched, batching, levels
+from . import batched, batching, grad_levels, levels
 from . import (random_rules, rules_linear, rules_loss, rules_pointwise, rules_reduce,  # noqa: F401
                rules_shape)
 
 register_batching(levels.live_vmap, batching.wants, batching.dispatch)
 _tensor.no_values_error[0] = batched.no_values_error
+_engine.keep_graph_for_transforms[0] = grad_levels.any_grad_level

@@ -29,6 +29,12 @@ def grad_decrement_nesting() -> int:
     return levels.pop("grad").number
 
 
+def any_grad_level() -> bool:
+    """Is a grad level active? (the engine then keeps the graph after a backward: the levels
+    around this one differentiate through it)"""
+    return any(lvl.kind == "grad" for lvl in levels.TLS.stack)
+
+
 def wrap_for_grad(tensor, level_number: int):
     import torch
 
