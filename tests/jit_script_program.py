@@ -116,6 +116,31 @@ def string_annotations(x: "torch.Tensor", k: "Optional[int]" = None) -> "List[to
 
 
 @torch.jit.script
+def check_probs(p: torch.Tensor) -> torch.Tensor:
+    if bool((p < 0).any()):
+        raise ValueError("probabilities must be non-negative")
+    assert p.dim() == 2, "a batch of distributions"
+    return p / p.sum(1, keepdim=True)
+
+
+def plain_python_check(x: torch.Tensor) -> torch.Tensor:
+    if x.dim() != 2:
+        raise RuntimeError("expects a batch of logits")
+    return x
+
+
+@torch.jit.script
+def calls_check(x: torch.Tensor) -> torch.Tensor:
+    return plain_python_check(x).softmax(1)
+
+
+@torch.jit.script
+def calls_scripted(x: torch.Tensor) -> torch.Tensor:
+    y = x * 2
+    return check_probs(y)
+
+
+@torch.jit.script
 def with_kwonly(x: torch.Tensor, *, scale: float) -> torch.Tensor:
     return x * scale
 
@@ -332,6 +357,10 @@ def error_cases() -> dict:
         "kwonly_positional": _error(with_kwonly, x, 2.0),
         "pickle": _error(pickle.dumps, softmax_entropy),
         "runtime_error_inside": _error(control_flow, torch.ones(0, 3, 2).unsqueeze(0), 1, 0.5),
+        "raise_inside": _error(check_probs, -torch.ones(2, 2)),
+        "assert_inside": _error(check_probs, torch.ones(3)),
+        "raise_in_python_callee": _error(calls_check, torch.ones(3)),
+        "error_in_scripted_callee": _error(calls_scripted, -torch.ones(2, 2)),
         "wait_not_a_future": _error(torch.jit.wait, 3),
         "fork_raises": _error(torch.jit.fork, softmax_entropy, 1),
     }

@@ -11,9 +11,11 @@ Nothing here builds IR: the graph, the code, saving and the passes refuse by nam
 
 from __future__ import annotations
 
+import threading
+
 from ..core.refuse import TorchnativeNotImplementedError, refusing_class, refusing_function
 from ..ops.schema import FunctionSchema, _init_schema
-from . import jit_signature, refusals
+from . import jit_errors, jit_signature, refusals
 from .jit_tree_views import Apply, Def, Select, TreeView, Var
 
 _NO_IR = ("torchnative runs scripted functions as Python and builds no TorchScript IR "
@@ -29,6 +31,9 @@ def _refuse_ir(what: str):
 
 def _refuse_ir_property(what: str):
     return property(_refuse_ir(what))
+
+
+_calls = threading.local()  # how deep this thread is in scripted calls
 
 
 class ScriptFunction:
@@ -82,11 +87,23 @@ class ScriptFunction:
                 f"calling ScriptFunction {self._qualified_name} made outside torch.jit.script",
                 "torchnative runs the original Python function, which torch.jit.script attaches")
         values = self._contract.bind(args, kwargs)
-        if not any(self._kwonly):
-            return fn(*values)
-        pos = [v for k, v in zip(self._kwonly, values) if not k]
-        kw = {a.name: v for a, v in zip(self._arguments, values) if a.kwarg_only}
-        return fn(*pos, **kw)
+        pos, kw = values, {}
+        if any(self._kwonly):
+            pos = [v for k, v in zip(self._kwonly, values) if not k]
+            kw = {a.name: v for a, v in zip(self._arguments, values) if a.kwarg_only}
+        depth = getattr(_calls, "depth", 0)
+        _calls.depth = depth + 1
+        try:
+            return fn(*pos, **kw)
+        except Exception as exc:
+            if depth:  # the outermost scripted call reports it, with the whole stack
+                raise
+            err = jit_errors.interpreter_error(exc, self._name, getattr(fn, "__code__", None))
+            if err is exc:
+                raise
+            raise err from exc
+        finally:
+            _calls.depth = depth
 
     graph = _refuse_ir_property("graph")
     inlined_graph = _refuse_ir_property("inlined_graph")
@@ -152,6 +169,7 @@ def torch_c_names() -> dict:
     surface = refusals.import_surface()["torch._C"]
     names = {
         "torch._C.ScriptFunction": ScriptFunction,
+        "torch._C.JITException": jit_errors.JITException,
         "torch._C._jit_script_compile": jit_script_compile,
         "torch._C.ConcreteModuleTypeBuilder": refusing_class(
             "torch._C.ConcreteModuleTypeBuilder", _MODULES_WHY,
