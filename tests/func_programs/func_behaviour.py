@@ -201,7 +201,18 @@ def cases(torch):
         "vmap_randn_different": rand_case("different", lambda a: a + torch.randn(4, dtype=d)),
         "vmap_randn_same": rand_case("same", lambda a: a + torch.randn(4, dtype=d)),
         "vmap_rand_like_different": rand_case("different", lambda a: torch.rand_like(a)),
+        "vmap_batch_norm_batched_stats": lambda: (lambda m, v: [_vals(vmap(
+            lambda a, mm, vv: F.batch_norm(a, mm, vv, training=True))(x, m, v)), _vals(m),
+            _vals(v)])(torch.zeros(4, 5, dtype=d), torch.ones(4, 5, dtype=d)),
+        "vmap_batch_norm_eval": lambda: _vals(vmap(lambda a: F.batch_norm(
+            a, w[:, 0], w[:, 1].abs() + 1, training=False))(x)),
+        "vmap_batch_norm_no_stats": lambda: _vals(vmap(lambda a: F.batch_norm(
+            a, None, None, training=True))(x)),
         # --- errors ---------------------------------------------------------------------------
+        "err_batch_norm_unbatched_stats": lambda: _err(lambda: vmap(lambda a: F.batch_norm(
+            a, torch.zeros(5, dtype=d), torch.ones(5, dtype=d), training=True))(x)),
+        "err_masked_select_batched_mask": lambda: _err(lambda: vmap(torch.masked_select)(
+            x, x > 0)),
         "err_randomness_error": lambda: _err(lambda: vmap(lambda a: a + torch.rand(4))(
             torch.zeros(3, 4))),
         "err_randomness_bad": lambda: _err(lambda: vmap(torch.sin, randomness="sometimes")(x)),

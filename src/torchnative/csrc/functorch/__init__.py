@@ -8,8 +8,8 @@ from ..autograd import engine as _engine
 from ..core import tensor as _tensor
 from ..dispatch.door import register_batching
 from . import batched, batching, grad_levels, levels
-from . import (random_rules, rules_linear, rules_loss, rules_pointwise, rules_reduce,  # noqa: F401
-               rules_shape)
+from . import (random_rules, rules_linear, rules_loss, rules_norm, rules_pointwise,  # noqa: F401
+               rules_reduce, rules_shape)
 
 register_batching(levels.live_vmap, batching.wants, batching.dispatch)
 _tensor.no_values_error[0] = batched.no_values_error

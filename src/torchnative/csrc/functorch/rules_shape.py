@@ -258,3 +258,16 @@ def as_strided(op, level, args, kwargs):
     raise TorchnativeNotImplementedError(
         f"{op.name} under vmap", "torchnative has no batch rule for as_strided (its strides "
         "address one element's storage)")
+
+
+@rule("masked_select.default")
+def masked_select(op, level, args, kwargs):
+    """A batched mask selects a different number of elements per batch element: upstream's
+    error. An unbatched mask runs per element (same count everywhere)."""
+    if unwrap(args[1], level)[1] is not None:
+        raise RuntimeError(
+            "vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot "
+            "support this because for each batch this would return a differently shaped Tensor. "
+            "Please file an issue at https://github.com/pytorch/pytorch/issues if you need this "
+            "feature.")
+    return NotImplemented
