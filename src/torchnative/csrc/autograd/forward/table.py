@@ -101,13 +101,6 @@ def _generate() -> dict:
     return table
 
 
-def _source_key() -> str:
-    here = Path(__file__).parent
-    raw = _derivatives_yaml().read_bytes() + (here.parent / "translate.py").read_bytes() + \
-        Path(__file__).read_bytes()
-    return hashlib.sha256(raw).hexdigest()[:12]
-
-
 _TABLE: dict | None = None
 
 
@@ -116,7 +109,10 @@ def table() -> dict:
     global _TABLE
     if _TABLE is None:
         from ...ops.native_functions import cached_generated
+        from ..formulas import _source_key
 
-        _TABLE = cached_generated(f"forward-formulas-{GENERATOR_VERSION}-{_source_key()}",
+        # the backward table's key covers derivatives.yaml and the translator
+        mine = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
+        _TABLE = cached_generated(f"forward-formulas-{GENERATOR_VERSION}-{_source_key()}-{mine}",
                                   _generate)
     return _TABLE
