@@ -3,16 +3,14 @@
 
 from __future__ import annotations
 
+from ..core.tensor import wrap_dim
 from ..dispatch.door import aten_dispatch
 from .batching import front, rule, unwrap, wrap
 
 
 def _shift(dim, rank: int):
-    n = max(rank, 1)
-    if dim < -n or dim >= n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-                         f"but got {dim})")
-    return (dim % n) + 1
+    """A logical dim (wrapped as upstream wraps it) as a physical one, past the batch."""
+    return wrap_dim(dim, rank) + 1
 
 
 def _dim_position(op, default: int) -> int:

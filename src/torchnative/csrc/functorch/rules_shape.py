@@ -3,16 +3,13 @@ the batch goes first and the logical dims shift by one; views stay views of the 
 
 from __future__ import annotations
 
+from ..core.tensor import wrap_dim
 from ..dispatch.door import aten_dispatch
 from .batching import TAG_RULES, at_front, batch_size, front, rule, unwrap, wrap
 
 
 def _wrap_dim(dim: int, rank: int) -> int:
-    n = max(rank, 1)
-    if dim < -n or dim >= n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-                         f"but got {dim})")
-    return dim % n
+    return wrap_dim(dim, rank)
 
 
 def _view_like(op, level, args, kwargs):
@@ -49,14 +46,19 @@ def expand(op, level, args, kwargs):
     return wrap(p.expand([p.shape[0], *size]), level, 0)
 
 
-@rule("permute.default")
-def permute(op, level, args, kwargs):
+@rule("permute.default", "flip.default")
+def dim_list(op, level, args, kwargs):
+    """permute(self, dims) / flip(self, dims): every logical dim shifted past the batch (which
+    permute keeps first)."""
     self, dims = args[0], args[1]
     p = front(self, level)
     if p is None:
         return NotImplemented
     rank = len(self._size)
-    return wrap(p.permute([0] + [_wrap_dim(d, rank) + 1 for d in dims]), level, 0)
+    shifted = [_wrap_dim(d, rank) + 1 for d in dims]
+    if op.qualname == "aten::permute":
+        shifted = [0] + shifted
+    return wrap(aten_dispatch(op, (p, shifted), {}), level, 0)
 
 
 @rule("transpose.int")
@@ -147,16 +149,6 @@ for _n in ("select.int", "slice.Tensor", "narrow.default", "unbind.int", "split.
     rule(_n)(_dim_rule(1 if _n.split(".")[0] not in ("split", "split_with_sizes", "chunk",
                                                      "unsafe_split", "unsafe_chunk",
                                                      "tensor_split") else 2))
-
-
-@rule("flip.default")
-def flip(op, level, args, kwargs):
-    self, dims = args[0], args[1]
-    p = front(self, level)
-    if p is None:
-        return NotImplemented
-    rank = len(self._size)
-    return wrap(p.flip([_wrap_dim(d, rank) + 1 for d in dims]), level, 0)
 
 
 @rule("diagonal.default")
