@@ -219,3 +219,15 @@ def test_fork_of_a_value_torchscript_cannot_type_raises():
 
     with pytest.raises(RuntimeError, match="(?s)Tracer cannot infer type of .*value of type Opaque"):
         torch.jit.fork(Opaque)
+
+
+@torch.jit.script
+def _calls_a_refusal(x: torch.Tensor) -> torch.Tensor:
+    return torch.jit.trace(torch.neg, (x,))(x)
+
+
+def test_a_refusal_inside_a_scripted_function_stays_a_refusal():
+    """Ours only: what torchnative refuses is not dressed up as a TorchScript interpreter error."""
+    with pytest.raises(NotImplementedError, match="_create_function_from_trace") as info:
+        _calls_a_refusal(torch.ones(2))
+    assert "TorchScript interpreter" not in str(info.value)
