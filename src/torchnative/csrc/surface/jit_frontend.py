@@ -51,14 +51,16 @@ class SourceRange:
         line = src.lineno_for_offset(self._start)
         return src.filename, src.starting_line_no + line, self._start - src.offset_for_line(line)
 
-    def highlight(self) -> str:
-        """``SourceRange::highlight``: the file and line, then the range in its context."""
+    def highlight(self, funcname: str = "") -> str:
+        """``SourceRange::highlight``: the file and line (and the function a traceback entry
+        names), then the range in its context."""
         text = self._source.text
         body = _highlight(text, self._start, self._end, _CONTEXT)
         flc = self.file_line_col()
         if flc is None or self._end - self._start == len(text) or self._start > len(text):
             return body
-        return f'  File "{flc[0]}", line {flc[1]}\n' + body
+        where = f'  File "{flc[0]}", line {flc[1]}' + (f", in {funcname}" if funcname else "")
+        return where + "\n" + body
 
     def __repr__(self):
         return self.highlight()
