@@ -160,3 +160,38 @@ def test_pointwise_output_layout_kept_per_pattern_matches_upstream():
     ours = upstream.run_json_ours(LAYOUT_PROGRAM)
     theirs = upstream.run_json(LAYOUT_PROGRAM)
     assert ours == theirs
+
+
+VIEW_PROGRAM = r"""
+import json, torch
+base = torch.arange(2 * 9 * 64, dtype=torch.float32)
+x = base.reshape(2, 1, 576)
+t = base.reshape(2, 9, 64).transpose(1, 2)            # not viewable as (2, -1)
+cases = {
+    "heads": lambda: x.view(2, 1, -1, 64),
+    "heads list": lambda: x.view([2, 1, -1, 64]),
+    "flat": lambda: x.view(-1),
+    "transposed split": lambda: t.view(2, 64, 3, 3),
+    "transposed merge": lambda: t.view(2, -1),         # error
+    "two -1": lambda: x.view(-1, -1),                  # error
+    "wrong size": lambda: x.view(5, -1),               # error
+}
+out = {}
+for name, fn in cases.items():
+    seen = []
+    for _ in range(3):                                 # the geometry is kept after the first
+        try:
+            v = fn()
+            seen.append([list(v.shape), list(v.stride()), v.storage_offset(),
+                         bool(torch.equal(v.reshape(-1), v.contiguous().reshape(-1)))])
+        except Exception as e:
+            seen.append([type(e).__name__, str(e)])
+    out[name] = seen
+print(json.dumps(out))
+"""
+
+
+def test_view_geometry_kept_per_pattern_matches_upstream():
+    from torchnative.testing import upstream
+
+    assert upstream.run_json_ours(VIEW_PROGRAM) == upstream.run_json(VIEW_PROGRAM)

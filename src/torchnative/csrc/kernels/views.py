@@ -110,13 +110,26 @@ def view(self, size):
         if npa.size == _prod(shape) and min(shape, default=1) >= 0:
             return view_of(self, shape, contiguous_strides_of(shape), self._offset,
                            np_view=npa.reshape(shape))
-    shape = infer_size(size, self.numel())
-    stride = compute_stride(self._size, self._stride, shape)
-    if stride is None:
-        raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
-                           "least one dimension spans across two contiguous subspaces). Use "
-                           ".reshape(...) instead.")
-    return view_of(self, shape, stride, self._offset)
+    geometry = _VIEW_GEOMETRY.get((self._size, self._stride, tuple(size))) \
+        if all(type(s) is int for s in size) else None
+    if geometry is None:
+        shape = infer_size(size, self.numel())
+        stride = compute_stride(self._size, self._stride, shape)
+        if stride is None:
+            raise RuntimeError("view size is not compatible with input tensor's size and stride "
+                               "(at least one dimension spans across two contiguous subspaces). "
+                               "Use .reshape(...) instead.")
+        geometry = (tuple(shape), tuple(stride))
+        if all(type(s) is int for s in size):
+            if len(_VIEW_GEOMETRY) >= 4096:
+                _VIEW_GEOMETRY.clear()
+            _VIEW_GEOMETRY[(self._size, self._stride, tuple(size))] = geometry
+    return view_of(self, geometry[0], geometry[1], self._offset)
+
+
+# (sizes, strides, requested size) -> the view's (sizes, strides): a model views the same few
+# geometries every step (``view(*shape, -1, head_dim)``); only valid views are kept
+_VIEW_GEOMETRY: dict = {}
 
 
 @kernel("_unsafe_view", meta=True)
