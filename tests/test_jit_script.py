@@ -110,8 +110,9 @@ def test_unsupported_syntax_raises_upstreams_frontend_errors(results):
     assert "<--- HERE" in ours["errors"]["script_uses_lambda"]["message"]
 
 
-# a Dict parameter given None fails in pybind's own argument matching upstream (a TypeError)
-CONVERSION_DIFFERENCES = {"takes_dict(None)"}
+# a Dict parameter given None fails in pybind's own argument matching upstream (a TypeError);
+# None for a Tensor parameter is an undefined tensor upstream, which ours refuses by name
+CONVERSION_DIFFERENCES = {"takes_dict(None)", "takes_tensor(None)"}
 
 
 def test_argument_conversions_agree(results):
@@ -122,6 +123,10 @@ def test_argument_conversions_agree(results):
     assert len(theirs["conversions"]) == 12 * 17
     for case, up in theirs["conversions"].items():
         mine = ours["conversions"][case]
+        if case == "takes_tensor(None)":
+            assert up == {"type": "int", "value": "0"}
+            assert mine["error"] == "TorchnativeNotImplementedError", mine
+            continue
         if case in CONVERSION_DIFFERENCES:
             assert "error" in up and "error" in mine, case
             continue
@@ -231,3 +236,13 @@ def test_a_refusal_inside_a_scripted_function_stays_a_refusal():
     with pytest.raises(NotImplementedError, match="_create_function_from_trace") as info:
         _calls_a_refusal(torch.ones(2))
     assert "TorchScript interpreter" not in str(info.value)
+
+
+def test_tensor_parameter_defaulting_to_none_refuses():
+    """Upstream's default is an undefined tensor (``x is None`` is False in its code)."""
+
+    def f(x: torch.Tensor = None) -> bool:
+        return x is None
+
+    with pytest.raises(NotImplementedError, match="None for a .non-Optional. Tensor parameter"):
+        torch.jit.script(f)

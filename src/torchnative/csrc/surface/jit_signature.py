@@ -134,8 +134,14 @@ def converter(t):
     kind = t.kind()
     if kind == "TensorType":
         def cast(v):
-            if v is None or isinstance(v, tensor):
+            if isinstance(v, tensor):
                 return v
+            if v is None:
+                raise TorchnativeNotImplementedError(
+                    "None for a (non-Optional) Tensor parameter of a scripted function",
+                    "TorchScript passes an undefined tensor, which is not None in its code and "
+                    "which the Python body torchnative runs cannot receive; annotate "
+                    "Optional[Tensor]")
             raise _CastError(f"Unable to cast {v} to Tensor")
         return cast
     if kind == "OptionalType":
