@@ -14,7 +14,6 @@ from __future__ import annotations
 import dis
 import inspect
 import os
-import textwrap
 
 from ..core.refuse import TorchnativeNotImplementedError
 from .jit_frontend import SourceRange, _Source
@@ -67,25 +66,23 @@ def _entry(frame, lasti: int, name: str) -> str:
         lines, first = inspect.getsourcelines(code)
     except (OSError, TypeError):
         return ""
-    text = "".join(lines)
-    dedented = textwrap.dedent(text)
-    lead = min((len(x) - len(x.lstrip()) for x in lines if x.strip()), default=0)
-    src = _Source(dedented, code.co_filename, first)
+    text = "".join(lines)  # as upstream's Source holds it: not text
+    src = _Source(text, code.co_filename, first)
     positions = list(code.co_positions())[lasti // 2]
     l0, l1, c0, c1 = positions
     if None in positions:
         return ""
-    start = src.offset_for_line(l0 - first) + c0 - lead
-    end = src.offset_for_line(l1 - first) + c1 - lead
+    start = src.offset_for_line(l0 - first) + c0
+    end = src.offset_for_line(l1 - first) + c1
     op = _opcode(code, lasti)
-    if op in _RAISE and dedented.startswith("assert", _line_start(dedented, start)):
+    if op in _RAISE and text.startswith("assert", _line_start(text, start)):
         # an assert fails at its test; TorchScript's range is the statement
-        start = _line_start(dedented, start)
-        end = dedented.find("\n", start) % (len(dedented) + 1)
-    if op in _CALLS and dedented[end - 1:end] == ")":
+        start = _line_start(text, start)
+        end = text.find("\n", start) % (len(text) + 1)
+    if op in _CALLS and text[end - 1:end] == ")":
         depth = 0
         for k in range(end - 1, start - 1, -1):
-            depth += {")": 1, "(": -1}.get(dedented[k], 0)
+            depth += {")": 1, "(": -1}.get(text[k], 0)
             if depth == 0:
                 end = k
                 break
