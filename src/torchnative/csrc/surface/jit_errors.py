@@ -66,7 +66,7 @@ def _entry(frame, lasti: int, name: str) -> str:
         lines, first = inspect.getsourcelines(code)
     except (OSError, TypeError):
         return ""
-    text = "".join(lines)  # as upstream's Source holds it: not text
+    text = "".join(lines)  # as upstream's Source holds it: not dedented
     src = _Source(text, code.co_filename, first)
     positions = list(code.co_positions())[lasti // 2]
     l0, l1, c0, c1 = positions
