@@ -110,8 +110,9 @@ def view(self, size):
         if npa.size == _prod(shape) and min(shape, default=1) >= 0:
             return view_of(self, shape, contiguous_strides_of(shape), self._offset,
                            np_view=npa.reshape(shape))
-    geometry = _VIEW_GEOMETRY.get((self._size, self._stride, tuple(size))) \
-        if all(type(s) is int for s in size) else None
+    # only plain ints key the table (a size given as tensors or symbols is parsed every time)
+    key = (self._size, self._stride, tuple(size)) if all(type(s) is int for s in size) else None
+    geometry = _VIEW_GEOMETRY.get(key) if key is not None else None
     if geometry is None:
         shape = infer_size(size, self.numel())
         stride = compute_stride(self._size, self._stride, shape)
@@ -120,10 +121,10 @@ def view(self, size):
                                "(at least one dimension spans across two contiguous subspaces). "
                                "Use .reshape(...) instead.")
         geometry = (tuple(shape), tuple(stride))
-        if all(type(s) is int for s in size):
+        if key is not None:
             if len(_VIEW_GEOMETRY) >= 4096:
                 _VIEW_GEOMETRY.clear()
-            _VIEW_GEOMETRY[(self._size, self._stride, tuple(size))] = geometry
+            _VIEW_GEOMETRY[key] = geometry
     return view_of(self, geometry[0], geometry[1], self._offset)
 
 
