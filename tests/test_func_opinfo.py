@@ -104,4 +104,15 @@ def test_whole_opinfo_database_under_vmap(tmp_path):
     print("samples:", dict(counts), "skipped:", len(doc["skipped"]))
     print("ops with a diverging sample:", sorted(ops["diverges"]))
     print("ops where ours errors:", sorted(ops["ours errors"]))
-    assert counts["diverges"] == 0, sorted(ops["diverges"])
+    assert ops["diverges"] <= KNOWN_DIVERGING, sorted(ops["diverges"] - KNOWN_DIVERGING)
+    unnamed = {k: x for k, x in v.items() if x.startswith("ours errors")
+               and "TorchnativeNotImplementedError" not in x and k[0] not in KNOWN_ERRORS}
+    assert not unnamed, unnamed
+
+
+# upsampling runs upstream's Python decomposition here (upstream: its C++ kernel); it differs
+# from upstream unbatched too (docs/agreement.md)
+KNOWN_DIVERGING = {"nn.functional.interpolate.bilinear", "nn.functional.interpolate.trilinear",
+                   "nn.functional.upsample_bilinear"}
+# our composite reads the tensor start/end with .item(): vmap's error
+KNOWN_ERRORS = {"linspace.tensor_overload", "logspace.tensor_overload"}

@@ -263,3 +263,12 @@ def masked_select(op, level, args, kwargs):
             "Please file an issue at https://github.com/pytorch/pytorch/issues if you need this "
             "feature.")
     return NotImplemented
+
+
+@rule("view_as_complex.default", "view_as_real.default")
+def complex_view(op, level, args, kwargs):
+    """The pair of floats is the last dim: a batch anywhere else keeps it a view."""
+    p = front(args[0], level)
+    if p is None:
+        return NotImplemented
+    return wrap(aten_dispatch(op, (p,), {}), level, 0)
