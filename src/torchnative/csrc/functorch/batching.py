@@ -62,6 +62,8 @@ def wants(op, args, kwargs, above_autograd: bool) -> bool:
     """Does this call (made while a vmap level is live) belong to the batching layer now? Above
     autograd only when autograd has nothing to record (it records on the BatchedTensors first,
     as a grad level inside the vmap needs)."""
+    if not levels.TLS.vmap:
+        return False  # the live vmap is another thread's
     for t in _tensors(args, kwargs):
         if "_tn_batched" in t.__dict__:
             break

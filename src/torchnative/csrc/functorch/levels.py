@@ -10,8 +10,9 @@ another transform kind uses:
   dead (tensors lifted to it are no longer wrapped by anything alive).
 - ``current() -> Level | None``: the innermost level; ``stack()`` all of them, outermost first.
 - ``by_number(n) -> Level``: the live level numbered ``n`` (refuses a number not on the stack).
-- ``live_vmap``: a one-element list counting live vmap levels; the door reads it to decide,
-  at no cost when it is zero, whether an operator call may involve batching.
+- ``live_vmap``: a one-element list counting live vmap levels in all threads; the door reads it
+  to decide, at no cost when it is zero, whether a call may involve batching (``TLS.vmap``
+  counts this thread's).
 
 Lifting a tensor to a level is the kind's own business (``batched.add_batch_dim`` for vmap,
 ``grad_levels.wrap_for_grad`` for grad); each records the ``Level`` object it lifted to, so a
@@ -36,6 +37,7 @@ class Level:
 class _TLS(threading.local):
     def __init__(self):
         self.stack: list[Level] = []
+        self.vmap = 0  # live vmap levels in this thread
 
 
 TLS = _TLS()
@@ -47,6 +49,7 @@ def push(kind: str, **info) -> Level:
     TLS.stack.append(level)
     if kind == "vmap":
         live_vmap[0] += 1
+        TLS.vmap += 1
     return level
 
 
@@ -60,6 +63,7 @@ def pop(kind: str) -> Level:
     level.alive = False
     if kind == "vmap":
         live_vmap[0] -= 1
+        TLS.vmap -= 1
     return level
 
 

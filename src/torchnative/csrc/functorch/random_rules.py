@@ -80,22 +80,22 @@ def random_call(op, level, args, kwargs):
 def _unbatched(op, args, kwargs):
     """The draw on physical values (or unbatched ones), as a call outside any vmap: the batching
     layer must not see it again. (A value batched at an outer vmap level is not supported.)"""
-    saved = levels.live_vmap[0]
-    levels.live_vmap[0] = 0
+    saved = levels.TLS.vmap
+    levels.TLS.vmap = 0
     try:
         return aten_dispatch(op, args, kwargs)
     finally:
-        levels.live_vmap[0] = saved
+        levels.TLS.vmap = saved
 
 
 def _per_element(op, level, args, kwargs):
     """One draw per batch element (each unbatched), stacked."""
-    saved = levels.live_vmap[0]
-    levels.live_vmap[0] = 0
+    saved = levels.TLS.vmap
+    levels.TLS.vmap = 0
     try:
         return fallback(op, level, args, kwargs)
     finally:
-        levels.live_vmap[0] = saved
+        levels.TLS.vmap = saved
 
 
 def _factory(op, n, level, args, kwargs):

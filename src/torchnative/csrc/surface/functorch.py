@@ -20,15 +20,12 @@ class DisableFuncTorch:
     """Guard that disables functorch transforms for its duration."""
 
     def __enter__(self):
-        self._saved = levels.TLS.stack
-        levels.TLS.stack = []
-        self._live = levels.live_vmap[0]
-        levels.live_vmap[0] = 0
+        self._saved = levels.TLS.stack, levels.TLS.vmap
+        levels.TLS.stack, levels.TLS.vmap = [], 0
         return self
 
     def __exit__(self, *exc):
-        levels.TLS.stack = self._saved
-        levels.live_vmap[0] = self._live
+        levels.TLS.stack, levels.TLS.vmap = self._saved
         return False
 
 
