@@ -72,3 +72,42 @@ def test_a_wrong_batch_rule_is_caught(rule_name, case, wrong, theirs, monkeypatc
     assert not same(_rerun(case), theirs[case])
     monkeypatch.setitem(op.cache, "functorch_rule", orig)
     assert same(_rerun(case), theirs[case])
+
+
+def test_a_vmap_in_one_thread_does_not_batch_another_threads_calls():
+    import threading
+
+    import torch
+    from torch.func import vmap
+
+    started, release, seen = threading.Event(), threading.Event(), {}
+
+    def inside(a):
+        started.set()
+        release.wait(30)
+        return a.sin()
+
+    def other():
+        started.wait(30)
+        seen["shape"] = tuple(torch.randn(3).shape)  # random: the batching layer's first test
+        seen["sum"] = float(torch.ones(2, 2).sum())
+        release.set()
+
+    t = threading.Thread(target=other)
+    t.start()
+    out = vmap(inside, randomness="error")(torch.zeros(4, 3))
+    t.join()
+    assert seen == {"shape": (3,), "sum": 4.0} and out.shape == (4, 3)
+
+
+def test_level_stack_refuses_leaving_the_wrong_kind():
+    from torchnative.csrc.functorch import levels
+
+    lvl = levels.push("grad")
+    try:
+        with pytest.raises(RuntimeError, match="leave a vmap level but the innermost level is grad"):
+            levels.pop("vmap")
+        assert levels.current() is lvl and levels.by_number(lvl.number) is lvl
+    finally:
+        levels.pop("grad")
+    assert not lvl.alive
