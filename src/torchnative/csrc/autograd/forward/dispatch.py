@@ -79,6 +79,7 @@ def forward_dispatch(op, args, kwargs):
         env.update(zip(entry.outputs, outs))
         if "result" not in entry.outputs and len(outs) == 1:
             env["result"] = outs[0]
+    computed = []
     for c in spec.formulas:
         f = c.f
         req = f.required_tangents
@@ -106,7 +107,10 @@ def forward_dispatch(op, args, kwargs):
         elif inplace and _reuses_outplace(f) and _GRAD.grad_enabled and \
                 env.get("self_t") is not None:
             env["self_t"] = env["self_t"].clone()
-        value = eval(c.code, _ns(), env)
+        computed.append((f, eval(c.code, _ns(), env)))
+    # set after every formula ran, as upstream's generated code: a formula reading another
+    # output (batch norm's result1) reads its primal value, not a dual
+    for f, value in computed:
         _set(f, value, env, inplace)
     if not inplace:
         _to_saved_outputs(outs)
