@@ -56,6 +56,15 @@ case("max_pool3d_indices_grad", "maxpool3d",
      "grads(lambda x: F.max_pool3d(x, 3, stride=2, padding=1, dilation=(1, 2, 1), ceil_mode=True, "
      "return_indices=True), x)", "x = mk.randn(2, 2, 6, 9, 7).requires_grad_()")
 
+case("max_pool3d_grad", "maxpool3d",
+     "grads(lambda x: F.max_pool3d(x, 3, stride=2, padding=1, dilation=2, ceil_mode=True), x)",
+     "x = mk.randn(2, 2, 6, 9, 7).requires_grad_()")
+case("max_pool3d_unbatched", "maxpool3d",
+     "grads(lambda x: T.nn.MaxPool3d((2, 3, 2), stride=(1, 2, 2))(x), x)",
+     "x = mk.randn(3, 5, 6, 7).requires_grad_()")
+case("max_pool3d_trace", "maxpool3d", "F.max_pool3d(x, 2)", "x = mk.randn(1, 2, 4, 4, 4)",
+     "trace", "nograd")
+
 _G = Golden(CASES)
 
 
