@@ -38,6 +38,11 @@ case("fmp3d_ratio_unbatched", "fmp",
 case("fmp2d_given_samples", "fmp",
      "F.fractional_max_pool2d(x, 2, output_size=3, return_indices=True, _random_samples=u)",
      "x = mk.randn(1, 2, 7, 7); u = mk.tensor([[[0.0, 0.999], [0.5, 0.25]]])")
+case("fmp3d_unbatched_oversized_samples", "fmp",
+     "F.fractional_max_pool3d(x, 2, output_ratio=0.5, return_indices=True, _random_samples=u)",
+     "x = mk.randn(3, 5, 5, 5); u = mk.rand(2, 3, 3)")
+case("fmp3d_samples_wrong_channels", "fmp", "F.fractional_max_pool3d(x, 2, output_size=2, _random_samples=u)",
+     "x = mk.randn(3, 5, 5, 5); u = mk.rand(2, 4, 3)")
 case("fmp2d_one_output", "fmp",
      "F.fractional_max_pool2d(x, 2, output_size=(1, 3), return_indices=True)",
      "x = mk.randn(1, 2, 5, 6)", "seed")

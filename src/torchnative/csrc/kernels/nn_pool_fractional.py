@@ -36,7 +36,25 @@ def _intervals(samples: np.ndarray, size: int, out: int, pool: int) -> np.ndarra
         seq[:, -1] = size - pool
     return seq
 
+def _check_samples(input, samples, nd):
+    if input._dtype is not samples._dtype:
+        raise RuntimeError("Expect _random_samples to have the same dtype as input")
+    if samples.dim() != 3:
+        raise RuntimeError(f"Expect _random_samples to have 3 dimensions, got {samples.dim()}")
+    n, c, d = samples._size
+    batched = input.dim() == nd + 2
+    batch = input._size[0] if batched else 1
+    channels = input._size[1] if batched else input._size[0]
+    if n < batch:
+        raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+    if c != channels:
+        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    if d != nd:
+        raise RuntimeError(f"Expect _random_samples.size(2) equals to {nd}; got {d}.")
+
+
 def _check(name, input, pool, output, nd, samples):
+    _check_samples(input, samples, nd)
     if len(pool) != nd:
         raise RuntimeError(f"{name}: kernel_size must either be a single Int or tuple of "
                            f"{'Ints' if nd == 2 else 'three Ints'}")
@@ -59,9 +77,6 @@ def _check(name, input, pool, output, nd, samples):
     if input._dtype not in _DTYPES:
         raise NotImplementedError(f"\"{name}_out_frame\" not implemented for "
                                   f"'{input._dtype._cpp_name}'")
-    if samples._dtype is not input._dtype:
-        raise RuntimeError(f"expected scalar type {input._dtype._cpp_name} but found "
-                           f"{samples._dtype._cpp_name}")
 
 def _pool(name, input, kernel_size, output_size, random_samples, nd):
     pool, output = [int(v) for v in kernel_size], [int(v) for v in output_size]
@@ -71,7 +86,9 @@ def _pool(name, input, kernel_size, output_size, random_samples, nd):
     spatial = x.shape[-nd:]
     planes = int(np.prod(lead))
     flat = x.reshape(planes, -1)
-    u = arr(random_samples).reshape(planes, nd)
+    # plane p reads samples [p * nd, (p + 1) * nd) of the flat buffer, whatever its shape (as
+    # upstream's kernel indexes it)
+    u = np.ascontiguousarray(arr(random_samples)).reshape(-1)[:planes * nd].reshape(planes, nd)
     # 2-d reads sample 0 for the width and 1 for the height; 3-d reads them in dimension order
     order = (1, 0) if nd == 2 else (0, 1, 2)
     starts = [_intervals(np.ascontiguousarray(u[:, order[d]]), spatial[d], output[d], pool[d])
