@@ -11,6 +11,7 @@ import numbers
 
 from ..core import dtypes as D
 from ..dispatch.call import call, convert_to
+from ..dispatch.python_dispatch import wants_python_dispatch
 from ..core.layouts import contiguous_format
 from ..core.refuse import TorchnativeNotImplementedError
 from ..core.tensor import TensorBase
@@ -345,9 +346,9 @@ TORCH_FUNCTIONS = {
 def _getter_with_torch_function(fget, name: str):
     """A Tensor property getter that tensor-likes and modes see first, as upstream's
     handle_torch_function_getter (the function they receive is ``Tensor.<name>.__get__``)."""
-    def get(self):
-        from .binding import _wants_torch_function
+    from .binding import _wants_torch_function
 
+    def get(self):
         if _wants_torch_function((self,)):
             import torch
             from torch.overrides import handle_torch_function
@@ -362,8 +363,6 @@ def _data(self):
     """Tensor.data: a plain alias with its own version counter. Where a dispatch mode or a
     __torch_dispatch__ subclass is in play, upstream's shallow_copy_and_detach asks Python for
     ``aten::detach`` instead (a FakeTensor's data is a FakeTensor)."""
-    from ..dispatch.python_dispatch import wants_python_dispatch
-
     if not wants_python_dispatch((self,), None):
         return _TENSOR_DATA.fget(self)
     out = call("detach", self)
