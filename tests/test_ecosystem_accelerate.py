@@ -10,17 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from torchnative.testing import upstream
-
 sys.path.insert(0, str(Path(__file__).resolve().parent / "ecosystem_programs"))
 import compare  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    if not upstream.available():
-        pytest.skip("upstream environment missing")
-    return compare.three_runs("acc_loop", tmp_path_factory.mktemp("accelerate"))
+runs = compare.runs_fixture("acc_loop")
 
 
 def _weights(case: dict, prefix: str) -> dict:
@@ -28,11 +22,7 @@ def _weights(case: dict, prefix: str) -> dict:
 
 
 def test_training_loop_agrees_with_upstream(runs):
-    ours, up32, up64 = runs
-    for r in (ours, up32):
-        assert not r.refused, r.refused
-    bad = compare.disagreements(ours.case("loop"), up32.case("loop"), up64.case("loop"))
-    assert not bad, bad
+    compare.check(runs, "loop")
 
 
 @pytest.mark.parametrize("side", [0, 1], ids=["ours", "upstream"])

@@ -11,25 +11,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from torchnative.testing import upstream
-
 sys.path.insert(0, str(Path(__file__).resolve().parent / "ecosystem_programs"))
 import compare  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    if not upstream.available():
-        pytest.skip("upstream environment missing")
-    return compare.three_runs("pl_fit", tmp_path_factory.mktemp("lightning"))
+runs = compare.runs_fixture("pl_fit")
 
 
 def test_fit_and_resume_agree_with_upstream(runs):
-    ours, up32, up64 = runs
-    for r in (ours, up32):
-        assert not r.refused, r.refused
-    bad = compare.disagreements(ours.case("fit"), up32.case("fit"), up64.case("fit"))
-    assert not bad, bad
+    compare.check(runs, "fit")
 
 
 @pytest.mark.parametrize("side", [0, 1], ids=["ours", "upstream"])

@@ -10,8 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from torchnative.testing import upstream
-
 sys.path.insert(0, str(Path(__file__).resolve().parent / "ecosystem_programs"))
 import compare  # noqa: E402
 
@@ -20,32 +18,12 @@ WATCHED = ["0.model.embeddings.LayerNorm.weight",
            "0.model.encoder.layer.5.output.dense.weight"]
 
 
-def _runs(d, cases):
-    if not upstream.available():
-        pytest.skip("upstream environment missing")
-    return compare.three_runs("st_minilm", d, cases)
-
-
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    return _runs(tmp_path_factory.mktemp("st"), ["encode"])
-
-
-@pytest.fixture(scope="module")
-def slow_runs(tmp_path_factory):
-    return _runs(tmp_path_factory.mktemp("st_slow"), ["train"])
-
-
-def _check(runs, case):
-    ours, up32, up64 = runs
-    assert case not in up32.refused, up32.refused.get(case)
-    assert case not in ours.refused, ours.refused[case]
-    bad = compare.disagreements(ours.case(case), up32.case(case), up64.case(case))
-    assert not bad, bad
+runs = compare.runs_fixture("st_minilm", ["encode"])
+slow_runs = compare.runs_fixture("st_minilm", ["train"])
 
 
 def test_encode_and_similarity_agree(runs):
-    _check(runs, "encode")
+    compare.check(runs, "encode")
     o = runs[0].case("encode")
     assert o["embeddings"].shape == (6, 384)
     # the Normalize module ran: unit embeddings, so cosine similarity equals the dot product
@@ -65,7 +43,7 @@ def test_a_wrong_embedding_is_caught(runs):
 
 @pytest.mark.slow
 def test_training_steps_agree(slow_runs):
-    _check(slow_runs, "train")
+    compare.check(slow_runs, "train")
 
 
 @pytest.mark.slow

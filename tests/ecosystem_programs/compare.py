@@ -96,3 +96,25 @@ def three_runs(program: str, out_dir: Path, cases=()) -> tuple[Run, Run, Run]:
     return (run("ours", program, "float32", out_dir, cases),
             run("upstream", program, "float32", out_dir, cases),
             run("upstream", program, "float64", out_dir, cases))
+
+
+def check(runs: tuple[Run, Run, Run], case: str) -> None:
+    """Assert that ``case`` ran on both sides and that ours agrees with upstream."""
+    ours, up32, up64 = runs
+    assert case not in up32.refused, up32.refused.get(case)
+    assert case not in ours.refused, ours.refused[case]
+    bad = disagreements(ours.case(case), up32.case(case), up64.case(case))
+    assert not bad, bad
+
+
+def runs_fixture(program: str, cases=()):
+    """A module-scoped pytest fixture holding ``three_runs`` of ``program`` (its ``cases``)."""
+    import pytest
+
+    @pytest.fixture(scope="module")
+    def runs(tmp_path_factory):
+        if not upstream.available():
+            pytest.skip("upstream environment missing")
+        return three_runs(program, tmp_path_factory.mktemp("-".join([program, *cases])), cases)
+
+    return runs
