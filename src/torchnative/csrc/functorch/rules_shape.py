@@ -174,30 +174,21 @@ def movedim(op, level, args, kwargs):
     return wrap(p.movedim(_wrap_dim(src, rank) + 1, _wrap_dim(dst, rank) + 1), level, 0)
 
 
-@rule("cat.default")
-def cat(op, level, args, kwargs):
+@rule("cat.default", "stack.default")
+def join(op, level, args, kwargs):
+    """cat/stack(tensors, dim): every tensor with the batch first (unbatched ones expanded)."""
     tensors = list(args[0])
     dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
     if all(unwrap(t, level)[1] is None for t in tensors):
         return NotImplemented
-    n = batch_size(level)
-    # legacy: 1-D empty tensors are skipped by cat whatever the others' rank
-    rank = max(len(t._size) for t in tensors)
-    parts = [at_front(t, level, n) for t in tensors
-             if not (len(t._size) == 1 and t._size[0] == 0 and rank > 1)]
+    if op.qualname == "aten::stack":
+        rank = len(tensors[0]._size) + 1
+    else:
+        # legacy: 1-D empty tensors are skipped by cat whatever the others' rank
+        rank = max(len(t._size) for t in tensors)
+        tensors = [t for t in tensors if not (len(t._size) == 1 and t._size[0] == 0 and rank > 1)]
+    parts = [at_front(t, level, batch_size(level)) for t in tensors]
     return wrap(aten_dispatch(op, (parts, _wrap_dim(dim, rank) + 1), {}), level, 0)
-
-
-@rule("stack.default")
-def stack(op, level, args, kwargs):
-    tensors = list(args[0])
-    dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
-    if all(unwrap(t, level)[1] is None for t in tensors):
-        return NotImplemented
-    n = batch_size(level)
-    rank = len(tensors[0]._size)
-    parts = [at_front(t, level, n) for t in tensors]
-    return wrap(aten_dispatch(op, (parts, _wrap_dim(dim, rank + 1) + 1), {}), level, 0)
 
 
 @rule("gather.default")
