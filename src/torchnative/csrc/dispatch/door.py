@@ -359,15 +359,27 @@ def backend_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
 
 
 def backend_key(args: tuple, kwargs: dict) -> str:
-    """'Meta' if the tensor arguments (or, with none, the ``device`` argument) are meta."""
+    """'Meta' if any tensor argument is meta: upstream dispatches on the union of the arguments'
+    keys, where Meta's backend outranks CPU's (``1 - meta_tensor`` wraps 1 as a CPU scalar tensor
+    and still runs the meta kernel). With no tensor argument, the ``device`` argument decides."""
+    tensors = False
     for a in args:
         if isinstance(a, TensorBase):
-            return "Meta" if a._np is None else "CPU"
-        if isinstance(a, (list, tuple)) and a and isinstance(a[0], TensorBase):
-            return "Meta" if a[0]._np is None else "CPU"
+            if a._np is None:
+                return "Meta"
+            tensors = True
+        elif isinstance(a, (list, tuple)) and a and isinstance(a[0], TensorBase):
+            for t in a:
+                if isinstance(t, TensorBase) and t._np is None:
+                    return "Meta"
+            tensors = True
     for a in kwargs.values():
         if isinstance(a, TensorBase):
-            return "Meta" if a._np is None else "CPU"
+            if a._np is None:
+                return "Meta"
+            tensors = True
+    if tensors:
+        return "CPU"
     dev = kwargs.get("device")
     if dev is not None and (getattr(dev, "type", None) == "meta" or dev == "meta" or
                             (isinstance(dev, str) and dev.startswith("meta"))):
