@@ -7,10 +7,7 @@ from __future__ import annotations
 
 import textwrap
 
-import pytest
-
-from kernel_golden import Golden
-from torchnative.testing import upstream
+from nn_ops_golden import golden_suite
 
 CASES: list = []
 
@@ -43,19 +40,4 @@ case("blank_out_of_range", "F.ctc_loss(lp, tg, [12, 12, 12], [4, 2, 3], blank=6)
 case("float_lengths", "F.ctc_loss(lp, tg, il, tl)",
      LP + PADDED + "il = mk.tensor([12., 12., 12.]); tl = mk.tensor([4, 2, 3])")
 
-_G = Golden(CASES)
-
-
-@pytest.fixture(scope="module")
-def golden(tmp_path_factory):
-    if not upstream.available():
-        upstream.missing("upstream environment (.venv-upstream) not installed")
-    return _G.run_upstream(tmp_path_factory, "ctc_golden")
-
-
-@pytest.mark.parametrize("case_", CASES, ids=[c[0] for c in CASES])
-def test_agrees_with_upstream(golden, case_):
-    doc, _ = golden
-    up = doc[case_[0]]
-    ours, ours_arrays = _G.ours(case_)
-    _G.compare(golden, case_[1], up["low"], ours, ours_arrays, up["high"], up.get("others", ()))
+_G, golden, test_agrees_with_upstream = golden_suite(CASES, "ctc_golden")

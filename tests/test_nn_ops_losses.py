@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import textwrap
 
-import pytest
-
-from kernel_golden import Golden
-from torchnative.testing import upstream
+from nn_ops_golden import golden_suite
 
 CASES: list = []
 
@@ -59,19 +56,4 @@ case("bilinear_double_backward", "bilinear",
      "a = mk.randn(4, 3).requires_grad_(); b = mk.randn(4, 2).requires_grad_()\n"
      "w = mk.randn(5, 3, 2).requires_grad_()")
 
-_G = Golden(CASES)
-
-
-@pytest.fixture(scope="module")
-def golden(tmp_path_factory):
-    if not upstream.available():
-        upstream.missing("upstream environment (.venv-upstream) not installed")
-    return _G.run_upstream(tmp_path_factory, "losses_golden")
-
-
-@pytest.mark.parametrize("case_", CASES, ids=[c[0] for c in CASES])
-def test_agrees_with_upstream(golden, case_):
-    doc, _ = golden
-    up = doc[case_[0]]
-    ours, ours_arrays = _G.ours(case_)
-    _G.compare(golden, case_[1], up["low"], ours, ours_arrays, up["high"], up.get("others", ()))
+_G, golden, test_agrees_with_upstream = golden_suite(CASES, "losses_golden")

@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import textwrap
 
-import pytest
-
-from kernel_golden import Golden
-from torchnative.testing import upstream
+from nn_ops_golden import golden_suite
 
 CASES: list = []
 
@@ -52,22 +49,7 @@ case("transform_bias_rescale_qkv", "T._transform_bias_rescale_qkv(x, b, 2)",
      "x = mk.randn(2, 3, 12); b = mk.randn(12)")
 case("bad_query_dim", "m(q[0], q, q)", mha(16, 2).replace("batch_first=True", "batch_first=False"))
 
-_G = Golden(CASES)
-
-
-@pytest.fixture(scope="module")
-def golden(tmp_path_factory):
-    if not upstream.available():
-        upstream.missing("upstream environment (.venv-upstream) not installed")
-    return _G.run_upstream(tmp_path_factory, "mha_golden")
-
-
-@pytest.mark.parametrize("case_", CASES, ids=[c[0] for c in CASES])
-def test_agrees_with_upstream(golden, case_):
-    doc, _ = golden
-    up = doc[case_[0]]
-    ours, ours_arrays = _G.ours(case_)
-    _G.compare(golden, case_[1], up["low"], ours, ours_arrays, up["high"], up.get("others", ()))
+_G, golden, test_agrees_with_upstream = golden_suite(CASES, "mha_golden")
 
 
 def test_the_fast_path_is_taken():

@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import textwrap
 
-import pytest
-
-from kernel_golden import Golden
-from torchnative.testing import upstream
+from nn_ops_golden import golden_suite
 
 CASES: list = []
 
@@ -70,19 +67,4 @@ case("max_pool3d_unbatched", "maxpool3d",
 case("max_pool3d_trace", "maxpool3d", "F.max_pool3d(x, 2)", "x = mk.randn(1, 2, 4, 4, 4)",
      "trace", "nograd")
 
-_G = Golden(CASES)
-
-
-@pytest.fixture(scope="module")
-def golden(tmp_path_factory):
-    if not upstream.available():
-        upstream.missing("upstream environment (.venv-upstream) not installed")
-    return _G.run_upstream(tmp_path_factory, "pool_golden")
-
-
-@pytest.mark.parametrize("case_", CASES, ids=[c[0] for c in CASES])
-def test_agrees_with_upstream(golden, case_):
-    doc, _ = golden
-    up = doc[case_[0]]
-    ours, ours_arrays = _G.ours(case_)
-    _G.compare(golden, case_[1], up["low"], ours, ours_arrays, up["high"], up.get("others", ()))
+_G, golden, test_agrees_with_upstream = golden_suite(CASES, "pool_golden")

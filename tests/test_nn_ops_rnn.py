@@ -14,8 +14,7 @@ import textwrap
 
 import pytest
 
-from kernel_golden import Golden
-from torchnative.testing import upstream
+from nn_ops_golden import golden_suite
 
 CASES: list = []
 
@@ -105,28 +104,11 @@ case("rnn_relu_cell_trace", "cell", "m(x, h)",
      "trace", "nograd")
 
 
-_G = Golden(CASES)
-
-
-@pytest.fixture(scope="module")
-def golden(tmp_path_factory):
-    if not upstream.available():
-        upstream.missing("upstream environment (.venv-upstream) not installed")
-    return _G.run_upstream(tmp_path_factory, "rnn_golden")
-
-
-@pytest.mark.parametrize("case_", CASES, ids=[c[0] for c in CASES])
-def test_agrees_with_upstream(golden, case_):
-    doc, _ = golden
-    up = doc[case_[0]]
-    ours, ours_arrays = _G.ours(case_)
-    _G.compare(golden, case_[1], up["low"], ours, ours_arrays, up["high"], up.get("others", ()))
+_G, golden, test_agrees_with_upstream = golden_suite(CASES, "rnn_golden")
 
 
 def test_a_wrong_gate_order_is_caught(golden):
     """Control: the comparison rejects an LSTM whose forget and input gates are swapped."""
-    import torch
-
     doc, _ = golden
     name = "lstm_eval"
     c = next(x for x in CASES if x[0] == name)
@@ -134,4 +116,3 @@ def test_a_wrong_gate_order_is_caught(golden):
     ours, arrays = _G.ours((name, c[1], swap, c[3], c[4]))
     with pytest.raises(AssertionError):
         _G.compare(golden, c[1], doc[name]["low"], ours, arrays, doc[name]["high"])
-    assert torch is not None
