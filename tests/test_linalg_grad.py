@@ -336,8 +336,9 @@ LINALG_OPS = (
 def test_opinfo_gradient_sweep():
     """grad, gradgrad, gradcheck and gradgradcheck of every linalg entry's OpInfo samples (3 per
     entry and dtype) judged by the golden harness: nothing refuses, and at least 90% of the
-    samples agree in every kind (measured on a wider selection, norms included: 257 of 282;
-    what diverges is listed in docs/gradients.md)."""
+    samples agree in every kind (measured: 204 of 218, 139 of 148 rows agree; the divergences
+    are eigh's eigenvector signs, float64 ulp-level differences, and are listed in
+    docs/gradients.md). About 5 minutes when the cases are not cached."""
     from torchnative.testing.golden import grads
 
     suite = grads.GradSuite("linalg-sweep", LINALG_OPS, max_samples=3, checks=1)
