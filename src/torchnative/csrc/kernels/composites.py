@@ -14,6 +14,7 @@ from ..ops.native_functions import by_qualname
 from ..core.tensor import wrap_dim
 from ..ops.kernel_registry import COMPOSITE, kernel
 from .views import compute_stride, infer_size
+from .support.broadcast import broadcast_shape
 
 
 def _call(name, *args, **kwargs):
@@ -234,17 +235,7 @@ def broadcast_to(self, size):
 
 @kernel("broadcast_tensors", composite=True)
 def broadcast_tensors(tensors):
-    shape: list = []
-    for t in tensors:
-        s = list(t.shape)
-        if len(s) > len(shape):
-            shape = [1] * (len(s) - len(shape)) + shape
-        s = [1] * (len(shape) - len(s)) + s
-        for i, (a, b) in enumerate(zip(shape, s)):
-            if a != b and a != 1 and b != 1:
-                raise RuntimeError(f"The size of tensor a ({a}) must match the size of tensor b "
-                                   f"({b}) at non-singleton dimension {i}")
-            shape[i] = b if a == 1 else a
+    shape = list(broadcast_shape(*(t.shape for t in tensors)))
     # upstream's expand_size returns a tensor that already has the shape as it is
     return [t if list(t.shape) == shape else _call("expand", t, shape) for t in tensors]
 

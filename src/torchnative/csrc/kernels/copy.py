@@ -16,6 +16,7 @@ from ..core.layouts import channels_last, channels_last_3d, contiguous_format, p
 from ..core.storage import new_storage
 from ..core.tensor import TensorBase, contiguous_strides
 from .support.common import arr
+from .support.broadcast import infer_size
 from ..dispatch.structured import register_copy
 from ..ops.kernel_registry import kernel
 
@@ -32,9 +33,9 @@ def copy_into(dest: TensorBase, src: TensorBase) -> None:
     try:
         np.copyto(dest._np, values, casting="unsafe")
     except ValueError:
-        raise RuntimeError(f"The size of tensor a ({dest._size[-1] if dest._size else 1}) must "
-                           f"match the size of tensor b ({src._size[-1] if src._size else 1}) at "
-                           "non-singleton dimension") from None
+        shape = infer_size(dest._size, src._size)  # TensorIterator's message for a mismatch
+        raise RuntimeError(f"output with shape {list(dest._size)} doesn't match the broadcast "
+                           f"shape {list(shape)}") from None
 
 
 @kernel("copy_")

@@ -22,6 +22,7 @@ from ..core.tensor import TensorBase, contiguous_strides, wrap_dim
 from .support.common import INT64, arr, opmath, wrap
 from .pointwise_math import fma
 from .support.scalar import scalar_to
+from .support.broadcast import infer_size
 from ..ops.kernel_registry import kernel
 
 _INDEX_DTYPES = ("int64", "int32")
@@ -896,21 +897,6 @@ kernel("index_fill.int_Tensor")(_cloned(index_fill__tensor))
 
 
 # ------------------------------------------------------------------------------------- masks
-def infer_size(a, b) -> tuple:
-    """at::infer_size: the broadcast of shapes ``a`` and ``b``, with upstream's message."""
-    n = max(len(a), len(b))
-    out = []
-    for i in range(n - 1, -1, -1):
-        da, db = len(a) - n + i, len(b) - n + i
-        sa = a[da] if da >= 0 else 1
-        sb = b[db] if db >= 0 else 1
-        if sa != sb and sa != 1 and sb != 1:
-            raise RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor b "
-                               f"({sb}) at non-singleton dimension {i}")
-        out.append(sb if sa == 1 else sa)
-    return tuple(reversed(out))
-
-
 def expand_inplace_check(target, shape) -> None:
     """at::expand_inplace: ``shape`` must broadcast to ``target`` without growing it."""
     if len(shape) > len(target):

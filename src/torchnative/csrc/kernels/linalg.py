@@ -23,6 +23,7 @@ from .support.common import arr, as_compute, wrap
 from ..dispatch.call import call
 from .support.nn_util import contiguous, not_implemented, opmath_dtype, subclass_like, typemeta
 from .support.scalar import scalar_to
+from .support.broadcast import infer_size
 from ..ops.kernel_registry import kernel
 from .views import expand as _expand_view
 
@@ -380,17 +381,8 @@ def _prod(xs) -> int:
 
 
 def _broadcast_batch(a, b) -> list:
-    """infer_size over the batch dimensions, with upstream's message."""
-    n = max(len(a), len(b))
-    out = []
-    for i in range(n):
-        da = a[len(a) - n + i] if len(a) - n + i >= 0 else 1
-        db = b[len(b) - n + i] if len(b) - n + i >= 0 else 1
-        if da != db and da != 1 and db != 1:
-            raise RuntimeError(f"The size of tensor a ({da}) must match the size of tensor b "
-                               f"({db}) at non-singleton dimension {i}")
-        out.append(db if da == 1 else da)
-    return out
+    """infer_size over the batch dimensions."""
+    return list(infer_size(a, b))
 
 
 def _matmul_impl(out, tensor1, tensor2):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .support.common import as_compute, wrap
+from .support.broadcast import infer_size
 from ..dispatch.call import call
 from ..ops.kernel_registry import kernel
 
@@ -570,16 +571,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-08):
 
 
 def _bshape(a, b):
-    sa, sb = a._size, b._size
-    n = max(len(sa), len(sb))
-    sa, sb = (1,) * (n - len(sa)) + sa, (1,) * (n - len(sb)) + sb
-    out = []
-    for i, (x, y) in enumerate(zip(sa, sb)):
-        if x != y and x != 1 and y != 1:
-            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
-                               f"at non-singleton dimension {i}")
-        out.append(y if x == 1 else x)
-    return tuple(out)
+    return infer_size(a._size, b._size)
 
 
 def _check_cdist(x1, x2):

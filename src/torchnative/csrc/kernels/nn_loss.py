@@ -18,6 +18,7 @@ from ..core import dtypes as D
 from ..core.cast import cast_array
 from ..core.promotion import can_cast, promote_types
 from .support.common import arr, as_compute, wrap
+from .support.broadcast import infer_size
 from ..dispatch.call import call
 from .support.nn_util import not_implemented, subclass_like
 from ..ops.kernel_registry import kernel
@@ -311,13 +312,7 @@ def _broadcast(a: np.ndarray, b: np.ndarray):
     try:
         return np.broadcast_arrays(a, b)
     except ValueError:
-        sa, sb = a.shape, b.shape
-        n = max(len(sa), len(sb))
-        sa, sb = (1,) * (n - len(sa)) + sa, (1,) * (n - len(sb)) + sb
-        for i, (x, y) in enumerate(zip(sa, sb)):
-            if x != y and x != 1 and y != 1:
-                raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
-                                   f"({y}) at non-singleton dimension {i}") from None
+        infer_size(a.shape, b.shape)
         raise
 
 

@@ -21,6 +21,7 @@ from ..core.cast import cast_array
 from ..core.tensor import TensorBase
 from .support.common import arr, opmath, result_type, wrap  # noqa: F401  (result_type: re-exported)
 from .support.iteration import ti_perm
+from .support.broadcast import broadcast_shape  # noqa: F401  (re-exported to other kernels)
 
 B = D.BY_NAME
 BOOL, U8, I64 = B["bool"], B["uint8"], B["int64"]
@@ -238,24 +239,6 @@ def checked(v, dt: D.dtype):
 
 
 # ---- shapes -----------------------------------------------------------------------------------
-def broadcast_shape(*shapes) -> tuple:
-    """TensorIterator's shape, with infer_size's error naming the first mismatch."""
-    out: tuple = ()
-    for shape in shapes:
-        shape = tuple(shape)
-        n = max(len(out), len(shape))
-        a = (1,) * (n - len(out)) + out
-        b = (1,) * (n - len(shape)) + shape
-        res = []
-        for i, (x, y) in enumerate(zip(a, b)):
-            if x != y and x != 1 and y != 1:
-                raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
-                                   f"({y}) at non-singleton dimension {i}")
-            res.append(y if x == 1 else x)
-        out = tuple(res)
-    return out
-
-
 def shapes_of(*xs):
     return [x._size for x in xs if isinstance(x, TensorBase)]
 

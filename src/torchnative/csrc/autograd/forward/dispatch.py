@@ -225,28 +225,25 @@ def _forbid(entry, why: str):
                               f"support it {why}")
 
 
-# the overloads torch._decomp.decompositions_for_jvp registers for forward AD, at its end
-_JVP_DECOMPOSED = frozenset(f"aten::{n}" for n in (
-    "trace", "nll_loss_backward", "nll_loss2d_backward", "_log_softmax_backward_data",
-    "_softmax_backward_data", "log_sigmoid_forward", "native_layer_norm_backward",
-    "native_batch_norm_backward", "cudnn_batch_norm_backward", "batch_norm_backward",
-    "miopen_batch_norm_backward"))
+# operator name -> its compiled decomposition, filled by torch._C._jit_register_decomposition_for
+# _schema (torch._decomp.decompositions_for_jvp registers them when TorchScript is on)
+JIT_DECOMPOSITIONS: dict = {}
 
 
 def _jvp_decomposition(op):
-    """upstream's decomposition registered for forward AD: the operators it calls carry the
-    tangents. Only once decompositions_for_jvp has loaded (torch.autograd.forward_ad imports it
-    when TorchScript is on; its registration needs TorchScript), as upstream has none before."""
-    import sys
-
-    mod = sys.modules.get("torch._decomp.decompositions_for_jvp")
-    if mod is None or op.name not in _JVP_DECOMPOSED:
+    """The decomposition registered for an operator without a forward formula, as upstream's
+    ``run_jit_decomposition_with_args_for_jvp`` finds it: the operators it calls carry the
+    tangents."""
+    fn = JIT_DECOMPOSITIONS.get(op.name)
+    if fn is None:
         return None
-    for table in (mod.decomposition_table_for_jvp, mod.decomposition_table):
-        for overload, fn in table.items():
-            if overload.name() == op.name:
-                return fn
-    return None
+
+    def run(*args, **kwargs):  # the schema's arguments in order, keyword-only ones by name
+        vals = _bind(op, args, kwargs)
+        schema_args = op.schema.arguments
+        return fn(*(vals[a.name] for a in schema_args if not a.kwarg_only),
+                  **{a.name: vals[a.name] for a in schema_args if a.kwarg_only})
+    return run
 
 
 # --- VariableTypeManual's forward-AD operators -----------------------------------------------
