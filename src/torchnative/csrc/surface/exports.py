@@ -26,7 +26,7 @@ IMPLEMENTING = [
     "autograd.requires_grad",
     "surface.jit_tree_views", "surface.jit_function", "autograd.forward.levels", "surface.jit_fork",
     "functorch.jvp",
-    "surface.jit_type_comment",
+    "surface.jit_type_comment", "surface.jit_compilation_unit",
 ]
 
 
