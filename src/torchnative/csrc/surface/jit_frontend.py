@@ -10,7 +10,6 @@ from __future__ import annotations
 from ..core.refuse import TorchnativeNotImplementedError
 from ..ops.schema import _highlight
 
-_NO_TORCHSCRIPT = "TorchScript compilation to IR is not implemented in torchnative"
 _CONTEXT = 3  # lines of context printed around a highlighted range
 
 
@@ -102,34 +101,6 @@ class ErrorReport(Exception):
         return ""
 
 
-class CompilationUnit:
-    """A container of TorchScript functions; torch.jit makes an empty one at import. Ours stays
-    empty: defining into it would compile TorchScript source to IR, which refuses."""
-
-    def __init__(self, lang: str = "", _frames_up: int = 0):
-        if lang:
-            self.define(lang)
-
-    def find_function(self, name: str):
-        return None
-
-    def get_functions(self) -> list:
-        return []
-
-    def get_class(self, name: str):
-        return None
-
-    def get_interface(self, name: str):
-        return None
-
-    def define(self, script: str, rcb=None, _frames_up: int = 0):
-        raise TorchnativeNotImplementedError("torch._C.CompilationUnit.define", _NO_TORCHSCRIPT)
-
-    def create_function(self, name: str, graph, shouldMangle: bool = False):
-        raise TorchnativeNotImplementedError("torch._C.CompilationUnit.create_function",
-                                             _NO_TORCHSCRIPT)
-
-
 def tracer_warn_use_python() -> None:
     """Route the JIT tracer's warnings through Python: there is no tracer here to route."""
 
@@ -147,7 +118,6 @@ TORCH_C = {
     "torch._C._tracer_warn_use_python": tracer_warn_use_python,
     "torch._C._get_tracing_state": get_tracing_state,
     "torch._C._is_tracing": is_tracing,
-    "torch._C.CompilationUnit": CompilationUnit,
     "torch._C._jit_tree_views.SourceRange": SourceRange,
     "torch._C._jit_tree_views.SourceRangeFactory": SourceRangeFactory,
     "torch._C.ErrorReport": ErrorReport,

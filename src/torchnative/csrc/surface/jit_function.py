@@ -6,7 +6,8 @@ def, rcb, defaults)``. Ours reads the Def's signature into a schema and returns 
 upstream's ``_script_impl`` then hands it the original function as ``_torchdynamo_inline`` (for
 ``torch.compile`` to inline), and a call runs that function, as upstream's ``PYTORCH_JIT=0`` runs
 scripted code, behind TorchScript's call contract (argument binding, conversion and type errors).
-Nothing here builds IR: the graph, the code, saving and the passes refuse by name.
+Nothing here builds IR: ``.graph`` is the function itself (``jit_graph``); the code, saving
+and the passes refuse by name.
 """
 
 from __future__ import annotations
@@ -105,7 +106,13 @@ class ScriptFunction:
         finally:
             _calls.depth = depth
 
-    graph = _refuse_ir_property("graph")
+    @property
+    def graph(self):
+        """The function itself, standing in for its IR (``jit_graph``)."""
+        from .jit_graph import Graph
+
+        return Graph._of(self)
+
     inlined_graph = _refuse_ir_property("inlined_graph")
     code = _refuse_ir_property("code")
     save = _refuse_ir("save")
@@ -148,6 +155,11 @@ def jit_script_compile(qualified_name: str, def_: Def, rcb, defaults: dict) -> S
     if not isinstance(def_, Def):
         raise TypeError(f"_jit_script_compile(): expected a torch._C._jit_tree_views.Def, "
                         f"got {type(def_).__name__}")
+    return compile_def(qualified_name, def_, rcb, defaults)
+
+
+def compile_def(qualified_name: str, def_: Def, rcb, defaults: dict) -> ScriptFunction:
+    """The ScriptFunction of a Def whose names resolve through ``rcb``."""
     call = _is_scripting_call(def_, rcb)
     if call is not None:
         raise TorchnativeNotImplementedError(

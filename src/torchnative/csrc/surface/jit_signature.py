@@ -14,7 +14,7 @@ import typing
 
 from ..core.refuse import TorchnativeNotImplementedError
 from ..ops.schema import Argument, _init_argument, _NO_DEFAULT
-from .jit_tree_views import Decl, Select, StringLiteral, Subscript, TupleLiteral, Var
+from .jit_tree_views import BinOp, Decl, Select, StringLiteral, Subscript, TupleLiteral, Var
 
 _PYBIND_CAST = ("Unable to cast Python instance of type {} to C++ type '?' (#define "
                 "PYBIND11_DETAILED_ERROR_MESSAGES or compile in debug mode for details)")
@@ -52,9 +52,11 @@ def _annotation(expr, rcb):
         return ()
     if type(expr).__name__ == "NoneLiteral":
         return None
+    if isinstance(expr, BinOp) and expr.kind == "|":  # PEP 604: ``Tensor | None``
+        return typing.Union[_annotation(expr.lhs, rcb), _annotation(expr.rhs, rcb)]
     raise TorchnativeNotImplementedError(
         "a TorchScript type expression of kind " + type(expr).__name__,
-        "scripted signatures take names, attributes and subscripts as types")
+        "scripted signatures take names, attributes, subscripts and X | Y as types")
 
 
 def jit_type(expr, rcb, loc=None):
