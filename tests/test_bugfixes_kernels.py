@@ -23,3 +23,18 @@ BROADCAST = {
 def test_broadcast_error_names_upstreams_dimension():
     assert_agree(BROADCAST)
 
+
+
+DIAGFLAT = {
+    "vector": "torch.diagflat(torch.tensor([1., 2., 3.]))",
+    "matrix_offset": "torch.diagflat(torch.arange(4.).reshape(2, 2), 1)",
+    "below": "torch.diagflat(torch.tensor([1, 2]), -2)",
+    "transposed": "torch.arange(6.).reshape(2, 3).t().diagflat()",
+    "scalar": "torch.tensor(5.).diagflat()",
+    "meta": "torch.diagflat(torch.empty(2, 3, device='meta'), -1)",
+    "grad": "torch.autograd.grad(torch.diagflat(W, 1).mul(torch.arange(25.).reshape(5, 5)).sum(), W)",
+}
+
+
+def test_diagflat():
+    assert_agree(DIAGFLAT, setup="W = torch.arange(4.).reshape(2, 2).requires_grad_()\n")

@@ -107,6 +107,11 @@ def ravel(self):
     return reshape(self.contiguous(), [-1])
 
 
+@kernel("diagflat", composite=True)
+def diagflat(self, offset=0):
+    return _call("diag", _call("view", _call("contiguous", self), [-1]), offset)
+
+
 @kernel("unflatten.int", composite=True)
 def unflatten(self, dim, sizes):
     n = self.dim()
