@@ -56,23 +56,15 @@ def test_the_fast_path_is_taken():
     """The module reaches _native_multi_head_attention (not the Python path) in eval/no_grad;
     a control shows training mode does not."""
     import torch
-    from torch.utils._python_dispatch import TorchDispatchMode
 
-    class Rec(TorchDispatchMode):
-        def __init__(self):
-            super().__init__()
-            self.ops = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.ops.append(str(func))
-            return func(*args, **(kwargs or {}))
+    from kernel_golden import Recorder
 
     m = torch.nn.MultiheadAttention(16, 2, batch_first=True).eval()
     x = torch.randn(2, 5, 16)
-    with torch.no_grad(), Rec() as r:
+    with torch.no_grad(), Recorder() as ops:
         m(x, x, x)
-    assert "aten._native_multi_head_attention.default" in r.ops
+    assert "aten._native_multi_head_attention.default" in ops
     m.train()
-    with torch.no_grad(), Rec() as r:
+    with torch.no_grad(), Recorder() as ops:
         m(x, x, x)
-    assert "aten._native_multi_head_attention.default" not in r.ops
+    assert "aten._native_multi_head_attention.default" not in ops
