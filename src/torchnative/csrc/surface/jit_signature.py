@@ -113,9 +113,16 @@ def _scalar(want, tensor_cls):
     fast = {int: (int, bool), float: (float, int, bool), bool: (bool, int, float)}[want]
     hook = {int: ("__int__", "__index__"), float: ("__float__", "__index__"), bool: ("__bool__",)}[want]
 
+    import torch
+    # TorchScript's int is also its dtype, layout, memory format and qscheme (a ``torch.dtype``
+    # annotation is ``int``): the Python body receives the object, which its operators take
+    enums = (torch.dtype, torch.layout, torch.memory_format, torch.qscheme) if want is int else ()
+
     def cast(v):
         if type(v) in fast:
             return want(v)
+        if isinstance(v, enums):
+            return v
         if isinstance(v, tensor_cls):
             if v.dim() != 0:
                 raise _CastError(_PYBIND_CAST.format(type(v)))
