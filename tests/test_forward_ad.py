@@ -2,8 +2,11 @@
 through ordinary programs, views and in-place operations on duals, custom Function.jvp,
 torch.autograd.functional, torch.func's jvp/jacfwd/hessian, and the errors upstream raises. Every value case runs in float32 on
 both sides and in float64 on upstream; ours is judged by the golden harness's
-``compare.elementwise`` (tolerance from upstream's own float32-vs-float64 error). Both sides run
-with PYTORCH_JIT=0 (test_make_dual_with_torchscript_on says why)."""
+``compare.elementwise`` (tolerance from upstream's own float32-vs-float64 error). Everything runs
+twice: with TorchScript on (the default: torch.autograd.forward_ad loads upstream's jvp
+decompositions, compiled through TorchScript, which supply the tangents of operators without a
+forward formula) and with upstream's PYTORCH_JIT=0 switch (no decomposition: those operators raise
+upstream's NotImplementedError)."""
 
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ from torchnative.testing.golden import compare
 needs_upstream = pytest.mark.skipif(not upstream.available(), reason="no upstream environment")
 
 PROGRAM = r"""
-import json, sys, torch
+import json, os, sys, torch
 import torch.autograd.forward_ad as fwAD
 import torch.nn.functional as F
 
@@ -124,9 +127,40 @@ def cases(dt):
     v["func_vmap_of_jvp"] = vmap(lambda p, t: jvp(f, (p,), (t,))[1])(x, xt)
     return v
 
+def decomposed(dt):
+    # operators without a forward formula whose tangents come from the jvp decompositions
+    # torch._decomp.decompositions_for_jvp registers through TorchScript (TorchScript on);
+    # with PYTORCH_JIT=0 none is registered and each raises upstream's NotImplementedError
+    from torch.func import grad, hessian, jacfwd, jacrev, jvp
+    x, xt = rnd(4, 5, seed=6, dtype=dt), rnd(4, 5, seed=7, dtype=dt)
+    y = torch.tensor([1, 0, 3, 2])
+    hv = lambda f: (lambda: jvp(grad(f), (x,), (xt,))[1])
+    return {
+        "trace": lambda: jvp(torch.trace, (x[:, :4],), (xt[:, :4],))[1],
+        "logsigmoid": lambda: jvp(F.logsigmoid, (x,), (xt,))[1],
+        "hvp_cross_entropy": hv(lambda z: F.cross_entropy(z, y)),
+        "hvp_nll_loss_2d": lambda: jvp(grad(lambda z: F.nll_loss(
+            F.log_softmax(z, 1), y.reshape(1, 2, 2))), (x.reshape(1, 5, 2, 2),),
+            (xt.reshape(1, 5, 2, 2),))[1],
+        "hvp_log_softmax": hv(lambda z: (F.log_softmax(z, 1) * z.detach().cos()).sum()),
+        "hvp_softmax": hv(lambda z: (F.softmax(z, 0) * z.detach().sin()).sum()),
+        "hvp_layer_norm": hv(lambda z: F.layer_norm(z, (5,)).pow(3).sum()),
+        "hvp_batch_norm": hv(lambda z: F.batch_norm(z, None, None, training=True).pow(3).sum()),
+        "hessian_cross_entropy": lambda: hessian(lambda z: F.cross_entropy(z, y[:2]))(x[:2]),
+        "jacfwd_of_jacrev_softmax": lambda: jacfwd(jacrev(lambda z: z.softmax(0)))(x[0]),
+        "functional_hvp_cross_entropy": lambda: torch.autograd.functional.hvp(
+            lambda z: F.cross_entropy(z, y), x, xt)[1],
+    }
+
+jit_on = os.environ.get("PYTORCH_JIT", "1") == "1"
 for dt in (torch.float32, torch.float64):
     for k, t in cases(dt).items():
         out["values"].setdefault(k, {})[str(dt)] = vals(t)
+    for k, f in decomposed(dt).items():
+        if jit_on:
+            out["values"].setdefault(k, {})[str(dt)] = vals(f())
+        else:
+            out["errors"][k] = err(f)
 
 x, t = rnd(3), rnd(3, seed=5)
 e = out["errors"]
@@ -155,22 +189,29 @@ out["facts"]["after_exit"] = [fwAD.unpack_dual(y).tangent is None, fwAD.unpack_d
 print(json.dumps(out))
 """
 
-NO_JIT = {"PYTORCH_JIT": "0"}
+# the two settings: TorchScript on (PYTORCH_JIT unset, the default) and off
+MODES = {"jit_on": {}, "jit_off": {"PYTORCH_JIT": "0"}}
 
 
-def _ours(code):
+def _env(mode: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "PYTORCH_JIT"}
+    return env | MODES[mode]
+
+
+def _ours(code, mode="jit_on"):
     proc = subprocess.run([upstream.ours_python(), "-c", code], capture_output=True, text=True,
-                          env=dict(os.environ) | NO_JIT, timeout=600)
+                          env=_env(mode), timeout=600)
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr[-4000:])
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-@pytest.fixture(scope="module")
-def both():
+@pytest.fixture(scope="module", params=list(MODES))
+def both(request):
     if not upstream.available():
         upstream.missing("the upstream environment")
-    return _ours(PROGRAM), upstream.run_json(PROGRAM, env=NO_JIT)
+    mode = request.param
+    return _ours(PROGRAM, mode), upstream.run_json(PROGRAM, env=MODES[mode] or None)
 
 
 @needs_upstream
@@ -209,7 +250,7 @@ def test_nested_jvp_refuses_by_name():
     code = ("import torch\nfrom torch.func import jacfwd\n"
             "jacfwd(jacfwd(torch.sin))(torch.ones(2))\n")
     proc = subprocess.run([upstream.ours_python(), "-c", code], capture_output=True, text=True,
-                          env=dict(os.environ) | NO_JIT, timeout=300)
+                          env=_env("jit_on"), timeout=300)
     assert proc.returncode != 0
     assert "TorchnativeNotImplementedError" in proc.stderr and "inside another" in proc.stderr, \
         proc.stderr[-2000:]
@@ -227,18 +268,17 @@ def test_a_wrong_tangent_is_caught():
     assert compare.elementwise(wrong, lo, hi, "float32", summed=True) is not None
 
 
+@needs_upstream
 def test_make_dual_with_torchscript_on():
-    """With TorchScript on (the default), torch.autograd.forward_ad loads upstream's jvp
-    decompositions, which compile through TorchScript; ours has no TorchScript IR, so make_dual
-    refuses by name there (upstream's own PYTORCH_JIT=0 switch avoids it)."""
-    code = ("import torch, torch.autograd.forward_ad as fwAD\n"
+    """The user's first line, with default settings: make_dual loads the jvp decompositions
+    (TorchScript's CompilationUnit.define and torch.jit.script, then the JIT's decomposition
+    registry) and computes as upstream does."""
+    code = ("import json, torch, torch.autograd.forward_ad as fwAD\n"
             "with fwAD.dual_level():\n"
-            "    d = fwAD.make_dual(torch.ones(2), torch.ones(2))\n"
-            "print(fwAD.unpack_dual(d * 2).primal.tolist())\n")
-    env = {k: v for k, v in os.environ.items() if k != "PYTORCH_JIT"}
-    proc = subprocess.run([upstream.ours_python(), "-c", code], capture_output=True, text=True,
-                          env=env, timeout=300)
-    if proc.returncode == 0:
-        return  # TorchScript compiles now: nothing refuses
-    assert "TorchnativeNotImplementedError" in proc.stderr and "CompilationUnit" in proc.stderr, \
-        proc.stderr[-2000:]
+            "    d = fwAD.make_dual(torch.ones(2), torch.full((2,), 0.5))\n"
+            "    u = fwAD.unpack_dual(d * 2)\n"
+            "print(json.dumps([u.primal.tolist(), u.tangent.tolist(),\n"
+            "                  'torch._decomp.decompositions_for_jvp' in __import__('sys').modules]))\n")
+    up = upstream.run_json(code)
+    assert up == [[2.0, 2.0], [1.0, 1.0], True]
+    assert _ours(code) == up
