@@ -316,6 +316,7 @@ class Signature:
             raise _NoMatch(lambda: f"{self.name}() takes {self.max_pos} positional arguments but "
                            f"{nargs} were given")
         out = []
+        convert = []  # upstream converts only once the whole signature has matched
         pos = 0
         remaining = len(kwargs)
         for p in self.params:
@@ -342,7 +343,9 @@ class Signature:
                 pos = nargs
                 continue
             elif p.check(obj):
-                out.append(p.convert(obj) if p.needs_convert else obj)
+                if p.needs_convert:
+                    convert.append((len(out), p))
+                out.append(obj)
             else:
                 raise _NoMatch(lambda p=p, is_kwd=is_kwd, pos=pos, obj=obj: (
                     f"{self.name}(): argument '{p.name}'"
@@ -356,6 +359,8 @@ class Signature:
             names = {p.name for p in self.params} | {a for p in self.params for a in p.aliases}
             bad = next((k for k in kwargs if k not in names), next(iter(kwargs)))
             raise _NoMatch(lambda: f"{self.name}() got an unexpected keyword argument '{bad}'")
+        for i, p in convert:
+            out[i] = p.convert(out[i])
         return out
 
     def plan(self, with_out: bool) -> "_Plan":
