@@ -37,23 +37,23 @@ CI_OPS = ("sin,exp,tanh,sigmoid,abs,mul,add,div,pow,atan2,where,clamp,sum,mean,a
           "log,log1p,erf,lerp,masked_fill,flip,roll,repeat,t,diagonal,triu,tril,cosh,atan,cos")
 
 
-# torch.autograd.forward_ad loads upstream's jvp decompositions through TorchScript unless
-# PYTORCH_JIT=0 (upstream's own switch); ours has no TorchScript IR yet
-# (test_forward_ad.py::test_make_dual_with_torchscript_on), so both sides run with it off
-NO_JIT = {"PYTORCH_JIT": "0"}
+# both sides run with TorchScript on, a user's default: torch.autograd.forward_ad loads upstream's
+# jvp decompositions (test_forward_ad.py runs its cases with PYTORCH_JIT=0 too)
+def _jit_default(env: dict) -> dict:
+    return {k: v for k, v in env.items() if k != "PYTORCH_JIT"}
 
 
 SLOW_SAMPLES = 8  # per OpInfo entry, in the whole-database sweep
 
 
 def _ours_env():
-    env = dict(os.environ) | NO_JIT
+    env = _jit_default(dict(os.environ))
     env.setdefault("OMP_NUM_THREADS", "2")
     return env
 
 
 def _up_env():
-    return upstream.upstream_env() | NO_JIT
+    return _jit_default(upstream.upstream_env())
 
 
 def _run(python, args, env):
