@@ -116,13 +116,13 @@ def allreduce(ctx: Context, values: np.ndarray, op: str) -> None:
         ctx.mesh.unpost(COLL, ctx.slot)
 
 
-def _scratch(mesh, nbytes: int) -> np.ndarray:
-    """Two receive areas of ``nbytes`` each, kept on the mesh (fresh pages cost more than the
+def _scratch(mesh, rows: int, nbytes: int) -> np.ndarray:
+    """``rows`` receive areas of ``nbytes`` each, kept on the mesh (fresh pages cost more than the
     copy they would hold); collectives of one group run one at a time on its worker thread."""
     have = getattr(mesh, "ring_scratch", None)
-    if have is None or have.shape[1] < nbytes:
-        have = mesh.ring_scratch = np.empty((2, -(-nbytes // 64) * 64), np.uint8)  # rows aligned
-    return have[:, :nbytes]
+    if have is None or have.shape[0] < rows or have.shape[1] < nbytes:
+        have = mesh.ring_scratch = np.empty((rows, -(-nbytes // 64) * 64), np.uint8)  # rows aligned
+    return have[:rows, :nbytes]
 
 
 def _ring_allreduce(ctx: Context, values: np.ndarray, fn) -> None:
@@ -136,20 +136,21 @@ def _ring_allreduce(ctx: Context, values: np.ndarray, fn) -> None:
         return [(a, min(a + step_elems, hi)) for a in range(lo, hi, step_elems)]
 
     seg_bytes = int(np.diff(bounds).max()) * values.itemsize
-    scratch = _scratch(ctx.mesh, seg_bytes)
+    rows = min(3, n - 1)  # reduce-scatter steps whose receive areas are live at once
+    scratch = _scratch(ctx.mesh, rows, seg_bytes)
     steps = 2 * (n - 1)  # n-1 reduce-scatter steps, then n-1 all-gather steps
 
     def send_seg(s):
         return (r - s) % n if s < n - 1 else (r + 1 - (s - n + 1)) % n
 
-    def recv_seg(s):
+    def recv_seg(s):  # = send_seg(s + 1): what a step receives, the next one forwards
         return (r - s - 1) % n if s < n - 1 else (r - (s - n + 1)) % n
 
     def dest(s, a, b):  # where step s's chunk [a, b) is received
         if s >= n - 1:
             return values[a:b]
         base = int(bounds[recv_seg(s)])
-        return scratch[s % 2].view(values.dtype)[a - base:b - base]
+        return scratch[s % rows].view(values.dtype)[a - base:b - base]
 
     def post(s):
         for c, (a, b) in enumerate(chunks(recv_seg(s))):
@@ -163,21 +164,20 @@ def _ring_allreduce(ctx: Context, values: np.ndarray, fn) -> None:
 
     # An all-gather chunk can only arrive after this rank sent its part of it (the value is the
     # reduction of every rank's contribution), so its place may be posted now; a reduce-scatter
-    # scratch row is free again once the step before last has landed.
-    for s in [0, 1][:n - 1] + list(range(n - 1, steps)):
+    # area is free again once the step that used it before has landed.
+    for s in list(range(min(rows, n - 1))) + list(range(n - 1, steps)):
         post(s)
-    for s in range(steps):
-        if 1 <= s and s + 1 < n - 1:
-            post(s + 1)
-        out, inc = chunks(send_seg(s)), chunks(recv_seg(s))
-        landed = 0
-        for c, (a, b) in enumerate(out):
+    for c, (a, b) in enumerate(chunks(send_seg(0))):
+        ctx.send(right, f"s0c{c}", values[a:b])
+    for s in range(1, steps):
+        if rows <= s + rows - 2 < n - 1:  # its area's last user, step s - 2, landed in loop s - 1
+            post(s + rows - 2)
+        # each chunk goes on as soon as it has landed: chunks flow round the ring independently
+        for c, (a, b) in enumerate(chunks(send_seg(s))):
+            land(s - 1, c, a, b)
             ctx.send(right, f"s{s}c{c}", values[a:b])
-            while landed < min(c, len(inc)):  # the earlier chunks, while this one travels
-                land(s, landed, *inc[landed])
-                landed += 1
-        for c in range(landed, len(inc)):
-            land(s, c, *inc[c])
+    for c, (a, b) in enumerate(chunks(recv_seg(steps - 1))):
+        land(steps - 1, c, a, b)
 
 
 def broadcast(ctx: Context, raw: np.ndarray, root: int) -> None:
