@@ -23,4 +23,6 @@ def register_decomposition_for_schema(schema, graph) -> None:
     name = f"{schema.name}.{schema.overload_name}" if schema.overload_name else schema.name
     if REGISTRY.find(schema.name, schema.overload_name) is None:  # upstream looks it up too
         raise RuntimeError(f"_jit_register_decomposition_for_schema: no operator {name}")
-    JIT_DECOMPOSITIONS[name] = graph._run
+    # a schema's first registration is the one that runs (upstream's registry keeps the function
+    # it made first and only replaces the graph it prints)
+    JIT_DECOMPOSITIONS.setdefault(name, graph._run)
