@@ -38,3 +38,40 @@ DIAGFLAT = {
 
 def test_diagflat():
     assert_agree(DIAGFLAT, setup="W = torch.arange(4.).reshape(2, 2).requires_grad_()\n")
+
+
+META_COMPOSITES = {
+    # composites reach their operators through the door, so meta tensors get shapes; a value
+    # check (LAPACK info) runs only where the tensor has values
+    "inv": "torch.linalg.inv(M(3, 3))",
+    "inverse": "torch.inverse(M(2, 4, 4))",
+    "solve": "torch.linalg.solve(M(2, 3, 3), M(2, 3))",
+    "cholesky": "torch.linalg.cholesky(M(3, 3))",
+    "lu_factor": "torch.linalg.lu_factor(M(3, 3))",
+    "ldl_factor": "torch.linalg.ldl_factor(M(3, 3))",
+    "max_pool1d": "F.max_pool1d(M(1, 2, 3), 3, 2, ceil_mode=True)",
+    "max_pool1d_2d": "F.max_pool1d(M(2, 7), 2)",
+    "softmax": "torch.softmax(M(2, 3), 1)",
+    "log_softmax_dtype": "F.log_softmax(M(2, 3), 1, dtype=torch.float64)",
+    "cross_entropy": "F.cross_entropy(M(3, 5), M(3, dtype=torch.long))",
+    "pinv": "torch.linalg.pinv(M(3, 3))",
+    "pinv_hermitian": "torch.linalg.pinv(M(3, 3), hermitian=True)",
+    "pinv_rcond_tensor": "torch.linalg.pinv(M(3, 3), rcond=M(()))",
+    "matrix_rank": "torch.linalg.matrix_rank(M(3, 3))",
+    "matrix_rank_tol": "torch.linalg.matrix_rank(M(3, 3), tol=M(()))",
+    "matrix_rank_empty": "torch.linalg.matrix_rank(M(2, 0, 3))",
+    "svd_no_uv": "torch.svd(M(3, 3), compute_uv=False)",
+    "cond_empty": "torch.linalg.cond(M(0, 0))",
+    # the same composites with values still check them
+    "inv_singular": "torch.linalg.inv(torch.zeros(2, 3, 3))",
+    "inv_singular_matrix": "torch.linalg.inv(torch.zeros(3, 3))",
+    "cholesky_not_pd": "torch.linalg.cholesky(-torch.eye(2))",
+    "pinv_values": "torch.linalg.pinv(torch.eye(3) * 2)",
+    "matrix_rank_values": "torch.linalg.matrix_rank(torch.diag(torch.tensor([1., 2., 0.])))",
+    "max_pool1d_values": "F.max_pool1d(torch.tensor([[[1., 5., 2., 4.]]]), 3, 2, ceil_mode=True)",
+}
+
+
+def test_composites_serve_meta_tensors():
+    assert_agree(META_COMPOSITES,
+                 setup="def M(*s, **k):\n    return torch.empty(*s, device='meta', **k)\n")

@@ -20,8 +20,15 @@ from .linalg_common import (C64, C128, F32, F64, check_errors, check_floating_or
 from .support.common import arr
 
 
+@kernel("_linalg_check_errors", meta=True)
+def _linalg_check_errors(info, api_name, is_matrix):
+    if info.device.type != "meta":  # as upstream's kernel: a meta info has nothing to check
+        check_errors(arr(info), api_name, is_matrix)
+
+
 def _raise_info(info, api, is_matrix):
-    check_errors(arr(info), api, is_matrix)
+    # an operator of its own, as upstream: a meta (or fake) info has no values to check
+    call("_linalg_check_errors", info, api, is_matrix=is_matrix)
 
 
 def _grad_wanted(t) -> bool:
@@ -156,8 +163,8 @@ def svd(self, some=True, compute_uv=True):
         S = call("linalg_svdvals", self)
         m, n = self.shape[-2], self.shape[-1]
         batch = list(self.shape[:-2])
-        U = call("zeros", batch + [m, m], dtype=self.dtype)
-        Vh = call("zeros", batch + [n, n], dtype=self.dtype)
+        U = call("zeros", batch + [m, m], dtype=self.dtype, device=self.device)
+        Vh = call("zeros", batch + [n, n], dtype=self.dtype, device=self.device)
     return U, S, call("adjoint", Vh)
 
 
@@ -317,17 +324,18 @@ def _check_real_tol(t, fn, name):
 
 def _atol_rtol(A, atol, rtol, fn):
     f64 = D.BY_NAME["float64"]
-    a = atol if atol is not None else call("zeros", [], dtype=f64)
+    a = atol if atol is not None else call("zeros", [], dtype=f64, device=A.device)
     _check_real_tol(atol, fn, "atol")
     if rtol is not None:
         _check_real_tol(rtol, fn, "rtol")
         return a, rtol
     real = A.dtype.to_real() if A.dtype.is_complex else A.dtype
     default = call("full", [], _EPS.get(real._name, _EPS["float32"]) *
-                   max(A.shape[-1], A.shape[-2]), dtype=f64)
+                   max(A.shape[-1], A.shape[-2]), dtype=f64, device=A.device)
     if atol is None:
         return a, default
-    return a, call("where.self", call("gt.Scalar", atol, 0), call("zeros", [], dtype=f64),
+    return a, call("where.self", call("gt.Scalar", atol, 0),
+                   call("zeros", [], dtype=f64, device=A.device),
                    default)
 
 
@@ -335,8 +343,9 @@ def _mH(t):
     return call("adjoint", t)
 
 
-# CompositeExplicitAutogradNonFunctional upstream (it has a derivatives.yaml formula)
-@kernel("linalg_pinv.atol_rtol_tensor")
+# CompositeExplicitAutogradNonFunctional upstream (it has a derivatives.yaml formula); written
+# through the door, so it serves meta tensors too
+@kernel("linalg_pinv.atol_rtol_tensor", meta=True)
 def linalg_pinv(input, *, atol=None, rtol=None, hermitian=False):
     if input.dim() < 2 or input.dtype not in _LAPACK:
         shape = ", ".join(str(d) for d in input.shape)
@@ -348,7 +357,7 @@ def linalg_pinv(input, *, atol=None, rtol=None, hermitian=False):
         return call("matmul", call("mul.Tensor", V, call("unsqueeze", call("reciprocal", S),
                                                              -2)), _mH(U))
     zero = call("zeros", [], dtype=input.dtype.to_real() if input.dtype.is_complex
-                else input.dtype)
+                else input.dtype, device=input.device)
     if not hermitian:
         U, S, Vh = call("linalg_svd", input, False)
         max_val = call("narrow", S, -1, 0, 1)
@@ -374,7 +383,8 @@ def _float_tols(A, atol, rtol):
         default = _EPS.get(real._name, _EPS["float32"]) * max(A.shape[-1], A.shape[-2])
         rtol = 0.0 if (atol is not None and atol > 0) else default
     f64 = D.BY_NAME["float64"]
-    return call("full", [], a, dtype=f64), call("full", [], rtol, dtype=f64)
+    return (call("full", [], a, dtype=f64, device=A.device),
+            call("full", [], rtol, dtype=f64, device=A.device))
 
 
 @kernel("linalg_pinv.atol_rtol_float", composite=True)
@@ -390,7 +400,7 @@ def linalg_pinv_rcond(input, rcond, hermitian=False):
 
 @kernel("linalg_pinv.rcond_tensor", composite=True)
 def linalg_pinv_rcond_tensor(input, rcond, hermitian=False):
-    atol = call("zeros", [], dtype=rcond.dtype)
+    atol = call("zeros", [], dtype=rcond.dtype, device=rcond.device)
     return call("linalg_pinv.atol_rtol_tensor", input, atol=atol, rtol=rcond,
                 hermitian=hermitian)
 
@@ -406,7 +416,8 @@ def linalg_matrix_rank(input, *, atol=None, rtol=None, hermitian=False):
     atol, rtol = _atol_rtol(input, atol, rtol, "torch.linalg.matrix_rank")
     float_or_double(input.dtype)
     if input.numel() == 0:
-        return call("zeros", list(input.shape[:-2]), dtype=D.BY_NAME["int64"])
+        return call("zeros", list(input.shape[:-2]), dtype=D.BY_NAME["int64"],
+                    device=input.device)
     if not hermitian:
         S = call("linalg_svdvals", input)
         max_S = call("narrow", S, -1, 0, 1)
@@ -434,7 +445,7 @@ def linalg_matrix_rank_tol(input, tol, hermitian=False):
 @kernel("linalg_matrix_rank.tol_tensor", composite=True)
 def linalg_matrix_rank_tol_tensor(input, tol, hermitian=False):
     return call("linalg_matrix_rank.atol_rtol_tensor", input, atol=tol,
-                rtol=call("zeros", [], dtype=tol.dtype), hermitian=hermitian)
+                rtol=call("zeros", [], dtype=tol.dtype, device=tol.device), hermitian=hermitian)
 
 
 # --- powers, products, Vandermonde ------------------------------------------------------------
@@ -630,7 +641,7 @@ def _cond_helper(A, ord):
 
 def _cond_empty(A):
     real = A.dtype.to_real() if A.dtype.is_complex else A.dtype
-    return call("zeros", list(A.shape[:-2]), dtype=real)
+    return call("zeros", list(A.shape[:-2]), dtype=real, device=A.device)
 
 
 @kernel("linalg_cond", composite=True)

@@ -216,7 +216,7 @@ def linalg_ldl_factor_ex(self, *, hermitian=False, check_errors=False):
 @kernel("linalg_ldl_factor", composite=True)
 def linalg_ldl_factor(self, *, hermitian=False):
     LD, pivots, info = call("linalg_ldl_factor_ex", self, hermitian=hermitian)
-    raise_info(arr(info), "torch.linalg.ldl_factor", self.dim() == 2)
+    call("_linalg_check_errors", info, "torch.linalg.ldl_factor", is_matrix=self.dim() == 2)
     return LD, pivots
 
 

@@ -406,7 +406,8 @@ def max_pool1d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_m
     from ..core.grad_mode import is_grad_enabled
     from .support.nn_util import subclass_like
 
-    if (self.requires_grad and is_grad_enabled()) or subclass_like(self):
+    if (self.requires_grad and is_grad_enabled()) or subclass_like(self) \
+            or self.device.type != "cpu":
         return call("max_pool1d_with_indices", self, kernel_size, stride, padding, dilation,
                     ceil_mode)[0]
     # upstream computes this case in its own kernel, dispatching nothing

@@ -120,15 +120,16 @@ def log_softmax_int(self, dim, dtype=None):
 
 @kernel("softmax.int", fast=True)
 def softmax_int_fast(self, dim, dtype=None):
-    """softmax.int straight to the _softmax kernel when nobody observes the composite."""
-    if dtype is not None and dtype != self._dtype:
+    """softmax.int straight to the _softmax kernel when nobody observes the composite (a meta
+    tensor has no values for it: the composite's operators reach the meta functions)."""
+    if (dtype is not None and dtype != self._dtype) or self._np is None:
         return softmax_int(self, dim, dtype)
     return _softmax(self, dim, False)
 
 
 @kernel("log_softmax.int", fast=True)
 def log_softmax_int_fast(self, dim, dtype=None):
-    if dtype is not None and dtype != self._dtype:
+    if (dtype is not None and dtype != self._dtype) or self._np is None:
         return log_softmax_int(self, dim, dtype)
     return _log_softmax(self, dim, False)
 
