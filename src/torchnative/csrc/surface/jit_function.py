@@ -17,6 +17,7 @@ import threading
 from ..core.refuse import TorchnativeNotImplementedError, refusing_class, refusing_function
 from ..ops.schema import FunctionSchema, _init_schema
 from . import jit_errors, jit_signature, refusals
+from .jit_graph import Graph, refusing_member
 from .jit_tree_views import Apply, Def, Select, TreeView, Var
 
 _NO_IR = ("torchnative runs scripted functions as Python and builds no TorchScript IR "
@@ -24,10 +25,7 @@ _NO_IR = ("torchnative runs scripted functions as Python and builds no TorchScri
 
 
 def _refuse_ir(what: str):
-    def refuse(self, *args, **kwargs):
-        raise TorchnativeNotImplementedError(f"torch._C.ScriptFunction.{what}", _NO_IR)
-    refuse.__name__ = what
-    return refuse
+    return refusing_member("ScriptFunction", what, _NO_IR)
 
 
 def _refuse_ir_property(what: str):
@@ -109,8 +107,6 @@ class ScriptFunction:
     @property
     def graph(self):
         """The function itself, standing in for its IR (``jit_graph``)."""
-        from .jit_graph import Graph
-
         return Graph._of(self)
 
     inlined_graph = _refuse_ir_property("inlined_graph")

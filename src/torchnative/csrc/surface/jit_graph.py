@@ -15,11 +15,16 @@ _WHY = ("torchnative runs scripted functions as Python and builds no TorchScript
         "here only stands for its function (to register it, e.g. as a decomposition)")
 
 
-def _refuse(what: str):
+def refusing_member(owner: str, what: str, why: str):
+    """A method of ``owner`` that refuses by name, for what needs TorchScript IR."""
     def refuse(self, *args, **kwargs):
-        raise TorchnativeNotImplementedError(f"torch._C.Graph.{what}", _WHY)
+        raise TorchnativeNotImplementedError(f"torch._C.{owner}.{what}", why)
     refuse.__name__ = what
     return refuse
+
+
+def _refuse(what: str):
+    return refusing_member("Graph", what, _WHY)
 
 
 class Graph:
