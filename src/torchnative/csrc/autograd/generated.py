@@ -77,29 +77,47 @@ class CppOp:
                 if len(params) != len(op.schema.arguments):
                     continue
                 self._plans.append((op, params))
-        for op, params in self._plans:
-            if len(args) > len(params):
-                continue
-            pos, kw = [], {}
-            for i, a in enumerate(params):
-                if i < len(args):
-                    v = args[i]
-                    if v is None and a.real_type.kind() == "ListType":
-                        v = []  # an int[] the forward's caller gave as None (stride=None): empty
-                    if not _matches(v, a.real_type):
-                        break
-                elif a.has_default_value() or a.type.kind() == "OptionalType":
-                    continue
-                else:
-                    break
-                if a.kwarg_only:
-                    kw[a.name] = v
-                else:
-                    pos.append(v)
-            else:
-                return aten_dispatch(op, tuple(pos), kw)
+        # C++ picks an exact overload first; failing that, an int converts to a one-int
+        # IntArrayRef (its implicit constructor), as ``at::sum(t, 0, true)`` does
+        for widen in (False, True):
+            for op, params in self._plans:
+                found = _bind(op, params, args, widen)
+                if found is not None:
+                    return aten_dispatch(op, *found)
         raise RuntimeError(f"{self.qualname}: no overload accepts the arguments of the "
                            f"derivative formula ({', '.join(type(a).__name__ for a in args)})")
+
+
+def _bind(op, params, args, widen: bool):
+    """(positional, keyword) arguments for ``op``, or None where the arguments do not fit."""
+    if len(args) > len(params):
+        return None
+    pos, kw = [], {}
+    for i, a in enumerate(params):
+        if i < len(args):
+            v = args[i]
+            if v is None and a.real_type.kind() == "ListType":
+                v = []  # an int[] the forward's caller gave as None (stride=None): empty
+            if widen and _int_for_int_list(v, a.real_type):
+                v = [v]
+            if not _matches(v, a.real_type):
+                return None
+        elif a.has_default_value() or a.type.kind() == "OptionalType":
+            continue
+        else:
+            return None
+        if a.kwarg_only:
+            kw[a.name] = v
+        else:
+            pos.append(v)
+    return tuple(pos), kw
+
+
+def _int_for_int_list(v, t) -> bool:
+    if t.kind() == "OptionalType":
+        t = t.getElementType()
+    return (t.kind() == "ListType" and t.getElementType().kind() in ("IntType", "SymIntType")
+            and isinstance(v, int) and not isinstance(v, bool))
 
 
 def _matches(v, t) -> bool:
