@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any, Callable
 
+from ..core.construct import make
 from ..core.grad_mode import TLS as _GRAD
 from . import python_dispatch as _python_dispatch
 from . import python_dispatcher as _python_dispatcher
@@ -496,8 +497,27 @@ def _decomposition(op: OperatorHandle):
     return fn
 
 
+def _fresh(result):
+    """A view the decomposition returned, presented as the new tensor the operator's schema
+    promises (same memory, no view base, its own version counter): upstream's kernel for a
+    functional operator never returns a view, and autograd treats views differently."""
+    if isinstance(result, TensorBase):
+        if result._view_base is None or set(result.__dict__) - {"_tn_inference", "_tn_view"}:
+            return result  # not a view, or a subclass/wrapper whose state a copy would lose
+        out = make(result._st, result._dtype, result._size, result._stride, result._offset,
+                   type(result), np_view=result._np)
+        if "_tn_inference" in result.__dict__:
+            out.__dict__["_tn_inference"] = True
+        return out
+    if isinstance(result, (tuple, list)):
+        return type(result)(_fresh(r) for r in result)
+    return result
+
+
 def _guarded_decomposition(op: OperatorHandle, fn: Callable) -> Callable:
-    """A decomposition must not re-enter the same operator (it would recurse forever)."""
+    """A decomposition must not re-enter the same operator (it would recurse forever). Where the
+    schema's outputs alias nothing, a view among them is made a fresh tensor (``_fresh``)."""
+    functional = all(r.alias_info is None for r in op.schema.returns)
 
     def decomposed(*args, **kwargs):
         if op.name in TLS.decomposing:
@@ -512,7 +532,7 @@ def _guarded_decomposition(op: OperatorHandle, fn: Callable) -> Callable:
             raise TorchnativeNotImplementedError(
                 op.name, "upstream's decomposition does not handle these arguments and "
                 "torchnative has no kernel for them")
-        return result
+        return _fresh(result) if functional else result
 
     return decomposed
 
