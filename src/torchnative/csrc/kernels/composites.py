@@ -177,8 +177,7 @@ def narrow_tensor(self, dim, start, length):
     return narrow(self, dim, int(start.item()), length)
 
 
-@kernel("chunk", "unsafe_chunk", composite=True)
-def chunk(self, chunks, dim=0):
+def _chunk(self, chunks, dim, split, split_with_sizes):
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     d = wrap_dim(dim, self.dim())
@@ -187,8 +186,20 @@ def chunk(self, chunks, dim=0):
     if split_size == 0 and size == 0:
         sizes = [split_size] * chunks
         sizes[-1] = split_size - (split_size * chunks - size)
-        return _call("split_with_sizes", self, sizes, d)
-    return _call("split.Tensor", self, split_size, d)
+        return _call(split_with_sizes, self, sizes, d)
+    return _call(split, self, split_size, d)
+
+
+@kernel("chunk", composite=True)
+def chunk(self, chunks, dim=0):
+    return _chunk(self, chunks, dim, "split.Tensor", "split_with_sizes")
+
+
+@kernel("unsafe_chunk", composite=True)
+def unsafe_chunk(self, chunks, dim=0):
+    """Through unsafe_split, whose outputs are not views (autograd lets them be modified in
+    place), as upstream's unsafe_chunk."""
+    return _chunk(self, chunks, dim, "unsafe_split.Tensor", "unsafe_split_with_sizes")
 
 
 @kernel("split.sizes", composite=True)
