@@ -41,6 +41,8 @@ class _FunctionBase(Node):
     # --- saved tensors -----------------------------------------------------------------------
     @property
     def saved_tensors(self):
+        if self.saved_for_forward is not None:
+            return self.saved_for_forward  # only while jvp runs: apply clears it afterwards
         if self._released:
             raise RuntimeError(_SAVED_FREED)
         if self._saved is None:
@@ -100,10 +102,13 @@ class _FunctionBase(Node):
         wrapped = _wrap_outputs(ctx, args, output, executable)
         from .forward import levels as _fw_levels
 
-        if _fw_levels.active():
-            from .forward.custom_function import forward_mode
+        try:
+            if _fw_levels.active():
+                from .forward.custom_function import forward_mode
 
-            forward_mode(ctx, args, wrapped, dirty)
+                forward_mode(ctx, args, wrapped, dirty)
+        finally:
+            ctx.saved_for_forward = None
         return wrapped
 
     # --- backward (called by the engine) ---------------------------------------------------
