@@ -22,3 +22,55 @@ SCALAR_AFTER_MATCH = {
 
 def test_scalar_parameters_convert_after_the_match():
     assert_agree(SCALAR_AFTER_MATCH, setup=META)
+
+
+LOGGING_SUBCLASS = '''
+seen = []
+
+class Logged(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        seen.append(getattr(func, "__name__", str(func)))
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+class Mode(torch.overrides.TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        seen.append(getattr(func, "__name__", str(func)))
+        return func(*args, **(kwargs or {}))
+
+def getter(name, base=None, value=True):
+    t = (torch.randn(2, 2) if base is None else base).as_subclass(Logged)
+    seen.clear()
+    got = getattr(t, name)
+    return [list(seen), type(got).__name__ if value else None]
+
+def under_mode(name):
+    t = torch.randn(2, 2, dtype=torch.complex64)
+    seen.clear()
+    with Mode():
+        getattr(t, name)
+    return list(seen)
+'''
+
+PROPERTIES = (
+    "T", "H", "mT", "mH", "real", "grad", "grad_fn", "requires_grad", "is_leaf",
+    "retains_grad", "output_nr", "_version", "_backward_hooks",
+    "_post_accumulate_grad_hooks", "name", "volatile", "shape", "dtype", "device", "layout",
+    "ndim", "nbytes", "itemsize", "is_cpu", "is_cuda", "is_meta", "is_nested", "is_quantized",
+    "is_sparse", "is_sparse_csr", "is_mkldnn", "is_mps", "is_xla", "is_xpu", "data")
+GETTER_CASES = {p: f"getter({p!r})" for p in PROPERTIES}
+GETTER_CASES.update({
+    # who sees the getter only: the values differ for other reasons (see the report)
+    "grad_dtype": "getter('grad_dtype', value=False)",
+    "_base": "getter('_base', value=False)",
+    "imag_complex": "getter('imag', torch.randn(2, dtype=torch.complex64))",
+    "real_complex": "getter('real', torch.randn(2, dtype=torch.complex64))",
+    "mode_T": "under_mode('T')",
+    "mode_imag": "under_mode('imag')",
+    "mode_shape": "under_mode('shape')",
+    "mode_grad": "under_mode('grad')",
+})
+
+
+def test_property_getters_honour_torch_function():
+    assert_agree(GETTER_CASES, setup=LOGGING_SUBCLASS)

@@ -377,6 +377,19 @@ from .getitem import TENSOR_METHODS as _INDEXING  # noqa: E402
 
 TENSOR_METHODS.update(_INDEXING)
 TENSOR_METHODS["data"] = property(_getter_with_torch_function(_data, "data"), _TENSOR_DATA.fset)
+# The getters upstream's python_variable.cpp routes through handle_torch_function_getter (all
+# its properties but the two raw slots _grad and _grad_fn, which our autograd writes directly)
+_GETTERS_WITH_TORCH_FUNCTION = (
+    "T", "H", "mT", "mH", "real", "imag", "grad", "grad_fn", "grad_dtype", "requires_grad",
+    "is_leaf", "retains_grad", "output_nr", "_base", "_version", "_cdata", "_backward_hooks",
+    "_post_accumulate_grad_hooks", "name", "volatile", "shape", "dtype", "device", "layout",
+    "ndim", "nbytes", "itemsize", "is_cpu", "is_cuda", "is_ipu", "is_maia", "is_meta",
+    "is_mkldnn", "is_mps", "is_mtia", "is_nested", "is_quantized", "is_sparse", "is_sparse_csr",
+    "is_vulkan", "is_xla", "is_xpu")
+for _name in _GETTERS_WITH_TORCH_FUNCTION:
+    _prop = TENSOR_METHODS.get(_name) or getattr(TensorBase, _name)
+    TENSOR_METHODS[_name] = property(_getter_with_torch_function(_prop.fget, _name), _prop.fset,
+                                     _prop.fdel)
 TENSOR_METHODS = {k: v if isinstance(v, property) else _with_torch_function(v, k, True)
                   for k, v in TENSOR_METHODS.items()}
 TORCH_FUNCTIONS = {k: _with_torch_function(v, k, False) for k, v in TORCH_FUNCTIONS.items()}
