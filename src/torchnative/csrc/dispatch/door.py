@@ -509,8 +509,11 @@ def _fresh(result):
         if "_tn_inference" in result.__dict__:
             out.__dict__["_tn_inference"] = True
         return out
-    if isinstance(result, (tuple, list)):
-        return type(result)(_fresh(r) for r in result)
+    if isinstance(result, tuple):  # a named tuple's constructor takes the fields one by one
+        items = [_fresh(r) for r in result]
+        return type(result)(*items) if hasattr(result, "_fields") else type(result)(items)
+    if isinstance(result, list):
+        return [_fresh(r) for r in result]
     return result
 
 
