@@ -47,24 +47,21 @@ def _operand(t, dt) -> np.ndarray:
 def _gemm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a @ b for 2-d arrays. A single row (decode) or column goes through BLAS gemv, which numpy
     only picks for 1-d operands and which is several times faster than gemm there."""
-    timing = blas_threads.for_product(a.shape[0], a.shape[1], b.shape[1])
+    blas_threads.for_product(a.shape[0], a.shape[1], b.shape[1])
     if a.shape[0] == 1 and a.shape[1] > 0:
         out = np.dot(a[0], b)[None, :]
     elif b.shape[1] == 1 and b.shape[0] > 0:
         out = np.dot(a, b[:, 0])[:, None]
     else:
         out = np.matmul(a, b)
-    blas_threads.done(timing)
     return out
 
 
 def _batched(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """np.matmul over stacked matrices, with the BLAS thread count set for the whole product."""
-    timing = blas_threads.for_product(a.shape[-2] * (a.size // max(a.shape[-2] * a.shape[-1], 1)),
-                                      a.shape[-1], b.shape[-1])
-    out = np.matmul(a, b)
-    blas_threads.done(timing)
-    return out
+    blas_threads.for_product(a.shape[-2] * (a.size // max(a.shape[-2] * a.shape[-1], 1)),
+                             a.shape[-1], b.shape[-1])
+    return np.matmul(a, b)
 
 
 def _zeros(shape, dt):
