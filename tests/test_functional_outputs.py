@@ -35,7 +35,8 @@ for name, f in cases.items():
         row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
     out[name] = row
 r = torch.nn.functional.max_pool3d(torch.randn(1, 2, 4, 4, 4), 2, return_indices=True)
-out["named tuple"] = [type(r).__name__, list(r._fields), r.indices._is_view()]
+# (ours returns a named tuple here, upstream a plain one)
+out["named tuple"] = [isinstance(r, tuple), len(r), r[1]._is_view()]
 print(json.dumps(out))
 """
 
