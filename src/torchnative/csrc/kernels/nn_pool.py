@@ -204,6 +204,14 @@ def _valid(h, w, kh, kw, dh, dw, ph, pw, dilh, dilw, oh, ow) -> np.ndarray:
 _AVG_TYPES = _MAXPOOL_TYPES
 
 
+def _reaching(k: int, pad: int, stride: int, out: int, size: int) -> tuple[int, int]:
+    """(first, count): the kernel offsets that fall inside an input of ``size`` for at least
+    one of ``out`` windows (window o covers o * stride - pad + offset)."""
+    first = max(0, pad - (out - 1) * stride)
+    last = min(k, size + pad)
+    return first, max(last - first, 0)
+
+
 def _trunc_div(s: np.ndarray, f) -> np.ndarray:
     """C++ integer division (toward zero; the divisor may be negative)."""
     q = np.abs(s) // np.abs(f)
@@ -234,11 +242,14 @@ def avg_pool2d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False,
     if dt not in _AVG_TYPES:
         raise not_implemented("avg_pool2d", dt)
     x = _values(self)
-    win = _padded_windows(x, kh, kw, dh, dw, ph, pw, 1, 1, oh, ow, 0)
+    # only kernel offsets that reach the input in some window are summed (the others add only
+    # zeros): a kernel far larger than its input would otherwise pad it to the kernel's size
+    (i0, kh_in), (j0, kw_in) = _reaching(kh, ph, dh, oh, h), _reaching(kw, pw, dw, ow, w)
+    win = _padded_windows(x, kh_in, kw_in, dh, dw, ph - i0, pw - j0, 1, 1, oh, ow, 0)
     # sum the window positions in upstream's order (rows, then columns), zeros outside
     acc = np.zeros(out_shape, x.dtype)
-    for i in range(kh):
-        for j in range(kw):
+    for i in range(kh_in):
+        for j in range(kw_in):
             acc += win[..., i, j]
     # window sizes: cut at the padded border (for the count), then at the input
     r0 = np.arange(oh) * dh - ph
