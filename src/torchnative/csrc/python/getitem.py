@@ -23,11 +23,17 @@ def _is_int_index(obj) -> bool:
 
 
 def _as_index_tensor(obj):
+    """A list or array index as upstream's indexing_tensor_from_data makes it: bool or uint8 when
+    that is what the data holds, else int64 (so ``x[[]]`` and ``x[[1.0, 2.9]]`` index)."""
     if isinstance(obj, TensorBase):
         return obj
     from ..core.python_data import tensor_from_data
+    from ..kernels.support.common import INT64
 
-    return tensor_from_data(obj, None, None)
+    t = tensor_from_data(obj, None, None)
+    if t.dtype.__reduce__() in ("bool", "uint8"):
+        return t
+    return tensor_from_data(obj, INT64, None)
 
 
 _INT64_MAX = (1 << 63) - 1
