@@ -59,6 +59,11 @@ def _batched_class():
         def __torch_function__(cls, func, types, args=(), kwargs=None):
             if func is torch._remove_batch_dim:
                 return _remove_batched(*args, **(kwargs or {}))
+            if getattr(func, "__name__", None) == "__get__":
+                # a property (shape, requires_grad, grad_fn, ...): metadata the engine and
+                # torch.autograd read, as on upstream's C++ BatchedTensor
+                with torch._C.DisableTorchFunctionSubclass():
+                    return func(*args, **(kwargs or {}))
             name = getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
             raise TorchnativeNotImplementedError(
                 f"{name} on a tensor batched by torch._vmap_internals (legacy vmap)", _WHY)
