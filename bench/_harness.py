@@ -79,3 +79,13 @@ def worker_args() -> argparse.Namespace:
 def emit(result: dict) -> None:
     print(json.dumps(result))
     sys.stdout.flush()
+
+
+def main(script: str, worker, unit: str = "us") -> None:
+    """A bench script's entry point: in a worker process run ``worker(threads)``; otherwise
+    alternate ours/upstream workers of ``script`` and print the ratios."""
+    args = worker_args()
+    if args.worker:
+        worker(args.threads)
+        return
+    compare(Path(script), args.rounds, args.threads, [], unit=unit)

@@ -53,13 +53,5 @@ def worker(threads: int) -> None:
     _harness.emit(result)
 
 
-def main() -> None:
-    args = _harness.worker_args()
-    if args.worker:
-        worker(args.threads)
-        return
-    _harness.compare(Path(__file__), args.rounds, args.threads, [])
-
-
 if __name__ == "__main__":
-    main()
+    _harness.main(__file__, worker)

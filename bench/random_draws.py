@@ -35,13 +35,5 @@ def worker(threads: int) -> None:
     _harness.emit(out)
 
 
-def main() -> None:
-    args = _harness.worker_args()
-    if args.worker:
-        worker(args.threads)
-        return
-    _harness.compare(Path(__file__), args.rounds, args.threads, [], unit="ms")
-
-
 if __name__ == "__main__":
-    main()
+    _harness.main(__file__, worker, unit="ms")
