@@ -64,6 +64,9 @@ case("max_pool3d_grad", "maxpool3d",
 case("max_pool3d_unbatched", "maxpool3d",
      "grads(lambda x: T.nn.MaxPool3d((2, 3, 2), stride=(1, 2, 2))(x), x)",
      "x = mk.randn(3, 5, 6, 7).requires_grad_()")
+case("max_pool3d_batched_grad", "maxpool3d",
+     "grads(lambda x: T.nn.MaxPool3d(2, stride=1)(x), x)",
+     "x = mk.randn(2, 2, 5, 6, 7).requires_grad_()")
 case("max_pool3d_trace", "maxpool3d", "F.max_pool3d(x, 2)", "x = mk.randn(1, 2, 4, 4, 4)",
      "trace", "nograd")
 
