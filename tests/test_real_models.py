@@ -70,9 +70,13 @@ def runs(request):
                    _run(up_py, which, False, env), _run(up_py, which, True, env))
 
 
-def _agrees(ours, up32, up64) -> str | None:
+def _agrees(ours, up32, up64, summed: bool = False) -> str | None:
+    """The harness's criterion; ``summed`` for outputs that are long sums whose terms cancel
+    (docs/testing.md): an element's rounding error then scales with its terms, and upstream's
+    largest error on the output is the spread any element may move by."""
     tol = tolerance.derive([(up32, up64)], "float32")
-    return cmp.close(up32, ours, up64, 0.0, tol)
+    spread = float(np.abs(up32 - up64).max()) if summed else 0.0
+    return cmp.close(up32, ours, up64, spread, tol)
 
 
 def test_real_model_values_agree_with_upstream(runs):
@@ -80,7 +84,10 @@ def test_real_model_values_agree_with_upstream(runs):
     key = "hidden" if which == "minilm" else "logits"
     a, b, c = (np.array(r[key]) for r in (ours, up, up64))
     assert a.shape == b.shape
-    assert _agrees(a, b, c) is None, _agrees(a, b, c)
+    # SmolLM2's logits are 576-term dot products (the tied lm_head) of a 30-layer residual
+    # stream: BLAS's blocking decides their last bits, and upstream's MKL blocks otherwise
+    problem = _agrees(a, b, c, summed=which == "smollm2")
+    assert problem is None, problem
 
 
 def test_smollm2_tokens_identical(runs):
@@ -99,3 +106,13 @@ def test_a_wrong_value_is_caught(runs):
     bad = a.copy()
     bad.flat[-1] += 1e-3 * max(1.0, abs(bad.flat[-1]))
     assert _agrees(bad, b, c) is not None
+
+
+def test_summed_criterion_still_sees_a_wrong_logit(runs):
+    which, (ours, up, up64) = runs
+    if which != "smollm2":
+        pytest.skip("the summed criterion is the decoder's")
+    a, b, c = (np.array(r["logits"]) for r in (ours, up, up64))
+    moved = a.copy()
+    moved[0, 0] += 4 * float(np.abs(b - c).max()) + 1e-3
+    assert _agrees(moved, b, c, summed=True) is not None
