@@ -565,14 +565,20 @@ def call_builtin_kernel(op: OperatorHandle, key: str, args: tuple, kwargs: dict)
     return backend_dispatch(op, args, kwargs)
 
 
+def _torch_function_first(args: tuple, kwargs: dict):
+    """The arguments whose __torch_function__ sees a torch.ops call first, as upstream's parser
+    does for OpOverloads and packets (a tensor subclass gets its own type back), or None."""
+    if _TF.state != 2 and (_TF.stack or _TF.state == 0 and _overridden(args, kwargs)):
+        return [a for a in _flat(args, kwargs) if _has_attr_override(a)]
+    return None
+
+
 def _call_overload(op: OperatorHandle):
     def call(*args, **kwargs):
-        if _TF.state != 2 and (_TF.stack or _TF.state == 0 and _overridden(args, kwargs)):
-            # as upstream's parser does for an OpOverload: __torch_function__ first (a tensor
-            # subclass gets its own type back), with the OpOverload as the function
+        relevant = _torch_function_first(args, kwargs)
+        if relevant is not None:  # with the OpOverload as the function
             import torch.overrides
 
-            relevant = [a for a in _flat(args, kwargs) if _has_attr_override(a)]
             return torch.overrides.handle_torch_function(op_overload(op), relevant, *args,
                                                          **kwargs)
         return aten_dispatch(op, args, kwargs)
@@ -611,12 +617,12 @@ def packet_callable(qualname: str):
     def call(*args, **kwargs):
         from .schema_binding import select_overload
 
-        if _TF.state != 2 and (_TF.stack or _TF.state == 0 and _overridden(args, kwargs)):
+        relevant = _torch_function_first(args, kwargs)
+        if relevant is not None:  # with the packet as the function
             import torch
             import torch.overrides
 
             ns, name = qualname.split("::")
-            relevant = [a for a in _flat(args, kwargs) if _has_attr_override(a)]
             return torch.overrides.handle_torch_function(getattr(getattr(torch.ops, ns), name),
                                                          relevant, *args, **kwargs)
         op = select_overload(REGISTRY.overloads(qualname), args, kwargs)
