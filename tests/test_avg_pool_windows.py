@@ -35,8 +35,7 @@ print(json.dumps(out))
 def runs():
     if not upstream.available():
         pytest.skip(upstream.missing("avg_pool2d comparison"))
-    ours, up32 = upstream.run_both(PROGRAM.replace("torch.DTYPE", "torch.float32"))
-    return ours, up32, upstream.run_json(PROGRAM.replace("torch.DTYPE", "torch.float64"))
+    return upstream.run_with_float64_rerun(PROGRAM)
 
 
 def test_avg_pool2d_agrees(runs):

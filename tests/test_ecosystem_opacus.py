@@ -53,16 +53,11 @@ print(json.dumps(out))
 """
 
 
-def _program(mode: str, dtype: str) -> str:
-    return PROGRAM.replace("MODE", mode).replace("torch.DTYPE", f"torch.{dtype}")
-
-
 @pytest.fixture(scope="module", params=["hooks", "functorch"])
 def runs(request):
     if not upstream.available():
         pytest.skip(upstream.missing("opacus comparison"))
-    ours, up32 = upstream.run_both(_program(request.param, "float32"))
-    return ours, up32, upstream.run_json(_program(request.param, "float64"))
+    return upstream.run_with_float64_rerun(PROGRAM.replace("MODE", request.param))
 
 
 KEYS = ["losses", "grad_sample", "weights"]

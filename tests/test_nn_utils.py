@@ -170,9 +170,7 @@ EXACT = ["uniform_", "normal_", "trunc_normal_", "xavier_uniform_", "xavier_norm
 def runs():
     if not upstream.available():
         pytest.skip(upstream.missing("nn.init / nn.utils comparison"))
-    ours, up32 = upstream.run_both(PROGRAM.replace("torch.DTYPE", "torch.float32"))
-    up64 = upstream.run_json(PROGRAM.replace("torch.DTYPE", "torch.float64"))
-    return ours, up32, up64
+    return upstream.run_with_float64_rerun(PROGRAM)
 
 
 def test_every_case_ran_on_upstream(runs):

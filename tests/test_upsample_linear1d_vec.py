@@ -40,8 +40,7 @@ print(json.dumps(out))
 def runs():
     if not upstream.available():
         pytest.skip(upstream.missing("upsample_linear1d.vec comparison"))
-    ours, up32 = upstream.run_both(PROGRAM.replace("torch.DTYPE", "torch.float32"))
-    return ours, up32, upstream.run_json(PROGRAM.replace("torch.DTYPE", "torch.float64"))
+    return upstream.run_with_float64_rerun(PROGRAM)
 
 
 @pytest.mark.xfail(strict=True, reason="aten::upsample_linear1d is served by upstream's Python "

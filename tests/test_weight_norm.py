@@ -63,10 +63,7 @@ print(json.dumps(out))
 def runs():
     if not upstream.available():
         pytest.skip(upstream.missing("weight norm comparison"))
-    code32 = PROGRAM.replace("torch.DTYPE", "torch.float32")
-    ours, up32 = upstream.run_both(code32)
-    up64 = upstream.run_json(PROGRAM.replace("torch.DTYPE", "torch.float64"))
-    return ours, up32, up64
+    return upstream.run_with_float64_rerun(PROGRAM)
 
 
 def test_parametrization_holds_two_tensors(runs):

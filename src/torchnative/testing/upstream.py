@@ -186,3 +186,12 @@ def run_json_ours(code: str, timeout: float = 600):
 def run_both(code: str, timeout: float = 600):
     """(ours, upstream): the same program run on each torch in its own process."""
     return run_json_ours(code, timeout), run_json(code, timeout)
+
+
+def run_with_float64_rerun(code: str, timeout: float = 600):
+    """(ours, upstream, upstream in float64): ``code`` names its floating dtype ``torch.DTYPE``;
+    ours and upstream run it in float32 and upstream again in float64, the reference the derived
+    tolerance is measured against. A program draws its random inputs in float32 and converts
+    them, so the rerun sees the same values."""
+    ours, up32 = run_both(code.replace("torch.DTYPE", "torch.float32"), timeout)
+    return ours, up32, run_json(code.replace("torch.DTYPE", "torch.float64"), timeout)
