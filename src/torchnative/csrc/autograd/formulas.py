@@ -10,6 +10,7 @@ disk beside the operator table; ``Entry`` compiles an overload's formulas lazily
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +51,23 @@ def _derivatives_yaml() -> Path:
     return yaml_paths()[0].parent.parent.parent / "autograd" / "derivatives.yaml"
 
 
+@functools.cache
+def matched_derivatives() -> list:
+    """native_functions.yaml's functions matched with their derivatives.yaml entries (torchgen's
+    load_derivatives and match_differentiability_info): the backward and forward formula tables
+    are both generated from it."""
+    from torchgen.api.autograd import match_differentiability_info
+    from torchgen.gen import parse_native_yaml
+    from torchgen.packaged.autograd.load_derivatives import load_derivatives
+
+    from ..ops.native_functions import yaml_paths
+
+    nf_path, tags_path, _ = yaml_paths()
+    infos, _ = load_derivatives(str(_derivatives_yaml()), str(nf_path), str(tags_path))
+    native = parse_native_yaml(str(nf_path), str(tags_path)).native_functions
+    return match_differentiability_info(native, infos)
+
+
 def _argkind(t) -> str | None:
     s = str(t)
     if s in ("Tensor", "Tensor(a)", "Tensor(a!)") or (s.startswith("Tensor(") and "[]" not in s):
@@ -62,21 +80,13 @@ def _argkind(t) -> str | None:
 
 
 def _generate() -> dict:
-    from torchgen.api.autograd import (gen_differentiable_outputs, match_differentiability_info,
-                                       uses_single_grad)
+    from torchgen.api.autograd import gen_differentiable_outputs, uses_single_grad
     from torchgen.api import cpp
     from torchgen.context import native_function_manager
-    from torchgen.gen import parse_native_yaml
     from torchgen.model import SchemaKind
-    from torchgen.packaged.autograd.load_derivatives import load_derivatives
 
-    from ..ops.native_functions import yaml_paths
-
-    nf_path, tags_path, _ = yaml_paths()
-    infos, _ = load_derivatives(str(_derivatives_yaml()), str(nf_path), str(tags_path))
-    native = parse_native_yaml(str(nf_path), str(tags_path)).native_functions
     table = {}
-    for fn in match_differentiability_info(native, infos):
+    for fn in matched_derivatives():
         f = fn.func
         if fn.info is None or "Default" not in fn.info or f.func.name.name.base.startswith("_foreach"):
             continue

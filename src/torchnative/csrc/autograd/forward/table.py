@@ -15,7 +15,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..formulas import _argkind, _derivatives_yaml
+from ..formulas import _argkind, matched_derivatives
 from ..translate import TranslationError, translate
 
 GENERATOR_VERSION = 1
@@ -45,20 +45,13 @@ class FwOp:
 
 def _generate() -> dict:
     from torchgen.api import cpp
-    from torchgen.api.autograd import gen_differentiable_outputs, match_differentiability_info
+    from torchgen.api.autograd import gen_differentiable_outputs
     from torchgen.context import native_function_manager
-    from torchgen.gen import parse_native_yaml
     from torchgen.model import SchemaKind
     from torchgen.packaged.autograd.gen_variable_type import DONT_REQUIRE_DERIVATIVE
-    from torchgen.packaged.autograd.load_derivatives import load_derivatives
 
-    from ...ops.native_functions import yaml_paths
-
-    nf_path, tags_path, _ = yaml_paths()
-    infos, _ = load_derivatives(str(_derivatives_yaml()), str(nf_path), str(tags_path))
-    native = parse_native_yaml(str(nf_path), str(tags_path)).native_functions
     table = {}
-    for fn in match_differentiability_info(native, infos):
+    for fn in matched_derivatives():
         f = fn.func
         schema = f.func
         if schema.name.name.base.startswith("_foreach"):
