@@ -89,3 +89,17 @@ def main(script: str, worker, unit: str = "us") -> None:
         worker(args.threads)
         return
     compare(Path(script), args.rounds, args.threads, [], unit=unit)
+
+
+def median_ms(fn, runs: int, warm: int = 1) -> float:
+    """Median wall time of ``runs`` calls of ``fn`` after ``warm`` unmeasured ones, in ms."""
+    import time
+
+    for _ in range(warm):
+        fn()
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e3

@@ -10,9 +10,7 @@ batch rules save; the ours/upstream ratio what the Python layer costs.
 
 from __future__ import annotations
 
-import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -60,13 +58,7 @@ def worker(threads: int) -> None:
     torch.set_num_threads(threads)
     result = {}
     for name, fn in cases(torch).items():
-        fn()
-        times = []
-        for _ in range(5):
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-        result[name] = statistics.median(times) * 1e3
+        result[name] = _harness.median_ms(fn, 5)
     _harness.emit(result)
 
 

@@ -9,9 +9,7 @@ Figures are milliseconds per step, median of timed steps after warm-up steps.
 
 from __future__ import annotations
 
-import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -86,15 +84,7 @@ def worker(threads: int) -> None:
     torch.set_num_threads(threads)
     result = {}
     for name, (make, warm, n) in CASES.items():
-        step = make(torch)
-        for _ in range(warm):
-            step()
-        times = []
-        for _ in range(n):
-            t0 = time.perf_counter()
-            step()
-            times.append(time.perf_counter() - t0)
-        result[name] = statistics.median(times) * 1e3
+        result[name] = _harness.median_ms(make(torch), n, warm)
     _harness.emit(result)
 
 
