@@ -23,9 +23,9 @@ from ..core.refuse import TorchnativeNotImplementedError
 from ..dispatch.door import _any_requires_grad, aten_dispatch, resolve_composite_implicit
 from ..ops.dispatch_keys import autograd_excluded
 from ..dispatch.boxing import normalized
-from ..core.tensor import TensorBase
+from ..core.tensor import TensorBase, wrap_dim
 from . import levels
-from .batched import batched_info, make_batched
+from .batched import make_batched
 
 # short overload name ("add.Tensor") -> rule(op, level, args, kwargs)
 RULES: dict = {}
@@ -172,6 +172,11 @@ def unwrap(t, level):
         if info is not None and info[2] is level:
             return info[0], info[1]
     return t, None
+
+
+def shift(dim: int, rank: int) -> int:
+    """A logical dim (wrapped as upstream wraps it) as the physical one, past the batch dim."""
+    return wrap_dim(dim, rank) + 1
 
 
 def front(t, level):

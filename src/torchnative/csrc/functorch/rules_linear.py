@@ -92,8 +92,6 @@ def addmm(op, level, args, kwargs):
 def convolution(op, level, args, kwargs):
     """input [N, C, *], weight [O, C/g, *]: a batched input folds the batch into N; a batched
     weight (per-element weights) becomes B groups of one convolution."""
-    import torch
-
     (inp, weight, bias, stride, padding, dilation, transposed, output_padding,
      groups) = args[:9]
     pi, pw = front(inp, level), front(weight, level)

@@ -3,14 +3,8 @@
 
 from __future__ import annotations
 
-from ..core.tensor import wrap_dim
 from ..dispatch.door import aten_dispatch
-from .batching import front, rule, unwrap, wrap
-
-
-def _shift(dim, rank: int):
-    """A logical dim (wrapped as upstream wraps it) as a physical one, past the batch."""
-    return wrap_dim(dim, rank) + 1
+from .batching import front, rule, shift, unwrap, wrap
 
 
 def _dim_position(op, default: int) -> int:
@@ -46,9 +40,9 @@ def _dims_rule(default_index: int, all_when_none: bool):
                 return NotImplemented
             new = list(range(1, rank + 1))
         elif isinstance(dim, (list, tuple)):
-            new = [_shift(d, rank) for d in dim]
+            new = [shift(d, rank) for d in dim]
         else:
-            new = _shift(dim, rank)
+            new = shift(dim, rank)
         k = dict(kwargs)
         if dim_index < len(a):
             a[dim_index] = new
@@ -106,7 +100,7 @@ def _two_dims_rule(i: int, j: int):
         rank = len(self._size)
         for idx in (i, j):
             if idx < len(a):
-                a[idx] = _shift(a[idx], rank)
+                a[idx] = shift(a[idx], rank)
         a[0] = p
         return wrap(aten_dispatch(op, tuple(a), kwargs), level, 0)
 
@@ -125,5 +119,5 @@ def softmax_backward(op, level, args, kwargs):
     rank = len(g._size)
     if rank == 0:
         return NotImplemented
-    a = (at_front(g, level, n), at_front(out, level, n), _shift(dim, rank)) + tuple(args[3:])
+    a = (at_front(g, level, n), at_front(out, level, n), shift(dim, rank)) + tuple(args[3:])
     return wrap(aten_dispatch(op, a, kwargs), level, 0)

@@ -3,13 +3,8 @@ the batch goes first and the logical dims shift by one; views stay views of the 
 
 from __future__ import annotations
 
-from ..core.tensor import wrap_dim
 from ..dispatch.door import aten_dispatch
-from .batching import TAG_RULES, at_front, batch_size, front, rule, unwrap, wrap
-
-
-def _wrap_dim(dim: int, rank: int) -> int:
-    return wrap_dim(dim, rank)
+from .batching import TAG_RULES, at_front, batch_size, front, rule, shift, unwrap, wrap
 
 
 def _view_like(op, level, args, kwargs):
@@ -55,7 +50,7 @@ def dim_list(op, level, args, kwargs):
     if p is None:
         return NotImplemented
     rank = len(self._size)
-    shifted = [_wrap_dim(d, rank) + 1 for d in dims]
+    shifted = [shift(d, rank) for d in dims]
     if op.qualname == "aten::permute":
         shifted = [0] + shifted
     return wrap(aten_dispatch(op, (p, shifted), {}), level, 0)
@@ -71,7 +66,7 @@ def transpose(op, level, args, kwargs):
     if rank == 0:
         return wrap(v, level, bd)
     p = front(self, level)
-    return wrap(p.transpose(_wrap_dim(d0, rank) + 1, _wrap_dim(d1, rank) + 1), level, 0)
+    return wrap(p.transpose(shift(d0, rank), shift(d1, rank)), level, 0)
 
 
 @rule("t.default")
@@ -91,7 +86,7 @@ def unsqueeze(op, level, args, kwargs):
     p = front(self, level)
     if p is None:
         return NotImplemented
-    return wrap(p.unsqueeze(_wrap_dim(dim, len(self._size) + 1) + 1), level, 0)
+    return wrap(p.unsqueeze(shift(dim, len(self._size) + 1)), level, 0)
 
 
 @rule("squeeze.dim", "squeeze.dims", "squeeze.default")
@@ -107,7 +102,7 @@ def squeeze(op, level, args, kwargs):
         dims = [i for i, s in enumerate(self._size) if s == 1]
     if rank == 0:
         return wrap(p, level, 0)
-    dims = [_wrap_dim(d, rank) + 1 for d in dims]
+    dims = [shift(d, rank) for d in dims]
     return wrap(p.squeeze(dims) if dims else p, level, 0)
 
 
@@ -129,13 +124,13 @@ def _dim_rule(dim_index: int, new_rank: int = 0):
         k = dict(kwargs)
         name = op.schema.arguments[dim_index].name
         if dim_index < len(a):
-            a[dim_index] = _wrap_dim(a[dim_index], rank + new_rank) + 1
+            a[dim_index] = shift(a[dim_index], rank + new_rank)
         elif name in k:
-            k[name] = _wrap_dim(k[name], rank + new_rank) + 1
+            k[name] = shift(k[name], rank + new_rank)
         else:
             default = op.schema.arguments[dim_index].default_value
             a += [op.schema.arguments[j].default_value for j in range(len(a), dim_index)]
-            a.append(_wrap_dim(default, rank + new_rank) + 1)
+            a.append(shift(default, rank + new_rank))
         a[0] = p
         return wrap(aten_dispatch(op, tuple(a), k), level, 0)
 
@@ -161,7 +156,7 @@ def diagonal(op, level, args, kwargs):
     d1 = args[2] if len(args) > 2 else kwargs.get("dim1", 0)
     d2 = args[3] if len(args) > 3 else kwargs.get("dim2", 1)
     rank = len(self._size)
-    return wrap(p.diagonal(offset, _wrap_dim(d1, rank) + 1, _wrap_dim(d2, rank) + 1), level, 0)
+    return wrap(p.diagonal(offset, shift(d1, rank), shift(d2, rank)), level, 0)
 
 
 @rule("movedim.int")
@@ -171,7 +166,7 @@ def movedim(op, level, args, kwargs):
     if p is None:
         return NotImplemented
     rank = len(self._size)
-    return wrap(p.movedim(_wrap_dim(src, rank) + 1, _wrap_dim(dst, rank) + 1), level, 0)
+    return wrap(p.movedim(shift(src, rank), shift(dst, rank)), level, 0)
 
 
 @rule("cat.default", "stack.default")
@@ -188,7 +183,7 @@ def join(op, level, args, kwargs):
         rank = max(len(t._size) for t in tensors)
         tensors = [t for t in tensors if not (len(t._size) == 1 and t._size[0] == 0 and rank > 1)]
     parts = [at_front(t, level, batch_size(level)) for t in tensors]
-    return wrap(aten_dispatch(op, (parts, _wrap_dim(dim, rank) + 1), {}), level, 0)
+    return wrap(aten_dispatch(op, (parts, shift(dim, rank)), {}), level, 0)
 
 
 @rule("gather.default")
@@ -198,7 +193,7 @@ def gather(op, level, args, kwargs):
         return NotImplemented
     n = batch_size(level)
     rank = len(self._size)
-    a = (at_front(self, level, n), _wrap_dim(dim, rank) + 1, at_front(index, level, n))
+    a = (at_front(self, level, n), shift(dim, rank), at_front(index, level, n))
     return wrap(aten_dispatch(op, a + tuple(args[3:]), kwargs), level, 0)
 
 
