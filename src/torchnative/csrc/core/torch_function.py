@@ -54,6 +54,37 @@ def _has_attr_override(obj) -> bool:
     return hit
 
 
+def overridable_arguments(args, kwargs) -> list:
+    """The values __torch_function__ overrides are looked for in: the arguments, with tensors
+    inside lists too, as upstream's parser collects them from TensorList arguments."""
+    out = []
+    for a in (*args, *kwargs.values()):
+        if type(a) in (list, tuple):
+            out.extend(a)
+        else:
+            out.append(a)
+    return out
+
+
+def wants_torch_function(values) -> bool:
+    """Does a call with these arguments go to __torch_function__ first, as upstream's argument
+    parser decides: a mode on the stack (unless every torch function is disabled), or, while
+    subclass overrides are enabled, a tensor-like among the values (inside lists too)."""
+    state = TLS.state
+    if TLS.stack and state != 2:
+        return True
+    if state != 0:
+        return False  # subclass overrides are disabled (DisableTorchFunction[Subclass])
+    for v in values:
+        if type(v) in (list, tuple):
+            for x in v:
+                if _has_attr_override(x):
+                    return True
+        elif _has_attr_override(v):
+            return True
+    return False
+
+
 def is_torch_function_enabled() -> bool:
     return TLS.state == TorchFunctionState.ENABLED
 

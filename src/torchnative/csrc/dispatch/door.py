@@ -34,7 +34,8 @@ from ..ops.dispatch_keys import autograd_excluded
 from ..ops.dispatcher import REGISTRY, OperatorHandle, register_door
 from ..core.refuse import TorchnativeNotImplementedError
 from ..core.tensor import TensorBase
-from ..core.torch_function import TLS as _TF, _has_attr_override
+from ..core.torch_function import (_has_attr_override, overridable_arguments,
+                                   wants_torch_function)
 
 class Impl:
     """A resolved implementation: the function, which path it is (for ``served``), the
@@ -134,29 +135,6 @@ def aten_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
     if _GRAD.grad_enabled and _any_requires_grad(args, kwargs) and not autograd_excluded():
         return _autograd[0](op, args, kwargs)
     return below_autograd(op, args, kwargs)
-
-
-def _flat(args: tuple, kwargs: dict):
-    for a in (*args, *kwargs.values()):
-        if type(a) in (list, tuple):
-            yield from a
-        else:
-            yield a
-
-
-def _overridden(args: tuple, kwargs: dict) -> bool:
-    """A tensor subclass with __torch_function__ among the arguments (inside lists too)? A plain
-    loop: every torch.ops call asks this."""
-    for a in args:
-        if type(a) in (list, tuple):
-            for x in a:
-                if _has_attr_override(x):
-                    return True
-        elif _has_attr_override(a):
-            return True
-    if kwargs:
-        return any(_has_attr_override(a) for a in _flat((), kwargs))
-    return False
 
 
 def _plain_args(values) -> bool:
@@ -568,8 +546,8 @@ def call_builtin_kernel(op: OperatorHandle, key: str, args: tuple, kwargs: dict)
 def _torch_function_first(args: tuple, kwargs: dict):
     """The arguments whose __torch_function__ sees a torch.ops call first, as upstream's parser
     does for OpOverloads and packets (a tensor subclass gets its own type back), or None."""
-    if _TF.state != 2 and (_TF.stack or _TF.state == 0 and _overridden(args, kwargs)):
-        return [a for a in _flat(args, kwargs) if _has_attr_override(a)]
+    if wants_torch_function(args) or (kwargs and wants_torch_function(kwargs.values())):
+        return [a for a in overridable_arguments(args, kwargs) if _has_attr_override(a)]
     return None
 
 

@@ -22,6 +22,7 @@ from ..core.construct import wrapped_number as _wrapped_number
 from ..core.device import CPU
 from ..core.tensor import TensorBase as _TensorBase
 from ..core.torch_function import TLS as _TF_TLS, _has_attr_override
+from ..core.torch_function import overridable_arguments, wants_torch_function as _wants_torch_function
 
 NUMBERS_AS_TENSORS = frozenset({
     "add", "add_", "add_out", "div", "div_", "div_out", "divide", "divide_", "divide_out",
@@ -483,35 +484,6 @@ def _parse_any(compiled: list[Signature], args, kwargs):
                     f"{describe_arguments(args, kwargs)}, but expected one of:\n{options}")
 
 
-
-def _wants_torch_function(values) -> bool:
-    state = _TF_TLS.state
-    if _TF_TLS.stack and state != 2:
-        return True
-    if state != 0:
-        return False  # subclass overrides are disabled (DisableTorchFunction[Subclass])
-    for v in values:
-        if type(v) in (list, tuple):
-            for x in v:
-                if _has_attr_override(x):
-                    return True
-        elif _has_attr_override(v):
-            return True
-    return False
-
-
-def _relevant(args, kwargs) -> list:
-    """Arguments __torch_function__ overrides are looked for in: tensors inside lists too, as
-    upstream's parser collects them from TensorList arguments."""
-    out = []
-    for a in list(args) + list(kwargs.values()):
-        if type(a) in (list, tuple):
-            out.extend(a)
-        else:
-            out.append(a)
-    return out
-
-
 def _recipe_for(sp: Spelling, key, sig, self_tensor, args, kwargs) -> None:
     sp.recipes[key] = _call_cache.record(sp.sigs, sig, self_tensor, args, kwargs) or False
 
@@ -527,7 +499,7 @@ def call_function(fn, sp: Spelling, args: tuple, kwargs: dict):
         if _wants_torch_function(args) or (kwargs and _wants_torch_function(kwargs.values())):
             from torch.overrides import handle_torch_function
 
-            return handle_torch_function(fn, _relevant(args, kwargs), *args, **kwargs)
+            return handle_torch_function(fn, overridable_arguments(args, kwargs), *args, **kwargs)
         op, pargs, pkwargs, options = sig.target(values)
         if recipe is None:
             _recipe_for(sp, key, sig, None, args, kwargs)
@@ -561,7 +533,7 @@ def call_method(method, sp: Spelling, self, args: tuple, kwargs: dict):
             import torch
 
             api = getattr(torch.Tensor, method.__name__, method)
-            return handle_torch_function(api, _relevant((self,) + args, kwargs), self, *args,
+            return handle_torch_function(api, overridable_arguments((self,) + args, kwargs), self, *args,
                                          **kwargs)
         op, pargs, pkwargs, _ = sig.target(values, self)
         if recipe is None:
@@ -591,7 +563,7 @@ def torch_function_or(fn, name: str, method: bool):
             from torch.overrides import handle_torch_function
 
             api = getattr(torch.Tensor, name) if method else wrapper
-            return handle_torch_function(api, _relevant(args, kwargs), *args, **kwargs)
+            return handle_torch_function(api, overridable_arguments(args, kwargs), *args, **kwargs)
         return fn(*args, **kwargs)
 
     wrapper.__name__ = wrapper.__qualname__ = name

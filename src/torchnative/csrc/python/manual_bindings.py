@@ -346,14 +346,13 @@ TORCH_FUNCTIONS = {
 def _getter_with_torch_function(fget, name: str):
     """A Tensor property getter that tensor-likes and modes see first, as upstream's
     handle_torch_function_getter (the function they receive is ``Tensor.<name>.__get__``)."""
-    from ..core.torch_function import _OVERRIDE_BY_TYPE, TLS as tf_state
-    from .binding import _wants_torch_function
+    from ..core.torch_function import _OVERRIDE_BY_TYPE, TLS as tf_state, wants_torch_function
 
     def get(self):
         # a plain tensor under no mode (the type's answer is cached False) takes the getter
         # directly: these properties are read on every line of model code
         if (tf_state.stack or _OVERRIDE_BY_TYPE.get(type(self)) is not False) and \
-                _wants_torch_function((self,)):
+                wants_torch_function((self,)):
             import torch
             from torch.overrides import handle_torch_function
 
