@@ -3,7 +3,7 @@
 For code written against the old flat ``csrc`` (a branch started before the move): every import
 of a moved module, relative or absolute, module-level or inside a function, is respelled for its
 new home, as are dotted names in strings (``"torchnative.csrc.door"``) and ``csrc/<module>.py``
-paths in comments. Files are edited in place; run ``python tests/test_layers.py`` afterwards.
+paths in comments. Files are edited in place; run ``python tests/unit/test_layers.py`` afterwards.
 
 Usage: python tools/relayout_imports.py FILE...
 """

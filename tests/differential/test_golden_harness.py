@@ -1,0 +1,273 @@
+"""The golden harness: it tests itself, it can fail, and it holds ours to the agreeing baseline.
+
+(a) the self-test passes; (b) a comparator made to accept everything (or to reject everything) is
+caught by it; (c) the ratchet: the fast subset replayed on ours keeps every row listed in
+tests/golden_baseline.json agreeing, no unlisted row diverges and the pinned totals hold;
+(d) upstream replayed against itself agrees on every case (the harness adds no disagreement);
+(e) the comparison interpreter is upstream: ours posing as it is stopped in every way the
+harness starts it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from torchnative.testing import upstream
+from torchnative.testing.golden import baseline, compare, pipeline, report, selftest, workers
+from torchnative.testing.golden.subsets import SUITES
+
+FAST = SUITES["fast"]
+
+
+# ---------------------------------------------------------------------------------------------- (a), (b)
+
+def test_self_test_passes():
+    assert selftest.run() == []
+
+
+def test_self_test_cli_exit_code():
+    proc = subprocess.run([sys.executable, "-m", "torchnative.testing.golden", "self-test"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "self-test passed" in proc.stdout
+
+
+@pytest.mark.parametrize("name", sorted(compare.COMPARATORS))
+def test_accept_everything_comparator_is_caught(name, monkeypatch):
+    monkeypatch.setitem(compare.COMPARATORS, name, lambda *args, **kwargs: None)
+    problems = selftest.run()
+    assert any(f"'{name}'" in p or p.endswith(f": {name}") for p in problems), problems
+
+
+@pytest.mark.parametrize("name", ["close", "exact", "tie", "exception"])
+def test_reject_everything_comparator_is_caught(name, monkeypatch):
+    monkeypatch.setitem(compare.COMPARATORS, name, lambda *args, **kwargs: "rejects everything")
+    assert any(p.startswith("control rejected") for p in selftest.run())
+
+
+def test_ratchet_flags_a_regressed_row(tmp_path):
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps({"agrees": ["add|function|torch.add", "sum|function|torch.sum"]}))
+    rows = [{"id": "add|function|torch.add", "status": "agrees", "first_problem": ""},
+            {"id": "sum|function|torch.sum", "status": "diverges", "first_problem": "close: 3/4 elements off"}]
+    assert baseline.check({"rows": rows}, path) == ["sum|function|torch.sum: diverges: close: 3/4 elements off"]
+    rows[1]["status"] = "errors-as-upstream"
+    assert baseline.check({"rows": rows[1:]}, path)[0].startswith("add|function|torch.add: not in this run")
+
+
+def test_cpu_dependent_rows_may_move_only_by_an_ulp(tmp_path):
+    """A row listed as CPU-dependent may diverge by float64-ulp-level values and nothing else."""
+    path = tmp_path / "baseline.json"
+    rid = "log_softmax|function|torch.log_softmax"
+    path.write_text(json.dumps({"agrees": [rid], "cpu_dependent": {rid: "why"}}))
+    def row(status, problem):
+        return {"rows": [{"id": rid, "status": status, "first_problem": problem}]}
+    ok = "close: 1/25 elements off (max |diff| 2.15e-16, rtol 8.88e-16, atol 8.9e-308; first at flat 18"
+    assert baseline.check(row("diverges", ok), path) == []
+    assert baseline.check(row("diverges", ok.replace("2.15e-16", "3e-12")), path)
+    assert baseline.check(row("diverges", "nonfinite: NaN differs at 1 positions"), path)
+    assert baseline.check(row("refuses", "aten::log_softmax"), path)
+
+
+def test_ratchet_flags_a_new_or_worse_divergence_and_fallen_totals(tmp_path):
+    """A diverging row the baseline does not know fails; a known row may improve, not worsen
+    (status, or the comparator that flags it first); the pinned totals may not fall."""
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps({"agrees": [], "known": {
+        "sum|function|torch.sum": "diverges: close: 1/4 elements off",
+        "mm|function|torch.mm": "refuses: aten::mm"}, "totals": {"samples_agreeing": 10}}))
+    def rep(rows, agreeing=10):
+        return {"rows": [{"id": i, "status": s, "first_problem": p} for i, s, p in rows],
+                "totals": {"samples_agreeing": agreeing}}
+    same = [("sum|function|torch.sum", "diverges", "close: 2/4 elements off"),
+            ("mm|function|torch.mm", "refuses", "aten::mm")]
+    assert baseline.check(rep(same), path) == []
+    better = [("sum|function|torch.sum", "agrees", ""), ("mm|function|torch.mm", "diverges", "close: x")]
+    assert baseline.check(rep(better[:1]), path) == []
+    assert "was refuses, now diverges" in baseline.check(rep(better[1:]), path)[0]
+    other = [("sum|function|torch.sum", "diverges", "nonfinite: NaN differs at 1 positions")]
+    assert "first problem was close" in baseline.check(rep(other), path)[0]
+    new = [("add|function|torch.add", "diverges", "close: 1/4 elements off")]
+    assert "not a known row" in baseline.check(rep(new), path)[0]
+    assert baseline.check(rep(same, agreeing=9), path) == [
+        "totals: samples_agreeing 9, the baseline pins 10"]
+
+
+def test_baseline_file_is_well_formed():
+    doc = baseline.load()
+    assert doc["suite"] == "fast" and isinstance(doc["agrees"], list)
+    assert set(doc["totals"]) == set(baseline.PINNED_TOTALS) and doc["totals"]["samples_agreeing"] > 0
+    assert not set(doc["known"]) & set(doc["agrees"])
+    keys = {r.split("|")[0].split(".")[0] for r in doc["agrees"]}
+    assert keys <= {op.split(".")[0] for op in FAST.ops}, "baseline rows outside the fast suite"
+
+
+# ---------------------------------------------------------------------------------------------- (c), (d)
+
+def test_a_slow_call_is_retried_without_its_timer():
+    """The per-call timer cannot turn a slow case into a divergence: a call it stops runs again
+    untimed, and its result is the call's own."""
+    import torch
+
+    from torchnative.testing.golden import calls, codec
+
+    call = {"fn": "time.sleep", "args": [{"T": "float", "v": 0.3}], "kwargs": {}}
+    res = calls.run_call(call, {}, torch, codec.Store("r"), seed=0, timeout=0.05)
+    assert res["ok"] and res["untimed_retry"], res
+    fast = calls.run_call(call, {}, torch, codec.Store("r"), seed=0, timeout=30)
+    assert fast["ok"] and "untimed_retry" not in fast
+
+
+def _ours_import_error() -> str | None:
+    """Why ``import torch`` fails in ours' interpreter, or None when it works."""
+    python = upstream.ours_python()
+    proc = subprocess.run([python, "-c", "import torch"], capture_output=True, text=True, timeout=600,
+                          env=workers.worker_env(python))
+    return None if proc.returncode == 0 else (proc.stderr.strip().splitlines() or ["?"])[-1]
+
+
+def _replay_and_report(python: str, label: str) -> dict:
+    pipeline.generate(FAST)
+    try:
+        pipeline.replay(FAST, python, label)
+        return report.build(FAST, label, pipeline.judge_all(FAST, label))
+    finally:
+        import shutil
+        shutil.rmtree(pipeline.results_dir(FAST, label), ignore_errors=True)
+
+
+@pytest.mark.golden
+def test_fast_subset_on_ours_keeps_baseline():
+    why = _ours_import_error()
+    if why is not None:
+        upstream.missing(f"`import torch` fails in ours' interpreter ({upstream.ours_python()}): {why}")
+    rep = _replay_and_report(upstream.ours_python(), f"pytest-ours-{os.getpid()}")
+    t = rep["totals"]
+    print(f"fast subset on ours: samples agreeing {t['samples_agreeing']}/{t['samples_attempted']}; cases {t['cases']}")
+    crashed = [c for c in rep["cases"] if "no result" in c.get("failures", {}).get("outcome", "")]
+    assert not crashed, f"{len(crashed)} cases got no result from ours' worker, e.g. {crashed[0]}"
+    assert baseline.check(rep) == []
+
+
+@pytest.mark.golden
+def test_fast_subset_upstream_against_itself_agrees():
+    if not upstream.available():
+        upstream.missing(f"upstream interpreter missing: {upstream.UPSTREAM_PYTHON} (tools/setup.sh)")
+    rep = _replay_and_report(str(upstream.UPSTREAM_PYTHON), f"pytest-upstream-{os.getpid()}")
+    bad = [c for c in rep["cases"] if c["status"] not in report.GOOD]
+    assert rep["totals"]["samples_attempted"] > 500
+    assert not bad, f"{len(bad)} cases disagree with upstream itself, e.g. {bad[:3]}"
+
+
+@pytest.mark.golden
+def test_layout_survives_the_trip():
+    """Non-contiguous, offset, broadcast (stride 0) and bfloat16 inputs are rebuilt exactly."""
+    code = textwrap.dedent("""
+        import json, torch
+        from golden import codec
+        base = torch.arange(60, dtype=torch.float32).reshape(5, 12)
+        values = [base[1:, 2:9:3].t(), torch.randn(3, 1).expand(3, 4), torch.randn(4, 3).bfloat16().t(),
+                  torch.empty(0, 3)[:, 1:], torch.tensor(-0.0)]
+        store, ok = codec.Store(), []
+        for t in values:
+            back = codec.decode(codec.encode(t, store, torch, storage=True), store.arrays, torch)
+            ok.append([back.stride() == t.stride(), back.storage_offset() == t.storage_offset(),
+                       back.dtype == t.dtype, bool(torch.equal(back, t)),
+                       torch.signbit(back).tolist() == torch.signbit(t).tolist()])
+        print(json.dumps(ok))
+    """)
+    proc = subprocess.run(upstream.code_command(code), capture_output=True, text=True,
+                          env=workers.worker_env(upstream.UPSTREAM_PYTHON), timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    checks = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert checks == [[True] * 5] * 5, checks
+
+
+def test_cpu_profile_spread_bounds_the_allowance():
+    """Upstream's result under another CPU profile widens the allowance by as much as upstream
+    moved on this output, and no more; with no other profile nothing is widened."""
+    import numpy as np
+
+    from torchnative.testing.golden.tolerance import floor
+
+    u = np.array([1.0, 2.0, 3.0, 4.0], np.float32).astype(np.float64)
+    other = u.copy()
+    other[1] += 1e-5  # upstream on another CPU moved element 1
+    tol, refs = floor("float32"), {"other0": other}
+    near = u.copy()
+    near[2] += 0.9e-5
+    assert compare.close(u, near, None, compare.spread(u, refs, "float32"), tol) is None
+    assert compare.close(u, near, None, compare.spread(u, {}, "float32"), tol)
+    too_far = u.copy()
+    too_far[1] += 2e-5
+    assert compare.close(u, too_far, None, compare.spread(u, refs, "float32"), tol)
+
+
+def test_other_cpu_profiles_exclude_the_capability_in_force():
+    """The profiles rerun are this CPU's capabilities other than the one in force; the capability
+    ours reproduces is the one upstream reports, here and under each profile."""
+    from torchnative.csrc.platform import cpu_capability as cap
+
+    probe = "import json, torch; print(json.dumps(torch.backends.cpu.get_cpu_capability()))"
+    others = upstream.other_cpu_profiles()
+    assert cap.CAPABILITY not in others
+    assert upstream.run_json(probe) == cap.CAPABILITY
+    for name, env in others.items():
+        assert upstream.run_json(probe, env=env) == name
+
+
+# ---------------------------------------------------------------------------------------------- (e)
+
+_POSING = "try:\n    import torch\nexcept BaseException:\n    pass\nprint('compared')\n"
+
+
+def test_the_guard_stops_ours_posing_as_upstream(tmp_path):
+    """Every way the harness starts the comparison interpreter (code, script, module: run_json,
+    run_script, the golden workers) stops at ``import torch`` when that torch's ``_C`` is not a
+    compiled extension (a stand-in package first on the path; and ours itself), and a program's
+    own ``except`` cannot swallow it; upstream's own runs go through."""
+    script = tmp_path / "posing.py"
+    script.write_text(_POSING)
+    fake = tmp_path / "fake"
+    (fake / "torch").mkdir(parents=True)
+    (fake / "torch" / "__init__.py").write_text("from . import _C\n")
+    (fake / "torch" / "_C.py").write_text("")
+    real = {**upstream.upstream_env(), "PYTHONPATH": str(tmp_path)}
+    posing = {**upstream.upstream_env(), "PYTHONPATH": os.pathsep.join([str(fake), str(tmp_path)])}
+    launchers = (lambda **k: upstream.code_command(_POSING, **k), lambda **k: upstream.script_command(script, **k),
+                 lambda **k: upstream.module_command("posing", **k))
+    stopped = [(launch(), posing) for launch in launchers] + [
+        (upstream.code_command(_POSING, python=upstream.ours_python()), real)]
+    for argv, env in stopped:
+        proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
+        assert proc.returncode == upstream.GUARD_EXIT, (argv[3:], proc.stderr[-2000:])
+        assert "compared" not in proc.stdout and "not a compiled extension module" in proc.stderr
+    for launch in launchers:
+        proc = subprocess.run(launch(), capture_output=True, text=True, env=real, timeout=600)
+        assert proc.returncode == 0 and "compared" in proc.stdout, proc.stderr[-2000:]
+    ours = upstream.ours_python()
+    assert workers.command(ours, "replay")[:2] == [ours, "-m"]  # ours' own replay is not guarded
+    assert workers.command(upstream.UPSTREAM_PYTHON, "generate") == upstream.module_command("golden.generate")
+
+
+def test_a_session_against_ours_posing_as_upstream_stops_before_any_test(tmp_path):
+    """The whole suite, its comparison interpreter pointed at our environment, stops loudly at
+    the start (tests/differential/conftest.py), and so does one with that interpreter missing."""
+    (tmp_path / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
+    conftest = upstream.REPO / "tests" / "conftest.py"
+    (tmp_path / "conftest.py").write_text(conftest.read_text())
+    for python, says in ((upstream.ours_python(), "is not upstream torch"),
+                         (str(tmp_path / "no-python"), "upstream interpreter missing")):
+        env = {**os.environ, "TORCHNATIVE_UPSTREAM_PYTHON": python}
+        env.pop(upstream.ALLOW_MISSING, None)
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+                              capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+        assert proc.returncode != 0 and says in proc.stdout + proc.stderr, proc.stdout[-2000:]
+        assert "1 passed" not in proc.stdout

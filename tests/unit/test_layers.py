@@ -1,0 +1,229 @@
+"""The layer contract of ``torchnative.csrc`` (docs/architecture.md): imports run one way only.
+
+Every import in every module counts — at module level, inside a function, and a module named in
+a string (``sys.modules.get(...)``, ``importlib.import_module(...)``) — because a function-local
+import is still a dependency, only a later one. A module may import its own layer and the layers
+below it. The upward imports that remain are listed in ``UPWARD`` below; the list may only shrink:
+a new upward import fails, and so does an entry that no longer occurs.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+CSRC = Path(__file__).resolve().parents[2] / "src" / "torchnative" / "csrc"
+PKG = "torchnative.csrc"
+
+# bottom first; a module's layer is the first package under csrc it lives in
+LAYERS = ["platform", "random", "core", "serialization", "ops", "dispatch", "kernels", "autograd", "functorch",
+          "python", "distributed", "surface"]
+
+# (importing module, imported module), both relative to torchnative.csrc
+UPWARD: set[tuple[str, str]] = set()
+
+# Imports inside one layer that still close a cycle (each is function-local). Without them the
+# graph has no cycle; the list may only shrink.
+CYCLE_EDGES: set[tuple[str, str]] = {
+    ("core.tensor", "core.construct"),
+    ("core.construct", "core.python_data"),
+    ("dispatch.python_dispatch", "dispatch.door"),
+    ("dispatch.structured", "dispatch.call"),
+    ("autograd.node", "autograd.engine"),
+    ("autograd.node", "autograd.function"),
+    ("autograd.node", "autograd.hooks"),
+    ("autograd.node", "autograd.views"),
+    ("autograd.views", "autograd.engine"),
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(CSRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def csrc_modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(CSRC.rglob("*.py"))}
+
+
+def _resolve(module: str, is_pkg: bool, level: int, name: str | None) -> str:
+    base = f"{PKG}.{module}".split(".") if module else PKG.split(".")
+    if not is_pkg:
+        base = base[:-1]
+    if level > 1:
+        base = base[: len(base) - (level - 1)]
+    return ".".join(base + ([name] if name else []))
+
+
+def imports_of(module: str, path: Path, known: set[str]) -> set[str]:
+    """The csrc modules ``module`` imports anywhere in its body (relative to csrc)."""
+    is_pkg = path.name == "__init__.py"
+    found: set[str] = set()
+
+    def add(full: str) -> None:
+        if not full.startswith(PKG + "."):
+            return
+        rel = full[len(PKG) + 1:]
+        while rel and rel not in known:
+            rel = rel.rpartition(".")[0]
+        if rel and rel != module:
+            found.add(rel)
+
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                add(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve(module, is_pkg, node.level, node.module) if node.level else node.module
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                add(sub if sub[len(PKG) + 1:] in known else base)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.value.startswith(PKG + ".") and " " not in node.value:
+                add(node.value)
+    return found
+
+
+def layer_of(module: str) -> int:
+    top = module.split(".")[0]
+    if module == "kernels.support" or module.startswith("kernels.support."):
+        return LAYERS.index("kernels") - 0.5  # the kernels' shared conventions sit below them
+    if top not in LAYERS:
+        raise AssertionError(f"torchnative.csrc.{module} is in no layer: add its package to "
+                             "LAYERS (and to docs/architecture.md)")
+    return LAYERS.index(top)
+
+
+def import_graph() -> dict[str, set[str]]:
+    mods = csrc_modules()
+    known = set(mods)
+    return {m: imports_of(m, p, known) for m, p in mods.items()}
+
+
+def upward_imports(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    return {(m, t) for m, ts in graph.items() for t in ts if layer_of(t) > layer_of(m)}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, it = work[-1]
+            advanced = False
+            for nxt in it:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = counter
+                    counter += 1
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph.get(nxt, ())))))
+                    advanced = True
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.append(w)
+                    if w == node:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+    return out
+
+
+def test_every_module_is_in_a_layer():
+    for m in csrc_modules():
+        if m:
+            layer_of(m)
+
+
+def test_the_documented_order_is_the_checked_order():
+    doc = (CSRC.parents[2] / "docs" / "architecture.md").read_text()
+    line = doc.split("Layer order, bottom first", 1)[1].split("**")[1]
+    names = [w.split(" (")[0].strip(" .") for w in line.replace("\n", " ").split(",")]
+    assert [n for n in names if n] == LAYERS
+
+
+def test_no_new_upward_import():
+    new = upward_imports(import_graph()) - UPWARD
+    assert not new, "imports from a lower layer to a higher one (register from above instead):\n" + \
+        "\n".join(f"  {a} -> {b}" for a, b in sorted(new))
+
+
+def test_allowlist_only_shrinks():
+    gone = UPWARD - upward_imports(import_graph())
+    assert not gone, "no longer upward; remove from UPWARD:\n" + \
+        "\n".join(f"  {a} -> {b}" for a, b in sorted(gone))
+
+
+def test_the_check_sees_function_local_and_string_imports(tmp_path):
+    """Controls: an upward import inside a function, and one named in a string, are found."""
+    src = ("def f():\n    from ..dispatch import door\n"
+           "def g():\n    import sys\n    return sys.modules['torchnative.csrc.python.binding']\n")
+    path = tmp_path / "probe.py"
+    path.write_text(src)
+    known = {"core.probe", "dispatch.door", "python.binding"}
+    found = imports_of("core.probe", path, known)
+    assert found == {"dispatch.door", "python.binding"}
+    graph = {"core.probe": found, "dispatch.door": {"core.probe"}, "python.binding": set()}
+    assert ("core.probe", "dispatch.door") in upward_imports(graph)
+    assert cycles(graph) == [["core.probe", "dispatch.door"]]
+
+
+def test_no_cycle_outside_the_allowlists():
+    """Removing the allowlisted edges leaves no import cycle at all, and each allowlisted
+    same-layer edge still exists and still closes a cycle (else it must leave the list)."""
+    graph = import_graph()
+    allowed = UPWARD | CYCLE_EDGES
+    pruned = {m: {t for t in ts if (m, t) not in allowed} for m, ts in graph.items()}
+    assert cycles(pruned) == []
+    for a, b in sorted(CYCLE_EDGES):
+        assert b in graph.get(a, ()), f"{a} -> {b} is gone: remove it from CYCLE_EDGES"
+        assert _reaches(graph, b, a), f"{a} -> {b} closes no cycle now: remove it from CYCLE_EDGES"
+
+
+def _reaches(graph: dict[str, set[str]], start: str, goal: str) -> bool:
+    seen, todo = {start}, [start]
+    while todo:
+        node = todo.pop()
+        if node == goal:
+            return True
+        for nxt in graph.get(node, ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return False
+
+
+if __name__ == "__main__":
+    g = import_graph()
+    up = sorted(upward_imports(g))
+    print(f"{len(up)} upward imports; cycles: {[len(c) for c in cycles(g)]}; "
+          f"{len(CYCLE_EDGES)} same-layer edges allowlisted")
+    for a, b in up:
+        print(f'    ("{a}", "{b}"),')
