@@ -8,7 +8,7 @@ tuples, in order; the first that upstream accepts is the name's *typical argumen
 also runs it with float64 inputs so the census can bound upstream's own float32 error. On ours
 (``--plan`` given) each name runs the candidate upstream chose (or, where upstream accepted
 none, the first, to compare errors). Names that change process-wide state are not called here;
-tests/test_modes.py covers them.
+tests/differential/test_modes.py covers them.
 """
 
 from __future__ import annotations

@@ -231,7 +231,7 @@ def api_markdown(table: dict) -> str:
              "compared) and ours raises the same exception type; **refuses**: ours raises `TorchnativeNotImplementedError` naming "
              "what it lacks; **differs**: anything else (the reason is in "
              "`docs/surface_api.json`); **not called**: process-wide switches, covered by "
-             "`tests/test_modes.py`.", "",
+             "`tests/differential/test_modes.py`.", "",
              "| namespace | " + " | ".join(API_STATES) + " |",
              "|---|" + "---:|" * len(API_STATES)]
     for ns, names in table.items():

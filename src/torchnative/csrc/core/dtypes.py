@@ -2,7 +2,8 @@
 
 Upstream defines dtypes in C++ (``c10::ScalarType``, ``torch/csrc/Dtype.cpp``). Here each one is an
 instance of :class:`dtype`; the table below is generated from upstream torch 2.13.0 by
-``tools/gen_dtype_tables.py`` and checked again, value for value, by ``tests/test_dtypes.py``.
+``tools/gen_dtype_tables.py`` and checked again, value for value, by
+``tests/differential/test_dtypes.py``.
 
 Data: a dtype is *stored* as a numpy dtype. bfloat16 and the float8 family come from the optional
 ``ml_dtypes`` package; complex32, the quantized, bits and sub-byte int/uint types have no numpy

@@ -7,7 +7,8 @@
   (AT_FORALL_SCALAR_TYPES_WITH_COMPLEX), which ``Scalar::to<T>()`` prints: "value cannot be
   converted to type int without overflow" (int32 is ``int`` there, not ``int32_t``).
 
-Keyed by our dtype names; tests/test_cpp_names.py checks both against upstream's messages.
+Keyed by our dtype names; tests/differential/test_cpp_names.py checks both against upstream's
+messages.
 """
 
 from __future__ import annotations

@@ -101,8 +101,8 @@ def normal_fill16_f32_reference(blocks: np.ndarray, mean: float, std: float) -> 
 # in general, but normal_fill only ever feeds uniforms on the 2**-24 grid: log256_ps sees
 # 1 - k * 2**-24 and sincos256_ps sees TWO_PI * k * 2**-24 for the 2**24 values of k, and for
 # every one of them the fast steps give the reference's bits (checked exhaustively by
-# tests/test_random_engine.py::test_fast_box_muller_is_the_reference_on_every_input). The final
-# ``* std + mean`` depends on the caller's values, so it goes through the checked
+# tests/differential/test_random_engine.py::test_fast_box_muller_is_the_reference_on_every_input).
+# The final ``* std + mean`` depends on the caller's values, so it goes through the checked
 # ``fpmath.fma32_rounded``. Rows go through in chunks that stay in the CPU's cache.
 
 _CHUNK_ROWS = 4096

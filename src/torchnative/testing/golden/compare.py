@@ -156,7 +156,8 @@ def elementwise(ours, low, high, dtype: str = "float32", summed: bool = False) -
 
 
 @comparator("random ops under the same seed reproduce upstream's bits at the CPU capability in force "
-            "(ours' random engine is bit-exact per capability: tests/test_random_engine.py, docs/cpu.md)")
+            "(ours' random engine is bit-exact per capability: "
+            "tests/differential/test_random_engine.py, docs/cpu.md)")
 def seeded(u: np.ndarray, o: np.ndarray):
     fin = np.isfinite(u) & np.isfinite(o)
     bad = fin & (o != u)
