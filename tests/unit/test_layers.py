@@ -14,7 +14,10 @@ from pathlib import Path
 
 import pytest
 
-CSRC = Path(__file__).resolve().parents[2] / "src" / "torchnative" / "csrc"
+# the checkout this file sits in (found upward, so the file may move within tests/)
+SRC = next(p for p in Path(__file__).resolve().parents if (p / "src" / "torchnative").is_dir()) \
+    / "src" / "torchnative"
+CSRC = SRC / "csrc"
 PKG = "torchnative.csrc"
 
 # bottom first; a module's layer is the first package under csrc it lives in
