@@ -7,11 +7,13 @@
   packaging.
 
 A test file anywhere else fails here, and so does a unit test that reaches for the upstream
-harness (it belongs in ``differential/`` then).
+harness (it belongs in ``differential/`` then), and a README or docs page naming a test file that
+is not where it says.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -44,6 +46,14 @@ def unit_tests_using_upstream(tests: Path) -> list[str]:
                   and any(marker in p.read_text() for marker in UPSTREAM_HARNESS))
 
 
+def stale_test_paths(repo: Path) -> list[str]:
+    """``tests/...`` files the README and docs/*.md name that do not exist."""
+    pages = [repo / "README.md", *sorted((repo / "docs").glob("*.md"))]
+    return sorted({f"{p.relative_to(repo)}: {m}" for p in pages if p.exists()
+                   for m in re.findall(r"tests/[\w/]+\.(?:py|json)", p.read_text())
+                   if not (repo / m).exists()})
+
+
 def test_every_test_file_is_in_a_group():
     assert misplaced(TESTS) == [], "move these into tests/unit, tests/differential or tests/system"
 
@@ -56,6 +66,10 @@ def test_each_group_holds_tests():
 def test_unit_tests_do_not_run_upstream():
     assert unit_tests_using_upstream(TESTS) == [], \
         "these compare with upstream: move them to tests/differential"
+
+
+def test_docs_name_test_files_where_they_are():
+    assert stale_test_paths(TESTS.parent) == [], "update these paths"
 
 
 def test_the_checks_catch_a_planted_file(tmp_path):
@@ -77,3 +91,11 @@ def test_the_checks_catch_a_planted_file(tmp_path):
     assert misplaced(tmp_path) == ["elsewhere/test_lost.py", "helper.py", "test_stray.py"]
     (tmp_path / "unit" / "test_sneaky.py").write_text("from torchnative.testing import upstream\n")
     assert unit_tests_using_upstream(tmp_path) == ["unit/test_sneaky.py"]
+
+
+def test_the_docs_check_catches_a_stale_path(tmp_path):
+    (tmp_path / "tests" / "unit").mkdir(parents=True)
+    (tmp_path / "tests" / "unit" / "test_fine.py").write_text("")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "page.md").write_text("`pytest tests/unit/test_fine.py tests/test_gone.py`")
+    assert stale_test_paths(tmp_path) == ["docs/page.md: tests/test_gone.py"]
