@@ -103,13 +103,16 @@ def main(argv=None) -> int:
     ap.add_argument("--update-baseline", action="store_true", help="add agreeing rows to the baseline")
     ap.add_argument("--allow-drop", action="store_true", help="with --update-baseline: drop regressed rows")
     ap.add_argument("--real", action="store_true", help="self-test: also inject faults into stored cases")
+    ap.add_argument("--shard", help="generate: only the K-th of N parts of the entries (K/N); rerun to resume")
     a = ap.parse_args(argv)
     suite = suite_of(a)
     if a.command == "self-test":
         return do_selftest(a, suite)
     if a.command in ("generate", "run"):
         start = time.perf_counter()
-        pipeline.generate(suite, force=a.force, jobs=a.jobs)
+        pipeline.generate(suite, force=a.force, jobs=a.jobs, shard=a.shard)
+        if not (pipeline.cases_dir(suite) / "_manifest.json").exists():
+            return 0  # a shard: replay and report wait for the rest
         print(f"[golden] generate: {time.perf_counter() - start:.1f}s")
     if a.command in ("replay", "run"):
         start = time.perf_counter()
