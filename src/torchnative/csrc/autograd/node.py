@@ -371,9 +371,7 @@ class SavedVariable:
             self.data = t
             return
         self._save_metadata(t)
-        from ..core.construct import alias
-
-        self.data = alias(t)
+        self.data = shallow_copy_and_detach(t)
 
     def _save_metadata(self, t) -> None:
         self.output_nr = t._output_nr
@@ -454,11 +452,9 @@ class SavedVariable:
             return data
         from ..core.grad_mode import TLS
 
-        if hooks is None and not TLS.grad_enabled:
+        if hooks is None and not TLS.grad_enabled and not _python_detaches(data):
             return data  # nothing can record on it: its history would go unread
-        from ..core.construct import alias
-
-        out = alias(data)
+        out = shallow_copy_and_detach(data)
         if "_tn_fw" in data.__dict__:  # a forward-AD tangent, as upstream's saved fw_grad_
             from .forward.levels import share_tangent
 
@@ -508,6 +504,28 @@ class SavedVariable:
 
 SavedVariable.__name__ = SavedVariable.__qualname__ = "SavedTensor"
 SavedVariable.__module__ = "torch._C._autograd"
+
+
+def _python_detaches(t) -> bool:
+    from ..dispatch.python_dispatch import wants_python_dispatch
+
+    return wants_python_dispatch((t,), {})
+
+
+def shallow_copy_and_detach(t: TensorBase) -> TensorBase:
+    """TensorImpl::shallow_copy_and_detach, sharing ``t``'s version counter: under a dispatch
+    mode, or for a tensor subclass, upstream asks Python for ``aten::detach`` (so a trace records
+    the detach that saving an output and unpacking it make); otherwise a plain alias."""
+    from ..core.construct import alias
+
+    if not _python_detaches(t):
+        return alias(t)
+    from ..dispatch.call import op
+    from ..dispatch.python_dispatch import dispatch
+
+    out = dispatch(op("detach"), (t,), {})
+    out._version_ref = t._version_ref
+    return out
 
 
 def _requires_grad(t) -> bool:
