@@ -31,11 +31,6 @@ CYCLE_EDGES: set[tuple[str, str]] = {
     ("core.construct", "core.python_data"),
     ("dispatch.python_dispatch", "dispatch.door"),
     ("dispatch.structured", "dispatch.call"),
-    ("autograd.node", "autograd.engine"),
-    ("autograd.node", "autograd.function"),
-    ("autograd.node", "autograd.hooks"),
-    ("autograd.node", "autograd.views"),
-    ("autograd.views", "autograd.engine"),
 }
 
 

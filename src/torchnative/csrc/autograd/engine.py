@@ -12,24 +12,14 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import threading
 
 from ..core.tensor import TensorBase
 from ..core.grad_mode import TLS as _GRAD
+from .accumulate import accumulate_grad as _accumulate_into
+from .graph_task import TLS
 from .node import ANOMALY as _Anomaly, AccumulateGrad, GraphRoot, gradient_edge
 
 
-class _TLS(threading.local):
-    def __init__(self):
-        self.needed = None  # set of nodes to execute in the current pass (None: all)
-        self.depth = 0
-        self.callbacks = None
-        self.task_id = -1  # the running graph task (-1: none)
-        self.node = None  # the node being executed
-        self.graph = None  # nodes reachable in the running task
-
-
-TLS = _TLS()
 _TASKS = itertools.count()
 
 
@@ -411,43 +401,6 @@ def _call_function(fn, inputs):
             if r is not None:
                 outs = list(r)
     return outs
-
-
-def accumulate_grad(variable, new_grad) -> None:
-    """AccumulateGrad::accumulateGrad: the first gradient is copied in (with the variable's
-    strides), later ones are added in place, or out of place when building a graph."""
-    if new_grad is None:
-        return
-    grad = variable._grad
-    if grad is None:
-        if not _GRAD.grad_enabled:
-            new_grad = new_grad.detach()
-        variable._grad = _clone_obey_contract(new_grad, variable)
-    elif not _GRAD.grad_enabled:
-        grad.add_(new_grad)
-        variable._grad = grad
-    else:
-        variable._grad = grad + new_grad
-    hooks = variable._post_accumulate_grad_hooks
-    if hooks:
-        for hook in list(hooks.values()):
-            hook(variable)
-
-
-_accumulate_into = accumulate_grad
-
-
-def _clone_obey_contract(g, variable):
-    import torch
-
-    if variable.is_non_overlapping_and_dense() and g._stride != variable._stride:
-        out = torch.empty_strided(variable._size, variable._stride, dtype=g.dtype)
-        out.copy_(g)
-        return out
-    if g.__dict__.get("_tn_buffer_owned") and not _GRAD.grad_enabled:
-        return g
-    return g.clone(memory_format=torch.contiguous_format if g.is_contiguous() else
-                   torch.preserve_format)
 
 
 def grad_layout_fn():

@@ -28,7 +28,8 @@ import weakref
 from ..core.creation_meta import (DEFAULT, IN_CUSTOM_FUNCTION, INFERENCE_MODE, MULTI_OUTPUT_NODE,
                                   NO_GRAD_MODE, propagate as _propagate)
 from ..core.grad_mode import TLS as _GRAD
-from .node import Node, forward_name, gradient_edge
+from .graph_task import TLS as _TASK
+from .node import Node, forward_name, gradient_edge, register_view_grad_fn
 
 
 def stamp(view, base, creation: int) -> None:
@@ -249,15 +250,13 @@ class CopySlices(Node):
         result.copy_(grad)
         vsize, vstride, voff = self._view
         grad_slice = result.as_strided(vsize, vstride, voff)
-        from . import engine
-
         # fn's first edge (the view's old history) is not part of this graph task; it must
         # still compute that gradient (upstream adds the missing nodes to exec_info)
-        saved, engine.TLS.needed = engine.TLS.needed, None
+        saved, _TASK.needed = _TASK.needed, None
         try:
             res = self.fn._run([grad_slice.clone(memory_format=torch.contiguous_format)])
         finally:
-            engine.TLS.needed = saved
+            _TASK.needed = saved
         out = [None] * len(self._next)
         for i, r in enumerate(res):
             if i >= len(out) or self._next[i][0] is None and i != 0:
@@ -308,3 +307,6 @@ def _extent(size, stride, off) -> int:
     if 0 in size:
         return off
     return off + 1 + sum((s - 1) * st for s, st in zip(size, stride))
+
+
+register_view_grad_fn(grad_fn_of)  # the nodes, below this module, read views through it
