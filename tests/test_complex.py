@@ -10,9 +10,9 @@ them with inputs widened to float64/complex128, and ours must be within upstream
 float32-vs-float64 error of upstream's value (floored at a few ulp), or no farther from the
 float64 answer than upstream is.
 
-Conjugation is materialized here (kernels/complex_ops.py): values, printing and gradients are
-upstream's, but ``conj()`` returns a new tensor without the conjugate bit. What that changes for
-users is listed in ``XFAIL`` (strict: a case starts failing the day it is fixed).
+``conj()`` is upstream's lazy conjugate view (core/conj_neg_bits.py, dispatch/math_bits.py);
+tests/test_complex_views.py compares its behaviour in depth. What still disagrees is listed in
+``XFAIL`` (strict: a case starts failing the day it is fixed).
 """
 
 from __future__ import annotations
@@ -341,15 +341,7 @@ CASES = [
 ]
 
 # Known disagreements (strict: the test fails once they are fixed).
-_CONJ_BIT = ("conjugation is materialized (kernels/complex_ops.py): no conjugate bit, so conj() "
-             "neither reports is_conj() nor aliases its input")
 XFAIL = {
-    "X((2, 3)).conj().is_conj()": _CONJ_BIT,
-    "x = X((2,))\ny = x.conj()\nx.add_(1)\ny": _CONJ_BIT,
-    "torch.view_as_real(X((2, 3)).conj())": _CONJ_BIT + " (upstream refuses an unresolved view)",
-    "TRACE(X((2,)), lambda x: x.conj().resolve_conj())": _CONJ_BIT + " (upstream clones)",
-    "X((2, 3)).conj().imag.resolve_neg()":
-        _CONJ_BIT + " (resolve_neg returns the strided imag view; upstream copies it densely)",
     "torch.view_as_complex(R((2, 2)).half())":
         "complex32 has no numpy storage: refused by name where upstream computes",
 }
@@ -458,16 +450,19 @@ def test_negative_controls(ours, theirs):
     assert not _agrees(err, dict(mine, msg=mine["msg"] + "!"), theirs)
 
 
-def test_is_conj_is_consistent_with_materialized_conjugation():
-    """What ``conj()`` returns here: the conjugated values in new memory, never marked as a
-    conjugate view (so nothing downstream resolves it a second time)."""
+def test_conj_is_a_lazy_view_of_its_input():
+    """``conj()`` is upstream's lazy view: the same memory, the bit set, values read conjugated;
+    ``resolve_conj`` copies them out; a real tensor's conj is itself."""
     import torch
 
     x = torch.tensor([1 + 2j, -3 - 4j])
     c = x.conj()
-    assert not c.is_conj() and not x.is_conj()
-    assert c.resolve_conj() is c
-    assert c.tolist() == [1 - 2j, -3 + 4j]
-    assert c.data_ptr() != x.data_ptr()
+    assert c.is_conj() and not x.is_conj() and c._base is x
+    assert c.data_ptr() == x.data_ptr()
+    assert c.tolist() == [1 - 2j, -3 + 4j] and c[1].item() == -3 + 4j
+    r = c.resolve_conj()
+    assert not r.is_conj() and r.data_ptr() != x.data_ptr() and r.tolist() == c.tolist()
     assert torch.conj_physical(x).tolist() == c.tolist()
-    assert not torch._neg_view(x).is_neg()
+    assert torch._neg_view(x).is_neg() and torch._neg_view(x).tolist() == [-1 - 2j, 3 + 4j]
+    real = torch.ones(2)
+    assert real.conj() is real and not real.conj().is_conj()

@@ -128,6 +128,8 @@ def alias(t: TensorBase, cls=None) -> TensorBase:
                t._version_ref)
     if "_tn_inference" in t.__dict__:
         out.__dict__["_tn_inference"] = True  # aliases of inference tensors are inference tensors
+    if t._math_bits:
+        out._math_bits = t._math_bits  # detach of a conj view reads conjugated too
     return out
 
 

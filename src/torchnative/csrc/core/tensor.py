@@ -20,6 +20,7 @@ from .size import Size
 from .grad_mode import TLS as _GRAD_TLS
 from .python_classes import tensor_class
 from .torch_function import disabled_torch_function_impl
+from .conj_neg_bits import CONJ, logical_array
 
 
 class _TensorMeta(type):
@@ -96,6 +97,7 @@ class TensorBase(metaclass=_TensorMeta):
     __slots__ = ("_st", "_dtype", "_size", "_stride", "_offset", "_np", "_version_ref",
                  "_requires_grad", "_grad", "_grad_fn", "_view_base", "_retains_grad",
                  "_output_nr", "_wrapped", "__weakref__", "__dict__")
+    _math_bits = 0  # lazy conjugate/negative bits (core/conj_neg_bits.py); set per tensor
 
     def __new__(*args, **kwargs):
         # a wildcard signature: dynamo's polyfill for Tensor.__new__ must match ours or it
@@ -380,9 +382,10 @@ class TensorBase(metaclass=_TensorMeta):
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to "
                                "Scalar")
-        if self._np is None:
-            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
-        v = self._np.reshape(()).item() if self._np.ndim else self._np.item()
+        if self._np is None:  # upstream's _local_scalar_dense meta kernel refuses so
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+        a = logical_array(self) if self._math_bits else self._np
+        v = a.reshape(()).item() if a.ndim else a.item()
         if self._dtype in D.REDUCED_FLOATING or self._dtype.is_floating_point:
             return float(v)
         return v
@@ -390,9 +393,10 @@ class TensorBase(metaclass=_TensorMeta):
     def tolist(self):
         if self._np is None:
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
-        if self._dtype.is_floating_point and self._np.dtype.kind not in "fc":
-            return self._np.astype(np.float64).tolist()
-        return self._np.tolist()
+        a = logical_array(self)
+        if self._dtype.is_floating_point and a.dtype.kind not in "fc":
+            return a.astype(np.float64).tolist()
+        return a.tolist()
 
     def numpy(self, *, force: bool = False):
         if self._np is None:
@@ -400,6 +404,12 @@ class TensorBase(metaclass=_TensorMeta):
         if not force and self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        if self._math_bits:
+            if force:
+                return logical_array(self)
+            which = ("conjugate", "conj") if self._math_bits & CONJ else ("negative", "neg")
+            raise RuntimeError(f"Can't call numpy() on Tensor that has {which[0]} bit set. Use "
+                               f"tensor.resolve_{which[1]}().numpy() instead.")
         return self._np
 
     def __nonzero__(self) -> bool:

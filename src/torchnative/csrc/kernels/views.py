@@ -7,6 +7,7 @@ These kernels only compute sizes, strides and offsets, so they serve meta tensor
 from __future__ import annotations
 
 from ..core import construct
+from ..core.conj_neg_bits import CONJ, NEG, set_bits
 from ..core.construct import contiguous_strides_of, make
 from ..core.creation_meta import note_view
 from ..core.size import Size
@@ -28,6 +29,8 @@ def view_of(base: TensorBase, size, stride, offset, dtype=None, np_view=None,
         d["_tn_inference"] = True  # views of inference tensors are inference tensors
     elif "_tn_inference" in d:
         del d["_tn_inference"]  # a view of a normal tensor made in inference mode is normal
+    if base._math_bits:
+        set_bits(out, base._math_bits)  # a view of a lazily conjugated/negated tensor reads so too
     note_view(out, base, multi_output)
     return out
 
@@ -390,6 +393,11 @@ def unbind(self, dim=0):
 def view_as_real(self):
     if not self.dtype.is_complex:
         raise RuntimeError("view_as_real is only supported for complex tensors")
+    if self._math_bits & CONJ:
+        raise RuntimeError("view_as_real doesn't work on unresolved conjugated tensors.  To "
+                           "resolve the conjugate tensor so you can view it as real, use "
+                           "self.resolve_conj(); however, be warned that the resulting tensor "
+                           "will NOT alias the original.")
     real = self.dtype.to_real()
     return view_of(self, list(self._size) + [2], [s * 2 for s in self._stride] + [1],
                    self._offset * 2, dtype=real)
@@ -420,6 +428,12 @@ def view_as_complex(self):
 def view_dtype(self, dtype):
     if dtype == self.dtype:
         return alias(self)
+    if self._math_bits & CONJ:
+        raise RuntimeError("torch.Tensor.view is not supported for conjugate view tensors when "
+                           "converting to a different dtype.")
+    if self._math_bits & NEG:
+        raise RuntimeError("torch.Tensor.view is not supported for tensors with negative bit "
+                           "set when converting to a different dtype.")
     a, b = self.dtype.itemsize, dtype.itemsize
     if a == b:
         return view_of(self, self._size, self._stride, self._offset, dtype=dtype)

@@ -189,11 +189,11 @@ def _set_imag(self, value):
 # the dispatcher: a __torch_dispatch__ mode does not see them (FakeTensorMode asks them inside
 # its own dispatch, and would recurse if it did).
 def _is_conj(self) -> bool:
-    return False  # no tensor here carries the lazy conjugate bit
+    return bool(self._math_bits & 1)  # core/conj_neg_bits.CONJ
 
 
 def _is_neg(self) -> bool:
-    return False  # nor the lazy negative bit
+    return bool(self._math_bits & 2)  # core/conj_neg_bits.NEG
 
 
 def _is_inference(self) -> bool:
