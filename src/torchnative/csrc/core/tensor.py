@@ -499,14 +499,6 @@ class TensorBase(metaclass=_TensorMeta):
             t.requires_grad_(True)
         return t
 
-    def as_subclass(self, cls):
-        from .construct import alias
-
-        t = alias(self, cls)
-        t._requires_grad = self._requires_grad
-        t._grad_fn = self._grad_fn
-        return t
-
     @staticmethod
     def _make_wrapper_subclass(cls, size, strides=None, storage_offset=None,
                                memory_format=None, dtype=None, layout=strided, device=None,

@@ -379,6 +379,9 @@ _TENSOR_DATA = TensorBase.__dict__["data"]
 from .getitem import TENSOR_METHODS as _INDEXING  # noqa: E402
 
 TENSOR_METHODS.update(_INDEXING)
+from .subclassing import TENSOR_METHODS as _SUBCLASSING  # noqa: E402
+
+TENSOR_METHODS.update(_SUBCLASSING)
 TENSOR_METHODS["data"] = property(_getter_with_torch_function(_data, "data"), _TENSOR_DATA.fset)
 # The getters upstream's python_variable.cpp routes through handle_torch_function_getter (all
 # its properties but the two raw slots _grad and _grad_fn, which our autograd writes directly)
@@ -393,8 +396,8 @@ for _name in _GETTERS_WITH_TORCH_FUNCTION:
     _prop = TENSOR_METHODS.get(_name) or getattr(TensorBase, _name)
     TENSOR_METHODS[_name] = property(_getter_with_torch_function(_prop.fget, _name), _prop.fset,
                                      _prop.fdel)
-TENSOR_METHODS = {k: v if isinstance(v, property) else _with_torch_function(v, k, True)
-                  for k, v in TENSOR_METHODS.items()}
+TENSOR_METHODS = {k: v if isinstance(v, property) or k in _SUBCLASSING
+                  else _with_torch_function(v, k, True) for k, v in TENSOR_METHODS.items()}
 TORCH_FUNCTIONS = {k: _with_torch_function(v, k, False) for k, v in TORCH_FUNCTIONS.items()}
 
 TORCH_C = {"torch._C._nn._parse_to": nn_parse_to}
