@@ -75,3 +75,23 @@ META_COMPOSITES = {
 def test_composites_serve_meta_tensors():
     assert_agree(META_COMPOSITES,
                  setup="def M(*s, **k):\n    return torch.empty(*s, device='meta', **k)\n")
+
+
+LINALG_BATCH = {
+    # the batch dimensions of A and B broadcast as _linalg_broadcast_batch_dims does: refused
+    # with infer_size's message, its operands in upstream's order (B first, but A first for lstsq)
+    "solve": "torch.linalg.solve(A, B)",
+    "lu_solve": "torch.linalg.lu_solve(*torch.linalg.lu_factor(A), B)",
+    "lu_solve_pivots": "torch.linalg.lu_solve(torch.linalg.lu_factor(A)[0], torch.ones(1, 3, dtype=torch.int32), B[:2])",
+    "cholesky_solve": "torch.cholesky_solve(B, torch.eye(3).expand(2, 3, 3))",
+    "solve_triangular": "torch.linalg.solve_triangular(A.triu(), B, upper=True)",
+    "triangular_solve": "torch.triangular_solve(B, A.triu())",
+    "lstsq": "torch.linalg.lstsq(A, B).solution",
+    "ldl_solve": "torch.linalg.ldl_solve(*torch.linalg.ldl_factor(A @ A.mT + torch.eye(3)), B)",
+    "broadcast_ok": "torch.linalg.solve(A[:1] + 3 * torch.eye(3), B).shape",
+}
+
+
+def test_linalg_batches_broadcast_as_upstream():
+    assert_agree(LINALG_BATCH, setup="A = torch.arange(18.).reshape(2, 3, 3).sin() + 3 * torch.eye(3)\n"
+                                     "B = torch.arange(24.).reshape(4, 3, 2).cos()\n")
