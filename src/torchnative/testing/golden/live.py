@@ -115,14 +115,22 @@ def fresh(value, torch, cast: dict | None = None, keep: list | None = None):
 class Regenerator:
     """Samples of the entries in one worker, regenerated on demand and kept per (key, dtype)."""
 
+    _db: dict | BaseException | None = None  # per worker: OpInfo's database, or why it failed to import
+
     def __init__(self, torch):
-        self.torch, self._db, self._lists = torch, None, {}
+        self.torch, self._lists = torch, {}
 
     def op(self, key: str):
-        if self._db is None:
-            from torch.testing._internal.common_methods_invocations import op_db
-            self._db = {(o.name + (f".{o.variant_test_name}" if o.variant_test_name else "")): o for o in op_db}
-        return self._db[key]
+        cls = type(self)
+        if cls._db is None:
+            try:
+                from torch.testing._internal.common_methods_invocations import op_db
+                cls._db = {(o.name + (f".{o.variant_test_name}" if o.variant_test_name else "")): o for o in op_db}
+            except Exception as exc:  # kept: a failed import is not cached by Python, and costs seconds
+                cls._db = exc
+        if isinstance(cls._db, BaseException):
+            raise cls._db
+        return cls._db[key]
 
     def sample(self, key: str, dtype: str, seed: int, index: int):
         """The live sample, or raises what generating it raised."""
