@@ -29,8 +29,6 @@ UPWARD: set[tuple[str, str]] = set()
 CYCLE_EDGES: set[tuple[str, str]] = {
     ("core.tensor", "core.construct"),
     ("core.construct", "core.python_data"),
-    ("dispatch.python_dispatch", "dispatch.door"),
-    ("dispatch.structured", "dispatch.call"),
 }
 
 

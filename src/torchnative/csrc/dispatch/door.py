@@ -631,4 +631,6 @@ def redispatch(op: OperatorHandle, keyset, args: tuple, kwargs: dict) -> Any:
 
 
 register_door(packet_callable=packet_callable, overload_callables=overload_callables,
-              call_builtin_kernel=call_builtin_kernel, redispatch=redispatch)
+              call_builtin_kernel=call_builtin_kernel, redispatch=redispatch,
+              aten_dispatch=aten_dispatch, backend_dispatch=backend_dispatch,
+              op_overload=op_overload)
