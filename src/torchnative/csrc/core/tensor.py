@@ -18,7 +18,8 @@ from .layouts import contiguous_format, channels_last, channels_last_3d, preserv
 from .refuse import TorchnativeNotImplementedError
 from .size import Size
 from .grad_mode import TLS as _GRAD_TLS
-from .python_classes import tensor_class
+from .python_classes import STORAGE as _STORAGE, storage_class as _storage_class, tensor_class
+from .storage import StorageBase
 from .torch_function import disabled_torch_function_impl
 from .conj_neg_bits import CONJ, logical_array
 
@@ -190,10 +191,14 @@ class TensorBase(metaclass=_TensorMeta):
         asks for it (a view, data_ptr, saving): its numpy array already owns the bytes."""
         st = self._st
         if st is None:
-            from .storage import storage_class
-
             flat = self._np.reshape(-1)
-            st = self._st = storage_class()._wrap(flat.view(np.uint8), flat.nbytes, CPU)
+            # StorageBase._wrap's fields, set inline: every first view of a result passes here
+            cls = _STORAGE[0] if _STORAGE else _storage_class(StorageBase)
+            st = self._st = cls.__new__(cls)
+            st._data = flat.view(np.uint8)
+            st._nbytes = flat.nbytes
+            st._device = CPU
+            st._resizable = True
         return st
 
     @_storage.setter
