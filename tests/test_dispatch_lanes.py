@@ -136,18 +136,23 @@ LAYOUT_PROGRAM = r"""
 import json, torch
 base = torch.arange(2 * 9 * 4 * 64, dtype=torch.float32).reshape(2, 4, 9, 64)
 q = base.transpose(1, 2)                     # (2, 9, 4, 64), heads transposed
+h = torch.arange(9 * 64, dtype=torch.float32).reshape(1, 9, 1, 64).transpose(1, 2)
 cases = {
     "neg of a half": lambda: -q[..., 32:],
     "mul half by broadcast": lambda: q[..., :32] * torch.ones(2, 1, 1, 32),
     "add transposed + contiguous": lambda: q + q.contiguous(),
     "exp of a permuted view": lambda: base.permute(3, 1, 0, 2).exp(),
     "sub channels-last-like": lambda: base.permute(0, 2, 3, 1) - 1.0,
+    # a decode step's head: size-1 dimensions whose strides numpy ignores and torch keeps
+    "neg of a decode half": lambda: -h[..., 32:],
+    "mul of a decode half": lambda: h[..., :32] * 2.0,
+    "cat of decode halves": lambda: torch.cat((-h[..., 32:], h[..., :32]), dim=-1),
 }
 out = {}
 for name, fn in cases.items():
     first, second = fn(), fn()               # the second call finds the pattern kept
     out[name] = [list(first.stride()), list(second.stride()),
-                 bool(torch.equal(first, second))]
+                 bool(torch.equal(first, second)), first.reshape(-1)[:40:7].tolist()]
 print(json.dumps(out))
 """
 

@@ -128,6 +128,10 @@ def view(self, size):
             if len(_VIEW_GEOMETRY) >= 4096:
                 _VIEW_GEOMETRY.clear()
             _VIEW_GEOMETRY[key] = geometry
+    if npa is not None and npa.size and self._stride == contiguous_strides_of(self._size):
+        # a contiguous dense base (a ``-1`` size): numpy reshapes it without a copy
+        return view_of(self, geometry[0], geometry[1], self._offset,
+                       np_view=npa.reshape(geometry[0]))
     return view_of(self, geometry[0], geometry[1], self._offset)
 
 
