@@ -1,7 +1,7 @@
-"""Making tensors: over a fresh or given storage, as an alias, from numpy, from a Python number.
+"""Making tensors: fresh, from a kernel's numpy result, from numpy, from a Python number.
 
-Every tensor object is made by ``make`` so that the fields the door, the kernels and autograd
-read are always set.
+Every tensor object is made by ``make`` (tensor.py, beside TensorBase, with ``alias``) so that
+the fields the door, the kernels and autograd read are always set.
 """
 
 from __future__ import annotations
@@ -14,38 +14,10 @@ from .refuse import TorchnativeNotImplementedError
 from .grad_mode import TLS as _GRAD
 from . import python_classes
 from .storage import new_storage
-from .tensor import TensorBase, contiguous_strides, numpy_view
+from .tensor import TensorBase, _tensor_class, alias, contiguous_strides, make
 
 
 _CLASS = python_classes.TENSOR
-
-
-def _tensor_class():
-    """upstream's torch.Tensor once torch/_tensor.py defined it, else TensorBase."""
-    return _CLASS[0] if _CLASS else python_classes.tensor_class(TensorBase)
-
-
-def make(storage, dt, size, stride, offset=0, cls=None, version_ref=None, view_base=None,
-         np_view=None):
-    t = object.__new__(cls or _tensor_class())
-    t._st = storage
-    t._dtype = dt
-    t._size = tuple(size)
-    t._stride = tuple(stride)
-    t._offset = offset
-    t._np = np_view if np_view is not None else numpy_view(storage, dt, t._size, t._stride,
-                                                            offset)
-    t._version_ref = version_ref if version_ref is not None else [0]
-    t._requires_grad = False
-    t._grad = None
-    t._grad_fn = None
-    t._view_base = view_base
-    t._retains_grad = False
-    t._output_nr = 0
-    t._wrapped = False
-    if _GRAD.inference:
-        t.__dict__["_tn_inference"] = True  # an inference tensor (made in inference mode)
-    return t
 
 
 def from_result(arr: np.ndarray, dt) -> TensorBase:
@@ -114,25 +86,6 @@ def empty(size, dt, dev=CPU, stride=None, cls=None):
     return make(new_storage(extent * dt.itemsize, dev), dt, size, stride, 0, cls)
 
 
-def alias(t: TensorBase, cls=None) -> TensorBase:
-    """A new tensor object over the same storage and geometry (detach, .data, subclassing)."""
-    batched = t.__dict__.get("_tn_batched")
-    if batched is not None:
-        # a functorch BatchedTensor holds no storage: its alias presents the same batch
-        out = make(None, t._dtype, t._size, t._stride, 0, cls or type(t), t._version_ref,
-                   np_view=batched)
-        out._np = None
-        out.__dict__["_tn_batched"] = batched
-        return out
-    out = make(t._storage, t._dtype, t._size, t._stride, t._offset, cls or type(t),
-               t._version_ref)
-    if "_tn_inference" in t.__dict__:
-        out.__dict__["_tn_inference"] = True  # aliases of inference tensors are inference tensors
-    if t._math_bits:
-        out._math_bits = t._math_bits  # detach of a conj view reads conjugated too
-    return out
-
-
 def tensor_from_numpy(arr: np.ndarray, cls=None) -> TensorBase:
     """A tensor sharing ``arr``'s memory (torch.from_numpy)."""
     dt = D.dtype_from_numpy(arr.dtype)
@@ -141,16 +94,24 @@ def tensor_from_numpy(arr: np.ndarray, cls=None) -> TensorBase:
                         "are: float64, float32, float16, complex64, complex128, int64, int32, "
                         "int16, int8, uint64, uint32, uint16, uint8, and bool.")
     item = arr.dtype.itemsize
-    if any(s < 0 for s in arr.strides):
-        raise ValueError("At least one stride in the given numpy array is negative, and tensors "
-                         "with negative strides are not currently supported. (You can probably "
-                         "work around this by making a copy of your array  with array.copy().) ")
-    if any(s % item for s in arr.strides):
-        raise ValueError("given numpy array strides not a multiple of the element byte size. "
-                         "Copy the numpy array to reallocate the memory.")
+    for s in arr.strides:
+        if s < 0:
+            raise ValueError("At least one stride in the given numpy array is negative, and "
+                             "tensors with negative strides are not currently supported. (You "
+                             "can probably work around this by making a copy of your array  "
+                             "with array.copy().) ")
+        if s % item:
+            raise ValueError("given numpy array strides not a multiple of the element byte "
+                             "size. Copy the numpy array to reallocate the memory.")
     strides = tuple(s // item for s in arr.strides)
-    extent = (1 + sum((n - 1) * s for n, s in zip(arr.shape, strides))) * item if arr.size else 0
-    raw = _byte_view(arr, extent)
+    if arr.size and arr.flags.c_contiguous:
+        # the common case (a kernel's result): its bytes are one flat run, viewed directly
+        flat = arr.reshape(-1)
+        extent, raw = flat.nbytes, flat.view(np.uint8)
+    else:
+        extent = (1 + sum((n - 1) * s for n, s in zip(arr.shape, strides))) * item \
+            if arr.size else 0
+        raw = _byte_view(arr, extent)
     storage = new_storage(extent, CPU, raw)
     storage._resizable = False  # numpy owns the memory, as upstream's from_numpy storages
     return make(storage, dt, arr.shape, strides, 0, cls)
@@ -212,53 +173,3 @@ def _pytype(value):
     if isinstance(value, np.bool_):
         return bool
     raise TypeError(f"expected a number, got {type(value).__name__}")
-
-
-def legacy_new(cls, args, kwargs, dtype=None):
-    """``torch.Tensor(...)`` and the legacy typed constructors (``torch.FloatTensor(2, 3)``)."""
-    from .python_data import tensor_from_data
-
-    dt = dtype or D.get_default_dtype()
-    device = kwargs.pop("device", None)
-    if kwargs:
-        raise TypeError(f"new() received an invalid combination of arguments - got "
-                        f"{tuple(kwargs)}")
-    if not args:
-        return empty((0,), dt, checked_device(device), cls=cls)
-    if len(args) == 1 and isinstance(args[0], TensorBase):
-        return alias(args[0], cls)
-    if len(args) == 1 and _is_storage(args[0]):
-        if device is None:
-            return _over_storage(args[0], dt, cls)
-        # with a device, upstream reads the storage as a sequence of its elements: a copy
-        src = args[0]
-        src_dt = getattr(src, "dtype", D.BY_NAME["uint8"])
-        return alias(tensor_from_data(_over_storage(src, src_dt, None), dt,
-                                      checked_device(device)), cls)
-    if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args) or (
-            len(args) == 1 and type(args[0]).__name__ == "Size"):
-        size = args[0] if len(args) == 1 and not isinstance(args[0], int) else args
-        return empty(tuple(int(s) for s in size), dt, checked_device(device), cls=cls)
-    if len(args) == 1:
-        t = tensor_from_data(args[0], dt, checked_device(device))
-        return alias(t, cls)
-    raise TypeError("new() received an invalid combination of arguments")
-
-
-def _is_storage(x) -> bool:
-    from .storage import StorageBase
-
-    return isinstance(x, StorageBase) or (
-        hasattr(x, "_untyped_storage") and type(x).__name__.endswith("Storage"))
-
-
-def _over_storage(storage, dt, cls):
-    """``torch.XTensor(storage)``: a 1-D tensor sharing the whole storage (as many ``dt``
-    elements as fit). A typed storage must hold ``dt`` already; an untyped one is taken as is."""
-    untyped = getattr(storage, "_untyped_storage", None)
-    if untyped is not None:
-        if storage.dtype is not dt:
-            raise RuntimeError(f"Expected a Storage of type {dt._cpp_name} or an UntypedStorage, "
-                               f"but got type {storage.dtype._cpp_name} for argument 1 'storage'")
-        storage = untyped
-    return make(storage, dt, (storage.nbytes() // dt.itemsize,), (1,), 0, cls)
