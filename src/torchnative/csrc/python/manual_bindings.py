@@ -15,6 +15,7 @@ from ..dispatch.python_dispatch import wants_python_dispatch
 from ..core.layouts import contiguous_format
 from ..core.refuse import TorchnativeNotImplementedError
 from ..core.tensor import TensorBase
+from ..core.python_data import from_numpy as _from_numpy
 
 
 # --- Tensor.to ---------------------------------------------------------------------------------
@@ -124,7 +125,7 @@ def new_tensor(self, data, dtype=None, device=None, requires_grad=False, **kwarg
 
 
 def new(self, *args, **kwargs):
-    from ..core.construct import legacy_new
+    from ..core.python_data import legacy_new
 
     kwargs.setdefault("device", self.device)
     return legacy_new(type(self), args, kwargs, dtype=self._dtype)
@@ -279,9 +280,7 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
 
 
 def from_numpy(arr):
-    from ..core.python_data import from_numpy as impl
-
-    return impl(arr)
+    return _from_numpy(arr)
 
 
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
