@@ -18,6 +18,7 @@ from .layouts import contiguous_format, channels_last, channels_last_3d, preserv
 from .refuse import TorchnativeNotImplementedError
 from .size import Size
 from .grad_mode import TLS as _GRAD_TLS
+from .python_classes import TENSOR as _TENSOR_CLASS
 from .python_classes import STORAGE as _STORAGE, storage_class as _storage_class, tensor_class
 from .storage import StorageBase
 from .torch_function import disabled_torch_function_impl
@@ -94,6 +95,21 @@ def register_autograd(view_grad_fn, retain_grad) -> None:
     _view_grad_fn, _retain_grad = view_grad_fn, retain_grad
 
 
+def _constructors_not_loaded(cls, args, kwargs):
+    raise RuntimeError("torchnative.csrc.core.python_data is not loaded: torch.Tensor(...) "
+                       "needs it")
+
+
+# torch.Tensor(...) and the legacy typed constructors: python_data.py, which builds on this
+# module, installs them when imported (the core package imports it)
+_legacy_new = _constructors_not_loaded
+
+
+def register_legacy_new(legacy_new) -> None:
+    global _legacy_new
+    _legacy_new = legacy_new
+
+
 class TensorBase(metaclass=_TensorMeta):
     __slots__ = ("_st", "_dtype", "_size", "_stride", "_offset", "_np", "_version_ref",
                  "_requires_grad", "_grad", "_grad_fn", "_view_base", "_retains_grad",
@@ -106,9 +122,7 @@ class TensorBase(metaclass=_TensorMeta):
         if cls is TensorBase:
             raise TypeError("Cannot directly construct TensorBase; subclass it and then "
                             "construct that")
-        from .construct import legacy_new
-
-        return legacy_new(cls, args, kwargs)
+        return _legacy_new(cls, args, kwargs)
 
     def __init__(self, *args, **kwargs):
         pass
@@ -357,8 +371,6 @@ class TensorBase(metaclass=_TensorMeta):
 
     @property
     def data(self):
-        from .construct import _tensor_class, alias
-
         # a plain Tensor, as upstream's variable_data(); a subclass gets its own type back from
         # __torch_function__ (the binding layer's getter)
         out = alias(self, _tensor_class())
@@ -495,8 +507,6 @@ class TensorBase(metaclass=_TensorMeta):
     def _make_subclass(cls, data, requires_grad=False, **kwargs):
         # upstream's C++ calls the flag ``require_grad``; dynamo's polyfill (whose signature must
         # match ours) calls it ``requires_grad``. Both spellings are accepted.
-        from .construct import alias
-
         requires_grad = kwargs.pop("require_grad", requires_grad)
         t = alias(data, cls)
         t._requires_grad = False
@@ -513,7 +523,6 @@ class TensorBase(metaclass=_TensorMeta):
                                storage_size=None):
         """A tensor of ``cls`` with metadata but no data: __torch_dispatch__ subclasses keep
         their real data elsewhere (upstream: a storage-less TensorImpl with the Python key)."""
-        from .construct import make
         from .device import device as _device
         from .storage import storage_class
 
@@ -650,11 +659,60 @@ class TensorBase(metaclass=_TensorMeta):
         return self
 
 
+# --- making tensor objects: every tensor is made by ``make`` so that the fields the door, the
+# kernels and autograd read are always set (construct.py builds the rest on these) ---------
+
+def _tensor_class():
+    """upstream's torch.Tensor once torch/_tensor.py defined it, else TensorBase."""
+    return _TENSOR_CLASS[0] if _TENSOR_CLASS else tensor_class(TensorBase)
+
+
+def make(storage, dt, size, stride, offset=0, cls=None, version_ref=None, view_base=None,
+         np_view=None):
+    t = object.__new__(cls or _tensor_class())
+    t._st = storage
+    t._dtype = dt
+    t._size = tuple(size)
+    t._stride = tuple(stride)
+    t._offset = offset
+    t._np = np_view if np_view is not None else numpy_view(storage, dt, t._size, t._stride,
+                                                            offset)
+    t._version_ref = version_ref if version_ref is not None else [0]
+    t._requires_grad = False
+    t._grad = None
+    t._grad_fn = None
+    t._view_base = view_base
+    t._retains_grad = False
+    t._output_nr = 0
+    t._wrapped = False
+    if _GRAD_TLS.inference:
+        t.__dict__["_tn_inference"] = True  # an inference tensor (made in inference mode)
+    return t
+
+
+def alias(t: TensorBase, cls=None) -> TensorBase:
+    """A new tensor object over the same storage and geometry (detach, .data, subclassing)."""
+    batched = t.__dict__.get("_tn_batched")
+    if batched is not None:
+        # a functorch BatchedTensor holds no storage: its alias presents the same batch
+        out = make(None, t._dtype, t._size, t._stride, 0, cls or type(t), t._version_ref,
+                   np_view=batched)
+        out._np = None
+        out.__dict__["_tn_batched"] = batched
+        return out
+    out = make(t._storage, t._dtype, t._size, t._stride, t._offset, cls or type(t),
+               t._version_ref)
+    if "_tn_inference" in t.__dict__:
+        out.__dict__["_tn_inference"] = True  # aliases of inference tensors are inference tensors
+    if t._math_bits:
+        out._math_bits = t._math_bits  # detach of a conj view reads conjugated too
+    return out
+
+
 def _detached_class(t):
     """The class of ``t.data`` / ``t.detach()``: upstream returns a plain Tensor, which a subclass
     keeping ``__torch_function__`` converts back to its own type; a Parameter (torch function
     disabled) gets a plain Tensor. Pickling a Parameter relies on it."""
-    from .construct import _tensor_class
     from .torch_function import _has_attr_override
 
     return type(t) if _has_attr_override(t) else _tensor_class()

@@ -62,7 +62,7 @@ class tensortype(type):
         if cls._tn_device != "cpu" or cls._tn_sparse:
             raise TorchnativeNotImplementedError(
                 f"{cls.__module__}.{cls.__name__}", "only dense cpu tensors exist in torchnative")
-        from ..core.construct import legacy_new
+        from ..core.python_data import legacy_new
 
         import torch
 
