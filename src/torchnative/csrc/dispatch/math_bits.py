@@ -8,16 +8,16 @@ back (``copy_`` writes through the bit). View operators pass, their kernels carr
 view, as do the listed operators that never read values. The door sends a call here only when
 ``core.conj_neg_bits.LIVE`` is set and an argument carries a bit.
 
-``copy_`` and ``clone`` handle the bits themselves here as upstream's do: ``clone`` gives the
-values the tensor reads as, ``copy_`` into a tensor with bits writes raw memory that reads as the
-source.
+``copy_`` and ``clone`` pass: their kernels handle the bits as upstream's do (``clone`` gives the
+values the tensor reads as; ``copy_`` into a tensor with bits writes raw memory that reads as the
+source), so a ``__torch_dispatch__`` mode that calls them again resolves nothing twice.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..core.conj_neg_bits import CONJ, NEG, apply_bits
+from ..core.conj_neg_bits import CONJ, NEG
 from ..core.tensor import TensorBase
 from ..ops.dispatcher import REGISTRY
 
@@ -29,6 +29,7 @@ _NEITHER = frozenset((
     "empty_like", "empty.memory_format", "empty.out", "empty_strided", "full_like",
     "requires_grad_", "as_strided_", "detach_", "resize_", "resize_as_",
     "_has_same_storage_numel", "_new_zeros_with_same_feature_meta",
+    "clone", "copy_",  # their kernels read and write through the bits (kernels/copy.py)
 ))
 _PASS = {CONJ: _NEITHER | {"conj_physical_"}, NEG: _NEITHER | {"neg_"}}
 
@@ -69,40 +70,13 @@ def _bits_of(values) -> int:
 
 def resolve(tensor: TensorBase, run: Callable) -> TensorBase:
     """A fresh tensor holding the values ``tensor`` reads as (upstream: ``at::clone``)."""
-    return clone(_op("clone"), (tensor,), {}, run)
-
-
-def clone(op, args: tuple, kwargs: dict, run: Callable) -> Any:
-    """The kernel copies raw memory; the bits of the source are then applied to the copy."""
-    src = args[0]
-    out = run(op, args, kwargs)
-    if out._np is not None and out is not src:
-        apply_bits(out._np, src._math_bits)
-    return out
-
-
-def copy_(op, args: tuple, kwargs: dict, run: Callable) -> Any:
-    dst, src = args[0], args[1]
-    if src._math_bits:
-        src = resolve(src, run)
-    b = dst._math_bits
-    run(op, (dst, src) + tuple(args[2:]), kwargs)
-    if b and dst._np is not None:
-        # raw memory that reads as src under dst's bits: both bits are their own inverse
-        apply_bits(dst._np, b)
-    return dst
-
-
-_OWN = {"clone": clone, "copy_": copy_}
+    return run(_op("clone"), (tensor,), {})
 
 
 def fallback(op, args: tuple, kwargs: dict, run: Callable) -> Any:
     """Run ``op`` on arguments of which at least one carries a bit; ``run(op, args, kwargs)``
     continues below the fallback (Python dispatch, then the kernel)."""
     name = op.name[6:] if op.name.startswith("aten::") else op.name
-    own = _OWN.get(name)
-    if own is not None:
-        return own(op, args, kwargs, run)
     writes = _writes(op)
     if writes is False:
         return run(op, args, kwargs)  # a view: its kernel carries the bits over
@@ -147,7 +121,7 @@ def fallback(op, args: tuple, kwargs: dict, run: Callable) -> Any:
         from .structured import resize_out
 
         resize_out(original, clone_._size)
-        copy_(_op("copy_"), (original, clone_), {}, run)
+        run(_op("copy_"), (original, clone_), {})
         result = _swap(result, clone_, original)
     return result
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.conj_neg_bits import apply_bits
 from ..core import dtypes as D
 from ..core.cast import cast_array
 from ..core.construct import checked_device, empty
@@ -40,10 +41,13 @@ def copy_into(dest: TensorBase, src: TensorBase) -> None:
 
 @kernel("copy_")
 def copy_(self, src, non_blocking=False):
-    if self._np is not None and src._np is not None and np.shares_memory(self._np, src._np) \
-            and self._np is not src._np:
-        src = _clone(src, contiguous_format)  # overlapping copies read the source first
+    if src._math_bits or self._np is not None and src._np is not None and \
+            np.shares_memory(self._np, src._np) and self._np is not src._np:
+        # overlapping copies read the source first; a lazily conjugated/negated one resolved
+        src = _clone(src, contiguous_format)
     copy_into(self, src)
+    if self._math_bits and self._np is not None:
+        apply_bits(self._np, self._math_bits)  # raw memory that reads as src through the bits
     return self
 
 
@@ -93,6 +97,8 @@ def _clone(src: TensorBase, memory_format) -> TensorBase:
     out = _empty_like(src, src.dtype, src.device, memory_format)
     if out._np is not None:
         np.copyto(out._np, arr(src))
+        if src._math_bits:
+            apply_bits(out._np, src._math_bits)  # the values src reads as, without its bits
     return out
 
 
