@@ -307,6 +307,39 @@ def cases(torch):
         g = make_fx(f)(const((3,)))
         return [g.code, _vals(g(const((3,))))]
 
+    def accumulate_grad_takes_fresh_gradient():
+        # upstream's AccumulateGrad takes a first gradient nothing else holds (a view of the
+        # incoming gradient included) and copies one a caller or hook still holds
+        out = []
+        for how in ("view", "mul", "add", "hook", "custom"):
+            leaf = torch.ones(2, 3, dtype=d, requires_grad=True)
+            g = const((6,)) if how == "view" else const((2, 3))
+            kept = []
+            if how == "view":
+                leaf.view(-1).backward(g)
+            elif how == "mul":
+                (leaf * 2).backward(g)
+            elif how == "add":
+                (leaf + 1).backward(g)
+            elif how == "hook":
+                leaf.register_hook(kept.append)
+                (leaf * 2).backward(g)
+            else:
+                class Twice(torch.autograd.Function):
+                    @staticmethod
+                    def forward(ctx, t):
+                        return t * 2
+
+                    @staticmethod
+                    def backward(ctx, grad):
+                        kept.append(grad * 2)
+                        return kept[-1]
+                Twice.apply(leaf).backward(g)
+            held = g if how in ("view", "add") else kept[0] if kept else None
+            out.append([how, None if held is None else leaf.grad.data_ptr() == held.data_ptr(),
+                        _vals(leaf.grad)])
+        return out
+
     local = dict(locals())
     return {k: v for k, v in local.items()
             if callable(v) and not k.startswith("_") and k not in ("const", "traced_block",

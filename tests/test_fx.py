@@ -23,8 +23,6 @@ from behaviour_compare import (agreement_test, case_names, ours_fixture, ran_on_
 PENDING = {
     "make_fx_symbolic": "a.shape[i] of a symbolic FakeTensor is not the SymInt the proxy "
                         "tracked for it (no sym_size.int node is found)",
-    "make_fx_backward": "AccumulateGrad clones a fresh gradient where upstream's steals it "
-                        "(new_grad.detach())",
 }
 
 CASES = case_names(behaviour)

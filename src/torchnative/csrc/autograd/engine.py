@@ -15,7 +15,8 @@ import itertools
 
 from ..core.tensor import TensorBase
 from ..core.grad_mode import TLS as _GRAD
-from .accumulate import accumulate_grad as _accumulate_into
+from .accumulate import accumulate_grad as _accumulate_into, forget_fresh, mark_fresh
+from .function import _FunctionBase
 from .graph_task import TLS
 from .node import ANOMALY as _Anomaly, AccumulateGrad, GraphRoot, gradient_edge
 
@@ -233,6 +234,10 @@ def execute(root, outputs, keep_graph, create_graph, accumulate_grad, capture_id
             TLS.node = None
             if not keep_graph:
                 fn.release_variables()
+            # a built-in formula's new tensor is held by nothing else (a custom Function's or a
+            # hook's result may be): AccumulateGrad may take it as the .grad, as upstream's
+            # use_count test lets it
+            builtin = fn is not root and not fn._post_hooks and not isinstance(fn, _FunctionBase)
             for i, (nxt, nr) in enumerate(fn._next):
                 if nxt is None:
                     continue
@@ -243,7 +248,11 @@ def execute(root, outputs, keep_graph, create_graph, accumulate_grad, capture_id
                 while len(buf) <= nr:
                     buf.append(None)
                 if g is not None:
+                    raw = g
                     g = _validate(fn, i, g, nxt, nr)
+                    if g is not raw or (builtin and not any(g is x for x in inputs)
+                                        and sum(g is x for x in outs) == 1):
+                        mark_fresh(g)
                     old = buf[nr]
                     buf[nr] = g if old is None else _accumulate(old, g, create_graph)
                 deps[nxt] -= 1
@@ -363,6 +372,8 @@ def _call_tensor_pre_hooks(fn, inputs):
         hooks = [(0, d)] if d else None
     if hooks:
         for nr, d in hooks:
+            if d and nr < len(inputs):
+                forget_fresh(inputs[nr])  # a hook may keep the gradient it is shown
             for hook in list(d.values()):
                 if nr < len(inputs):
                     r = hook(inputs[nr])
