@@ -17,6 +17,10 @@ from .transport import COLL
 
 RING_MIN_BYTES = 256 * 1024
 RING_CHUNK_BYTES = 1 << 20
+CHAIN_MIN_BYTES = 256 * 1024  # broadcasts from here on go down a pipelined chain
+CHAIN_CHUNK_BYTES = 1 << 20
+CHAIN_MIN_CHUNK_BYTES = 64 * 1024
+CHAIN_MIN_CHUNKS = 8  # a mid-sized message still fills the chain's pipeline
 
 REDUCERS = {"SUM": np.add, "PRODUCT": np.multiply, "MIN": np.minimum, "MAX": np.maximum,
             "BAND": np.bitwise_and, "BOR": np.bitwise_or, "BXOR": np.bitwise_xor}
@@ -180,13 +184,41 @@ def _ring_allreduce(ctx: Context, values: np.ndarray, fn) -> None:
         land(steps - 1, c, a, b)
 
 
+def _pieces(nbytes: int, step: int) -> list[tuple[int, int]]:
+    return [(a, min(a + step, nbytes)) for a in range(0, nbytes, step)]
+
+
 def broadcast(ctx: Context, raw: np.ndarray, root: int) -> None:
-    if ctx.rank == root:
-        for p in range(ctx.size):
-            if p != root:
-                ctx.send(p, "data", raw)
+    """Large messages go down a chain root -> root+1 -> ... in chunks, each forwarded as soon as
+    it lands (every rank sends the message at most once, so no link carries it n-1 times and
+    the copying is spread over the ranks); small ones go from the root to each rank directly.
+    Either way the bytes land straight in the tensor's memory when they arrive after their
+    post."""
+    n, r = ctx.size, ctx.rank
+    if n == 1:
+        return
+    if raw.nbytes < CHAIN_MIN_BYTES:
+        parent, pieces = root, [(0, raw.nbytes)]
+        children = [p for p in range(n) if p != root] if r == root else []
     else:
-        ctx.recv_into(root, "data", raw)
+        parent, last = (r - 1) % n, (root - 1) % n
+        children = [] if r == last else [(r + 1) % n]
+        step = min(CHAIN_CHUNK_BYTES, max(CHAIN_MIN_CHUNK_BYTES, raw.nbytes // CHAIN_MIN_CHUNKS))
+        pieces = _pieces(raw.nbytes, step)
+    if r == root:
+        for c, (a, b) in enumerate(pieces):
+            for p in children:
+                ctx.send(p, f"c{c}", raw[a:b])
+        return
+    try:
+        for c, (a, b) in enumerate(pieces):
+            ctx.post(parent, f"c{c}", raw[a:b])
+        for c, (a, b) in enumerate(pieces):
+            ctx.take(parent, f"c{c}", raw[a:b])
+            for p in children:
+                ctx.send(p, f"c{c}", raw[a:b])
+    finally:
+        ctx.mesh.unpost(COLL, ctx.slot)
 
 
 def reduce(ctx: Context, values: np.ndarray, op: str, root: int) -> None:
