@@ -53,3 +53,15 @@ def test_broadcast_and_scalar_operands_match_lane_by_lane():
         assert got[i, j] == _exact32(a[j, i], b[i], c)
     assert fma32(np.float32(2), np.float32(3), np.float32(1)) == np.float32(7)
     assert fma32(a[0, :0], b[:0], c).shape == (0,)
+
+
+def test_zero_sums_keep_fma_signs():
+    """Zero sums skip the exactness recheck (they are exact); their signs are the fused
+    operation's: +0 for x + (-x) and 0 + -0, -0 only for -0 + -0."""
+    a = np.array([0.0, -0.0, 2.0, 1e-30, 0.0], np.float32)
+    b = np.array([1.0, 1.0, 3.0, 1e-10, 5.0], np.float32)
+    c = np.array([-0.0, -0.0, -6.0, 0.0, 0.0], np.float32)
+    got = fma32(np.tile(a, 9000), np.tile(b, 9000), np.tile(c, 9000))[:5]
+    assert np.array_equal(got, [0.0, -0.0, 0.0, np.float32(1e-30) * np.float32(1e-10), 0.0])
+    assert np.signbit(got).tolist() == [False, True, False, False, False]
+    assert got[3] == _exact32(a[3], b[3], c[3])  # a float32-subnormal result, redone exactly

@@ -100,7 +100,10 @@ def fma32(a, b, c) -> np.ndarray:
         out[lo:hi] = s
         near = near_buf[:k]
         np.equal(np.bitwise_and(s.view(np.int64), _LOW32, out=low_buf[:k]), _MID32, out=near)
-        near |= np.less(np.abs(s, out=abs_buf[:k]), _TINY32)
+        mag = np.abs(s, out=abs_buf[:k])
+        # a zero sum is exact (float64 sums do not underflow to zero): sparse gradients'
+        # optimizer updates are mostly zeros, each of which would otherwise be rechecked
+        near |= np.less(mag, _TINY32) & np.not_equal(mag, 0)
         if near.any():  # only an inexact sum can round twice: check those lanes exactly
             _redo_inexact(out[lo:hi], s, part, np.flatnonzero(near))
     return out.reshape(shape)
