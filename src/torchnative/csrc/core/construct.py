@@ -106,13 +106,15 @@ def tensor_from_numpy(arr: np.ndarray, cls=None) -> TensorBase:
     strides = tuple(s // item for s in arr.strides)
     if arr.size and arr.flags.c_contiguous:
         # the common case (a kernel's result): its bytes are one flat run, viewed directly
-        flat = arr.reshape(-1)
-        extent, raw = flat.nbytes, flat.view(np.uint8)
-    else:
-        extent = (1 + sum((n - 1) * s for n, s in zip(arr.shape, strides))) * item \
-            if arr.size else 0
-        raw = _byte_view(arr, extent)
-    storage = new_storage(extent, CPU, raw)
+        # the tensor reads through its own plain ndarray over the same memory (one the
+        # caller cannot reshape in place, whatever ndarray subclass it passed)
+        view = arr.view(np.ndarray)
+        flat = view.reshape(-1)
+        storage = new_storage(flat.nbytes, CPU, flat.view(np.uint8))
+        storage._resizable = False  # numpy owns the memory, as upstream's from_numpy storages
+        return make(storage, dt, arr.shape, strides, 0, cls, np_view=view)
+    extent = (1 + sum((n - 1) * s for n, s in zip(arr.shape, strides))) * item if arr.size else 0
+    storage = new_storage(extent, CPU, _byte_view(arr, extent))
     storage._resizable = False  # numpy owns the memory, as upstream's from_numpy storages
     return make(storage, dt, arr.shape, strides, 0, cls)
 
