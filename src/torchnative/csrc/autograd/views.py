@@ -236,6 +236,7 @@ class CopySlices(Node):
         super().__init__([gradient_edge(base)] + list(fn._next[1:]))
         self._base_geometry = (base._size, base._stride)
         self._view = _geometry(view, base)
+        self._bits = view._math_bits ^ base._math_bits  # a lazy conj/neg view reads its slice so
         self.fn = fn
         self._input_meta = ((base._size, base._dtype),)
 
@@ -254,7 +255,8 @@ class CopySlices(Node):
         # still compute that gradient (upstream adds the missing nodes to exec_info)
         saved, _TASK.needed = _TASK.needed, None
         try:
-            res = self.fn._run([grad_slice.clone(memory_format=torch.contiguous_format)])
+            res = self.fn._run([_through_bits(
+                grad_slice.clone(memory_format=torch.contiguous_format), self._bits)])
         finally:
             _TASK.needed = saved
         out = [None] * len(self._next)
@@ -265,7 +267,7 @@ class CopySlices(Node):
                 if r is None:
                     grad_slice.zero_()
                 else:
-                    grad_slice.copy_(r)
+                    grad_slice.copy_(_through_bits(r, self._bits))
                 out[0] = result
             else:
                 out[i] = r
@@ -284,6 +286,7 @@ class AsStridedBackward0(Node):
         super().__init__([gradient_edge(base)])
         self._base_size, self._base_stride = base._size, base._stride
         self._geometry = _geometry(view, base)
+        self._bits = view._math_bits ^ base._math_bits
         self._input_meta = ((view._size, base._dtype),)
 
     def _run(self, grads):
@@ -292,6 +295,7 @@ class AsStridedBackward0(Node):
         grad = grads[0]
         if grad is None:
             return [None]
+        grad = _through_bits(grad, self._bits)
         size, stride, off = self._geometry
         bsize, bstride = self._base_size, self._base_stride
         # scatter-add the view's elements into the base's storage span: elements sharing
@@ -301,6 +305,16 @@ class AsStridedBackward0(Node):
         idx = torch.arange(extent).as_strided(size, stride, off)
         flat = flat.index_add(0, idx.reshape(-1), grad.reshape(-1))
         return [flat.as_strided(bsize, bstride, 0)]
+
+
+def _through_bits(grad, bits: int):
+    """The gradient carried across a lazy conjugate/negative view (ConjBackward0 and
+    NegViewBackward0's formulas): conjugated and/or negated, materialized."""
+    if bits & 1 and grad.is_complex():
+        grad = grad.conj_physical()
+    if bits & 2:
+        grad = grad.neg()
+    return grad
 
 
 def _extent(size, stride, off) -> int:
