@@ -83,6 +83,7 @@ def fma32(a, b, c) -> np.ndarray:
     wide = [np.empty(m, F64) if v.ndim else None for v in ops]
     s_buf, low_buf = np.empty(m, F64), np.empty(m, np.int64)
     near_buf, abs_buf = np.empty(m, np.bool_), np.empty(m, F64)
+    tiny_buf, nz_buf = np.empty(m, np.bool_), np.empty(m, np.bool_)
     for lo in range(0, n, _CHUNK):
         hi = min(lo + _CHUNK, n)
         k = hi - lo
@@ -101,9 +102,11 @@ def fma32(a, b, c) -> np.ndarray:
         near = near_buf[:k]
         np.equal(np.bitwise_and(s.view(np.int64), _LOW32, out=low_buf[:k]), _MID32, out=near)
         mag = np.abs(s, out=abs_buf[:k])
+        tiny = np.less(mag, _TINY32, out=tiny_buf[:k])
+        nonzero = np.not_equal(mag, 0, out=nz_buf[:k])
         # a zero sum is exact (float64 sums do not underflow to zero): sparse gradients'
         # optimizer updates are mostly zeros, each of which would otherwise be rechecked
-        near |= np.less(mag, _TINY32) & np.not_equal(mag, 0)
+        near |= np.bitwise_and(tiny, nonzero, out=tiny)
         if near.any():  # only an inexact sum can round twice: check those lanes exactly
             _redo_inexact(out[lo:hi], s, part, np.flatnonzero(near))
     return out.reshape(shape)
