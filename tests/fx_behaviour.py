@@ -24,6 +24,18 @@ def _target(t):
     return str(t)
 
 
+def _canonical(gm):
+    """Generated code with nodes renamed in order (v0, v1, ...). A symbolic trace records size
+    computations (upstream's contiguity checks) that dead-code elimination removes; only the
+    numbering of the surviving nodes' names remembers them."""
+    import re
+
+    code = gm.code
+    for i, n in enumerate(gm.graph.nodes):
+        code = re.sub(rf"(?<![\w.]){re.escape(n.name)}\b", f"v{i}", code)
+    return code
+
+
 def _nodes(graph):
     return [[n.op, n.name, _target(n.target), str(n.args), str(n.kwargs), len(n.users)]
             for n in graph.nodes]
@@ -282,7 +294,26 @@ def cases(torch):
         def f(a):
             return a.reshape(-1).cumsum(0) * a.shape[0]
         g = make_fx(f, tracing_mode="symbolic")(const((2, 3)))
-        return g.code
+        # the graph is shape-generic: run it on another shape
+        return [_canonical(g), _vals(g(const((3, 4))))]
+
+    def make_fx_symbolic_programs():
+        programs = [
+            lambda a: a.reshape(3, -1).sum(0),
+            lambda a: a.t().reshape(-1),
+            lambda a: a[:, :2].reshape(-1),
+            lambda a: a[: a.shape[0] - 1] * 2,
+            lambda a: a.new_zeros(a.shape) + a.numel(),
+            lambda a: a.view(a.shape[1], a.shape[0]).sum(1),
+            lambda a: torch.cat([a, a * 2], dim=0).mean(0),
+            lambda a: a.expand(2, *a.shape).sum(0) / a.shape[1],
+            lambda a: F.softmax(a @ a.t(), -1) + F.gelu(a).sum(),
+        ]
+        out = []
+        for f in programs:
+            g = make_fx(f, tracing_mode="symbolic")(const((2, 3)))
+            out.append([_canonical(g), _vals(g(const((4, 3), 0.5, -0.9)))])
+        return out
 
     def make_fx_inplace_and_views():
         def f(a):

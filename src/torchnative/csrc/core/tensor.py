@@ -17,6 +17,7 @@ from .device import CPU
 from .layouts import contiguous_format, channels_last, channels_last_3d, preserve_format, strided
 from .refuse import TorchnativeNotImplementedError
 from .size import Size
+from .symbolic_sizes import is_symbolic, symbolic_numel
 from .grad_mode import TLS as _GRAD_TLS
 from .python_classes import TENSOR as _TENSOR_CLASS
 from .python_classes import STORAGE as _STORAGE, storage_class as _storage_class, tensor_class
@@ -159,6 +160,8 @@ class TensorBase(metaclass=_TensorMeta):
     def numel(self) -> int:
         n = 1
         for s in self._size:
+            if type(s) is not int:
+                return symbolic_numel(self)
             n *= s
         return n
 
@@ -291,7 +294,7 @@ class TensorBase(metaclass=_TensorMeta):
 
     @property
     def _has_symbolic_sizes_strides(self) -> bool:
-        return False
+        return is_symbolic(self._size) or is_symbolic(self._stride)
 
     # --- autograd fields -----------------------------------------------------------------------
     @property
