@@ -355,8 +355,20 @@ def _is(v, target) -> bool:
     return v == target
 
 
+_REAL = frozenset((D.BY_NAME["float32"], D.BY_NAME["float64"]))
+
+
 @kernel("pow.Tensor_Scalar")
 def pow_tensor_scalar(self, exponent):
+    x = self._np
+    if type(exponent) in (int, float) and exponent == 2 and self._dtype in _REAL and \
+            x is not None and x.ndim and x.flags.c_contiguous:
+        # the common case (RMSNorm's square): the general path's x * x, without its checks
+        token = quiet_enter()
+        try:
+            return from_result(x * x, self._dtype)
+        finally:
+            quiet_exit(token)
     if (self._dtype in INTEGRAL or self._dtype is BOOL) and py_dtype(exponent) in (
             BOOL, D.BY_NAME["int64"]) and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
