@@ -37,16 +37,19 @@ def is_neg(tensor) -> bool:
     return bool(tensor._math_bits & NEG)
 
 
-def has_bits(args, kwargs=None) -> bool:
-    """Does any tensor among the arguments (or inside a list argument) carry a bit?"""
-    for a in args:
-        if getattr(a, "_math_bits", 0):
-            return True
+def bits_in(values) -> int:
+    """The bits carried by any tensor among ``values`` (or inside a list among them), or-ed."""
+    seen = 0
+    for a in values:
+        seen |= getattr(a, "_math_bits", 0)
         if isinstance(a, (list, tuple)):
             for x in a:
-                if getattr(x, "_math_bits", 0):
-                    return True
-    return bool(kwargs) and has_bits(tuple(kwargs.values()))
+                seen |= getattr(x, "_math_bits", 0)
+    return seen
+
+
+def has_bits(args, kwargs=None) -> bool:
+    return bool(bits_in(args) or kwargs and bits_in(kwargs.values()))
 
 
 def apply_bits(array: np.ndarray, value: int) -> np.ndarray:

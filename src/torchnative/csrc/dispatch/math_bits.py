@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..core.conj_neg_bits import CONJ, NEG
+from ..core.conj_neg_bits import CONJ, NEG, bits_in
 from ..core.tensor import TensorBase
 from ..ops.dispatcher import REGISTRY
 
@@ -56,18 +56,6 @@ def _writes(op) -> bool | None:
     return found
 
 
-def _bits_of(values) -> int:
-    seen = 0
-    for a in values:
-        if isinstance(a, TensorBase):
-            seen |= a._math_bits
-        elif isinstance(a, (list, tuple)):
-            for x in a:
-                if isinstance(x, TensorBase):
-                    seen |= x._math_bits
-    return seen
-
-
 def resolve(tensor: TensorBase, run: Callable) -> TensorBase:
     """A fresh tensor holding the values ``tensor`` reads as (upstream: ``at::clone``)."""
     return run(_op("clone"), (tensor,), {})
@@ -80,7 +68,7 @@ def fallback(op, args: tuple, kwargs: dict, run: Callable) -> Any:
     writes = _writes(op)
     if writes is False:
         return run(op, args, kwargs)  # a view: its kernel carries the bits over
-    seen = _bits_of(args) | _bits_of(kwargs.values())
+    seen = bits_in(args) | bits_in(kwargs.values())
     if all(name in _PASS[bit] for bit in (CONJ, NEG) if seen & bit):
         return run(op, args, kwargs)
     written = []  # (the caller's tensor, the resolved clone the operator writes instead)
