@@ -338,6 +338,19 @@ def cases(torch):
         g = make_fx(f)(const((3,)))
         return [g.code, _vals(g(const((3,))))]
 
+    def make_fx_autograd_grad():
+        # the backward graph, saved outputs' detaches included, in real and symbolic modes
+        def f(t):
+            return (t.sin() * t).relu().pow(2)
+
+        out = []
+        for mode in ("real", "symbolic"):
+            g = make_fx(lambda t: torch.autograd.grad(f(t).sum(), t), tracing_mode=mode)(
+                const((3,)).requires_grad_())
+            n = 3 if mode == "real" else 5  # a symbolic graph runs on another size too
+            out.append([_canonical(g), _vals(g(const((n,), 0.3, -0.8))[0])])
+        return out
+
     def accumulate_grad_takes_fresh_gradient():
         # upstream's AccumulateGrad takes a first gradient nothing else holds (a view of the
         # incoming gradient included) and copies one a caller or hook still holds
