@@ -506,4 +506,11 @@ def _detach(op, args, kwargs):
     return result
 
 
-MANUAL = {"aten::copy_": _copy_, "aten::detach": _detach}
+def _resize(op, args, kwargs):
+    """resize_/resize_as_ (VariableTypeManual.cpp) record nothing; the kernel refuses a tensor
+    that requires grad (as upstream, under no_grad too)."""
+    return _below(op, args, kwargs)
+
+
+MANUAL = {"aten::copy_": _copy_, "aten::detach": _detach, "aten::resize_": _resize,
+          "aten::resize_as_": _resize}
