@@ -7,6 +7,8 @@ non-overlapping (as upstream's ``empty_like`` does), else make it contiguous.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..core.conj_neg_bits import apply_bits
@@ -157,6 +159,8 @@ def resize_(self, size, *, memory_format=None):
     """upstream's resize_ (Resize.cpp): a new size makes the tensor contiguous (an unchanged size
     keeps its strides) and grows the storage if it holds elements; ``memory_format`` then
     restrides it (TensorImpl::empty_tensor_restride)."""
+    if self._requires_grad:  # VariableTypeManual's check, below autograd for no_grad too
+        raise RuntimeError("cannot resize variables that require grad")
     size = tuple(int(s) for s in size)
     if any(s < 0 for s in size) and 0 not in size:
         raise RuntimeError("numel: integer multiplication overflow")
@@ -165,7 +169,9 @@ def resize_(self, size, *, memory_format=None):
     stride = tuple(self._stride)
     if size != tuple(self._size):
         stride = contiguous_strides(size)
-        numel = int(np.prod(size)) if size else 1
+        numel = math.prod(size)
+        if (numel + self._offset) * self.dtype.itemsize >= 1 << 64:
+            raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)}")
         if numel:
             nbytes = (self._offset + numel) * self.dtype.itemsize
             if nbytes > self._storage.nbytes():
