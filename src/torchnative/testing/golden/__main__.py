@@ -103,16 +103,17 @@ def main(argv=None) -> int:
     ap.add_argument("--update-baseline", action="store_true", help="add agreeing rows to the baseline")
     ap.add_argument("--allow-drop", action="store_true", help="with --update-baseline: drop regressed rows")
     ap.add_argument("--real", action="store_true", help="self-test: also inject faults into stored cases")
-    ap.add_argument("--shard", help="generate: only the K-th of N parts of the entries (K/N); rerun to resume")
+    ap.add_argument("--shard", help="generate: only the K-th of N parts of the entries (K/N), resuming what "
+                    "is there; replay and report then cover the entries generated so far")
+    ap.add_argument("--skip-profiles", action="store_true",
+                    help="generate: no reruns under other CPU profiles (stricter verdicts; saves time)")
     a = ap.parse_args(argv)
     suite = suite_of(a)
     if a.command == "self-test":
         return do_selftest(a, suite)
     if a.command in ("generate", "run"):
         start = time.perf_counter()
-        pipeline.generate(suite, force=a.force, jobs=a.jobs, shard=a.shard)
-        if not (pipeline.cases_dir(suite) / "_manifest.json").exists():
-            return 0  # a shard: replay and report wait for the rest
+        pipeline.generate(suite, force=a.force, jobs=a.jobs, shard=a.shard, profiles=not a.skip_profiles)
         print(f"[golden] generate: {time.perf_counter() - start:.1f}s")
     if a.command in ("replay", "run"):
         start = time.perf_counter()

@@ -59,17 +59,19 @@ def manifest(suite: Suite) -> dict:
     return json.loads((cases_dir(suite) / "_manifest.json").read_text())
 
 
-def generate(suite: Suite, *, force: bool = False, jobs: int = 1, log=sys.stderr, shard: str | None = None) -> Path:
-    """Cases of ``suite`` under .cache/golden/<suite>/cases (reused while the fingerprint holds)."""
+def generate(suite: Suite, *, force: bool = False, jobs: int = 1, log=sys.stderr, shard: str | None = None,
+             profiles: bool = True) -> Path:
+    """Cases of ``suite`` under .cache/golden/<suite>/cases (reused while the fingerprint holds).
+    ``profiles=False`` skips upstream's reruns under the other CPU profiles: verdicts are then
+    stricter (no cross-CPU allowance), never laxer."""
     CACHE.mkdir(parents=True, exist_ok=True)
     with open(CACHE / f"{suite.name}.lock", "w") as lock:  # concurrent runs share the cache
         fcntl.flock(lock, fcntl.LOCK_EX)
         out = _generate(suite, force, jobs, log, shard)
-        if not (out / "_manifest.json").exists():
-            return out
-        keys = [k for k in manifest(suite)["keys"] if (out / f"{k}.json").exists()]
-        replay_profiles(suite, "replay", ["--cases", str(out)], keys, per_key=REPLAY_SECONDS_PER_KEY,
-                        jobs=jobs, log=log)
+        if profiles:
+            keys = [k for k in manifest(suite)["keys"] if (out / f"{k}.json").exists()]
+            replay_profiles(suite, "replay", ["--cases", str(out)], keys, per_key=REPLAY_SECONDS_PER_KEY,
+                            jobs=jobs, log=log)
         return out
 
 
@@ -87,7 +89,8 @@ def _generate(suite: Suite, force: bool, jobs: int, log, shard: str | None = Non
     out = cases_dir(suite)
     path, progress = out / "_manifest.json", out / "_progress.json"
     fp = fingerprint(suite)
-    if not force and path.exists() and json.loads(path.read_text()).get("fingerprint") == fp:
+    if not force and path.exists() and json.loads(path.read_text()).get("fingerprint") == fp \
+            and json.loads(path.read_text()).get("complete", True) and not shard:
         print(f"[golden] reusing cases in {out}", file=log)
         return out
     if not upstream.available():
@@ -110,11 +113,12 @@ def _generate(suite: Suite, force: bool, jobs: int, log, shard: str | None = Non
     state["seconds"] = round(state["seconds"] + time.time() - start, 1)
     state["failures"] = {**state.get("failures", {}), **failures}
     progress.write_text(json.dumps(state))
-    if any(not (out / f"{k}.json").exists() and k not in state["failures"] for k in keys):
-        print(f"[golden] shard {shard} done; the manifest is written when every shard is", file=log)
-        return out
+    # after a shard, the manifest lists the entries generated so far ("complete": false): replay
+    # and report then cover those, and say so
+    done = [k for k in keys if (out / f"{k}.json").exists() or k in state["failures"]]
     path.write_text(json.dumps({
-        "fingerprint": fp, "suite": suite.params(), "keys": keys, "failures": state["failures"],
+        "fingerprint": fp, "suite": suite.params(), "keys": done, "failures": state["failures"],
+        "complete": len(done) == len(keys), "entries_selected": len(keys),
         "upstream_python": str(upstream.UPSTREAM_PYTHON), "seconds": state["seconds"],
         "created": time.strftime("%Y-%m-%d %H:%M:%S")}, indent=1))
     return out
@@ -133,13 +137,18 @@ def replay_profiles(suite, module: str, args: list[str], keys: list[str], *, per
         out = results_dir(suite, PROFILE_LABEL.format(name))
         stamp = out / "_run.json"
         if stamp.exists() and json.loads(stamp.read_text()).get("fingerprint") == fp:
-            continue
-        shutil.rmtree(out, ignore_errors=True)
-        out.mkdir(parents=True)
-        failures = workers.run_keys(upstream.UPSTREAM_PYTHON, module, [*args, "--out", str(out)], keys,
+            if set(json.loads(stamp.read_text()).get("keys", keys)) >= set(keys):
+                continue
+        else:
+            shutil.rmtree(out, ignore_errors=True)
+        out.mkdir(parents=True, exist_ok=True)
+        todo = [k for k in keys if not (out / f"{k}.json").exists()]  # a partial sweep grows
+        failures = workers.run_keys(upstream.UPSTREAM_PYTHON, module, [*args, "--out", str(out)], todo,
                                     lambda k, out=out: (out / f"{k}.json").exists(), chunk=40,
                                     per_key=per_key, jobs=jobs, log=log, env=env)
-        stamp.write_text(json.dumps({"fingerprint": fp, "profile": name, "env": env, "crashed": failures}))
+        done = sorted(p.stem for p in out.glob("*.json") if not p.name.startswith("_"))
+        stamp.write_text(json.dumps({"fingerprint": fp, "profile": name, "env": env, "crashed": failures,
+                                     "keys": done}))
 
 
 def profile_results(suite, key: str) -> list[tuple[dict, dict]]:

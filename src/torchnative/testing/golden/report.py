@@ -124,6 +124,9 @@ def build(suite: Suite, label: str, verdicts) -> dict:
         "meta": {"suite": suite.params(), "label": label, "ours": run, "created": time.strftime("%Y-%m-%d %H:%M"),
                  "ours_interpreter": json.loads(interp.read_text()) if interp.exists() else None,
                  "cases": {k: man[k] for k in ("fingerprint", "created", "seconds", "upstream_python")},
+                 "entries": {"generated": len(man["keys"]), "selected": man.get("entries_selected", len(man["keys"])),
+                             "profiles": [n for n in upstream.other_cpu_profiles()
+                                          if (results_dir(suite, f"upstream-{n}") / "_run.json").exists()]},
                  "generation_failures": man["failures"]},
         "totals": totals,
         "by_dtype": {k: dict(v, cases=dict(v["cases"])) for k, v in sorted(by_dtype.items())},
@@ -178,7 +181,11 @@ def markdown(rep: dict, command: str) -> str:
         f"dtypes {', '.join(m['suite']['dtypes']) or 'all supported on CPU'} (at most {m['suite']['max_dtypes']} "
         f"per op); {cap} samples per op and dtype; seed {m['suite']['seed']}",
         f"- cases {m['cases']['fingerprint']} generated {m['cases']['created']} in {m['cases']['seconds']} s; "
-        f"replay took {m['ours']['seconds']} s", "",
+        f"replay took {m['ours']['seconds']} s",
+        f"- entries: {m['entries']['generated']} of the {m['entries']['selected']} selected were generated"
+        + ("" if m['entries']['generated'] == m['entries']['selected'] else
+           " (a partial sweep, `--shard`: every figure below covers only those entries)")
+        + f"; upstream's reruns under other CPU profiles: {', '.join(m['entries']['profiles']) or 'none (stricter verdicts)'}", "",
         "## Totals", "",
         "| OpInfo samples | count | share |", "|---|---:|---:|",
         f"| all (selected entries and dtypes) | {t['samples_all']} | |",
