@@ -70,25 +70,30 @@ class Context:
         self.mesh.abort_all(message)
         raise _DistBackendError(message)
 
-    def agree(self, desc: str) -> None:
+    def agree(self, desc: str, carry=None, carried_from: int | None = None) -> np.ndarray | None:
         """Every rank sends its descriptor to every other and checks theirs: a mismatch (shape,
-        dtype, root, operation) raises the same clear error on every rank before data moves."""
+        dtype, root, operation) raises the same clear error on every rank before any result is
+        written. The frames may carry a payload (``carry``: what a small broadcast's root sends
+        with its descriptor, saving a round); the one from ``carried_from`` is returned once
+        every descriptor matched."""
         mine = f"{self.what}|{desc}"
         for p in range(self.size):
             if p != self.rank:
-                self.mesh.send(COLL, p, self.slot, "agree", mine.encode())
-        bad = []
+                self.mesh.send(COLL, p, self.slot, mine, carry)
+        bad, carried = [], None
         for p in range(self.size):
             if p != self.rank:
-                _, payload = self.mesh.recv(COLL, p, self.slot, self.timeout_s, self.what)
-                theirs = payload.tobytes().decode()
+                theirs, payload = self.mesh.recv(COLL, p, self.slot, self.timeout_s, self.what)
                 if theirs != mine:
                     bad.append(f"rank {p} called {theirs}")
+                elif p == carried_from:
+                    carried = payload
         if bad:
             from .errors import _DistBackendError
 
             raise _DistBackendError(f"mismatched collective across ranks: rank {self.rank} "
                                     f"called {mine}; " + "; ".join(bad))
+        return carried
 
 
 def _reduce_in_order(op, parts: list[np.ndarray], out: np.ndarray) -> None:
@@ -188,23 +193,26 @@ def _pieces(nbytes: int, step: int) -> list[tuple[int, int]]:
     return [(a, min(a + step, nbytes)) for a in range(0, nbytes, step)]
 
 
-def broadcast(ctx: Context, raw: np.ndarray, root: int) -> None:
-    """Large messages go down a chain root -> root+1 -> ... in chunks, each forwarded as soon as
-    it lands (every rank sends the message at most once, so no link carries it n-1 times and
-    the copying is spread over the ranks); small ones go from the root to each rank directly.
-    Either way the bytes land straight in the tensor's memory when they arrive after their
-    post."""
+def broadcast(ctx: Context, raw: np.ndarray, root: int, desc: str) -> None:
+    """Small messages ride on the descriptor exchange (the root's frames carry the data: one
+    round). Large ones go down a chain root -> root+1 -> ... in chunks, each forwarded as soon
+    as it lands and straight into the tensor's memory (every rank sends the message at most
+    once, so no link carries it n-1 times and the copying is spread over the ranks)."""
     n, r = ctx.size, ctx.rank
     if n == 1:
         return
     if raw.nbytes < CHAIN_MIN_BYTES:
-        parent, pieces = root, [(0, raw.nbytes)]
-        children = [p for p in range(n) if p != root] if r == root else []
-    else:
-        parent, last = (r - 1) % n, (root - 1) % n
-        children = [] if r == last else [(r + 1) % n]
-        step = min(CHAIN_CHUNK_BYTES, max(CHAIN_MIN_CHUNK_BYTES, raw.nbytes // CHAIN_MIN_CHUNKS))
-        pieces = _pieces(raw.nbytes, step)
+        got = ctx.agree(desc, raw if r == root else None, root)
+        if r != root:
+            if got.nbytes != raw.nbytes:
+                ctx.fail(f"rank {r} expected {raw.nbytes} bytes from rank {root}, got {got.nbytes}")
+            raw[...] = got
+        return
+    ctx.agree(desc)
+    parent, last = (r - 1) % n, (root - 1) % n
+    children = [] if r == last else [(r + 1) % n]
+    step = min(CHAIN_CHUNK_BYTES, max(CHAIN_MIN_CHUNK_BYTES, raw.nbytes // CHAIN_MIN_CHUNKS))
+    pieces = _pieces(raw.nbytes, step)
     if r == root:
         for c, (a, b) in enumerate(pieces):
             for p in children:

@@ -156,13 +156,16 @@ class ProcessGroupGloo(Backend):
         self._queue.put((work, fn))
         return work
 
-    def _collective(self, what: str, desc: str, fn, outputs, opts=None, ranks=None) -> AsyncWork:
+    def _collective(self, what: str, desc: str, fn, outputs, opts=None, agree=True) -> AsyncWork:
+        """``agree=False``: ``fn`` exchanges the descriptor itself (``fn(ctx, desc)``)."""
         slot = self._seq
         self._seq += 1
         timeout = self._timeout_s(opts)
 
         def run():
             ctx = A.Context(self._mesh, slot, timeout, what)
+            if not agree:
+                return fn(ctx, desc)
             if self.size() > 1:
                 ctx.agree(desc)
             fn(ctx)
@@ -182,12 +185,13 @@ class ProcessGroupGloo(Backend):
             raise ValueError(f"ProcessGroupGloo::broadcast: invalid root rank: {root}")
         t = tensors[0]
 
-        def fn(ctx):
+        def fn(ctx, desc):
             b = Buffer(t)
-            A.broadcast(ctx, b.raw, root)
+            A.broadcast(ctx, b.raw, root, desc)
             b.commit()
 
-        return self._collective("broadcast", f"root{root}|{describe(t)}", fn, tensors, opts)
+        return self._collective("broadcast", f"root{root}|{describe(t)}", fn, tensors, opts,
+                                agree=False)
 
     def allreduce(self, tensors, opts):
         _check_tensors(tensors, "allreduce")
