@@ -136,6 +136,10 @@ case("amp3d_bfloat16", "amp3d", AMP.format(size="(2, 2, 2)"),
 case("amp3d_error_dims", "amp3d", "F.adaptive_max_pool3d(mk.randn(2, 3, 4), 2)", "", "nograd")
 case("amp3d_error_empty", "amp3d", "F.adaptive_max_pool3d(mk.randn(2, 0, 4, 4, 4), 2)", "",
      "nograd")
+case("amp3d_error_negative_size", "amp3d",
+     "F.adaptive_max_pool3d(T.ones(1, 1, 1, 1, 1), (-1, 0, 2))", "", "nograd")
+case("amp3d_empty_output", "amp3d", "F.adaptive_max_pool3d(T.ones(1, 1, 1, 1, 1), (0, 0, 2))",
+     "", "nograd")
 case("amp3d_error_long", "amp3d",
      "F.adaptive_max_pool3d(mk.randint(0, 5, (1, 2, 4, 4, 4)), 2)", "", "nograd")
 
@@ -158,6 +162,25 @@ case("resize_grows", "resize", "(x.resize_(3, 4).shape, x[:2].tolist(), x.stride
 case("resize_not_resizable", "resize", "x.resize_(10)",
      "import numpy\nx = T.from_numpy(numpy.zeros(3, dtype='float32'))", "nograd")
 case("resize_negative", "resize", "x.resize_(-1, 2)", "x = mk.randn(2)", "nograd")
+case("resize_overflow", "resize", "x.resize_(2 ** 31, 2 ** 31)", "x = mk.randn(2)", "nograd")
+case("resize_requires_grad", "resize", "x.resize_(4)", "x = mk.randn(2).requires_grad_()")
+case("resize_requires_grad_no_grad", "resize", "x.resize_(4)",
+     "x = mk.randn(2).requires_grad_()", "nograd")
+case("resize_as_requires_grad", "resize", "x.resize_as_(T.empty(3))",
+     "x = mk.randn(2).requires_grad_()")
+case("lu_out", "resize", "T.lu(a, out=(lu, piv))",
+     "a = mk.randn(4, 4); lu = T.empty(0); piv = T.empty(0, dtype=T.int32)", "nograd")
+case("lu_out_infos", "resize", "T.lu(a, get_infos=True, out=(lu, piv, info))",
+     "a = mk.randn(2, 3, 3); lu = T.empty(0); piv = T.empty(0, dtype=T.int32)\n"
+     "info = T.empty(0, dtype=T.int32)", "nograd")
+case("resize_as_channels_last", "resize",
+     "(x.resize_as_(t, memory_format=T.preserve_format).stride(), "
+     "y.resize_as_(t).stride(), z.resize_as_(t, memory_format=T.channels_last).stride())",
+     "t = T.empty(2, 3, 4, 5).contiguous(memory_format=T.channels_last)\n"
+     "x = mk.randn(2); y = mk.randn(2); z = mk.randn(2)", "nograd")
+case("resize_functional", "resize", "(T.ops.aten.resize(x, [2, 3]).shape, x.shape, "
+     "T.ops.aten.resize(x, [2]), T.ops.aten.resize_as(x, T.empty(1, 3)))",
+     "x = mk.randn(4)", "nograd")
 
 # ---- small fixes --------------------------------------------------------------------------
 case("max_pool3d_with_indices_tuple", "fixes",

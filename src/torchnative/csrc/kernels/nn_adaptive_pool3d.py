@@ -13,7 +13,7 @@ import numpy as np
 from ..core import dtypes as D
 from ..core.cast import cast_array
 from ..ops.kernel_registry import kernel
-from .nn_pool import _FLOATS, _INT64, _end, _shape, _start, _values
+from .nn_pool import _FLOATS, _INT64, _check_sizes, _end, _shape, _start, _values
 from .support.common import arr, as_compute, wrap
 from .support.nn_util import not_implemented
 
@@ -40,6 +40,7 @@ def adaptive_max_pool3d(self, output_size):
     ot, oh, ow = (int(s) for s in output_size)
     dt = self._dtype
     out_shape = tuple(self.shape[:-3]) + (ot, oh, ow)
+    _check_sizes(out_shape)
     if dt not in _FLOATS:
         raise not_implemented("adaptive_max_pool3d_cpu", dt)
     x = _values(self)
