@@ -50,18 +50,18 @@ class Context:
     def take(self, peer: int, desc: str, out: np.ndarray) -> None:
         """Wait for a posted frame; copy it into ``out`` only if it arrived before its post."""
         payload = self.recv(peer, desc)
-        if payload.nbytes != out.nbytes:
-            self.fail(f"rank {self.rank} expected {out.nbytes} bytes from rank {peer}, got "
-                      f"{payload.nbytes}")
-        if payload.ctypes.data != out.ctypes.data:
-            out.reshape(-1).view(np.uint8)[...] = payload
+        if payload.ctypes.data != out.ctypes.data:  # (a posted frame always has its size)
+            self.place(peer, payload, out)
 
-    def recv_into(self, peer: int, desc: str, out: np.ndarray) -> None:
-        payload = self.recv(peer, desc)
+    def place(self, peer: int, payload: np.ndarray, out: np.ndarray) -> None:
+        """Copy ``peer``'s payload (bytes) into ``out``, which must be its size."""
         if payload.nbytes != out.nbytes:
             self.fail(f"rank {self.rank} expected {out.nbytes} bytes from rank {peer}, got "
                       f"{payload.nbytes}")
         out[...] = payload.view(out.dtype).reshape(out.shape)
+
+    def recv_into(self, peer: int, desc: str, out: np.ndarray) -> None:
+        self.place(peer, self.recv(peer, desc), out)
 
     def fail(self, message: str):
         from .errors import _DistBackendError
@@ -70,24 +70,22 @@ class Context:
         self.mesh.abort_all(message)
         raise _DistBackendError(message)
 
-    def agree(self, desc: str, carry=None, carried_from: int | None = None) -> np.ndarray | None:
+    def agree(self, desc: str, carry=None) -> list:
         """Every rank sends its descriptor to every other and checks theirs: a mismatch (shape,
         dtype, root, operation) raises the same clear error on every rank before any result is
-        written. The frames may carry a payload (``carry``: what a small broadcast's root sends
-        with its descriptor, saving a round); the one from ``carried_from`` is returned once
-        every descriptor matched."""
+        written. The frames may carry a payload (``carry``: a small broadcast's data from its
+        root, an all_gather's part from every rank), saving a round; the payloads received are
+        returned by rank once every descriptor matched."""
         mine = f"{self.what}|{desc}"
         for p in range(self.size):
             if p != self.rank:
                 self.mesh.send(COLL, p, self.slot, mine, carry)
-        bad, carried = [], None
+        bad, carried = [], [None] * self.size
         for p in range(self.size):
             if p != self.rank:
-                theirs, payload = self.mesh.recv(COLL, p, self.slot, self.timeout_s, self.what)
+                theirs, carried[p] = self.mesh.recv(COLL, p, self.slot, self.timeout_s, self.what)
                 if theirs != mine:
                     bad.append(f"rank {p} called {theirs}")
-                elif p == carried_from:
-                    carried = payload
         if bad:
             from .errors import _DistBackendError
 
@@ -202,11 +200,9 @@ def broadcast(ctx: Context, raw: np.ndarray, root: int, desc: str) -> None:
     if n == 1:
         return
     if raw.nbytes < CHAIN_MIN_BYTES:
-        got = ctx.agree(desc, raw if r == root else None, root)
+        got = ctx.agree(desc, raw if r == root else None)
         if r != root:
-            if got.nbytes != raw.nbytes:
-                ctx.fail(f"rank {r} expected {raw.nbytes} bytes from rank {root}, got {got.nbytes}")
-            raw[...] = got
+            ctx.place(root, got[root], raw)
         return
     ctx.agree(desc)
     parent, last = (r - 1) % n, (root - 1) % n
@@ -238,14 +234,13 @@ def reduce(ctx: Context, values: np.ndarray, op: str, root: int) -> None:
     _reduce_in_order(op, parts, values)
 
 
-def allgather(ctx: Context, raw: np.ndarray, outs: list[np.ndarray]) -> None:
-    for p in range(ctx.size):
-        if p != ctx.rank:
-            ctx.send(p, "data", raw)
+def allgather(ctx: Context, raw: np.ndarray, outs: list[np.ndarray], desc: str) -> None:
+    """Every rank's part rides on the descriptor exchange: one round."""
+    got = ctx.agree(desc, raw)
     outs[ctx.rank][...] = raw.reshape(outs[ctx.rank].shape)
     for p in range(ctx.size):
         if p != ctx.rank:
-            ctx.recv_into(p, "data", outs[p])
+            ctx.place(p, got[p], outs[p])
 
 
 def gather(ctx: Context, raw: np.ndarray, outs: list[np.ndarray] | None, root: int) -> None:
