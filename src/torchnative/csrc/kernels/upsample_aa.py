@@ -134,7 +134,11 @@ def _pass_float(x: np.ndarray, in_size, out_size, scale, align_corners, interp_s
     win = _gather(x, xmin, w.shape[1], in_size)
     t = (win[..., 0] * w[:, 0]).astype(T)
     for j in range(1, w.shape[1]):
-        t = np.where(j < xsize, fma(win[..., j], w[:, j], t).astype(T), t)
+        if T is np.float32:  # upstream's float loop is contracted, its double loop is not
+            step = fma(win[..., j], w[:, j], t).astype(T)
+        else:
+            step = t + win[..., j] * w[:, j]
+        t = np.where(j < xsize, step, t)
     return t
 
 
