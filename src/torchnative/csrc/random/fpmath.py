@@ -54,6 +54,16 @@ _TINY32 = F64(2.0 ** -125)  # below this float32's ulp is coarser (subnormals): 
 _CHUNK = 1 << 15  # lanes per step: the float64 temporaries stay in the CPU's cache
 
 
+def _wide(v, shape) -> np.ndarray:
+    """``v`` (float32) as float64 over ``shape``, flattened; a single value stays 0-d."""
+    v = np.asarray(v, F32)
+    if v.size == 1:
+        return v.reshape(()).astype(F64)
+    if v.shape != shape:
+        v = np.broadcast_to(v, shape)
+    return v.astype(F64).ravel()
+
+
 def _lanes(v, shape) -> np.ndarray:
     """``v`` (float32) over ``shape``, flattened (a view where it has that shape already); a
     single value stays 0-d, as float64."""
@@ -74,11 +84,11 @@ def fma32(a, b, c) -> np.ndarray:
     optimizers' multiply-adds memory-bound).
     """
     shape = np.broadcast_shapes(np.shape(a), np.shape(b), np.shape(c))
-    ops = [_lanes(v, shape) for v in (a, b, c)]
     n = math.prod(shape)
+    if n <= _CHUNK:  # one chunk: whole-array temporaries cost fewer calls than buffers
+        return fma32_rounded(*(_wide(v, shape) for v in (a, b, c)), None).reshape(shape)
+    ops = [_lanes(v, shape) for v in (a, b, c)]
     out = np.empty(n, F32)
-    if n == 0:
-        return out.reshape(shape)
     m = min(n, _CHUNK)
     wide = [np.empty(m, F64) if v.ndim else None for v in ops]
     s_buf, low_buf = np.empty(m, F64), np.empty(m, np.int64)
@@ -141,7 +151,8 @@ def fma32_rounded(a64, b64, c64, risky) -> np.ndarray:
     s = np.atleast_1d(s)
     r = s.astype(F32)
     near = (s.view(np.int64) & _LOW32) == _MID32
-    near |= np.abs(s) < _TINY32
+    mag = np.abs(s)
+    near |= (mag < _TINY32) & (mag != 0)  # a zero sum is exact
     if near.any():  # only an inexact sum can round twice: check those lanes exactly
         i = np.flatnonzero(near)
         if risky is not None:
