@@ -13,30 +13,17 @@ import numpy as np
 from ..core import dtypes as D
 from ..core.cast import cast_array
 from ..ops.kernel_registry import kernel
-from .nn_pool import _FLOATS, _INT64, _check_sizes, _end, _shape, _start, _values
+from .nn_pool import (_FLOATS, _INT64, _check_sizes, _end, _start, _values,
+                      adaptive_max_checks, window_max)
 from .support.common import arr, as_compute, wrap
 from .support.nn_util import not_implemented
 
 _F32 = D.BY_NAME["float32"]
 
 
-def _check(self, output_size):
-    nd = self.dim()
-    if nd not in (4, 5):
-        raise RuntimeError(f"adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: "
-                           f"{_shape(self.shape)}")
-    for i in range(1, nd):
-        if self.shape[i] <= 0:
-            raise RuntimeError("adaptive_max_pool3d(): Expected input to have non-zero size for "
-                               f"non-batch dimensions, but input has sizes {_shape(self.shape)} "
-                               f"with dimension {i} being empty")
-    if len(output_size) != 3:
-        raise RuntimeError("adaptive_max_pool3d(): internal error: output_size.size() must be 3")
-
-
 @kernel("adaptive_max_pool3d")
 def adaptive_max_pool3d(self, output_size):
-    _check(self, output_size)
+    adaptive_max_checks("adaptive_max_pool3d", self, output_size, 3)
     ot, oh, ow = (int(s) for s in output_size)
     dt = self._dtype
     out_shape = tuple(self.shape[:-3]) + (ot, oh, ow)
@@ -54,11 +41,7 @@ def adaptive_max_pool3d(self, output_size):
             for c in range(ow):
                 w0, w1 = _start(c, ow, w), _end(c, ow, w)
                 win = x[..., t0:t1, h0:h1, w0:w1].reshape(out_shape[:-3] + (-1,))
-                pick = np.argmax(win, axis=-1)  # the first maximum
-                nan = np.isnan(win)
-                if nan.any():  # a NaN always replaces the running maximum: the last one wins
-                    last = win.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
-                    pick = np.where(nan.any(axis=-1), last, pick)
+                pick = window_max(win)
                 vals[..., a, b, c] = np.take_along_axis(win, pick[..., None], -1)[..., 0]
                 kt, rest = np.divmod(pick, (h1 - h0) * (w1 - w0))
                 kh, kw = np.divmod(rest, w1 - w0)
