@@ -14,7 +14,7 @@ _F32 = D.BY_NAME["float32"]
 _C64 = D.BY_NAME["complex64"]
 
 
-def _computation_dtype(*tensors):
+def computation_dtype(*tensors):
     """elementwise_dtypes(..., DEFAULT)'s computation dtype: the promoted dtype, with float16
     and bfloat16 (and complex32) computed in their opmath type."""
     dt = result_type(*tensors)
@@ -25,14 +25,15 @@ def _computation_dtype(*tensors):
     return dt
 
 
-def _to(t, dt):
+def to_dtype(t, dt):
+    """``t.to(dt)``: ``t`` itself when it has that dtype already, else the casting copy."""
     return t if t._dtype is dt else KERNELS["_to_copy"](t, dtype=dt)
 
 
 @kernel("_log_softmax_backward_data")
 def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
-    comp = _computation_dtype(grad_output, output)
-    grad, out = _to(grad_output, comp), _to(output, comp)
+    comp = computation_dtype(grad_output, output)
+    grad, out = to_dtype(grad_output, comp), to_dtype(output, comp)
     total = KERNELS["sum.dim_IntList"](grad, [dim], True)
     grad_input = KERNELS["sub.Tensor"](grad, KERNELS["mul.Tensor"](KERNELS["exp"](out), total))
-    return _to(grad_input, input_dtype)
+    return to_dtype(grad_input, input_dtype)
