@@ -722,10 +722,9 @@ def _detached_class(t):
 
 
 def _default_torch_dispatch():
-    import sys
-
-    mod = sys.modules.get("torchnative._C")
-    return getattr(mod, "_disabled_torch_dispatch_impl", None)
+    """torch.Tensor's __torch_dispatch__ (torch._C._disabled_torch_dispatch_impl, which the
+    dispatch layer above defines)."""
+    return getattr(tensor_class(), "__torch_dispatch__", None)
 
 
 def _scalar_dim(dim: int):

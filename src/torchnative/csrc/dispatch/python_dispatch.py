@@ -25,12 +25,6 @@ class _TLS(threading.local):
 TLS = _TLS()
 
 
-def _disabled_impl():
-    import sys
-
-    return sys.modules["torchnative._C"]._disabled_torch_dispatch_impl
-
-
 _OVERRIDES: dict = {}
 
 
@@ -40,7 +34,8 @@ def _overrides(t) -> bool:
     hit = _OVERRIDES.get(cls)
     if hit is None:
         td = getattr(cls, "__torch_dispatch__", None)
-        hit = _OVERRIDES[cls] = td is not None and getattr(td, "__func__", td) is not _disabled_impl()
+        hit = _OVERRIDES[cls] = td is not None and \
+            getattr(td, "__func__", td) is not disabled_torch_dispatch_impl
     return hit
 
 
