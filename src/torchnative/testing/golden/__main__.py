@@ -12,7 +12,7 @@ from pathlib import Path
 
 from torchnative.testing import upstream
 
-from . import baseline, pipeline, report, selftest
+from . import baseline, pipeline, report, selftest, workers
 from .subsets import SUITES
 
 
@@ -85,7 +85,7 @@ def main(argv=None) -> int:
         from . import grads
         return grads.main(argv[1:])
     ap = argparse.ArgumentParser(prog="python -m torchnative.testing.golden", description=__doc__)
-    ap.add_argument("command", choices=("generate", "replay", "report", "self-test", "run"))
+    ap.add_argument("command", choices=("generate", "replay", "report", "self-test", "run", "census"))
     ap.add_argument("--suite", default="fast", choices=sorted(SUITES))
     ap.add_argument("--ops", help="comma-separated OpInfo names (overrides the suite's)")
     ap.add_argument("--dtypes", help="comma-separated dtypes; '' = all supported (overrides the suite's)")
@@ -109,6 +109,12 @@ def main(argv=None) -> int:
                     help="generate: no reruns under other CPU profiles (stricter verdicts; saves time)")
     a = ap.parse_args(argv)
     suite = suite_of(a)
+    if a.command == "census":  # how samples would reach ours under --max-samples (census.py)
+        code, out = workers.run(upstream.UPSTREAM_PYTHON, "census", [
+            "--max-samples", str(a.max_samples or 0), "--max-dtypes", str(suite.max_dtypes),
+            "--seed", str(suite.seed)], timeout=7200, capture="stdout")
+        print(out)
+        return 0 if code == 0 else 1
     if a.command == "self-test":
         return do_selftest(a, suite)
     if a.command in ("generate", "run"):
