@@ -38,6 +38,9 @@ case("signal_kaiser_sym", "windows", f"T.signal.windows.kaiser(9, sym=False, dty
      "nograd")
 case("window_meta_shape", "windows", "tuple(T.hamming_window(6, device='meta').shape)", "",
      "nograd")
+case("window_op_default_dtype", "windows",
+     "[T.ops.aten.hamming_window(5), T.ops.aten.kaiser_window(4), T.ops.aten.bartlett_window(5),"
+     " T.ops.aten.blackman_window.periodic(4, False)]", "", "nograd")
 case("window_int_dtype", "windows", "T.hamming_window(5, dtype=T.long)", "", "nograd")
 case("window_negative", "windows", "T.kaiser_window(-1)", "", "nograd")
 case("window_sparse", "windows", "T.bartlett_window(3, layout=T.sparse_coo)", "", "nograd")

@@ -25,8 +25,7 @@ _LAYOUT_NAMES = {"strided": "Strided", "sparse_coo": "Sparse", "sparse_csr": "Sp
 
 def _options(dtype, layout, device, pin_memory) -> str:
     """c10's TensorOptions as its operator<< prints it; unset fields say "(default)"."""
-    dt = dtype if dtype is not None else D.get_default_dtype()
-    dname = typemeta(dt._name)  # the Python binding always fills the dtype in
+    dname = typemeta(_dtype(dtype)._name)  # the Python binding always fills the dtype in
     dev = str(device) if device is not None else "cpu (default)"
     lay = _LAYOUT_NAMES[layout.name] if layout is not None else "Strided (default)"
     pin = ("true" if pin_memory else "false") if pin_memory is not None else "false (default)"
@@ -34,12 +33,16 @@ def _options(dtype, layout, device, pin_memory) -> str:
             f"(default), pinned_memory={pin}, memory_format=(nullopt))")
 
 
+def _dtype(dtype):
+    return dtype if dtype is not None else D.get_default_dtype()
+
+
 def _start(name, window_length, dtype, layout, device, pin_memory):
     """window_function_checks, then the degenerate lengths: None to go on, else the result."""
     if layout is not None and layout.name == "sparse_coo":
         raise RuntimeError(f"{name} is not implemented for sparse types, got: "
                            f"{_options(dtype, layout, device, pin_memory)}")
-    dt = dtype if dtype is not None else D.get_default_dtype()
+    dt = _dtype(dtype)
     if not (dt.is_floating_point or dt.is_complex):
         raise RuntimeError(f"{name} expects floating point dtypes, got: "
                            f"{_options(dtype, layout, device, pin_memory)}")
@@ -64,7 +67,7 @@ def _hamming(window_length, periodic, alpha, beta, dtype, layout, device, pin_me
     if done is not None:
         return done
     n = window_length + 1 if periodic else window_length
-    w = call("arange", n, dtype=dtype, device=device)
+    w = call("arange", n, dtype=_dtype(dtype), device=device)
     w = call("mul_.Scalar", w, math.pi * 2.0 / float(n - 1))
     w = call("cos_", w)
     w = call("mul_.Scalar", w, -beta)
@@ -100,7 +103,7 @@ def _bartlett(window_length, periodic, dtype, layout, device, pin_memory):
     if done is not None:
         return done
     n = window_length + 1 if periodic else window_length
-    w = call("arange", n, dtype=dtype, device=device)
+    w = call("arange", n, dtype=_dtype(dtype), device=device)
     w = call("mul_.Scalar", w, 2.0 / float(n - 1))
     first_half = ((n - 1) >> 1) + 1
     tail = call("narrow", w, 0, first_half, n - first_half)
@@ -124,7 +127,7 @@ def _blackman(window_length, periodic, dtype, layout, device, pin_memory):
     if done is not None:
         return done
     n = window_length + 1 if periodic else window_length
-    w = call("arange", n, dtype=dtype, device=device)
+    w = call("arange", n, dtype=_dtype(dtype), device=device)
     w = call("mul_.Scalar", w, math.pi / float(n - 1))
     four = call("mul_.Scalar", call("cos_", call("mul.Scalar", w, 4)), 0.08)
     two = call("mul_.Scalar", call("cos_", call("mul.Scalar", w, 2)), 0.5)
@@ -148,7 +151,7 @@ def _kaiser(window_length, periodic, beta, dtype, layout, device, pin_memory):
     if done is not None:
         return done
     n = window_length + 1 if periodic else window_length
-    pos = call("arange", n, dtype=dtype, device=device)
+    pos = call("arange", n, dtype=_dtype(dtype), device=device)
     dt = pos._dtype
     if dt.is_complex:
         raise not_implemented("kaiser_window_cpu", dt)
