@@ -58,21 +58,24 @@ def _start(name, window_length, dtype, layout, device, pin_memory):
     return None
 
 
-def _finish(window, periodic: bool, length: int):
-    return call("narrow", window, 0, 0, length - 1) if periodic else window
-
-
-def _hamming(window_length, periodic, alpha, beta, dtype, layout, device, pin_memory):
-    done = _start("hamming_window", window_length, dtype, layout, device, pin_memory)
+def _window(name, window_length, periodic, dtype, layout, device, pin_memory, shape):
+    """The checks and degenerate lengths, then ``shape(arange(n), n)`` over the symmetric length
+    n (L + 1 for a periodic window, whose first L values are returned as a narrow view)."""
+    done = _start(name, window_length, dtype, layout, device, pin_memory)
     if done is not None:
         return done
     n = window_length + 1 if periodic else window_length
-    w = call("arange", n, dtype=_dtype(dtype), device=device)
-    w = call("mul_.Scalar", w, math.pi * 2.0 / float(n - 1))
-    w = call("cos_", w)
-    w = call("mul_.Scalar", w, -beta)
-    w = call("add_.Scalar", w, alpha)
-    return _finish(w, periodic, n)
+    w = shape(call("arange", n, dtype=_dtype(dtype), device=device), n)
+    return call("narrow", w, 0, 0, n - 1) if periodic else w
+
+
+def _hamming(window_length, periodic, alpha, beta, dtype, layout, device, pin_memory):
+    def shape(w, n):
+        w = call("cos_", call("mul_.Scalar", w, math.pi * 2.0 / float(n - 1)))
+        return call("add_.Scalar", call("mul_.Scalar", w, -beta), alpha)
+
+    return _window("hamming_window", window_length, periodic, dtype, layout, device, pin_memory,
+                   shape)
 
 
 @kernel("hamming_window", meta=True)
@@ -99,16 +102,15 @@ def hamming_window_periodic_alpha_beta(window_length, periodic, alpha, beta, *, 
 
 
 def _bartlett(window_length, periodic, dtype, layout, device, pin_memory):
-    done = _start("bartlett_window", window_length, dtype, layout, device, pin_memory)
-    if done is not None:
-        return done
-    n = window_length + 1 if periodic else window_length
-    w = call("arange", n, dtype=_dtype(dtype), device=device)
-    w = call("mul_.Scalar", w, 2.0 / float(n - 1))
-    first_half = ((n - 1) >> 1) + 1
-    tail = call("narrow", w, 0, first_half, n - first_half)
-    call("add_.Scalar", call("mul_.Scalar", tail, -1), 2)
-    return _finish(w, periodic, n)
+    def shape(w, n):
+        w = call("mul_.Scalar", w, 2.0 / float(n - 1))
+        first_half = ((n - 1) >> 1) + 1
+        tail = call("narrow", w, 0, first_half, n - first_half)
+        call("add_.Scalar", call("mul_.Scalar", tail, -1), 2)
+        return w
+
+    return _window("bartlett_window", window_length, periodic, dtype, layout, device,
+                   pin_memory, shape)
 
 
 @kernel("bartlett_window", meta=True)
@@ -123,16 +125,14 @@ def bartlett_window_periodic(window_length, periodic, *, dtype=None, layout=None
 
 
 def _blackman(window_length, periodic, dtype, layout, device, pin_memory):
-    done = _start("blackman_window", window_length, dtype, layout, device, pin_memory)
-    if done is not None:
-        return done
-    n = window_length + 1 if periodic else window_length
-    w = call("arange", n, dtype=_dtype(dtype), device=device)
-    w = call("mul_.Scalar", w, math.pi / float(n - 1))
-    four = call("mul_.Scalar", call("cos_", call("mul.Scalar", w, 4)), 0.08)
-    two = call("mul_.Scalar", call("cos_", call("mul.Scalar", w, 2)), 0.5)
-    w = call("add.Scalar", call("sub.Tensor", four, two), 0.42)
-    return _finish(w, periodic, n)
+    def shape(w, n):
+        w = call("mul_.Scalar", w, math.pi / float(n - 1))
+        four = call("mul_.Scalar", call("cos_", call("mul.Scalar", w, 4)), 0.08)
+        two = call("mul_.Scalar", call("cos_", call("mul.Scalar", w, 2)), 0.5)
+        return call("add.Scalar", call("sub.Tensor", four, two), 0.42)
+
+    return _window("blackman_window", window_length, periodic, dtype, layout, device,
+                   pin_memory, shape)
 
 
 @kernel("blackman_window", meta=True)
@@ -147,29 +147,27 @@ def blackman_window_periodic(window_length, periodic, *, dtype=None, layout=None
 
 
 def _kaiser(window_length, periodic, beta, dtype, layout, device, pin_memory):
-    done = _start("kaiser_window", window_length, dtype, layout, device, pin_memory)
-    if done is not None:
-        return done
-    n = window_length + 1 if periodic else window_length
-    pos = call("arange", n, dtype=_dtype(dtype), device=device)
-    dt = pos._dtype
-    if dt.is_complex:
-        raise not_implemented("kaiser_window_cpu", dt)
-    # kaiser_window_kernel: I0(beta sqrt(|1 - ((a - alpha) / alpha)^2|)) / I0(beta), alpha =
-    # (L - 1) / 2, in the dtype's opmath; I0 is Cephes' Chebyshev expansion (special_bessel),
-    # evaluated in double and rounded once (no farther from the exact value than upstream's)
-    ct = np.float64 if dt._name == "float64" else np.float32
-    a = as_compute(pos, dt).astype(ct)
-    alpha = ct((n - 1) / 2.0)
-    b = ct(beta)
-    with np.errstate(all="ignore"):
-        r = (a - alpha) / alpha
-        arg = b * np.sqrt(np.abs(ct(1) - r * r))
-        vals = (i0(arg.astype(np.float64)) / i0(np.float64(b))).astype(ct)
-    w = wrap(vals, D.BY_NAME["float64" if ct is np.float64 else "float32"])
-    if w._dtype is not dt:
-        w = call("_to_copy", w, dtype=dt)
-    return _finish(w, periodic, n)
+    def shape(pos, n):
+        dt = pos._dtype
+        if dt.is_complex:
+            raise not_implemented("kaiser_window_cpu", dt)
+        # kaiser_window_kernel: I0(beta sqrt(|1 - ((a - alpha) / alpha)^2|)) / I0(beta), alpha =
+        # (L - 1) / 2, in the dtype's opmath; I0 is Cephes' Chebyshev expansion
+        # (special_bessel), evaluated in double and rounded once (no farther from the exact
+        # value than upstream's)
+        ct = np.float64 if dt._name == "float64" else np.float32
+        a = as_compute(pos, dt).astype(ct)
+        alpha = ct((n - 1) / 2.0)
+        b = ct(beta)
+        with np.errstate(all="ignore"):
+            r = (a - alpha) / alpha
+            arg = b * np.sqrt(np.abs(ct(1) - r * r))
+            vals = (i0(arg.astype(np.float64)) / i0(np.float64(b))).astype(ct)
+        w = wrap(vals, D.BY_NAME["float64" if ct is np.float64 else "float32"])
+        return w if w._dtype is dt else call("_to_copy", w, dtype=dt)
+
+    return _window("kaiser_window", window_length, periodic, dtype, layout, device, pin_memory,
+                   shape)
 
 
 @kernel("kaiser_window", meta=True)
