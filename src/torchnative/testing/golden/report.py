@@ -162,6 +162,16 @@ def rel(path) -> str:
     return text.replace(root, "")
 
 
+def family_pages() -> list[str]:
+    """Links to the families replayed on their own (docs/agreement-<family>.md), whose figures are
+    newer than this page's wherever this sweep did not cover their entries."""
+    pages = sorted((upstream.REPO / "docs").glob("agreement-*.md"))
+    if not pages:
+        return []
+    return ["Families replayed with this harness on their own (their pages carry their own dates and "
+            "commands): " + ", ".join(f"[{p.name}]({p.name})" for p in pages) + ".", ""]
+
+
 def pct(a: int, b: int) -> str:
     return f"{100 * a / b:.1f}%" if b else "n/a"
 
@@ -186,7 +196,7 @@ def markdown(rep: dict, command: str) -> str:
         + ("" if m['entries']['generated'] == m['entries']['selected'] else
            " (a partial sweep, `--shard`: every figure below covers only those entries)")
         + f"; upstream's reruns under other CPU profiles: {', '.join(m['entries']['profiles']) or 'none (stricter verdicts)'}", "",
-        "## Totals", "",
+        *family_pages(), "## Totals", "",
         "| OpInfo samples | count | share |", "|---|---:|---:|",
         f"| all (selected entries and dtypes) | {t['samples_all']} | |",
         f"| attempted (at least one case judged) | {t['samples_attempted']} | "
