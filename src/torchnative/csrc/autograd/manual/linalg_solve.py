@@ -71,6 +71,14 @@ def linalg_det_backward(grad, det, A, LU, pivots):
     return _masked_fmap(det.abs() < 100. * _eps(LU), singular, non_singular, A, d, grad)
 
 
+def linalg_det_jvp(dA, det, LU, pivots, use_A_T):
+    """d det = tr(A^{-1} dA) det, through the saved LU (zeros on its diagonal nudged by eps, so
+    a singular A gets the limit of nearby invertible ones)."""
+    torch = _torch()
+    AinvE = torch.linalg.lu_solve(_perturbed_lu(LU), pivots, dA, left=True, adjoint=use_A_T)
+    return AinvE.diagonal(0, -2, -1).sum(-1) * det
+
+
 def slogdet_backward(grad_sign, grad_logabsdet, A, signdet, LU, pivots):
     torch = _torch()
     if grad_sign is None and grad_logabsdet is None:
