@@ -231,6 +231,30 @@ CASES = [
     "torch.polar(R((2,)), R((2,)), out=Z(0, 'complex128'))",
     "torch.polar(R((2,)).half(), R((2,)).half())",
     "torch.polar(L([1]), L([1]))",
+    # ---- arithmetic rounded as upstream's loops round it (exact: bit for bit)
+    # (whole vectors: upstream's scalar loop for a tail or a strided row contracts into FMAs)
+    "X((4, 8)) * X((4, 8), seed=1)",
+    "X((4, 8), 'complex128') * X((4, 8), 'complex128', 1)",
+    "~X((3, 4)).t() * X((4,), seed=1)",
+    "X((4, 8)) * (2 - 3j)",
+    "X((4, 8)) ** 2",
+    "X((4, 8), 'complex128') ** 3",
+    "X((4, 5)) ** 2.5",
+    "X((4, 5)) ** 1j",
+    "torch.pow(X((4, 5)), X((4, 5), seed=1))",
+    "torch.pow(X((4, 5), 'complex128'), X((4, 5), 'complex128', 1))",
+    # ---- complex convolution (upstream's Gauss trick over real convolutions)
+    "~torch.nn.functional.conv1d(X((2, 4, 7)), X((6, 2, 3), seed=1), X((6,), seed=2), groups=2)",
+    "~torch.nn.functional.conv2d(X((1, 2, 5, 5)), X((3, 2, 3, 3), seed=1), padding='same')",
+    "~torch.nn.functional.conv_transpose2d(X((1, 2, 4, 4)), X((2, 3, 3, 3), seed=1), stride=2)",
+    "torch.convolution(X((1, 2, 5)), X((3, 2, 3), seed=1), None, [1], [0], [1], False, [0], 1)",
+    "torch.convolution(X((1, 2, 5)), X((2, 3, 3), seed=1), None, [1], [0], [1], True, [0], 1)",
+    "torch.convolution(X((1, 2, 4, 4, 4)), X((2, 2, 3, 3, 3), seed=1), None, [1] * 3, [0] * 3, [1] * 3, False, [0] * 3, 1)",
+    # ---- linspace with complex bounds
+    "~torch.linspace(1 + 2j, 10 - 3j, 7)",
+    "~torch.linspace(torch.tensor(1 + 2j), torch.tensor(10 - 3j), 7)",
+    "~torch.linspace(-3, 5 + 1j, 5, dtype=torch.complex128)",
+    "torch.linspace(1 + 2j, 3, 3, dtype=torch.float32)",
     # ---- operators that needed real/imag/conj
     "torch.isreal(X((3,)))",
     "torch.isreal(torch.tensor([1 + 0j, 1 + 1j, complex(float('nan'), 0)]))",

@@ -182,7 +182,7 @@ def arange(end, *, dtype=None, layout=None, device=None, pin_memory=None):
 def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    dt = _dtype(dtype)
+    dt = _spaced_dtype(start, end, dtype, "torch.linspace()")
     t = empty((steps,), dt, checked_device(device))
     if t._np is not None and steps:
         if dt._name in ("float32", "float64") and not isinstance(start, complex) and \
@@ -198,6 +198,22 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_mem
         t._np[...] = vals.astype(opmath(dt)).astype(t._np.dtype) if dt.is_floating_point \
             else vals.astype(t._np.dtype)
     return t
+
+
+def _spaced_dtype(start, end, dtype, fn_name: str):
+    """linspace_logspace_infer_options: complex bounds make the default complex dtype, and
+    refuse a real one asked for."""
+    if isinstance(start, complex) or isinstance(end, complex):
+        want = D.get_default_complex_dtype()
+        if dtype is None:
+            return want
+        if not dtype.is_complex:
+            from .support.nn_util import typemeta
+
+            raise RuntimeError(f"{fn_name}: inferred dtype {typemeta(want)} can't be safely cast "
+                               f"to passed dtype {dtype._cpp_name}")
+        return dtype
+    return _dtype(dtype)
 
 
 def _linspace_float(start, end, steps: int, T) -> np.ndarray:

@@ -186,8 +186,14 @@ def _convolution_impl(input, weight, bias, stride, padding, dilation, transposed
         raise RuntimeError(f"expected scalar type {dt._cpp_name} but found "
                            f"{weight._dtype._cpp_name}")
     if dt.is_complex:  # upstream's conv1d/2d/3d composites take complex inputs apart (below)
-        raise TorchnativeNotImplementedError(
-            "complex convolution", "torchnative's convolution kernel computes real dtypes")
+        from .support.nn_util import not_implemented
+
+        n = max(dim, 2)
+        if transposed:
+            raise not_implemented(f"slow_conv_transpose{n}d_out_cpu", dt)
+        if any(d != 1 for d in dilation):
+            raise not_implemented("slow_conv_dilated<>", dt)
+        raise not_implemented("compute_columns3d" if n == 3 else "slow_conv2d_cpu", dt)
     if transposed:
         _check_output_padding(output_padding, stride, dilation)
     x = _compute(input, dt)

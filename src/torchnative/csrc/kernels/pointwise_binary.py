@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .support import complex_arith
 from ..core import dtypes as D
 from ..core.tensor import TensorBase
 from .pointwise_base import (ALL_H, ALL_HB, ALL_HBC, ALL_HC, BOOL, COMPLEX, F64, FLOAT_H, FLOAT_HC,
@@ -188,8 +189,8 @@ def mul(self, other):
     check("mul_cpu", dt, ALL_HBC)
     if dt is BOOL:
         return apply2(np.logical_and, self, other, dt)
-    if dt in COMPLEX:  # upstream's complex product rounds each part once (as if fused)
-        return apply2(lambda x, y: exact(np.multiply, x, y), self, other, dt)
+    if dt in COMPLEX:  # c10::complex's product, each part rounded in the dtype
+        return apply2(complex_arith.product, self, other, dt)
     return apply2(np.multiply, self, other, dt, reduced_scalar=True)
 
 
@@ -333,9 +334,18 @@ def _cpow(x, y):
 
 
 def _pow_float(x, y):
-    if x.dtype == np.complex64:  # std::pow(complex<float>): exp(y * log(x)), each step in float
+    if x.dtype == np.complex64:
+        # std::pow(complex<float>) is C's cpowf, which numpy's power calls for finite nonzero
+        # operands and exponents other than the small integers it multiplies out; the rest
+        # are left to exp(y * log(x))
         with quiet():
-            return exact(np.exp, exact(np.multiply, y, exact(np.log, x)))
+            r = np.power(x, y)
+            xb, yb = np.broadcast_to(x, r.shape), np.broadcast_to(y, r.shape)
+            other = (yb.imag == 0) & (yb.real == np.round(yb.real)) & (np.abs(yb.real) < 100)
+            other |= ~np.isfinite(xb) | ~np.isfinite(yb) | (xb == 0)
+            if other.any():
+                r = np.where(other, exact(np.exp, exact(np.multiply, y, exact(np.log, x))), r)
+            return r
     return exact(_cpow, x, y)
 
 
@@ -390,6 +400,8 @@ def pow_tensor_scalar(self, exponent):
 def _pow_scalar(x, e, dt):
     """pow_tensor_scalar_kernel's special exponents: sqrt, rsqrt and reciprocal (not for
     float16), x*x, x*x*x and 1/(x*x); else pow with the exponent held in the tensor's type."""
+    if dt in COMPLEX:
+        return _pow_complex_scalar(x, complex(e))
     if dt is not D.BY_NAME["float16"]:
         if e == 0.5:
             return np.sqrt(x)
@@ -414,6 +426,32 @@ def _pow_scalar(x, e, dt):
     if e == -2:
         return 1 / (x * x)
     return exact(_cpow, x, np.asarray(e, dtype=x.dtype))
+
+
+def _pow_complex_scalar(x, e: complex):
+    """The same special exponents over c10::complex, products as upstream rounds them
+    (support/complex_arith.py); other exponents std::pow in the dtype (numpy's power is C's
+    cpow there, but for small whole exponents, which it multiplies out)."""
+    x = x.astype(np.complex64 if x.dtype == np.complex64 else np.complex128, copy=False)
+    if e == 0.5:
+        return np.sqrt(x)
+    if e == -0.5:
+        return 1 / np.sqrt(x)
+    if e == -1:
+        return 1 / x
+    if e == 2:
+        return complex_arith.product(x, x)
+    if e == 3:
+        return complex_arith.product(complex_arith.product(x, x), x)
+    if e == -2:
+        return 1 / complex_arith.product(x, x)
+    if e.imag == 0 and e.real == round(e.real) and abs(e.real) < 100:
+        return exact(_cpow, x, np.asarray(e, dtype=x.dtype))
+    r = np.power(x, np.asarray(e, dtype=x.dtype))
+    other = ~np.isfinite(x) | (x == 0)
+    if other.any():  # numpy's own special cases there; C's cpow as the former path computes
+        r = np.where(other, exact(_cpow, x, np.asarray(e, dtype=x.dtype)), r)
+    return r
 
 
 @kernel("pow.Scalar")
