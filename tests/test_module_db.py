@@ -24,9 +24,7 @@ from torchnative.testing import upstream
 HERE = Path(__file__).parent / "module_db_programs"
 
 # module name -> the words its failing cases report (refusals name the missing operator)
-KNOWN = {
-    "nn.AdaptiveMaxPool3d": "aten::adaptive_max_pool3d",
-}
+KNOWN: dict = {}
 # Numeric divergences, keyed by case: a 4-element bias gradient 2 float32 ulp from upstream's,
 # which upstream's float64 rerun matches exactly (so the derived tolerance is zero).
 KNOWN_CASES = {
