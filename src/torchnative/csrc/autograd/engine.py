@@ -401,6 +401,8 @@ def _contiguous():
 
 def _call_function(fn, inputs):
     if fn._pre_hooks:
+        for g in inputs:
+            forget_fresh(g)  # a hook may keep the gradients it is shown
         for hook in list(fn._pre_hooks.values()):
             r = hook(tuple(inputs))
             if r is not None:
