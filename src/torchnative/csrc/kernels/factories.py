@@ -194,7 +194,8 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_mem
         step = (end - start) / (steps - 1) if steps > 1 else 0.0
         i = np.arange(steps, dtype=np.float64)
         half = steps // 2
-        vals = np.where(i < half, start + step * i, end - step * (steps - 1 - i))
+        vals = np.where(i < half, start + step * i, end - step * (steps - 1 - i)) \
+            if steps > 1 else np.full(1, start)  # linspace_out fills start
         t._np[...] = vals.astype(opmath(dt)).astype(t._np.dtype) if dt.is_floating_point \
             else vals.astype(t._np.dtype)
     return t
