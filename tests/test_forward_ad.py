@@ -130,6 +130,8 @@ def cases(dt):
     spd, spdt = sq @ sq.mT + torch.eye(3, dtype=dt), sqt + sqt.mT
     v["det_jvp"] = jvp(torch.linalg.det, (sq,), (sqt,))[1].reshape(1)
     v["det_jvp_transposed"] = jvp(torch.linalg.det, (sq.mT,), (sqt,))[1].reshape(1)
+    v["slogdet_jvp"] = torch.stack(jvp(torch.linalg.slogdet, (sq.mT,), (sqt,))[1])
+    v["logdet_jvp"] = jvp(torch.logdet, (spd,), (spdt,))[1].reshape(1)
     v["cholesky_jvp"] = jvp(torch.linalg.cholesky, (spd,), (spdt,))[1]
     v["cholesky_upper_jvp"] = jvp(lambda a: torch.linalg.cholesky(a, upper=True), (spd,),
                                   (spdt,))[1]

@@ -13,7 +13,7 @@ from .linalg_solve import (cholesky_inverse_backward, cholesky_solve_backward,  
                            linalg_det_backward, linalg_det_jvp, linalg_lstsq_backward,
                            linalg_lu_solve_LU,
                            linalg_solve_backward, linalg_solve_triangular_backward, pinv_backward,
-                           slogdet_backward, triangular_solve_backward)
+                           slogdet_backward, slogdet_jvp, triangular_solve_backward)
 from .pointwise import maybe_multiply
 
 
