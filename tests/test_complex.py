@@ -255,6 +255,8 @@ CASES = [
     "~torch.linspace(torch.tensor(1 + 2j), torch.tensor(10 - 3j), 7)",
     "~torch.linspace(-3, 5 + 1j, 5, dtype=torch.complex128)",
     "torch.linspace(1 + 2j, 3, 3, dtype=torch.float32)",
+    "X((3,)).abs_()",
+    "x = R((3,))\nx.abs_()\nx",
     "torch.linspace(-2.0, -3, 1, dtype=torch.complex64)",
     "torch.linspace(torch.tensor(-2.0), torch.tensor(-3), 1, dtype=torch.complex64)",
     # ---- operators that needed real/imag/conj
