@@ -12,7 +12,8 @@ rescaled to int16 with the largest precision that keeps them below 2^15, integer
 half a unit and clamped to [0, 255].
 
 Backward: each output's gradient times wx * wy added into its window, output by output in
-row-major order (the order fixes the float sums)."""
+row-major order (the order fixes the float sums); an input element's terms are added in that
+order, so the k-th terms of a whole output row are added together."""
 
 from __future__ import annotations
 
@@ -217,13 +218,22 @@ def _backward(interp_size: int, grad_output, output_size, input_size, align_corn
     sw = _scale(iw, ow, align_corners, scales_w, T)
     ymin, ysize, wy = _weights(ih, oh, sh, interp_size, T)
     xmin, xsize, wx = _weights(iw, ow, sw, interp_size, T)
+    # Every input column x is covered by a run of output columns; upstream adds their terms in
+    # increasing order, so the k-th term of every column can be added at once (orders[k, x]:
+    # the k-th output column covering x), output row by output row.
+    cols = np.arange(iw)
+    cover = (cols[None, :] >= xmin[:, None]) & (cols[None, :] < (xmin + xsize)[:, None])
+    rank = np.clip(cols[None, :] - xmin[:, None], 0, wx.shape[1] - 1)
+    dense = np.where(cover, np.take_along_axis(wx, rank, 1), T(0)).astype(T)  # (ow, iw)
+    count = cover.sum(0)
+    orders = np.argsort(~cover, axis=0, kind="stable")[:max(int(count.max()), 1)]
     for a in range(oh):
         y0, ny = int(ymin[a]), int(ysize[a])
-        for b in range(ow):
-            x0, nx = int(xmin[b]), int(xsize[b])
-            w = (wx[b, None, :nx] * wy[a, :ny, None]).astype(T)
-            part = gi[:, y0:y0 + ny, x0:x0 + nx]
-            part[...] = fma(np.broadcast_to(w[None], part.shape), go[:, a, b, None, None], part)
+        part = gi[:, y0:y0 + ny, :]
+        for k, b in enumerate(orders):
+            w = (dense[b, cols][None, :] * wy[a, :ny, None]).astype(T)  # wx * wy, (ny, iw)
+            step = fma(np.broadcast_to(w[None], part.shape), go[:, a, b][:, None, :], part)
+            part[...] = np.where(k < count, step, part)
     return wrap(gi.reshape(n, c, ih, iw), dt)
 
 
