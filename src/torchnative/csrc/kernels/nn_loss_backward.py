@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import dtypes as D
-from .nn_loss import _FLOATS, _REDUCED, _check_target_dtype, _rounded, _shape, _vals, MEAN, NONE
+from .nn_loss import (_FLOATS, _REDUCED, _check_target_dtype, _rounded, _shape, _vals, MEAN,
+                      NONE, check_nll2d_inputs, check_nll_shapes)
 from .support.common import arr, wrap
 from .support.nn_util import not_implemented
 from ..ops.kernel_registry import kernel
@@ -32,14 +33,13 @@ def _check_dtypes(dt, what, grad_output, weight, total_weight):
                                f"{t._dtype._cpp_name}")
 
 
-def _targets(target, ignore_index, n_classes, check: bool):
+def _targets(target, ignore_index, n_classes):
     """(flat int64 targets, mask of the items not ignored); out-of-range targets refused."""
     t = arr(target).reshape(-1).astype(np.int64, copy=False)
     keep = t != ignore_index
-    if check:
-        bad = keep & ((t < 0) | (t >= n_classes))
-        if bad.any():
-            raise IndexError(f"Target {int(t[np.argmax(bad)])} is out of bounds.")
+    bad = keep & ((t < 0) | (t >= n_classes))
+    if bad.any():
+        raise IndexError(f"Target {int(t[np.argmax(bad)])} is out of bounds.")
     return t, keep
 
 
@@ -53,6 +53,13 @@ def _scaled(grad_output, total_weight, reduction, dt, acc):
     return -g
 
 
+def _per_item(grad_output, items, w, safe, dt, acc):
+    """Reduction none: -weight[t] * grad_output per item, one scalar_t product."""
+    go = _vals(grad_output).astype(acc, copy=False).reshape(-1)[items]
+    neg_w = -w[safe] if w is not None else np.asarray(-1, acc)
+    return _rounded((neg_w * go).astype(acc, copy=False), dt)
+
+
 def _at_targets(value, w, safe, dt, weighted):
     """weight[t] * value per item (value broadcast), rounded as one scalar_t product."""
     if not weighted:
@@ -62,14 +69,7 @@ def _at_targets(value, w, safe, dt, weighted):
 
 @kernel("nll_loss_backward")
 def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
-    if not 0 < self.dim() <= 2:
-        raise RuntimeError("input tensor should be 1D or 2D")
-    if target.dim() > 1:
-        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    no_batch = self.dim() == 1 and target.dim() == 0
-    if not (no_batch or self._size[0] == target._size[0]):
-        raise RuntimeError(f"size mismatch (got input: {_shape(self._size)}, target: "
-                           f"{_shape(target._size)})")
+    check_nll_shapes(self, target)
     if total_weight.numel() != 1:
         raise RuntimeError(f"expected total_weight to be a  single element tensor, got: "
                            f"{_shape(total_weight._size)} ({total_weight.numel()} elements)")
@@ -92,14 +92,12 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
     acc = _acc(dt)
     batch = 1 if self.dim() == 1 else self._size[0]
     gi = np.zeros((batch, n_classes), acc)
-    t, keep = _targets(target, ignore_index, n_classes, True)
+    t, keep = _targets(target, ignore_index, n_classes)
     rows = np.nonzero(keep)[0]
     safe = t[keep]
     w = _vals(weight).astype(acc, copy=False) if weight is not None else None
     if per_item:
-        go = _vals(grad_output).astype(acc, copy=False)[rows]
-        neg_w = -w[safe] if w is not None else np.asarray(-1, acc)
-        gi[rows, safe] = _rounded((neg_w * go).astype(acc, copy=False), dt)
+        gi[rows, safe] = _per_item(grad_output, rows, w, safe, dt, acc)
     else:
         g = _scaled(grad_output, total_weight, reduction, dt, acc)
         gi[rows, safe] = _at_targets(g, w, safe, dt, w is not None)
@@ -109,18 +107,8 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
 @kernel("nll_loss2d_backward")
 def nll_loss2d_backward(grad_output, self, target, weight, reduction, ignore_index,
                         total_weight):
-    if target.dim() != 3:
-        raise RuntimeError("only batches of spatial targets supported (3D tensors) but got "
-                           f"targets of dimension: {target.dim()}")
-    if self.dim() != 4:
-        raise RuntimeError("only batches of spatial inputs supported (4D tensors), but got input "
-                           f"of dimension: {self.dim()}")
+    check_nll2d_inputs(self, target, weight)
     n, c, h, w_ = self._size
-    if weight is not None and weight.numel() != c:
-        raise RuntimeError("weight tensor should be defined either for all or no classes")
-    if (n, h, w_) != tuple(target._size):
-        raise RuntimeError(f"size mismatch (got input: {_shape(self._size)} , target: "
-                           f"{_shape(target._size)}")
     if not self.is_contiguous() and self.is_non_overlapping_and_dense():
         # zeros_like keeps such a layout, and the kernel writes a contiguous buffer
         raise RuntimeError("grad_input must be contiguous")
@@ -140,19 +128,15 @@ def nll_loss2d_backward(grad_output, self, target, weight, reduction, ignore_ind
         if tuple(grad_output._size) != tuple(target._size):
             raise RuntimeError(f"size mismatch (got grad_output: {_shape(grad_output._size)} "
                                f"target: {_shape(target._size)}")
-        t, keep = _targets(target, ignore_index, c, True)
-        items = np.nonzero(keep)[0]
-        safe = t[keep]
-        go = _vals(grad_output).astype(acc, copy=False).reshape(-1)[items]
-        neg_w = -w[safe] if w is not None else np.asarray(-1, acc)
-        gi[items, safe] = _rounded((neg_w * go).astype(acc, copy=False), dt)
+    elif not (grad_output.dim() <= 1 and grad_output.numel() == 1):
+        raise RuntimeError(f"Expected a single element grad_output tensor, but got: "
+                           f"{_shape(grad_output._size)}")
+    t, keep = _targets(target, ignore_index, c)
+    items = np.nonzero(keep)[0]
+    safe = t[keep]
+    if reduction == NONE:
+        gi[items, safe] = _per_item(grad_output, items, w, safe, dt, acc)
     else:
-        if not (grad_output.dim() <= 1 and grad_output.numel() == 1):
-            raise RuntimeError(f"Expected a single element grad_output tensor, but got: "
-                               f"{_shape(grad_output._size)}")
-        t, keep = _targets(target, ignore_index, c, True)
-        items = np.nonzero(keep)[0]
-        safe = t[keep]
         g = _scaled(grad_output, total_weight, reduction, dt, acc)
         gi[items, safe] = _at_targets(g, w, safe, dt, w is not None)
     out = np.ascontiguousarray(np.moveaxis(gi.reshape(n, h, w_, c), -1, 1))
