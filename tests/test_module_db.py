@@ -58,8 +58,8 @@ def _expected(case: str, problem: str) -> bool:
     return _module(case) in KNOWN and KNOWN[_module(case)] in problem
 
 
-# All inputs (--slow), measured: 2,067 cases, 2,007 agree, 6 refuse (AdaptiveMaxPool3d, and the
-# nested-tensor fast path in KNOWN_CASES);
+# All inputs (--slow), measured: 2,067 cases, 2,007 agree, 6 refuse (AdaptiveMaxPool3d's 4, which
+# agree since it got a kernel, and the nested-tensor fast path in KNOWN_CASES);
 # 54 are a few float32 ulp off in attention-based modules only (42 of them in one element; the
 # largest 4.91e-06): the softmax-weighted sums' order differs from upstream's fused CPU attention.
 # They may not grow in number, size or family.
