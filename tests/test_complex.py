@@ -258,6 +258,8 @@ CASES = [
     "X((3,)).abs_()",
     "x = R((3,))\nx.abs_()\nx",
     "torch.linspace(-2.0, -3, 1, dtype=torch.complex64)",
+    "torch.linspace(-2.0, -3, 50, out=Z(0, 'complex128'))",
+    "torch.linspace(torch.tensor(-2.0), -3, 50, out=Z(0, 'complex128'))",
     "torch.linspace(torch.tensor(-2.0), torch.tensor(-3), 1, dtype=torch.complex64)",
     # ---- operators that needed real/imag/conj
     "torch.isreal(X((3,)))",

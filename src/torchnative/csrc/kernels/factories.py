@@ -201,6 +201,25 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_mem
     return t
 
 
+@kernel("linspace.out", "linspace.Tensor_Tensor_out", "linspace.Tensor_Scalar_out",
+        "linspace.Scalar_Tensor_out", meta=True)
+def linspace_out(start, end, steps, *, out):
+    """linspace_out computes in out's dtype (the functional's default dtype would round first);
+    a tensor bound is its value (the Tensor overloads check it is 0-dimensional first)."""
+    from ..dispatch.structured import resize_out
+    from .copy import copy_into
+
+    if hasattr(start, "dim") or hasattr(end, "dim"):
+        from .windows import _linspace_tensors
+
+        result = _linspace_tensors(start, end, steps, out.dtype, None, out.device, None)
+    else:
+        result = linspace(start, end, steps, dtype=out.dtype, device=out.device)
+    resize_out(out, result._size)
+    copy_into(out, result)
+    return out
+
+
 def _spaced_dtype(start, end, dtype, fn_name: str):
     """linspace_logspace_infer_options: complex bounds make the default complex dtype, and
     refuse a real one asked for."""
