@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "torchnative"
+# the checkout this file sits in (found upward, so the file may move within tests/)
+SRC = next(p for p in Path(__file__).resolve().parents if (p / "src" / "torchnative").is_dir()) \
+    / "src" / "torchnative"
 CSRC = SRC / "csrc"
 PKG = "torchnative.csrc"
 
