@@ -399,9 +399,12 @@ def pow_tensor_scalar(self, exponent):
 
 def _pow_scalar(x, e, dt):
     """pow_tensor_scalar_kernel's special exponents: sqrt, rsqrt and reciprocal (not for
-    float16), x*x, x*x*x and 1/(x*x); else pow with the exponent held in the tensor's type."""
+    float16), x*x, x*x*x and 1/(x*x); else pow with the exponent held in the tensor's type.
+    Complex products are rounded as c10::complex rounds them (support/complex_arith.py)."""
+    mul = np.multiply
     if dt in COMPLEX:
-        return _pow_complex_scalar(x, complex(e))
+        x = x.astype(np.complex64 if x.dtype == np.complex64 else np.complex128, copy=False)
+        e, mul = complex(e), complex_arith.product
     if dt is not D.BY_NAME["float16"]:
         if e == 0.5:
             return np.sqrt(x)
@@ -413,43 +416,29 @@ def _pow_scalar(x, e, dt):
         return exact(_cpow, x, np.float32(checked(e, dt)))
     if dt in REDUCED:  # the exponent is held as a bfloat16 first
         e = float(checked(e, dt))
-    if dt in COMPLEX:
-        e = complex(e)
-    elif isinstance(e, complex):
+    if dt not in COMPLEX and isinstance(e, complex):
         e = e.real
     if dt in REDUCED:  # Vectorized<BFloat16> arithmetic rounds after every operation
         x = x.astype(D.numpy_dtype(dt))
     if e == 2:
-        return x * x
+        return mul(x, x)
     if e == 3:
-        return x * x * x
+        return mul(mul(x, x), x)
     if e == -2:
-        return 1 / (x * x)
+        return 1 / mul(x, x)
+    if dt in COMPLEX:
+        return _cpow_complex(x, e)
     return exact(_cpow, x, np.asarray(e, dtype=x.dtype))
 
 
-def _pow_complex_scalar(x, e: complex):
-    """The same special exponents over c10::complex, products as upstream rounds them
-    (support/complex_arith.py); other exponents std::pow in the dtype (numpy's power is C's
-    cpow there, but for small whole exponents, which it multiplies out)."""
-    x = x.astype(np.complex64 if x.dtype == np.complex64 else np.complex128, copy=False)
-    if e == 0.5:
-        return np.sqrt(x)
-    if e == -0.5:
-        return 1 / np.sqrt(x)
-    if e == -1:
-        return 1 / x
-    if e == 2:
-        return complex_arith.product(x, x)
-    if e == 3:
-        return complex_arith.product(complex_arith.product(x, x), x)
-    if e == -2:
-        return 1 / complex_arith.product(x, x)
+def _cpow_complex(x, e: complex):
+    """std::pow over c10::complex in the dtype: numpy's power is C's cpow but for the small
+    whole exponents it multiplies out and its own cases at 0 and inf (the former path there)."""
     if e.imag == 0 and e.real == round(e.real) and abs(e.real) < 100:
         return exact(_cpow, x, np.asarray(e, dtype=x.dtype))
     r = np.power(x, np.asarray(e, dtype=x.dtype))
     other = ~np.isfinite(x) | (x == 0)
-    if other.any():  # numpy's own special cases there; C's cpow as the former path computes
+    if other.any():
         r = np.where(other, exact(_cpow, x, np.asarray(e, dtype=x.dtype)), r)
     return r
 
