@@ -6,6 +6,8 @@ the fields the door, the kernels and autograd read are always set.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from . import dtypes as D
@@ -86,8 +88,10 @@ def empty(size, dt, dev=CPU, stride=None, cls=None):
     return make(new_storage(extent * dt.itemsize, dev), dt, size, stride, 0, cls)
 
 
-def tensor_from_numpy(arr: np.ndarray, cls=None) -> TensorBase:
-    """A tensor sharing ``arr``'s memory (torch.from_numpy)."""
+def tensor_from_numpy(arr: np.ndarray, cls=None, writable: bool = False) -> TensorBase:
+    """A tensor sharing ``arr``'s memory (torch.from_numpy). ``writable``: a read-only array
+    gives a writable tensor all the same, as upstream's from_numpy (which warns: its caller's
+    part); otherwise the storage keeps the array's read-only flag."""
     dt = D.dtype_from_numpy(arr.dtype)
     if dt is None:
         raise TypeError(f"can't convert np.ndarray of type {arr.dtype}. The only supported types "
@@ -104,7 +108,7 @@ def tensor_from_numpy(arr: np.ndarray, cls=None) -> TensorBase:
             raise ValueError("given numpy array strides not a multiple of the element byte "
                              "size. Copy the numpy array to reallocate the memory.")
     strides = tuple(s // item for s in arr.strides)
-    if arr.size and arr.flags.c_contiguous:
+    if arr.size and arr.flags.c_contiguous and arr.flags.writeable:
         # the common case (a kernel's result): its bytes are one flat run, viewed directly
         # the tensor reads through its own plain ndarray over the same memory (one the
         # caller cannot reshape in place, whatever ndarray subclass it passed)
@@ -114,27 +118,44 @@ def tensor_from_numpy(arr: np.ndarray, cls=None) -> TensorBase:
         storage._resizable = False  # numpy owns the memory, as upstream's from_numpy storages
         return make(storage, dt, arr.shape, strides, 0, cls, np_view=view)
     extent = (1 + sum((n - 1) * s for n, s in zip(arr.shape, strides))) * item if arr.size else 0
-    storage = new_storage(extent, CPU, _byte_view(arr, extent))
+    storage = new_storage(extent, CPU, _byte_view(arr, extent, writable))
     storage._resizable = False  # numpy owns the memory, as upstream's from_numpy storages
     return make(storage, dt, arr.shape, strides, 0, cls)
 
 
-def _byte_view(arr: np.ndarray, extent: int) -> np.ndarray:
-    """A 1-D uint8 array over the ``extent`` bytes starting at ``arr``'s first element; it
-    keeps ``arr`` alive, so the memory is shared both ways."""
+_NOT_WRITABLE = (
+    "The given NumPy array is not writable, and PyTorch does not support non-writable tensors. "
+    "This means writing to this tensor will result in undefined behavior. You may want to copy "
+    "the array to protect its data or make it writable before converting it to a tensor. This "
+    "type of warning will be suppressed for the rest of this program.")
+_warned_not_writable = [False]
+
+
+def warn_not_writable() -> None:
+    """torch.from_numpy of a read-only array: TORCH_WARN_ONCE (the tensor is writable all the
+    same; writes reach the array's memory)."""
+    if not _warned_not_writable[0]:
+        _warned_not_writable[0] = True
+        warnings.warn(_NOT_WRITABLE, UserWarning, stacklevel=4)
+
+
+def _byte_view(arr: np.ndarray, extent: int, writable: bool) -> np.ndarray:
+    """A 1-D uint8 array over the ``extent`` bytes starting at ``arr``'s first element,
+    read-only when ``arr`` is unless ``writable``; it keeps ``arr`` alive, so the memory is
+    shared both ways."""
     if extent == 0:
         return np.empty(0, dtype=np.uint8)
-    return np.asarray(_Span(arr, extent))
+    return np.asarray(_Span(arr, extent, writable or arr.flags.writeable))
 
 
 class _Span:
     """Exposes ``extent`` raw bytes of ``arr``'s memory through the array interface."""
 
-    def __init__(self, arr: np.ndarray, extent: int):
+    def __init__(self, arr: np.ndarray, extent: int, writable: bool):
         self._arr = arr
         addr = arr.__array_interface__["data"][0]
         self.__array_interface__ = {"shape": (extent,), "typestr": "|u1",
-                                    "data": (addr, not arr.flags.writeable), "version": 3}
+                                    "data": (addr, not writable), "version": 3}
 
 
 def scalar_tensor(value, dt=None) -> TensorBase:
