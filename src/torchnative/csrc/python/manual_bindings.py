@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as _np
+
 from ..core import dtypes as D
 from ..dispatch.call import call, convert_to
 from ..dispatch.python_dispatch import wants_python_dispatch
 from ..core.layouts import contiguous_format
 from ..core.refuse import TorchnativeNotImplementedError
 from ..core.tensor import TensorBase
+from ..core.construct import tensor_from_numpy, warn_not_writable
 from ..core.python_data import from_numpy as _from_numpy
 
 
@@ -280,6 +283,9 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
 
 
 def from_numpy(arr):
+    if isinstance(arr, _np.ndarray) and not arr.flags.writeable:
+        warn_not_writable()
+        return tensor_from_numpy(arr, writable=True)
     return _from_numpy(arr)
 
 
