@@ -250,3 +250,23 @@ def test_from_numpy_shares_memory_and_owns_its_view():
     s = torch.from_numpy(np.ones((3, 4))[:, ::2])        # not contiguous: its own strides
     # its storage spans first to last element: (1 + 2 * 4 + 1 * 2) float64s, as upstream
     assert s.stride() == (4, 2) and s.untyped_storage().nbytes() == 8 * 11
+
+
+READONLY_PROGRAM = r"""
+import json, warnings
+import numpy as np, torch
+r = np.ones(4, np.float32)
+r.flags.writeable = False
+with warnings.catch_warnings(record=True) as seen:
+    warnings.simplefilter("always")
+    t = torch.from_numpy(r)
+    torch.from_numpy(r)                       # warned once per program
+t.add_(1)                                     # writable all the same: the write reaches r
+print(json.dumps([[str(w.message).split(" (Triggered")[0] for w in seen], r.tolist()]))
+"""
+
+
+def test_from_numpy_of_a_read_only_array_as_upstream():
+    from torchnative.testing import upstream
+
+    assert upstream.run_json_ours(READONLY_PROGRAM) == upstream.run_json(READONLY_PROGRAM)
