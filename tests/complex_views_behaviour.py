@@ -238,6 +238,37 @@ def cases(torch):
         g = torch.autograd.grad(x.conj().real.sum() + 2 * x.conj().imag.sum(), x)[0]
         return _c(g)
 
+    @case
+    def gradcheck_through_lazy_views():
+        x = x3().requires_grad_()
+
+        def f(t):
+            return (t.conj() * t.exp()).sum() + torch._neg_view(t).conj()[1:].prod()
+
+        return [torch.autograd.gradcheck(f, (x,)), torch.autograd.gradgradcheck(f, (x,))]
+
+    @case
+    def forward_ad_vmap_and_func_grad():
+        import torch.autograd.forward_ad as fwAD
+
+        with fwAD.dual_level():
+            d = fwAD.make_dual(cx(1 + 2j, 3j), cx(1j, 1))
+            tangent = fwAD.unpack_dual((d.conj() * 2).sum()).tangent
+        batched = torch.func.vmap(lambda t: t.conj() * 2)(cx(1 + 1j, 2j).reshape(2, 1))
+        g = torch.func.grad(lambda t: (t.conj() * t).real.sum())(cx(1 + 1j, 2j))
+        return [_c(tangent), _c(batched), _c(g)]
+
+    @case
+    def python_scalars_and_setitem():
+        c = cx(1 + 2j).reshape(()).conj()
+        n = torch._neg_view(torch.tensor(3.5, dtype=torch.float64))
+        v = x3().conj()
+        v[0] = 5j
+        w = torch.zeros(2, dtype=cd)
+        w.conj()[1] = 1j
+        return [[complex(c).real, complex(c).imag], float(n), int(n), bool(n), _c(v), _c(w),
+                _c(v[torch.tensor([True, False, True])])]
+
     # --- set bits, save and load ---------------------------------------------------------------
     @case
     def set_conj_flips_the_bit_in_place():
