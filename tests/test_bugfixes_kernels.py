@@ -95,3 +95,23 @@ LINALG_BATCH = {
 def test_linalg_batches_broadcast_as_upstream():
     assert_agree(LINALG_BATCH, setup="A = torch.arange(18.).reshape(2, 3, 3).sin() + 3 * torch.eye(3)\n"
                                      "B = torch.arange(24.).reshape(4, 3, 2).cos()\n")
+
+
+AS_STRIDED = {
+    # setStrided's checks: the extent inside the storage, no negative stride, a valid offset
+    "out_of_bounds": "E.as_strided((2, 2), (30, 1), 1)",
+    "last_element": "E.as_strided((2, 2), (4, 1), 6)",
+    "one_past": "E.as_strided((2, 2), (4, 1), 7)",
+    "empty_anywhere": "E.as_strided((0, 2), (400, 1), 60)",
+    "negative_stride": "E.as_strided((2, 2), (-1, 1), 1)",
+    "negative_offset": "E.as_strided((2, 2), (1, 1), -1)",
+    "negative_size": "E.as_strided((-1, 2), (1, 1), 0)",
+    "length_mismatch": "E.as_strided((2, 2), (1,), 0)",
+    "of_a_view": "E[2:].as_strided((3, 3), (3, 1))",
+    "slice_out_of_bounds": "torch.arange(12.).reshape(3, 4)[:, 1:].as_strided((3,), (4,), 10)",
+    "meta_unchecked": "torch.empty(12, device='meta').as_strided((5, 5), (5, 1))",
+}
+
+
+def test_as_strided_stays_inside_its_storage():
+    assert_agree(AS_STRIDED, setup="E = torch.arange(12.)\n")

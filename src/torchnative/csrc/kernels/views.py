@@ -155,9 +155,40 @@ def _reshape_alias(self, size, stride):
 @kernel("as_strided", meta=True)
 def as_strided(self, size, stride, storage_offset=None):
     off = self._offset if storage_offset is None else storage_offset
-    if len(size) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape")
+    _check_strided(self, list(size), list(stride), off)
     return view_of(self, size, stride, off)
+
+
+def _check_strided(self, size: list, stride: list, offset: int) -> None:
+    """setStrided's checks: matching lengths, no negative stride, the extent inside the storage
+    (checkInBoundsForStorage; a meta or fake tensor's storage, or symbolic sizes, are not checked),
+    a non-negative offset."""
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError("as_strided: Negative strides are not supported at the moment, got "
+                           f"strides: {stride}")
+    item = self._dtype.itemsize
+    extent = 1
+    for n, s in zip(size, stride):
+        if n == 0:
+            extent = 0
+            break
+        if n < 0:  # computeStorageNbytes's unsigned arithmetic overflows
+            raise RuntimeError(f"Storage size calculation overflowed with sizes={size} and "
+                               f"strides={stride}")
+        extent += s * (n - 1)
+    storage = self._storage
+    if extent and storage.device.type != "meta" and \
+            all(type(v) is int for v in (*size, *stride, offset)):
+        need = (extent + offset) * item
+        have = storage.nbytes()
+        if need > have:
+            raise RuntimeError(f"setStorage: sizes {size}, strides {stride}, storage offset "
+                               f"{offset}, and itemsize {item} requiring a storage size of "
+                               f"{need} are out of bounds for storage of size {have}")
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
 
 
 @kernel("detach", meta=True)
