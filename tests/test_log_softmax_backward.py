@@ -14,7 +14,8 @@ A = torch.ops.aten
 
 
 def _bits(t):
-    return t.dtype, tuple(t.shape), t.stride(), t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+    raw = t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+    return t.dtype, tuple(t.shape), t.stride(), raw
 
 
 def _cases():

@@ -20,17 +20,18 @@ from .support.nn_util import not_implemented
 from ..ops.kernel_registry import kernel
 
 
-def _acc(dt):
-    return np.float32 if dt in _REDUCED else D.numpy_dtype(dt)
-
-
-def _check_dtypes(dt, what, grad_output, weight, total_weight):
+def _dtypes(self, target, frame, grad_output, weight, total_weight):
+    """(the input's dtype, the numpy dtype the kernel computes in), after AT_DISPATCH's and the
+    accessors' dtype checks."""
+    _check_target_dtype(target)
+    dt = self._dtype
     if dt not in _FLOATS:
-        raise not_implemented(what, dt)
+        raise not_implemented(frame, dt)
     for t in (grad_output, weight, total_weight):
         if t is not None and t._dtype is not dt:
             raise RuntimeError(f"expected scalar type {dt._cpp_name} but found "
                                f"{t._dtype._cpp_name}")
+    return dt, (np.float32 if dt in _REDUCED else D.numpy_dtype(dt))
 
 
 def _targets(target, ignore_index, n_classes):
@@ -86,10 +87,7 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
     elif not (grad_output.dim() <= 1 and grad_output.numel() == 1):
         raise RuntimeError(f"Expected a single element grad_output tensor, but got: "
                            f"{_shape(grad_output._size)}")
-    dt = self._dtype
-    _check_target_dtype(target)
-    _check_dtypes(dt, "nll_loss_backward_out_frame", grad_output, weight, total_weight)
-    acc = _acc(dt)
+    dt, acc = _dtypes(self, target, "nll_loss_backward_out_frame", grad_output, weight, total_weight)
     batch = 1 if self.dim() == 1 else self._size[0]
     gi = np.zeros((batch, n_classes), acc)
     t, keep = _targets(target, ignore_index, n_classes)
@@ -115,10 +113,7 @@ def nll_loss2d_backward(grad_output, self, target, weight, reduction, ignore_ind
     if total_weight.numel() != 1:
         raise RuntimeError(f"expected total_weight to be a single element tensor, got: "
                            f"{_shape(total_weight._size)} ({total_weight.numel()} elements)")
-    dt = self._dtype
-    _check_target_dtype(target)
-    _check_dtypes(dt, "nll_loss2d_backward_out_frame", grad_output, weight, total_weight)
-    acc = _acc(dt)
+    dt, acc = _dtypes(self, target, "nll_loss2d_backward_out_frame", grad_output, weight, total_weight)
     gi = np.zeros((n * h * w_, c), acc)  # channels last while filling, moved to NCHW below
     w = _vals(weight).astype(acc, copy=False) if weight is not None else None
     if reduction == NONE:
