@@ -384,8 +384,6 @@ def test_a_wrong_result_on_a_regenerated_sample_is_caught(regen_run):
 
 
 @pytest.mark.golden
-@pytest.mark.xfail(strict=True, reason="torch._C._cpu._get_cpu_capability (and torch._C._supported_qengines): "
-                   "upstream's OpInfo database does not import on ours, so ours cannot regenerate samples")
 def test_ours_regenerates_opinfo_samples():
     python = upstream.ours_python()
     proc = subprocess.run([python, "-c", "import torch\nfrom golden import live\nprint(live.Regenerator(torch).op('mT').name)"],
