@@ -2,7 +2,8 @@
 
 Usage: .venv/bin/python bench/dispatch_cost.py [--rounds 3] [--threads 2] [--timer wall|cpu]
 Cases: ``a + b`` on 16x16 float32, ``mm`` of 1x768 by 768x768, ``softmax`` over
-(12, 1, 64), ``view``, ``transpose``, ``cat`` of two rotary halves, basic indexing.
+(12, 1, 64), ``view``, ``transpose``, ``cat`` of two rotary halves, basic indexing, and a decode
+step's RMSNorm/rotary pieces (negated half of a transposed head, mean, square, from_numpy).
 ``--timer cpu`` times the process's CPU time instead of wall time: steadier when other processes load the machine, but it counts every thread's time (so
 a product running on two threads costs twice its wall time there).
 """
@@ -24,6 +25,11 @@ def cases(torch):
     s = torch.rand(12, 1, 64)
     v = torch.rand(4, 8, 16)
     h1, h2 = torch.rand(1, 9, 1, 32), torch.rand(1, 9, 1, 32)
+    head = torch.rand(1, 9, 1, 64).transpose(1, 2)     # a decode step's query heads
+    rms = torch.rand(1, 1, 576)
+    import numpy as np
+
+    arr = np.random.default_rng(0).standard_normal((1, 1, 576)).astype(np.float32)
     return {
         "add 16x16": lambda: a + b,
         "mm 1x768 @ 768x768": lambda: torch.mm(x, w),
@@ -33,6 +39,10 @@ def cases(torch):
         "cat (2x 1x9x1x32)": lambda: torch.cat((h1, h2), dim=-1),
         "index v[1]": lambda: v[1],
         "index v[:, 2:6]": lambda: v[:, 2:6],
+        "neg of a rotary half": lambda: -head[..., 32:],
+        "mean(-1, keepdim) 1x1x576": lambda: rms.mean(-1, keepdim=True),
+        "pow(2) 1x1x576": lambda: rms.pow(2),
+        "from_numpy 1x1x576": lambda: torch.from_numpy(arr),
     }
 
 

@@ -4,7 +4,8 @@ Usage: .venv/bin/python bench/train_step.py [--rounds 3] [--threads 2]
 Cases (issue 6): an MLP 64->128->10 on a digits-sized batch (64 random 8x8 images; SGD with
 momentum), a small CNN with BatchNorm and Dropout in train mode (batch 16 of 1x16x16; Adam), and
 all-MiniLM-L6-v2 on a batch of 4 short sentences (mean pooling, linear head, cross-entropy; AdamW).
-Figures are milliseconds per step, median of timed steps after warm-up steps.
+Figures are milliseconds per step (wall), median of timed steps after warm-up steps, and the
+CPU milliseconds of each phase of the same steps (forward, backward, optimizer step), medians.
 """
 
 from __future__ import annotations
@@ -18,13 +19,37 @@ import _harness  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _stepper(opt, loss_fn):
-    def step():
+def _training(opt, loss_fn):
+    """A case: the optimizer and the loss of one forward pass."""
+    return opt, loss_fn
+
+
+def _timed(opt, loss_fn, runs: int, warm: int) -> dict:
+    """Median wall ms of whole steps and median CPU ms of their phases."""
+    import statistics
+    import time
+
+    for _ in range(warm):
         opt.zero_grad()
-        loss = loss_fn()
-        loss.backward()
+        loss_fn().backward()
         opt.step()
-    return step
+    wall, phases = [], {"forward": [], "backward": [], "optimizer": []}
+    for _ in range(runs):
+        w0 = time.perf_counter()
+        opt.zero_grad()
+        c0 = time.process_time()
+        loss = loss_fn()
+        c1 = time.process_time()
+        loss.backward()
+        c2 = time.process_time()
+        opt.step()
+        c3 = time.process_time()
+        wall.append(time.perf_counter() - w0)
+        for k, a, b in (("forward", c0, c1), ("backward", c1, c2), ("optimizer", c2, c3)):
+            phases[k].append(b - a)
+    out = {"step": statistics.median(wall) * 1e3}
+    out.update({k: statistics.median(v) * 1e3 for k, v in phases.items()})
+    return out
 
 
 def mlp(torch):
@@ -33,7 +58,7 @@ def mlp(torch):
     net = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
     x, y = torch.rand(64, 64) * 16, torch.randint(0, 10, (64,))
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
-    return _stepper(opt,
+    return _training(opt,
                     lambda: nn.functional.cross_entropy(net(x), y))
 
 
@@ -46,7 +71,7 @@ def cnn(torch):
         nn.Flatten(), nn.Dropout(0.25), nn.Linear(16 * 4 * 4, 10)).train()
     x, y = torch.randn(16, 1, 16, 16), torch.randint(0, 10, (16,))
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
-    return _stepper(opt,
+    return _training(opt,
                     lambda: nn.functional.cross_entropy(net(x), y))
 
 
@@ -70,7 +95,7 @@ def minilm(torch):
     def loss():
         hidden = model(**batch).last_hidden_state
         return torch.nn.functional.cross_entropy(head((hidden * mask).sum(1) / mask.sum(1)), y)
-    return _stepper(opt, loss)
+    return _training(opt, loss)
 
 
 CASES = {"mlp 64-128-10, batch 64, SGD": (mlp, 3, 20),
@@ -84,7 +109,10 @@ def worker(threads: int) -> None:
     torch.set_num_threads(threads)
     result = {}
     for name, (make, warm, n) in CASES.items():
-        result[name] = _harness.median_ms(make(torch), n, warm)
+        timed = _timed(*make(torch), n, warm)
+        result[name] = timed.pop("step")
+        for phase, ms in timed.items():
+            result[f"  {name.split(',')[0]}: {phase} (cpu)"] = ms
     _harness.emit(result)
 
 

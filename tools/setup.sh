@@ -39,6 +39,9 @@ if [ "$(cat .venv/.torchnative-deps 2>/dev/null)" != "$want" ]; then
   .venv/bin/pip install -q -e '.[federated]'
   # Flower's simulation runtime (Ray) for our environment only: its ClientApps run on our torch
   .venv/bin/pip install -q 'flwr[simulation]==1.42.0'
+  # upstream's OpInfo sample generators (torch.testing._internal) import these: the golden sweep
+  # regenerates on ours the seeded samples it cannot carry between interpreters
+  .venv/bin/pip install -q expecttest==0.3.0 hypothesis==6.170.17
   echo "$want" > .venv/.torchnative-deps
 fi
 # the default kernel bundle (torchnative/cpu-kernels), rebuilt when its sources change

@@ -28,6 +28,18 @@ def _target(t):
     return str(t)
 
 
+def _canonical(gm):
+    """Generated code with nodes renamed in order (v0, v1, ...). A symbolic trace records size
+    computations (upstream's contiguity checks) that dead-code elimination removes; only the
+    numbering of the surviving nodes' names remembers them."""
+    import re
+
+    code = gm.code
+    for i, n in enumerate(gm.graph.nodes):
+        code = re.sub(rf"(?<![\w.]){re.escape(n.name)}\b", f"v{i}", code)
+    return code
+
+
 def _nodes(graph):
     return [[n.op, n.name, _target(n.target), str(n.args), str(n.kwargs), len(n.users)]
             for n in graph.nodes]
@@ -286,7 +298,26 @@ def cases(torch):
         def f(a):
             return a.reshape(-1).cumsum(0) * a.shape[0]
         g = make_fx(f, tracing_mode="symbolic")(const((2, 3)))
-        return g.code
+        # the graph is shape-generic: run it on another shape
+        return [_canonical(g), _vals(g(const((3, 4))))]
+
+    def make_fx_symbolic_programs():
+        programs = [
+            lambda a: a.reshape(3, -1).sum(0),
+            lambda a: a.t().reshape(-1),
+            lambda a: a[:, :2].reshape(-1),
+            lambda a: a[: a.shape[0] - 1] * 2,
+            lambda a: a.new_zeros(a.shape) + a.numel(),
+            lambda a: a.view(a.shape[1], a.shape[0]).sum(1),
+            lambda a: torch.cat([a, a * 2], dim=0).mean(0),
+            lambda a: a.expand(2, *a.shape).sum(0) / a.shape[1],
+            lambda a: F.softmax(a @ a.t(), -1) + F.gelu(a).sum(),
+        ]
+        out = []
+        for f in programs:
+            g = make_fx(f, tracing_mode="symbolic")(const((2, 3)))
+            out.append([_canonical(g), _vals(g(const((4, 3), 0.5, -0.9)))])
+        return out
 
     def make_fx_inplace_and_views():
         def f(a):
@@ -310,6 +341,52 @@ def cases(torch):
             return a.grad
         g = make_fx(f)(const((3,)))
         return [g.code, _vals(g(const((3,))))]
+
+    def make_fx_autograd_grad():
+        # the backward graph, saved outputs' detaches included, in real and symbolic modes
+        def f(t):
+            return (t.sin() * t).relu().pow(2)
+
+        out = []
+        for mode in ("real", "symbolic"):
+            g = make_fx(lambda t: torch.autograd.grad(f(t).sum(), t), tracing_mode=mode)(
+                const((3,)).requires_grad_())
+            n = 3 if mode == "real" else 5  # a symbolic graph runs on another size too
+            out.append([_canonical(g), _vals(g(const((n,), 0.3, -0.8))[0])])
+        return out
+
+    def accumulate_grad_takes_fresh_gradient():
+        # upstream's AccumulateGrad takes a first gradient nothing else holds (a view of the
+        # incoming gradient included) and copies one a caller or hook still holds
+        out = []
+        for how in ("view", "mul", "add", "hook", "custom"):
+            leaf = torch.ones(2, 3, dtype=d, requires_grad=True)
+            g = const((6,)) if how == "view" else const((2, 3))
+            kept = []
+            if how == "view":
+                leaf.view(-1).backward(g)
+            elif how == "mul":
+                (leaf * 2).backward(g)
+            elif how == "add":
+                (leaf + 1).backward(g)
+            elif how == "hook":
+                leaf.register_hook(kept.append)
+                (leaf * 2).backward(g)
+            else:
+                class Twice(torch.autograd.Function):
+                    @staticmethod
+                    def forward(ctx, t):
+                        return t * 2
+
+                    @staticmethod
+                    def backward(ctx, grad):
+                        kept.append(grad * 2)
+                        return kept[-1]
+                Twice.apply(leaf).backward(g)
+            held = g if how in ("view", "add") else kept[0] if kept else None
+            out.append([how, None if held is None else leaf.grad.data_ptr() == held.data_ptr(),
+                        _vals(leaf.grad)])
+        return out
 
     local = dict(locals())
     return {k: v for k, v in local.items()

@@ -75,3 +75,43 @@ META_COMPOSITES = {
 def test_composites_serve_meta_tensors():
     assert_agree(META_COMPOSITES,
                  setup="def M(*s, **k):\n    return torch.empty(*s, device='meta', **k)\n")
+
+
+LINALG_BATCH = {
+    # the batch dimensions of A and B broadcast as _linalg_broadcast_batch_dims does: refused
+    # with infer_size's message, its operands in upstream's order (B first, but A first for lstsq)
+    "solve": "torch.linalg.solve(A, B)",
+    "lu_solve": "torch.linalg.lu_solve(*torch.linalg.lu_factor(A), B)",
+    "lu_solve_pivots": "torch.linalg.lu_solve(torch.linalg.lu_factor(A)[0], torch.ones(1, 3, dtype=torch.int32), B[:2])",
+    "cholesky_solve": "torch.cholesky_solve(B, torch.eye(3).expand(2, 3, 3))",
+    "solve_triangular": "torch.linalg.solve_triangular(A.triu(), B, upper=True)",
+    "triangular_solve": "torch.triangular_solve(B, A.triu())",
+    "lstsq": "torch.linalg.lstsq(A, B).solution",
+    "ldl_solve": "torch.linalg.ldl_solve(*torch.linalg.ldl_factor(A @ A.mT + torch.eye(3)), B)",
+    "broadcast_ok": "torch.linalg.solve(A[:1] + 3 * torch.eye(3), B).shape",
+}
+
+
+def test_linalg_batches_broadcast_as_upstream():
+    assert_agree(LINALG_BATCH, setup="A = torch.arange(18.).reshape(2, 3, 3).sin() + 3 * torch.eye(3)\n"
+                                     "B = torch.arange(24.).reshape(4, 3, 2).cos()\n")
+
+
+AS_STRIDED = {
+    # setStrided's checks: the extent inside the storage, no negative stride, a valid offset
+    "out_of_bounds": "E.as_strided((2, 2), (30, 1), 1)",
+    "last_element": "E.as_strided((2, 2), (4, 1), 6)",
+    "one_past": "E.as_strided((2, 2), (4, 1), 7)",
+    "empty_anywhere": "E.as_strided((0, 2), (400, 1), 60)",
+    "negative_stride": "E.as_strided((2, 2), (-1, 1), 1)",
+    "negative_offset": "E.as_strided((2, 2), (1, 1), -1)",
+    "negative_size": "E.as_strided((-1, 2), (1, 1), 0)",
+    "length_mismatch": "E.as_strided((2, 2), (1,), 0)",
+    "of_a_view": "E[2:].as_strided((3, 3), (3, 1))",
+    "slice_out_of_bounds": "torch.arange(12.).reshape(3, 4)[:, 1:].as_strided((3,), (4,), 10)",
+    "meta_unchecked": "torch.empty(12, device='meta').as_strided((5, 5), (5, 1))",
+}
+
+
+def test_as_strided_stays_inside_its_storage():
+    assert_agree(AS_STRIDED, setup="E = torch.arange(12.)\n")

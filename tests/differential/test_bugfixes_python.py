@@ -74,3 +74,58 @@ GETTER_CASES.update({
 
 def test_property_getters_honour_torch_function():
     assert_agree(GETTER_CASES, setup=LOGGING_SUBCLASS)
+
+
+AS_SUBCLASS_SETUP = '''
+from torch.utils._python_dispatch import TorchDispatchMode
+
+class S(torch.Tensor):
+    pass
+
+class Slotted(torch.Tensor):
+    __slots__ = ("tag",)
+
+class Seen(TorchDispatchMode):
+    ops = []
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+x = torch.arange(3.).requires_grad_()
+z = x * 2
+
+def view_facts(cls, t):
+    y = t.as_subclass(cls)
+    return [type(y).__name__, y._base is t, type(y.grad_fn).__name__, y.requires_grad, y._is_view()]
+
+def in_place_through(cls):
+    y = (x * 1).as_subclass(cls)
+    y.mul_(3)
+    y.sum().backward()
+    g = x.grad.tolist()
+    x.grad = None
+    return [type(y.grad_fn).__name__, g]
+
+def under_mode():
+    with Seen():
+        x.detach().as_subclass(S)
+    return Seen.ops
+'''
+
+AS_SUBCLASS = {
+    # an alias of self (a view: _base, AliasBackward0), as python_variable.cpp makes it
+    "leaf": "view_facts(S, x)",
+    "nonleaf": "view_facts(S, z)",
+    "slotted": "view_facts(Slotted, z)",
+    "to_tensor": "view_facts(torch.Tensor, z)",
+    "in_place": "in_place_through(S)",
+    "in_place_slotted": "in_place_through(Slotted)",
+    "no_grad": "(lambda: [torch.set_grad_enabled(False), view_facts(S, x), torch.set_grad_enabled(True)][1])()",
+    "modes_stashed": "under_mode()",
+    "not_a_type": "x.as_subclass(3)",
+    "not_a_tensor": "x.as_subclass(int)",
+}
+
+
+def test_as_subclass_is_an_alias():
+    assert_agree(AS_SUBCLASS, setup=AS_SUBCLASS_SETUP)

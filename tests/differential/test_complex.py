@@ -10,9 +10,9 @@ them with inputs widened to float64/complex128, and ours must be within upstream
 float32-vs-float64 error of upstream's value (floored at a few ulp), or no farther from the
 float64 answer than upstream is.
 
-Conjugation is materialized here (kernels/complex_ops.py): values, printing and gradients are
-upstream's, but ``conj()`` returns a new tensor without the conjugate bit. What that changes for
-users is listed in ``XFAIL`` (strict: a case starts failing the day it is fixed).
+``conj()`` is upstream's lazy conjugate view (core/conj_neg_bits.py, dispatch/math_bits.py);
+tests/test_complex_views.py compares its behaviour in depth. What still disagrees is listed in
+``XFAIL`` (strict: a case starts failing the day it is fixed).
 """
 
 from __future__ import annotations
@@ -231,6 +231,36 @@ CASES = [
     "torch.polar(R((2,)), R((2,)), out=Z(0, 'complex128'))",
     "torch.polar(R((2,)).half(), R((2,)).half())",
     "torch.polar(L([1]), L([1]))",
+    # ---- arithmetic rounded as upstream's loops round it (exact: bit for bit)
+    # (whole vectors: upstream's scalar loop for a tail or a strided row contracts into FMAs)
+    "X((4, 8)) * X((4, 8), seed=1)",
+    "X((4, 8), 'complex128') * X((4, 8), 'complex128', 1)",
+    "~X((3, 4)).t() * X((4,), seed=1)",
+    "X((4, 8)) * (2 - 3j)",
+    "X((4, 8)) ** 2",
+    "X((4, 8), 'complex128') ** 3",
+    "X((4, 5)) ** 2.5",
+    "X((4, 5)) ** 1j",
+    "torch.pow(X((4, 5)), X((4, 5), seed=1))",
+    "torch.pow(X((4, 5), 'complex128'), X((4, 5), 'complex128', 1))",
+    # ---- complex convolution (upstream's Gauss trick over real convolutions)
+    "~torch.nn.functional.conv1d(X((2, 4, 7)), X((6, 2, 3), seed=1), X((6,), seed=2), groups=2)",
+    "~torch.nn.functional.conv2d(X((1, 2, 5, 5)), X((3, 2, 3, 3), seed=1), padding='same')",
+    "~torch.nn.functional.conv_transpose2d(X((1, 2, 4, 4)), X((2, 3, 3, 3), seed=1), stride=2)",
+    "torch.convolution(X((1, 2, 5)), X((3, 2, 3), seed=1), None, [1], [0], [1], False, [0], 1)",
+    "torch.convolution(X((1, 2, 5)), X((2, 3, 3), seed=1), None, [1], [0], [1], True, [0], 1)",
+    "torch.convolution(X((1, 2, 4, 4, 4)), X((2, 2, 3, 3, 3), seed=1), None, [1] * 3, [0] * 3, [1] * 3, False, [0] * 3, 1)",
+    # ---- linspace with complex bounds
+    "~torch.linspace(1 + 2j, 10 - 3j, 7)",
+    "~torch.linspace(torch.tensor(1 + 2j), torch.tensor(10 - 3j), 7)",
+    "~torch.linspace(-3, 5 + 1j, 5, dtype=torch.complex128)",
+    "torch.linspace(1 + 2j, 3, 3, dtype=torch.float32)",
+    "X((3,)).abs_()",
+    "x = R((3,))\nx.abs_()\nx",
+    "torch.linspace(-2.0, -3, 1, dtype=torch.complex64)",
+    "torch.linspace(-2.0, -3, 50, out=Z(0, 'complex128'))",
+    "torch.linspace(torch.tensor(-2.0), -3, 50, out=Z(0, 'complex128'))",
+    "torch.linspace(torch.tensor(-2.0), torch.tensor(-3), 1, dtype=torch.complex64)",
     # ---- operators that needed real/imag/conj
     "torch.isreal(X((3,)))",
     "torch.isreal(torch.tensor([1 + 0j, 1 + 1j, complex(float('nan'), 0)]))",
@@ -341,15 +371,7 @@ CASES = [
 ]
 
 # Known disagreements (strict: the test fails once they are fixed).
-_CONJ_BIT = ("conjugation is materialized (kernels/complex_ops.py): no conjugate bit, so conj() "
-             "neither reports is_conj() nor aliases its input")
 XFAIL = {
-    "X((2, 3)).conj().is_conj()": _CONJ_BIT,
-    "x = X((2,))\ny = x.conj()\nx.add_(1)\ny": _CONJ_BIT,
-    "torch.view_as_real(X((2, 3)).conj())": _CONJ_BIT + " (upstream refuses an unresolved view)",
-    "TRACE(X((2,)), lambda x: x.conj().resolve_conj())": _CONJ_BIT + " (upstream clones)",
-    "X((2, 3)).conj().imag.resolve_neg()":
-        _CONJ_BIT + " (resolve_neg returns the strided imag view; upstream copies it densely)",
     "torch.view_as_complex(R((2, 2)).half())":
         "complex32 has no numpy storage: refused by name where upstream computes",
 }
@@ -458,16 +480,19 @@ def test_negative_controls(ours, theirs):
     assert not _agrees(err, dict(mine, msg=mine["msg"] + "!"), theirs)
 
 
-def test_is_conj_is_consistent_with_materialized_conjugation():
-    """What ``conj()`` returns here: the conjugated values in new memory, never marked as a
-    conjugate view (so nothing downstream resolves it a second time)."""
+def test_conj_is_a_lazy_view_of_its_input():
+    """``conj()`` is upstream's lazy view: the same memory, the bit set, values read conjugated;
+    ``resolve_conj`` copies them out; a real tensor's conj is itself."""
     import torch
 
     x = torch.tensor([1 + 2j, -3 - 4j])
     c = x.conj()
-    assert not c.is_conj() and not x.is_conj()
-    assert c.resolve_conj() is c
-    assert c.tolist() == [1 - 2j, -3 + 4j]
-    assert c.data_ptr() != x.data_ptr()
+    assert c.is_conj() and not x.is_conj() and c._base is x
+    assert c.data_ptr() == x.data_ptr()
+    assert c.tolist() == [1 - 2j, -3 + 4j] and c[1].item() == -3 + 4j
+    r = c.resolve_conj()
+    assert not r.is_conj() and r.data_ptr() != x.data_ptr() and r.tolist() == c.tolist()
     assert torch.conj_physical(x).tolist() == c.tolist()
-    assert not torch._neg_view(x).is_neg()
+    assert torch._neg_view(x).is_neg() and torch._neg_view(x).tolist() == [-1 - 2j, 3 + 4j]
+    real = torch.ones(2)
+    assert real.conj() is real and not real.conj().is_conj()

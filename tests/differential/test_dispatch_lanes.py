@@ -136,18 +136,23 @@ LAYOUT_PROGRAM = r"""
 import json, torch
 base = torch.arange(2 * 9 * 4 * 64, dtype=torch.float32).reshape(2, 4, 9, 64)
 q = base.transpose(1, 2)                     # (2, 9, 4, 64), heads transposed
+h = torch.arange(9 * 64, dtype=torch.float32).reshape(1, 9, 1, 64).transpose(1, 2)
 cases = {
     "neg of a half": lambda: -q[..., 32:],
     "mul half by broadcast": lambda: q[..., :32] * torch.ones(2, 1, 1, 32),
     "add transposed + contiguous": lambda: q + q.contiguous(),
     "exp of a permuted view": lambda: base.permute(3, 1, 0, 2).exp(),
     "sub channels-last-like": lambda: base.permute(0, 2, 3, 1) - 1.0,
+    # a decode step's head: size-1 dimensions whose strides numpy ignores and torch keeps
+    "neg of a decode half": lambda: -h[..., 32:],
+    "mul of a decode half": lambda: h[..., :32] * 2.0,
+    "cat of decode halves": lambda: torch.cat((-h[..., 32:], h[..., :32]), dim=-1),
 }
 out = {}
 for name, fn in cases.items():
     first, second = fn(), fn()               # the second call finds the pattern kept
     out[name] = [list(first.stride()), list(second.stride()),
-                 bool(torch.equal(first, second))]
+                 bool(torch.equal(first, second)), first.reshape(-1)[:40:7].tolist()]
 print(json.dumps(out))
 """
 
@@ -195,3 +200,73 @@ def test_view_geometry_kept_per_pattern_matches_upstream():
     from torchnative.testing import upstream
 
     assert upstream.run_json_ours(VIEW_PROGRAM) == upstream.run_json(VIEW_PROGRAM)
+
+
+def _same(a, b) -> bool:
+    return a.dtype == b.dtype and a.shape == b.shape and a.stride() == b.stride() and \
+        bool(torch.equal(a, b))
+
+
+def test_float32_mean_and_square_shortcuts_equal_the_general_path():
+    # mean over one float32 axis and pow(x, 2) skip their kernels' checks; asking for the
+    # same dtype explicitly (mean) or multiplying (pow) takes the general path, bit for bit
+    g = torch.Generator().manual_seed(0)
+    inputs = [torch.randn(1, 1, 576, generator=g) * 1e3, torch.randn(4, 7, 33, generator=g),
+              torch.randn(3, 4, generator=g).t(), torch.randn(2, 3, 4, generator=g)[:, :, 1:],
+              torch.tensor([[3e38, 3e38, 1.0]]), torch.randn(2, 5, generator=g).double()]
+    for x in inputs:
+        for dim in ([-1], -1, [0], (1,), [0, 1]):
+            for keepdim in (True, False):
+                assert _same(x.mean(dim, keepdim=keepdim),
+                             x.mean(dim, keepdim=keepdim, dtype=x.dtype))
+        assert _same(x.pow(2), x * x) and _same(x.pow(2.0), x * x)
+    # the shortcut's refusals are the general path's
+    for bad in (lambda: torch.randn(2, 3).mean(5), lambda: torch.ones(2, 3).mean([1, 1])):
+        try:
+            bad()
+        except (IndexError, RuntimeError) as e:
+            assert "out of range" in str(e) or "multiple times" in str(e)
+        else:
+            raise AssertionError("an invalid dim was accepted")
+    # a tensor that requires grad still records its graph (autograd sees the call first)
+    w = torch.randn(1, 1, 8, requires_grad=True)
+    w.pow(2).mean(-1, keepdim=True).sum().backward()
+    assert torch.allclose(w.grad, 2 * w.detach() / 8)
+
+
+def test_from_numpy_shares_memory_and_owns_its_view():
+    import numpy as np
+
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = torch.from_numpy(a)
+    t[0, 0] = 5.0
+    assert a[0, 0] == 5.0 and t.stride() == (3, 1)
+    a[1, 2] = -1.0
+    assert t[1, 2].item() == -1.0
+    a.shape = (3, 2)                      # the caller reshapes its array in place ...
+    assert tuple(t.shape) == (2, 3)       # ... the tensor keeps its geometry
+    m = torch.from_numpy(np.asmatrix(np.ones((2, 2))))   # an ndarray subclass: plain values
+    assert tuple((m * m).shape) == (2, 2) and m.sum().item() == 4.0
+    s = torch.from_numpy(np.ones((3, 4))[:, ::2])        # not contiguous: its own strides
+    # its storage spans first to last element: (1 + 2 * 4 + 1 * 2) float64s, as upstream
+    assert s.stride() == (4, 2) and s.untyped_storage().nbytes() == 8 * 11
+
+
+READONLY_PROGRAM = r"""
+import json, warnings
+import numpy as np, torch
+r = np.ones(4, np.float32)
+r.flags.writeable = False
+with warnings.catch_warnings(record=True) as seen:
+    warnings.simplefilter("always")
+    t = torch.from_numpy(r)
+    torch.from_numpy(r)                       # warned once per program
+t.add_(1)                                     # writable all the same: the write reaches r
+print(json.dumps([[str(w.message).split(" (Triggered")[0] for w in seen], r.tolist()]))
+"""
+
+
+def test_from_numpy_of_a_read_only_array_as_upstream():
+    from torchnative.testing import upstream
+
+    assert upstream.run_json_ours(READONLY_PROGRAM) == upstream.run_json(READONLY_PROGRAM)

@@ -125,6 +125,16 @@ def cases(dt):
     v["func_hessian"] = hessian(s)(x[0])
     v["func_jvp_of_grad"] = jvp(grad(s), (x[0],), (xt[0],))[1]
     v["func_vmap_of_jvp"] = vmap(lambda p, t: jvp(f, (p,), (t,))[1])(x, xt)
+    # linear-algebra forward formulas (FunctionsManual's linalg_det_jvp, cholesky_jvp)
+    sq, sqt = x[:, :3] + 2 * torch.eye(3, dtype=dt), xt[:, :3]
+    spd, spdt = sq @ sq.mT + torch.eye(3, dtype=dt), sqt + sqt.mT
+    v["det_jvp"] = jvp(torch.linalg.det, (sq,), (sqt,))[1].reshape(1)
+    v["det_jvp_transposed"] = jvp(torch.linalg.det, (sq.mT,), (sqt,))[1].reshape(1)
+    v["slogdet_jvp"] = torch.stack(jvp(torch.linalg.slogdet, (sq.mT,), (sqt,))[1])
+    v["logdet_jvp"] = jvp(torch.logdet, (spd,), (spdt,))[1].reshape(1)
+    v["cholesky_jvp"] = jvp(torch.linalg.cholesky, (spd,), (spdt,))[1]
+    v["cholesky_upper_jvp"] = jvp(lambda a: torch.linalg.cholesky(a, upper=True), (spd,),
+                                  (spdt,))[1]
     return v
 
 def decomposed(dt):

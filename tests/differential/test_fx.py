@@ -21,12 +21,6 @@ from behaviour_compare import (agreement_test, case_names, ours_fixture, ran_on_
                                same, upstream_fixture)
 
 PENDING = {
-    "make_fx_symbolic": "a.shape[i] of a symbolic FakeTensor is not the SymInt the proxy "
-                        "tracked for it (no sym_size.int node is found)",
-    "make_fx_backward": "Tensor.detach() does not dispatch aten::detach, and saving an output for "
-                        "backward does not dispatch aten::detach as upstream's autograd does",
-    "make_fx_module_real": "saving an output for backward (relu) does not dispatch aten::detach "
-                           "as upstream's autograd does",
 }
 
 CASES = case_names(behaviour)
@@ -96,3 +90,17 @@ def torch_c():
     import torch
 
     return torch._C
+
+
+def test_symbolic_trace_does_not_specialize_sizes():
+    # a size read or sliced with must stay a SymInt: converting it to an int would bake the
+    # example's size into the graph (and add a guard replacing the symbol by it)
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    g = make_fx(lambda a: a[: a.shape[0] - 1].reshape(-1) * a.numel(),
+                tracing_mode="symbolic")(torch.ones(3, 2))
+    assert not g.shape_env.replacements, g.shape_env.replacements
+    out = g(torch.ones(5, 4))
+    assert out.shape == (16,) and float(out[0]) == 20.0
+

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
 import subprocess
 import sys
 import textwrap
+import types
 
 import pytest
 
@@ -271,3 +273,119 @@ def test_a_session_against_ours_posing_as_upstream_stops_before_any_test(tmp_pat
                               capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
         assert proc.returncode != 0 and says in proc.stdout + proc.stderr, proc.stdout[-2000:]
         assert "1 passed" not in proc.stdout
+
+
+# ---------------------------------------------------------------------------------------------- regenerated samples
+
+REGEN_KEYS = ("mT", "nn.functional.triplet_margin_with_distance_loss")  # only a lambda; a module argument
+
+
+def test_input_digest_sees_every_bit_and_the_layout():
+    """The digest that decides whether ours' regenerated inputs are upstream's: one flipped bit,
+    another stride or offset, another non-tensor argument each change it; a copy does not."""
+    import torch
+
+    from torchnative.testing.golden import live
+
+    def SampleInput(input, args, kwargs):  # OpInfo's shape of a sample (its module needs op_db's imports)
+        return types.SimpleNamespace(input=input, args=args, kwargs=kwargs)
+
+    x = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    d = live.digest(SampleInput(x, args=(1,), kwargs={"f": torch.abs}), torch)
+    assert live.digest(SampleInput(x.clone(), args=(1,), kwargs={"f": torch.abs}), torch) == d
+    flipped = x.clone()
+    flipped.view(torch.int32)[1, 2] ^= 1
+    variants = [SampleInput(flipped, args=(1,), kwargs={"f": torch.abs}),
+                SampleInput(x.t().contiguous().t(), args=(1,), kwargs={"f": torch.abs}),
+                SampleInput(torch.arange(-1, 12, dtype=torch.float32)[1:].reshape(3, 4), args=(1,), kwargs={"f": torch.abs}),
+                SampleInput(x, args=(2,), kwargs={"f": torch.abs}),
+                SampleInput(x, args=(1,), kwargs={"f": torch.neg})]
+    assert all(torch.equal(v.input, x) for v in variants[1:3])  # same values, other layout
+    assert len({live.digest(v, torch) for v in variants} | {d}) == len(variants) + 1
+
+
+@pytest.fixture(scope="module")
+def regen_run(tmp_path_factory):
+    """Entries whose samples cannot travel, generated on upstream and replayed by upstream posing
+    as ours (one process each), with one sample duplicated so that ours regenerates other inputs."""
+    if not upstream.available():
+        upstream.missing(f"upstream interpreter missing: {upstream.UPSTREAM_PYTHON} (tools/setup.sh)")
+    from torchnative.testing.golden.subsets import Suite
+
+    root = tmp_path_factory.mktemp("regen")
+    suite = Suite("regen-test", REGEN_KEYS, ("float32",), max_samples=3)
+    old, pipeline.CACHE = pipeline.CACHE, root
+    try:
+        cases = pipeline.cases_dir(suite)
+        code, err = workers.run(upstream.UPSTREAM_PYTHON, "generate", [
+            "--out", str(cases), "--dtypes", "float32", "--max-samples", "3", *REGEN_KEYS], timeout=600)
+        assert code == 0, err
+        doc = json.loads((cases / "mT.json").read_text())
+        size = lambda s: math.prod(s["args"][0]["shape"])  # a sample with values (not an empty one)
+        good = max(doc["samples"], key=size)
+        assert size(good) > 1
+        # OpInfo's generators reseed themselves, so another seed may give the same inputs: another
+        # index of the same generator stands for inputs that came out differently on ours
+        bad = dict(good, id="s_other_seed", index=next(s["index"] for s in doc["samples"] if s is not good))
+        doc["samples"].append(bad)
+        doc["cases"] += [dict(c, id=f"{c['id']}_other_seed", sample=bad["id"])
+                         for c in doc["cases"] if c["sample"] == good["id"]]
+        (cases / "mT.json").write_text(json.dumps(doc))
+        (cases / "_manifest.json").write_text(json.dumps({
+            "fingerprint": "test", "suite": suite.params(), "keys": list(REGEN_KEYS), "failures": {},
+            "upstream_python": str(upstream.UPSTREAM_PYTHON), "seconds": 0, "created": "test"}))
+        label = "upstream-self"
+        out = pipeline.results_dir(suite, label)
+        code, err = workers.run(upstream.UPSTREAM_PYTHON, "replay",
+                                ["--cases", str(cases), "--out", str(out), *REGEN_KEYS], timeout=600)
+        assert code == 0, err
+        (out / "_run.json").write_text(json.dumps({"python": str(upstream.UPSTREAM_PYTHON), "label": label,
+                                                   "seconds": 0, "crashed": {}}))
+        yield suite, label
+    finally:
+        pipeline.CACHE = old
+
+
+@pytest.mark.golden
+def test_regenerated_samples_are_judged_and_other_inputs_are_not(regen_run):
+    suite, label = regen_run
+    rep = report.build(suite, label, pipeline.judge_all(suite, label))
+    by_status = {}
+    for c in rep["cases"]:
+        by_status.setdefault(c["status"], []).append(c)
+    differ = by_status.pop("inputs-differ", [])
+    assert differ and all(c["sample"] == "s_other_seed" for c in differ)
+    assert set(by_status) <= set(report.GOOD), {s: v[:2] for s, v in by_status.items()}
+    paths = rep["totals"]["attempted_by_path"]
+    assert paths.get("no nameable spelling", 0) >= 3 and paths.get("unserializable input: PairwiseDistance", 0) >= 3
+    assert rep["totals"]["not_attempted"].get("inputs-differ") == 1  # reported, never judged
+    assert rep["totals"]["samples_attempted"] == rep["totals"]["samples_agreeing"] == sum(paths.values())
+
+
+@pytest.mark.golden
+def test_a_wrong_result_on_a_regenerated_sample_is_caught(regen_run):
+    """What judges a regenerated sample is the comparators: a wrong value there diverges."""
+    import numpy as np
+
+    suite, label = regen_run
+    out = pipeline.results_dir(suite, label)
+    key = REGEN_KEYS[1]
+    saved = (out / f"{key}.npz").read_bytes()
+    try:
+        doc, arrays = pipeline.load_pair(out, key)
+        first = next(r for r in doc["results"].values() if r.get("ok") and r["value"]["T"] == "tensor")
+        arrays[first["value"]["data"]] = arrays[first["value"]["data"]] * np.float32(1.001) + np.float32(1e-3)
+        np.savez(out / f"{key}.npz", **arrays)
+        rep = report.build(suite, label, pipeline.judge_all(suite, label))
+        bad = [c for c in rep["cases"] if c["status"] == "diverges"]
+        assert len(bad) == 1 and bad[0]["key"] == key and "close" in bad[0]["failures"], bad
+    finally:
+        (out / f"{key}.npz").write_bytes(saved)
+
+
+@pytest.mark.golden
+def test_ours_regenerates_opinfo_samples():
+    python = upstream.ours_python()
+    proc = subprocess.run([python, "-c", "import torch\nfrom golden import live\nprint(live.Regenerator(torch).op('mT').name)"],
+                          capture_output=True, text=True, timeout=600, env=workers.worker_env(python))
+    assert proc.returncode == 0 and proc.stdout.strip() == "mT", proc.stderr[-1500:]

@@ -558,7 +558,9 @@ def test_tensor_metadata():
     assert torch._C._get_tensor_metadata(t) == {}
     before = np.array(t._np)
     torch._C._set_tensor_metadata(t, {"conj": True})    # an upstream file's lazy conjugate
-    np.testing.assert_array_equal(t._np, np.conj(before))
+    assert t.is_conj() and torch._C._get_tensor_metadata(t) == {"conj": True}
+    np.testing.assert_array_equal(t._np, before)  # the bit, not the memory, changed
+    np.testing.assert_array_equal(t.resolve_conj().numpy(), np.conj(before))
     with pytest.raises(RuntimeError, match="Unexpected key `bogus` passed to setTensorMetadata"):
         torch._C._set_tensor_metadata(t, {"bogus": True})
 

@@ -151,7 +151,8 @@ def test_comparison_catches_wrong_results():
     key = "all_reduce.float32.SUM"
     inputs = _float_sum_inputs(key, 0, world)[0]
     good = {key: np.sum(inputs, axis=0).astype(np.float32),
-            "all_reduce.int64.SUM": np.arange(5, dtype=np.int64)}
+            "all_reduce.int64.SUM": np.arange(5, dtype=np.int64),
+            "broadcast.large": np.arange(786_435, dtype=np.float32)}
     assert compare_results(good, good, world, 0) == []
     faults = {
         "last element off": lambda d: d[key].reshape(-1).__setitem__(-1, d[key].reshape(-1)[-1] + 1e-3),
@@ -160,6 +161,7 @@ def test_comparison_catches_wrong_results():
         "wrong dtype": lambda d: d.__setitem__("all_reduce.int64.SUM", d["all_reduce.int64.SUM"].astype(np.int32)),
         "missing key": lambda d: d.pop("all_reduce.int64.SUM"),
         "sign flipped": lambda d: d.__setitem__(key, -d[key]),
+        "a chunk not forwarded": lambda d: d["broadcast.large"].__setitem__(slice(1 << 18, 1 << 19), 0),
     }
     for name, fault in faults.items():
         bad = {k: v.copy() for k, v in good.items()}
@@ -301,6 +303,26 @@ def test_dead_rank_raises_upstreams_error_type_in_time(side):
     (_, kinds, seconds, msg), _ = _results(results)[0], results[1]
     assert "RuntimeError" in kinds.split(","), (kinds, msg)
     assert float(seconds) < 20
+
+
+def test_rank_dying_mid_broadcast_fails_the_others_within_the_timeout():
+    """Rank 1, second in the broadcast's chain, dies once the first chunk has reached it. The
+    ranks downstream wait on a live neighbour, not on the dead rank: they must still raise before
+    their timeout. A rank whose broadcast returned holds the whole message, and the group's next
+    collective raises on every survivor."""
+    timeout = 40
+    results = launch("faults.py", ["ours"] * 4, "dies_mid_broadcast", timeout=300,
+                     env_extra={"TN_TIMEOUT": str(timeout)})
+    dying = [ln for ln in results[1][1].splitlines() if ln.startswith("DYING")]
+    assert dying == ["DYING first=1.0 last=0.0"], results[1]  # it died with the message half-sent
+    survivors = [r for i, r in enumerate(results) if i != 1]
+    for rank, bcast, data, after in zip((0, 2, 3), *(_results(survivors, i) for i in range(3))):
+        if rank != 0:
+            assert "RuntimeError" in bcast[1].split(","), (rank, bcast)
+        elif bcast[1] == "ok":
+            assert data[1:3] == ["all-ones", "True"], data
+        assert float(bcast[2]) < timeout, (rank, bcast)
+        assert "RuntimeError" in after[1].split(",") and float(after[2]) < timeout, (rank, after)
 
 
 def test_missing_rank_times_out_with_a_store_error():

@@ -16,7 +16,6 @@ import compare  # noqa: E402
 AGREE = ["train_pipeline", "pil_pipeline", "geometry", "warps", "color", "random_erasing", "augment_policies", "boxes"]
 UINT8_BILINEAR = ("our uint8 bilinear interpolate rounds halves to even; upstream rounds them up "
                   "(160.5 -> 160 vs 161)")
-ANTIALIAS = "aten::_upsample_bilinear2d_aa (antialiased resize, v2.Resize's default on tensors) has no kernel in our torch"
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +59,6 @@ def test_uint8_bilinear_rounding():
 
 
 @pytest.mark.parametrize("case", ["train_pipeline_antialias", "resize_antialias"])
-@pytest.mark.xfail(strict=True, reason=ANTIALIAS)
 def test_antialiased_resize_agrees_with_upstream(runs, case):
     _check(runs, case)
 

@@ -263,6 +263,17 @@ def cases(torch):
         "opacus_functorch_grad_sample": opacus_functorch,
         "functional_call": lambda: _vals(functional_call(mlp(), {"0.bias": torch.zeros(7, dtype=d)},
                                                          (y,))),
+        # as_strided per element: relative to each element's own storage offset
+        "vmap_as_strided_rows": lambda: _vals(vmap(lambda t: t.as_strided((2,), (1,), 1))(
+            const(3, 8))),
+        "vmap_as_strided_2d_default_offset": lambda: _vals(vmap(
+            lambda t: t.view(2, 4).as_strided((4, 2), (1, 4)))(const(3, 8))),
+        "vmap_as_strided_batch_not_outermost": lambda: _vals(vmap(
+            lambda t: t.as_strided((2,), (1,)), in_dims=1)(const(3, 8))),
+        "vmap_as_strided_nested": lambda: _vals(vmap(vmap(
+            lambda t: t.as_strided((1,), (1,), 2)))(const(3, 2, 4))),
+        "vmap_grad_as_strided": lambda: _vals(vmap(grad(
+            lambda t: t.as_strided((2,), (3,), 1).pow(2).sum()))(const(3, 8))),
         "err_grad_nonscalar": lambda: _err(lambda: grad(lambda a: a * 2)(y)),
         "err_grad_has_aux_shape": lambda: _err(lambda: grad(lambda a: a.sum(), has_aux=True)(y)),
         "err_grad_int_input": lambda: _err(lambda: grad(lambda a: a.sum())(torch.arange(3))),

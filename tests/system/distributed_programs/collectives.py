@@ -70,6 +70,14 @@ attempt("all_reduce.noncontiguous", lambda: (dist.all_reduce(x), save("all_reduc
 x = T(data(1, (4, 3), np.float64))
 dist.broadcast(x, src=world - 1)
 save("broadcast", x)
+# the pipelined chain: several chunks with a ragged last one, from a root whose chain wraps
+# round; and a mid-sized message (one direct round) into a non-contiguous tensor
+x = T(data(94, (1_310_723,), np.float32))
+dist.broadcast(x, src=1 % world)
+save("broadcast.large", x)
+x = T(data(95, (300, 257), np.float64)).t()
+dist.broadcast(x, src=world - 1)
+save("broadcast.mid_noncontiguous", x)
 x = T(data(2, (5,), np.int64))
 dist.reduce(x, dst=1 % world, op=dist.ReduceOp.SUM)
 save("reduce.dst", x) if rank == 1 % world else None

@@ -36,6 +36,24 @@ if mode == "dead":  # the last rank dies before the collective
     if rank == world - 1:
         os._exit(3)
     report(lambda: dist.all_reduce(torch.ones(1000)))
+elif mode == "dies_mid_broadcast":  # rank 1, second in the chain, dies once data reaches it
+    n = 16 << 20  # 64 MiB of float32: many chunks still to come when the first lands
+    x = torch.ones(n) if rank == 0 else torch.zeros(n)
+    if rank == 1:
+        work = dist.broadcast(x, 0, async_op=True)
+        deadline = time.monotonic() + 60
+        while x[0].item() == 0 and time.monotonic() < deadline:
+            time.sleep(0.0005)
+        print(f"DYING first={x[0].item()} last={x[-1].item()}", flush=True)
+        os._exit(3)
+    report(lambda: dist.broadcast(x, 0))
+    print(f"RESULT all-ones {bool((x == 1).all())} 0", flush=True)
+    report(lambda: dist.all_reduce(torch.ones(1)))
+    # survivors stay until all have reported: one exiting must not be what wakes the others
+    store = dist.distributed_c10d._get_default_store()
+    store.add("reported", 1)
+    while store.add("reported", 0) < world - 1:
+        time.sleep(0.05)
 elif mode == "mismatch":  # three mismatches in a row; each must fail on every rank, then recover
     report(lambda: dist.all_reduce(torch.ones(4 + (rank == 0))))
     report(lambda: dist.all_reduce(torch.ones(4, dtype=torch.float64 if rank == 0 else torch.float32)))

@@ -13,6 +13,7 @@ from __future__ import annotations
 from ..core.tensor import TensorBase
 from ..core.grad_mode import TLS as _GRAD
 from ..dispatch.boxing import normalize
+from ..dispatch.door import below_autograd
 from ..ops.dispatch_keys import DispatchKeySet
 from .node import Node, SavedVariable, gradient_edge, next_sequence_nr
 from .views import check_inplace as _check_inplace, requires_grad, stamp
@@ -87,8 +88,6 @@ def _decomposition_above_autograd(op):
 
 
 def _below(op, args, kwargs):
-    from ..dispatch.door import below_autograd
-
     prev = _GRAD.grad_enabled
     _GRAD.grad_enabled = False
     try:
@@ -506,4 +505,11 @@ def _detach(op, args, kwargs):
     return result
 
 
-MANUAL = {"aten::copy_": _copy_, "aten::detach": _detach}
+def _resize(op, args, kwargs):
+    """resize_/resize_as_ (VariableTypeManual.cpp) record nothing; the kernel refuses a tensor
+    that requires grad (as upstream, under no_grad too)."""
+    return _below(op, args, kwargs)
+
+
+MANUAL = {"aten::copy_": _copy_, "aten::detach": _detach, "aten::resize_": _resize,
+          "aten::resize_as_": _resize}

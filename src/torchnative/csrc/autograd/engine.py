@@ -12,24 +12,15 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import threading
 
 from ..core.tensor import TensorBase
 from ..core.grad_mode import TLS as _GRAD
+from .accumulate import accumulate_grad as _accumulate_into, forget_fresh, mark_fresh
+from .function import _FunctionBase
+from .graph_task import TLS
 from .node import ANOMALY as _Anomaly, AccumulateGrad, GraphRoot, gradient_edge
 
 
-class _TLS(threading.local):
-    def __init__(self):
-        self.needed = None  # set of nodes to execute in the current pass (None: all)
-        self.depth = 0
-        self.callbacks = None
-        self.task_id = -1  # the running graph task (-1: none)
-        self.node = None  # the node being executed
-        self.graph = None  # nodes reachable in the running task
-
-
-TLS = _TLS()
 _TASKS = itertools.count()
 
 
@@ -243,6 +234,10 @@ def execute(root, outputs, keep_graph, create_graph, accumulate_grad, capture_id
             TLS.node = None
             if not keep_graph:
                 fn.release_variables()
+            # a built-in formula's new tensor is held by nothing else (a custom Function's or a
+            # hook's result may be): AccumulateGrad may take it as the .grad, as upstream's
+            # use_count test lets it
+            builtin = fn is not root and not fn._post_hooks and not isinstance(fn, _FunctionBase)
             for i, (nxt, nr) in enumerate(fn._next):
                 if nxt is None:
                     continue
@@ -253,7 +248,11 @@ def execute(root, outputs, keep_graph, create_graph, accumulate_grad, capture_id
                 while len(buf) <= nr:
                     buf.append(None)
                 if g is not None:
+                    raw = g
                     g = _validate(fn, i, g, nxt, nr)
+                    if g is not raw or (builtin and not any(g is x for x in inputs)
+                                        and sum(g is x for x in outs) == 1):
+                        mark_fresh(g)
                     old = buf[nr]
                     buf[nr] = g if old is None else _accumulate(old, g, create_graph)
                 deps[nxt] -= 1
@@ -373,6 +372,8 @@ def _call_tensor_pre_hooks(fn, inputs):
         hooks = [(0, d)] if d else None
     if hooks:
         for nr, d in hooks:
+            if d and nr < len(inputs):
+                forget_fresh(inputs[nr])  # a hook may keep the gradient it is shown
             for hook in list(d.values()):
                 if nr < len(inputs):
                     r = hook(inputs[nr])
@@ -400,6 +401,8 @@ def _contiguous():
 
 def _call_function(fn, inputs):
     if fn._pre_hooks:
+        for g in inputs:
+            forget_fresh(g)  # a hook may keep the gradients it is shown
         for hook in list(fn._pre_hooks.values()):
             r = hook(tuple(inputs))
             if r is not None:
@@ -411,43 +414,6 @@ def _call_function(fn, inputs):
             if r is not None:
                 outs = list(r)
     return outs
-
-
-def accumulate_grad(variable, new_grad) -> None:
-    """AccumulateGrad::accumulateGrad: the first gradient is copied in (with the variable's
-    strides), later ones are added in place, or out of place when building a graph."""
-    if new_grad is None:
-        return
-    grad = variable._grad
-    if grad is None:
-        if not _GRAD.grad_enabled:
-            new_grad = new_grad.detach()
-        variable._grad = _clone_obey_contract(new_grad, variable)
-    elif not _GRAD.grad_enabled:
-        grad.add_(new_grad)
-        variable._grad = grad
-    else:
-        variable._grad = grad + new_grad
-    hooks = variable._post_accumulate_grad_hooks
-    if hooks:
-        for hook in list(hooks.values()):
-            hook(variable)
-
-
-_accumulate_into = accumulate_grad
-
-
-def _clone_obey_contract(g, variable):
-    import torch
-
-    if variable.is_non_overlapping_and_dense() and g._stride != variable._stride:
-        out = torch.empty_strided(variable._size, variable._stride, dtype=g.dtype)
-        out.copy_(g)
-        return out
-    if g.__dict__.get("_tn_buffer_owned") and not _GRAD.grad_enabled:
-        return g
-    return g.clone(memory_format=torch.contiguous_format if g.is_contiguous() else
-                   torch.preserve_format)
 
 
 def grad_layout_fn():

@@ -242,30 +242,4 @@ def _view_as_self(t):
     return out
 
 
-def wrap_outputs_with(holder, inputs, make_node):
-    """DelayedError / UndefinedGrad: aliases of the inputs whose grad_fn is ``make_node()``."""
-    from ..core.construct import alias
-
-    if not _GRAD.grad_enabled or not any(
-            isinstance(t, TensorBase) and (t._requires_grad or t._grad_fn is not None)
-            for t in inputs):
-        return inputs[0] if len(inputs) == 1 else tuple(inputs)
-    node = make_node()
-    node._next = [gradient_edge(t) if isinstance(t, TensorBase) else (None, 0) for t in inputs]
-    outs, meta = [], []
-    for i, t in enumerate(inputs):
-        if t is None:
-            outs.append(None)
-            meta.append(None)
-            continue
-        a = alias(t)
-        a._grad_fn = node
-        a._output_nr = i
-        a._requires_grad = True
-        outs.append(a)
-        meta.append((t._size, t._dtype))
-    node._input_meta = tuple(meta)
-    return outs[0] if len(outs) == 1 else tuple(outs)
-
-
 TORCH_C = {"torch._C._FunctionBase": _FunctionBase}

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from . import cpp_shims
 from .manual import (attention, grouped_mm, linalg, nn, pointwise, reduction, rnn, shape,
-                     spectral)
+                     spectral, strided_scatter)
 
 MODULES = (cpp_shims, pointwise, reduction, shape, linalg, grouped_mm, nn, attention, spectral,
-           rnn)
+           rnn, strided_scatter)
 
 
 def namespace() -> dict:

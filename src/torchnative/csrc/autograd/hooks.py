@@ -1,4 +1,4 @@
-"""Saved-tensor hooks (torch.autograd.graph.saved_tensors_hooks) and retain_grad."""
+"""Saved-tensor hooks (torch.autograd.graph.saved_tensors_hooks)."""
 
 from __future__ import annotations
 
@@ -52,19 +52,6 @@ def saved_tensors_hooks_get_disabled_error_message():
 
 def top_saved_tensors_default_hooks(ignore_is_tracing: bool = False):
     return TLS.stack[-1] if TLS.stack else None
-
-
-def retain_grad(t) -> None:
-    """Tensor.retain_grad: a non-leaf keeps the gradient that reaches it in ``.grad``."""
-    from .views import grad_fn_of, requires_grad
-
-    if not requires_grad(t):
-        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-    if t._grad_fn is None or t._retains_grad:  # upstream's is_leaf() here reads the raw field
-        return
-    fn = grad_fn_of(t)
-    fn._add_retains_grad(t)
-    t._retains_grad = True
 
 
 _A = "torch._C._autograd."

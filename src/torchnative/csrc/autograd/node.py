@@ -14,7 +14,11 @@ import threading
 import weakref
 from collections import OrderedDict
 
+from ..core.grad_mode import TLS as _GRAD
 from ..core.tensor import TensorBase
+from .accumulate import accumulate_grad
+from .graph_task import TLS as _TASK
+from .hooks import default_hooks
 
 UINT64_MAX = 18446744073709551615
 
@@ -38,9 +42,7 @@ def _store_stack(node) -> None:
     # the Python stack as upstream's C++ sees it: without the frames of torch._C itself
     frames = [f for f in traceback.extract_stack()[:-2] if not f.filename.startswith(_OWN)]
     meta["traceback_"] = traceback.format_list(frames)
-    from . import engine
-
-    parent = engine.TLS.node
+    parent = _TASK.node
     if parent is not None:
         meta["parent_"] = parent
 
@@ -48,13 +50,18 @@ def _store_stack(node) -> None:
 _OWN = __file__.rsplit("/csrc/", 1)[0] + "/"  # the torchnative package
 
 
-def _grad_fn_of(t):
-    """A view's grad_fn, refreshed when its base was modified in place (views.grad_fn_of)."""
-    from .views import grad_fn_of
+def _views_not_loaded(t):
+    raise RuntimeError("torchnative.csrc.autograd.views is not loaded: a view's grad_fn needs it")
 
+
+# A view's grad_fn, refreshed when its base was modified in place: views.py, which builds on
+# these nodes, installs it when imported (register_view_grad_fn).
+_grad_fn_of = _views_not_loaded
+
+
+def register_view_grad_fn(grad_fn_of) -> None:
     global _grad_fn_of
     _grad_fn_of = grad_fn_of
-    return grad_fn_of(t)
 
 
 class _Seq(threading.local):
@@ -222,8 +229,6 @@ class AccumulateGrad(Node):
         self._input_meta = ((variable._size, variable._dtype),)
 
     def _run(self, grads):
-        from .engine import accumulate_grad
-
         accumulate_grad(self.variable, grads[0])
         return []
 
@@ -289,8 +294,6 @@ class DelayedError(Node):
         self._n = num_inputs
 
     def __call__(self, *inputs):
-        from .function import wrap_outputs_with
-
         return wrap_outputs_with(self, inputs, lambda: Error(self._msg))
 
     def _run(self, grads):
@@ -299,8 +302,6 @@ class DelayedError(Node):
 
 class UndefinedGrad(Node):
     def __call__(self, *inputs):
-        from .function import wrap_outputs_with
-
         return wrap_outputs_with(self, inputs, lambda: _UndefinedGradBackward())
 
     def _run(self, grads):
@@ -310,6 +311,32 @@ class UndefinedGrad(Node):
 class _UndefinedGradBackward(Node):
     def _run(self, grads):
         return [None] * len(self._next)
+
+
+def wrap_outputs_with(holder, inputs, make_node):
+    """DelayedError / UndefinedGrad: aliases of the inputs whose grad_fn is ``make_node()``."""
+    from ..core.construct import alias
+
+    if not _GRAD.grad_enabled or not any(
+            isinstance(t, TensorBase) and (t._requires_grad or t._grad_fn is not None)
+            for t in inputs):
+        return inputs[0] if len(inputs) == 1 else tuple(inputs)
+    node = make_node()
+    node._next = [gradient_edge(t) if isinstance(t, TensorBase) else (None, 0) for t in inputs]
+    outs, meta = [], []
+    for i, t in enumerate(inputs):
+        if t is None:
+            outs.append(None)
+            meta.append(None)
+            continue
+        a = alias(t)
+        a._grad_fn = node
+        a._output_nr = i
+        a._requires_grad = True
+        outs.append(a)
+        meta.append((t._size, t._dtype))
+    node._input_meta = tuple(meta)
+    return outs[0] if len(outs) == 1 else tuple(outs)
 
 
 _STRIP = re.compile(r"Backward\d*$|^torch::autograd::")
@@ -341,8 +368,6 @@ class SavedVariable:
                  "__weakref__")
 
     def __init__(self, t: TensorBase, is_output: bool):
-        from .hooks import default_hooks
-
         if t.__dict__.get("_tn_inference"):
             raise RuntimeError(
                 "Inference tensors cannot be saved for backward. Please do not use Tensors "
@@ -371,9 +396,7 @@ class SavedVariable:
             self.data = t
             return
         self._save_metadata(t)
-        from ..core.construct import alias
-
-        self.data = alias(t)
+        self.data = shallow_copy_and_detach(t)
 
     def _save_metadata(self, t) -> None:
         self.output_nr = t._output_nr
@@ -454,11 +477,9 @@ class SavedVariable:
             return data
         from ..core.grad_mode import TLS
 
-        if hooks is None and not TLS.grad_enabled:
+        if hooks is None and not TLS.grad_enabled and not _python_detaches(data):
             return data  # nothing can record on it: its history would go unread
-        from ..core.construct import alias
-
-        out = alias(data)
+        out = shallow_copy_and_detach(data)
         if "_tn_fw" in data.__dict__:  # a forward-AD tangent, as upstream's saved fw_grad_
             from .forward.levels import share_tangent
 
@@ -508,6 +529,28 @@ class SavedVariable:
 
 SavedVariable.__name__ = SavedVariable.__qualname__ = "SavedTensor"
 SavedVariable.__module__ = "torch._C._autograd"
+
+
+def _python_detaches(t) -> bool:
+    from ..dispatch.python_dispatch import wants_python_dispatch
+
+    return wants_python_dispatch((t,), {})
+
+
+def shallow_copy_and_detach(t: TensorBase) -> TensorBase:
+    """TensorImpl::shallow_copy_and_detach, sharing ``t``'s version counter: under a dispatch
+    mode, or for a tensor subclass, upstream asks Python for ``aten::detach`` (so a trace records
+    the detach that saving an output and unpacking it make); otherwise a plain alias."""
+    from ..core.construct import alias
+
+    if not _python_detaches(t):
+        return alias(t)
+    from ..dispatch.call import op
+    from ..dispatch.python_dispatch import dispatch
+
+    out = dispatch(op("detach"), (t,), {})
+    out._version_ref = t._version_ref
+    return out
 
 
 def _requires_grad(t) -> bool:

@@ -28,7 +28,8 @@ import weakref
 from ..core.creation_meta import (DEFAULT, IN_CUSTOM_FUNCTION, INFERENCE_MODE, MULTI_OUTPUT_NODE,
                                   NO_GRAD_MODE, propagate as _propagate)
 from ..core.grad_mode import TLS as _GRAD
-from .node import Node, forward_name, gradient_edge
+from .graph_task import TLS as _TASK
+from .node import Node, forward_name, gradient_edge, register_view_grad_fn
 
 
 def stamp(view, base, creation: int) -> None:
@@ -235,6 +236,7 @@ class CopySlices(Node):
         super().__init__([gradient_edge(base)] + list(fn._next[1:]))
         self._base_geometry = (base._size, base._stride)
         self._view = _geometry(view, base)
+        self._bits = view._math_bits ^ base._math_bits  # a lazy conj/neg view reads its slice so
         self.fn = fn
         self._input_meta = ((base._size, base._dtype),)
 
@@ -249,15 +251,14 @@ class CopySlices(Node):
         result.copy_(grad)
         vsize, vstride, voff = self._view
         grad_slice = result.as_strided(vsize, vstride, voff)
-        from . import engine
-
         # fn's first edge (the view's old history) is not part of this graph task; it must
         # still compute that gradient (upstream adds the missing nodes to exec_info)
-        saved, engine.TLS.needed = engine.TLS.needed, None
+        saved, _TASK.needed = _TASK.needed, None
         try:
-            res = self.fn._run([grad_slice.clone(memory_format=torch.contiguous_format)])
+            res = self.fn._run([_through_bits(
+                grad_slice.clone(memory_format=torch.contiguous_format), self._bits)])
         finally:
-            engine.TLS.needed = saved
+            _TASK.needed = saved
         out = [None] * len(self._next)
         for i, r in enumerate(res):
             if i >= len(out) or self._next[i][0] is None and i != 0:
@@ -266,7 +267,7 @@ class CopySlices(Node):
                 if r is None:
                     grad_slice.zero_()
                 else:
-                    grad_slice.copy_(r)
+                    grad_slice.copy_(_through_bits(r, self._bits))
                 out[0] = result
             else:
                 out[i] = r
@@ -285,6 +286,7 @@ class AsStridedBackward0(Node):
         super().__init__([gradient_edge(base)])
         self._base_size, self._base_stride = base._size, base._stride
         self._geometry = _geometry(view, base)
+        self._bits = view._math_bits ^ base._math_bits
         self._input_meta = ((view._size, base._dtype),)
 
     def _run(self, grads):
@@ -293,6 +295,7 @@ class AsStridedBackward0(Node):
         grad = grads[0]
         if grad is None:
             return [None]
+        grad = _through_bits(grad, self._bits)
         size, stride, off = self._geometry
         bsize, bstride = self._base_size, self._base_stride
         # scatter-add the view's elements into the base's storage span: elements sharing
@@ -304,7 +307,20 @@ class AsStridedBackward0(Node):
         return [flat.as_strided(bsize, bstride, 0)]
 
 
+def _through_bits(grad, bits: int):
+    """The gradient carried across a lazy conjugate/negative view (ConjBackward0 and
+    NegViewBackward0's formulas): conjugated and/or negated, materialized."""
+    if bits & 1 and grad.is_complex():
+        grad = grad.conj_physical()
+    if bits & 2:
+        grad = grad.neg()
+    return grad
+
+
 def _extent(size, stride, off) -> int:
     if 0 in size:
         return off
     return off + 1 + sum((s - 1) * st for s, st in zip(size, stride))
+
+
+register_view_grad_fn(grad_fn_of)  # the nodes, below this module, read views through it

@@ -1,10 +1,12 @@
-"""Making tensors: over a fresh or given storage, as an alias, from numpy, from a Python number.
+"""Making tensors: fresh, from a kernel's numpy result, from numpy, from a Python number.
 
-Every tensor object is made by ``make`` so that the fields the door, the kernels and autograd
-read are always set.
+Every tensor object is made by ``make`` (tensor.py, beside TensorBase, with ``alias``) so that
+the fields the door, the kernels and autograd read are always set.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
@@ -14,38 +16,10 @@ from .refuse import TorchnativeNotImplementedError
 from .grad_mode import TLS as _GRAD
 from . import python_classes
 from .storage import new_storage
-from .tensor import TensorBase, contiguous_strides, numpy_view
+from .tensor import TensorBase, _tensor_class, alias, contiguous_strides, make
 
 
 _CLASS = python_classes.TENSOR
-
-
-def _tensor_class():
-    """upstream's torch.Tensor once torch/_tensor.py defined it, else TensorBase."""
-    return _CLASS[0] if _CLASS else python_classes.tensor_class(TensorBase)
-
-
-def make(storage, dt, size, stride, offset=0, cls=None, version_ref=None, view_base=None,
-         np_view=None):
-    t = object.__new__(cls or _tensor_class())
-    t._st = storage
-    t._dtype = dt
-    t._size = tuple(size)
-    t._stride = tuple(stride)
-    t._offset = offset
-    t._np = np_view if np_view is not None else numpy_view(storage, dt, t._size, t._stride,
-                                                            offset)
-    t._version_ref = version_ref if version_ref is not None else [0]
-    t._requires_grad = False
-    t._grad = None
-    t._grad_fn = None
-    t._view_base = view_base
-    t._retains_grad = False
-    t._output_nr = 0
-    t._wrapped = False
-    if _GRAD.inference:
-        t.__dict__["_tn_inference"] = True  # an inference tensor (made in inference mode)
-    return t
 
 
 def from_result(arr: np.ndarray, dt) -> TensorBase:
@@ -114,62 +88,74 @@ def empty(size, dt, dev=CPU, stride=None, cls=None):
     return make(new_storage(extent * dt.itemsize, dev), dt, size, stride, 0, cls)
 
 
-def alias(t: TensorBase, cls=None) -> TensorBase:
-    """A new tensor object over the same storage and geometry (detach, .data, subclassing)."""
-    batched = t.__dict__.get("_tn_batched")
-    if batched is not None:
-        # a functorch BatchedTensor holds no storage: its alias presents the same batch
-        out = make(None, t._dtype, t._size, t._stride, 0, cls or type(t), t._version_ref,
-                   np_view=batched)
-        out._np = None
-        out.__dict__["_tn_batched"] = batched
-        return out
-    out = make(t._storage, t._dtype, t._size, t._stride, t._offset, cls or type(t),
-               t._version_ref)
-    if "_tn_inference" in t.__dict__:
-        out.__dict__["_tn_inference"] = True  # aliases of inference tensors are inference tensors
-    return out
-
-
-def tensor_from_numpy(arr: np.ndarray, cls=None) -> TensorBase:
-    """A tensor sharing ``arr``'s memory (torch.from_numpy)."""
+def tensor_from_numpy(arr: np.ndarray, cls=None, writable: bool = False) -> TensorBase:
+    """A tensor sharing ``arr``'s memory (torch.from_numpy). ``writable``: a read-only array
+    gives a writable tensor all the same, as upstream's from_numpy (which warns: its caller's
+    part); otherwise the storage keeps the array's read-only flag."""
     dt = D.dtype_from_numpy(arr.dtype)
     if dt is None:
         raise TypeError(f"can't convert np.ndarray of type {arr.dtype}. The only supported types "
                         "are: float64, float32, float16, complex64, complex128, int64, int32, "
                         "int16, int8, uint64, uint32, uint16, uint8, and bool.")
     item = arr.dtype.itemsize
-    if any(s < 0 for s in arr.strides):
-        raise ValueError("At least one stride in the given numpy array is negative, and tensors "
-                         "with negative strides are not currently supported. (You can probably "
-                         "work around this by making a copy of your array  with array.copy().) ")
-    if any(s % item for s in arr.strides):
-        raise ValueError("given numpy array strides not a multiple of the element byte size. "
-                         "Copy the numpy array to reallocate the memory.")
+    for s in arr.strides:
+        if s < 0:
+            raise ValueError("At least one stride in the given numpy array is negative, and "
+                             "tensors with negative strides are not currently supported. (You "
+                             "can probably work around this by making a copy of your array  "
+                             "with array.copy().) ")
+        if s % item:
+            raise ValueError("given numpy array strides not a multiple of the element byte "
+                             "size. Copy the numpy array to reallocate the memory.")
     strides = tuple(s // item for s in arr.strides)
+    if arr.size and arr.flags.c_contiguous and arr.flags.writeable:
+        # the common case (a kernel's result): its bytes are one flat run, viewed directly
+        # the tensor reads through its own plain ndarray over the same memory (one the
+        # caller cannot reshape in place, whatever ndarray subclass it passed)
+        view = arr.view(np.ndarray)
+        flat = view.reshape(-1)
+        storage = new_storage(flat.nbytes, CPU, flat.view(np.uint8))
+        storage._resizable = False  # numpy owns the memory, as upstream's from_numpy storages
+        return make(storage, dt, arr.shape, strides, 0, cls, np_view=view)
     extent = (1 + sum((n - 1) * s for n, s in zip(arr.shape, strides))) * item if arr.size else 0
-    raw = _byte_view(arr, extent)
-    storage = new_storage(extent, CPU, raw)
+    storage = new_storage(extent, CPU, _byte_view(arr, extent, writable))
     storage._resizable = False  # numpy owns the memory, as upstream's from_numpy storages
     return make(storage, dt, arr.shape, strides, 0, cls)
 
 
-def _byte_view(arr: np.ndarray, extent: int) -> np.ndarray:
-    """A 1-D uint8 array over the ``extent`` bytes starting at ``arr``'s first element; it
-    keeps ``arr`` alive, so the memory is shared both ways."""
+_NOT_WRITABLE = (
+    "The given NumPy array is not writable, and PyTorch does not support non-writable tensors. "
+    "This means writing to this tensor will result in undefined behavior. You may want to copy "
+    "the array to protect its data or make it writable before converting it to a tensor. This "
+    "type of warning will be suppressed for the rest of this program.")
+_warned_not_writable = [False]
+
+
+def warn_not_writable() -> None:
+    """torch.from_numpy of a read-only array: TORCH_WARN_ONCE (the tensor is writable all the
+    same; writes reach the array's memory)."""
+    if not _warned_not_writable[0]:
+        _warned_not_writable[0] = True
+        warnings.warn(_NOT_WRITABLE, UserWarning, stacklevel=4)
+
+
+def _byte_view(arr: np.ndarray, extent: int, writable: bool) -> np.ndarray:
+    """A 1-D uint8 array over the ``extent`` bytes starting at ``arr``'s first element,
+    read-only when ``arr`` is unless ``writable``; it keeps ``arr`` alive, so the memory is
+    shared both ways."""
     if extent == 0:
         return np.empty(0, dtype=np.uint8)
-    return np.asarray(_Span(arr, extent))
+    return np.asarray(_Span(arr, extent, writable or arr.flags.writeable))
 
 
 class _Span:
     """Exposes ``extent`` raw bytes of ``arr``'s memory through the array interface."""
 
-    def __init__(self, arr: np.ndarray, extent: int):
+    def __init__(self, arr: np.ndarray, extent: int, writable: bool):
         self._arr = arr
         addr = arr.__array_interface__["data"][0]
         self.__array_interface__ = {"shape": (extent,), "typestr": "|u1",
-                                    "data": (addr, not arr.flags.writeable), "version": 3}
+                                    "data": (addr, not writable), "version": 3}
 
 
 def scalar_tensor(value, dt=None) -> TensorBase:
@@ -210,53 +196,3 @@ def _pytype(value):
     if isinstance(value, np.bool_):
         return bool
     raise TypeError(f"expected a number, got {type(value).__name__}")
-
-
-def legacy_new(cls, args, kwargs, dtype=None):
-    """``torch.Tensor(...)`` and the legacy typed constructors (``torch.FloatTensor(2, 3)``)."""
-    from .python_data import tensor_from_data
-
-    dt = dtype or D.get_default_dtype()
-    device = kwargs.pop("device", None)
-    if kwargs:
-        raise TypeError(f"new() received an invalid combination of arguments - got "
-                        f"{tuple(kwargs)}")
-    if not args:
-        return empty((0,), dt, checked_device(device), cls=cls)
-    if len(args) == 1 and isinstance(args[0], TensorBase):
-        return alias(args[0], cls)
-    if len(args) == 1 and _is_storage(args[0]):
-        if device is None:
-            return _over_storage(args[0], dt, cls)
-        # with a device, upstream reads the storage as a sequence of its elements: a copy
-        src = args[0]
-        src_dt = getattr(src, "dtype", D.BY_NAME["uint8"])
-        return alias(tensor_from_data(_over_storage(src, src_dt, None), dt,
-                                      checked_device(device)), cls)
-    if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args) or (
-            len(args) == 1 and type(args[0]).__name__ == "Size"):
-        size = args[0] if len(args) == 1 and not isinstance(args[0], int) else args
-        return empty(tuple(int(s) for s in size), dt, checked_device(device), cls=cls)
-    if len(args) == 1:
-        t = tensor_from_data(args[0], dt, checked_device(device))
-        return alias(t, cls)
-    raise TypeError("new() received an invalid combination of arguments")
-
-
-def _is_storage(x) -> bool:
-    from .storage import StorageBase
-
-    return isinstance(x, StorageBase) or (
-        hasattr(x, "_untyped_storage") and type(x).__name__.endswith("Storage"))
-
-
-def _over_storage(storage, dt, cls):
-    """``torch.XTensor(storage)``: a 1-D tensor sharing the whole storage (as many ``dt``
-    elements as fit). A typed storage must hold ``dt`` already; an untyped one is taken as is."""
-    untyped = getattr(storage, "_untyped_storage", None)
-    if untyped is not None:
-        if storage.dtype is not dt:
-            raise RuntimeError(f"Expected a Storage of type {dt._cpp_name} or an UntypedStorage, "
-                               f"but got type {storage.dtype._cpp_name} for argument 1 'storage'")
-        storage = untyped
-    return make(storage, dt, (storage.nbytes() // dt.itemsize,), (1,), 0, cls)

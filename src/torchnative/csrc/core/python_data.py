@@ -13,7 +13,8 @@ import numpy as np
 
 from . import dtypes as D
 from .construct import checked_device, empty, tensor_from_numpy
-from .tensor import TensorBase
+from .storage import StorageBase
+from .tensor import TensorBase, alias, make, register_legacy_new
 
 _BOOL, _INT, _FLOAT, _COMPLEX = range(4)
 
@@ -128,3 +129,52 @@ def from_numpy(arr):
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
     return tensor_from_numpy(arr)
+
+
+def legacy_new(cls, args, kwargs, dtype=None):
+    """``torch.Tensor(...)`` and the legacy typed constructors (``torch.FloatTensor(2, 3)``)."""
+    dt = dtype or D.get_default_dtype()
+    device = kwargs.pop("device", None)
+    if kwargs:
+        raise TypeError(f"new() received an invalid combination of arguments - got "
+                        f"{tuple(kwargs)}")
+    if not args:
+        return empty((0,), dt, checked_device(device), cls=cls)
+    if len(args) == 1 and isinstance(args[0], TensorBase):
+        return alias(args[0], cls)
+    if len(args) == 1 and _is_storage(args[0]):
+        if device is None:
+            return _over_storage(args[0], dt, cls)
+        # with a device, upstream reads the storage as a sequence of its elements: a copy
+        src = args[0]
+        src_dt = getattr(src, "dtype", D.BY_NAME["uint8"])
+        return alias(tensor_from_data(_over_storage(src, src_dt, None), dt,
+                                      checked_device(device)), cls)
+    if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args) or (
+            len(args) == 1 and type(args[0]).__name__ == "Size"):
+        size = args[0] if len(args) == 1 and not isinstance(args[0], int) else args
+        return empty(tuple(int(s) for s in size), dt, checked_device(device), cls=cls)
+    if len(args) == 1:
+        t = tensor_from_data(args[0], dt, checked_device(device))
+        return alias(t, cls)
+    raise TypeError("new() received an invalid combination of arguments")
+
+
+def _is_storage(x) -> bool:
+    return isinstance(x, StorageBase) or (
+        hasattr(x, "_untyped_storage") and type(x).__name__.endswith("Storage"))
+
+
+def _over_storage(storage, dt, cls):
+    """``torch.XTensor(storage)``: a 1-D tensor sharing the whole storage (as many ``dt``
+    elements as fit). A typed storage must hold ``dt`` already; an untyped one is taken as is."""
+    untyped = getattr(storage, "_untyped_storage", None)
+    if untyped is not None:
+        if storage.dtype is not dt:
+            raise RuntimeError(f"Expected a Storage of type {dt._cpp_name} or an UntypedStorage, "
+                               f"but got type {storage.dtype._cpp_name} for argument 1 'storage'")
+        storage = untyped
+    return make(storage, dt, (storage.nbytes() // dt.itemsize,), (1,), 0, cls)
+
+
+register_legacy_new(legacy_new)

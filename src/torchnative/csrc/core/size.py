@@ -11,6 +11,12 @@ class Size(tuple):
     def __new__(cls, sizes=()):
         items = []
         for i, s in enumerate(sizes):
+            if type(s) is int:
+                items.append(s)
+                continue
+            if type(s).__name__ == "SymInt":
+                items.append(s)  # a symbolic size stays symbolic (indexing would specialize it)
+                continue
             try:
                 items.append(operator.index(s))
             except TypeError:

@@ -17,9 +17,13 @@ from .device import CPU
 from .layouts import contiguous_format, channels_last, channels_last_3d, preserve_format, strided
 from .refuse import TorchnativeNotImplementedError
 from .size import Size
+from .symbolic_sizes import is_symbolic, symbolic_numel
 from .grad_mode import TLS as _GRAD_TLS
-from .python_classes import tensor_class
+from .python_classes import TENSOR as _TENSOR_CLASS
+from .python_classes import STORAGE as _STORAGE, storage_class as _storage_class, tensor_class
+from .storage import StorageBase
 from .torch_function import disabled_torch_function_impl
+from .conj_neg_bits import CONJ, logical_array
 
 
 class _TensorMeta(type):
@@ -92,10 +96,26 @@ def register_autograd(view_grad_fn, retain_grad) -> None:
     _view_grad_fn, _retain_grad = view_grad_fn, retain_grad
 
 
+def _constructors_not_loaded(cls, args, kwargs):
+    raise RuntimeError("torchnative.csrc.core.python_data is not loaded: torch.Tensor(...) "
+                       "needs it")
+
+
+# torch.Tensor(...) and the legacy typed constructors: python_data.py, which builds on this
+# module, installs them when imported (the core package imports it)
+_legacy_new = _constructors_not_loaded
+
+
+def register_legacy_new(legacy_new) -> None:
+    global _legacy_new
+    _legacy_new = legacy_new
+
+
 class TensorBase(metaclass=_TensorMeta):
     __slots__ = ("_st", "_dtype", "_size", "_stride", "_offset", "_np", "_version_ref",
                  "_requires_grad", "_grad", "_grad_fn", "_view_base", "_retains_grad",
                  "_output_nr", "_wrapped", "__weakref__", "__dict__")
+    _math_bits = 0  # lazy conjugate/negative bits (core/conj_neg_bits.py); set per tensor
 
     def __new__(*args, **kwargs):
         # a wildcard signature: dynamo's polyfill for Tensor.__new__ must match ours or it
@@ -103,9 +123,7 @@ class TensorBase(metaclass=_TensorMeta):
         if cls is TensorBase:
             raise TypeError("Cannot directly construct TensorBase; subclass it and then "
                             "construct that")
-        from .construct import legacy_new
-
-        return legacy_new(cls, args, kwargs)
+        return _legacy_new(cls, args, kwargs)
 
     def __init__(self, *args, **kwargs):
         pass
@@ -142,6 +160,8 @@ class TensorBase(metaclass=_TensorMeta):
     def numel(self) -> int:
         n = 1
         for s in self._size:
+            if type(s) is not int:
+                return symbolic_numel(self)
             n *= s
         return n
 
@@ -188,10 +208,14 @@ class TensorBase(metaclass=_TensorMeta):
         asks for it (a view, data_ptr, saving): its numpy array already owns the bytes."""
         st = self._st
         if st is None:
-            from .storage import storage_class
-
             flat = self._np.reshape(-1)
-            st = self._st = storage_class()._wrap(flat.view(np.uint8), flat.nbytes, CPU)
+            # StorageBase._wrap's fields, set inline: every first view of a result passes here
+            cls = _STORAGE[0] if _STORAGE else _storage_class(StorageBase)
+            st = self._st = cls.__new__(cls)
+            st._data = flat.view(np.uint8)
+            st._nbytes = flat.nbytes
+            st._device = CPU
+            st._resizable = True
         return st
 
     @_storage.setter
@@ -270,7 +294,7 @@ class TensorBase(metaclass=_TensorMeta):
 
     @property
     def _has_symbolic_sizes_strides(self) -> bool:
-        return False
+        return is_symbolic(self._size) or is_symbolic(self._stride)
 
     # --- autograd fields -----------------------------------------------------------------------
     @property
@@ -350,8 +374,6 @@ class TensorBase(metaclass=_TensorMeta):
 
     @property
     def data(self):
-        from .construct import _tensor_class, alias
-
         # a plain Tensor, as upstream's variable_data(); a subclass gets its own type back from
         # __torch_function__ (the binding layer's getter)
         out = alias(self, _tensor_class())
@@ -380,9 +402,10 @@ class TensorBase(metaclass=_TensorMeta):
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to "
                                "Scalar")
-        if self._np is None:
-            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
-        v = self._np.reshape(()).item() if self._np.ndim else self._np.item()
+        if self._np is None:  # upstream's _local_scalar_dense meta kernel refuses so
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+        a = logical_array(self) if self._math_bits else self._np
+        v = a.reshape(()).item() if a.ndim else a.item()
         if self._dtype in D.REDUCED_FLOATING or self._dtype.is_floating_point:
             return float(v)
         return v
@@ -390,9 +413,10 @@ class TensorBase(metaclass=_TensorMeta):
     def tolist(self):
         if self._np is None:
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
-        if self._dtype.is_floating_point and self._np.dtype.kind not in "fc":
-            return self._np.astype(np.float64).tolist()
-        return self._np.tolist()
+        a = logical_array(self)
+        if self._dtype.is_floating_point and a.dtype.kind not in "fc":
+            return a.astype(np.float64).tolist()
+        return a.tolist()
 
     def numpy(self, *, force: bool = False):
         if self._np is None:
@@ -400,6 +424,12 @@ class TensorBase(metaclass=_TensorMeta):
         if not force and self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        if self._math_bits:
+            if force:
+                return logical_array(self)
+            which = ("conjugate", "conj") if self._math_bits & CONJ else ("negative", "neg")
+            raise RuntimeError(f"Can't call numpy() on Tensor that has {which[0]} bit set. Use "
+                               f"tensor.resolve_{which[1]}().numpy() instead.")
         return self._np
 
     def __nonzero__(self) -> bool:
@@ -480,21 +510,11 @@ class TensorBase(metaclass=_TensorMeta):
     def _make_subclass(cls, data, requires_grad=False, **kwargs):
         # upstream's C++ calls the flag ``require_grad``; dynamo's polyfill (whose signature must
         # match ours) calls it ``requires_grad``. Both spellings are accepted.
-        from .construct import alias
-
         requires_grad = kwargs.pop("require_grad", requires_grad)
         t = alias(data, cls)
         t._requires_grad = False
         if requires_grad:
             t.requires_grad_(True)
-        return t
-
-    def as_subclass(self, cls):
-        from .construct import alias
-
-        t = alias(self, cls)
-        t._requires_grad = self._requires_grad
-        t._grad_fn = self._grad_fn
         return t
 
     @staticmethod
@@ -506,7 +526,6 @@ class TensorBase(metaclass=_TensorMeta):
                                storage_size=None):
         """A tensor of ``cls`` with metadata but no data: __torch_dispatch__ subclasses keep
         their real data elsewhere (upstream: a storage-less TensorImpl with the Python key)."""
-        from .construct import make
         from .device import device as _device
         from .storage import storage_class
 
@@ -643,21 +662,69 @@ class TensorBase(metaclass=_TensorMeta):
         return self
 
 
+# --- making tensor objects: every tensor is made by ``make`` so that the fields the door, the
+# kernels and autograd read are always set (construct.py builds the rest on these) ---------
+
+def _tensor_class():
+    """upstream's torch.Tensor once torch/_tensor.py defined it, else TensorBase."""
+    return _TENSOR_CLASS[0] if _TENSOR_CLASS else tensor_class(TensorBase)
+
+
+def make(storage, dt, size, stride, offset=0, cls=None, version_ref=None, view_base=None,
+         np_view=None):
+    t = object.__new__(cls or _tensor_class())
+    t._st = storage
+    t._dtype = dt
+    t._size = tuple(size)
+    t._stride = tuple(stride)
+    t._offset = offset
+    t._np = np_view if np_view is not None else numpy_view(storage, dt, t._size, t._stride,
+                                                            offset)
+    t._version_ref = version_ref if version_ref is not None else [0]
+    t._requires_grad = False
+    t._grad = None
+    t._grad_fn = None
+    t._view_base = view_base
+    t._retains_grad = False
+    t._output_nr = 0
+    t._wrapped = False
+    if _GRAD_TLS.inference:
+        t.__dict__["_tn_inference"] = True  # an inference tensor (made in inference mode)
+    return t
+
+
+def alias(t: TensorBase, cls=None) -> TensorBase:
+    """A new tensor object over the same storage and geometry (detach, .data, subclassing)."""
+    batched = t.__dict__.get("_tn_batched")
+    if batched is not None:
+        # a functorch BatchedTensor holds no storage: its alias presents the same batch
+        out = make(None, t._dtype, t._size, t._stride, 0, cls or type(t), t._version_ref,
+                   np_view=batched)
+        out._np = None
+        out.__dict__["_tn_batched"] = batched
+        return out
+    out = make(t._storage, t._dtype, t._size, t._stride, t._offset, cls or type(t),
+               t._version_ref)
+    if "_tn_inference" in t.__dict__:
+        out.__dict__["_tn_inference"] = True  # aliases of inference tensors are inference tensors
+    if t._math_bits:
+        out._math_bits = t._math_bits  # detach of a conj view reads conjugated too
+    return out
+
+
 def _detached_class(t):
     """The class of ``t.data`` / ``t.detach()``: upstream returns a plain Tensor, which a subclass
     keeping ``__torch_function__`` converts back to its own type; a Parameter (torch function
     disabled) gets a plain Tensor. Pickling a Parameter relies on it."""
-    from .construct import _tensor_class
     from .torch_function import _has_attr_override
 
     return type(t) if _has_attr_override(t) else _tensor_class()
 
 
 def _default_torch_dispatch():
-    import sys
-
-    mod = sys.modules.get("torchnative._C")
-    return getattr(mod, "_disabled_torch_dispatch_impl", None)
+    """torch.Tensor's __torch_dispatch__ (torch._C._disabled_torch_dispatch_impl, which the
+    dispatch layer above defines)."""
+    return getattr(tensor_class(), "__torch_dispatch__", None)
 
 
 def _scalar_dim(dim: int):

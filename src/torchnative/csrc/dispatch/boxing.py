@@ -15,7 +15,7 @@ _MISSING = object()
 
 
 class _Layout:
-    __slots__ = ("names", "kwarg_only", "defaults", "has_default", "n_pos")
+    __slots__ = ("names", "kwarg_only", "defaults", "has_default", "n_pos", "as_given")
 
     def __init__(self, schema):
         args = schema.arguments
@@ -24,6 +24,10 @@ class _Layout:
         self.has_default = [a.has_default_value() for a in args]
         self.defaults = [a.default_value if a.has_default_value() else _MISSING for a in args]
         self.n_pos = sum(1 for k in self.kwarg_only if not k)
+        # a call passing every argument positionally is already boxed when none is keyword-only
+        # and the last has no default (nothing to drop): the count such a call has, else -1
+        self.as_given = len(args) if self.n_pos == len(args) and not (
+            args and self.has_default[-1]) else -1
 
 
 def _layout(op) -> _Layout:
@@ -51,6 +55,8 @@ def _same(value, default) -> bool:
 
 def normalize(op, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     lay = _layout(op)
+    if not kwargs and len(args) == lay.as_given:
+        return tuple(args), {}
     values = list(args) + [_MISSING] * (len(lay.names) - len(args))
     for name, v in kwargs.items():
         try:

@@ -7,8 +7,7 @@ operator; its handle is looked up once (these calls are on the hot path).
 from __future__ import annotations
 
 from ..core.layouts import preserve_format
-from ..ops.dispatcher import REGISTRY
-from .door import aten_dispatch
+from ..ops.dispatcher import DOOR, REGISTRY
 
 _OPS: dict = {}
 
@@ -26,7 +25,8 @@ def op(name: str):
 
 
 def call(name: str, *args, **kwargs):
-    return aten_dispatch(op(name), args, kwargs)
+    # through the door, which installs itself into ops.dispatcher when the package is imported
+    return DOOR["aten_dispatch"](op(name), args, kwargs)
 
 
 def convert_to(self, device=None, dtype=None, non_blocking=False, copy=False,

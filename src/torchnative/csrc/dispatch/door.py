@@ -25,8 +25,10 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any, Callable
 
+from ..core.conj_neg_bits import LIVE as _BITS_LIVE, has_bits as _has_bits
 from ..core.construct import make
 from ..core.grad_mode import TLS as _GRAD
+from . import math_bits as _math_bits
 from . import python_dispatch as _python_dispatch
 from . import python_dispatcher as _python_dispatcher
 from .boxing import normalized
@@ -112,7 +114,8 @@ def aten_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
     if plain is _UNRESOLVED:
         plain = _resolve_plain(op)
     if plain is not None and not (_PD.stack or _PD.infra) and _plain_args(args) and \
-            (not kwargs or _plain_args(kwargs.values())):
+            (not kwargs or _plain_args(kwargs.values())) and \
+            not (_BITS_LIVE[0] and _has_bits(args, kwargs)):
         # dense tensors that neither require grad nor override dispatch: nothing above the
         # kernel can observe the call (the keys upstream would skip), so it goes straight there
         plain.count += 1
@@ -127,7 +130,8 @@ def aten_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
         fast = cia.fast
         if fast is not None and not (_GRAD.grad_enabled and _any_requires_grad(args, kwargs)
                                      and not autograd_excluded()) \
-                and not _python_dispatch.wants_python_dispatch(args, kwargs):
+                and not _python_dispatch.wants_python_dispatch(args, kwargs) \
+                and not (_BITS_LIVE[0] and _has_bits(args, kwargs)):
             fast.count += 1
             return fast.fn(*args, **kwargs)
         cia.count += 1
@@ -207,6 +211,13 @@ def below_autograd(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
     backend kernel."""
     if _VMAP_LIVE[0] and _batching[0](op, args, kwargs, False):
         return _batching[1](op, args, kwargs, False)
+    if _BITS_LIVE[0] and _has_bits(args, kwargs):
+        # a lazily conjugated/negated argument: the Conjugate and Negative keys' fallback
+        return _math_bits.fallback(op, args, kwargs, _below_math_bits)
+    return _below_math_bits(op, args, kwargs)
+
+
+def _below_math_bits(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
     if _python_dispatch.wants_python_dispatch(args, kwargs):
         return _python_dispatch.dispatch(op, args, kwargs)
     return backend_dispatch(op, args, kwargs)
@@ -487,9 +498,8 @@ def _fresh(result):
         if "_tn_inference" in result.__dict__:
             out.__dict__["_tn_inference"] = True
         return out
-    if isinstance(result, tuple):  # a named tuple's constructor takes the fields one by one
-        items = [_fresh(r) for r in result]
-        return type(result)(*items) if hasattr(result, "_fields") else type(result)(items)
+    if isinstance(result, tuple):  # an operator returns a plain tuple, never the named tuple
+        return tuple(_fresh(r) for r in result)  # a decomposition builds (bindings name it)
     if isinstance(result, list):
         return [_fresh(r) for r in result]
     return result
@@ -621,4 +631,6 @@ def redispatch(op: OperatorHandle, keyset, args: tuple, kwargs: dict) -> Any:
 
 
 register_door(packet_callable=packet_callable, overload_callables=overload_callables,
-              call_builtin_kernel=call_builtin_kernel, redispatch=redispatch)
+              call_builtin_kernel=call_builtin_kernel, redispatch=redispatch,
+              aten_dispatch=aten_dispatch, backend_dispatch=backend_dispatch,
+              op_overload=op_overload)

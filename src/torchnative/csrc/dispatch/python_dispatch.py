@@ -11,6 +11,8 @@ from __future__ import annotations
 import threading
 
 from ..core.tensor import TensorBase
+# the door (which imports this module) installs how a call continues below Python dispatch
+from ..ops.dispatcher import DOOR, REGISTRY
 
 
 class _TLS(threading.local):
@@ -23,12 +25,6 @@ class _TLS(threading.local):
 TLS = _TLS()
 
 
-def _disabled_impl():
-    import sys
-
-    return sys.modules["torchnative._C"]._disabled_torch_dispatch_impl
-
-
 _OVERRIDES: dict = {}
 
 
@@ -38,7 +34,8 @@ def _overrides(t) -> bool:
     hit = _OVERRIDES.get(cls)
     if hit is None:
         td = getattr(cls, "__torch_dispatch__", None)
-        hit = _OVERRIDES[cls] = td is not None and getattr(td, "__func__", td) is not _disabled_impl()
+        hit = _OVERRIDES[cls] = td is not None and \
+            getattr(td, "__func__", td) is not disabled_torch_dispatch_impl
     return hit
 
 
@@ -82,9 +79,8 @@ def _modes() -> list:
 
 def dispatch(op, args, kwargs):
     from .boxing import normalize
-    from .door import backend_dispatch, op_overload
 
-    func = op_overload(op)
+    func = DOOR["op_overload"](op)
     args, kwargs = normalize(op, args, kwargs)
     below = args, kwargs
     # a Python number bound to a Tensor parameter reaches __torch_dispatch__ as the number again
@@ -121,7 +117,7 @@ def dispatch(op, args, kwargs):
         names = ", ".join(c.__name__ for c in overloaded)
         raise TypeError(f"Multiple dispatch failed for '{func}'; all __torch_dispatch__ handlers "
                         f"returned NotImplemented:\n\n  - tensor subclass {names}")
-    return backend_dispatch(op, *below)
+    return DOOR["backend_dispatch"](op, *below)
 
 
 def _unwrap_number(a):
@@ -174,12 +170,10 @@ def unset_dispatch_mode(key):
 
 def disabled_torch_dispatch_impl(func, types, args=(), kwargs=None):
     """Tensor.__torch_dispatch__'s default: run the operator below the Python key."""
-    from .door import backend_dispatch
-    from ..ops.dispatcher import REGISTRY
-
     name = func.name() if callable(getattr(func, "name", None)) else str(func)
     qual, _, overload = name.partition(".")
-    return backend_dispatch(REGISTRY.find(qual, overload), tuple(args), dict(kwargs or {}))
+    return DOOR["backend_dispatch"](REGISTRY.find(qual, overload), tuple(args),
+                                    dict(kwargs or {}))
 
 
 class DisableTorchDispatch:

@@ -156,13 +156,16 @@ class ProcessGroupGloo(Backend):
         self._queue.put((work, fn))
         return work
 
-    def _collective(self, what: str, desc: str, fn, outputs, opts=None, ranks=None) -> AsyncWork:
+    def _collective(self, what: str, desc: str, fn, outputs, opts=None, agree=True) -> AsyncWork:
+        """``agree=False``: ``fn`` exchanges the descriptor itself (``fn(ctx, desc)``)."""
         slot = self._seq
         self._seq += 1
         timeout = self._timeout_s(opts)
 
         def run():
             ctx = A.Context(self._mesh, slot, timeout, what)
+            if not agree:
+                return fn(ctx, desc)
             if self.size() > 1:
                 ctx.agree(desc)
             fn(ctx)
@@ -182,12 +185,13 @@ class ProcessGroupGloo(Backend):
             raise ValueError(f"ProcessGroupGloo::broadcast: invalid root rank: {root}")
         t = tensors[0]
 
-        def fn(ctx):
+        def fn(ctx, desc):
             b = Buffer(t)
-            A.broadcast(ctx, b.raw, root)
+            A.broadcast(ctx, b.raw, root, desc)
             b.commit()
 
-        return self._collective("broadcast", f"root{root}|{describe(t)}", fn, tensors, opts)
+        return self._collective("broadcast", f"root{root}|{describe(t)}", fn, tensors, opts,
+                                agree=False)
 
     def allreduce(self, tensors, opts):
         _check_tensors(tensors, "allreduce")
@@ -254,13 +258,13 @@ class ProcessGroupGloo(Backend):
                 raise ValueError("ProcessGroupGloo::allgather: invalid tensor type or size at "
                                  "output; every output must match the input's dtype and size")
 
-        def fn(ctx):
+        def fn(ctx, desc):
             bs = [Buffer(o) for o in outs]
-            A.allgather(ctx, Buffer(t).raw, [b.raw for b in bs])
+            A.allgather(ctx, Buffer(t).raw, [b.raw for b in bs], desc)
             for b in bs:
                 b.commit()
 
-        return self._collective("allgather", describe(t), fn, output_tensors, opts)
+        return self._collective("allgather", describe(t), fn, output_tensors, opts, agree=False)
 
     def _allgather_base(self, output, input, opts):
         if output.dtype != input.dtype:
@@ -268,13 +272,14 @@ class ProcessGroupGloo(Backend):
         if output.numel() != input.numel() * self.size():
             raise ValueError("output tensor size must be equal to world_size times input tensor size")
 
-        def fn(ctx):
+        def fn(ctx, desc):
             b = Buffer(output)
             chunks = np.split(b.raw, self.size()) if b.raw.size else [b.raw] * self.size()
-            A.allgather(ctx, Buffer(input).raw, chunks)
+            A.allgather(ctx, Buffer(input).raw, chunks, desc)
             b.commit()
 
-        return self._collective("allgather_into_tensor", describe(input), fn, [output], opts)
+        return self._collective("allgather_into_tensor", describe(input), fn, [output], opts,
+                                agree=False)
 
     def allgather_coalesced(self, output_lists, input_list, opts):
         works = [self.allgather([o], [i], opts) for o, i in zip(output_lists, input_list)]

@@ -11,6 +11,8 @@ before its post lands in a fresh buffer, as every unposted frame does.
 
 Failures are never silent: a peer whose connection drops poisons every wait on it; a rank that
 detects a mismatch sends an ABORT frame with its message to every peer, and they raise it too.
+A collective that loses a peer aborts the same way: in a chain or a ring the ranks downstream of
+a dead one wait on a live neighbour, and would otherwise sit until their timeout.
 """
 
 from __future__ import annotations
@@ -159,13 +161,21 @@ class Mesh:
             for k in [k for k in self.posted if k[0] == channel and k[2] == slot]:
                 del self.posted[k]
 
-    def _check_alive(self, peers) -> None:
+    def _lost(self, peers) -> str | None:
+        """Why waiting on ``peers`` is hopeless (an abort raises at once), or None."""
         if self.aborted:
             raise PeerError(self.aborted)
         for p in peers:
             if p in self.dead:
-                raise PeerError(f"rank {self.rank}: connection to rank {p} was lost "
-                                f"({self.dead[p]}); did rank {p} die?")
+                return (f"rank {self.rank}: connection to rank {p} was lost ({self.dead[p]}); "
+                        f"did rank {p} die?")
+        return None
+
+    def _raise_lost(self, channel: int, message: str):
+        """Called without the lock held: aborting sends to every peer."""
+        if channel == COLL:
+            self.abort_all(message)
+        raise PeerError(message)
 
     def recv(self, channel: int, peer: int, slot: int, timeout_s: float, what: str):
         """(descriptor, uint8 payload) of the next frame from ``peer`` on (channel, slot)."""
@@ -179,13 +189,16 @@ class Mesh:
                     if not q:
                         del self.mail[key]
                     return item
-                self._check_alive([peer])
+                lost = self._lost([peer])
+                if lost:
+                    break
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise _DistBackendError(
                         f"rank {self.rank}: timed out after {int(timeout_s * 1000)}ms waiting for "
                         f"rank {peer} in {what}")
                 self.cond.wait(left)
+        self._raise_lost(channel, lost)
 
     def recv_any(self, channel: int, slot: int, timeout_s: float, what: str):
         deadline = time.monotonic() + timeout_s
@@ -209,7 +222,10 @@ class Mesh:
     # -- sending -----------------------------------------------------------------------------
     def send(self, channel: int, peer: int, slot: int, desc: str, payload) -> None:
         """Send a frame; ``payload`` is anything exposing a contiguous buffer (or None)."""
-        self._check_alive([peer])
+        with self.cond:
+            lost = self._lost([peer])
+        if lost:
+            self._raise_lost(channel, lost)
         if isinstance(payload, np.ndarray):  # bytes of any dtype (ml_dtypes' have no buffer format)
             payload = np.ascontiguousarray(payload).reshape(-1).view(np.uint8)
         view = memoryview(payload).cast("B") if payload is not None else memoryview(b"")
@@ -222,8 +238,8 @@ class Mesh:
         except OSError as e:
             with self.cond:
                 self.dead.setdefault(peer, str(e))
-            raise PeerError(f"rank {self.rank}: sending to rank {peer} failed ({e}); "
-                            f"did rank {peer} die?") from None
+            self._raise_lost(channel, f"rank {self.rank}: sending to rank {peer} failed ({e}); "
+                                      f"did rank {peer} die?")
 
     def abort_all(self, message: str) -> None:
         """Tell every peer that this group's current operation failed, and why."""

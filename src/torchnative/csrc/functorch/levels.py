@@ -10,9 +10,9 @@ another transform kind uses:
   dead (tensors lifted to it are no longer wrapped by anything alive).
 - ``current() -> Level | None``: the innermost level; ``stack()`` all of them, outermost first.
 - ``by_number(n) -> Level``: the live level numbered ``n`` (refuses a number not on the stack).
-- ``live_vmap``: a one-element list counting live vmap levels in all threads; the door reads it
-  to decide, at no cost when it is zero, whether a call may involve batching (``TLS.vmap``
-  counts this thread's).
+- ``live_vmap``: a one-element list counting live vmap and functionalize levels in all threads;
+  the door reads it to decide, at no cost when it is zero, whether a call may belong to the
+  functorch layer (``TLS.vmap`` and ``TLS.functionalize`` count this thread's).
 
 Lifting a tensor to a level is the kind's own business (``batched.add_batch_dim`` for vmap,
 ``grad_levels.wrap_for_grad`` for grad); each records the ``Level`` object it lifted to, so a
@@ -38,6 +38,7 @@ class _TLS(threading.local):
     def __init__(self):
         self.stack: list[Level] = []
         self.vmap = 0  # live vmap levels in this thread
+        self.functionalize = 0  # live functionalize levels in this thread
 
 
 TLS = _TLS()
@@ -50,6 +51,9 @@ def push(kind: str, **info) -> Level:
     if kind == "vmap":
         live_vmap[0] += 1
         TLS.vmap += 1
+    elif kind == "functionalize":  # the door sends calls to the functorch layer for it too
+        live_vmap[0] += 1
+        TLS.functionalize += 1
     return level
 
 
@@ -64,6 +68,9 @@ def pop(kind: str) -> Level:
     if kind == "vmap":
         live_vmap[0] -= 1
         TLS.vmap -= 1
+    elif kind == "functionalize":
+        live_vmap[0] -= 1
+        TLS.functionalize -= 1
     return level
 
 

@@ -228,14 +228,30 @@ TAG_RULES["inplace_view"] = _inplace_view
 
 @rule("as_strided.default", "as_strided_copy.default", "as_strided_scatter.default",
       "as_strided_.default")
-def as_strided(op, level, args, kwargs):
-    """Strides and an offset into one element's storage: per element they would address the
-    first element's memory, so this refuses rather than read the wrong values."""
+def as_strided_refused(op, level, args, kwargs):
+    """The copy, scatter and in-place forms address one element's storage with no rule here:
+    per element they would read the first element's memory, so they refuse."""
     from ..core.refuse import TorchnativeNotImplementedError
 
+    if op.qualname == "aten::as_strided" and not op.overload:
+        return as_strided(op, level, args, kwargs)
     raise TorchnativeNotImplementedError(
-        f"{op.name} under vmap", "torchnative has no batch rule for as_strided (its strides "
-        "address one element's storage)")
+        f"{op.name} under vmap", "torchnative has no batch rule for it (its strides address "
+        "one element's storage)")
+
+
+def as_strided(op, level, args, kwargs):
+    """functorch's as_strided rule: each element's view is taken from that element's own
+    storage offset (its strides and the offset as given, absolute within the storage), i.e. the
+    physical as_strided with the batch dim's stride put first and the offset unchanged."""
+    bound = dict(zip(("size", "stride", "storage_offset"), args[1:]), **kwargs)
+    p = front(args[0], level)
+    if p is None:
+        return NotImplemented
+    size = [p.shape[0], *bound["size"]]
+    stride = [p.stride(0), *bound["stride"]]
+    out = aten_dispatch(op, (p, size, stride, bound.get("storage_offset")), {})
+    return wrap(out, level, 0)
 
 
 @rule("masked_select.default")

@@ -1,18 +1,14 @@
-"""Complex numbers: real/imag views, conjugation, and building complex tensors (complex, polar).
+"""Complex numbers: real/imag views, lazy conjugation, and building complex tensors.
 
 ``real`` and ``imag`` are views, as upstream's: ``view_as_real(self).select(-1, 0 or 1)``, so
 they alias the complex storage (float dtype, strides and offset doubled) and ``x.real.add_(1)``
 changes ``x``. They are composites called through the door, so modes see ``view_as_real`` and
 ``select`` as they do upstream and autograd differentiates them through those.
 
-Conjugation is materialized. Upstream's ``conj()`` of a complex tensor is a lazy view carrying a
-conjugate bit that every other kernel resolves through the Conjugate dispatch key's fallback;
-torchnative's kernels read a tensor's numpy array directly, and numpy has no lazy conjugate, so
-honouring a bit would need a check in the door before every kernel. ``_conj`` (what ``conj()``
-calls) therefore returns a new tensor holding the conjugated values: values, printing and
-gradients are upstream's, ``is_conj()`` is False (kernels/queries.py: no tensor carries the bit),
-and the result does not alias its input (upstream's does: writing through ``x.conj()`` changes
-``x`` there, not here). ``_neg_view`` is materialized the same way (``is_neg()`` False).
+``conj()`` of a complex tensor is upstream's lazy view: same memory, the conjugate bit flipped
+(``core/conj_neg_bits.py``), so writing through ``x.conj()`` changes ``x``; ``_neg_view`` flips
+the negative bit likewise. Kernels that do not handle the bits see them resolved by the door's
+fallback (``dispatch/math_bits.py``). ``_conj_physical`` and the ``*_copy`` variants materialize.
 """
 
 from __future__ import annotations
@@ -20,11 +16,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import dtypes as D
+from ..core.conj_neg_bits import CONJ, NEG, set_bits
 from ..dispatch.call import call
 from ..core.refuse import TorchnativeNotImplementedError
 from .support.common import arr
 from .copy import _empty_like
 from .pointwise_base import broadcast_shape, finish
+from .views import view_of
 from ..ops.kernel_registry import kernel
 
 
@@ -34,6 +32,8 @@ from ..ops.kernel_registry import kernel
 def real(self):
     if not self.dtype.is_complex:
         return self
+    if self._math_bits & CONJ:  # the real part reads the same through the bit: drop it
+        self = call("_conj", self)
     return call("select.int", call("view_as_real", self), -1, 0)
 
 
@@ -41,6 +41,9 @@ def real(self):
 def imag(self):
     if not self.dtype.is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    if self._math_bits & CONJ:  # conj's imaginary part is the negated one: a negative view
+        return call("_neg_view", call("select.int", call("view_as_real", call("_conj", self)),
+                                      -1, 1))
     return call("select.int", call("view_as_real", self), -1, 1)
 
 
@@ -63,6 +66,13 @@ def _complex_only(self, what: str) -> None:
                            f"{what} of a {self.dtype._cpp_name} tensor")
 
 
+def _flipped(self, bit: int):
+    """A view of ``self`` with ``bit`` flipped (view_of carries self's bits over)."""
+    out = view_of(self, self._size, self._stride, self._offset)
+    set_bits(out, out._math_bits ^ bit)
+    return out
+
+
 def _conjugated(self):
     """A new tensor laid out as ``empty_like(self)`` holding conj(self) (self's values if real)."""
     out = _empty_like(self, self.dtype, self.device, None)
@@ -74,10 +84,9 @@ def _conjugated(self):
 
 @kernel("_conj", meta=True)
 def _conj(self):
-    """Upstream: a view with the conjugate bit flipped. Here: the conjugated values, materialized
-    (see the module docstring)."""
+    """A view of the same memory with the conjugate bit flipped."""
     _complex_only(self, "_conj")
-    return _conjugated(self)
+    return _flipped(self, CONJ)
 
 
 @kernel("_conj_copy", meta=True)
@@ -125,7 +134,7 @@ def conj_physical_out(self, *, out):
     return out
 
 
-# --- the negative bit, materialized likewise --------------------------------------------------
+# --- the negative bit ---------------------------------------------------------------------------
 
 def _negated(self):
     if self.dtype == D.BY_NAME["bool"]:
@@ -138,8 +147,8 @@ def _negated(self):
 
 @kernel("_neg_view", meta=True)
 def _neg_view(self):
-    """Upstream: a view with the negative bit flipped. Here: the negated values, materialized."""
-    return _negated(self)
+    """A view of the same memory with the negative bit flipped."""
+    return _flipped(self, NEG)
 
 
 @kernel("_neg_view_copy", meta=True)

@@ -7,8 +7,11 @@ non-overlapping (as upstream's ``empty_like`` does), else make it contiguous.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from ..core.conj_neg_bits import apply_bits
 from ..core import dtypes as D
 from ..core.cast import cast_array
 from ..core.construct import checked_device, empty
@@ -40,10 +43,13 @@ def copy_into(dest: TensorBase, src: TensorBase) -> None:
 
 @kernel("copy_")
 def copy_(self, src, non_blocking=False):
-    if self._np is not None and src._np is not None and np.shares_memory(self._np, src._np) \
-            and self._np is not src._np:
-        src = _clone(src, contiguous_format)  # overlapping copies read the source first
+    if src._math_bits or self._np is not None and src._np is not None and \
+            np.shares_memory(self._np, src._np) and self._np is not src._np:
+        # overlapping copies read the source first; a lazily conjugated/negated one resolved
+        src = _clone(src, contiguous_format)
     copy_into(self, src)
+    if self._math_bits and self._np is not None:
+        apply_bits(self._np, self._math_bits)  # raw memory that reads as src through the bits
     return self
 
 
@@ -93,6 +99,8 @@ def _clone(src: TensorBase, memory_format) -> TensorBase:
     out = _empty_like(src, src.dtype, src.device, memory_format)
     if out._np is not None:
         np.copyto(out._np, arr(src))
+        if src._math_bits:
+            apply_bits(out._np, src._math_bits)  # the values src reads as, without its bits
     return out
 
 
@@ -151,6 +159,8 @@ def resize_(self, size, *, memory_format=None):
     """upstream's resize_ (Resize.cpp): a new size makes the tensor contiguous (an unchanged size
     keeps its strides) and grows the storage if it holds elements; ``memory_format`` then
     restrides it (TensorImpl::empty_tensor_restride)."""
+    if self._requires_grad:  # VariableTypeManual's check, below autograd for no_grad too
+        raise RuntimeError("cannot resize variables that require grad")
     size = tuple(int(s) for s in size)
     if any(s < 0 for s in size) and 0 not in size:
         raise RuntimeError("numel: integer multiplication overflow")
@@ -159,7 +169,9 @@ def resize_(self, size, *, memory_format=None):
     stride = tuple(self._stride)
     if size != tuple(self._size):
         stride = contiguous_strides(size)
-        numel = int(np.prod(size)) if size else 1
+        numel = math.prod(size)
+        if (numel + self._offset) * self.dtype.itemsize >= 1 << 64:
+            raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)}")
         if numel:
             nbytes = (self._offset + numel) * self.dtype.itemsize
             if nbytes > self._storage.nbytes():

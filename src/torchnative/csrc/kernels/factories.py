@@ -182,7 +182,7 @@ def arange(end, *, dtype=None, layout=None, device=None, pin_memory=None):
 def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    dt = _dtype(dtype)
+    dt = _spaced_dtype(start, end, dtype, "torch.linspace()")
     t = empty((steps,), dt, checked_device(device))
     if t._np is not None and steps:
         if dt._name in ("float32", "float64") and not isinstance(start, complex) and \
@@ -194,10 +194,46 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_mem
         step = (end - start) / (steps - 1) if steps > 1 else 0.0
         i = np.arange(steps, dtype=np.float64)
         half = steps // 2
-        vals = np.where(i < half, start + step * i, end - step * (steps - 1 - i))
+        vals = np.where(i < half, start + step * i, end - step * (steps - 1 - i)) \
+            if steps > 1 else np.full(1, start)  # linspace_out fills start
         t._np[...] = vals.astype(opmath(dt)).astype(t._np.dtype) if dt.is_floating_point \
             else vals.astype(t._np.dtype)
     return t
+
+
+@kernel("linspace.out", "linspace.Tensor_Tensor_out", "linspace.Tensor_Scalar_out",
+        "linspace.Scalar_Tensor_out", meta=True)
+def linspace_out(start, end, steps, *, out):
+    """linspace_out computes in out's dtype (the functional's default dtype would round first);
+    a tensor bound is its value (the Tensor overloads check it is 0-dimensional first)."""
+    from ..dispatch.structured import resize_out
+    from .copy import copy_into
+
+    if hasattr(start, "dim") or hasattr(end, "dim"):
+        from .windows import _linspace_tensors
+
+        result = _linspace_tensors(start, end, steps, out.dtype, None, out.device, None)
+    else:
+        result = linspace(start, end, steps, dtype=out.dtype, device=out.device)
+    resize_out(out, result._size)
+    copy_into(out, result)
+    return out
+
+
+def _spaced_dtype(start, end, dtype, fn_name: str):
+    """linspace_logspace_infer_options: complex bounds make the default complex dtype, and
+    refuse a real one asked for."""
+    if isinstance(start, complex) or isinstance(end, complex):
+        want = D.get_default_complex_dtype()
+        if dtype is None:
+            return want
+        if not dtype.is_complex:
+            from .support.nn_util import typemeta
+
+            raise RuntimeError(f"{fn_name}: inferred dtype {typemeta(want)} can't be safely cast "
+                               f"to passed dtype {dtype._cpp_name}")
+        return dtype
+    return _dtype(dtype)
 
 
 def _linspace_float(start, end, steps: int, T) -> np.ndarray:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import dtypes as D
+from .support.broadcast import infer_size
 from .support.common import arr, wrap
 
 
@@ -27,6 +28,12 @@ TORCH_C = {"torch._C._LinAlgError": LinAlgError}
 _B = D.BY_NAME
 F32, F64, C64, C128 = _B["float32"], _B["float64"], _B["complex64"], _B["complex128"]
 INT32, INT64 = _B["int32"], _B["int64"]
+
+
+def broadcast_batch(first: np.ndarray, second: np.ndarray) -> tuple:
+    """_linalg_broadcast_batch_dims: the batch shape of two stacks of matrices, broadcast (and
+    refused) in the order upstream names them in its message."""
+    return infer_size(first.shape[:-2], second.shape[:-2])
 
 
 def check_is_matrix(A, fn: str, name: str = "A") -> None:

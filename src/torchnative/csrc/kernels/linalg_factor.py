@@ -13,13 +13,9 @@ import numpy as np
 from ..core.construct import empty
 from ..ops.kernel_registry import kernel
 from .linalg_common import (INT32, check_floating_or_complex, dispatch, is_vector_rhs, uses_A_T,
-                            check_is_matrix, check_same_dtype, check_square, getrf, out,
+                            broadcast_batch, check_is_matrix, check_same_dtype, check_square, getrf, out,
                             permutation_of, potrf, real_of, trsm, wide)
 from .linalg_common import check_errors as raise_info
-
-
-def _batch(*shapes) -> tuple:
-    return tuple(np.broadcast_shapes(*shapes))
 
 
 # --- LU ---------------------------------------------------------------------------------------
@@ -104,6 +100,9 @@ def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     check_same_dtype(LU, B, "linalg.lu_solve", "LU", "B")
     if pivots.dtype != INT32:
         raise RuntimeError(f"{fn}: pivots should be a Tensor of scalar type torch.int32")
+    if tuple(pivots.shape) != tuple(LU.shape[:-1]):
+        raise RuntimeError(f"{fn}: Expected LU.shape[:-1] and pivots.shape to be the same, but "
+                           f"got pivots with shape {list(pivots.shape)} instead")
     n = LU.shape[-1]
     if left and B.shape[-2] != n:
         raise RuntimeError(f"{fn}: Incompatible shapes of A and B for the equation AX = B "
@@ -114,7 +113,7 @@ def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     dispatch("linalg.lu_solve_cpu", LU.dtype)
     lu, b = wide(LU), wide(B)
     piv = np.asarray(pivots._np, dtype=np.int64)
-    batch = _batch(lu.shape[:-2], b.shape[:-2], piv.shape[:-1])
+    batch = broadcast_batch(b, lu)
     lu = np.broadcast_to(lu, batch + lu.shape[-2:])
     piv = np.broadcast_to(piv, batch + piv.shape[-1:])
     if left:
@@ -191,7 +190,7 @@ def _linalg_solve_ex(A, B, *, left=True, check_errors=False):
     a = wide(A)
     if use_A_T:
         a = np.swapaxes(a, -1, -2)
-    batch = _batch(a.shape[:-2], b.shape[:-2])
+    batch = broadcast_batch(b, a)
     lu, piv, info = getrf(np.broadcast_to(a, batch + a.shape[-2:]).copy())
     b = np.broadcast_to(b, batch + b.shape[-2:])
     # linalg_lu_solve(LU, pivots, B, left, adjoint=use_A_T), as upstream solves
@@ -303,7 +302,7 @@ def cholesky_solve(self, input2, upper=False):
                            "instead.")
     dispatch("cholesky_solve_cpu", self.dtype)
     f, b = wide(input2), wide(self)
-    batch = _batch(f.shape[:-2], b.shape[:-2])
+    batch = broadcast_batch(b, f)
     f = np.broadcast_to(f, batch + f.shape[-2:])
     f = np.triu(f) if upper else np.tril(f)
     with np.errstate(all="ignore"):
@@ -321,7 +320,7 @@ def _cholesky_solve_helper(self, A, upper):
 # --- triangular solves ------------------------------------------------------------------------
 
 def _triangular(a: np.ndarray, b: np.ndarray, upper, left, unit) -> np.ndarray:
-    batch = _batch(a.shape[:-2], b.shape[:-2])
+    batch = broadcast_batch(b, a)
     a = np.broadcast_to(a, batch + a.shape[-2:])
     b = np.broadcast_to(b, batch + b.shape[-2:])
     a = np.triu(a) if upper else np.tril(a)
@@ -364,7 +363,7 @@ def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
                            f"but it has {A.dim()} dimensions instead")
     dispatch("triangular_solve_cpu", self.dtype)
     a, b = wide(A), wide(self)
-    batch = _batch(a.shape[:-2], b.shape[:-2])
+    batch = broadcast_batch(b, a)
     a = np.broadcast_to(a, batch + a.shape[-2:])
     tri = np.triu(a) if upper else np.tril(a)
     if transpose:

@@ -21,6 +21,7 @@ from ..ops.kernel_registry import kernel
 from .composite_out import register_out_forms
 from .linalg_common import INT32, check_floating_or_complex, check_square, out, wide
 from .linalg_common import check_errors as raise_info
+from .support.broadcast import infer_size
 from .support.common import arr
 
 _BOOL = D.BY_NAME["bool"]
@@ -294,7 +295,7 @@ def linalg_ldl_solve(LD, pivots, B, *, hermitian=False):
     if pivots.dtype.is_floating_point or pivots.dtype.is_complex or pivots.dtype == _BOOL:
         raise RuntimeError(f"{fn}: Expected pivots to be integers. Got "
                            f"{pivots.dtype._cpp_name}")
-    batch = tuple(np.broadcast_shapes(tuple(B.shape[:-2]), tuple(LD.shape[:-2])))
+    batch = infer_size(tuple(B.shape[:-2]), tuple(LD.shape[:-2]))
     shape = batch + tuple(B.shape[-2:])
     if LD.numel() == 0 or pivots.numel() == 0:
         return _column_major(np.broadcast_to(wide(B), shape), B.dtype)

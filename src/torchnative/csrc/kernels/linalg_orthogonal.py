@@ -13,8 +13,9 @@ import numpy as np
 
 from ..core.construct import empty
 from ..ops.kernel_registry import kernel
-from .linalg_common import (INT64, LinAlgError, check_floating_or_complex, check_is_matrix,
-                            check_square, dispatch, float_or_double, out, real_of, wide)
+from .linalg_common import (INT64, LinAlgError, broadcast_batch, check_floating_or_complex,
+                            check_is_matrix, check_square, dispatch, float_or_double, out,
+                            real_of, wide)
 
 
 def _empty(dt):
@@ -280,7 +281,7 @@ def linalg_lstsq(self, b, rcond=None, *, driver=None):
     a, bb = wide(self), wide(b)
     if vector:
         bb = bb[..., None]
-    batch = tuple(np.broadcast_shapes(a.shape[:-2], bb.shape[:-2]))
+    batch = broadcast_batch(a, bb)
     a = np.broadcast_to(a, batch + a.shape[-2:])
     bb = np.broadcast_to(bb, batch + bb.shape[-2:])
     eps = np.finfo(np.float32 if real_of(self.dtype).itemsize == 4 else np.float64).eps

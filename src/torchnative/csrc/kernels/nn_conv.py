@@ -182,12 +182,18 @@ def _convolution_impl(input, weight, bias, stride, padding, dilation, transposed
     _check_shape_forward(input, weight, bias, stride, padding, dilation, transposed,
                          output_padding, groups)
     dt = input._dtype
-    if dt.is_complex:
-        raise TorchnativeNotImplementedError(
-            "complex convolution", "torchnative's convolution kernel computes real dtypes")
     if weight._dtype is not dt:
         raise RuntimeError(f"expected scalar type {dt._cpp_name} but found "
                            f"{weight._dtype._cpp_name}")
+    if dt.is_complex:  # upstream's conv1d/2d/3d composites take complex inputs apart (below)
+        from .support.nn_util import not_implemented
+
+        n = max(dim, 2)
+        if transposed:
+            raise not_implemented(f"slow_conv_transpose{n}d_out_cpu", dt)
+        if any(d != 1 for d in dilation):
+            raise not_implemented("slow_conv_dilated<>", dt)
+        raise not_implemented("compute_columns3d" if n == 3 else "slow_conv2d_cpu", dt)
     if transposed:
         _check_output_padding(output_padding, stride, dilation)
     x = _compute(input, dt)
@@ -267,16 +273,43 @@ def _check_bias_dtype(input, bias):
                            f"({typemeta(bias._dtype)}) should be the same")
 
 
+def _complex_parts(t):
+    ri = call("view_as_real", call("resolve_conj", t))
+    return call("select.int", ri, -1, 0), call("select.int", ri, -1, 1)
+
+
+def _complex_convolution(conv, x, weight, bias):
+    """Upstream's complex_convolution(_mode): Gauss's trick, three real convolutions
+    a = conv(xr, wr, br), b = conv(xi, wi), c = conv(xr + xi, wr + wi, br + bi), and
+    a - b + i * (c - a - b), as operators (autograd differentiates through them, as upstream's)."""
+    x_r, x_i = _complex_parts(x)
+    w_r, w_i = _complex_parts(weight)
+    if bias is None:
+        b_r = b_ri = None
+    else:
+        b_r, b_i = _complex_parts(bias)
+        b_ri = call("add.Tensor", b_r, b_i)
+    a = conv(x_r, w_r, b_r)
+    b = conv(x_i, w_i, None)
+    c = conv(call("add.Tensor", x_r, x_i), call("add.Tensor", w_r, w_i), b_ri)
+    imag = call("mul.Scalar", call("sub.Tensor", call("sub.Tensor", c, a), b), 1j)
+    return call("add.Tensor", call("sub.Tensor", a, b), imag)
+
+
 def _conv_nd(spatial, name):
     def conv(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
         _check_bias_dtype(input, bias)
         x, batched = _batchify(input, spatial, name)
         if isinstance(padding, str):
-            out = call("_convolution_mode", x, weight, bias, list(stride), padding,
-                       list(dilation), groups)
+            def real(x, w, b):
+                return call("_convolution_mode", x, w, b, list(stride), padding,
+                            list(dilation), groups)
         else:
-            out = call("convolution", x, weight, bias, list(stride), list(padding),
-                       list(dilation), False, [0] * spatial, groups)
+            def real(x, w, b):
+                return call("convolution", x, w, b, list(stride), list(padding),
+                            list(dilation), False, [0] * spatial, groups)
+        out = _complex_convolution(real, x, weight, bias) if input._dtype.is_complex else \
+            real(x, weight, bias)
         return out if batched else call("squeeze.dim", out, 0)
 
     return conv
@@ -287,8 +320,13 @@ def _conv_transpose_nd(spatial, name):
                groups=1, dilation=(1,)):
         _check_bias_dtype(input, bias)
         x, batched = _batchify(input, spatial, name)
-        out = call("convolution", x, weight, bias, list(stride), list(padding), list(dilation),
-                   True, list(output_padding), groups)
+
+        def real(x, w, b):
+            return call("convolution", x, w, b, list(stride), list(padding), list(dilation),
+                        True, list(output_padding), groups)
+
+        out = _complex_convolution(real, x, weight, bias) if input._dtype.is_complex else \
+            real(x, weight, bias)
         return out if batched else call("squeeze.dim", out, 0)
 
     return conv_t

@@ -94,9 +94,8 @@ def _reduce_nll(picked, w, keep, reduction, dt, weighted):
     return wrap(np.asarray(loss_r, acc), dt), wrap(np.asarray(total_r, acc), dt)
 
 
-@kernel("nll_loss_forward")
-def nll_loss_forward(self, target, weight, reduction, ignore_index):
-    _check_target_dtype(target)
+def check_nll_shapes(self, target) -> None:
+    """nll_loss's input/target shape rules (its forward's and backward's meta functions)."""
     if not 0 < self.dim() <= 2:
         raise RuntimeError("input tensor should be 1D or 2D")
     if target.dim() > 1:
@@ -105,6 +104,28 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
     if not (no_batch or self._size[0] == target._size[0]):
         raise RuntimeError(f"size mismatch (got input: {_shape(self._size)}, target: "
                            f"{_shape(target._size)})")
+
+
+def check_nll2d_inputs(self, target, weight) -> None:
+    """LossNLL2d.cpp's check_inputs_nll_loss2d (forward and backward)."""
+    if target.dim() != 3:
+        raise RuntimeError("only batches of spatial targets supported (3D tensors) but got "
+                           f"targets of dimension: {target.dim()}")
+    if self.dim() != 4:
+        raise RuntimeError("only batches of spatial inputs supported (4D tensors), but got input "
+                           f"of dimension: {self.dim()}")
+    n, c, h, w_ = self._size
+    if weight is not None and weight.numel() != c:
+        raise RuntimeError("weight tensor should be defined either for all or no classes")
+    if (n, h, w_) != tuple(target._size):
+        raise RuntimeError(f"size mismatch (got input: {_shape(self._size)} , target: "
+                           f"{_shape(target._size)}")
+
+
+@kernel("nll_loss_forward")
+def nll_loss_forward(self, target, weight, reduction, ignore_index):
+    _check_target_dtype(target)
+    check_nll_shapes(self, target)
     n_classes = self._size[-1]
     if weight is not None and not (weight.dim() == 1 and weight.numel() == n_classes):
         raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes "
@@ -130,18 +151,8 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
 @kernel("nll_loss2d_forward")
 def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
     _check_target_dtype(target)
-    if target.dim() != 3:
-        raise RuntimeError("only batches of spatial targets supported (3D tensors) but got "
-                           f"targets of dimension: {target.dim()}")
-    if self.dim() != 4:
-        raise RuntimeError("only batches of spatial inputs supported (4D tensors), but got input "
-                           f"of dimension: {self.dim()}")
+    check_nll2d_inputs(self, target, weight)
     n, c, h, w_ = self._size
-    if weight is not None and weight.numel() != c:
-        raise RuntimeError("weight tensor should be defined either for all or no classes")
-    if (n, h, w_) != tuple(target._size):
-        raise RuntimeError(f"size mismatch (got input: {_shape(self._size)} , target: "
-                           f"{_shape(target._size)}")
     dt = self._dtype
     if dt not in _FLOATS:
         raise not_implemented("nll_loss2d_forward_out_frame", dt)

@@ -469,19 +469,37 @@ def _check_max_pool1d(self, kernel_size, stride, padding, dilation, ceil_mode):
 
 # ---- adaptive max pooling ---------------------------------------------------------------------
 
-@kernel("adaptive_max_pool2d")
-def adaptive_max_pool2d(self, output_size):
+def adaptive_max_checks(name: str, self, output_size, spatial: int):
+    """The adaptive max pools' input checks (``spatial`` pooled dimensions, optional batch)."""
     nd = self.dim()
-    if nd not in (3, 4):
-        raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: "
+    if nd not in (spatial + 1, spatial + 2):
+        raise RuntimeError(f"{name}(): Expected {spatial + 1}D or {spatial + 2}D tensor, but got: "
                            f"{_shape(self._size)}")
     for i in range(1, nd):
         if self._size[i] <= 0:
-            raise RuntimeError("adaptive_max_pool2d(): Expected input to have non-zero size for "
-                               f"non-batch dimensions, but input has sizes {_shape(self._size)} "
-                               f"with dimension {i} being empty")
-    if len(output_size) != 2:
-        raise RuntimeError("adaptive_max_pool2d(): internal error: output_size.size() must be 2")
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {_shape(self._size)} with "
+                               f"dimension {i} being empty")
+    if len(output_size) != spatial:
+        raise RuntimeError(f"{name}(): internal error: output_size.size() must be {spatial}")
+
+
+def window_max(win: np.ndarray) -> np.ndarray:
+    """Position of each window's maximum (last axis) as upstream's scan picks it: a value is
+    taken when greater than the running maximum or NaN, so the first maximum and the last NaN
+    win."""
+    pick = np.argmax(win, axis=-1)
+    nan = np.isnan(win)
+    if nan.any():
+        last = win.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
+        pick = np.where(nan.any(axis=-1), last, pick)
+    return pick
+
+
+@kernel("adaptive_max_pool2d")
+def adaptive_max_pool2d(self, output_size):
+    adaptive_max_checks("adaptive_max_pool2d", self, output_size, 2)
+    nd = self.dim()
     oh, ow = (int(s) for s in output_size)
     dt = self._dtype
     cl = nd == 4 and _suggest_cl(self)
@@ -498,11 +516,7 @@ def adaptive_max_pool2d(self, output_size):
         for b in range(ow):
             j0, j1 = _start(b, ow, w), _end(b, ow, w)
             win = x[..., i0:i1, j0:j1].reshape(out_shape[:-2] + (-1,))
-            pick = np.argmax(win, axis=-1)  # the first maximum
-            nan = np.isnan(win)
-            if nan.any():  # upstream's scan lets the last NaN win
-                last = win.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
-                pick = np.where(nan.any(axis=-1), last, pick)
+            pick = window_max(win)
             vals[..., a, b] = np.take_along_axis(win, pick[..., None], -1)[..., 0]
             kr, kc = np.divmod(pick, j1 - j0)
             idx[..., a, b] = (i0 + kr) * w + (j0 + kc)

@@ -327,12 +327,36 @@ def finish(r, dt: D.dtype, *operands):
         if tensors:
             want = iter_strides(r.shape, tensors)
             item = r.dtype.itemsize
-            if tuple(s // item for s in r.strides) != want:
-                out = np.empty(r.size, dtype=r.dtype)
-                view = np.lib.stride_tricks.as_strided(out, r.shape, [s * item for s in want])
-                np.copyto(view, r)
-                r = view
+            have = tuple(s // item for s in r.strides)
+            if have != want:
+                nbytes = tuple(s * item for s in want)
+                if r.size and r.flags.c_contiguous and _same_layout(r.shape, have, want):
+                    # only the strides of size-1 dimensions differ: same memory, no copy
+                    r = np.ndarray(r.shape, r.dtype, r, 0, nbytes)
+                else:
+                    view = np.ndarray(r.shape, r.dtype, np.empty(r.size, dtype=r.dtype), 0,
+                                      nbytes)
+                    np.copyto(view, r)
+                    r = view
+                t = wrap(r, dt)
+                # numpy calls an array contiguous whatever its size-1 strides are, so ``wrap``
+                # may have given the canonical ones: the tensor keeps TensorIterator's
+                if t._stride != want and _same_layout(r.shape, t._stride, want):
+                    t._stride = want
+                    if t._np is not None and t._np.size and t._np.flags.c_contiguous:
+                        a = t._np
+                        t._np = np.ndarray(a.shape, a.dtype, a, 0,
+                                           tuple(s * a.dtype.itemsize for s in want))
+                return t
     return wrap(r, dt)
+
+
+def _same_layout(shape, a, b) -> bool:
+    """Two stride tuples address the same elements: they differ only where the size is 1."""
+    for n, x, y in zip(shape, a, b):
+        if x != y and n != 1:
+            return False
+    return True
 
 
 def _all_c(operands) -> bool:

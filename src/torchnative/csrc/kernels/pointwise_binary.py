@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .support import complex_arith
 from ..core import dtypes as D
 from ..core.tensor import TensorBase
 from .pointwise_base import (ALL_H, ALL_HB, ALL_HBC, ALL_HC, BOOL, COMPLEX, F64, FLOAT_H, FLOAT_HC,
@@ -188,8 +189,8 @@ def mul(self, other):
     check("mul_cpu", dt, ALL_HBC)
     if dt is BOOL:
         return apply2(np.logical_and, self, other, dt)
-    if dt in COMPLEX:  # upstream's complex product rounds each part once (as if fused)
-        return apply2(lambda x, y: exact(np.multiply, x, y), self, other, dt)
+    if dt in COMPLEX:  # c10::complex's product, each part rounded in the dtype
+        return apply2(complex_arith.product, self, other, dt)
     return apply2(np.multiply, self, other, dt, reduced_scalar=True)
 
 
@@ -333,9 +334,18 @@ def _cpow(x, y):
 
 
 def _pow_float(x, y):
-    if x.dtype == np.complex64:  # std::pow(complex<float>): exp(y * log(x)), each step in float
+    if x.dtype == np.complex64:
+        # std::pow(complex<float>) is C's cpowf, which numpy's power calls for finite nonzero
+        # operands and exponents other than the small integers it multiplies out; the rest
+        # are left to exp(y * log(x))
         with quiet():
-            return exact(np.exp, exact(np.multiply, y, exact(np.log, x)))
+            r = np.power(x, y)
+            xb, yb = np.broadcast_to(x, r.shape), np.broadcast_to(y, r.shape)
+            other = (yb.imag == 0) & (yb.real == np.round(yb.real)) & (np.abs(yb.real) < 100)
+            other |= ~np.isfinite(xb) | ~np.isfinite(yb) | (xb == 0)
+            if other.any():
+                r = np.where(other, exact(np.exp, exact(np.multiply, y, exact(np.log, x))), r)
+            return r
     return exact(_cpow, x, y)
 
 
@@ -355,8 +365,20 @@ def _is(v, target) -> bool:
     return v == target
 
 
+_REAL = frozenset((D.BY_NAME["float32"], D.BY_NAME["float64"]))
+
+
 @kernel("pow.Tensor_Scalar")
 def pow_tensor_scalar(self, exponent):
+    x = self._np
+    if type(exponent) in (int, float) and exponent == 2 and self._dtype in _REAL and \
+            x is not None and x.ndim and x.flags.c_contiguous:
+        # the common case (RMSNorm's square): the general path's x * x, without its checks
+        token = quiet_enter()
+        try:
+            return from_result(x * x, self._dtype)
+        finally:
+            quiet_exit(token)
     if (self._dtype in INTEGRAL or self._dtype is BOOL) and py_dtype(exponent) in (
             BOOL, D.BY_NAME["int64"]) and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
@@ -377,7 +399,12 @@ def pow_tensor_scalar(self, exponent):
 
 def _pow_scalar(x, e, dt):
     """pow_tensor_scalar_kernel's special exponents: sqrt, rsqrt and reciprocal (not for
-    float16), x*x, x*x*x and 1/(x*x); else pow with the exponent held in the tensor's type."""
+    float16), x*x, x*x*x and 1/(x*x); else pow with the exponent held in the tensor's type.
+    Complex products are rounded as c10::complex rounds them (support/complex_arith.py)."""
+    mul = np.multiply
+    if dt in COMPLEX:
+        x = x.astype(np.complex64 if x.dtype == np.complex64 else np.complex128, copy=False)
+        e, mul = complex(e), complex_arith.product
     if dt is not D.BY_NAME["float16"]:
         if e == 0.5:
             return np.sqrt(x)
@@ -389,19 +416,31 @@ def _pow_scalar(x, e, dt):
         return exact(_cpow, x, np.float32(checked(e, dt)))
     if dt in REDUCED:  # the exponent is held as a bfloat16 first
         e = float(checked(e, dt))
-    if dt in COMPLEX:
-        e = complex(e)
-    elif isinstance(e, complex):
+    if dt not in COMPLEX and isinstance(e, complex):
         e = e.real
     if dt in REDUCED:  # Vectorized<BFloat16> arithmetic rounds after every operation
         x = x.astype(D.numpy_dtype(dt))
     if e == 2:
-        return x * x
+        return mul(x, x)
     if e == 3:
-        return x * x * x
+        return mul(mul(x, x), x)
     if e == -2:
-        return 1 / (x * x)
+        return 1 / mul(x, x)
+    if dt in COMPLEX:
+        return _cpow_complex(x, e)
     return exact(_cpow, x, np.asarray(e, dtype=x.dtype))
+
+
+def _cpow_complex(x, e: complex):
+    """std::pow over c10::complex in the dtype: numpy's power is C's cpow but for the small
+    whole exponents it multiplies out and its own cases at 0 and inf (the former path there)."""
+    if e.imag == 0 and e.real == round(e.real) and abs(e.real) < 100:
+        return exact(_cpow, x, np.asarray(e, dtype=x.dtype))
+    r = np.power(x, np.asarray(e, dtype=x.dtype))
+    other = ~np.isfinite(x) | (x == 0)
+    if other.any():
+        r = np.where(other, exact(_cpow, x, np.asarray(e, dtype=x.dtype)), r)
+    return r
 
 
 @kernel("pow.Scalar")

@@ -225,6 +225,16 @@ def abs_(self):
     return _same(self, "abs_cpu", ALL_H, np.abs)
 
 
+@kernel("abs_")
+def abs_inplace(self):
+    """upstream's abs_ refuses complex before anything runs (the result would be real)."""
+    if self._dtype in COMPLEX:
+        raise RuntimeError("In-place abs is not supported for complex tensors.")
+    from ..dispatch.structured import inplace_wrapper
+
+    return inplace_wrapper(abs_, "abs_")(self)
+
+
 def _sign(x):
     t = x.dtype.type
     return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype) if x.dtype.kind != "u" else \

@@ -1,14 +1,26 @@
-"""Queries about a tensor's representation: torchnative tensors are always materialized, so
-they never carry upstream's lazy conjugate/negative bits or the zero-tensor flag."""
+"""Queries about a tensor's representation: its lazy conjugate/negative bits
+(core/conj_neg_bits.py), the zero-tensor flag (never set here), inference."""
 
 from __future__ import annotations
 
+from ..core.conj_neg_bits import CONJ, NEG
+from ..dispatch.call import call
 from ..ops.kernel_registry import kernel
 
 
-@kernel("_is_zerotensor", "is_conj", "is_neg", meta=True)
-def _never(self) -> bool:
+@kernel("_is_zerotensor", meta=True)
+def _is_zerotensor(self) -> bool:
     return False
+
+
+@kernel("is_conj", meta=True)
+def is_conj(self) -> bool:
+    return bool(self._math_bits & CONJ)
+
+
+@kernel("is_neg", meta=True)
+def is_neg(self) -> bool:
+    return bool(self._math_bits & NEG)
 
 
 @kernel("is_inference", meta=True)
@@ -16,11 +28,15 @@ def is_inference(self) -> bool:
     return bool(self.__dict__.get("_tn_inference", False))
 
 
-@kernel("resolve_conj", "resolve_neg", composite=True)
-def _resolved(self):
-    """CompositeImplicitAutograd upstream: no tensor here carries a lazy bit, so both return
-    self, above autograd (recording them would give the input itself a history)."""
-    return self
+@kernel("resolve_conj", composite=True)
+def resolve_conj(self):
+    """self without the bit, else a clone (which resolves every bit, as upstream's copy_)."""
+    return call("clone", self) if self._math_bits & CONJ else self
+
+
+@kernel("resolve_neg", composite=True)
+def resolve_neg(self):
+    return call("clone", self) if self._math_bits & NEG else self
 
 
 @kernel("is_same_size", meta=True)

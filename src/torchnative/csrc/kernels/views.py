@@ -7,6 +7,7 @@ These kernels only compute sizes, strides and offsets, so they serve meta tensor
 from __future__ import annotations
 
 from ..core import construct
+from ..core.conj_neg_bits import CONJ, NEG, set_bits
 from ..core.construct import contiguous_strides_of, make
 from ..core.creation_meta import note_view
 from ..core.size import Size
@@ -28,6 +29,8 @@ def view_of(base: TensorBase, size, stride, offset, dtype=None, np_view=None,
         d["_tn_inference"] = True  # views of inference tensors are inference tensors
     elif "_tn_inference" in d:
         del d["_tn_inference"]  # a view of a normal tensor made in inference mode is normal
+    if base._math_bits:
+        set_bits(out, base._math_bits)  # a view of a lazily conjugated/negated tensor reads so too
     note_view(out, base, multi_output)
     return out
 
@@ -125,6 +128,10 @@ def view(self, size):
             if len(_VIEW_GEOMETRY) >= 4096:
                 _VIEW_GEOMETRY.clear()
             _VIEW_GEOMETRY[key] = geometry
+    if npa is not None and npa.size and self._stride == contiguous_strides_of(self._size):
+        # a contiguous dense base (a ``-1`` size): numpy reshapes it without a copy
+        return view_of(self, geometry[0], geometry[1], self._offset,
+                       np_view=npa.reshape(geometry[0]))
     return view_of(self, geometry[0], geometry[1], self._offset)
 
 
@@ -148,9 +155,40 @@ def _reshape_alias(self, size, stride):
 @kernel("as_strided", meta=True)
 def as_strided(self, size, stride, storage_offset=None):
     off = self._offset if storage_offset is None else storage_offset
-    if len(size) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape")
+    _check_strided(self, list(size), list(stride), off)
     return view_of(self, size, stride, off)
+
+
+def _check_strided(self, size: list, stride: list, offset: int) -> None:
+    """setStrided's checks: matching lengths, no negative stride, the extent inside the storage
+    (checkInBoundsForStorage; a meta or fake tensor's storage, or symbolic sizes, are not checked),
+    a non-negative offset."""
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError("as_strided: Negative strides are not supported at the moment, got "
+                           f"strides: {stride}")
+    item = self._dtype.itemsize
+    extent = 1
+    for n, s in zip(size, stride):
+        if n == 0:
+            extent = 0
+            break
+        if n < 0:  # computeStorageNbytes's unsigned arithmetic overflows
+            raise RuntimeError(f"Storage size calculation overflowed with sizes={size} and "
+                               f"strides={stride}")
+        extent += s * (n - 1)
+    storage = self._storage
+    if extent and storage.device.type != "meta" and \
+            all(type(v) is int for v in (*size, *stride, offset)):
+        need = (extent + offset) * item
+        have = storage.nbytes()
+        if need > have:
+            raise RuntimeError(f"setStorage: sizes {size}, strides {stride}, storage offset "
+                               f"{offset}, and itemsize {item} requiring a storage size of "
+                               f"{need} are out of bounds for storage of size {have}")
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
 
 
 @kernel("detach", meta=True)
@@ -390,6 +428,11 @@ def unbind(self, dim=0):
 def view_as_real(self):
     if not self.dtype.is_complex:
         raise RuntimeError("view_as_real is only supported for complex tensors")
+    if self._math_bits & CONJ:
+        raise RuntimeError("view_as_real doesn't work on unresolved conjugated tensors.  To "
+                           "resolve the conjugate tensor so you can view it as real, use "
+                           "self.resolve_conj(); however, be warned that the resulting tensor "
+                           "will NOT alias the original.")
     real = self.dtype.to_real()
     return view_of(self, list(self._size) + [2], [s * 2 for s in self._stride] + [1],
                    self._offset * 2, dtype=real)
@@ -420,6 +463,12 @@ def view_as_complex(self):
 def view_dtype(self, dtype):
     if dtype == self.dtype:
         return alias(self)
+    if self._math_bits & CONJ:
+        raise RuntimeError("torch.Tensor.view is not supported for conjugate view tensors when "
+                           "converting to a different dtype.")
+    if self._math_bits & NEG:
+        raise RuntimeError("torch.Tensor.view is not supported for tensors with negative bit "
+                           "set when converting to a different dtype.")
     a, b = self.dtype.itemsize, dtype.itemsize
     if a == b:
         return view_of(self, self._size, self._stride, self._offset, dtype=dtype)

@@ -39,6 +39,20 @@ def _as_index_tensor(obj):
 _INT64_MAX = (1 << 63) - 1
 
 
+def _bound(b):
+    return b if type(b).__name__ == "SymInt" else int(b)  # int() would specialize a SymInt
+
+
+def _known_whole(start, stop, length) -> bool:
+    """start == 0 and length <= stop, known without adding a guard (a symbolic size is not
+    known to fit below INT64_MAX, so a trace keeps that slice, as upstream's)."""
+    if type(start) is int and type(stop) is int and type(length) is int:
+        return start == 0 and length <= stop
+    from torch.fx.experimental.symbolic_shapes import statically_known_true
+
+    return statically_known_true(start == 0) and statically_known_true(length <= stop)
+
+
 def _is_bool_scalar(obj) -> bool:
     """True/False, or a 0-dim bool tensor: they add a dim of size 1 (True) or 0 (False)."""
     return isinstance(obj, bool) or (isinstance(obj, TensorBase) and obj.dim() == 0 and
@@ -91,9 +105,9 @@ def apply_slicing(self, index: tuple):
                 raise ValueError("step must be greater than zero")
             # as upstream's applySlicing: None bounds become 0 and INT64_MAX, and a slice that
             # keeps the whole dim is not dispatched
-            start = 0 if start is None else int(start)
-            stop = _INT64_MAX if stop is None else int(stop)
-            if not (start == 0 and stop >= result.shape[dim] and step == 1):
+            start = 0 if start is None else _bound(start)
+            stop = _INT64_MAX if stop is None else _bound(stop)
+            if not (step == 1 and _known_whole(start, stop, result.shape[dim])):
                 result = _call("slice.Tensor", result, dim, start, stop, step)
             advanced.append(None)
             dim += 1
@@ -149,8 +163,8 @@ def getitem(self, index):
         step = 1 if index.step is None else int(index.step)
         if step <= 0:
             raise ValueError("step must be greater than zero")
-        return _call("slice.Tensor", self, 0, 0 if index.start is None else int(index.start),
-                     _INT64_MAX if index.stop is None else int(index.stop), step)
+        return _call("slice.Tensor", self, 0, 0 if index.start is None else _bound(index.start),
+                     _INT64_MAX if index.stop is None else _bound(index.stop), step)
     index = _wrap_index(index)
     result, advanced = apply_slicing(self, index)
     if advanced is None:

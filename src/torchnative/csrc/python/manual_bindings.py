@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as _np
+
 from ..core import dtypes as D
 from ..dispatch.call import call, convert_to
 from ..dispatch.python_dispatch import wants_python_dispatch
 from ..core.layouts import contiguous_format
 from ..core.refuse import TorchnativeNotImplementedError
 from ..core.tensor import TensorBase
+from ..core.construct import tensor_from_numpy, warn_not_writable
+from ..core.python_data import from_numpy as _from_numpy
 
 
 # --- Tensor.to ---------------------------------------------------------------------------------
@@ -124,7 +128,7 @@ def new_tensor(self, data, dtype=None, device=None, requires_grad=False, **kwarg
 
 
 def new(self, *args, **kwargs):
-    from ..core.construct import legacy_new
+    from ..core.python_data import legacy_new
 
     kwargs.setdefault("device", self.device)
     return legacy_new(type(self), args, kwargs, dtype=self._dtype)
@@ -189,11 +193,11 @@ def _set_imag(self, value):
 # the dispatcher: a __torch_dispatch__ mode does not see them (FakeTensorMode asks them inside
 # its own dispatch, and would recurse if it did).
 def _is_conj(self) -> bool:
-    return False  # no tensor here carries the lazy conjugate bit
+    return bool(self._math_bits & 1)  # core/conj_neg_bits.CONJ
 
 
 def _is_neg(self) -> bool:
-    return False  # nor the lazy negative bit
+    return bool(self._math_bits & 2)  # core/conj_neg_bits.NEG
 
 
 def _is_inference(self) -> bool:
@@ -279,9 +283,10 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
 
 
 def from_numpy(arr):
-    from ..core.python_data import from_numpy as impl
-
-    return impl(arr)
+    if isinstance(arr, _np.ndarray) and not arr.flags.writeable:
+        warn_not_writable()
+        return tensor_from_numpy(arr, writable=True)
+    return _from_numpy(arr)
 
 
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
@@ -379,6 +384,9 @@ _TENSOR_DATA = TensorBase.__dict__["data"]
 from .getitem import TENSOR_METHODS as _INDEXING  # noqa: E402
 
 TENSOR_METHODS.update(_INDEXING)
+from .subclassing import TENSOR_METHODS as _SUBCLASSING  # noqa: E402
+
+TENSOR_METHODS.update(_SUBCLASSING)
 TENSOR_METHODS["data"] = property(_getter_with_torch_function(_data, "data"), _TENSOR_DATA.fset)
 # The getters upstream's python_variable.cpp routes through handle_torch_function_getter (all
 # its properties but the two raw slots _grad and _grad_fn, which our autograd writes directly)
@@ -393,8 +401,8 @@ for _name in _GETTERS_WITH_TORCH_FUNCTION:
     _prop = TENSOR_METHODS.get(_name) or getattr(TensorBase, _name)
     TENSOR_METHODS[_name] = property(_getter_with_torch_function(_prop.fget, _name), _prop.fset,
                                      _prop.fdel)
-TENSOR_METHODS = {k: v if isinstance(v, property) else _with_torch_function(v, k, True)
-                  for k, v in TENSOR_METHODS.items()}
+TENSOR_METHODS = {k: v if isinstance(v, property) or k in _SUBCLASSING
+                  else _with_torch_function(v, k, True) for k, v in TENSOR_METHODS.items()}
 TORCH_FUNCTIONS = {k: _with_torch_function(v, k, False) for k, v in TORCH_FUNCTIONS.items()}
 
 TORCH_C = {"torch._C._nn._parse_to": nn_parse_to}

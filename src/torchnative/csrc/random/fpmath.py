@@ -54,12 +54,23 @@ _TINY32 = F64(2.0 ** -125)  # below this float32's ulp is coarser (subnormals): 
 _CHUNK = 1 << 15  # lanes per step: the float64 temporaries stay in the CPU's cache
 
 
-def _flat(v, shape) -> np.ndarray:
+def _wide(v, shape) -> np.ndarray:
     """``v`` (float32) as float64 over ``shape``, flattened; a single value stays 0-d."""
     v = np.asarray(v, F32)
     if v.size == 1:
         return v.reshape(()).astype(F64)
-    return np.broadcast_to(v, shape).astype(F64).ravel()
+    if v.shape != shape:
+        v = np.broadcast_to(v, shape)
+    return v.astype(F64).ravel()
+
+
+def _lanes(v, shape) -> np.ndarray:
+    """``v`` (float32) over ``shape``, flattened (a view where it has that shape already); a
+    single value stays 0-d, as float64."""
+    v = np.asarray(v, F32)
+    if v.size == 1:
+        return v.reshape(()).astype(F64)
+    return np.broadcast_to(v, shape).reshape(-1)
 
 
 def fma32(a, b, c) -> np.ndarray:
@@ -68,17 +79,65 @@ def fma32(a, b, c) -> np.ndarray:
     The product is exact in float64, so ``s = p + c`` in float64 is the exact result rounded
     once; rounding ``s`` to float32 then gives the single-rounding answer unless ``s`` is
     inexact and sits exactly on a float32 midpoint (the only way a second rounding can go wrong)
-    or in float32's subnormal range. Those few lanes are redone with round-to-odd.
+    or in float32's subnormal range. Those few lanes are redone with round-to-odd. Operands are
+    widened chunk by chunk into reused float64 buffers (widening whole arrays first made the
+    optimizers' multiply-adds memory-bound).
     """
     shape = np.broadcast_shapes(np.shape(a), np.shape(b), np.shape(c))
-    a64, b64, c64 = (_flat(v, shape) for v in (a, b, c))
     n = math.prod(shape)
+    if n <= _CHUNK:  # one chunk: whole-array temporaries cost fewer calls than buffers
+        return fma32_rounded(*(_wide(v, shape) for v in (a, b, c)), None).reshape(shape)
+    ops = [_lanes(v, shape) for v in (a, b, c)]
     out = np.empty(n, F32)
-    for lo in range(0, max(n, 1), _CHUNK):
-        hi = min(lo + _CHUNK, n) if n else 1
-        part = [v if v.ndim == 0 else v[lo:hi] for v in (a64, b64, c64)]
-        out[lo:hi] = fma32_rounded(*part, None)
+    m = min(n, _CHUNK)
+    wide = [np.empty(m, F64) if v.ndim else None for v in ops]
+    s_buf, low_buf = np.empty(m, F64), np.empty(m, np.int64)
+    near_buf, abs_buf = np.empty(m, np.bool_), np.empty(m, F64)
+    tiny_buf, nz_buf = np.empty(m, np.bool_), np.empty(m, np.bool_)
+    for lo in range(0, n, _CHUNK):
+        hi = min(lo + _CHUNK, n)
+        k = hi - lo
+        part = []
+        for v, w in zip(ops, wide):
+            if w is None:
+                part.append(v)
+            else:
+                w = w[:k]
+                w[...] = v[lo:hi]
+                part.append(w)
+        s = s_buf[:k]
+        np.multiply(part[0], part[1], out=s)
+        np.add(s, part[2], out=s)
+        out[lo:hi] = s
+        near = near_buf[:k]
+        np.equal(np.bitwise_and(s.view(np.int64), _LOW32, out=low_buf[:k]), _MID32, out=near)
+        mag = np.abs(s, out=abs_buf[:k])
+        tiny = np.less(mag, _TINY32, out=tiny_buf[:k])
+        nonzero = np.not_equal(mag, 0, out=nz_buf[:k])
+        # a zero sum is exact (float64 sums do not underflow to zero): sparse gradients'
+        # optimizer updates are mostly zeros, each of which would otherwise be rechecked
+        near |= np.bitwise_and(tiny, nonzero, out=tiny)
+        if near.any():  # only an inexact sum can round twice: check those lanes exactly
+            _redo_inexact(out[lo:hi], s, part, np.flatnonzero(near))
     return out.reshape(shape)
+
+
+def _inexact(s, ops, i) -> np.ndarray:
+    """Those of lanes ``i`` whose float64 sum ``s`` of ``ops[0] * ops[1] + ops[2]`` was
+    inexact (the product is exact; TwoSum's residual tells)."""
+    ai, bi, ci = (v[i] if v.ndim else v for v in ops)
+    si = s[i]
+    p = ai * bi
+    back = si - p
+    return i[((p - (si - back)) + (ci - back)) != 0]
+
+
+def _redo_inexact(r, s, ops, i) -> None:
+    """Lanes ``i`` of ``r`` (``s`` rounded to float32) whose sum was inexact, recomputed with
+    round-to-odd."""
+    inexact = _inexact(s, ops, i)
+    if inexact.size:
+        r[inexact] = _fma32_exact(*[v[inexact] if v.ndim else v for v in ops])
 
 
 def fma32_rounded(a64, b64, c64, risky) -> np.ndarray:
@@ -92,20 +151,14 @@ def fma32_rounded(a64, b64, c64, risky) -> np.ndarray:
     s = np.atleast_1d(s)
     r = s.astype(F32)
     near = (s.view(np.int64) & _LOW32) == _MID32
-    near |= np.abs(s) < _TINY32
+    mag = np.abs(s)
+    near |= (mag < _TINY32) & (mag != 0)  # a zero sum is exact
     if near.any():  # only an inexact sum can round twice: check those lanes exactly
         i = np.flatnonzero(near)
-        ai, bi, ci = (v[i] if v.ndim else v for v in (a64, b64, c64))
-        si = s[i]
-        p = ai * bi
-        back = si - p
-        inexact = i[((p - (si - back)) + (ci - back)) != 0]
-        if inexact.size:
-            if risky is not None:
-                risky[inexact] = True
-            else:
-                pick = [v[inexact] if v.ndim else v for v in (a64, b64, c64)]
-                r[inexact] = _fma32_exact(*pick)
+        if risky is not None:
+            risky[_inexact(s, (a64, b64, c64), i)] = True
+        else:
+            _redo_inexact(r, s, (a64, b64, c64), i)
     return r
 
 

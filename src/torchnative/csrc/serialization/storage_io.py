@@ -190,9 +190,8 @@ def tensor_from_storage(obj, dtype=None, device=None):
 # ---- tensor metadata (torch/csrc/jit/serialization/pickler_helpers: get/setTensorMetadata) ---------
 
 def get_tensor_metadata(tensor) -> dict:
-    """The non-default representation bits a checkpoint records: upstream's lazy conjugate and
-    negative bits. Ours are always False (tensors are materialized), so this is ``{}`` as for
-    any plain upstream tensor."""
+    """The non-default representation bits a checkpoint records: the lazy conjugate and negative
+    bits (``{}`` for a plain tensor)."""
     meta = {}
     if tensor.is_conj():
         meta["conj"] = True
@@ -202,28 +201,16 @@ def get_tensor_metadata(tensor) -> dict:
 
 
 def set_tensor_metadata(tensor, metadata: dict) -> None:
-    """Apply bits from an upstream checkpoint. Upstream sets a lazy bit on the view; ours has no
-    lazy bits, so a set bit is resolved into fresh memory (values as upstream's ``resolve_conj``
-    / ``resolve_neg`` give; the view then no longer aliases the saved storage)."""
+    """Apply the bits an upstream checkpoint recorded: the tensor becomes the lazy view it was."""
+    from ..core.conj_neg_bits import set_conj, set_neg
+
     for key in metadata:
         if key not in ("conj", "neg"):
             raise RuntimeError(f"Unexpected key `{key}` passed to setTensorMetadata.")
-    conj, neg = bool(metadata.get("conj", False)), bool(metadata.get("neg", False))
-    if not (conj or neg) or tensor._np is None:
-        return
-    from ..core.tensor import contiguous_strides, numpy_view
-    from ..core.storage import new_storage
-
-    arr = tensor._np
-    if conj:
-        arr = np.conj(arr)
-    if neg:
-        arr = np.negative(arr)
-    arr = np.ascontiguousarray(arr)
-    tensor._storage = new_storage(arr.nbytes, CPU, arr.reshape(-1).view(np.uint8))
-    tensor._stride = contiguous_strides(tensor._size)
-    tensor._offset = 0
-    tensor._np = numpy_view(tensor._storage, tensor._dtype, tensor._size, tensor._stride, 0)
+    if "conj" in metadata:
+        set_conj(tensor, bool(metadata["conj"]))
+    if "neg" in metadata:
+        set_neg(tensor, bool(metadata["neg"]))
 
 
 # torch.load ends by asking whether loaded sparse tensors must be validated: a process-wide flag

@@ -9,7 +9,7 @@ refuses by name.
 from __future__ import annotations
 
 from ..core.refuse import TorchnativeNotImplementedError
-from ..functorch import levels
+from ..functorch import functionalize, levels
 from ..functorch.batched import (add_batch_dim, batched_info, is_batched, remove_batch_dim,
                                  unwrap_batched)
 from ..functorch.grad_levels import (grad_decrement_nesting, grad_increment_nesting,
@@ -145,11 +145,58 @@ def is_vmap_fallback_warning_enabled() -> bool:
     return _flags["vmap_fallback_warning"]
 
 
+def func_increment_nesting(reapply_views: bool) -> int:
+    return levels.push("functionalize", reapply_views=bool(reapply_views)).number
+
+
+def func_decrement_nesting() -> int:
+    return levels.pop("functionalize").number
+
+
+def wrap_functional_tensor(tensor, level: int):
+    return functionalize.wrap(tensor, level)
+
+
+def unwrap_functional_tensor(tensor, add_back_views: bool):
+    if functionalize.state(tensor) is None:
+        raise RuntimeError("_unwrap_functional_tensor: expected a functional tensor")
+    return functionalize.unwrap_for_exit(tensor)
+
+
+def assert_wrapped_functional(unwrapped, wrapped) -> None:
+    if functionalize.state(wrapped) is None or functionalize.state(unwrapped) is not None:
+        raise RuntimeError("_assert_wrapped_functional: expected a plain tensor and its "
+                           "functional wrapper")
+
+
+def propagate_functional_input_mutation(unwrapped, wrapped) -> None:
+    """A mutated input's new value is copied back into the caller's tensor (as upstream's, an
+    aten::copy_ a trace records); an input left alone is not touched."""
+    functionalize.sync(wrapped)
+    if not functionalize.has_data_mutation(wrapped):
+        return
+    inner = functionalize.state(wrapped).value
+    with functionalize.skipping():
+        if tuple(unwrapped.shape) != tuple(inner.shape):
+            unwrapped.as_strided_(inner.shape, inner.stride())
+        unwrapped.copy_(inner)
+
+
+def is_functional(tensor) -> bool:
+    return functionalize.state(tensor) is not None
+
+
 _F = "torch._C._functorch."
 
 TORCH_C = {
-    **{_F + n: _never for n in ("is_functionaltensor", "is_gradtrackingtensor",
-                                "is_legacy_batchedtensor")},
+    **{_F + n: _never for n in ("is_gradtrackingtensor", "is_legacy_batchedtensor")},
+    _F + "is_functionaltensor": is_functional,
+    _F + "_func_increment_nesting": func_increment_nesting,
+    _F + "_func_decrement_nesting": func_decrement_nesting,
+    _F + "_wrap_functional_tensor": wrap_functional_tensor,
+    _F + "_unwrap_functional_tensor": unwrap_functional_tensor,
+    _F + "_assert_wrapped_functional": assert_wrapped_functional,
+    _F + "_propagate_functional_input_mutation": propagate_functional_input_mutation,
     _F + "is_batchedtensor": is_batched,
     _F + "is_functorch_wrapped_tensor": is_functorch_wrapped_tensor,
     _F + "maybe_get_level": maybe_get_level,

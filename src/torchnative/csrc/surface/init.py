@@ -62,7 +62,7 @@ class tensortype(type):
         if cls._tn_device != "cpu" or cls._tn_sparse:
             raise TorchnativeNotImplementedError(
                 f"{cls.__module__}.{cls.__name__}", "only dense cpu tensors exist in torchnative")
-        from ..core.construct import legacy_new
+        from ..core.python_data import legacy_new
 
         import torch
 
@@ -90,24 +90,42 @@ def legacy_tensor_types() -> list:
     return out
 
 
-# Functionalization bindings upstream's _initExtension puts on torch. No tensor is ever a
-# FunctionalTensorWrapper here (functionalization is not implemented), so the predicates answer
-# False and every other entry refuses by name.
-_FUNCTIONAL_PREDICATES = ("_is_functional_tensor", "_is_functional_tensor_base")
+# Functionalization bindings upstream's _initExtension puts on torch. torch.func.functionalize's
+# wrappers (functorch/functionalize.py) answer the predicates, sync and unwrap; the rest (the
+# Python FunctionalTensor's and AOTAutograd's entries) refuse by name.
+_FUNCTIONAL_PREDICATES = ("_is_functional_tensor_base",)
 _FUNCTIONAL_REFUSED = (
     "_functionalize_are_all_mutations_under_no_grad_or_inference_mode",
     "_functionalize_was_inductor_storage_resized", "_functionalize_inductor_storage_resized_counter",
     "_functionalize_are_all_mutations_hidden_from_autograd",
     "_functionalize_mark_mutation_hidden_from_autograd", "_functionalize_is_symbolic",
-    "_functionalize_sync", "_functionalize_commit_update", "_functionalize_replace",
+    "_functionalize_commit_update", "_functionalize_replace",
     "_functionalize_is_multi_output_view", "_functionalize_enable_reapply_views",
-    "_functionalize_has_metadata_mutation", "_functionalize_has_data_mutation",
+    "_functionalize_has_metadata_mutation",
     "_functionalize_mutation_counter", "_functionalize_get_storage_size",
     "_functionalize_mark_storage_changed", "_functionalize_was_storage_changed",
     "_functionalize_storage_changed_counter", "_functionalize_unsafe_set",
-    "_to_functional_tensor", "_from_functional_tensor", "_freeze_functional_tensor",
+    "_to_functional_tensor", "_freeze_functional_tensor",
     "_enable_functionalization", "_disable_functionalization", "_mirror_autograd_meta_to",
     "_segment_reduce")
+
+
+def functional_tensor_functions() -> dict:
+    from ..functorch import functionalize as fz
+    from .functorch import is_functional
+
+    def from_functional(t):
+        st = fz.state(t)
+        return t if st is None else st.value
+
+    def has_data_mutation(t) -> bool:
+        if fz.state(t) is None:
+            raise RuntimeError("_functionalize_has_data_mutation: expected a functional tensor")
+        return fz.has_data_mutation(t)
+
+    return {"_is_functional_tensor": is_functional, "_from_functional_tensor": from_functional,
+            "_sync": fz.sync, "_functionalize_sync": fz.sync,
+            "_functionalize_has_data_mutation": has_data_mutation}
 
 
 def _not_functional(t) -> bool:
@@ -126,6 +144,7 @@ def torch_module_functions() -> dict:
     out.update({n: refusing_function(f"torch.{n}", "functionalization is not implemented")
                 for n in _FUNCTIONAL_REFUSED})
     out["to_dlpack"] = to_dlpack
+    out.update(functional_tensor_functions())
     return out
 
 

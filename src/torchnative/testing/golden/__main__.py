@@ -12,7 +12,7 @@ from pathlib import Path
 
 from torchnative.testing import upstream
 
-from . import baseline, pipeline, report, selftest
+from . import baseline, pipeline, report, selftest, workers
 from .subsets import SUITES
 
 
@@ -85,7 +85,7 @@ def main(argv=None) -> int:
         from . import grads
         return grads.main(argv[1:])
     ap = argparse.ArgumentParser(prog="python -m torchnative.testing.golden", description=__doc__)
-    ap.add_argument("command", choices=("generate", "replay", "report", "self-test", "run"))
+    ap.add_argument("command", choices=("generate", "replay", "report", "self-test", "run", "census"))
     ap.add_argument("--suite", default="fast", choices=sorted(SUITES))
     ap.add_argument("--ops", help="comma-separated OpInfo names (overrides the suite's)")
     ap.add_argument("--dtypes", help="comma-separated dtypes; '' = all supported (overrides the suite's)")
@@ -103,13 +103,23 @@ def main(argv=None) -> int:
     ap.add_argument("--update-baseline", action="store_true", help="add agreeing rows to the baseline")
     ap.add_argument("--allow-drop", action="store_true", help="with --update-baseline: drop regressed rows")
     ap.add_argument("--real", action="store_true", help="self-test: also inject faults into stored cases")
+    ap.add_argument("--shard", help="generate: only the K-th of N parts of the entries (K/N), resuming what "
+                    "is there; replay and report then cover the entries generated so far")
+    ap.add_argument("--skip-profiles", action="store_true",
+                    help="generate: no reruns under other CPU profiles (stricter verdicts; saves time)")
     a = ap.parse_args(argv)
     suite = suite_of(a)
+    if a.command == "census":  # how samples would reach ours under --max-samples (census.py)
+        code, out = workers.run(upstream.UPSTREAM_PYTHON, "census", [
+            "--max-samples", str(a.max_samples or 0), "--max-dtypes", str(suite.max_dtypes),
+            "--seed", str(suite.seed)], timeout=7200, capture="stdout")
+        print(out)
+        return 0 if code == 0 else 1
     if a.command == "self-test":
         return do_selftest(a, suite)
     if a.command in ("generate", "run"):
         start = time.perf_counter()
-        pipeline.generate(suite, force=a.force, jobs=a.jobs)
+        pipeline.generate(suite, force=a.force, jobs=a.jobs, shard=a.shard, profiles=not a.skip_profiles)
         print(f"[golden] generate: {time.perf_counter() - start:.1f}s")
     if a.command in ("replay", "run"):
         start = time.perf_counter()

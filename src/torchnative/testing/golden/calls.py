@@ -13,7 +13,7 @@ import functools
 import signal
 import time
 
-from . import codec, naming
+from . import codec, live, naming
 
 REFUSAL = "TorchnativeNotImplementedError"  # torchnative._C._refuse: ours declining by name
 
@@ -68,11 +68,13 @@ def dispatch_log(torch):
 
 @untimed_retry
 def run_call(call: dict, arrays, torch, store: codec.Store, *, seed: int, cast: dict | None = None,
-             timeout: float | None = 20.0, probe_rng: bool = False) -> dict:
+             timeout: float | None = 20.0, probe_rng: bool = False, live_args=None, fn=None) -> dict:
     """Rebuild inputs, seed, call ``call["fn"]``, encode the result. Never raises.
 
     ``probe_rng`` (upstream only) records whether the call drew from the default generator: that,
-    not a difference between runs, is what makes an op random.
+    not a difference between runs, is what makes an op random. ``live_args``: a regenerated sample's
+    (args, kwargs), copied for this call instead of decoded (live.py); ``fn``: the callable itself
+    where the spelling names OpInfo's own.
     """
     res: dict = {"ok": False}
     phase = "rebuild"
@@ -81,12 +83,15 @@ def run_call(call: dict, arrays, torch, store: codec.Store, *, seed: int, cast: 
     start = time.perf_counter()
     try:
         kept: list = []
-        args = codec.decode({"T": "list", "v": call["args"]}, arrays, torch, cast, kept)
+        if live_args is not None:
+            args, kwargs = live_copy(live_args, torch, cast, kept)
+        else:
+            args = codec.decode({"T": "list", "v": call["args"]}, arrays, torch, cast, kept)
+            kwargs = {k: codec.decode(v, arrays, torch, cast, kept) for k, v in call["kwargs"].items()}
         out_kw = call.get("out")
-        kwargs = {k: codec.decode(v, arrays, torch, cast, kept) for k, v in call["kwargs"].items()}
         if out_kw is not None:
             kwargs["out"] = codec.decode(out_kw, arrays, torch, cast)
-        fn = naming.resolve(call["fn"], torch)
+        fn = fn if fn is not None else naming.resolve(call["fn"], torch)
         try:  # seeding failure must not mask the op's own outcome (only random ops depend on it)
             torch.manual_seed(seed)
         except Exception as exc:
@@ -109,6 +114,12 @@ def run_call(call: dict, arrays, torch, store: codec.Store, *, seed: int, cast: 
         signal.signal(signal.SIGALRM, old)
     res["seconds"] = round(time.perf_counter() - start, 6)
     return res
+
+
+def live_copy(sample, torch, cast, kept):
+    args, kwargs = sample
+    return (live.fresh(list(args), torch, cast, kept),
+            {k: live.fresh(v, torch, cast, kept) for k, v in kwargs.items()})
 
 
 def alias_tags(out, args, out_kw, kept, torch) -> list[str]:

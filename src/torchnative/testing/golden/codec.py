@@ -107,6 +107,22 @@ def encode(value, store: Store, torch, storage: bool):
     raise Unserializable(type(value).__qualname__)
 
 
+def encode_lenient(value, store: Store, torch, limit: int | None = None):
+    """``encode`` where what cannot travel becomes ``{"T": "opaque"}`` (type and, for tensors over
+    ``limit`` bytes, shape and dtype): the descriptor of a sample each worker regenerates (live.py),
+    kept for the comparators that read arguments (dim=, ties), never decoded."""
+    if isinstance(value, torch.Tensor) and limit is not None and value.numel() * value.element_size() > limit:
+        return {"T": "opaque", "type": "Tensor", "shape": list(value.shape), "dtype": dtype_name(value.dtype)}
+    if type(value) in (list, tuple):
+        return {"T": type(value).__name__, "v": [encode_lenient(x, store, torch, limit) for x in value]}
+    if type(value) is dict and all(isinstance(k, str) for k in value):
+        return {"T": "dict", "v": {k: encode_lenient(v, store, torch, limit) for k, v in value.items()}}
+    try:
+        return encode(value, store, torch, storage=True)
+    except Unserializable as exc:
+        return {"T": "opaque", "type": str(exc)}
+
+
 def _encode_tensor(t, store, torch, storage):
     if t.layout != torch.strided or t.device.type != "cpu" or t.is_quantized:
         raise Unserializable(f"tensor layout={t.layout} device={t.device}")

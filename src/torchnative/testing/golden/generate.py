@@ -13,6 +13,12 @@ out=). The first spelling that computes is probed, and its reruns stored with th
 - "narrow": for float64, the call with inputs narrowed to float32 (its sensitivity, scaled in ulps).
 torch.empty-like entries are "undefined" (uninitialized memory). OpInfo error_inputs become cases
 that must raise. One JSON + one NPZ per entry.
+
+Every sample is attempted (``--max-samples 0``, the default). A sample the codec cannot carry
+(non-tensor objects, inputs over MAX_SAMPLE_BYTES) and every sample of an entry with no nameable
+callable are "regen" samples: stored as a digest of the inputs plus the generator's seed and
+index, and each worker regenerates them from OpInfo (live.py); OpInfo's own callables are then
+the spellings ("opinfo:op", ...).
 """
 
 from __future__ import annotations
@@ -27,12 +33,13 @@ from pathlib import Path
 
 import numpy as np
 
-from . import calls, codec, naming
+from . import calls, codec, live, naming
 
 # Dtype preference when an op supports more than the cap allows: primary first.
 PRIORITY = ("float32", "float64", "int64", "bool", "float16", "bfloat16", "int32", "complex64",
             "uint8", "int8", "int16", "complex128")
-MAX_SAMPLE_BYTES = 16 << 20
+MAX_SAMPLE_BYTES = 16 << 20  # inputs over this are regenerated, not stored
+MAX_RESULT_BYTES = 256 << 20  # a sample whose results store more is skipped and counted
 NONDETERMINISTIC_RERUNS = 8
 SPELLINGS = (("function", "op"), ("method", "method_variant"), ("inplace", "inplace_variant"),
              ("operator", "operator_variant"), ("inplace_operator", "inplace_operator_variant"))
@@ -60,7 +67,8 @@ def pick_dtypes(op, wanted: list[str] | None, cap: int) -> list[str]:
 
 
 def spellings(op, rev, torch) -> tuple[list[tuple[str, str]], dict[str, int]]:
-    found, unnamed = [], {}
+    """Named spellings; an entry with none is called through OpInfo's own callables (live.OPINFO)."""
+    found, unnamed, own = [], {}, []
     for kind, attr in SPELLINGS:
         fn = getattr(op, attr, None)
         if fn is None:
@@ -68,14 +76,16 @@ def spellings(op, rev, torch) -> tuple[list[tuple[str, str]], dict[str, int]]:
         name = naming.qualified_name(fn, rev, torch)
         if name is None:
             unnamed[kind] = unnamed.get(kind, 0) + 1
+            if not any(getattr(op, a) is fn for _, a in own):
+                own.append((kind, attr))
         elif name not in [n for _, n in found]:
             found.append((kind, name))
-    return found, unnamed
+    return found or [(kind, live.OPINFO + attr) for kind, attr in own], unnamed
 
 
 def spread(items: list, cap: int) -> list[tuple[int, object]]:
     """At most ``cap`` items, evenly spaced, so a capped op keeps its variety (with their indices)."""
-    idx = range(len(items)) if len(items) <= cap else np.linspace(0, len(items) - 1, cap).round().astype(int)
+    idx = range(len(items)) if not cap or len(items) <= cap else np.linspace(0, len(items) - 1, cap).round().astype(int)
     return [(int(i), items[int(i)]) for i in idx]
 
 
@@ -119,6 +129,7 @@ class OpCases:
         self.nondeterministic = False
         self.store = codec.Store("a")
         self.spellings, unnamed = spellings(op, rev, torch)
+        self.live: dict[str, object] = {}  # sample id -> the live OpInfo sample, for regen samples
         self.doc = {"key": self.key, "name": op.name, "variant_test_name": op.variant_test_name,
                     "family": type(op).__name__, "spellings": [n for _, n in self.spellings],
                     "unnamed_spellings": unnamed, "totals": {}, "skipped": {}, "samples": [], "cases": []}
@@ -130,22 +141,45 @@ class OpCases:
         c = {"fn": fn, "variant": variant, "args": sample["args"], "kwargs": sample["kwargs"]}
         if out is not None:
             c["out"] = out
+        s = self.live.get(sample["id"])
         return calls.run_call(c, self.store.arrays, self.torch, self.store, seed=sample["seed"], cast=cast,
-                              timeout=self.timeout, probe_rng=probe_rng)
+                              timeout=self.timeout, probe_rng=probe_rng,
+                              live_args=None if s is None else live.parts(s),
+                              fn=getattr(self.op, fn[len(live.OPINFO):]) if fn.startswith(live.OPINFO) else None)
 
-    def add_sample(self, dtype, index, s, kind="sample"):
+    def encode_inputs(self, s) -> tuple[list, dict, str | None]:
+        """Stored descriptors of sample ``s``, or lenient ones and why it must be regenerated on
+        each side instead (live.py)."""
+        args, kwargs = live.parts(s)
+        why = None
+        if self.spellings and self.spellings[0][1].startswith(live.OPINFO):
+            why = "no nameable spelling"
+        elif sum(t.numel() * t.element_size() for t in _tensors((args, kwargs), self.torch)) > MAX_SAMPLE_BYTES:
+            why = f"inputs over {MAX_SAMPLE_BYTES >> 20} MB"
+        else:
+            mark = len(self.store.arrays)
+            try:
+                return ([codec.encode(a, self.store, self.torch, storage=True) for a in args],
+                        {k: codec.encode(v, self.store, self.torch, storage=True) for k, v in kwargs.items()}, None)
+            except codec.Unserializable as exc:
+                why = f"unserializable input: {exc}"
+                for k in list(self.store.arrays)[mark:]:
+                    del self.store.arrays[k]
+        # described for the comparators only; each worker calls its own regenerated sample
+        return ([codec.encode_lenient(a, self.store, self.torch, 1 << 20) for a in args],
+                {k: codec.encode_lenient(v, self.store, self.torch, 1 << 20) for k, v in kwargs.items()}, why)
+
+    def add_sample(self, dtype, index, s, kind="sample", gen_seed=None):
         sid = f"s{len(self.doc['samples'])}"
         seed = self.seed + zlib.crc32(f"{self.key}|{dtype}|{kind}|{index}".encode()) % (2 ** 31)
-        try:
-            args = [codec.encode(a, self.store, self.torch, storage=True) for a in (s.input, *s.args)]
-            kwargs = {k: codec.encode(v, self.store, self.torch, storage=True) for k, v in s.kwargs.items()}
-        except codec.Unserializable as exc:
-            self.skip(f"unserializable input: {exc}")
-            return None
+        args, kwargs, why = self.encode_inputs(s)
         sample = {"id": sid, "dtype": dtype, "index": index, "kind": kind, "seed": seed, "args": args,
                   "kwargs": kwargs, "random": False,
                   # torch.empty and friends return uninitialized memory: only shape/dtype are defined
                   "undefined": "empty" in self.op.name}
+        if why is not None:
+            sample.update(regen=why, gen_seed=gen_seed, digest=live.digest(s, self.torch))
+            self.live[sid] = s
         self.doc["samples"].append(sample)
         return sample
 
@@ -194,9 +228,9 @@ class OpCases:
     def build(self, dtypes, max_samples):
         torch = self.torch
         for dtype in dtypes:
-            torch.manual_seed(self.seed + zlib.crc32(f"{self.key}|{dtype}".encode()) % (2 ** 31))
+            gen_seed = live.seed_of(self.seed, self.key, dtype)
             try:
-                samples = list(self.op.sample_inputs("cpu", getattr(torch, dtype), requires_grad=False))
+                samples = live.generate(self.op, dtype, gen_seed, torch)
             except Exception as exc:
                 self.skip(f"sample_inputs raised {type(exc).__name__}")
                 continue
@@ -206,14 +240,14 @@ class OpCases:
                 continue
             for index, s in picked:
                 mark = (len(self.store.arrays), len(self.doc["samples"]), len(self.doc["cases"]))
-                sample = self.add_sample(dtype, index, s)
-                if sample is not None:
-                    self.run_sample(sample)
-                    self.cap_size(mark)
+                sample = self.add_sample(dtype, index, s, gen_seed=gen_seed)
+                self.run_sample(sample)
+                self.cap_size(mark)
         if self.nondeterministic:
             self.doc["nondeterministic"] = True
             self.rerun_all()
         self.build_errors()
+        self.live.clear()
         return self.doc
 
     def rerun(self, sample, first, fn, kind, times) -> bool:
@@ -239,28 +273,40 @@ class OpCases:
     def cap_size(self, mark):
         """Drop the sample just added if it stores too much (a few OpInfo samples hold ~10^7 values)."""
         keys = list(self.store.arrays)[mark[0]:]
-        if sum(self.store.arrays[k].nbytes for k in keys) <= MAX_SAMPLE_BYTES:
+        if sum(self.store.arrays[k].nbytes for k in keys) <= MAX_RESULT_BYTES:
             return
         for k in keys:
             del self.store.arrays[k]
         del self.doc["samples"][mark[1]:], self.doc["cases"][mark[2]:]
-        self.skip(f"sample stores more than {MAX_SAMPLE_BYTES >> 20} MB")
+        self.skip(f"results store more than {MAX_RESULT_BYTES >> 20} MB")
 
     def build_errors(self):
         function = [fn for kind, fn in self.spellings if kind == "function"]
         if self.op.error_inputs_func is None:
             return
-        try:
-            errors = list(self.op.error_inputs("cpu"))
+        gen_seed = live.seed_of(self.seed, self.key, "error_inputs")
+        try:  # seeded: an error input regenerated on ours must be the same
+            errors = live.generate(self.op, "error_inputs", gen_seed, self.torch)
+            types = live.error_types(self.op, gen_seed, self.torch)
         except Exception as exc:  # e.g. it needs more than a device
             self.skip(f"error_inputs raised {type(exc).__name__}")
             return
         self.doc["totals"]["error_inputs"] = {"all": len(errors), "picked": len(errors) if function else 0}
         for index, e in enumerate(errors if function else []):
-            sample = self.add_sample("error_inputs", index, e.sample_input, kind="error")
-            if sample is not None:
-                res = self.call(function[0], "function", sample)
-                self.add_case(sample, "function", function[0], res, expected=e.error_type.__name__)
+            sample = self.add_sample("error_inputs", index, e, kind="error", gen_seed=gen_seed)
+            res = self.call(function[0], "function", sample)
+            self.add_case(sample, "function", function[0], res, expected=types[index])
+
+
+def _tensors(tree, torch):
+    if isinstance(tree, torch.Tensor):
+        yield tree
+    elif isinstance(tree, (list, tuple)):
+        for x in tree:
+            yield from _tensors(x, torch)
+    elif isinstance(tree, dict):
+        for x in tree.values():
+            yield from _tensors(x, torch)
 
 
 def main(argv=None):
@@ -269,7 +315,7 @@ def main(argv=None):
     ap.add_argument("--ops", default="", help="comma-separated OpInfo names or name.variant; empty = all")
     ap.add_argument("--dtypes", default="", help="comma-separated dtype names; empty = all supported")
     ap.add_argument("--max-dtypes", type=int, default=99)
-    ap.add_argument("--max-samples", type=int, default=24)
+    ap.add_argument("--max-samples", type=int, default=0, help="per op and dtype, evenly spread; 0 = all")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=20.0)
     ap.add_argument("--list", action="store_true", help="print the selected entries' keys as JSON")

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import calls, codec, generate, naming
+from . import calls, codec, generate, live, naming
 
 DTYPES = ("float32", "float64")
 NONFUNCTIONAL = ("inplace", "inplace_operator")  # an in-place call on a leaf requiring grad raises
@@ -258,7 +258,7 @@ def run_case(doc, sample, arrays, torch, store, kind, *, cast=None, timeout=20.0
 
 def spelling(op, rev, torch) -> str | None:
     found, _ = generate.spellings(op, rev, torch)
-    names = [n for kind, n in found if kind not in NONFUNCTIONAL]
+    names = [n for kind, n in found if kind not in NONFUNCTIONAL and not n.startswith(live.OPINFO)]
     return names[0] if names else None
 
 

@@ -59,39 +59,67 @@ def manifest(suite: Suite) -> dict:
     return json.loads((cases_dir(suite) / "_manifest.json").read_text())
 
 
-def generate(suite: Suite, *, force: bool = False, jobs: int = 1, log=sys.stderr) -> Path:
-    """Cases of ``suite`` under .cache/golden/<suite>/cases (reused while the fingerprint holds)."""
+def generate(suite: Suite, *, force: bool = False, jobs: int = 1, log=sys.stderr, shard: str | None = None,
+             profiles: bool = True) -> Path:
+    """Cases of ``suite`` under .cache/golden/<suite>/cases (reused while the fingerprint holds).
+    ``profiles=False`` skips upstream's reruns under the other CPU profiles: verdicts are then
+    stricter (no cross-CPU allowance), never laxer."""
     CACHE.mkdir(parents=True, exist_ok=True)
     with open(CACHE / f"{suite.name}.lock", "w") as lock:  # concurrent runs share the cache
         fcntl.flock(lock, fcntl.LOCK_EX)
-        out = _generate(suite, force, jobs, log)
-        keys = [k for k in manifest(suite)["keys"] if (out / f"{k}.json").exists()]
-        replay_profiles(suite, "replay", ["--cases", str(out)], keys, per_key=REPLAY_SECONDS_PER_KEY,
-                        jobs=jobs, log=log)
+        out = _generate(suite, force, jobs, log, shard)
+        if profiles:
+            keys = [k for k in manifest(suite)["keys"] if (out / f"{k}.json").exists()]
+            replay_profiles(suite, "replay", ["--cases", str(out)], keys, per_key=REPLAY_SECONDS_PER_KEY,
+                            jobs=jobs, log=log)
         return out
 
 
-def _generate(suite: Suite, force: bool, jobs: int, log) -> Path:
+def shard_of(keys: list[str], shard: str | None) -> list[str]:
+    """``K/N``: the K-th of N interleaved parts of ``keys`` (a run split across invocations)."""
+    if not shard:
+        return keys
+    k, n = (int(x) for x in shard.split("/"))
+    if not 0 <= k < n:
+        raise ValueError(f"--shard {shard}: want K/N with 0 <= K < N")
+    return keys[k::n]
+
+
+def _generate(suite: Suite, force: bool, jobs: int, log, shard: str | None = None) -> Path:
     out = cases_dir(suite)
-    path = out / "_manifest.json"
+    path, progress = out / "_manifest.json", out / "_progress.json"
     fp = fingerprint(suite)
-    if not force and path.exists() and json.loads(path.read_text()).get("fingerprint") == fp:
+    if not force and path.exists() and json.loads(path.read_text()).get("fingerprint") == fp \
+            and json.loads(path.read_text()).get("complete", True) and not shard:
         print(f"[golden] reusing cases in {out}", file=log)
         return out
     if not upstream.available():
         raise RuntimeError(f"upstream interpreter missing: {upstream.UPSTREAM_PYTHON} (run tools/setup.sh)")
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
+    # an interrupted or sharded run of the same cases resumes: entries already written are kept
+    resume = not force and progress.exists() and json.loads(progress.read_text()).get("fingerprint") == fp
+    if not resume:
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir(parents=True)
+        progress.write_text(json.dumps({"fingerprint": fp, "seconds": 0.0}))
     start = time.time()
     keys = workers.list_keys(suite.ops)
+    todo = [k for k in shard_of(keys, shard) if not (out / f"{k}.json").exists()]
     args = ["--out", str(out), "--dtypes", ",".join(suite.dtypes), "--max-dtypes", str(suite.max_dtypes),
             "--max-samples", str(suite.max_samples), "--seed", str(suite.seed)]
-    failures = workers.run_keys(upstream.UPSTREAM_PYTHON, "generate", args, keys,
-                                lambda k: (out / f"{k}.json").exists(), chunk=60,
+    failures = workers.run_keys(upstream.UPSTREAM_PYTHON, "generate", args, todo,
+                                lambda k: (out / f"{k}.json").exists(), chunk=20,
                                 per_key=GENERATE_SECONDS_PER_KEY, jobs=jobs, log=log)
+    state = json.loads(progress.read_text())
+    state["seconds"] = round(state["seconds"] + time.time() - start, 1)
+    state["failures"] = {**state.get("failures", {}), **failures}
+    progress.write_text(json.dumps(state))
+    # after a shard, the manifest lists the entries generated so far ("complete": false): replay
+    # and report then cover those, and say so
+    done = [k for k in keys if (out / f"{k}.json").exists() or k in state["failures"]]
     path.write_text(json.dumps({
-        "fingerprint": fp, "suite": suite.params(), "keys": keys, "failures": failures,
-        "upstream_python": str(upstream.UPSTREAM_PYTHON), "seconds": round(time.time() - start, 1),
+        "fingerprint": fp, "suite": suite.params(), "keys": done, "failures": state["failures"],
+        "complete": len(done) == len(keys), "entries_selected": len(keys),
+        "upstream_python": str(upstream.UPSTREAM_PYTHON), "seconds": state["seconds"],
         "created": time.strftime("%Y-%m-%d %H:%M:%S")}, indent=1))
     return out
 
@@ -109,13 +137,18 @@ def replay_profiles(suite, module: str, args: list[str], keys: list[str], *, per
         out = results_dir(suite, PROFILE_LABEL.format(name))
         stamp = out / "_run.json"
         if stamp.exists() and json.loads(stamp.read_text()).get("fingerprint") == fp:
-            continue
-        shutil.rmtree(out, ignore_errors=True)
-        out.mkdir(parents=True)
-        failures = workers.run_keys(upstream.UPSTREAM_PYTHON, module, [*args, "--out", str(out)], keys,
+            if set(json.loads(stamp.read_text()).get("keys", keys)) >= set(keys):
+                continue
+        else:
+            shutil.rmtree(out, ignore_errors=True)
+        out.mkdir(parents=True, exist_ok=True)
+        todo = [k for k in keys if not (out / f"{k}.json").exists()]  # a partial sweep grows
+        failures = workers.run_keys(upstream.UPSTREAM_PYTHON, module, [*args, "--out", str(out)], todo,
                                     lambda k, out=out: (out / f"{k}.json").exists(), chunk=40,
                                     per_key=per_key, jobs=jobs, log=log, env=env)
-        stamp.write_text(json.dumps({"fingerprint": fp, "profile": name, "env": env, "crashed": failures}))
+        done = sorted(p.stem for p in out.glob("*.json") if not p.name.startswith("_"))
+        stamp.write_text(json.dumps({"fingerprint": fp, "profile": name, "env": env, "crashed": failures,
+                                     "keys": done}))
 
 
 def profile_results(suite, key: str) -> list[tuple[dict, dict]]:
@@ -169,4 +202,19 @@ def judge_all(suite: Suite, label: str):
                 ours = {"ok": False, "exc": failed}
             c = compare.Case(doc, samples[case["sample"]], case, arrays, mine_arrays, tol,
                              compare.other_results(others, case["id"]))
-            yield doc, c.sample, case, compare.judge(c, ours), ours, tol
+            yield doc, c.sample, case, unjudged(case, ours) or compare.judge(c, ours), ours, tol
+
+
+# Cases never judged: ours could not rebuild upstream's inputs (live.py), or upstream's own result
+# cannot travel (a non-tensor object): neither side's values can be compared.
+UNJUDGED = ("inputs-differ", "unregenerated", "result-unserializable")
+
+
+def unjudged(case: dict, ours: dict | None) -> compare.Verdict | None:
+    up = case["upstream"]
+    if not up["ok"] and up["exc"]["phase"] == "encode":
+        return compare.Verdict("result-unserializable", notes=[up["exc"]["message"][:200]])
+    if ours is not None and ours.get("unjudged"):
+        why = ours["unjudged"]
+        return compare.Verdict(why["status"], notes=[f"{why.get('type', '')}: {why['message'][:200]}".lstrip(": ")])
+    return None

@@ -6,6 +6,10 @@ Each case is rebuilt from its descriptors and called exactly as on upstream (sam
 seed). Every case survives its own exceptions (``calls.run_call``); a whole entry that fails is
 recorded as such, and the result file of an entry is written as soon as it is done, so a crash
 loses at most the entry in progress (the driver then retries it alone).
+
+A "regen" sample is regenerated here from OpInfo under upstream's seed (live.py); its cases run
+only if the inputs' digest matches upstream's, else they are recorded as "inputs differ" (or the
+generator's own failure) and never judged.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import calls, codec
+from . import calls, codec, live
 
 
 def interpreter_info(torch) -> dict:
@@ -37,15 +41,39 @@ def replay_op(key: str, cases_dir: Path, torch, timeout: float) -> tuple[dict, c
     samples = {s["id"]: s for s in doc["samples"]}
     store = codec.Store("r")
     results = {}
+    regen = live.Regenerator(torch)
+    found: dict[str, tuple] = {}  # sample id -> (live sample or None, why it is not judged)
     for case in doc["cases"]:
         sample = samples[case["sample"]]
         call = {"fn": case["fn"], "variant": case["variant"], "args": sample["args"],
                 "kwargs": sample["kwargs"]}
         if "out" in case:
             call["out"] = case["out"]
-        results[case["id"]] = calls.run_call(call, arrays, torch, store, seed=sample["seed"],
-                                             timeout=timeout)
+        s = fn = None
+        if sample.get("regen"):
+            if sample["id"] not in found:
+                found[sample["id"]] = regenerate(regen, key, sample, torch)
+            s, unjudged = found[sample["id"]]
+            if unjudged is not None:
+                results[case["id"]] = {"ok": False, "unjudged": unjudged}
+                continue
+            if case["fn"].startswith(live.OPINFO):
+                fn = regen.callable(key, case["fn"])
+        results[case["id"]] = calls.run_call(call, arrays, torch, store, seed=sample["seed"], timeout=timeout,
+                                             live_args=None if s is None else live.parts(s), fn=fn)
     return {"key": key, "results": results}, store
+
+
+def regenerate(regen: live.Regenerator, key: str, sample: dict, torch) -> tuple:
+    """(ours' live sample, None) when its inputs are upstream's bit for bit, else (None, why)."""
+    try:
+        s = regen.sample(key, sample["dtype"], sample["gen_seed"], sample["index"])
+        mine = live.digest(s, torch)
+    except Exception as exc:
+        return None, {"status": "unregenerated", **calls.describe_exception(exc, "regenerate")}
+    if mine != sample["digest"]:
+        return None, {"status": "inputs-differ", "message": f"input digest {mine}, upstream's {sample['digest']}"}
+    return s, None
 
 
 def main(argv=None):

@@ -22,13 +22,13 @@ FAST_OPS = (
 class Suite:
     # where its cases live (.cache/golden/<prefix><name>) and the sources their fingerprint reads
     CACHE_PREFIX: ClassVar[str] = ""
-    SOURCES: ClassVar[tuple] = ("codec.py", "calls.py", "naming.py", "generate.py")
+    SOURCES: ClassVar[tuple] = ("codec.py", "calls.py", "naming.py", "generate.py", "live.py")
 
     name: str
     ops: tuple[str, ...] = ()       # empty: every OpInfo entry
     dtypes: tuple[str, ...] = ()    # empty: every dtype the op supports on CPU (capped)
     max_dtypes: int = 6
-    max_samples: int = 24
+    max_samples: int = 0            # per op and dtype, evenly spread; 0: every sample
     seed: int = 0
 
     def params(self) -> dict:

@@ -42,12 +42,14 @@ def command(python, module: str, *args: str) -> list[str]:
 
 
 def run(python, module: str, args: list[str], timeout: float,
-        env: dict[str, str] | None = None) -> tuple[int | str, str]:
+        env: dict[str, str] | None = None, capture: str = "stderr") -> tuple[int | str, str]:
     """Run ``python -m golden.<module> args`` (``env``: extra variables, e.g. a CPU profile);
-    returns (exit code or 'timeout', stderr tail)."""
+    returns (exit code or 'timeout', stderr tail, or all of stdout with ``capture="stdout"``)."""
     try:
         proc = subprocess.run(command(python, module, *args), capture_output=True,
                               text=True, env={**worker_env(python), **(env or {})}, timeout=timeout)
+        if capture == "stdout" and proc.returncode == 0:
+            return proc.returncode, proc.stdout
         return proc.returncode, proc.stderr[-3000:]
     except subprocess.TimeoutExpired as exc:
         err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")

@@ -5,14 +5,15 @@ the formula namespace reads, so it re-exports them)."""
 from __future__ import annotations
 
 from ..cpp_shims import m_conj, not_implemented
-from .linalg_decomp import (cholesky_backward, householder_product_backward,  # noqa: F401
-                            linalg_eig_backward, linalg_lu_backward, linalg_matrix_exp_differential,
+from .linalg_decomp import (cholesky_backward, cholesky_jvp,  # noqa: F401
+                            householder_product_backward, linalg_eig_backward, linalg_lu_backward, linalg_matrix_exp_differential,
                             linalg_qr_backward, lu_factor_ex_backward, lu_unpack_backward,
                             ormqr_backward, svd_backward)
 from .linalg_solve import (cholesky_inverse_backward, cholesky_solve_backward,  # noqa: F401
-                           linalg_det_backward, linalg_lstsq_backward, linalg_lu_solve_LU,
+                           linalg_det_backward, linalg_det_jvp, linalg_lstsq_backward,
+                           linalg_lu_solve_LU,
                            linalg_solve_backward, linalg_solve_triangular_backward, pinv_backward,
-                           slogdet_backward, triangular_solve_backward)
+                           slogdet_backward, slogdet_jvp, triangular_solve_backward)
 from .pointwise import maybe_multiply
 
 

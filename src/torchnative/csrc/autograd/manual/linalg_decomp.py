@@ -185,6 +185,18 @@ def cholesky_backward(gL, upper, L):
     return torch.linalg.solve_triangular(L_, gA, upper=False, left=False)
 
 
+def cholesky_jvp(dA, L, upper):
+    """From A = L L^H: L^{-1} dA L^{-H} = 2 Re-part of L^{-1} dL, whose lower triangle (half
+    the diagonal) gives dL = L (tril(X) - diag(X)/2)."""
+    torch = _torch()
+    L_ = L.mH if upper else L
+    dL = torch.linalg.solve_triangular(L_, dA, upper=False, left=True)
+    dL = torch.linalg.solve_triangular(L_.mH, dL, upper=True, left=False)
+    dL = dL.tril() - dL.diagonal(0, -2, -1).mul(0.5).diag_embed()
+    dL = L_.matmul(dL)
+    return dL.mH if upper else dL
+
+
 def linalg_lu_backward(L_grad, U_grad, P, L, U, pivot):
     torch = _torch()
     solve_tri = torch.linalg.solve_triangular

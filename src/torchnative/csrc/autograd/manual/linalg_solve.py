@@ -71,6 +71,25 @@ def linalg_det_backward(grad, det, A, LU, pivots):
     return _masked_fmap(det.abs() < 100. * _eps(LU), singular, non_singular, A, d, grad)
 
 
+def linalg_det_jvp(dA, det, LU, pivots, use_A_T):
+    """d det = tr(A^{-1} dA) det, through the saved LU (zeros on its diagonal nudged by eps, so
+    a singular A gets the limit of nearby invertible ones)."""
+    torch = _torch()
+    AinvE = torch.linalg.lu_solve(_perturbed_lu(LU), pivots, dA, left=True, adjoint=use_A_T)
+    return AinvE.diagonal(0, -2, -1).sum(-1) * det
+
+
+def slogdet_jvp(LU, pivots, dA, sign, use_A_T):
+    """d logabsdet = Re tr(A^{-1} dA); the sign moves only for complex A (i Im tr(...) sign).
+    A real sign's tangent is zero (upstream's efficient zero tensor, zeros here)."""
+    torch = _torch()
+    tr = torch.linalg.lu_solve(LU, pivots, dA, left=True, adjoint=use_A_T)
+    tr = tr.diagonal(0, -2, -1).sum(-1)
+    if LU.is_complex():
+        return tr.imag * (1j * sign), tr.real
+    return torch.zeros(sign.shape, dtype=sign.dtype), tr
+
+
 def slogdet_backward(grad_sign, grad_logabsdet, A, signdet, LU, pivots):
     torch = _torch()
     if grad_sign is None and grad_logabsdet is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ...core.tensor import TensorBase
+from ...dispatch.call import call
 from ..cpp_shims import _torch, m_conj
 
 
@@ -43,7 +44,9 @@ def pow_backward(grad, self, exponent):
     if not isinstance(exponent, complex) and exponent == 0:
         return _torch().zeros_like(self)
     exp = complex(exponent) if isinstance(exponent, complex) else float(exponent)
-    return handle_r_to_c(self, grad * m_conj(exp * self.pow(exp - 1)))
+    # C++'s ``exp * tensor`` with a double is Tensor::mul(Scalar): aten::mul.Scalar, which a
+    # trace records (Python's ``*`` would be mul.Tensor with a wrapped number)
+    return handle_r_to_c(self, grad * m_conj(call("mul.Scalar", self.pow(exp - 1), exp)))
 
 
 def pow_backward_self(grad, self, exponent):

@@ -119,8 +119,18 @@ def _rotate_half_t(a: np.ndarray) -> np.ndarray:
 
 def _rotary(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
             unsqueeze_dim: int) -> list[torch.Tensor]:
-    c, s = np.expand_dims(_np(cos), unsqueeze_dim), np.expand_dims(_np(sin), unsqueeze_dim)
+    c, s = _unsqueezed(_np(cos), unsqueeze_dim), _unsqueezed(_np(sin), unsqueeze_dim)
     return [_tensor(_rotated(_np(t), c, s), _promoted(t.dtype, cos.dtype)) for t in (q, k)]
+
+
+def _unsqueezed(a: np.ndarray, dim: int) -> np.ndarray:
+    """``np.expand_dims(a, dim)`` as one reshape (expand_dims' Python costs more than the
+    rotation it feeds on a decode step)."""
+    if dim < 0:
+        dim += a.ndim + 1
+    if not 0 <= dim <= a.ndim:
+        return np.expand_dims(a, dim)  # out of range: numpy's own error
+    return a.reshape(a.shape[:dim] + (1,) + a.shape[dim:])
 
 
 def _rotated(a: np.ndarray, c: np.ndarray, s: np.ndarray) -> np.ndarray:
@@ -136,7 +146,7 @@ def _rotated(a: np.ndarray, c: np.ndarray, s: np.ndarray) -> np.ndarray:
 
 def _rotary_backward(gq: torch.Tensor, gk: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
                      cos: torch.Tensor, sin: torch.Tensor, unsqueeze_dim: int) -> list[torch.Tensor]:
-    c, s = np.expand_dims(_np(cos), unsqueeze_dim), np.expand_dims(_np(sin), unsqueeze_dim)
+    c, s = _unsqueezed(_np(cos), unsqueeze_dim), _unsqueezed(_np(sin), unsqueeze_dim)
     a_q, a_k, g_q, g_k = _np(q), _np(k), _np(gq), _np(gk)
     dq = g_q * c + _rotate_half_t(g_q * s)
     dk = g_k * c + _rotate_half_t(g_k * s)

@@ -1,0 +1,56 @@
+"""``Tensor.as_subclass``: an alias of the tensor, presented as another Tensor subclass.
+
+Upstream (python_variable.cpp) returns ``self.alias()`` wrapped in ``cls``, with the dispatch
+modes stashed, so the result is a view of ``self`` (``_base`` and ``AliasBackward0`` included) and
+no TorchDispatchMode sees the alias. It is not a ``__torch_function__`` override point.
+"""
+
+from __future__ import annotations
+
+from ..core.construct import alias
+from ..core.tensor import TensorBase
+from ..dispatch.call import call
+from ..dispatch.python_dispatch import TLS
+
+
+def as_subclass(self, cls):
+    if not isinstance(cls, type):
+        raise TypeError(f"cls must be a type (got {type(cls).__name__})")
+    if not issubclass(cls, TensorBase):
+        raise TypeError("Creating a Tensor subclass from a class that does not inherit from "
+                        "Tensor is not possible. Make sure your class inherits from Tensor.")
+    stack, infra = TLS.stack, TLS.infra
+    TLS.stack, TLS.infra = [], {}
+    try:
+        out = call("alias", self)
+    finally:
+        TLS.stack, TLS.infra = stack, infra
+    try:
+        out.__class__ = cls
+    except TypeError:  # cls adds __slots__, so the alias's object cannot change class
+        out = _rehome(out, cls)
+    return out
+
+
+_STATE = ("_requires_grad", "_grad", "_grad_fn", "_view_base", "_retains_grad", "_output_nr",
+          "_wrapped")
+
+
+def _rehome(t, cls):
+    """A new ``cls`` object taking over ``t``'s autograd and view state, and its place among the
+    views its root refreshes after an in-place change."""
+    out = alias(t, cls)
+    for name in _STATE:
+        setattr(out, name, getattr(t, name))
+    out.__dict__.update(t.__dict__)
+    root = t._view_base
+    views = root.__dict__.get("_tn_views") if root is not None else None
+    # by identity: a WeakSet's own lookup would compare tensors with ==
+    ref = next((r for r in views.data if r() is t), None) if views is not None else None
+    if ref is not None:
+        views.data.discard(ref)
+        views.add(out)
+    return out
+
+
+TENSOR_METHODS = {"as_subclass": as_subclass}

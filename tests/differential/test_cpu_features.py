@@ -1,0 +1,49 @@
+"""torch.cpu.get_capabilities() and the quantized engines, as this build answers them."""
+from __future__ import annotations
+
+import json
+import platform
+
+import pytest
+
+from torchnative.testing.upstream import run_json, run_json_ours
+
+CAPS = "import json, torch\nprint(json.dumps(dict(torch.cpu.get_capabilities())))"
+
+x86 = pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"),
+                         reason="the description is read on x86-64 only")
+
+
+@x86
+def test_cpu_capabilities_describe_this_machine_as_upstream_does():
+    ours, theirs = run_json_ours(CAPS), run_json(CAPS)
+    assert sorted(ours) == sorted(theirs)
+    # cpuinfo shortens the model name with vendor-specific rules of which ours is a subset
+    ours.pop("cpu_name"), theirs.pop("cpu_name")
+    differ = {k: (ours[k], theirs[k]) for k in theirs if ours[k] != theirs[k]}
+    assert not differ, differ
+
+
+@x86
+def test_a_flag_the_cpu_lacks_reads_false():
+    # control: the description is read, not filled in (every key True would still match keys)
+    caps = run_json_ours(CAPS)
+    assert caps["avx2"] is True or caps["avx2"] is False
+    assert not all(v is True for k, v in caps.items() if isinstance(v, bool))
+
+
+QENGINES = '''
+import json, torch
+import torch.backends.quantized as q
+out = {"supported": q.supported_engines, "engine": q.engine}
+try:
+    q.engine = "fbgemm"
+except RuntimeError as e:
+    out["set"] = str(e)
+print(json.dumps(out))
+'''
+
+
+def test_no_quantized_engine_is_claimed():
+    assert run_json_ours(QENGINES) == {"supported": [], "engine": "none",
+                                       "set": "quantized engine FBGEMM is not supported"}
