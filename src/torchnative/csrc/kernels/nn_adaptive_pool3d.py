@@ -13,8 +13,8 @@ import numpy as np
 from ..core import dtypes as D
 from ..core.cast import cast_array
 from ..ops.kernel_registry import kernel
-from .nn_pool import (_FLOATS, _INT64, _check_sizes, _end, _start, _values,
-                      adaptive_max_checks, window_max)
+from .nn_pool import (_FLOATS, _INT64, _check_sizes, _values, adaptive_max_checks,
+                      adaptive_window_max)
 from .support.common import arr, as_compute, wrap
 from .support.nn_util import not_implemented
 
@@ -30,22 +30,7 @@ def adaptive_max_pool3d(self, output_size):
     _check_sizes(out_shape)
     if dt not in _FLOATS:
         raise not_implemented("adaptive_max_pool3d_cpu", dt)
-    x = _values(self)
-    t, h, w = x.shape[-3:]
-    vals = np.empty(out_shape, x.dtype)
-    idx = np.empty(out_shape, np.int64)
-    for a in range(ot):
-        t0, t1 = _start(a, ot, t), _end(a, ot, t)
-        for b in range(oh):
-            h0, h1 = _start(b, oh, h), _end(b, oh, h)
-            for c in range(ow):
-                w0, w1 = _start(c, ow, w), _end(c, ow, w)
-                win = x[..., t0:t1, h0:h1, w0:w1].reshape(out_shape[:-3] + (-1,))
-                pick = window_max(win)
-                vals[..., a, b, c] = np.take_along_axis(win, pick[..., None], -1)[..., 0]
-                kt, rest = np.divmod(pick, (h1 - h0) * (w1 - w0))
-                kh, kw = np.divmod(rest, w1 - w0)
-                idx[..., a, b, c] = ((t0 + kt) * h + (h0 + kh)) * w + (w0 + kw)
+    vals, idx = adaptive_window_max(_values(self), (ot, oh, ow))
     return wrap(vals, dt), wrap(idx, _INT64)
 
 

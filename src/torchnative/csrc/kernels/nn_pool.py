@@ -496,6 +496,26 @@ def window_max(win: np.ndarray) -> np.ndarray:
     return pick
 
 
+def adaptive_window_max(x: np.ndarray, out_sizes: tuple):
+    """Adaptive max pooling over x's last len(out_sizes) dims: each output's window is [start,
+    end) per dim, scanned in row-major order (window_max's rule); the index is the position in
+    the pooled plane."""
+    k = len(out_sizes)
+    ins, lead = x.shape[-k:], x.shape[:-k]
+    vals = np.empty(lead + tuple(out_sizes), x.dtype)
+    idx = np.empty(lead + tuple(out_sizes), np.int64)
+    for pos in itertools.product(*(range(o) for o in out_sizes)):
+        bounds = [(_start(p, o, n), _end(p, o, n)) for p, o, n in zip(pos, out_sizes, ins)]
+        win = x[(Ellipsis,) + tuple(slice(a, b) for a, b in bounds)].reshape(lead + (-1,))
+        pick = window_max(win)
+        vals[(Ellipsis,) + pos] = np.take_along_axis(win, pick[..., None], -1)[..., 0]
+        flat = 0
+        for (a, b), n, off in zip(bounds, ins, np.unravel_index(pick, [b - a for a, b in bounds])):
+            flat = flat * n + (a + off)
+        idx[(Ellipsis,) + pos] = flat
+    return vals, idx
+
+
 @kernel("adaptive_max_pool2d")
 def adaptive_max_pool2d(self, output_size):
     adaptive_max_checks("adaptive_max_pool2d", self, output_size, 2)
@@ -507,19 +527,7 @@ def adaptive_max_pool2d(self, output_size):
     _check_sizes(out_shape)
     if dt not in _FLOATS:
         raise not_implemented("adaptive_max_pool2d", dt)
-    x = _values(self)
-    h, w = x.shape[-2:]
-    vals = np.empty(out_shape, x.dtype)
-    idx = np.empty(out_shape, np.int64)
-    for a in range(oh):
-        i0, i1 = _start(a, oh, h), _end(a, oh, h)
-        for b in range(ow):
-            j0, j1 = _start(b, ow, w), _end(b, ow, w)
-            win = x[..., i0:i1, j0:j1].reshape(out_shape[:-2] + (-1,))
-            pick = window_max(win)
-            vals[..., a, b] = np.take_along_axis(win, pick[..., None], -1)[..., 0]
-            kr, kc = np.divmod(pick, j1 - j0)
-            idx[..., a, b] = (i0 + kr) * w + (j0 + kc)
+    vals, idx = adaptive_window_max(_values(self), (oh, ow))
     return _output(self, vals, dt, cl), _output(self, idx, _INT64, cl)
 
 
