@@ -115,3 +115,21 @@ AS_STRIDED = {
 
 def test_as_strided_stays_inside_its_storage():
     assert_agree(AS_STRIDED, setup="E = torch.arange(12.)\n")
+
+
+FACTORY_AND_VIEW_ERRORS = {
+    # arange_out dispatches ALL_TYPES_AND2(Half, BFloat16) on CPU; meta computes any dtype
+    "arange_bool": "torch.arange(3, dtype=torch.bool)",
+    "arange_complex": "torch.arange(3, dtype=torch.complex64)",
+    "arange_uint16": "torch.arange(0, 3, 1, dtype=torch.uint16)",
+    "arange_half": "torch.arange(3, dtype=torch.float16)",
+    "arange_meta_complex": "torch.arange(3, dtype=torch.complex64, device='meta')",
+    # view(dtype) of another element size names the C++ scalar types
+    "view_0d": "torch.tensor(1.5).view(torch.uint8)",
+    "view_strided": "torch.ones(2, 2).t().view(torch.uint8)",
+    "view_ok": "torch.tensor([1.5]).view(torch.uint8)",
+}
+
+
+def test_factory_and_view_errors_as_upstream():
+    assert_agree(FACTORY_AND_VIEW_ERRORS)

@@ -129,3 +129,21 @@ AS_SUBCLASS = {
 
 def test_as_subclass_is_an_alias():
     assert_agree(AS_SUBCLASS, setup=AS_SUBCLASS_SETUP)
+
+
+INT_LIST_PARAMETERS = {
+    # a lone int or one-element integral tensor binds to an int list only where the list has a
+    # size (int[1]) or through varargs; otherwise the next overload (a Tensor one) takes it
+    "tensor_split_0d": "len(torch.tensor_split(torch.arange(5.), torch.tensor(1)))",
+    "tensor_split_0d_two": "len(torch.arange(5.).tensor_split(torch.tensor(2)))",
+    "tensor_split_1d": "len(torch.tensor_split(torch.arange(5.), torch.tensor([1])))",
+    "zeros_varargs_0d": "torch.zeros(torch.tensor(3))",
+    "resize_varargs_1d": "torch.ones(2).resize_(torch.tensor([3])).shape",
+    "view_varargs_0d": "torch.ones(2, 3).view(torch.tensor(6))",
+    "sum_sized_list": "torch.ones(2, 3).sum(torch.tensor(1))",
+    "view_two_elements": "torch.ones(2, 3).view(torch.tensor([2, 3]))",
+}
+
+
+def test_int_list_parameters_take_tensors_as_upstream():
+    assert_agree(INT_LIST_PARAMETERS)

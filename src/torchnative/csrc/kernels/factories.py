@@ -14,6 +14,7 @@ from ..core.layouts import preserve_format
 from .pointwise_math import fma
 from .support.common import INT64, arr, opmath, wrap
 from .copy import _empty_like, _scalar_in
+from .support.nn_util import not_implemented
 from ..ops.kernel_registry import kernel
 
 
@@ -133,6 +134,11 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None):
     return full((), s, dtype=_dtype(dtype), device=device)
 
 
+# arange_out's AT_DISPATCH_ALL_TYPES_AND2(Half, BFloat16): no bool, complex or uint16+
+_ARANGE_TYPES = frozenset(D.BY_NAME[n] for n in (
+    "uint8", "int8", "int16", "int32", "int64", "float32", "float64", "float16", "bfloat16"))
+
+
 def _is_int(x) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
@@ -152,6 +158,8 @@ def arange_start_step(start, end, step=1, *, dtype=None, layout=None, device=Non
         n = -((start - end) // step) if step > 0 else -((end - start) // -step)
     n = max(int(n), 0)
     t = empty((n,), dtype, checked_device(device))
+    if t.device.type == "cpu" and dtype not in _ARANGE_TYPES:
+        raise not_implemented("arange_cpu", dtype)
     if t._np is not None and n:
         if dtype.is_floating_point and dtype.itemsize >= 4:
             # upstream: value = start + step * i, computed in the accumulate type

@@ -472,10 +472,12 @@ def view_dtype(self, dtype):
     a, b = self.dtype.itemsize, dtype.itemsize
     if a == b:
         return view_of(self, self._size, self._stride, self._offset, dtype=dtype)
-    if not self._size or self._stride[-1] != 1:
-        raise RuntimeError("self.stride(-1) must be 1 to view " + str(self.dtype) + " as " +
-                           str(dtype) + " (different element sizes), but got " +
-                           str(self._stride[-1] if self._size else 1))
+    names = f"{self.dtype._cpp_name} as {dtype._cpp_name} (different element sizes)"
+    if not self._size:
+        raise RuntimeError(f"self.dim() cannot be 0 to view {names}")
+    if self._stride[-1] != 1:
+        raise RuntimeError(f"self.stride(-1) must be 1 to view {names}, but got "
+                           f"{self._stride[-1]}")
     if a > b:
         r = a // b
         return view_of(self, list(self._size[:-1]) + [self._size[-1] * r],

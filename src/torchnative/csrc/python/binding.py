@@ -108,7 +108,10 @@ def _checker(p: "Param"):
         def fn(obj):
             if isinstance(obj, (tuple, list)):
                 return len(obj) == 0 or _is_int(obj[0]) or _zero_dim_ok(obj[0], True)
-            return (size > 0 and (_is_int(obj) or _zero_dim_ok(obj, True))) or _one_int(obj)
+            # a lone int (or one-element integral tensor) only where the list has a size;
+            # elsewhere it reaches a list parameter through varargs alone, so a Tensor overload
+            # after it still gets a 0-dim tensor (tensor_split's sections)
+            return size > 0 and (_is_int(obj) or _zero_dim_ok(obj, True) or _one_int(obj))
     elif k in ("TensorList", "c10::List<::std::optional<Tensor>>"):
         none_ok = k != "TensorList"
 
