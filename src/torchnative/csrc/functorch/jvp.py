@@ -3,25 +3,23 @@
 torch.func.jvp pushes a jvp level and, for the outermost one, enters a forward-AD dual level
 (autograd/forward): the duals it makes carry their tangents through every operator, batched
 ones included when jacfwd vmaps over the tangents. Upstream nests jvp levels by wrapping tensors
-per level over the one dual level; here a tensor has one tangent, so a jvp level inside another
-refuses by name.
+per level over the one dual level; here a tensor has one tangent, so a dual made inside a nested
+jvp level refuses by name (autograd/forward's ``_make_dual``).
 """
 
 from __future__ import annotations
 
-from ..core.refuse import TorchnativeNotImplementedError
+from ..autograd.forward.levels import JVP_DEPTH
 from . import levels
 
 
 def jvp_increment_nesting() -> int:
-    if any(lvl.kind == "jvp" for lvl in levels.stack()):
-        raise TorchnativeNotImplementedError(
-            "torch.func.jvp inside another torch.func.jvp (jacfwd of jacfwd, nested jvp)",
-            "torchnative keeps one tangent per tensor: forward-mode levels do not nest")
+    JVP_DEPTH[0] += 1
     return levels.push("jvp").number
 
 
 def jvp_decrement_nesting() -> int:
+    JVP_DEPTH[0] -= 1
     return levels.pop("jvp").number
 
 

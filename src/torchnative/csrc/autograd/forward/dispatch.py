@@ -15,6 +15,7 @@ VariableTypeManual.cpp writes them.
 from __future__ import annotations
 
 from ...core.grad_mode import TLS as _GRAD
+from ...core.refuse import TorchnativeNotImplementedError
 from ...core.tensor import TensorBase
 from ...dispatch.door import FORWARD_PASS, past_forward_ad
 from . import levels
@@ -260,6 +261,10 @@ def _no_fw(fn, *args):
 def _make_dual(op, args, kwargs):
     from ...dispatch.call import call
 
+    if levels.JVP_DEPTH[0] > 1:
+        raise TorchnativeNotImplementedError(
+            "torch.func.jvp inside another torch.func.jvp (jacfwd of jacfwd, nested jvp)",
+            "torchnative keeps one tangent per tensor: forward-mode levels do not nest")
     vals = _bind(op, args, kwargs)
     primal, tangent, level = vals["primal"], vals["tangent"], vals["level"]
     if levels.fw_grad(primal, level) is not None:

@@ -21,6 +21,10 @@ from ...core.grad_mode import TLS as _GRAD
 
 _LEVELS: list = []  # [WeakSet of tensors holding a tangent at level i]
 _HOOK: list = [None, None]  # (install, uninstall) the door's forward-AD entry, set by __init__
+# torch.func.jvp levels open now (functorch's jvp keeps it): a tensor has one tangent, so a dual
+# made inside a nested jvp level refuses (the nesting calls themselves must not fail: upstream's
+# Python counts them in pairs)
+JVP_DEPTH: list = [0]
 
 
 def enter_dual_level() -> int:
