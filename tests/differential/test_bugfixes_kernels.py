@@ -128,6 +128,10 @@ FACTORY_AND_VIEW_ERRORS = {
     "view_0d": "torch.tensor(1.5).view(torch.uint8)",
     "view_strided": "torch.ones(2, 2).t().view(torch.uint8)",
     "view_ok": "torch.tensor([1.5]).view(torch.uint8)",
+    # mean.dim's float32 shortcut leaves a 0-dim input (dim wraps as for one dim) to the general path
+    "mean_0d_keepdim": "torch.mean(torch.tensor(2.5), 0, keepdim=True)",
+    "mean_0d_last": "torch.tensor(2.5).mean(-1, True)",
+    "mean_1d_keepdim": "torch.arange(4.).mean(0, keepdim=True)",
 }
 
 

@@ -15,7 +15,7 @@ import pytest
 from torchnative.testing import upstream
 from torchnative.testing.golden import tolerance
 
-PROGRAM = upstream.REPO / "tests" / "tlm_program.py"
+PROGRAM = upstream.REPO / "tests" / "system" / "tlm_program.py"
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not upstream.available(), reason="upstream environment not set up")]
 

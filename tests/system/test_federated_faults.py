@@ -20,7 +20,7 @@ from torchnative.nn.federated import experiment
 
 ROOT = Path(__file__).resolve().parents[2]
 OURS = str(ROOT / ".venv" / "bin" / "python")
-PROGRAM = str(ROOT / "tests" / "federated_programs" / "fault_worker.py")
+PROGRAM = str(ROOT / "tests" / "system" / "federated_programs" / "fault_worker.py")
 HARD_TIMEOUT = 900
 
 

@@ -207,7 +207,7 @@ _F32 = _B["float32"]
 def mean_dim(self, dim, keepdim=False, *, dtype=None):
     a = self._np
     if dtype is None and self._dtype is _F32 and a is not None and a.size and \
-            (a.ndim > 1 or keepdim):
+            (a.ndim > 1 or (keepdim and a.ndim == 1)):
         # the common case (RMSNorm's mean over the last dim): one float32 axis, the general
         # path's own steps (a float64 sum, a float64 division, one rounding) without its checks
         d = dim if type(dim) is int else (
