@@ -142,6 +142,7 @@ INT_LIST_PARAMETERS = {
     "view_varargs_0d": "torch.ones(2, 3).view(torch.tensor(6))",
     "sum_sized_list": "torch.ones(2, 3).sum(torch.tensor(1))",
     "view_two_elements": "torch.ones(2, 3).view(torch.tensor([2, 3]))",
+    "zeros_varargs_bool": "torch.zeros(torch.tensor([True]))",
 }
 
 

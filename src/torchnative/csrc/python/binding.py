@@ -75,6 +75,15 @@ def _one_int(obj) -> bool:
             and not obj.dtype.is_floating_point and not obj.dtype.is_complex)
 
 
+def _size_int(obj) -> int:
+    """A one-element tensor read as a size: its Scalar must be integral, bool not included."""
+    if isinstance(obj, _TensorBase) and obj.dtype.__reduce__() == "bool":
+        raise RuntimeError("Expected scalar.isIntegral( false) to be true, but got false. "
+                           " (Could this error message be improved?  If so, please report "
+                           "an enhancement request to PyTorch.)")
+    return int(obj)
+
+
 def _checker(p: "Param"):
     """PythonArgParser's FunctionParameter::check, specialised once for the parameter's kind."""
     T = _TensorBase
@@ -231,11 +240,7 @@ class Param:
         if k in ("IntArrayRef", "SymIntArrayRef"):
             if isinstance(obj, (tuple, list)):
                 return [int(o) if isinstance(o, _TensorBase) else o for o in obj]
-            if isinstance(obj, _TensorBase) and obj.dtype.__reduce__() == "bool":
-                raise RuntimeError("Expected scalar.isIntegral( false) to be true, but got false. "
-                                   " (Could this error message be improved?  If so, please report "
-                                   "an enhancement request to PyTorch.)")
-            return [int(obj)] * max(self.size, 1)
+            return [_size_int(obj)] * max(self.size, 1)
         if k == "ScalarType" and obj in (int, float, bool, complex):
             from ..core import dtypes
 
@@ -343,7 +348,7 @@ class Signature:
                 raise _NoMatch(lambda p=p: f"{self.name}() missing required argument \"{p.name}\"")
             elif self.varargs and pos == 0 and not is_kwd and (
                     (nargs > 1 or not p.check(obj)) and all(_is_int(a) or _one_int(a) for a in args)):
-                out.append([a if _is_int(a) else int(a) for a in args])
+                out.append([a if _is_int(a) else _size_int(a) for a in args])
                 pos = nargs
                 continue
             elif p.check(obj):
