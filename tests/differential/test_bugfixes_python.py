@@ -148,3 +148,17 @@ INT_LIST_PARAMETERS = {
 
 def test_int_list_parameters_take_tensors_as_upstream():
     assert_agree(INT_LIST_PARAMETERS)
+
+
+BIT_QUERIES = {
+    # is_conj/is_neg are CompositeImplicitAutograd: torch.ops calls answer about the bit instead
+    # of the fallback resolving it first
+    "ops_is_conj": "torch.ops.aten.is_conj(torch.ones(2, dtype=torch.complex64).conj())",
+    "ops_is_neg": "torch.ops.aten.is_neg(torch.ones(2)._neg_view())",
+    "method_is_conj": "torch.ones(2, dtype=torch.complex64).conj().is_conj()",
+    "plain": "torch.ops.aten.is_conj(torch.ones(2, dtype=torch.complex64))",
+}
+
+
+def test_bit_queries_see_the_bits():
+    assert_agree(BIT_QUERIES)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ..core.conj_neg_bits import CONJ, NEG
+from ..core.conj_neg_bits import CONJ, NEG, is_conj, is_neg
 from ..dispatch.call import call
 from ..ops.kernel_registry import kernel
 
@@ -13,14 +13,10 @@ def _is_zerotensor(self) -> bool:
     return False
 
 
-@kernel("is_conj", meta=True)
-def is_conj(self) -> bool:
-    return bool(self._math_bits & CONJ)
-
-
-@kernel("is_neg", meta=True)
-def is_neg(self) -> bool:
-    return bool(self._math_bits & NEG)
+# CompositeImplicitAutograd upstream: answered above the Conjugate/Negative fallback, which
+# would otherwise resolve the very bit asked about
+kernel("is_conj", composite=True)(is_conj)
+kernel("is_neg", composite=True)(is_neg)
 
 
 @kernel("is_inference", meta=True)

@@ -17,6 +17,7 @@ from ..dispatch.python_dispatch import wants_python_dispatch
 from ..core.layouts import contiguous_format
 from ..core.refuse import TorchnativeNotImplementedError
 from ..core.tensor import TensorBase
+from ..core.conj_neg_bits import is_conj, is_neg
 from ..core.construct import tensor_from_numpy, warn_not_writable
 from ..core.python_data import from_numpy as _from_numpy
 
@@ -192,14 +193,6 @@ def _set_imag(self, value):
 # Representation queries upstream answers from the TensorImpl (manual_cpp_binding), never through
 # the dispatcher: a __torch_dispatch__ mode does not see them (FakeTensorMode asks them inside
 # its own dispatch, and would recurse if it did).
-def _is_conj(self) -> bool:
-    return bool(self._math_bits & 1)  # core/conj_neg_bits.CONJ
-
-
-def _is_neg(self) -> bool:
-    return bool(self._math_bits & 2)  # core/conj_neg_bits.NEG
-
-
 def _is_inference(self) -> bool:
     return bool(self.__dict__.get("_tn_inference", False))
 
@@ -216,7 +209,7 @@ def _is_signed(self) -> bool:
     return self.dtype.is_signed
 
 
-_QUERIES = {"is_conj": _is_conj, "is_neg": _is_neg, "is_inference": _is_inference,
+_QUERIES = {"is_conj": is_conj, "is_neg": is_neg, "is_inference": _is_inference,
             "is_floating_point": _is_floating_point, "is_complex": _is_complex}
 
 
