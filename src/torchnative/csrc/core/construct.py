@@ -22,6 +22,12 @@ from .tensor import TensorBase, _tensor_class, alias, contiguous_strides, make
 _CLASS = python_classes.TENSOR
 
 
+def storage_extent(size, stride) -> int:
+    """Elements a geometry reaches from its offset (computeStorageNbytes over the item size):
+    0 when a size is 0."""
+    return 1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
+
+
 def from_result(arr: np.ndarray, dt) -> TensorBase:
     """A cpu tensor over a fresh C-contiguous numpy result of ``dt``'s storage type, without a
     copy: the array itself is the tensor's view, and its memory becomes the storage when the
@@ -84,7 +90,7 @@ def empty(size, dt, dev=CPU, stride=None, cls=None):
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"{list(size)}")
     stride = contiguous_strides(size) if stride is None else tuple(stride)
-    extent = 1 + sum((sz - 1) * st for sz, st in zip(size, stride)) if all(size) else 0
+    extent = storage_extent(size, stride)
     return make(new_storage(extent * dt.itemsize, dev), dt, size, stride, 0, cls)
 
 
@@ -117,7 +123,7 @@ def tensor_from_numpy(arr: np.ndarray, cls=None, writable: bool = False) -> Tens
         storage = new_storage(flat.nbytes, CPU, flat.view(np.uint8))
         storage._resizable = False  # numpy owns the memory, as upstream's from_numpy storages
         return make(storage, dt, arr.shape, strides, 0, cls, np_view=view)
-    extent = (1 + sum((n - 1) * s for n, s in zip(arr.shape, strides))) * item if arr.size else 0
+    extent = storage_extent(arr.shape, strides) * item
     storage = new_storage(extent, CPU, _byte_view(arr, extent, writable))
     storage._resizable = False  # numpy owns the memory, as upstream's from_numpy storages
     return make(storage, dt, arr.shape, strides, 0, cls)

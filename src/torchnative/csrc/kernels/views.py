@@ -168,16 +168,14 @@ def _check_strided(self, size: list, stride: list, offset: int) -> None:
     if any(s < 0 for s in stride):
         raise RuntimeError("as_strided: Negative strides are not supported at the moment, got "
                            f"strides: {stride}")
-    item = self._dtype.itemsize
-    extent = 1
-    for n, s in zip(size, stride):
+    for n in size:
         if n == 0:
-            extent = 0
             break
         if n < 0:  # computeStorageNbytes's unsigned arithmetic overflows
             raise RuntimeError(f"Storage size calculation overflowed with sizes={size} and "
                                f"strides={stride}")
-        extent += s * (n - 1)
+    item = self._dtype.itemsize
+    extent = construct.storage_extent(size, stride)
     storage = self._storage
     if extent and storage.device.type != "meta" and \
             all(type(v) is int for v in (*size, *stride, offset)):
