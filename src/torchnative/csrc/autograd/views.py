@@ -50,6 +50,18 @@ def stamp(view, base, creation: int) -> None:
         views.add(view)
 
 
+def replace_view(old, new) -> None:
+    """``new`` takes ``old``'s place among the views its root refreshes (a Python object made
+    for the same view after the fact: Tensor.as_subclass into a class with slots)."""
+    root = old._view_base
+    views = root.__dict__.get("_tn_views") if root is not None else None
+    # by identity: a WeakSet's own lookup would compare tensors with ==
+    ref = next((r for r in views.data if r() is old), None) if views is not None else None
+    if ref is not None:
+        views.data.discard(ref)
+        views.add(new)
+
+
 def _refresh_views(root, skip=None) -> None:
     """After ``root`` was rebased: the views autograd made of it read their new history now
     (those whose rebase is refused keep theirs until read, where the refusal is raised)."""

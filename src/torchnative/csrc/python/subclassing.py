@@ -7,6 +7,7 @@ no TorchDispatchMode sees the alias. It is not a ``__torch_function__`` override
 
 from __future__ import annotations
 
+from ..autograd.views import replace_view
 from ..core.construct import alias
 from ..core.tensor import TensorBase
 from ..dispatch.call import call
@@ -43,13 +44,7 @@ def _rehome(t, cls):
     for name in _STATE:
         setattr(out, name, getattr(t, name))
     out.__dict__.update(t.__dict__)
-    root = t._view_base
-    views = root.__dict__.get("_tn_views") if root is not None else None
-    # by identity: a WeakSet's own lookup would compare tensors with ==
-    ref = next((r for r in views.data if r() is t), None) if views is not None else None
-    if ref is not None:
-        views.data.discard(ref)
-        views.add(out)
+    replace_view(t, out)
     return out
 
 
