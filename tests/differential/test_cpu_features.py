@@ -25,11 +25,15 @@ def test_cpu_capabilities_describe_this_machine_as_upstream_does():
 
 
 @x86
-def test_a_flag_the_cpu_lacks_reads_false():
-    # control: the description is read, not filled in (every key True would still match keys)
-    caps = run_json_ours(CAPS)
-    assert caps["avx2"] is True or caps["avx2"] is False
-    assert not all(v is True for k, v in caps.items() if isinstance(v, bool))
+def test_the_flags_are_read_from_the_cpu(monkeypatch):
+    # control: each key follows the flag the kernel reports, not a filled-in answer
+    from torchnative.csrc.platform import cpu_capability
+    from torchnative.csrc.surface import cpu_features
+
+    monkeypatch.setattr(cpu_capability, "FLAGS", frozenset({"avx2", "pni", "sha_ni"}))
+    caps = cpu_features.get_cpu_capability()
+    on = {k for k, v in caps.items() if v is True}
+    assert on == {"avx2", "sse3", "sha"}, on
 
 
 QENGINES = '''
