@@ -107,6 +107,9 @@ def main(argv=None) -> int:
                     "is there; replay and report then cover the entries generated so far")
     ap.add_argument("--skip-profiles", action="store_true",
                     help="generate: no reruns under other CPU profiles (stricter verdicts; saves time)")
+    ap.add_argument("--resume", action="store_true",
+                    help="replay: keep the entries an earlier replay finished (ours could rebuild every "
+                    "sample); replay the rest")
     a = ap.parse_args(argv)
     suite = suite_of(a)
     if a.command == "census":  # how samples would reach ours under --max-samples (census.py)
@@ -123,7 +126,7 @@ def main(argv=None) -> int:
         print(f"[golden] generate: {time.perf_counter() - start:.1f}s")
     if a.command in ("replay", "run"):
         start = time.perf_counter()
-        pipeline.replay(suite, ours_python(a), label_of(a), jobs=a.jobs)
+        pipeline.replay(suite, ours_python(a), label_of(a), jobs=a.jobs, resume=a.resume)
         print(f"[golden] replay ({ours_python(a)}): {time.perf_counter() - start:.1f}s")
     if a.command in ("report", "run"):
         return do_report(a, suite)

@@ -161,21 +161,41 @@ def profile_results(suite, key: str) -> list[tuple[dict, dict]]:
     return found
 
 
-def replay(suite: Suite, python: str, label: str, *, jobs: int = 1, log=sys.stderr) -> Path:
-    """Ours' results for every case of ``suite`` under .cache/golden/<suite>/results/<label>."""
+def replay(suite: Suite, python: str, label: str, *, jobs: int = 1, log=sys.stderr, resume: bool = False) -> Path:
+    """Ours' results for every case of ``suite`` under .cache/golden/<suite>/results/<label>.
+    ``resume`` keeps the entries an earlier replay of the same cases finished (a sharded sweep
+    grows), except those with a sample ours could not regenerate, and the crashed ones."""
     src, out = cases_dir(suite), results_dir(suite, label)
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
+    stamp = out / "_run.json"
+    earlier = json.loads(stamp.read_text()) if resume and stamp.exists() else None
+    if earlier is None:
+        shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True, exist_ok=True)
     start = time.time()
     keys = [k for k in manifest(suite)["keys"] if (src / f"{k}.json").exists()]
-    failures = workers.run_keys(python, "replay", ["--cases", str(src), "--out", str(out)], keys,
+    kept = [k for k in keys if earlier is not None and finished(out / f"{k}.json")]
+    todo = [k for k in keys if k not in kept]
+    for k in todo:
+        (out / f"{k}.json").unlink(missing_ok=True)
+    failures = workers.run_keys(python, "replay", ["--cases", str(src), "--out", str(out)], todo,
                                 lambda k: (out / f"{k}.json").exists(), chunk=40,
                                 per_key=REPLAY_SECONDS_PER_KEY, jobs=jobs, log=log)
     for key, why in failures.items():  # a crash is a result too: every case of the entry diverges
         (out / f"{key}.json").write_text(json.dumps({"key": key, "crashed": why}))
-    (out / "_run.json").write_text(json.dumps({"python": str(python), "label": label,
-                                               "seconds": round(time.time() - start, 1), "crashed": failures}))
+    seconds = time.time() - start + (earlier or {}).get("seconds", 0.0)
+    stamp.write_text(json.dumps({"python": str(python), "label": label, "seconds": round(seconds, 1),
+                                 "crashed": failures, "replayed": len(todo), "kept": len(kept),
+                                 "finished": time.strftime("%Y-%m-%d %H:%M:%S")}))
     return out
+
+
+def finished(path: Path) -> bool:
+    """An entry's result file is final: it exists, did not crash, and ours rebuilt every sample."""
+    if not path.exists():
+        return False
+    doc = json.loads(path.read_text())
+    return "crashed" not in doc and not any(
+        (r.get("unjudged") or {}).get("status") == "unregenerated" for r in doc.get("results", {}).values())
 
 
 def judge_all(suite: Suite, label: str):

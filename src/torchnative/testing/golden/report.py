@@ -192,7 +192,10 @@ def markdown(rep: dict, command: str) -> str:
         f"dtypes {', '.join(m['suite']['dtypes']) or 'all supported on CPU'} (at most {m['suite']['max_dtypes']} "
         f"per op); {cap} samples per op and dtype; seed {m['suite']['seed']}",
         f"- cases {m['cases']['fingerprint']} generated {m['cases']['created']} in {m['cases']['seconds']} s; "
-        f"replay took {m['ours']['seconds']} s",
+        f"replay took {m['ours']['seconds']} s"
+        + (f" (resumed: {m['ours']['kept']} entries kept from earlier replays (ours as it was then), "
+           f"{m['ours']['replayed']} replayed by the last, finished {m['ours']['finished']})"
+           if m['ours'].get('kept') else ""),
         f"- entries: {m['entries']['generated']} of the {m['entries']['selected']} selected were generated"
         + ("" if m['entries']['generated'] == m['entries']['selected'] else
            " (a partial sweep, `--shard`: every figure below covers only those entries)")
