@@ -4,16 +4,19 @@ allocates (upstream keeps its inputs' memory layout): one implementation for eve
 from __future__ import annotations
 
 
-def ti_perm(shape, operands) -> list:
+def ti_perm(shape, operands, reduction: bool = False) -> list:
     """TensorIterator's dimension order (reorder_dimensions): perm[0] is the fastest dim.
     ``operands`` are the defined inputs' strides, already broadcast to ``shape`` (0 where an
-    operand is broadcast); an output being allocated takes no part."""
+    operand is broadcast); an output being allocated takes no part. With ``reduction``,
+    ``operands[0]`` is a reduction's output (0 on reduced dims), whose reduced dims go first."""
     n = len(shape)
     perm = list(range(n - 1, -1, -1))
 
     def should_swap(d0, d1):
-        for st in operands:
+        for i, st in enumerate(operands):
             s0, s1 = st[d0], st[d1]
+            if reduction and i == 0 and (s0 == 0) != (s1 == 0):
+                return 1 if s1 == 0 else -1
             if s0 == 0 or s1 == 0:
                 continue
             if s0 < s1:
