@@ -7,6 +7,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
+import pytest
 
 from torchnative.csrc.random import fpmath
 from torchnative.csrc.random.fpmath import fma32
@@ -65,3 +66,70 @@ def test_zero_sums_keep_fma_signs():
     assert np.array_equal(got, [0.0, -0.0, 0.0, np.float32(1e-30) * np.float32(1e-10), 0.0])
     assert np.signbit(got).tolist() == [False, True, False, False, False]
     assert got[3] == _exact32(a[3], b[3], c[3])  # a float32-subnormal result, redone exactly
+
+
+def _planted(n, seed):
+    """Operands whose lanes every 7th hit a float32 midpoint in float64 (see above), one lane a
+    float32-subnormal sum, one a zero sum; the rest random."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(n).astype(np.float32)
+    b = rng.standard_normal(n).astype(np.float32)
+    c = rng.standard_normal(n).astype(np.float32)
+    a[::7], b[::7], c[::7] = np.float32(1 + 2.0 ** -23), np.float32(1 - 2.0 ** -23), \
+        np.float32(2.0 ** 24 + 2)
+    if n > 3:
+        a[3], b[3], c[3] = np.float32(3e-20), np.float32(5e-20), np.float32(0)
+        a[1], b[1], c[1] = np.float32(2), np.float32(3), np.float32(-6)
+    return a, b, c
+
+
+SIZES = [1, 10, 4000, fpmath._SMALL, fpmath._SMALL + 1, fpmath._CHUNK - 3]
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_every_size_path_rounds_once(n):
+    """Whole-array (small) and buffered (mid-sized) paths: planted midpoints, a subnormal-range
+    sum and a zero sum are each lane's exactly rounded result."""
+    a, b, c = _planted(n, n)
+    got = fma32(a, b, c)
+    assert got.shape == (n,) and got.dtype == np.float32
+    rng = np.random.default_rng(n)
+    idx = np.unique(np.r_[np.arange(0, n, 7), np.arange(min(n, 5)), rng.integers(0, n, 60)])
+    for i in idx:
+        assert got[i].tobytes() == _exact32(a[i], b[i], c[i]).tobytes(), i
+    assert (got[::7] == np.float32(2.0 ** 24 + 2)).all()
+
+
+@pytest.mark.parametrize("n", SIZES[:4])
+def test_small_path_recheck_is_what_catches_the_midpoints(n, monkeypatch):
+    """Control: with the recheck switched off the planted lanes round twice (2**24 + 4), so the
+    test above can fail."""
+    a, b, c = _planted(n, n)
+    monkeypatch.setattr(fpmath, "_any_recheck", lambda s: False)
+    assert (fma32(a, b, c)[::7] == np.float32(2.0 ** 24 + 4)).all()
+
+
+def test_small_path_recheck_flags_exactly_the_risky_lanes():
+    """The few-calls test agrees with the lane-by-lane one on midpoints, subnormal-range sums,
+    zeros of both signs, infinities and NaNs."""
+    vals = np.array([0.0, -0.0, 1.0, 2.0 ** 24 + 3, 2.0 ** -126, -2.0 ** -130, 2.0 ** -125,
+                     np.inf, -np.inf, np.nan, 1e300, 5e-324], np.float64)
+    mid = np.float64(2.0 ** 24 + 3)  # exactly a float32 midpoint (between 2**24 + 2 and + 4)
+    for v in vals:
+        s = np.array([1.5, v, 0.25])
+        assert fpmath._any_recheck(s) == bool(fpmath._needs_recheck(s).any()), v
+    assert fpmath._any_recheck(np.array([mid])) and fpmath._any_recheck(np.array([2.0 ** -130]))
+    assert not fpmath._any_recheck(np.array([0.0, -0.0, 1.0, np.inf]))
+
+
+@pytest.mark.parametrize("shapes", [((3, 1), (1, 5), ()), ((), (4,), (4,)), ((2, 3), (), (3,)),
+                                    ((), (), ()), ((0, 3), (3,), ())])
+def test_small_path_broadcasts_as_numpy(shapes):
+    rng = np.random.default_rng(len(shapes[0]))
+    a, b, c = (rng.standard_normal(s).astype(np.float32) for s in shapes)
+    got = fma32(a, b, c)
+    want_shape = np.broadcast_shapes(*shapes)
+    assert got.shape == want_shape and got.dtype == np.float32
+    A, B, C = (np.broadcast_to(v, want_shape).ravel() for v in (a, b, c))
+    for i, g in enumerate(got.ravel()):
+        assert g == _exact32(A[i], B[i], C[i])

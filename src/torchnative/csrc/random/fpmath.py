@@ -15,6 +15,7 @@ double -> Half/BFloat16 through float. numpy offers none of these directly:
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 
@@ -52,25 +53,68 @@ _TINY32 = F64(2.0 ** -125)  # below this float32's ulp is coarser (subnormals): 
 
 
 _CHUNK = 1 << 15  # lanes per step: the float64 temporaries stay in the CPU's cache
+_SMALL = 1 << 13  # up to this many lanes whole-array temporaries (below the allocator's mmap size) are cheaper
+
+_TLS = threading.local()
 
 
-def _wide(v, shape) -> np.ndarray:
-    """``v`` (float32) as float64 over ``shape``, flattened; a single value stays 0-d."""
-    v = np.asarray(v, F32)
-    if v.size == 1:
-        return v.reshape(()).astype(F64)
-    if v.shape != shape:
-        v = np.broadcast_to(v, shape)
-    return v.astype(F64).ravel()
+def _buffers():
+    """This thread's chunk buffers, made once: fresh ones per call were allocated with mmap at
+    this size, and their page faults cost more than the arithmetic on mid-sized tensors."""
+    b = getattr(_TLS, "bufs", None)
+    if b is None:
+        m = _CHUNK
+        b = _TLS.bufs = ([np.empty(m, F64) for _ in range(3)], np.empty(m, F64),
+                         np.empty(m, np.int64), np.empty(m, np.bool_), np.empty(m, F64),
+                         np.empty(m, np.bool_), np.empty(m, np.bool_))
+    return b
 
 
 def _lanes(v, shape) -> np.ndarray:
     """``v`` (float32) over ``shape``, flattened (a view where it has that shape already); a
     single value stays 0-d, as float64."""
-    v = np.asarray(v, F32)
     if v.size == 1:
         return v.reshape(()).astype(F64)
     return np.broadcast_to(v, shape).reshape(-1)
+
+
+def _needs_recheck(s) -> np.ndarray:
+    """Lanes of the float64 sums ``s`` whose rounding to float32 could differ from one rounding:
+    on a float32 midpoint, or in float32's subnormal range (a zero sum is exact: float64 sums
+    do not underflow to zero, and sparse gradients' optimizer updates are mostly zeros)."""
+    near = (s.view(np.int64) & _LOW32) == _MID32
+    mag = np.abs(s)
+    near |= (mag < _TINY32) & (mag != 0)
+    return near
+
+
+# The same test in fewer numpy calls, for small arrays where each call's overhead is the cost:
+# key = 2|s| - 1 on the bits (a zero wraps to the largest key), so a subnormal-range sum is a
+# key below _TINY_KEY and a midpoint is a key whose low 30 bits are 2**29 - 1.
+_U1 = np.uint64(1)
+_LOW30 = np.uint64((1 << 30) - 1)
+_NEAR30 = np.uint64((1 << 29) - 1)
+_TINY_KEY = np.uint64(2 * int(np.array(_TINY32).view(np.int64)) - 1)
+
+
+def _any_recheck(s) -> bool:
+    key = s.view(np.uint64) << _U1
+    key -= _U1
+    return bool(key.min() < _TINY_KEY) or bool(((key & _LOW30) == _NEAR30).any())
+
+
+def _shape3(a, b, c) -> tuple:
+    """The broadcast shape of three arrays; the common cases without numpy's general walk."""
+    shape = a.shape
+    for v in (b, c):
+        if v.shape != shape:
+            if not v.ndim:
+                continue
+            if not shape:
+                shape = v.shape
+                continue
+            return np.broadcast_shapes(a.shape, b.shape, c.shape)
+    return shape
 
 
 def fma32(a, b, c) -> np.ndarray:
@@ -79,21 +123,25 @@ def fma32(a, b, c) -> np.ndarray:
     The product is exact in float64, so ``s = p + c`` in float64 is the exact result rounded
     once; rounding ``s`` to float32 then gives the single-rounding answer unless ``s`` is
     inexact and sits exactly on a float32 midpoint (the only way a second rounding can go wrong)
-    or in float32's subnormal range. Those few lanes are redone with round-to-odd. Operands are
-    widened chunk by chunk into reused float64 buffers (widening whole arrays first made the
-    optimizers' multiply-adds memory-bound).
+    or in float32's subnormal range. Those few lanes are redone with round-to-odd. Large
+    operands are widened chunk by chunk into reused float64 buffers (widening whole arrays first
+    made the optimizers' multiply-adds memory-bound).
     """
-    shape = np.broadcast_shapes(np.shape(a), np.shape(b), np.shape(c))
+    a, b, c = np.asarray(a, F32), np.asarray(b, F32), np.asarray(c, F32)
+    shape = _shape3(a, b, c)
     n = math.prod(shape)
-    if n <= _CHUNK:  # one chunk: whole-array temporaries cost fewer calls than buffers
-        return fma32_rounded(*(_wide(v, shape) for v in (a, b, c)), None).reshape(shape)
+    if n <= _SMALL:
+        s = np.add(np.multiply(a, b, dtype=F64), c, dtype=F64).reshape(-1)
+        r = s.astype(F32)
+        if n and _any_recheck(s):
+            ops = [_lanes(v, shape) for v in (a, b, c)]
+            _redo_inexact(r, s, [v.astype(F64) if v.ndim else v for v in ops],
+                          np.flatnonzero(_needs_recheck(s)))
+        return r.reshape(shape)
     ops = [_lanes(v, shape) for v in (a, b, c)]
     out = np.empty(n, F32)
-    m = min(n, _CHUNK)
-    wide = [np.empty(m, F64) if v.ndim else None for v in ops]
-    s_buf, low_buf = np.empty(m, F64), np.empty(m, np.int64)
-    near_buf, abs_buf = np.empty(m, np.bool_), np.empty(m, F64)
-    tiny_buf, nz_buf = np.empty(m, np.bool_), np.empty(m, np.bool_)
+    wide_all, s_buf, low_buf, near_buf, abs_buf, tiny_buf, nz_buf = _buffers()
+    wide = [w if v.ndim else None for v, w in zip(ops, wide_all)]
     for lo in range(0, n, _CHUNK):
         hi = min(lo + _CHUNK, n)
         k = hi - lo
@@ -114,9 +162,7 @@ def fma32(a, b, c) -> np.ndarray:
         mag = np.abs(s, out=abs_buf[:k])
         tiny = np.less(mag, _TINY32, out=tiny_buf[:k])
         nonzero = np.not_equal(mag, 0, out=nz_buf[:k])
-        # a zero sum is exact (float64 sums do not underflow to zero): sparse gradients'
-        # optimizer updates are mostly zeros, each of which would otherwise be rechecked
-        near |= np.bitwise_and(tiny, nonzero, out=tiny)
+        near |= np.bitwise_and(tiny, nonzero, out=tiny)  # a zero sum is exact (above)
         if near.any():  # only an inexact sum can round twice: check those lanes exactly
             _redo_inexact(out[lo:hi], s, part, np.flatnonzero(near))
     return out.reshape(shape)
@@ -150,9 +196,7 @@ def fma32_rounded(a64, b64, c64, risky) -> np.ndarray:
     s = np.add(s, c64, out=s if s.ndim else None)
     s = np.atleast_1d(s)
     r = s.astype(F32)
-    near = (s.view(np.int64) & _LOW32) == _MID32
-    mag = np.abs(s)
-    near |= (mag < _TINY32) & (mag != 0)  # a zero sum is exact
+    near = _needs_recheck(s)
     if near.any():  # only an inexact sum can round twice: check those lanes exactly
         i = np.flatnonzero(near)
         if risky is not None:
