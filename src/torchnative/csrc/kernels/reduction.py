@@ -1,12 +1,10 @@
 """Sum-like reductions: sum, nansum, mean, nanmean, prod, logsumexp, any/all, count_nonzero; and
 the pieces every reduction module shares (dim lists, result dtypes, upstream's dtype refusals).
 
-Accumulation. Upstream sums float32 in float32 with a cascade (cpu/SumKernel.cpp) whose bits
-depend on the CPU's vector width and on how threads split the work, so no fixed order reproduces
-it everywhere. We accumulate floating reductions one step wider (float16/bfloat16/float32 in
-float64, complex64 in complex128) and round once: ours is then never farther from the exact result
-than upstream's own, which is the bar the golden harness applies. float64 sums over a
-non-innermost axis are made innermost first so numpy sums them pairwise, not sequentially.
+Accumulation. Floating and complex sums (and mean, which upstream computes as a sum divided by
+the count, float16/bfloat16 summed in float32) follow upstream's cascade order bit for bit
+(support/cascade_sum.py): the iteration geometry TensorIterator builds, SumKernel.cpp's loops and
+the split across intra-op threads. Integer sums are exact in any order.
 """
 
 from __future__ import annotations
@@ -16,9 +14,11 @@ import warnings
 import numpy as np
 
 from ..core import dtypes as D
-from ..core.construct import from_result
-from ..core.tensor import TensorBase, wrap_dim
+from ..core.cast import cast_array
+from ..core.tensor import TensorBase, contiguous_strides, wrap_dim
+from .support.cascade_sum import CascadeSum, Geometry, exact
 from .support.common import BOOL, INT64, arr, as_compute, wrap
+from .support.parallel import get_num_threads
 from ..ops.kernel_registry import kernel
 
 _B = D.BY_NAME
@@ -128,18 +128,55 @@ def widened(a: np.ndarray) -> np.ndarray:
 
 
 def pairwise_sum(a: np.ndarray, axes: tuple, keepdim: bool) -> np.ndarray:
-    """``a`` summed over ``axes``: floating in float64/complex128, integers wrapping in their own
-    dtype (bool: logical or, as C++ ``bool + bool`` stored back in a bool)."""
-    if a.dtype.kind in "fc":
-        wide = np.complex128 if a.dtype.kind == "c" else np.float64
-        if a.dtype == wide and axes and axes[-1] != a.ndim - 1 and a.size > 4096:
-            # numpy sums pairwise only along the innermost loop: move the reduced axes there
-            rest = [i for i in range(a.ndim) if i not in axes]
-            moved = np.ascontiguousarray(a.transpose(rest + list(axes)))
-            out = moved.reshape(moved.shape[:len(rest)] + (-1,)).sum(-1)
-            return out.reshape(reduced_shape(a.shape, axes, keepdim))
-        return np.add.reduce(a, axis=axes, dtype=wide, keepdims=keepdim)
+    """Integers summed over ``axes``, wrapping in their own dtype (bool: logical or, as C++
+    ``bool + bool`` stored back in a bool); exact in any order."""
     return np.add.reduce(a, axis=axes, dtype=a.dtype, keepdims=keepdim)
+
+
+_F32 = _B["float32"]
+
+
+def _iterated(self: TensorBase, dt: D.dtype):
+    """What TensorIterator reduces for ``self`` in ``dt``: its values (in dt's accumulation
+    dtype) and element strides. ``self.to(dt)`` keeps a dense layout and makes others
+    contiguous."""
+    a = as_compute(self, dt)
+    if self._dtype is dt or self.is_non_overlapping_and_dense():
+        return a, self._stride
+    return a, contiguous_strides(self._size)
+
+
+def _store_rounding(dt: D.dtype):
+    """How ``*out += value`` rounds a float32 value into a float16/bfloat16 output."""
+    if dt not in LOWP:
+        return exact
+    return lambda v: cast_array(v, _F32, dt).astype(np.float32)
+
+
+def _run_cascade(a: np.ndarray, geom: Geometry, dt: D.dtype) -> np.ndarray:
+    threads = get_num_threads()
+    if a.dtype.kind == "c":  # complex adds its parts separately: two real cascades
+        out = np.empty(geom.out_shape, a.dtype)
+        for part, dest in ((a.real, "real"), (a.imag, "imag")):
+            setattr(out, dest, CascadeSum(geom, dt.itemsize, False, exact, threads).run(part))
+        return out
+    return CascadeSum(geom, dt.itemsize, dt in LOWP, _store_rounding(dt), threads).run(a)
+
+
+def cascade(self: TensorBase, dt: D.dtype, axes, ignore_nan: bool = False) -> np.ndarray:
+    """Upstream's floating sum of ``self`` cast to ``dt`` over ``axes``, keepdim-shaped; a
+    float16/bfloat16 sum is returned in float32 (rounded into dt where upstream rounds)."""
+    a, strides = _iterated(self, dt)
+    geom = Geometry(self._size, strides, axes)
+    if a.size == 0:
+        return np.zeros(geom.out_shape, a.dtype)
+    if dt in LOWP and not ignore_nan and geom.acc_buffer():
+        # ReduceOps.cpp sum_out: the whole sum is redone on self.to(float), rounded once
+        a, strides = _iterated(self, _F32)
+        return _run_cascade(a, Geometry(self._size, strides, axes), _F32)
+    if ignore_nan:
+        a = np.where(np.isnan(a), a.dtype.type(0), a)
+    return _run_cascade(a, geom, dt)
 
 
 # ---- sum, nansum, mean, nanmean -----------------------------------------------------------------
@@ -157,13 +194,13 @@ def sum_values(self: TensorBase, out_dt: D.dtype, axes, keepdim, ignore_nan=Fals
     dispatch(name, out_dt, SUM_TYPES)
     # make_reduction_from_out_ty: the input is cast to the result dtype (complex stays complex)
     in_dt = out_dt.to_complex() if self._dtype in COMPLEX_T and out_dt not in COMPLEX_T else out_dt
-    a = as_compute(self, in_dt)
-    if ignore_nan and a.dtype.kind == "f":
-        a = np.where(np.isnan(a), a.dtype.type(0), a)
-    s = pairwise_sum(a, axes, keepdim)
+    if in_dt.is_floating_point or in_dt.is_complex:
+        s = cascade(self, in_dt, axes, ignore_nan)
+        if not keepdim:
+            s = s.reshape(reduced_size(self, axes, False))
+    else:
+        s = pairwise_sum(as_compute(self, in_dt), axes, keepdim)
     if in_dt is not out_dt:  # complex sum into a real result: the copy drops the imaginary part
-        from ..core.cast import cast_array
-
         s = cast_array(s.astype(D.numpy_dtype(in_dt)), in_dt, out_dt)
     return s
 
@@ -200,29 +237,15 @@ def _check_mean_dtype(self, dtype):
                            f"either a floating point or complex dtype. Got: {dt._cpp_name}")
 
 
-_F32 = _B["float32"]
-
-
 @kernel("mean.dim")
 def mean_dim(self, dim, keepdim=False, *, dtype=None):
-    a = self._np
-    if dtype is None and self._dtype is _F32 and a is not None and a.size and \
-            (a.ndim > 1 or (keepdim and a.ndim == 1)):
-        # the common case (RMSNorm's mean over the last dim): one float32 axis, the general
-        # path's own steps (a float64 sum, a float64 division, one rounding) without its checks
-        d = dim if type(dim) is int else (
-            dim[0] if type(dim) in (list, tuple) and len(dim) == 1 else None)
-        if type(d) is int:
-            ax = wrap_dim(d, a.ndim)
-            s = np.add.reduce(a, axis=ax, dtype=np.float64, keepdims=keepdim)
-            return from_result((s / np.float64(a.shape[ax])).astype(np.float32), _F32)
+    # ReduceOps.cpp mean_out on CPU: the sum (float16/bfloat16 summed into float32), divided
+    # by the count in the sum's dtype, then rounded into the result's dtype
     _check_mean_dtype(self, dtype)
     out_dt = dtype if dtype is not None else self.dtype
     axes = reduce_axes(self, dim)
     n = self.numel() if not dim_list(dim) or self.dim() == 0 else reduced_numel(self, axes)
-    s = sum_values(self, out_dt, axes, keepdim, name="sum_cpu")
-    if n:
-        return finish(s / s.dtype.type(n), out_dt)
+    s = sum_values(self, _F32 if out_dt in LOWP else out_dt, axes, keepdim, name="sum_cpu")
     with np.errstate(invalid="ignore", divide="ignore"):  # 0 / 0: NaN, as upstream
         return finish(s / s.dtype.type(n), out_dt)
 

@@ -1,0 +1,130 @@
+"""Floating sums whose bits depend on the accumulation order, run on either torch.
+
+Prints one JSON document: {"threads": n, "capability": ..., "cases": [[name, hex bytes], ...]}.
+Inputs are drawn with numpy from fixed seeds, so both sides sum the same values; every value is
+reported as its raw bytes. Arguments: ``--threads N`` (intra-op threads), ``--suite quick|slow``.
+"""
+
+import argparse
+import json
+
+import numpy as np
+import torch
+
+p = argparse.ArgumentParser()
+p.add_argument("--threads", type=int, default=0)
+p.add_argument("--suite", default="quick")
+args = p.parse_args()
+if args.threads:
+    torch.set_num_threads(args.threads)
+
+rng = np.random.default_rng(20261202)
+cases = []
+
+
+def data(*shape, scale=1.0):
+    # mixed signs and magnitudes: cancellation makes the order visible in the last bits
+    x = rng.standard_normal(shape) * np.exp(rng.uniform(-3, 3, shape)) * scale
+    return torch.from_numpy(x.astype(np.float32))
+
+
+def record(name, t):
+    a = t.detach().contiguous()
+    if a.dtype == torch.bfloat16:
+        a = a.view(torch.int16)
+    cases.append([name, a.numpy().tobytes().hex()])
+
+
+quick = args.suite == "quick"
+
+# the README's example: four float32 elements
+torch.manual_seed(6)
+w = torch.rand(4) + 0.5
+record("readme w[[0,3,3,1]].sum()", w[[0, 3, 3, 1]].sum())
+
+# full sums over every length 1..4096 (the slow suite: every length; quick: a spread)
+lengths = range(1, 4097) if not quick else sorted(
+    set(range(1, 130)) | set(rng.integers(130, 4097, 60).tolist()) | {255, 256, 257, 1023, 1024,
+                                                                        1025, 4095, 4096})
+for n in lengths:
+    record(f"sum n={n}", data(n).sum())
+
+# large: the threaded split (two-pass for a full sum, columns for a dim sum) and level_power 5
+for n in ([32767, 32768, 32769, 100_003, 1_000_003] if quick else
+          [32767, 32768, 32769, 65537, 100_003, 1_000_003, 2_097_152, 4_000_037]):
+    x = data(n)
+    record(f"large sum n={n}", x.sum())
+    record(f"large mean n={n}", x.mean())
+
+shapes = [(3, 5), (7, 9), (16, 33), (33, 16), (5, 64), (64, 5), (2, 3, 40), (40, 3, 2),
+          (4, 17, 9), (3, 8, 8, 5), (128, 300), (300, 128), (1, 1, 37), (37, 1, 1)]
+if not quick:
+    shapes += [(1000, 1000), (250, 7, 40), (513, 129), (129, 513), (9, 10, 11, 12)]
+for shape in shapes:
+    x = data(*shape)
+    nd = len(shape)
+    dims = [None] + [(d,) for d in range(nd)] + [(0, nd - 1)] + ([(1, 2)] if nd > 2 else [])
+    views = {"contig": x, "T": x.permute(*reversed(range(nd))),
+             "sliced": x[..., : max(1, shape[-1] - 1)],
+             "step2": x[::2] if shape[0] > 1 else x}
+    for vname, v in views.items():
+        for dim in dims:
+            for keepdim in (False, True):
+                tag = f"{shape} {vname} dim={dim} keepdim={keepdim}"
+                if dim is None:
+                    if keepdim:
+                        continue
+                    record("sum " + tag, v.sum())
+                    record("mean " + tag, v.mean())
+                    continue
+                record("sum " + tag, v.sum(dim, keepdim=keepdim))
+                record("mean " + tag, v.mean(dim, keepdim=keepdim))
+                record("nansum " + tag, v.nansum(dim, keepdim=keepdim))
+        record(f"sum {shape} {vname} dtype=float64", v.sum(dtype=torch.float64))
+        record(f"sum {shape} {vname} double", v.double().sum(-1))
+
+# expanded (stride 0) and overlapping inputs
+x = data(6, 1, 50)
+record("expanded sum", x.expand(6, 7, 50).sum())
+record("expanded sum dim1", x.expand(6, 7, 50).sum(1))
+record("expanded sum dim(0,2)", x.expand(6, 7, 50).sum((0, 2)))
+y = data(300)
+record("as_strided overlap sum", y.as_strided((40, 20), (5, 1)).sum(0))
+
+# NaNs for nansum
+z = data(10, 70)
+z[z > 2] = float("nan")
+record("nansum nan full", z.nansum())
+record("nansum nan dim1", z.nansum(1))
+record("nansum nan dim0", z.nansum(0))
+
+# float16 / bfloat16 (summed in float32) and float64
+for dt in (torch.float16, torch.bfloat16, torch.float64):
+    for shape in [(37,), (100,), (1000,), (16, 33), (33, 16), (4, 17, 9), (128, 300)]:
+        x = data(*shape, scale=0.5).to(dt)
+        nd = len(shape)
+        tag = f"{dt} {shape}"
+        record("sum " + tag, x.sum())
+        record("mean " + tag, x.mean())
+        if nd > 1:
+            for d in range(nd):
+                record(f"sum dim={d} " + tag, x.sum(d))
+                record(f"sum T dim={d} " + tag, x.transpose(0, -1).sum(d))
+                record(f"mean dim={d} " + tag, x.mean(d, keepdim=True))
+            record("sum sliced " + tag, x[..., :-1].sum())
+            record("sum dims(0,-1) " + tag, x.sum((0, nd - 1)))
+            record("nansum dim0 " + tag, x.nansum(0))
+        record("sum dtype=float32 " + tag, x.sum(dtype=torch.float32))
+    xs = data(3000)
+    record(f"sum {dt} from float32 dtype=", xs.sum(dtype=dt))
+    record(f"sum {dt} large", data(70000).to(dt).sum())
+    record(f"sum {dt} large dim", data(300, 250).to(dt).sum(0))
+
+# complex64
+c = torch.complex(data(40, 30), data(40, 30))
+record("complex sum", c.sum())
+record("complex sum dim0", c.sum(0))
+record("complex sum dim1", c.sum(1))
+
+print(json.dumps({"threads": torch.get_num_threads(),
+                  "capability": torch.backends.cpu.get_cpu_capability(), "cases": cases}))
