@@ -51,7 +51,7 @@ def add_batch_dim(tensor, bdim: int, level_number: int):
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
                          f"but got {bdim})")
     return carry_tangent(tensor, make_batched(tensor, bdim % n, level),
-                         lambda t: make_batched(t, bdim % n, level))
+                         lambda t: add_batch_dim(t, bdim, level_number))
 
 
 def remove_batch_dim(tensor, level_number: int, batch_size: int, out_dim: int):

@@ -12,9 +12,12 @@ from . import levels
 def forward_mode(ctx, args, outputs, dirty_ids) -> None:
     if not levels.active() or not _GRAD.fw_grad:
         return
-    tangents = [levels.fw_grad(a, 0) if isinstance(a, TensorBase) else None for a in args]
-    if all(t is None for t in tangents):
+    # the innermost level with a tangent (the Function's forward ran with forward AD off, so
+    # nested levels outside it see its outputs as constants)
+    level = levels.top_level([a for a in args if isinstance(a, TensorBase)])
+    if level < 0:
         return
+    tangents = [levels.fw_grad(a, level) if isinstance(a, TensorBase) else None for a in args]
     outs = outputs if isinstance(outputs, tuple) else (outputs,)
     _GRAD.fw_grad = False  # the user's jvp sees no tangents (its inputs are the duals)
     try:
@@ -37,7 +40,7 @@ def forward_mode(ctx, args, outputs, dirty_ids) -> None:
                                    "gradients inplace. If the forward is modifying an input "
                                    "inplace, then the jvp function must modify the "
                                    "corresponding gradient inplace.")
-            levels.set_fw_grad(o, g, 0, True)
+            levels.set_fw_grad(o, g, level, True)
         else:
-            levels.mark_not_forward_view(o)  # an input returned as-is: its own tangent
-            levels.set_fw_grad(o, g, 0, False)
+            levels.mark_not_forward_view(o, level)  # an input returned as-is: its own tangent
+            levels.set_fw_grad(o, g, level, False)

@@ -10,18 +10,19 @@ operators run as the operators they are made of, whose tangents compose.
 
 ``_make_dual``, ``_unpack_dual`` and ``_fw_primal`` are written by hand, as upstream's
 VariableTypeManual.cpp writes them.
+
+Nested levels (levels.py): the innermost level at which an input has a tangent is computed
+first; the operator and its formula then run with that level hidden, so the outer levels'
+tangents flow through both (the inner tangent gets a tangent of its own at each outer level).
 """
 
 from __future__ import annotations
 
 from ...core.grad_mode import TLS as _GRAD
-from ...core.refuse import TorchnativeNotImplementedError
 from ...core.tensor import TensorBase
 from ...dispatch.door import FORWARD_PASS, past_forward_ad
 from . import levels
 from .formulas import spec_for
-
-_LEVEL = 0  # upstream's generated code hardcodes level 0: one level exists at a time
 
 
 def _has_tangent(args, kwargs) -> bool:
@@ -47,15 +48,16 @@ def forward_dispatch(op, args, kwargs):
         return past_forward_ad(op, args, kwargs)
     entry = spec.entry
     vals = _bind(op, args, kwargs)
-    tangents = {n: _tangent_of(vals.get(n), k) for n, k in entry.inputs}
-    if not any(_defined(t) for t in tangents.values()):
+    level = levels.top_level(_flat(vals.get(n) for n, _ in entry.inputs))
+    if level < 0:
         return past_forward_ad(op, args, kwargs)
+    tangents = {n: _tangent_of(vals.get(n), k, level) for n, k in entry.inputs}
     if _is_composite(op):
         return past_forward_ad(op, args, kwargs)
     if entry.kind == "out" or (entry.kind == "mutable" and any(a.is_out for a in op.schema.arguments)):
         _forbid(entry, "because it is an out= function")
     if not entry.requires_derivative:
-        return _below_forward(op, args, kwargs)
+        return _below_forward(op, args, kwargs, 0)  # no level gives its outputs a tangent
     if not spec.formulas:
         if not entry.modifies_or_void:
             decomposed = _jvp_decomposition(op)
@@ -70,7 +72,7 @@ def forward_dispatch(op, args, kwargs):
         from ...dispatch.call import call
 
         original_self = call("clone", vals["self"])
-    result = _below_forward(op, args, kwargs)
+    result = _below_forward(op, args, kwargs, level)
     outs = result if isinstance(result, tuple) else (result,)
     env = dict(vals)
     if inplace:
@@ -81,6 +83,27 @@ def forward_dispatch(op, args, kwargs):
         if "result" not in entry.outputs and len(outs) == 1:
             env["result"] = outs[0]
     computed = []
+    hide = levels.hide_from(level) if level else None
+    prev_level = levels.TLS.formula_level
+    levels.TLS.formula_level = level
+    if hide is not None:
+        hide.__enter__()
+    try:
+        _evaluate(spec, vals, tangents, env, level, inplace, original_self, computed)
+    finally:
+        levels.TLS.formula_level = prev_level
+        if hide is not None:
+            hide.__exit__()
+    # set after every formula ran, as upstream's generated code: a formula reading another
+    # output (batch norm's result1) reads its primal value, not a dual
+    for f, value in computed:
+        _set(f, value, env, inplace, level)
+    if not inplace:
+        _to_saved_outputs(outs, level)
+    return result
+
+
+def _evaluate(spec, vals, tangents, env, level, inplace, original_self, computed) -> None:
     for c in spec.formulas:
         f = c.f
         req = f.required_tangents
@@ -98,27 +121,30 @@ def forward_dispatch(op, args, kwargs):
             env[f"{n}_t"] = raw if _defined(raw) or not isinstance(v, TensorBase) else \
                 _zeros(v, inplace and n == "self")
         for n in f.required_primals:
-            env[f"{n}_p"] = _primal(vals.get(n))
+            env[f"{n}_p"] = _primal(vals.get(n), level)
         if f.original_self:
-            raw = levels.fw_grad(original_self, _LEVEL)
+            raw = levels.formula_tangent(original_self)
             env["original_self_t_raw"] = raw
             env["original_self_t"] = raw if raw is not None else _zeros(original_self, True)
-            env["original_self_p"] = _primal(original_self)
+            env["original_self_p"] = _primal(original_self, level)
             env["original_self"] = original_self
         elif inplace and _reuses_outplace(f) and _GRAD.grad_enabled and \
                 env.get("self_t") is not None:
             env["self_t"] = env["self_t"].clone()
         computed.append((f, eval(c.code, _ns(), env)))
-    # set after every formula ran, as upstream's generated code: a formula reading another
-    # output (batch norm's result1) reads its primal value, not a dual
-    for f, value in computed:
-        _set(f, value, env, inplace)
-    if not inplace:
-        _to_saved_outputs(outs)
-    return result
 
 
-def _to_saved_outputs(outs) -> None:
+def _flat(values):
+    out = []
+    for v in values:
+        if isinstance(v, TensorBase):
+            out.append(v)
+        elif type(v) in (list, tuple):
+            out.extend(x for x in v if isinstance(x, TensorBase))
+    return out
+
+
+def _to_saved_outputs(outs, level) -> None:
     """Outputs the backward node saved were saved before their tangents existed (upstream saves
     them after): the saved copies get them, so a backward formula reading ``result`` (tanh,
     exp, sigmoid...) differentiates forward-over-reverse."""
@@ -134,19 +160,24 @@ def _to_saved_outputs(outs) -> None:
             sv = saved.get(name)
             if type(sv) is SavedVariable and sv.data is not None and not sv.saved_original \
                     and idx is not None and idx < len(outs):
-                g = levels.fw_grad(outs[idx], _LEVEL)
-                if g is not None and levels.fw_grad(sv.data, _LEVEL) is None:
+                g = levels.fw_grad(outs[idx], level)
+                if g is not None and levels.fw_grad(sv.data, level) is None:
                     levels.share_tangent(outs[idx], sv.data)
         return  # one node for all outputs
 
 
-def _below_forward(op, args, kwargs):
-    """The operator itself, below the forward-AD entry: its kernel (or the decomposition serving
-    as one) computes values only, as upstream's kernels below the Autograd key do."""
-    return _no_fw(past_forward_ad, op, args, kwargs)
+def _below_forward(op, args, kwargs, level):
+    """The operator itself, below the forward-AD entry of ``level``: its kernel (or the
+    decomposition serving as one) computes values only, as upstream's kernels below the Autograd
+    key do; the levels outside ``level`` still compute their tangents."""
+    if level == 0:
+        return _no_fw(past_forward_ad, op, args, kwargs)
+    with levels.hide_from(level):
+        result = forward_dispatch(op, args, kwargs)
+        return past_forward_ad(op, args, kwargs) if result is FORWARD_PASS else result
 
 
-def _set(f, value, env, inplace):
+def _set(f, value, env, inplace, level):
     names = ("self",) if inplace else f.var_names
     if len(names) == 1:
         target = env[names[0]]
@@ -155,15 +186,15 @@ def _set(f, value, env, inplace):
                 return
             for o, g in zip(target, value):
                 if _defined(g) and o is not None:
-                    levels.set_fw_grad(o, g, _LEVEL, inplace)
+                    levels.set_fw_grad(o, g, level, inplace)
             return
         if _defined(value) and isinstance(target, TensorBase):
-            levels.set_fw_grad(target, value, _LEVEL, inplace)
+            levels.set_fw_grad(target, value, level, inplace)
         return
     for name, g in zip(names, value):
         o = env[name]
         if _defined(g) and isinstance(o, TensorBase):
-            levels.set_fw_grad(o, g, _LEVEL, False)
+            levels.set_fw_grad(o, g, level, False)
 
 
 def _reuses_outplace(f) -> bool:
@@ -180,12 +211,12 @@ def _defined(t) -> bool:
     return t is not None and not (type(t) is list and not any(x is not None for x in t))
 
 
-def _tangent_of(v, kind):
+def _tangent_of(v, kind, level):
     if kind == "list":
         if not v:
             return None
-        return [levels.fw_grad(t, _LEVEL) if isinstance(t, TensorBase) else None for t in v]
-    return levels.fw_grad(v, _LEVEL) if isinstance(v, TensorBase) else None
+        return [levels.fw_grad(t, level) if isinstance(t, TensorBase) else None for t in v]
+    return levels.fw_grad(v, level) if isinstance(v, TensorBase) else None
 
 
 def _zeros(v, plain: bool):
@@ -196,16 +227,23 @@ def _zeros(v, plain: bool):
     return torch.zeros(v.shape, dtype=v.dtype)
 
 
-def _primal(v):
+def _primal(v, level):
     if isinstance(v, TensorBase):
         if not levels.has_fw_grad(v):
             return v
-        from ...dispatch.call import call
-
-        return call("_fw_primal", v, _LEVEL)
+        return _primal_at(v, level)
     if type(v) in (list, tuple):
-        return [_primal(x) for x in v]
+        return [_primal(x, level) for x in v]
     return v
+
+
+def _primal_at(v, level):
+    """An alias of ``v`` without its tangent at ``level``, keeping those of the outer levels."""
+    from ...dispatch.call import call
+
+    result = _no_fw(call, "alias", v)
+    levels.outer_tangents(v, result, level)
+    return result
 
 
 def _bind(op, args, kwargs) -> dict:
@@ -261,38 +299,29 @@ def _no_fw(fn, *args):
 def _make_dual(op, args, kwargs):
     from ...dispatch.call import call
 
-    if levels.JVP_DEPTH[0] > 1:
-        raise TorchnativeNotImplementedError(
-            "torch.func.jvp inside another torch.func.jvp (jacfwd of jacfwd, nested jvp)",
-            "torchnative keeps one tangent per tensor: forward-mode levels do not nest")
     vals = _bind(op, args, kwargs)
     primal, tangent, level = vals["primal"], vals["tangent"], vals["level"]
-    if levels.fw_grad(primal, level) is not None:
+    inner = levels.resolve(level)
+    if levels.fw_grad(primal, inner) is not None:
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward "
                            f"gradient at the same level {level} is not supported.")
     result = _no_fw(call, "view", primal, list(primal.shape))
-    levels.mark_not_forward_view(result)
+    levels.outer_tangents(primal, result, inner)
     if level != 0 or not levels.active():
         raise RuntimeError("Invalid level given to _make_dual")
-    levels.set_fw_grad(result, tangent, level, False)
+    levels.set_fw_grad(result, tangent, inner, False)
     return result
 
 
 def _fw_primal(op, args, kwargs):
-    from ...dispatch.call import call
-
     vals = _bind(op, args, kwargs)
-    result = _no_fw(call, "alias", vals["self"])
-    levels.mark_not_forward_view(result)
-    return result
+    return _primal_at(vals["self"], levels.resolve(vals["level"]))
 
 
 def _unpack_dual(op, args, kwargs):
     vals = _bind(op, args, kwargs)
-    t, level = vals["dual"], vals["level"]
-    from ...dispatch.call import call
-
-    return (call("_fw_primal", t, level), levels.fw_grad(t, level))
+    t, level = vals["dual"], levels.resolve(vals["level"])
+    return (_primal_at(t, level), levels.fw_grad(t, level))
 
 
 def _copy_(op, args, kwargs):
@@ -302,22 +331,25 @@ def _copy_(op, args, kwargs):
         return FORWARD_PASS
     vals = _bind(op, args, kwargs)
     self_t, src = vals["self"], vals["src"]
-    self_g = levels.fw_grad(self_t, _LEVEL)
-    src_g = levels.fw_grad(src, _LEVEL) if isinstance(src, TensorBase) else None
-    result = _below_forward(op, args, kwargs)
+    level = levels.top_level(_flat((self_t, src)))
+    if level < 0:
+        return FORWARD_PASS
+    self_g = levels.fw_grad(self_t, level)
+    src_g = levels.fw_grad(src, level) if isinstance(src, TensorBase) else None
+    result = _below_forward(op, args, kwargs, level)
     if self_g is not None:
         new = self_g.copy_(src_g) if src_g is not None else self_g.fill_(0)
     elif tuple(self_t._size) != tuple(src_g._size):
         new = src_g.broadcast_to(self_t.shape)
     else:
         new = src_g.clone()
-    levels.set_fw_grad(self_t, new, _LEVEL, True)
+    levels.set_fw_grad(self_t, new, level, True)
     return result
 
 
 def _detach(op, args, kwargs):
     """detach: the result carries no tangent (upstream sets none), and is no forward view."""
-    result = _below_forward(op, args, kwargs)
+    result = _no_fw(past_forward_ad, op, args, kwargs)
     levels.mark_not_forward_view(result)
     return result
 

@@ -1,7 +1,7 @@
 """FunctionsManual.cpp's helpers that only forward formulas call (``*_jvp``...), written from
 upstream's definitions (the normalizations from their derivatives: the same quantities, the same
-reductions). Tangents of list inputs are read with ``levels.fw_grad``; an input without one counts
-as zero, as upstream's efficient zero tensors."""
+reductions). Tangents of list inputs are read with ``levels.formula_tangent`` (the level whose
+formulas run); an input without one counts as zero, as upstream's efficient zero tensors."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def _tangents(tensors):
     """The tangents of a tensor list, zeros for those without one; None when none has one."""
     import torch
 
-    grads = [levels.fw_grad(t, 0) for t in tensors]
+    grads = [levels.formula_tangent(t) for t in tensors]
     if all(g is None for g in grads):
         return None
     return [g if g is not None else torch.zeros(t.shape, dtype=t.dtype)

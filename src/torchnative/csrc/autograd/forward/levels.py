@@ -10,30 +10,53 @@ formula (a view of the input's tangent). A view without a tangent of its own who
 one (an in-place operation on the base or on a sibling view) reads its slice of the base's
 tangent on first use. An in-place operation on a view that had no tangent gives the base a zero
 tangent first, so that the view's tangent is a view of the base's. ``_make_dual``'s and
-``_fw_primal``'s results are views that are not forward-differentiable (``_tn_fw_nonview``).
+``_fw_primal``'s results are views that are not forward-differentiable at their level and above
+(``_tn_fw_nonview`` holds that level).
+
+Nesting (torch.func's jvp inside jvp): upstream keeps one dual level and tells nested jvp levels
+apart by functorch's per-level wrappers, each with its own tangent. Here every jvp level past the
+first pushes one more level of ``_LEVELS`` (``push_nested`` / ``pop_nested``) and a tensor keeps
+one tangent per level. The public level number 0 means the innermost level (``resolve``), as
+upstream's level 0 means the innermost wrapper. While the door computes level L's tangents, the
+levels at and above L are hidden (``hide_from``): what runs below and the formulas themselves
+carry only the outer levels' tangents, which makes an inner tangent differentiable by the outer
+levels.
 """
 
 from __future__ import annotations
 
+import threading
 import weakref
 
 from ...core.grad_mode import TLS as _GRAD
 
 _LEVELS: list = []  # [WeakSet of tensors holding a tangent at level i]
 _HOOK: list = [None, None]  # (install, uninstall) the door's forward-AD entry, set by __init__
-# torch.func.jvp levels open now (functorch's jvp keeps it): a tensor has one tangent, so a dual
-# made inside a nested jvp level refuses (the nesting calls themselves must not fail: upstream's
-# Python counts them in pairs)
+# torch.func.jvp levels open now (functorch's jvp keeps it); the first one's level is the dual
+# level upstream's Python enters, each deeper one pushes a nested level
 JVP_DEPTH: list = [0]
+
+
+class _TLS(threading.local):
+    def __init__(self):
+        self.hidden = None  # levels >= this are hidden (None: none is)
+        self.formula_level = 0  # the level whose formulas are being evaluated
+
+
+TLS = _TLS()
 
 
 def enter_dual_level() -> int:
     if _LEVELS:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    _push()
+    return 0
+
+
+def _push() -> None:
     _LEVELS.append(weakref.WeakSet())
-    if _HOOK[0] is not None:
+    if len(_LEVELS) == 1 and _HOOK[0] is not None:
         _HOOK[0]()
-    return len(_LEVELS) - 1
 
 
 def exit_dual_level(*, level: int) -> None:
@@ -41,6 +64,11 @@ def exit_dual_level(*, level: int) -> None:
         raise RuntimeError("Exiting a forward AD level that is not the last that was created is "
                            "not support. Ensure they are released in the reverse order they "
                            "were created.")
+    _pop()
+
+
+def _pop() -> None:
+    level = len(_LEVELS) - 1
     holders = _LEVELS.pop()
     for t in list(holders):
         grads = t.__dict__.get("_tn_fw")
@@ -50,14 +78,60 @@ def exit_dual_level(*, level: int) -> None:
         _HOOK[1]()
 
 
+def push_nested() -> None:
+    """A jvp level inside another: one more level (the outermost is the entered dual level)."""
+    _push()
+
+
+def pop_nested() -> None:
+    _pop()
+
+
 def active() -> bool:
     return bool(_LEVELS)
 
 
+def current() -> int:
+    """The innermost level not hidden: what the public level 0 names."""
+    hidden = TLS.hidden
+    return (len(_LEVELS) if hidden is None else hidden) - 1
+
+
+def resolve(level: int) -> int:
+    """A level number from Python (upstream's only level, 0) as the level it names here."""
+    return current() if level == 0 and len(_LEVELS) > 1 else level
+
+
+class hide_from:
+    """Hide levels >= ``level`` (the door computing that level's tangents)."""
+
+    __slots__ = ("level", "prev")
+
+    def __init__(self, level: int):
+        self.level = level
+
+    def __enter__(self):
+        self.prev = TLS.hidden
+        TLS.hidden = self.level if self.prev is None else min(self.prev, self.level)
+
+    def __exit__(self, *exc):
+        TLS.hidden = self.prev
+
+
+def _visible(level: int) -> bool:
+    hidden = TLS.hidden
+    return level < len(_LEVELS) and (hidden is None or level < hidden)
+
+
 def fw_grad(t, level: int = 0):
-    """``t._fw_grad(level)``: the tangent, or None (also when forward grad mode is off)."""
-    if not _GRAD.fw_grad or level >= len(_LEVELS):
+    """``t._fw_grad(level)``: the tangent, or None (also when forward grad mode is off or the
+    level is hidden)."""
+    if not _GRAD.fw_grad or not _visible(level):
         return None
+    return _tangent(t, level)
+
+
+def _tangent(t, level: int):
     d = t.__dict__
     grads = d.get("_tn_fw")
     if grads is not None:
@@ -65,7 +139,8 @@ def fw_grad(t, level: int = 0):
         if g is not None:
             return g
     base = t._view_base
-    if base is None or d.get("_tn_fw_nonview"):
+    nonview = d.get("_tn_fw_nonview")
+    if base is None or (nonview is not None and level >= nonview):
         return None
     bgrad = (base.__dict__.get("_tn_fw") or {}).get(level)
     if bgrad is None:
@@ -76,22 +151,52 @@ def fw_grad(t, level: int = 0):
     return g
 
 
+def formula_tangent(t):
+    """The tangent at the level whose formulas are running (hidden from the operators the
+    formula calls, not from the formula's own helpers)."""
+    return _tangent(t, TLS.formula_level) if _GRAD.fw_grad else None
+
+
+def top_level(args) -> int:
+    """The innermost visible level at which a tensor among ``args`` has a tangent (-1: none)."""
+    top = -1
+    for lvl in range(current(), -1, -1):
+        for a in args:
+            if _tangent(a, lvl) is not None:
+                return lvl
+    return top
+
+
 def has_fw_grad(t) -> bool:
-    """Cheap test for the door: a tangent at the current level, directly or through a base."""
+    """Cheap test for the door: a tangent at a visible level, directly or through a base."""
     d = t.__dict__
     grads = d.get("_tn_fw")
+    hidden = TLS.hidden
     if grads:
-        return True
+        if hidden is None or any(lvl < hidden for lvl in grads):
+            return True
     base = t._view_base
-    return base is not None and not d.get("_tn_fw_nonview") and bool(base.__dict__.get("_tn_fw"))
+    if base is None:
+        return False
+    nonview = d.get("_tn_fw_nonview")
+    if nonview == 0:
+        return False
+    bgrads = base.__dict__.get("_tn_fw")
+    if not bgrads:
+        return False
+    limit = min(x for x in (hidden, nonview) if x is not None) \
+        if hidden is not None or nonview is not None else None
+    return limit is None or any(lvl < limit for lvl in bgrads)
 
 
 def _store(t, g, level: int) -> None:
     grads = t.__dict__.get("_tn_fw")
     if grads is None:
         grads = t.__dict__["_tn_fw"] = {}
+    known = level in grads
     grads[level] = g
-    _LEVELS[level].add(t)
+    if not known:  # a WeakSet compares a tensor already in it with ==, elementwise
+        _LEVELS[level].add(t)
 
 
 def _same_meta(a, b) -> bool:
@@ -121,14 +226,15 @@ def set_fw_grad(t, new_grad, level: int, is_inplace_op: bool) -> None:
                            "that of the original Tensor, this is not supported. Tensor is of "
                            f"size {list(t._size)} while the given forward gradient is of size "
                            f"{list(new_grad._size)}.")
-    current = (t.__dict__.get("_tn_fw") or {}).get(level)
-    if current is new_grad:
+    existing = (t.__dict__.get("_tn_fw") or {}).get(level)
+    if existing is new_grad:
         return
-    if current is not None and not is_inplace_op:
+    if existing is not None and not is_inplace_op:
         raise RuntimeError("Trying to set a forward gradient that already exists, this is not "
                            "supported.")
     base = t._view_base
-    if is_inplace_op and base is not None and not t.__dict__.get("_tn_fw_nonview") and \
+    nonview = t.__dict__.get("_tn_fw_nonview")
+    if is_inplace_op and base is not None and (nonview is None or level < nonview) and \
             fw_grad(base, level) is None:
         # the base gets a tangent, and this view's tangent is its slice of it
         if _same_meta(new_grad, base) and _same_meta(new_grad, t):
@@ -154,17 +260,32 @@ def _zeros_like_layout(grad, base):
     return z
 
 
-def share_tangent(src, dst) -> None:
-    """``dst``, a new tensor object over ``src``'s data (an alias), gets ``src``'s tangents."""
+def share_tangent(src, dst, below: int | None = None) -> None:
+    """``dst``, a new tensor object over ``src``'s data (an alias), gets ``src``'s tangents
+    (those of the levels under ``below`` only, when given)."""
     grads = src.__dict__.get("_tn_fw")
     if grads:
-        for level, g in grads.items():
-            if level < len(_LEVELS):
+        for level, g in list(grads.items()):
+            if level < len(_LEVELS) and (below is None or level < below):
                 _store(dst, g, level)
 
 
-def mark_not_forward_view(t) -> None:
-    t.__dict__["_tn_fw_nonview"] = True
+def outer_tangents(src, dst, level: int) -> None:
+    """``dst``, an alias of ``src`` made with forward AD off, gets ``src``'s tangents at the
+    visible levels under ``level`` (through its base too), and is no forward view from
+    ``level`` on."""
+    for lvl in range(level):
+        if _visible(lvl):
+            g = _tangent(src, lvl)
+            if g is not None and (dst.__dict__.get("_tn_fw") or {}).get(lvl) is None:
+                _store(dst, g, lvl)
+    mark_not_forward_view(dst, level)
+
+
+def mark_not_forward_view(t, level: int = 0) -> None:
+    """``t`` reads no tangent through its base at ``level`` and above."""
+    prev = t.__dict__.get("_tn_fw_nonview")
+    t.__dict__["_tn_fw_nonview"] = level if prev is None else min(prev, level)
 
 
 def _enter() -> int:
