@@ -68,6 +68,18 @@ def numpy_view(storage, dt, size, stride, offset):
     return np.ndarray(size, npdt, data, offset * item, tuple(s * item for s in stride))
 
 
+_new_tuple = tuple.__new__
+
+
+def _as_size(sizes: tuple) -> Size:
+    """Size(sizes) for a tensor's own sizes: read on every line of model code, so a tuple of
+    plain ints (what Size would check and copy element by element) becomes one directly."""
+    for s in sizes:
+        if type(s) is not int:
+            return Size(sizes)
+    return _new_tuple(Size, sizes)
+
+
 def wrap_dim(dim: int, ndim: int) -> int:
     n = max(ndim, 1)
     if dim < -n or dim >= n:
@@ -131,11 +143,11 @@ class TensorBase(metaclass=_TensorMeta):
     # --- geometry ----------------------------------------------------------------------------
     @property
     def shape(self) -> Size:
-        return Size(self._size)
+        return _as_size(self._size)
 
     def size(self, dim=None):
         if dim is None:
-            return Size(self._size)
+            return _as_size(self._size)
         if isinstance(dim, str):
             raise TorchnativeNotImplementedError("named tensor dimensions")
         return self._size[wrap_dim(dim, len(self._size))] if self._size else \
