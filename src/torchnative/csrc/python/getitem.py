@@ -62,6 +62,10 @@ def _is_bool_scalar(obj) -> bool:
 def _count_specified_dims(index: tuple) -> int:
     n = 0
     for obj in index:
+        tp = type(obj)
+        if tp is slice or tp is int:  # the common indices, decided by their type alone
+            n += 1
+            continue
         if obj is None or obj is Ellipsis or _is_bool_scalar(obj):
             continue
         if isinstance(obj, TensorBase) and obj.dtype.__reduce__() in ("bool", "uint8"):
@@ -91,14 +95,9 @@ def apply_slicing(self, index: tuple):
     if specified > self.dim():
         raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
     for obj in index:
-        if _is_int_index(obj):
-            i = int(obj)
-            size = result.shape[dim]
-            if i < -size or i >= size:
-                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size "
-                                 f"{size}")
-            result = _call("select.int", result, dim, i)
-        elif isinstance(obj, slice):
+        # slices, Ellipsis and None first: no int index is one of them, and they are the
+        # indices model code writes (x[..., :half])
+        if type(obj) is slice:
             start, stop, step = obj.start, obj.stop, obj.step
             step = 1 if step is None else int(step)
             if step <= 0:
@@ -107,7 +106,8 @@ def apply_slicing(self, index: tuple):
             # keeps the whole dim is not dispatched
             start = 0 if start is None else _bound(start)
             stop = _INT64_MAX if stop is None else _bound(stop)
-            if not (step == 1 and _known_whole(start, stop, result.shape[dim])):
+            if not (step == 1 and (type(start) is not int or start == 0) and
+                    _known_whole(start, stop, result.shape[dim])):
                 result = _call("slice.Tensor", result, dim, start, stop, step)
             advanced.append(None)
             dim += 1
@@ -119,6 +119,13 @@ def apply_slicing(self, index: tuple):
             result = _call("unsqueeze", result, dim)
             advanced.append(None)
             dim += 1
+        elif _is_int_index(obj):
+            i = int(obj)
+            size = result.shape[dim]
+            if i < -size or i >= size:
+                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size "
+                                 f"{size}")
+            result = _call("select.int", result, dim, i)
         elif _is_bool_scalar(obj):
             # upstream: unsqueeze; False then selects nothing there (an empty long index)
             result = _call("unsqueeze", result, dim)
