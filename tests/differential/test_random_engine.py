@@ -550,37 +550,55 @@ def test_topk_replay_matches_a_plain_reading_of_libstdcxx():
         assert stdalgo.topk_largest(keys.tolist(), k) == np.argsort(-keys)[:k].tolist()
 
 
-def test_fast_box_muller_is_the_reference_on_every_input():
+def _grid_mismatches(G, A, lo: int, step: int) -> int:
+    """Lanes of k in [lo, lo + step) where normal_fill32 and the reference differ."""
+    u = np.arange(lo, lo + step, dtype=np.uint32).astype(np.float32) * np.float32(2.0 ** -24)
+    u1 = np.float32(1) - u
+    bad = np.count_nonzero(G.log_grid(u1).view(np.uint32) != A.log256_ps(u1).view(np.uint32))
+    theta = A.TWO_PI * u
+    for fast, ref in zip(G.sincos_grid(theta), A.sincos256_ps(theta)):
+        bad += np.count_nonzero(fast.view(np.uint32) != ref.view(np.uint32))
+    return bad
+
+
+def test_grid_box_muller_is_the_reference_on_every_input():
     """normal_fill's fast float32 path rounds each fused step from float64 instead of emulating
-    one rounding; that is only right because normal_fill's inputs are uniforms on the 2**-24
-    grid, and for every one of those 2**24 values (u1 = 1 - u into log, u2 = u into sincos) it
-    gives the reference's bits."""
-    from torchnative.csrc.random import avx_mathfun as A
+    one rounding and leaves out what the grid rules out; that is only right because normal_fill's
+    inputs are uniforms on the 2**-24 grid, and for every one of those 2**24 values (u1 = 1 - u
+    into log, u2 = u into sincos) it gives the reference's bits."""
+    from torchnative.csrc.random import avx_mathfun as A, normal_fill32 as G
 
     step = 1 << 20
     for lo in range(0, 1 << 24, step):
-        u = np.arange(lo, lo + step, dtype=np.uint32).astype(np.float32) * np.float32(2.0 ** -24)
-        u1 = np.float32(1) - u
-        assert np.array_equal(A._log_fast(u1).view(np.uint32), A.log256_ps(u1).view(np.uint32)), lo
-        theta = A.TWO_PI * u
-        for fast, ref in zip(A._sincos_fast(theta), A.sincos256_ps(theta)):
-            assert np.array_equal(fast.view(np.uint32), ref.view(np.uint32)), lo
+        assert _grid_mismatches(G, A, lo, step) == 0, lo
 
 
-def test_fast_box_muller_control():
-    """The exhaustive check has teeth: the same fast steps without their float32 rounding (one
-    float64 chain) or with a fused step rounded in float32 arithmetic differ from the reference."""
-    from torchnative.csrc.random import avx_mathfun as A
+def test_grid_box_muller_control(monkeypatch):
+    """The exhaustive check has teeth: the same steps with the fused multiply-add rounded twice
+    (float32 product, then float32 sum, as an unfused build computes it) differ from the
+    reference."""
+    from torchnative.csrc.random import avx_mathfun as A, normal_fill32 as G
 
-    u = np.arange(0, 1 << 20, dtype=np.uint32).astype(np.float32) * np.float32(2.0 ** -24)
-    u1 = np.float32(1) - u
-    ref = A.log256_ps(u1).view(np.uint32)
+    def unfused(t, c, out):
+        return np.add(t.astype(np.float32), np.asarray(c, np.float32), out=out)
 
-    def unfused(a, b, c):  # two float32 roundings, as an unfused build computes it
-        f32 = [np.asarray(v, np.float32) for v in (a, b, c)]
-        return np.atleast_1d(f32[0] * f32[1] + f32[2])
+    monkeypatch.setattr(G, "_fused", unfused)
+    assert _grid_mismatches(G, A, 0, 1 << 20) > 0
 
-    assert not np.array_equal(A._log_fast(u1, unfused).view(np.uint32), ref)
+
+def test_grid_fill_is_the_reference_fill():
+    """The whole fill (words to rows of 16, both halves, the caller's mean and std through each
+    of its three roundings) against the reference on random words, over several chunks."""
+    from torchnative.csrc.random import avx_mathfun as A, normal_fill32 as G
+
+    words = np.random.default_rng(2).integers(0, 2**32, 16 * (G._ROWS + 37), dtype=np.uint64)
+    words = words.astype(np.uint32)
+    blocks = ((words & np.uint32(0xFFFFFF)).astype(np.float32) * np.float32(2.0 ** -24)).reshape(-1, 16)
+    for mean, std in [(0.0, 1.0), (0.0, 0.02), (-0.0, 3.0), (1.5, 1.0), (0.3, 0.7), (0.0, 0.0), (-2.0, 1e-30)]:
+        out = np.empty(words.size, np.float32)
+        G.fill_from_words(words, out, mean, std)
+        ref = A.normal_fill16_f32_reference(blocks, mean, std)
+        assert np.array_equal(out.view(np.uint32), ref.ravel().view(np.uint32)), (mean, std)
 
 
 def test_engine_state_mapping_round_trips():

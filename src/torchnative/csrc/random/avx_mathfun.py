@@ -9,14 +9,15 @@ hundreds of ulp near zero. So the AVX2 sequence is the one to reproduce.
 GCC contracted many of the header's separate ``_mm256_mul_ps``/``_mm256_add_ps`` into FMAs; the
 exact pairing below was read from the shipped libtorch_cpu.so (objdump of
 ``NormalFill16<float,true>::operator()`` in the AVX2 namespace) and every fused step is written
-as ``fma32``. Constants are the bit patterns found in the binary.
+as ``fma32``. Constants are the bit patterns found in the binary. This is the reference, every
+fused step rounded once; ``normal_fill32`` computes the same bits at numpy speed.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .fpmath import F32, fma32, fma32_rounded, f32_from_bits as _c
+from .fpmath import F32, fma32, f32_from_bits as _c
 
 ONE, HALF, MINUS_ONE, MINUS_TWO = _c(0x3F800000), _c(0x3F000000), _c(0xBF800000), _c(0xC0000000)
 TWO_PI = _c(0x40C90FDB)  # (float)(2.0f * c10::pi<double>)
@@ -91,107 +92,3 @@ def normal_fill16_f32_reference(blocks: np.ndarray, mean: float, std: float) -> 
     out[:, :8] = fma32(radius * c, std, mean)
     out[:, 8:] = fma32(radius * s, std, mean)
     return out
-
-
-# ------------------------------------------------------------------------------ the fast path
-# The functions above are the reference: every fused step through ``fma32``. The fast path
-# computes the same sequence with each fused step as one float64 multiply-add rounded to float32
-# (the product of two float32 values is exact in float64, so that is the exact result rounded
-# twice: once to float64, once to float32). Double rounding can differ from fma's single rounding
-# in general, but normal_fill only ever feeds uniforms on the 2**-24 grid: log256_ps sees
-# 1 - k * 2**-24 and sincos256_ps sees TWO_PI * k * 2**-24 for the 2**24 values of k, and for
-# every one of them the fast steps give the reference's bits (checked exhaustively by
-# tests/differential/test_random_engine.py::test_fast_box_muller_is_the_reference_on_every_input).
-# The final ``* std + mean`` depends on the caller's values, so it goes through the checked
-# ``fpmath.fma32_rounded``. Rows go through in chunks that stay in the CPU's cache.
-
-_CHUNK_ROWS = 4096
-_F64 = np.float64
-
-
-def _fused(a, b, c) -> np.ndarray:
-    """float64 ``a * b + c`` of float32 values, rounded to float32 (see the note above)."""
-    s = a * b
-    s += c
-    return s.astype(F32)
-
-
-def _f(x) -> float:
-    return float(x)  # a float32 constant, exactly, as a Python float (float64 arithmetic)
-
-
-def _log_fast(x: np.ndarray, fma=_fused) -> np.ndarray:
-    invalid = x <= 0
-    x = np.maximum(x, MIN_NORM_POS)
-    bits = x.view(np.uint32)
-    e = ((bits >> np.uint32(23)).astype(np.int32) - 127).astype(F32) + ONE
-    x = ((bits & np.uint32(0x807FFFFF)) | np.uint32(0x3F000000)).view(F32)
-    mask = x < SQRTHF
-    tmp = np.where(mask, x, F32(0))
-    x = x + MINUS_ONE
-    e = e - np.where(mask, ONE, F32(0))
-    x = x + tmp
-    z = x * x
-    x64 = x.astype(_F64)
-    y = fma(_f(LOG_P[0]), x64, _f(LOG_P[1]))
-    for p in LOG_P[2:]:
-        y = fma(y.astype(_F64), x64, _f(p))
-    y = fma((x * y).astype(_F64), z.astype(_F64), (e * LOG_Q1).astype(_F64))
-    y = fma((-z).astype(_F64), _f(HALF), y.astype(_F64))
-    x = fma(e.astype(_F64), _f(LOG_Q2), (x + y).astype(_F64))
-    if invalid.any():
-        x = np.where(invalid, np.array(0xFFFFFFFF, np.uint32).view(F32), x)
-    return x
-
-
-def _sincos_fast(x: np.ndarray, fma=_fused) -> tuple[np.ndarray, np.ndarray]:
-    sign_sin = x.view(np.uint32) & _SIGN
-    x = np.abs(x)
-    j = (x * FOPI).astype(np.int32) + 1
-    yf = (j & ~1).astype(F32)
-    sign_sin = sign_sin ^ ((j & 4).astype(np.uint32) << np.uint32(29))
-    poly_mask = (j & 2) == 0
-    yf64 = yf.astype(_F64)
-    x = fma(yf64, _f(DP1), x.astype(_F64))
-    x = fma(_f(DP2), yf64, x.astype(_F64))
-    x = fma(yf64, _f(DP3), x.astype(_F64))
-    sign_cos = ((~((j & ~1) - 2)) & 4).astype(np.uint32) << np.uint32(29)
-    z = x * x
-    z64 = z.astype(_F64)
-    yc = fma(_f(COS_P[0]), z64, _f(COS_P[1]))
-    yc = fma(yc.astype(_F64), z64, _f(COS_P[2]))
-    yc = fma(z64, (z * yc).astype(_F64), (-(z * HALF)).astype(_F64)) + ONE
-    ys = fma(_f(SIN_P[0]), z64, _f(SIN_P[1]))
-    ys = fma(ys.astype(_F64), z64, _f(SIN_P[2]))
-    ys = fma(x.astype(_F64), (z * ys).astype(_F64), x.astype(_F64))
-    zero = F32(0)
-    ysin2, ysin1 = np.where(poly_mask, ys, zero), np.where(poly_mask, zero, yc)
-    s = (ysin2 + ysin1).view(np.uint32) ^ sign_sin
-    c = ((ys - ysin2) + (yc - ysin1)).view(np.uint32) ^ sign_cos
-    return s.view(F32), c.view(F32)
-
-
-def _fill_chunk(blocks: np.ndarray, out: np.ndarray, mean: float, std: float) -> None:
-    rows = blocks.shape[0]
-    u1 = (ONE - blocks[:, :8]).ravel()
-    u2 = blocks[:, 8:].ravel()
-    radius = np.sqrt(_log_fast(u1) * MINUS_TWO)
-    s, c = _sincos_fast(TWO_PI * u2)
-    m, sd = _F64(F32(mean)), _F64(F32(std))
-    out[:, :8] = fma32_rounded((radius * c).astype(_F64), sd, m, None).reshape(rows, 8)
-    out[:, 8:] = fma32_rounded((radius * s).astype(_F64), sd, m, None).reshape(rows, 8)
-
-
-def normal_fill16_f32_fast(blocks: np.ndarray, mean: float, std: float, out=None) -> np.ndarray:
-    """``normal_fill16_f32_reference``, bit for bit, for uniforms on the 2**-24 grid (the only
-    ones normal_fill draws), at numpy speed (see the note above), into ``out`` if given."""
-    blocks = np.ascontiguousarray(blocks, F32)
-    if out is None:  # ``out`` may be ``blocks``: a chunk is read before it is written
-        out = np.empty_like(blocks)
-    for start in range(0, blocks.shape[0], _CHUNK_ROWS):
-        stop = start + _CHUNK_ROWS
-        _fill_chunk(blocks[start:stop], out[start:stop], mean, std)
-    return out
-
-
-normal_fill16_f32 = normal_fill16_f32_fast

@@ -24,7 +24,7 @@ from numbers import Number
 import numpy as np
 
 from . import dtypes as dt
-from .avx_mathfun import normal_fill16_f32
+from .normal_fill32 import fill_from_words, normal_fill_words
 from ..platform import cpu_capability
 from .fpmath import F32, F64, contracted64, fma32, fma32_rounded, fma64, libm, libmf, safe_libm
 
@@ -189,34 +189,60 @@ def uniform_(gen, shape, dtype="float32", a: float = 0.0, b: float = 1.0) -> np.
     if name == "float64":
         out = contracted64(uniform_double(gen, n), b - a, a)
     else:
-        out = dt.from_float32(_uniform_scaled_f32(gen.random(n), F32(b) - F32(a), F32(a)), name)
+        out = dt.from_float32(_uniform_scaled_f32(gen, n, F32(b) - F32(a), F32(a)), name)
     to_s, from_s = dt.scalar_to(b, name), dt.scalar_to(a, name)
-    out[out == to_s] = from_s
+    hit = out == to_s
+    if hit.any():
+        out[hit] = from_s
     return out.reshape(shape)
 
 
 _CHUNK = 1 << 15
 
 
-def _uniform_scaled_f32(words: np.ndarray, width: F32, frm: F32) -> np.ndarray:
-    """``u * width + frm`` in float32 for u the float uniforms of ``words``, rounded as
+def _lowest_bit(v: float) -> float:
+    """The value of the lowest set bit of a finite float (inf for zero)."""
+    if v == 0:
+        return math.inf
+    m, e = math.frexp(abs(v))
+    bits = int(m * 2.0 ** 53)  # v == bits * 2**(e - 53)
+    return math.ldexp(bits & -bits, e - 53)
+
+
+def _sum_is_exact(width: F32, frm: F32) -> bool:
+    """Whether ``k * 2**-24 * width + frm`` is exact in float64 for every k < 2**24: all its
+    terms are multiples of the smallest lowest bit, and the sum stays below 2**53 of those."""
+    q = min(_lowest_bit(float(width)) * 2.0 ** -24, _lowest_bit(float(frm)))
+    return q == math.inf or abs(float(frm)) + abs(float(width)) < 2.0 ** 53 * q
+
+
+def _uniform_scaled_f32(gen, n: int, width: F32, frm: F32) -> np.ndarray:
+    """``u * width + frm`` in float32 for n float uniforms u of ``gen``'s words, rounded as
     ``contracted32`` rounds it, a cache-sized chunk at a time. ``u = k * 2**-24`` is exact in
-    float32 and float64 alike."""
-    out = np.empty(words.size, F32)
+    float32 and float64 alike; when the float64 sum is exact too (``_sum_is_exact``: the usual
+    case) rounding it is the fused result and needs no check."""
+    out = np.empty(n, F32)
     fused = cpu_capability.CONTRACTS_FMA
-    w64, f64 = np.float64(width), np.float64(frm)
-    for lo in range(0, words.size, _CHUNK):
-        k = words[lo:lo + _CHUNK] & _MASK24
-        if fused:
+    exact = fused and _sum_is_exact(width, frm)
+    scale, f64 = float(width) * 2.0 ** -24, np.float64(frm)
+    t = np.empty(min(n, _CHUNK), F64)
+    for lo in range(0, n, _CHUNK):
+        k = gen.random(min(_CHUNK, n - lo))
+        k &= _MASK24
+        if exact:
+            tk = t[:k.size]
+            np.multiply(k, scale, out=tk, dtype=F64)  # exact: 24 bits times 24 bits
+            np.add(tk, f64, out=out[lo:lo + k.size], casting="same_kind")
+        elif fused:
             u = k.astype(F64)
             u *= 2.0 ** -24
-            out[lo:lo + _CHUNK] = fma32_rounded(u, w64, f64, None)
+            out[lo:lo + k.size] = fma32_rounded(u, np.float64(width), f64, None)
         else:
             u = k.astype(F32)
             u *= F32(2.0 ** -24)
             u *= width
             u += frm
-            out[lo:lo + _CHUNK] = u
+            out[lo:lo + k.size] = u
     return out
 
 
@@ -271,12 +297,26 @@ def _normal_fill16_f32_scalar(blocks: np.ndarray, mean: float, std: float) -> np
                            fma32(radius * libmf("sinf", theta), s, m)], axis=1)
 
 
+def _normal_fill_f32(gen, n: int, mean: float, std: float, draws_tail: bool) -> np.ndarray:
+    """normal_fill (the AVX2 Box-Muller) of n >= 16 float32 values straight from the words:
+    the whole blocks, then, when n % 16 != 0, the last 16 slots from 16 fresh words. A float32
+    tensor has drawn its partial tail's uniforms with the rest first (``draws_tail``); the
+    16-bit floats' float buffer has not."""
+    out = np.empty(n, F32)
+    normal_fill_words(gen, n, mean, std, out)
+    if n % 16:
+        if draws_tail:
+            gen.random(n % 16)
+        tail = np.empty(16, F32)
+        fill_from_words(gen.random(16), tail, mean, std)
+        out[n - 16:] = tail
+    return out
+
+
 def _fill_blocks(data, n, fill16, draw16):
     nb = n // 16
     head = data[:nb * 16].reshape(nb, 16)
-    done = fill16(head)
-    if done is not head:  # the fast float32 fill writes in place
-        head[...] = done
+    head[...] = fill16(head)
     if n % 16:
         data[n - 16:] = fill16(draw16().reshape(1, 16)).ravel()
     return data
@@ -298,18 +338,16 @@ def normal_(gen, shape, dtype="float32", mean: float = 0.0, std: float = 1.0,
     if n >= 16 and contiguous:
         if name == "float64":
             return _normal_fill_double(gen, n, mean, std).reshape(shape)
+        if cpu_capability.SIMD_MATH:
+            out = _normal_fill_f32(gen, n, mean, std, name == "float32")
+            return dt.from_float32(out, name).reshape(shape)
         if name == "float32":
             data = uniform_float(gen, n)
         else:  # Half/BFloat16 fill a float buffer block by block: only whole blocks are drawn
             data = np.empty(n, F32)  # first, and the partial tail is covered by the redraw
             data[:n - n % 16] = uniform_float(gen, n - n % 16)
-        if cpu_capability.SIMD_MATH:
-            def fill16(b):
-                return normal_fill16_f32(b, mean, std, out=b)
-        else:
-            def fill16(b):
-                return _normal_fill16_f32_scalar(b, mean, std)
-        out = _fill_blocks(data, n, fill16, lambda: uniform_float(gen, 16))
+        out = _fill_blocks(data, n, lambda b: _normal_fill16_f32_scalar(b, mean, std),
+                           lambda: uniform_float(gen, 16))
         return dt.from_float32(out, name).reshape(shape)
     return dt.from_double(normal_double_stream(gen, n, mean, std), name).reshape(shape)
 
