@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from ..ops.kernel_registry import kernel
-from ..random.clibm import INF, cdiv, cfloor, clog, cpow, csqrt, f32, logf, powf, tanf
+from ..random.clibm import INF, cdiv, cexp, cfloor, clog, cpow, csqrt, f32, logf, powf, tanf
 from .random_rejection import check_same_dtype, dispatch_floating, in_order, iteration_shape
 from .support.common import wrap
 
@@ -85,7 +85,7 @@ def standard_gamma_grad_one(alpha: float, x: float) -> float:
             series1 += cdiv(numer, denom)
             series2 += cdiv(numer, denom * denom)
         pow_x_alpha = cpow(x, alpha)
-        gamma_pdf = cpow(x, alpha - 1) * _cexp(-x)
+        gamma_pdf = cpow(x, alpha - 1) * cexp(-x)
         gamma_cdf = pow_x_alpha * series1
         gamma_cdf_alpha = (clog(x) - digamma_one(alpha, False)) * gamma_cdf - pow_x_alpha * series2
         result = cdiv(-gamma_cdf_alpha, gamma_pdf)
@@ -112,14 +112,7 @@ def standard_gamma_grad_one(alpha: float, x: float) -> float:
     coef_v = [c0 + u * (c1 + u * c2) for c0, c1, c2 in zip(*_COEF_UV)]
     p = coef_v[0] + v * (coef_v[1] + v * (coef_v[2] + v * coef_v[3]))
     q = coef_v[4] + v * (coef_v[5] + v * (coef_v[6] + v * coef_v[7]))
-    return _cexp(cdiv(p, q))
-
-
-def _cexp(x: float) -> float:
-    try:
-        return math.exp(x)
-    except OverflowError:
-        return INF
+    return cexp(cdiv(p, q))
 
 
 # --------------------------------------------------------------------------- dirichlet gradient

@@ -18,6 +18,7 @@ from ..ops.kernel_registry import kernel
 from ..random import dtypes as rdt
 from ..random import rejection as rj
 from .random_ops import _engine
+from .support.broadcast import broadcast_shape
 from .support.common import FLOAT64, arr, wrap
 
 _FLOATS = ("float32", "float64")
@@ -37,10 +38,9 @@ def check_same_dtype(first: TensorBase, *others: TensorBase) -> None:
 
 
 def iteration_shape(out_shape, *inputs: TensorBase) -> tuple:
-    """The output shape after TensorIterator broadcasts the inputs against an output sized like
-    the first argument (a larger broadcast resizes it, with upstream's deprecation warning)."""
-    shape = np.broadcast_shapes(*(tuple(t._size) for t in inputs))
-    shape = np.broadcast_shapes(tuple(out_shape), shape)
+    """TensorIterator's shape, the inputs' broadcast (the output, sized like the first argument,
+    does not take part); an output of another shape is resized, with upstream's warning."""
+    shape = broadcast_shape(*(t._size for t in inputs))
     if shape != tuple(out_shape):
         resize_out(empty(tuple(out_shape), inputs[0]._dtype), shape)
     return shape
@@ -68,7 +68,7 @@ def sample_dirichlet(self, generator=None):
     total = arr(call("sum.dim_IntList", gamma_t, [-1], True))  # upstream: gamma.sum(-1, true)
     values = rj.dirichlet_normalise(gamma.reshape(shape), np.broadcast_to(total, shape),
                                     self._dtype._name == "float32")
-    return wrap(np.ascontiguousarray(values), self._dtype)
+    return wrap(np.ascontiguousarray(values).reshape(shape), self._dtype)
 
 
 @kernel("poisson")

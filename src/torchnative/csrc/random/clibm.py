@@ -8,7 +8,10 @@ The rejection samplers and their gradients (Distributions.h) run one element at 
 * ``std::log``/``std::pow``/... of a ``float`` argument are glibc's ``logf``/``powf``/...,
   called through ctypes (no Python or numpy function rounds as they do);
 * Python's ``math`` raises where C returns an IEEE value (log(0), pow overflow, x/0), and
-  ``math.lgamma`` is CPython's own; the ``c*`` helpers give C's answers.
+  ``math.lgamma`` is CPython's own; the ``c*`` helpers give C's answers. Upstream's binary
+  links the old symbol versions ``log``/``pow``/``exp@GLIBC_2.2.5`` (SVID wrappers: log of a
+  negative number is +NaN there, -NaN in the current version), so those cases call the same
+  versioned symbols (``dlvsym``); finite in-domain arguments reach the same code either way.
 """
 
 from __future__ import annotations
@@ -34,13 +37,26 @@ def _bind(name: str, ctype):
     return fn
 
 
+def _versioned(name: str, nargs: int):
+    """``name@GLIBC_2.2.5`` (the version upstream's libtorch_cpu imports), else the default."""
+    proto = ctypes.CFUNCTYPE(ctypes.c_double, *([ctypes.c_double] * nargs))
+    try:
+        dlvsym = ctypes.CDLL(None).dlvsym
+        dlvsym.restype, dlvsym.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_char_p,
+                                                            ctypes.c_char_p]
+        addr = dlvsym(_libm._handle, name.encode(), b"GLIBC_2.2.5")
+    except AttributeError:  # not glibc
+        addr = None
+    return proto(addr) if addr else proto((name, _libm))
+
+
 _logf, _log1pf, _tanf = (_bind(n, ctypes.c_float) for n in ("logf", "log1pf", "tanf"))
 _powf = getattr(_libm, "powf")
 _powf.restype, _powf.argtypes = ctypes.c_float, [ctypes.c_float, ctypes.c_float]
-_pow = getattr(_libm, "pow")
-_pow.restype, _pow.argtypes = ctypes.c_double, [ctypes.c_double, ctypes.c_double]
-lgamma = _bind("lgamma", ctypes.c_double)  # glibc's, not CPython's math.lgamma
-_log = _bind("log", ctypes.c_double)
+_pow = _versioned("pow", 2)
+_log = _versioned("log", 1)
+_exp = _versioned("exp", 1)
+lgamma = _bind("lgamma", ctypes.c_double)  # glibc's (upstream's lgamma@GLIBC_2.23), not CPython's
 
 _F = struct.Struct("f")
 
@@ -76,6 +92,14 @@ def sqrtf(x: float) -> float:
 def clog(x: float) -> float:
     """``std::log(double)``: -inf at 0, NaN below."""
     return math.log(x) if x > 0.0 else _log(x)
+
+
+def cexp(x: float) -> float:
+    """``std::exp(double)``: inf on overflow."""
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return _exp(x)
 
 
 def cpow(x: float, y: float) -> float:
