@@ -41,13 +41,18 @@ quick = args.suite == "quick"
 torch.manual_seed(6)
 w = torch.rand(4) + 0.5
 record("readme w[[0,3,3,1]].sum()", w[[0, 3, 3, 1]].sum())
+cases.append(["control readme", np.float32(w[[0, 3, 3, 1]].numpy().astype(np.float64).sum())
+              .tobytes().hex()])
 
 # full sums over every length 1..4096 (the slow suite: every length; quick: a spread)
 lengths = range(1, 4097) if not quick else sorted(
     set(range(1, 130)) | set(rng.integers(130, 4097, 60).tolist()) | {255, 256, 257, 1023, 1024,
                                                                         1025, 4095, 4096})
 for n in lengths:
-    record(f"sum n={n}", data(n).sum())
+    x = data(n)
+    record(f"sum n={n}", x.sum())
+    # the order torchnative used before: one float64 sum, rounded once (numpy on both sides)
+    cases.append([f"control n={n}", np.float32(x.numpy().astype(np.float64).sum()).tobytes().hex()])
 
 # large: the threaded split (two-pass for a full sum, columns for a dim sum) and level_power 5
 for n in ([32767, 32768, 32769, 100_003, 1_000_003] if quick else

@@ -16,7 +16,7 @@ import numpy as np
 from ..core import dtypes as D
 from ..core.cast import cast_array
 from ..core.tensor import TensorBase, contiguous_strides, wrap_dim
-from .support.cascade_sum import CascadeSum, Geometry, exact
+from .support.cascade_sum import CascadeSum, exact, geometry
 from .support.common import BOOL, INT64, arr, as_compute, wrap
 from .support.parallel import get_num_threads
 from ..ops.kernel_registry import kernel
@@ -153,7 +153,7 @@ def _store_rounding(dt: D.dtype):
     return lambda v: cast_array(v, _F32, dt).astype(np.float32)
 
 
-def _run_cascade(a: np.ndarray, geom: Geometry, dt: D.dtype) -> np.ndarray:
+def _run_cascade(a: np.ndarray, geom, dt: D.dtype) -> np.ndarray:
     threads = get_num_threads()
     if a.dtype.kind == "c":  # complex adds its parts separately: two real cascades
         out = np.empty(geom.out_shape, a.dtype)
@@ -167,13 +167,13 @@ def cascade(self: TensorBase, dt: D.dtype, axes, ignore_nan: bool = False) -> np
     """Upstream's floating sum of ``self`` cast to ``dt`` over ``axes``, keepdim-shaped; a
     float16/bfloat16 sum is returned in float32 (rounded into dt where upstream rounds)."""
     a, strides = _iterated(self, dt)
-    geom = Geometry(self._size, strides, axes)
+    geom = geometry(self._size, strides, axes)
     if a.size == 0:
         return np.zeros(geom.out_shape, a.dtype)
     if dt in LOWP and not ignore_nan and geom.acc_buffer():
         # ReduceOps.cpp sum_out: the whole sum is redone on self.to(float), rounded once
         a, strides = _iterated(self, _F32)
-        return _run_cascade(a, Geometry(self._size, strides, axes), _F32)
+        return _run_cascade(a, geometry(self._size, strides, axes), _F32)
     if ignore_nan:
         a = np.where(np.isnan(a), a.dtype.type(0), a)
     return _run_cascade(a, geom, dt)

@@ -42,11 +42,24 @@ def _ceil_log2(n: int) -> int:
 
 
 def _seq(x: np.ndarray, axis: int = 0) -> np.ndarray:
-    """``acc = 0; for v in x: acc += v`` along ``axis``, in x's dtype."""
-    if x.shape[axis] == 0:
+    """``acc = 0; for v in x: acc += v`` along ``axis`` (0 or 1), in x's dtype. numpy's
+    ``sum`` would pair the terms; ``accumulate`` adds strictly in order and is the fastest for
+    short rows, one in-place add per step for long ones."""
+    n = x.shape[axis]
+    if n == 0:
         return np.zeros(x.shape[:axis] + x.shape[axis + 1:], x.dtype)
-    last = np.add.accumulate(x, axis=axis).take(-1, axis=axis)
-    return last + x.dtype.type(0)  # starting from +0 turns an all -0.0 sum into +0.0
+    if axis:
+        x = x.swapaxes(0, 1)
+    zero = x.dtype.type(0)  # starting from +0 turns an all -0.0 sum into +0.0
+    if x.size <= _SHORT * n:
+        return np.add.accumulate(x, axis=0)[-1] + zero
+    acc = x[0] + zero
+    for t in range(1, n):
+        np.add(acc, x[t], out=acc)
+    return acc
+
+
+_SHORT = 1024
 
 
 def multi_row_sum(x: np.ndarray) -> np.ndarray:
@@ -60,6 +73,8 @@ def multi_row_sum(x: np.ndarray) -> np.ndarray:
     c0 = _seq(x[:m * step].reshape((m, step) + lanes), 1)
     g1 = m // step                                  # level 1 flushes every `step` chunks
     r1 = _seq(c0[g1 * step:])
+    if g1 == 0:
+        return acc0 + r1
     c1 = _seq(c0[:g1 * step].reshape((g1, step) + lanes), 1)
     g2 = g1 // step
     r2 = _seq(c1[g2 * step:])
@@ -68,17 +83,12 @@ def multi_row_sum(x: np.ndarray) -> np.ndarray:
 
 
 def row_sum(x: np.ndarray) -> np.ndarray:
-    """row_sum over axis 0: four interleaved cascades, the tail into the first, then joined."""
+    """row_sum over axis 0: four interleaved cascades, the tail added into the first, then the
+    four joined left to right."""
     n, lanes = x.shape[0], x.shape[1:]
     q = n // _ILP
-    parts = multi_row_sum(x[:q * _ILP].reshape((q, _ILP) + lanes))
-    parts = np.moveaxis(parts, 0, -1) if lanes else parts
-    p = parts[..., 0] if lanes else parts[0]
-    for i in range(q * _ILP, n):
-        p = p + x[i]
-    for k in range(1, _ILP):
-        p = p + (parts[..., k] if lanes else parts[k])
-    return p
+    parts = multi_row_sum(x[:q * _ILP].reshape((q, _ILP) + lanes))   # (4, *lanes)
+    return _seq(np.concatenate((parts[:1], x[q * _ILP:], parts[1:])))
 
 
 def _loop2d(X, st, out_st, itemsize, pair):
@@ -99,14 +109,10 @@ def _loop2d(X, st, out_st, itemsize, pair):
         V = X[:, :, :nv * vs].reshape(X.shape[:2] + (nv, vs))
         if pair:
             V = V[..., :va] + V[..., va:]
-        lanes = row_sum(np.moveaxis(V, 2, 0))        # (B, size1, va)
-        acc = np.zeros(X.shape[:2], X.dtype)
-        for k in range(nv * vs, size0):
-            acc = acc + X[:, :, k]
-        for k in range(va):
-            acc = acc + lanes[..., k]
-        return acc, (o1,)
-    cols = np.moveaxis(X, 2, 0)                      # (size0, B, size1)
+        lanes = row_sum(V.transpose(2, 0, 1, 3))     # (B, size1, va)
+        # final_acc = 0, then the scalar tail, then the lanes, left to right
+        return _seq(np.concatenate((X[:, :, nv * vs:], lanes), axis=2).transpose(2, 0, 1)), (o1,)
+    cols = X.transpose(2, 0, 1)                      # (size0, B, size1)
     if s1 == itemsize and size1 >= vs:               # contiguous outer reduction
         nb = size1 // (4 * va) * 4 * va
     elif s0 < s1:
@@ -117,6 +123,20 @@ def _loop2d(X, st, out_st, itemsize, pair):
     out[:, :nb] = multi_row_sum(cols[:, :, :nb])
     out[:, nb:] = row_sum(cols[:, :, nb:])
     return out, (o1,)
+
+
+def geometry(shape, strides, axes) -> "Geometry":
+    """The Geometry of a reduction, remembered per (shape, strides, axes)."""
+    key = (tuple(shape), tuple(strides), tuple(axes))
+    g = _GEOMETRIES.get(key)
+    if g is None:
+        if len(_GEOMETRIES) > 512:
+            _GEOMETRIES.clear()
+        g = _GEOMETRIES[key] = Geometry(shape, strides, axes)
+    return g
+
+
+_GEOMETRIES: dict = {}
 
 
 class Geometry:
@@ -162,19 +182,20 @@ class Geometry:
         return self.ndim >= 2 and self.outs[0] == 0 and self.outs[1] == 0
 
 
-def _accumulate(store_values: np.ndarray, offsets: np.ndarray, n_out: int, rnd) -> np.ndarray:
-    """``out[o] += v`` for every store in order, ``out`` starting at 0 in the output's dtype."""
-    v, o = store_values.reshape(-1), offsets.reshape(-1)
-    out = np.zeros(n_out, v.dtype)
+def _accumulate(store_values: np.ndarray, offsets, n_out: int, rnd) -> np.ndarray:
+    """``out[o] += v`` for every store in order, ``out`` starting at 0 in the output's dtype
+    (``offsets`` None: every store goes to the one output)."""
+    v = store_values.reshape(-1)
     if v.size == n_out:
-        out[o] = rnd(v + v.dtype.type(0))
+        out = np.empty(n_out, v.dtype)
+        out[offsets.reshape(-1) if offsets is not None else slice(None)] = rnd(v + v.dtype.type(0))
         return out
-    order = np.argsort(o, kind="stable")
-    k = v.size // n_out
-    per = v[order].reshape(n_out, k)
+    per = v.reshape(1, -1) if offsets is None else \
+        v[np.argsort(offsets.reshape(-1), kind="stable")].reshape(n_out, -1)
     if rnd is exact:
         return _seq(per, 1)
-    for t in range(k):
+    out = np.zeros(n_out, v.dtype)
+    for t in range(per.shape[1]):
         out = rnd(out + per[:, t])
     return out
 
@@ -194,6 +215,8 @@ class CascadeSum:
     # -- the serial loop over a (sub-)iteration --------------------------------------------------
 
     def _serial(self, A, sizes, outs, base=0):
+        """The values stored by every 2-d call of a serial pass, in order, and their output
+        offsets (None when everything lands in one output)."""
         g = self.g
         B = 1
         for s in sizes[2:]:
@@ -201,6 +224,8 @@ class CascadeSum:
         X = A.reshape(B, sizes[1], sizes[0])
         vals, vst = _loop2d(X, (g.ins[0] * self.itemsize, g.ins[1] * self.itemsize),
                             (outs[0], outs[1]), self.itemsize, self.pair)
+        if not any(vst) and not any(outs[2:]):
+            return vals, None
         ob = np.array([base], np.int64)
         for d in range(len(sizes) - 1, 1, -1):
             ob = (ob[:, None] + np.arange(sizes[d]) * outs[d]).reshape(-1)
@@ -209,7 +234,7 @@ class CascadeSum:
             shape = [1] * (len(vst) + 1)
             shape[ax + 1] = vals.shape[ax + 1]
             offs = offs + (np.arange(vals.shape[ax + 1]) * s).reshape(shape)
-        return vals, np.broadcast_to(offs, vals.shape)
+        return vals, offs + np.zeros(vals.shape, np.int64)
 
     def run(self, a: np.ndarray) -> np.ndarray:
         """The sums, shaped as the keepdim output."""
@@ -240,7 +265,7 @@ class CascadeSum:
             begin, end = t * chunk, min(numel, (t + 1) * chunk)
             if begin < end:
                 stores = np.concatenate([v.reshape(-1) for v in self._range_stores(A, begin, end)])
-                buf[t] = _accumulate(stores, np.zeros(stores.size, np.int64), 1, self.rnd)[0]
+                buf[t] = _accumulate(stores, None, 1, self.rnd)[0]
         final = CascadeSum(Geometry((self.threads,), (1,), (0,)), self.itemsize, False,
                            self.rnd, 1)
         return final.run(buf).reshape(1)
