@@ -39,8 +39,10 @@ def randperm(gen, n: int, dtype="int64") -> np.ndarray:
     if n < SMALL_RANDPERM:
         if n <= 1:
             return dt.from_int64(np.arange(n, dtype=np.int64), name)
-        span = np.arange(n, 1, -1, dtype=np.int64)  # n - i for i = 0 .. n-2
-        perm = _front_fisher_yates(np.arange(n - 1) + gen.random(n - 1).astype(np.int64) % span)
+        span = np.arange(n, 1, -1, dtype=np.uint32)  # n - i for i = 0 .. n-2 (< 2**32)
+        j = np.arange(n - 1, dtype=np.int64)
+        j += gen.random(n - 1) % span
+        perm = _front_fisher_yates(j)
     else:  # inside-out Fisher-Yates on 64-bit draws (n this large is far beyond Python speed)
         perm = [0] * n
         for start in range(0, n, 1 << 20):
@@ -57,31 +59,43 @@ def _front_fisher_yates(j: np.ndarray) -> np.ndarray:
     """The permutation left by ``for t in 0..n-2: swap(a[t], a[j[t]])`` on ``a = arange(n)``,
     ``j[t] >= t``, without the sequential loop.
 
-    Position t is final after step t. Let v[t] be the value at t just before step t: it is t,
-    unless an earlier step s targeted t (j[s] == t), in which case the last such s left v[s]
-    there. Those links form chains that end at an untouched position, resolved by pointer
-    jumping. Then out[t] = v[t] if j[t] == t, else whatever sits at j[t]: v[s] for the last
-    earlier step s that also targeted j[t], or j[t] itself.
+    Position t is final after step t, and a position p is only written by the steps that
+    target it before step p. Let v[t] be the value at t just before step t: t itself, unless an
+    earlier step s targeted t, in which case the last such s left v[s] there. Those links form
+    chains that end at an untouched position, resolved by pointer jumping. With the steps
+    grouped by target, in step order, step t (self-swap included) takes what the previous step
+    of its group left at the target, v[previous step], or the target itself for the first one.
     """
     n = j.size + 1
     t = np.arange(n, dtype=np.int64)
-    order = np.argsort(j, kind="stable")  # steps grouped by target, in step order
-    js = j[order]
-    same = js[1:] == js[:-1]
-    prev = np.full(n - 1, -1, np.int64)  # previous step with the same target
-    prev[order[1:][same]] = order[:-1][same]
-    ends = np.flatnonzero(np.append(~same, True))
+    b = int(n).bit_length()
+    key = j << b  # target, then step: distinct keys, so any sort is the stable one
+    key |= t[:-1]
+    key.sort()
+    order = key & ((1 << b) - 1)
+    js = key >> b
+    first = np.empty(n - 1, bool)  # the first step of its target's group
+    first[0] = True
+    np.not_equal(js[1:], js[:-1], out=first[1:])
+    ends = np.flatnonzero(np.append(first[1:], True))
     targets, last = js[ends], order[ends]
-    link = t.copy()  # last earlier step that targeted t (a self-swap at t itself does not count)
-    link[targets] = np.where(last == targets, prev[last], last)
-    link = np.where(link >= 0, link, t)
-    while True:
-        nxt = link[link]
-        if np.array_equal(nxt, link):
-            break
-        link = nxt
-    out = link.copy()  # v[t] for every t; position n-1 keeps v[n-1]
-    out[:-1] = np.where(j == t[:-1], link[:-1], np.where(prev >= 0, link[np.maximum(prev, 0)], j))
+    link = t.copy()  # the last earlier step that targeted t (a self-swap does not count)
+    link[targets] = last
+    selfs = ends[last == targets]
+    selfs = selfs[~first[selfs]]
+    link[js[selfs]] = order[selfs - 1]
+    live = np.flatnonzero(link != t)
+    while live.size:  # link[t] = link[link[t]] until every chain reaches its end
+        cur = link[live]
+        nxt = link[cur]
+        link[live] = nxt
+        live = live[nxt != cur]
+    taken = np.empty(n - 1, np.int64)
+    taken[1:] = link[order[:-1]]
+    np.copyto(taken, js, where=first)
+    out = np.empty(n, np.int64)
+    out[order] = taken
+    out[n - 1] = link[n - 1]  # no step at the last position
     return out
 
 
