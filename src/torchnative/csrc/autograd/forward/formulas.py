@@ -8,7 +8,7 @@ name when an input with a tangent reaches it.
 
 from __future__ import annotations
 
-from . import jvp
+from . import jvp, linalg_jvp
 from .table import table
 
 _UNRESOLVED = object()
@@ -17,9 +17,11 @@ _UNRESOLVED = object()
 def _jvp_names() -> dict:
     from .. import generated
 
-    names = {k: v for k, v in vars(jvp).items() if callable(v) and
-             getattr(v, "__module__", None) == jvp.__name__ and
-             (not k.startswith("_") or k.endswith("_jvp"))}  # _convolution_jvp
+    names = {}
+    for module in (jvp, linalg_jvp):
+        names.update({k: v for k, v in vars(module).items() if callable(v) and
+                      getattr(v, "__module__", None) == module.__name__ and
+                      (not k.startswith("_") or k.endswith("_jvp"))})  # _convolution_jvp
     names.update(jvp.CONSTANTS)
     clash = sorted(n for n in names if n in generated.NS)
     if clash:
@@ -65,7 +67,8 @@ class FwSpec:
             if not f.source:
                 self.formulas.append(Compiled(f, None, f.error, ()))
                 continue
-            names = generated._free_names(f.source)
+            src = _KERNEL_FLAGS.get(key, lambda s: s)(f.source)
+            names = generated._free_names(src)
             # arguments of the schema that are not tensors (dim, alpha...) are bound at call time
             missing = [n for n in names if n not in env and not n.isupper() and
                        resolve(n) is None and n not in _ARG_NAMES.get(key, ())]
@@ -77,7 +80,7 @@ class FwSpec:
             for n in names:
                 if n in JVP and n not in generated.NS:
                     generated.NS[n] = JVP[n]  # evaluation namespace: one dict for both
-            source = _methods_as_cpp_calls(f.source)
+            source = _methods_as_cpp_calls(src)
             code = generated._compile_formula(source, env | set(_ARG_NAMES.get(key, ())),
                                               f"<forward formula of {key}>")
             self.formulas.append(Compiled(f, code, "", names))
@@ -115,6 +118,15 @@ def _methods_as_cpp_calls(src: str) -> str:
             changed = True
     return ast.unparse(tree) if changed else src
 
+
+def _solve_flag(src: str) -> str:
+    return src.replace("linalg_solve_jvp(A_t, B_t, result, LU, pivots, left)",
+                       "linalg_solve_jvp(A_t, B_t, result, LU, pivots, left, "
+                       "solve_factors_A_T(A))")
+
+
+# formulas handed a fact about what our kernel saved, which upstream's formula no longer needs
+_KERNEL_FLAGS = {"_linalg_solve_ex": _solve_flag, "_linalg_solve_ex.result": _solve_flag}
 
 _ARG_NAMES: dict = {}
 _SPECS: dict = {}

@@ -1,0 +1,160 @@
+"""FunctionsManual.cpp's forward formulas of the linear-algebra operators (solves, LU, QR,
+pseudo-inverse, eigen and singular value decompositions), written from the identities upstream
+differentiates: the product rule on the factorization, split by the structure of each factor
+(triangular, unitary, diagonal), in upstream's gauges (unit-diagonal L, real diagonal of R,
+eigenvectors of unit norm with a real component where upstream fixes one).
+
+An input without a tangent reaches these as zeros (``dispatch._zeros``)."""
+
+from __future__ import annotations
+
+from ...kernels.linalg_common import is_vector_rhs, uses_A_T
+from ..cpp_shims import _torch
+
+
+def solve_factors_A_T(A) -> bool:
+    """Whether our ``_linalg_solve_ex`` kernel saved the LU of A^T (A contiguous and real, as
+    upstream's releases before 2.13 did; 2.13 saves A's own LU). Its forward formula is handed
+    this flag, as those releases' derivatives.yaml handed it."""
+    return uses_A_T(A)
+
+
+def linalg_solve_jvp(dA, dB, X, LU, pivots, left, use_A_T=False):
+    """X = A^{-1} B: dX = A^{-1} (dB - dA X) (X dA on the right for left=False), through the
+    saved LU."""
+    torch = _torch()
+    vector = is_vector_rhs(LU, X)
+    X_ = X.unsqueeze(-1) if vector else X
+    dB_ = dB.unsqueeze(-1) if vector else dB
+    R_ = dA.matmul(X_) if left else X_.matmul(dA)
+    dX_ = torch.linalg.lu_solve(LU, pivots, dB_ - R_, left=left, adjoint=use_A_T)
+    return dX_.squeeze(-1) if vector else dX_
+
+
+def linalg_lu_solve_jvp(X, LU, pivots, dLU, dB, left, adjoint):
+    """X solves op(P L U) X = B; with L = I + tril(LU, -1), U = triu(LU): the tangent of the
+    factors (dL = tril(dLU, -1), dU = triu(dLU)) plus the solve of dB."""
+    torch = _torch()
+    st = torch.linalg.solve_triangular
+    S = torch.linalg.lu_solve(LU, pivots, dB, left=left, adjoint=adjoint)
+    if left != adjoint:
+        # op(A) = A: dX = op2(-U^{-1}(dU + L^{-1} dL U) op2(X)) + S
+        R = st(LU, dLU.tril(-1), upper=False, left=True, unitriangular=True)
+        U = LU.triu()
+        R = -st(U, dLU.triu() + R.matmul(U), upper=True)
+        return (R.matmul(X) if left else X.matmul(R.mH)) + S
+    # op(A) = A^H: dX = op2(op1(-op3(X)^H P (L dU U^{-1} + dL) L^{-1} P^T)) + S
+    P, L, U = torch.lu_unpack(LU, pivots)
+    V = X.mH if left else X
+    R = st(U, L.matmul(dLU.triu()), upper=True, left=False) + dLU.tril(-1)
+    R = st(L, -V.matmul(P).matmul(R), upper=False, left=False, unitriangular=True).matmul(P.mT)
+    return (R.mH if left else R) + S
+
+
+def triangular_solve_jvp(X, A, dA, dB, upper, transpose, unitriangular):
+    """torch.triangular_solve: op(A) X = B, dX = op(A)^{-1} (dB - dA X). Upstream's generic
+    solve jvp multiplies by dA itself also when ``transpose`` solves with A^T (where the exact
+    tangent would use dA^T): its tangent is reproduced as it is."""
+    torch = _torch()
+    vector = is_vector_rhs(dA, dB)
+    contrib = dA.matmul(X.unsqueeze(-1)).squeeze(-1) if vector else dA.matmul(X)
+    return torch.triangular_solve(dB - contrib, A, upper, transpose, unitriangular)[0]
+
+
+def linalg_solve_triangular_forward_AD(A_t, B_t, A, X, upper, left, unitriangular):
+    """A X = B (X A = B) with A triangular: only A's triangle (without its diagonal when it is
+    unit) moves the solution."""
+    torch = _torch()
+    k = int(unitriangular)
+    proj = A_t.triu(k) if upper else A_t.tril(-k)
+    R = B_t - (proj.matmul(X) if left else X.matmul(proj))
+    return torch.linalg.solve_triangular(A, R, upper=upper, left=left,
+                                         unitriangular=unitriangular)
+
+
+def linalg_lu_jvp(dA, P, L, U, pivot):
+    """A = P L U with L unit lower (m x k) and U upper (k x n), k = min(m, n). On the leading
+    k x k block, X = L1^{-1} P^T dA1 U1^{-1} splits into L1^{-1} dL1 (strictly lower) and
+    dU1 U1^{-1} (upper); the remaining rows of L (tall) or columns of U (wide) follow."""
+    torch = _torch()
+    st = torch.linalg.solve_triangular
+    m, n = dA.shape[-2], dA.shape[-1]
+    k = min(m, n)
+    PdA = P.mT.matmul(dA) if pivot else dA
+    L1 = L.narrow(-2, 0, k)
+    U1 = U.narrow(-1, 0, k)
+    X = st(L1, PdA.narrow(-2, 0, k).narrow(-1, 0, k), upper=False, left=True,
+           unitriangular=True)
+    X = st(U1, X, upper=True, left=False)
+    dL1 = L1.matmul(X.tril(-1))
+    dU1 = X.triu().matmul(U1)
+    if m == n:
+        return dL1, dU1
+    if m > n:
+        # rows below: P^T dA2 = dL2 U + L2 dU
+        dL2 = st(U1, PdA.narrow(-2, k, m - k), upper=True, left=False) - \
+            L.narrow(-2, k, m - k).matmul(X.triu())
+        return torch.cat([dL1, dL2], -2), dU1
+    # columns right: P^T dA2 = dL U2 + L dU2
+    dU2 = st(L1, PdA.narrow(-1, k, n - k), upper=False, left=True, unitriangular=True) - \
+        X.tril(-1).matmul(U.narrow(-1, k, n - k))
+    return dL1, torch.cat([dU1, dU2], -1)
+
+
+def lu_factor_ex_jvp(dA, LU, pivs, pivot):
+    """The packed LU's tangent: dL below the diagonal, dU on and above it."""
+    torch = _torch()
+    P, L, U = torch.lu_unpack(LU, pivs, unpack_data=True, unpack_pivots=pivot)
+    dL, dU = linalg_lu_jvp(dA, P, L, U, pivot)
+    m, n = LU.shape[-2], LU.shape[-1]
+    if m == n:
+        return dL + dU
+    if m > n:  # dL is m x n, dU the top n x n block
+        return dL + torch.cat([dU, dU.new_zeros(*dU.shape[:-2], m - n, n)], -2)
+    return dU + torch.cat([dL, dL.new_zeros(*dL.shape[:-2], m, n - m)], -1)
+
+
+def _qr_square_part(Q, R, dA):
+    """dA = dQ R + Q dR with Q^H dQ skew-Hermitian and dR R^{-1} upper with a real diagonal:
+    T = dR R^{-1} is the upper half of sym(Q^H dA R^{-1}) (its diagonal halved)."""
+    torch = _torch()
+    dA1 = torch.linalg.solve_triangular(R, dA, upper=True, left=False)
+    B = Q.mH.matmul(dA1)
+    S = B + B.mH
+    d = S.diagonal(0, -2, -1)
+    T = S.triu() - (d * 0.5).diag_embed()
+    return dA1 - Q.matmul(T), T.matmul(R)
+
+
+def linalg_qr_jvp(dA, Q, R, mode):
+    torch = _torch()
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when "
+                           "mode='r'. Please use linalg.qr(A, mode='reduced') if you are going "
+                           "to differentiate through linalg.qr.")
+    m, n = dA.shape[-2], dA.shape[-1]
+    if mode == "complete" and m > n:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and "
+                           "nrows > ncols.")
+    if m >= n:
+        return _qr_square_part(Q, R, dA)
+    # wide: A = Q [R1 R2]; the square block as above, then dR2 = Q^H (dA2 - dQ R2)
+    dQ, dR1 = _qr_square_part(Q, R.narrow(-1, 0, m), dA.narrow(-1, 0, m))
+    dR2 = Q.mH.matmul(dA.narrow(-1, m, n - m) - dQ.matmul(R.narrow(-1, m, n - m)))
+    return dQ, torch.cat([dR1, dR2], -1)
+
+
+def pinv_jvp(A, pinvA, dA):
+    """d(A^+) = -A^+ dA A^+ + A^+ A^{+H} dA^H (I - A A^+) + (I - A^+ A) dA^H A^{+H} A^+, with the
+    products ordered so that the smaller side's square matrices are formed."""
+    m, n = A.shape[-2], A.shape[-1]
+    dAh = dA.mH
+    pinvAh = pinvA.mH
+    if m <= n:
+        K = pinvAh.matmul(dAh)
+        return pinvA.matmul(K - K.mH - K.matmul(A.matmul(pinvA))) + \
+            (dAh - pinvA.matmul(A.matmul(dAh))).matmul(pinvAh.matmul(pinvA))
+    K = pinvA.matmul(dA)
+    Kh = K.mH
+    return (Kh - K - pinvA.matmul(A).matmul(Kh)).matmul(pinvA) + \
+        pinvA.matmul(pinvAh).matmul(dAh - dAh.matmul(A).matmul(pinvA))
