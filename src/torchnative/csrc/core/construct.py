@@ -83,12 +83,16 @@ def empty(size, dt, dev=CPU, stride=None, cls=None):
     """An uninitialized tensor (contiguous unless ``stride`` is given)."""
     dev = checked_device(dev)
     if dev.type == "cpu":
-        D.numpy_dtype(dt)  # refuses dtypes without cpu storage, by name
+        npdt = D.numpy_dtype(dt)  # refuses dtypes without cpu storage, by name
     size = tuple(size)
     for s in size:
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"{list(size)}")
+    if dev is CPU and cls is None and (stride is None or
+                                       tuple(stride) == contiguous_strides_of(size)):
+        # a contiguous cpu tensor is a fresh result: its storage is made when first asked for
+        return from_result(np.empty(size, npdt), dt)
     stride = contiguous_strides(size) if stride is None else tuple(stride)
     extent = storage_extent(size, stride)
     return make(new_storage(extent * dt.itemsize, dev), dt, size, stride, 0, cls)
