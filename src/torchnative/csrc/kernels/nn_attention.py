@@ -21,7 +21,9 @@ import numpy as np
 
 from .support import blas_threads
 from ..core import dtypes as D
-from ..core.construct import empty
+from ..core.construct import contiguous_strides_of, empty, from_result
+from ..core.storage import new_storage
+from ..core.tensor import make
 from ..core.device import CPU
 from .support.common import arr, as_compute, wrap
 from ..dispatch.call import call
@@ -30,6 +32,7 @@ from .pointwise_math import exact, fma
 from ..ops.kernel_registry import kernel
 from .copy import _empty_like
 from .views import transpose as _transpose
+from ..core.refuse import TorchnativeNotImplementedError as _REFUSED
 
 _B = D.BY_NAME
 _F32, _BOOL = _B["float32"], _B["bool"]
@@ -41,15 +44,18 @@ def _sdp_flag(name: str) -> bool:
     """torch.backends' SDP switches. torchnative's _C does not implement them yet, and a switch
     that cannot be set holds upstream's initial value (every backend enabled; no reduced-precision
     math) -- so that is the state when the getter is missing."""
-    import torch
+    getter = _SDP_GETTERS.get(name)
+    if getter is None:
+        import torch
 
-    from ..core.refuse import TorchnativeNotImplementedError
-
-    getter = getattr(torch._C, name, None)
+        getter = _SDP_GETTERS[name] = getattr(torch._C, name, None)
     try:
         return bool(getter())
-    except TorchnativeNotImplementedError:
+    except _REFUSED:
         return name != "_get_math_sdp_allow_fp16_bf16_reduction"
+
+
+_SDP_GETTERS: dict = {}  # name -> torch._C's getter (looked up once: every attention call asks)
 
 
 def _validate(query, key, value, attn_mask):
@@ -115,7 +121,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                  is_causal=False, *, scale=None, enable_gqa=False):
     _validate(query, key, value, attn_mask)
     out_shape = list(query._size[:-1]) + [value.size(-1)]
-    if int(np.prod(out_shape)) == 0 or key.size(-2) == 0:
+    if 0 in out_shape or key.size(-2) == 0:
         # nothing to attend: zeros, still connected to every input for autograd
         out = call("zeros", out_shape, dtype=query._dtype, layout=None, device=query.device,
                    pin_memory=None)
@@ -236,11 +242,13 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
     hk, s = key._size[1], key._size[2]
     acc_dt = _F32 if dt in _REDUCED or dt.itemsize == 1 else dt
     acc = D.numpy_dtype(acc_dt)
-    out = _empty_like(query, dt, query.device, None)
-    lse = empty((b, lq, h), acc_dt, CPU)
-    lse_t = _transpose(lse, 1, 2)
-    if out.numel() == 0:
-        return out, lse_t
+    # the logsumexp is written (b, lq, h) and returned transposed, as upstream's kernel: not a
+    # view to autograd (the operator's schema returns a fresh tensor)
+    lse_arr = np.empty((b, lq, h), acc)
+    lse_t = make(new_storage(lse_arr.nbytes, CPU, lse_arr.reshape(-1).view(np.uint8)), acc_dt,
+                 (b, h, lq), (lq * h, 1, h), 0, np_view=lse_arr.transpose(0, 2, 1))
+    if 0 in query._size:
+        return _empty_like(query, dt, query.device, None), lse_t
     g = h // hk
     sc = np.float64(scale if scale is not None else 1.0 / math.sqrt(e)).astype(acc)
     q = _acc(query, acc).reshape(b, hk, g, lq, e)
@@ -256,19 +264,25 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
         scores *= sc
     if is_causal:
         np.copyto(scores, -np.inf, where=_above_diagonal(lq, s))
-    row_max = scores.max(axis=-1, keepdims=True)
-    np.copyto(row_max, 0, where=np.isneginf(row_max))  # fully masked rows: exp(-inf) = 0
+    # the ufuncs' own reductions: ndarray.max/sum call exactly these through Python wrappers
+    row_max = np.maximum.reduce(scores, axis=-1, keepdims=True)
+    np.copyto(row_max, 0, where=row_max == -np.inf)  # fully masked rows: exp(-inf) = 0
     np.subtract(scores, row_max, out=scores)
     # upstream's vectorized exp is within an ulp; numpy's float32 exp is not, and its error
     # depends on which SIMD build of it this CPU runs
     scores = exact(np.exp, scores)
-    total = scores.sum(axis=-1, keepdims=True)
+    total = np.add.reduce(scores, axis=-1, keepdims=True)
     if dt in _REDUCED:  # the probabilities enter the second product in the input dtype
         scores = as_compute(wrap(scores, dt), dt)
     dst = np.matmul(scores, v)
-    total[total == 0] = 1
+    np.copyto(total, 1, where=total == 0)
     dst *= np.reciprocal(total)
-    np.copyto(arr(out), _round(dst.reshape(b, h, lq, e), acc_dt, dt))  # out may be strided
+    dst = _round(dst.reshape(b, h, lq, e), acc_dt, dt)
+    if query._stride == contiguous_strides_of(query._size):
+        out = from_result(np.ascontiguousarray(dst), dt)
+    else:  # empty_like(query): its strides, whatever they are
+        out = _empty_like(query, dt, query.device, None)
+        np.copyto(arr(out), dst)
     np.log(total, out=total)
     total += row_max
     np.copyto(arr(lse_t), total.reshape(b, h, lq))
