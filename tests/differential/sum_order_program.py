@@ -96,6 +96,15 @@ record("expanded sum dim(0,2)", x.expand(6, 7, 50).sum((0, 2)))
 y = data(300)
 record("as_strided overlap sum", y.as_strided((40, 20), (5, 1)).sum(0))
 
+# signed zeros: upstream's accumulators start at +0.0
+nz = torch.full((6, 40), -0.0)
+record("-0 sum", nz.sum())
+record("-0 sum dim0", nz.sum(0))
+record("-0 sum dim1", nz.sum(1))
+record("-0 0-dim sum", torch.tensor(-0.0).sum())
+record("-0 half sum", nz.half().sum(1))
+record("-0 mean", nz.mean(1))
+
 # NaNs for nansum
 z = data(10, 70)
 z[z > 2] = float("nan")

@@ -37,23 +37,19 @@ _ILP = 4            # row_sum's interleaved partial sums
 _NUM_LEVELS = 4     # multi_row_sum's cascade depth (the code below unrolls its four levels)
 
 
-def _ceil_log2(n: int) -> int:
-    return 1 if n <= 2 else (n - 1).bit_length()
-
-
 def _seq(x: np.ndarray, axis: int = 0) -> np.ndarray:
     """``acc = 0; for v in x: acc += v`` along ``axis`` (0 or 1), in x's dtype. numpy's
     ``sum`` would pair the terms; ``accumulate`` adds strictly in order and is the fastest for
-    short rows, one in-place add per step for long ones."""
+    short rows, one in-place add per step for long ones. (Starting from the first term instead
+    of +0 can only leave -0.0 where upstream has +0.0: ``CascadeSum.run`` adds +0 at the end.)"""
     n = x.shape[axis]
     if n == 0:
         return np.zeros(x.shape[:axis] + x.shape[axis + 1:], x.dtype)
     if axis:
         x = x.swapaxes(0, 1)
-    zero = x.dtype.type(0)  # starting from +0 turns an all -0.0 sum into +0.0
     if x.size <= _SHORT * n:
-        return np.add.accumulate(x, axis=0)[-1] + zero
-    acc = x[0] + zero
+        return np.add.accumulate(x, axis=0)[-1]
+    acc = x[0].copy()
     for t in range(1, n):
         np.add(acc, x[t], out=acc)
     return acc
@@ -65,7 +61,7 @@ _SHORT = 1024
 def multi_row_sum(x: np.ndarray) -> np.ndarray:
     """multi_row_sum over axis 0 of ``x`` (every other axis a separate accumulator)."""
     n, lanes = x.shape[0], x.shape[1:]
-    step = 1 << max(4, _ceil_log2(n) // _NUM_LEVELS)
+    step = 1 << max(4, (1 if n <= 2 else (n - 1).bit_length()) // _NUM_LEVELS)  # CeilLog2
     m = n // step                                   # complete chunks
     acc0 = _seq(x[m * step:])                       # the tail, left in level 0
     if m == 0:
@@ -100,7 +96,7 @@ def _loop2d(X, st, out_st, itemsize, pair):
     if o0 != 0 and o1 == 0:                          # move the reduction to dim 0
         X, s0, s1, o0, o1 = X.swapaxes(1, 2), s1, s0, o1, o0
     if o0 != 0 and o1 != 0:                          # not a true reduction: out = out + in
-        return X + X.dtype.type(0), (o1, o0)
+        return X, (o1, o0)
     size1, size0 = X.shape[1], X.shape[2]
     vs = VEC_BYTES // itemsize                       # Vectorized<scalar_t>::size()
     va = vs // 2 if pair else vs                     # Vectorized<acc_t>::size()
@@ -188,7 +184,7 @@ def _accumulate(store_values: np.ndarray, offsets, n_out: int, rnd) -> np.ndarra
     v = store_values.reshape(-1)
     if v.size == n_out:
         out = np.empty(n_out, v.dtype)
-        out[offsets.reshape(-1) if offsets is not None else slice(None)] = rnd(v + v.dtype.type(0))
+        out[offsets.reshape(-1) if offsets is not None else slice(None)] = rnd(v)
         return out
     per = v.reshape(1, -1) if offsets is None else \
         v[np.argsort(offsets.reshape(-1), kind="stable")].reshape(n_out, -1)
@@ -251,7 +247,7 @@ class CascadeSum:
             out = self._two_pass(A, numel)
         else:
             out = self._split_dim(A, n_out)
-        return out.reshape(g.out_shape)
+        return (out + out.dtype.type(0)).reshape(g.out_shape)
 
     # -- threads ---------------------------------------------------------------------------------
 
