@@ -356,6 +356,11 @@ def numpy_T(self):
 @kernel("sum_to_size", composite=True)
 def sum_to_size(self, size):
     size = list(size)
+    shape = list(self.shape)
+    if len(size) > len(shape) or any(s != t and s != 1 for s, t in zip(size[::-1], shape[::-1])):
+        raise RuntimeError(f"size {{{size}}} is not expandable to size {{{shape}}}.")
+    if not size:  # sum_to: an empty shape is a full sum, a new tensor even of a 0-dim one
+        return _call("sum", self)
     lead = self.dim() - len(size)
     dims = list(range(lead)) + [lead + i for i, s in enumerate(size)
                                 if s == 1 and self.shape[lead + i] != 1]

@@ -4,6 +4,7 @@ and the ``*_like`` family. Factories honour ``dtype``/``device``; only cpu and m
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -11,7 +12,7 @@ from ..core import dtypes as D
 from ..core.construct import checked_device, empty
 from ..core.determinism import fill_deterministic_, fills_uninitialized_memory
 from ..core.layouts import preserve_format
-from .pointwise_math import fma
+from .pointwise_math import VEC_BYTES, fma
 from .support.common import INT64, arr, opmath, wrap
 from .copy import _empty_like, _scalar_in
 from .support.nn_util import not_implemented
@@ -36,6 +37,47 @@ def empty_memory_format(size, *, dtype=None, layout=None, device=None, pin_memor
 
         t = empty(t._size, t.dtype, t.device, stride=strides_for(t, memory_format))
     return _filled(t)
+
+
+# The factories' out= overloads resize ``out`` (no warning) and fill it in its own dtype: the
+# dtype a functional call would choose plays no part.
+@kernel("empty.out", meta=True)
+def empty_out(size, *, memory_format=None, out):
+    if memory_format is not None:
+        raise RuntimeError("'memory_format' argument is incompatible with 'out' tensor argument")
+    empty(tuple(size), out.dtype, "meta")  # check_size_nonnegative's message
+    _resize(out, size)
+    if out.dtype.is_floating_point or out.dtype.is_complex:
+        _filled(out)
+    return out
+
+
+@kernel("ones.out", meta=True)
+def ones_out(size, *, out):
+    return _fill_out(out, size, 1)
+
+
+@kernel("zeros.out", meta=True)
+def zeros_out(size, *, out):
+    return _fill_out(out, size, 0)
+
+
+@kernel("full.out", meta=True)
+def full_out(size, fill_value, *, out):
+    return _fill_out(out, size, fill_value)
+
+
+def _resize(out, size) -> None:
+    from ..dispatch.call import call
+
+    call("resize_", out, list(size))
+
+
+def _fill_out(out, size, value):
+    from ..dispatch.call import call
+
+    _resize(out, size)
+    return call("fill_.Scalar", out, value)
 
 
 @kernel("empty_strided", meta=True)
@@ -146,34 +188,11 @@ def _is_int(x) -> bool:
 @kernel("arange.start_step", meta=True)
 def arange_start_step(start, end, step=1, *, dtype=None, layout=None, device=None,
                       pin_memory=None):
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
+    """arange allocates an empty result (int64 when every bound is integral and no dtype is
+    given) and fills it as arange_out does."""
     if dtype is None:
         dtype = INT64 if all(_is_int(x) for x in (start, end, step)) else D.get_default_dtype()
-    if (step > 0 and start > end) or (step < 0 and start < end):
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
-    if dtype.is_floating_point or dtype.is_complex or not all(_is_int(x) for x in (start, end, step)):
-        n = math.ceil((float(end) - float(start)) / float(step))
-    else:
-        n = -((start - end) // step) if step > 0 else -((end - start) // -step)
-    n = max(int(n), 0)
-    t = empty((n,), dtype, checked_device(device))
-    if t.device.type == "cpu" and dtype not in _ARANGE_TYPES:
-        raise not_implemented("arange_cpu", dtype)
-    if t._np is not None and n:
-        if dtype.is_floating_point and dtype.itemsize >= 4:
-            # upstream: value = start + step * i, computed in the accumulate type
-            acc = np.float64 if dtype.itemsize == 8 else np.float64
-            vals = np.asarray(start, dtype=acc) + np.asarray(step, dtype=acc) * \
-                np.arange(n, dtype=acc)
-            t._np[...] = vals.astype(t._np.dtype)
-        else:
-            vals = start + step * np.arange(n, dtype=np.float64 if not dtype.is_complex and
-                                            (dtype.is_floating_point or not _is_int(step))
-                                            else np.int64)
-            t._np[...] = vals.astype(opmath(dtype)).astype(t._np.dtype) \
-                if dtype.is_floating_point else vals.astype(t._np.dtype)
-    return t
+    return arange_into(empty((0,), dtype, checked_device(device)), start, end, step)
 
 
 @kernel("arange.start", meta=True)
@@ -186,6 +205,99 @@ def arange(end, *, dtype=None, layout=None, device=None, pin_memory=None):
     return arange_start_step(0, end, 1, dtype=dtype, device=device)
 
 
+@kernel("arange.start_out", meta=True)
+def arange_start_out(start, end, step=1, *, out):
+    return arange_into(out, start, end, step)
+
+
+@kernel("arange.out", meta=True)
+def arange_out(end, *, out):
+    return arange_into(out, 0, end, 1)
+
+
+def arange_into(result, start, end, step):
+    """arange_out: the bounds in the accumulate type of ``result``'s dtype (int64 for integral
+    types, so float bounds truncate; double for float/double; float for Half/BFloat16), the
+    size from them, ``result`` resized (with upstream's warning) and filled."""
+    dtype = result.dtype
+    if result.device.type == "cpu" and dtype not in _ARANGE_TYPES:
+        raise not_implemented("arange_cpu", dtype)
+    integral = not dtype.is_floating_point
+    # the checks see the bounds as doubles, whatever the dtype
+    dstart, dend, dstep = float(start), float(end), float(step)
+    if dstep == 0:
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(dstart) and math.isfinite(dend)):
+        raise RuntimeError(f"unsupported range: {_cpp_number(dstart)} -> {_cpp_number(dend)}")
+    if not ((dstep > 0 and dend >= dstart) or (dstep < 0 and dend <= dstart)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    # the values in the accumulate type: int64 for integral types (float bounds truncate),
+    # float for Half/BFloat16, double otherwise
+    if integral:
+        xstart, xstep = math.trunc(start), math.trunc(step)
+    else:
+        xstart, xstep = dstart, dstep
+        if dtype in D.REDUCED_FLOATING:
+            xstart, xstep = float(np.float32(xstart)), float(np.float32(xstep))
+    if dtype == INT64:  # the size exact in int64 (C++ division truncates towards zero)
+        if xstep == 0:
+            raise ValueError("step must be nonzero")
+        num = math.trunc(end) - xstart + xstep - (1 if xstep > 0 else -1)
+        size = abs(num) // abs(xstep) * (1 if (num >= 0) == (xstep > 0) else -1)
+    else:  # in double, the same on every device
+        size = math.ceil((dend - dstart) / dstep)
+    if not 0 <= size <= 2 ** 63 - 1:
+        raise RuntimeError("invalid size, possible overflow?")
+    if result.numel() != size:
+        if result.numel() > 0:
+            warnings.warn(
+                f"The number of elements in the out tensor of shape {list(result._size)} is "
+                f"{result.numel()} which does not match the computed number of elements {size}. "
+                "Note that this may occur as a result of rounding error. The out tensor will be "
+                f"resized to a tensor of shape ({size},).", UserWarning, stacklevel=2)
+        from ..dispatch.call import call
+
+        call("resize_", result, [size])
+    if result._np is not None and size:
+        values = _arange_values(xstart, xstep, size, dtype, integral)
+        if result.is_contiguous():
+            result._np.reshape(-1)[...] = values
+        else:
+            result._np[...] = values.reshape(result._np.shape)
+    return result
+
+
+def _arange_values(start, step, n: int, dtype, integral: bool) -> np.ndarray:
+    """arange_kernel: start + step * i in the accumulate type. Floating types follow its SIMD
+    loop too: in each pair of vectors the lanes are base + k * step from a base rounded to the
+    dtype (``Vectorized::arange``), the tail the scalar formula."""
+    np_dt = D.numpy_dtype(dtype)
+    idx = np.arange(n, dtype=np.int64)
+    if integral:  # exact in int64, wrapped to the width
+        return (np.int64(start) + np.int64(step) * idx).astype(np_dt)
+    acc = np.float32 if dtype in D.REDUCED_FLOATING else np.float64
+    a_start, a_step = acc(start), acc(step)
+    scalar = fma(np.full(n, a_step), idx.astype(acc), a_start)
+    lanes = VEC_BYTES // np_dt.itemsize
+    cut = n // (2 * lanes) * (2 * lanes)
+    if not cut:
+        return scalar.astype(np_dt)
+    base_idx = idx[:cut] // lanes * lanes
+    base = scalar[base_idx].astype(np_dt).astype(acc)
+    k = (idx[:cut] - base_idx).astype(acc)
+    if dtype._name == "bfloat16":  # its lanes round k * step, then the sum (measured)
+        with np.errstate(all="ignore"):
+            vec = base + k * a_step
+    else:
+        vec = fma(k, np.full(cut, a_step), base)
+    return np.concatenate([vec, scalar[cut:]]).astype(np_dt)
+
+
+def _cpp_number(x: float) -> str:
+    """A double as C++'s ostream prints it in upstream's messages."""
+    return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf") if math.isinf(x) else f"{x:g}"
+
+
 @kernel("linspace", meta=True)
 def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
     if steps < 0:
@@ -193,9 +305,15 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_mem
     dt = _spaced_dtype(start, end, dtype, "torch.linspace()")
     t = empty((steps,), dt, checked_device(device))
     if t._np is not None and steps:
-        if dt._name in ("float32", "float64") and not isinstance(start, complex) and \
-                not isinstance(end, complex):
+        real = not isinstance(start, complex) and not isinstance(end, complex)
+        if dt._name in ("float32", "float64") and real:
             t._np[...] = _linspace_float(start, end, steps, t._np.dtype.type)
+            return t
+        if real and dt in D.REDUCED_FLOATING:
+            t._np[...] = _linspace_reduced(start, end, steps, t._np.dtype.type)
+            return t
+        if real and not dt.is_floating_point and not dt.is_complex and dt._name != "bool":
+            t._np[...] = _linspace_integral(start, end, steps).astype(t._np.dtype)
             return t
         # upstream fills the first half forwards from start and the second half backwards from
         # end, so both endpoints are exact
@@ -214,7 +332,6 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_mem
 def linspace_out(start, end, steps, *, out):
     """linspace_out computes in out's dtype (the functional's default dtype would round first);
     a tensor bound is its value (the Tensor overloads check it is 0-dimensional first)."""
-    from ..dispatch.structured import resize_out
     from .copy import copy_into
 
     if hasattr(start, "dim") or hasattr(end, "dim"):
@@ -223,9 +340,22 @@ def linspace_out(start, end, steps, *, out):
         result = _linspace_tensors(start, end, steps, out.dtype, None, out.device, None)
     else:
         result = linspace(start, end, steps, dtype=out.dtype, device=out.device)
-    resize_out(out, result._size)
+    resize_range_out(out, steps)
+    if out._np is not None and tuple(out._size) != (steps,):  # same count, its own shape
+        shaped = empty(tuple(out._size), result.dtype, out.device)
+        shaped._np[...] = result._np.reshape(out._size)
+        result = shaped
     copy_into(out, result)
     return out
+
+
+def resize_range_out(out, n: int) -> None:
+    """linspace_out/logspace_out resize ``out`` only when its element count differs (no warning;
+    an out of the right count keeps its shape)."""
+    if out.numel() != n:
+        from ..dispatch.call import call
+
+        call("resize_", out, [n])
 
 
 def _spaced_dtype(start, end, dtype, fn_name: str):
@@ -258,6 +388,38 @@ def _linspace_float(start, end, steps: int, T) -> np.ndarray:
     lo = idx < steps // 2
     k = np.where(lo, idx, steps - idx - 1).astype(T)
     return fma(np.where(lo, step, -step).astype(T), k, np.where(lo, start, end).astype(T))
+
+
+def _linspace_integral(start, end, steps: int) -> np.ndarray:
+    """linspace_kernel for integral types: the bounds converted to the type first (truncated),
+    the step in double, each half from its own end as a contracted multiply-add, truncated."""
+    s, e = float(math.trunc(start)), float(math.trunc(end))
+    if steps == 1:
+        return np.full(1, s).astype(np.int64)
+    step = np.float64((e - s) / (steps - 1))
+    idx = np.arange(steps, dtype=np.int64)
+    lo = idx < steps // 2
+    k = np.where(lo, idx, steps - idx - 1).astype(np.float64)
+    vals = fma(np.where(lo, step, -step), k, np.where(lo, s, e))
+    return np.trunc(vals).astype(np.int64)
+
+
+def _linspace_reduced(start, end, steps: int, T) -> np.ndarray:
+    """linspace_kernel for float16/bfloat16: the step and every product and sum are Half (or
+    BFloat16) operations, each computed in float and rounded back to the type."""
+    def r(x):
+        return np.asarray(x, np.float32).astype(T).astype(np.float32)
+
+    s, e = r(np.float32(start)), r(np.float32(end))
+    if steps == 1:
+        return np.full(1, s).astype(T)
+    step = r(r(e - s) / r(steps - 1))
+    idx = np.arange(steps, dtype=np.int64)
+    lo = idx < steps // 2
+    k = r(np.where(lo, idx, steps - idx - 1))
+    with np.errstate(all="ignore"):
+        prod = r(step * k)
+        return np.where(lo, r(s + prod), r(e - prod)).astype(T)
 
 
 @kernel("eye", meta=True)
