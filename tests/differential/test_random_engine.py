@@ -641,3 +641,30 @@ def test_seeding_paths_agree(monkeypatch):
         fast.manual_seed(seed)
         slow.manual_seed(seed)
         assert np.array_equal(fast.get_state(), slow.get_state()), seed
+
+
+def test_uniform_exact_sum_shortcut_is_the_fused_result():
+    """uniform_ rounds its float64 ``u * width + from`` without the double-rounding check when
+    that sum is exact for every grid u; both paths against the round-to-odd fma emulation,
+    and ranges the shortcut must refuse."""
+    from torchnative.csrc.random import distributions as dist
+
+    words = np.random.default_rng(8).integers(0, 2**32, 50000, dtype=np.uint64).astype(np.uint32)
+    words[:3] = [0, 0xFFFFFF, 0x800000]  # u = 0, the largest u, u = 0.5
+
+    class Words:  # the generator's word stream, replayed
+        pos = 0
+
+        def random(self, n):
+            self.pos += n
+            return words[self.pos - n:self.pos].copy()
+
+    u = (words & np.uint32(0xFFFFFF)).astype(np.float32) * np.float32(2.0 ** -24)
+    cases = [(0.0, 1.0, True), (-0.0417, 0.0417, True), (-3.0, 5.0, True), (2.0, 2.5, True),
+             (1e-3, 1e-3 + 1e-6, True), (3e-30, 1.0, False), (-1e-35, 1.0, False),
+             (1e10, 1e10 + 1e3, True)]
+    for a, b, exact in cases:
+        width, frm = np.float32(b) - np.float32(a), np.float32(a)
+        assert dist._sum_is_exact(width, frm) == exact, (a, b)
+        got = dist._uniform_scaled_f32(Words(), u.size, width, frm)
+        assert np.array_equal(got.view(np.uint32), fma32(u, width, frm).view(np.uint32)), (a, b)

@@ -67,13 +67,21 @@ def _dtype_name(t: TensorBase) -> str:
     return name
 
 
-def _sampled(t: TensorBase, draw) -> TensorBase:
-    """Fill ``t`` with ``draw(shape, dtype_name)`` in upstream's iteration order."""
+def _sampled(t: TensorBase, draw, direct: bool = False) -> TensorBase:
+    """Fill ``t`` with ``draw(shape, dtype_name)`` in upstream's iteration order. A ``direct``
+    sampler takes ``out=``, a contiguous ``t``'s own array it may fill in place (skipping the
+    copy) or leave alone."""
     assert_no_internal_overlap(t)
     with _dispatch_errors():
         if t.numel() == 0:
             draw((0,), _dtype_name(t))  # argument and dtype checks still run
             return t
+        if direct and t.is_contiguous():
+            a = arr(t)
+            values = draw((t.numel(),), _dtype_name(t), out=a)
+            if values.__array_interface__["data"][0] == a.__array_interface__["data"][0]:
+                return t  # filled in place
+            return _fill(t, values)
         return _fill(t, draw((t.numel(),), _dtype_name(t)))
 
 
@@ -111,7 +119,8 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None):
                                f"::max(), but found to={_fmt(to)} and from={_fmt(from_)} which "
                                "result in to-from to exceed the limit")
     gen = _engine(generator)
-    return _sampled(self, lambda shape, name: R.uniform_(gen, shape, name, from_, to))
+    return _sampled(self, lambda shape, name, out=None: R.uniform_(gen, shape, name, from_, to, out=out),
+                    direct=True)
 
 
 @kernel("normal_")
@@ -125,8 +134,9 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
         return self
     gen = _engine(generator)
     contiguous = self.is_contiguous()
-    return _sampled(self, lambda shape, name: R.normal_(gen, shape, name, mean, std,
-                                                        contiguous=contiguous))
+    return _sampled(self, lambda shape, name, out=None: R.normal_(gen, shape, name, mean, std,
+                                                                  contiguous=contiguous, out=out),
+                    direct=True)
 
 
 def _fmt(x) -> str:

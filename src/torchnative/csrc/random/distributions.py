@@ -168,7 +168,8 @@ def randint(gen, low: int, high: int, shape, dtype="int64") -> np.ndarray:
 
 # ============================================ uniform_ ===========================================
 
-def uniform_(gen, shape, dtype="float32", a: float = 0.0, b: float = 1.0) -> np.ndarray:
+def uniform_(gen, shape, dtype="float32", a: float = 0.0, b: float = 1.0,
+             out: np.ndarray | None = None) -> np.ndarray:
     """``uniform_(a, b)``: ``fma(u, to - from, from)`` in opmath (float for 16-bit floats), then a
     value that rounds up to ``to`` in the output dtype is replaced by ``from``."""
     shape, name = _shape(shape), dt.name_of(dtype)
@@ -189,7 +190,7 @@ def uniform_(gen, shape, dtype="float32", a: float = 0.0, b: float = 1.0) -> np.
     if name == "float64":
         out = contracted64(uniform_double(gen, n), b - a, a)
     else:
-        out = dt.from_float32(_uniform_scaled_f32(gen, n, F32(b) - F32(a), F32(a)), name)
+        out = dt.from_float32(_uniform_scaled_f32(gen, n, F32(b) - F32(a), F32(a), _into(out, n, name)), name)
     to_s, from_s = dt.scalar_to(b, name), dt.scalar_to(a, name)
     hit = out == to_s
     if hit.any():
@@ -216,12 +217,21 @@ def _sum_is_exact(width: F32, frm: F32) -> bool:
     return q == math.inf or abs(float(frm)) + abs(float(width)) < 2.0 ** 53 * q
 
 
-def _uniform_scaled_f32(gen, n: int, width: F32, frm: F32) -> np.ndarray:
+def _into(out: np.ndarray | None, n: int, name: str) -> np.ndarray | None:
+    """``out`` if a float32 sampler may write its n values straight there (a contiguous float32
+    array of n elements, the caller's tensor), else None (the sampler makes its own)."""
+    if (out is not None and name == "float32" and out.dtype == F32 and out.size == n
+            and out.flags.c_contiguous):
+        return out.reshape(-1)
+    return None
+
+
+def _uniform_scaled_f32(gen, n: int, width: F32, frm: F32, out: np.ndarray | None = None) -> np.ndarray:
     """``u * width + frm`` in float32 for n float uniforms u of ``gen``'s words, rounded as
     ``contracted32`` rounds it, a cache-sized chunk at a time. ``u = k * 2**-24`` is exact in
     float32 and float64 alike; when the float64 sum is exact too (``_sum_is_exact``: the usual
     case) rounding it is the fused result and needs no check."""
-    out = np.empty(n, F32)
+    out = np.empty(n, F32) if out is None else out
     fused = cpu_capability.CONTRACTS_FMA
     exact = fused and _sum_is_exact(width, frm)
     scale, f64 = float(width) * 2.0 ** -24, np.float64(frm)
@@ -297,12 +307,13 @@ def _normal_fill16_f32_scalar(blocks: np.ndarray, mean: float, std: float) -> np
                            fma32(radius * libmf("sinf", theta), s, m)], axis=1)
 
 
-def _normal_fill_f32(gen, n: int, mean: float, std: float, draws_tail: bool) -> np.ndarray:
+def _normal_fill_f32(gen, n: int, mean: float, std: float, draws_tail: bool,
+                     out: np.ndarray | None = None) -> np.ndarray:
     """normal_fill (the AVX2 Box-Muller) of n >= 16 float32 values straight from the words:
     the whole blocks, then, when n % 16 != 0, the last 16 slots from 16 fresh words. A float32
     tensor has drawn its partial tail's uniforms with the rest first (``draws_tail``); the
     16-bit floats' float buffer has not."""
-    out = np.empty(n, F32)
+    out = np.empty(n, F32) if out is None else out
     normal_fill_words(gen, n, mean, std, out)
     if n % 16:
         if draws_tail:
@@ -323,11 +334,12 @@ def _fill_blocks(data, n, fill16, draw16):
 
 
 def normal_(gen, shape, dtype="float32", mean: float = 0.0, std: float = 1.0,
-            contiguous: bool = True) -> np.ndarray:
+            contiguous: bool = True, out: np.ndarray | None = None) -> np.ndarray:
     """``normal_(mean, std)``. A contiguous tensor of >= 16 elements takes ``normal_fill``
     (float: the AVX2 Box-Muller on float uniforms; double: glibc on double uniforms);
     anything else takes the scalar double path with the cached second sample.
-    ``contiguous=False`` selects the scalar path, in the output's iteration order."""
+    ``contiguous=False`` selects the scalar path, in the output's iteration order. A float32
+    ``out`` of n elements may receive the vectorised fill directly (see ``_into``)."""
     shape, name = _shape(shape), dt.name_of(dtype)
     if name not in dt.FLOATS:
         raise RuntimeError(f'"normal_kernel_cpu" not implemented for \'{dt.SCALAR_NAME[name]}\'')
@@ -339,8 +351,8 @@ def normal_(gen, shape, dtype="float32", mean: float = 0.0, std: float = 1.0,
         if name == "float64":
             return _normal_fill_double(gen, n, mean, std).reshape(shape)
         if cpu_capability.SIMD_MATH:
-            out = _normal_fill_f32(gen, n, mean, std, name == "float32")
-            return dt.from_float32(out, name).reshape(shape)
+            res = _normal_fill_f32(gen, n, mean, std, name == "float32", _into(out, n, name))
+            return dt.from_float32(res, name).reshape(shape)
         if name == "float32":
             data = uniform_float(gen, n)
         else:  # Half/BFloat16 fill a float buffer block by block: only whole blocks are drawn
