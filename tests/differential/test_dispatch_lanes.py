@@ -270,3 +270,128 @@ def test_from_numpy_of_a_read_only_array_as_upstream():
     from torchnative.testing import upstream
 
     assert upstream.run_json_ours(READONLY_PROGRAM) == upstream.run_json(READONLY_PROGRAM)
+
+
+INDEX_PROGRAM = r"""
+import json, torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+class Record(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.ops = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+q = torch.arange(2 * 9 * 4 * 64, dtype=torch.float32).reshape(2, 4, 9, 64).transpose(1, 2)
+cases = {
+    "first half": lambda: q[..., :32],
+    "second half": lambda: q[..., 32:],
+    "whole dims skipped": lambda: q[:, :, ..., :],
+    "from zero, past the end": lambda: q[0:100],
+    "start and step": lambda: q[:, 1::2, ..., 3:60:5],
+    "None and Ellipsis": lambda: q[None, ..., 1:, None],
+    "int then slice": lambda: q[1, 2:, 0],
+    "negative bounds": lambda: q[..., -8:-2],
+    "step 0": lambda: q[..., ::0],
+    "negative step": lambda: q[..., ::-1],
+    "lone slice, step 0": lambda: q[::0],
+    "too many": lambda: q[0, 0, 0, 0, :],
+}
+out = {}
+for name, fn in cases.items():
+    seen = []
+    for _ in range(2):
+        try:
+            with Record() as rec:
+                v = fn()
+            seen.append([rec.ops, list(v.shape), list(v.stride()), v.storage_offset(),
+                         v.reshape(-1)[:50:9].tolist()])
+        except Exception as e:
+            seen.append([type(e).__name__, str(e)])
+    out[name] = seen
+print(json.dumps(out))
+"""
+
+
+def test_basic_indexing_dispatches_as_upstream():
+    # slices, Ellipsis and None are told apart by type before the int-index test, and a slice
+    # starting past 0 reads no size: the dispatched operators, views and errors stay upstream's
+    from torchnative.testing import upstream
+
+    assert upstream.run_json_ours(INDEX_PROGRAM) == upstream.run_json(INDEX_PROGRAM)
+
+
+EMPTY_PROGRAM = r"""
+import json, torch
+e = torch.empty(2, 3)
+e.fill_(0.0)
+row = e[1]                                    # a view of a fresh result shares its memory
+row.fill_(4.0)
+r = torch.empty(2, 3)
+r.resize_(4, 5)                               # its storage grows as upstream's does
+z = torch.empty(0, 3)
+s = torch.empty_strided((2, 3), (3, 1))
+f = torch.empty(2, 3, dtype=torch.float64)
+out = [e.tolist(), e._version, list(e.stride()), e.untyped_storage().nbytes(),
+       e.data_ptr() == row.data_ptr() - 12, list(r.shape), r.untyped_storage().nbytes(),
+       z.untyped_storage().nbytes(), list(z.stride()), list(s.stride()), str(f.dtype),
+       f.untyped_storage().nbytes(), str(e.device), e.is_contiguous()]
+print(json.dumps(out))
+"""
+
+
+def test_contiguous_empty_is_a_fresh_result_as_upstream():
+    from torchnative.testing import upstream
+
+    assert upstream.run_json_ours(EMPTY_PROGRAM) == upstream.run_json(EMPTY_PROGRAM)
+
+
+FLASH_PROGRAM = r"""
+import json, torch
+g = torch.Generator().manual_seed(0)
+flash = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default
+heads = torch.randn(1, 4, 9, 64, generator=g)
+kv = torch.randn(1, 3, 4, 64, generator=g)
+cases = {
+    "contiguous": heads.transpose(1, 2).contiguous(),
+    "transposed": heads.transpose(1, 2),
+    "decode head": torch.randn(1, 1, 9, 64, generator=g).transpose(1, 2),
+    "permuted": torch.randn(1, 4, 64, 9, generator=g).permute(0, 3, 1, 2),
+}
+out = {}
+for name, q in cases.items():
+    k = v = kv if q.shape[2] == 1 else torch.randn(1, 9, 4, 64, generator=g)
+    o, lse = flash(q, k, v)[:2]
+    out[name] = [list(o.stride()), o._base is None, list(lse.shape), list(lse.stride()),
+                 lse._base is None, str(lse.dtype)]
+print(json.dumps(out))
+"""
+
+
+def test_flash_attention_outputs_are_laid_out_as_upstream():
+    from torchnative.testing import upstream
+
+    assert upstream.run_json_ours(FLASH_PROGRAM) == upstream.run_json(FLASH_PROGRAM)
+
+
+def test_flash_attention_contiguous_lane_equals_the_strided_one():
+    # a contiguous query's output is the result array itself; a strided query's is copied
+    # into empty_like(query): the same values either way, bit for bit
+    g = torch.Generator().manual_seed(1)
+    flash = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default
+    for dtype in (torch.float32, torch.float64, torch.bfloat16):
+        q = torch.randn(2, 5, 3, 16, generator=g).to(dtype)
+        k, v = torch.randn(2, 3, 7, 16, generator=g).to(dtype), \
+            torch.randn(2, 3, 7, 16, generator=g).to(dtype)
+        strided = q.transpose(1, 2)                   # (2, 3, 5, 16), heads strided
+        for causal in (False, True):
+            a, la = flash(strided.contiguous(), k, v, is_causal=causal)[:2]
+            b, lb = flash(strided, k, v, is_causal=causal)[:2]
+            assert a.is_contiguous() and b.stride() == strided.stride()
+            assert torch.equal(a, b) and torch.equal(la, lb)
+    # an empty query gives an empty output in the query's layout, and the logsumexp
+    e = flash(torch.empty(1, 2, 0, 8), torch.empty(1, 2, 3, 8), torch.empty(1, 2, 3, 8))
+    assert e[0].shape == (1, 2, 0, 8) and e[1].shape == (1, 2, 0)

@@ -39,6 +39,11 @@ def _as_index_tensor(obj):
 _INT64_MAX = (1 << 63) - 1
 
 
+def _bad_step(step: int) -> str:
+    # a zero step is refused where CPython unpacks the slice, a negative one by torch
+    return "slice step cannot be zero" if step == 0 else "step must be greater than zero"
+
+
 def _bound(b):
     return b if type(b).__name__ == "SymInt" else int(b)  # int() would specialize a SymInt
 
@@ -101,7 +106,7 @@ def apply_slicing(self, index: tuple):
             start, stop, step = obj.start, obj.stop, obj.step
             step = 1 if step is None else int(step)
             if step <= 0:
-                raise ValueError("step must be greater than zero")
+                raise ValueError(_bad_step(step))
             # as upstream's applySlicing: None bounds become 0 and INT64_MAX, and a slice that
             # keeps the whole dim is not dispatched
             start = 0 if start is None else _bound(start)
@@ -169,7 +174,7 @@ def getitem(self, index):
         # a lone slice is always dispatched, whole-dim or not (upstream's THPVariable_getitem)
         step = 1 if index.step is None else int(index.step)
         if step <= 0:
-            raise ValueError("step must be greater than zero")
+            raise ValueError(_bad_step(step))
         return _call("slice.Tensor", self, 0, 0 if index.start is None else _bound(index.start),
                      _INT64_MAX if index.stop is None else _bound(index.stop), step)
     index = _wrap_index(index)
