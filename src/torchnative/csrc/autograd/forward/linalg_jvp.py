@@ -158,3 +158,94 @@ def pinv_jvp(A, pinvA, dA):
     Kh = K.mH
     return (Kh - K - pinvA.matmul(A).matmul(Kh)).matmul(pinvA) + \
         pinvA.matmul(pinvAh).matmul(dAh - dAh.matmul(A).matmul(pinvA))
+
+
+def linalg_lstsq_solution_jvp(A, B_, dA, dB_):
+    """X = A^+ B: dX = d(A^+) B + A^+ dB."""
+    torch = _torch()
+    vector = is_vector_rhs(A, B_)
+    B = B_.unsqueeze(-1) if vector else B_
+    dB = dB_.unsqueeze(-1) if vector else dB_
+    pinvA = torch.linalg.pinv(A)
+    dX = pinv_jvp(A, pinvA, dA).matmul(B) + pinvA.matmul(dB)
+    return dX.squeeze(-1) if vector else dX
+
+
+def linalg_lstsq_residuals_jvp(A, B_, dA, dB_, X_, L):
+    """L = |A X - B|^2 per column; X minimizes it, so X's own motion does not count (Danskin):
+    dL = 2 Re(r * conj(dA X - dB)) summed over the rows."""
+    torch = _torch()
+    if L.numel() == 0:
+        return L.clone()
+    vector = is_vector_rhs(A, B_)
+    B = B_.unsqueeze(-1) if vector else B_
+    dB = dB_.unsqueeze(-1) if vector else dB_
+    X = X_.unsqueeze(-1) if vector else X_
+    r = A.matmul(X) - B
+    dr = dA.matmul(X) - dB
+    return 2 * torch.real(r * dr.conj()).sum(-2)
+
+
+def linalg_eig_jvp(dA, L, V, is_hermitian):
+    """A = V diag(L) V^{-1} with unit-norm eigenvectors: dP = V^{-1} dA V gives dL = diag(dP)
+    and dV = V (dP off its diagonal / (L_j - L_i)), minus the part that would change the
+    eigenvectors' norms (general case; a unitary V keeps them)."""
+    torch = _torch()
+    if is_hermitian:
+        dP = V.mH.matmul(dA).matmul(V)
+    else:
+        cdA = dA if dA.is_complex() else dA.to(V.dtype)
+        dP = torch.linalg.solve(V, cdA.matmul(V))
+    diag = dP.diagonal(0, -2, -1)
+    dL = torch.real(diag) if is_hermitian and dA.is_complex() else diag
+    gap = L.unsqueeze(-2) - L.unsqueeze(-1)
+    off = dP / gap
+    off = torch.where(torch.eye(off.shape[-1], dtype=torch.bool), 0, off)
+    dX = V.matmul(off)
+    if is_hermitian:
+        return dL, dX
+    return dL, dX - V * torch.real(V.mH.matmul(dX).diagonal(0, -2, -1)).unsqueeze(-2)
+
+
+def linalg_svd_jvp(dA, U_, S, Vh_, full_matrices):
+    """A = U diag(S) V^H: with dP = U^H dA V, dS = Re diag(dP); the off-diagonal part of dP,
+    symmetrized against the gaps S_k^2 - S_j^2, rotates U and V (the diagonal's imaginary part
+    splits between them in the complex case); a rectangular A adds the component of dA outside
+    U's (V's) span. With full_matrices the extra columns (rows) get zero tangents."""
+    torch = _torch()
+    is_complex = dA.is_complex()
+    m, n = dA.shape[-2], dA.shape[-1]
+    k = S.shape[-1]
+    U = U_.narrow(-1, 0, k) if full_matrices else U_
+    Vh = Vh_.narrow(-2, 0, k) if full_matrices else Vh_
+    V = Vh.mH
+    dP = U.mH.matmul(dA.matmul(V)) if m >= n else U.mH.matmul(dA).matmul(V)
+    dS = torch.real(dP.diagonal(0, -2, -1)) if is_complex else dP.diagonal(0, -2, -1)
+    dP = dP - dS.diag_embed()
+    S2 = S * S
+    E = S2.unsqueeze(-2) - S2.unsqueeze(-1)
+    E = torch.where(torch.eye(k, dtype=torch.bool), 1, E)
+
+    def sym(X):
+        return X + X.mH
+
+    diag_half = dP.diagonal(0, -2, -1).div(2. * S) if is_complex else None
+    dUaux = sym(dP * S.unsqueeze(-2)) / E
+    if is_complex:
+        dUaux = dUaux + diag_half.diag_embed()
+    dU = U.matmul(dUaux)
+    if m > n:
+        dAVSinv = dA.matmul(V / S.unsqueeze(-2))
+        dU = dU + dAVSinv - U.matmul(U.mH.matmul(dAVSinv))
+        if full_matrices:
+            dU = torch.cat([dU, dU.new_zeros(*dU.shape[:-1], m - n)], -1)
+    dVhaux = sym(dP * (-S).unsqueeze(-1)) / E
+    if is_complex:
+        dVhaux = dVhaux + diag_half.diag_embed()
+    dVh = dVhaux.matmul(Vh)
+    if m < n:
+        UHdASinv = (U.mH / S.unsqueeze(-1)).matmul(dA)
+        dVh = dVh + UHdASinv - UHdASinv.matmul(V).matmul(Vh)
+        if full_matrices:
+            dVh = torch.cat([dVh, dVh.new_zeros(*dVh.shape[:-2], n - m, n)], -2)
+    return dU, dS, dVh
