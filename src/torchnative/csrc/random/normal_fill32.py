@@ -35,6 +35,7 @@ from .fpmath import F32, F64, fma32_rounded
 _ROWS = 4096  # rows of 16 per chunk: 32K lanes per half (fewer calls beat a smaller cache footprint)
 _MASK24 = np.uint32((1 << 24) - 1)
 _GRID = F32(2.0 ** -24)
+_TWO_PI_GRID = TWO_PI * _GRID  # exact: a power-of-two scaling
 _SQRTHF_BITS = np.uint32(0x3F3504F3)  # SQRTHF's bits: positive floats order as their bits
 _LOG_P = [float(p) for p in LOG_P]  # float32 constants as Python floats (float64 arithmetic)
 _COS_P = [float(p) for p in COS_P]
@@ -122,13 +123,11 @@ def sincos_grid(theta: np.ndarray, w: Work | None = None,
     sign_sin = w("sign_sin", np.uint32, n)
     np.bitwise_and(ju, np.uint32(4), out=sign_sin)
     sign_sin <<= np.uint32(29)
-    pick = w("pick", np.int32, n)  # all ones where the sin polynomial gives sin, else zero
-    np.bitwise_and(j, 2, out=pick)
-    pick >>= 1
-    pick -= 1
-    sign_cos = w("sign_cos", np.uint32, n)
-    np.subtract(ju, np.uint32(2), out=sign_cos)
-    np.invert(sign_cos, out=sign_cos)
+    swap = w("swap", np.int32, n)  # all ones where j & 2 (the polynomials trade places)
+    np.left_shift(j, 30, out=swap)
+    swap >>= 31  # arithmetic: bit 1 spread over the word
+    sign_cos = w("sign_cos", np.uint32, n)  # the reference's ~(j - 2) & 4 is (j + 2) & 4
+    np.add(ju, np.uint32(2), out=sign_cos)
     sign_cos &= np.uint32(4)
     sign_cos <<= np.uint32(29)
     x = w("xs", F32, n)  # not "x": log_grid's result may still be in use
@@ -164,11 +163,11 @@ def sincos_grid(theta: np.ndarray, w: Work | None = None,
         out = np.empty((2, n), F32)
     cos, sin = out[0].view(np.uint32), out[1].view(np.uint32)
     ycu, ysu = yc.view(np.uint32), ys.view(np.uint32)
-    diff = pick.view(np.uint32)  # the two polynomials swap where ``pick`` is set
+    diff = swap.view(np.uint32)
     diff &= np.bitwise_xor(ycu, ysu, out=w("d", np.uint32, n))
-    np.bitwise_xor(ysu, diff, out=cos)
+    np.bitwise_xor(ycu, diff, out=cos)
     cos ^= sign_cos
-    np.bitwise_xor(ycu, diff, out=sin)
+    np.bitwise_xor(ysu, diff, out=sin)
     sin ^= sign_sin
     return out[1], out[0]
 
@@ -207,8 +206,7 @@ def fill_from_words(words: np.ndarray, out: np.ndarray, mean: float, std: float,
         np.sqrt(radius, out=radius)
         theta = u1
         np.bitwise_and(wd[:, 8:], _MASK24, out=theta, casting="unsafe")
-        theta *= _GRID
-        theta *= TWO_PI
+        theta *= _TWO_PI_GRID  # TWO_PI * (k * 2**-24): the same real number, the same rounding
         cs = w("cs", F32, 2 * k).reshape(2, k)
         sincos_grid(theta.reshape(-1), w, cs)
         cs3 = cs.reshape(2, r, 8)
