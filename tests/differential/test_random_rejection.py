@@ -17,23 +17,16 @@ import math
 import numpy as np
 import pytest
 
+from test_kernels_random import PRELUDE as SAMPLING_PRELUDE  # this folder is on sys.path
 from torchnative.testing import upstream
 
-PRELUDE = r'''
-import json, warnings
-import numpy as np
-import torch
+# the sampling tests' prelude (SEQ, P, G, ENC, RUN ...), with SEQ ending on the generator state
+PRELUDE = SAMPLING_PRELUDE + r'''
 from torch import distributions as D
 
 def SEQ(seed, *calls):
     torch.default_generator.manual_seed(seed)
     return [c() for c in calls] + [torch.get_rng_state()]
-
-def P(values, dtype=torch.float32):
-    return torch.from_numpy(np.array(values, dtype=np.float64)).to(dtype)
-
-def G(seed):
-    return torch.Generator().manual_seed(seed)
 
 def WITH_GEN(seed, fn):
     g = G(seed)
@@ -52,25 +45,6 @@ def RSAMPLE(dist_fn, params, shape, weight=None):
     s = dist_fn(*params).rsample(shape)
     (s * (weight if weight is not None else 1)).sum().backward()
     return [s] + [p.grad for p in params]
-
-def ENC(r):
-    if isinstance(r, torch.Tensor):
-        t = r.detach()
-        raw = t.view(torch.int16) if t.dtype == torch.bfloat16 else t
-        a = np.ascontiguousarray(raw.numpy())
-        return {"dtype": str(t.dtype), "shape": list(t.shape), "stride": list(t.stride()),
-                "hex": a.tobytes().hex()}
-    if isinstance(r, (tuple, list)):
-        return [ENC(x) for x in r]
-    return {"value": repr(r)}
-
-def RUN(src):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            return {"ok": ENC(eval(src))}
-        except Exception as e:
-            return {"error": type(e).__name__, "msg": str(e).split("\n")[0]}
 '''
 
 _ALPHAS = "[0.5, 1.0, 2.0, 10.0, 0.0, 1e-3, 0.3333333, 1/3, 0.9999, 1.0001, 250.0, 1e-30, 7.5]"
@@ -143,28 +117,26 @@ CASES = [
 ]
 
 
-def _run_upstream(cases):
-    code = PRELUDE + f"\nprint(json.dumps([RUN(c) for c in {json.dumps(cases)!s}]))\n"
-    return dict(zip(cases, upstream.run_json(code)))
-
-
 @pytest.fixture(scope="module")
-def ours():
-    namespace: dict = {}
-    exec(PRELUDE, namespace)
-    return namespace["RUN"]
-
-
-@pytest.fixture(scope="module")
-def theirs():
+def sides():
+    """(run a case on ours here, upstream's results of every case from one process)."""
     if not upstream.available():
         pytest.skip("upstream torch environment not installed")
-    return _run_upstream(CASES)
+    namespace: dict = {}
+    exec(PRELUDE, namespace)
+    program = PRELUDE + f"\nprint(json.dumps([RUN(c) for c in {json.dumps(CASES)!s}]))\n"
+    return namespace["RUN"], dict(zip(CASES, upstream.run_json(program)))
+
+
+@pytest.fixture(scope="module")
+def theirs(sides):
+    return sides[1]
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_same_bits_as_upstream(case, ours, theirs):
-    assert ours(case) == theirs[case]
+def test_same_bits_as_upstream(case, sides):
+    run_ours, upstream_results = sides
+    assert run_ours(case) == upstream_results[case]
 
 
 def test_cases_draw_values(theirs):
@@ -222,7 +194,7 @@ def test_control_wrong_draw_order_is_caught(theirs):
     assert _gamma_bits(alpha, 5, Swapped) != expected
 
 
-def test_control_wrong_iteration_order_is_caught(ours, theirs):
+def test_control_wrong_iteration_order_is_caught(sides):
     """Reading a transposed input in memory order (instead of the output's C order) changes
     the result, so the strided cases do test the order."""
     import torch
@@ -234,9 +206,10 @@ def test_control_wrong_iteration_order_is_caught(ours, theirs):
     alpha = torch.arange(1., 21.).reshape(4, 5).t()
     memory_order = alpha.numpy().ravel(order="K")
     wrong = rj.standard_gamma(_engine(None), memory_order.copy())
+    run_ours, theirs = sides
     expected = theirs[_STRIDED]["ok"][0]["hex"]
     assert wrong.tobytes().hex() != expected
-    assert ours(_STRIDED) == theirs[_STRIDED]
+    assert run_ours(_STRIDED) == theirs[_STRIDED]
 
 
 # ------------------------------------------------------------------------------- slow sweep

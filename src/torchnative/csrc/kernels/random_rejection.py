@@ -13,13 +13,14 @@ import numpy as np
 from ..core.construct import empty
 from ..core.tensor import TensorBase
 from ..dispatch.call import call
-from ..dispatch.structured import resize_out
+from ..dispatch.structured import _check_same, resize_out
 from ..ops.kernel_registry import kernel
 from ..random import dtypes as rdt
 from ..random import rejection as rj
 from .random_ops import _engine
 from .support.broadcast import broadcast_shape
 from .support.common import FLOAT64, arr, wrap
+from .support.nn_util import not_implemented
 
 _FLOATS = ("float32", "float64")
 
@@ -27,14 +28,13 @@ _FLOATS = ("float32", "float64")
 def dispatch_floating(name: str, t: TensorBase, extra=()) -> None:
     """AT_DISPATCH_FLOATING_TYPES(_AND...) refusing any other dtype, with upstream's message."""
     if t._dtype._name not in _FLOATS + tuple(extra):
-        raise NotImplementedError(f'"{name}" not implemented for \'{t._dtype._cpp_name}\'')
+        raise not_implemented(name, t._dtype)
 
 
 def check_same_dtype(first: TensorBase, *others: TensorBase) -> None:
     """TensorIterator's check_all_same_dtype: every operand has the output's dtype."""
     for t in others:
-        if t._dtype != first._dtype:
-            raise RuntimeError(f"Found dtype {t._dtype._cpp_name} but expected {first._dtype._cpp_name}")
+        _check_same(first._dtype, t)
 
 
 def iteration_shape(out_shape, *inputs: TensorBase) -> tuple:
