@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "harness"))
-from behaviour_script import err as _err, main, run_cases  # noqa: E402
+from prelude import err as _err, main, run_cases  # noqa: E402
 
 
 def _c(t):

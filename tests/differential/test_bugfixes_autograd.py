@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import json
 
-from torchnative.testing.upstream import run_json, run_json_ours
-
-from bugfix_probe import PRELUDE, assert_agree
+import sides
+from bugfix_probe import assert_agree, disagreements, program
 
 # (operator, arguments as C++ passes them): an int where the schema has int[] is a one-int list
 CPP_CALLS = {
@@ -20,16 +19,15 @@ SETUP = "t = torch.arange(6.).reshape(2, 3)\n"
 
 
 def _program(call_of) -> str:
-    cases = {k: call_of(op, a) for k, (op, a) in CPP_CALLS.items()}
-    return PRELUDE + SETUP + f"print(json.dumps({{k: run(v) for k, v in {cases!r}.items()}}))\n"
+    return program({k: call_of(op, a) for k, (op, a) in CPP_CALLS.items()}, SETUP)
 
 
 def test_cpp_op_takes_an_int_for_an_int_list():
-    ours = run_json_ours("from torchnative.csrc.autograd.generated import CppOp\n" + _program(
+    ours = sides.on_ours("from torchnative.csrc.autograd.generated import CppOp\n" + _program(
         lambda op, a: f"CppOp('aten::{op}')({a})"))
     # upstream's Python binding of the operator accepts what its C++ signature accepts
-    theirs = run_json(_program(lambda op, a: f"torch.ops.aten.{op}({a})"))
-    bad = {k: (ours[k], theirs[k]) for k in CPP_CALLS if ours[k] != theirs[k]}
+    theirs = sides.on_upstream(_program(lambda op, a: f"torch.ops.aten.{op}({a})"))
+    bad = disagreements(CPP_CALLS, ours, theirs)
     assert not bad, json.dumps(bad, indent=1)
 
 

@@ -22,15 +22,13 @@ import json
 import numpy as np
 import pytest
 
+import prelude
+import sides
 from torchnative.testing import upstream
 from torchnative.testing.golden.compare import elementwise
 
-PRELUDE = r'''
-import json, warnings
-import numpy as np
-import torch
-from torch.utils._python_dispatch import TorchDispatchMode
-
+# The cases' inputs and helpers, the same on both sides (the prelude supplies torch and np).
+SETUP = r'''
 HIGH = False  # widen floating inputs to float64 / complex128 (upstream's reference run)
 _NP = {"float32": np.float32, "float64": np.float64, "complex64": np.complex64,
        "complex128": np.complex128, "int64": np.int64, "bool": np.bool_}
@@ -67,14 +65,9 @@ def GEO(base, v):
 
 def TRACE(x, fn):
     """The aten operators a dispatch mode sees while fn(x) runs."""
-    class Log(TorchDispatchMode):
-        def __init__(self):
-            super().__init__(); self.ops = []
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.ops.append(str(func)); return func(*args, **(kwargs or {}))
-    with Log() as m:
+    with tracing() as ops:
         fn(x)
-    return m.ops
+    return ops
 
 def GRAD(fn, *xs):
     xs = [x.clone().requires_grad_() for x in xs]
@@ -91,48 +84,12 @@ def OUT(fn, out):
     """fn(out) and out's shape afterwards (generated out= kernels resize before checking)."""
     try:
         fn(out)
-        res = ENC(out)
+        res = encode(out, bits=True)
     except Exception as e:
-        res = ERR(e)
+        res = failure(e, first_line=True)
     return {"result": res, "out_shape": list(out.shape)}
 
 aten = torch.ops.aten
-
-def ERR(e):
-    msg = str(e).split("\n")[0]
-    if "INTERNAL ASSERT FAILED" in msg:  # upstream's names its source file: keep the assertion
-        msg = msg.split(" INTERNAL ASSERT FAILED")[0]
-    return {"error": type(e).__name__, "msg": msg}
-
-def ENC(r):
-    if isinstance(r, torch.Tensor):
-        t = r.detach()
-        # the values a user reads (numpy() refuses upstream's lazy conjugate/negative views)
-        a = np.ascontiguousarray(t.resolve_conj().resolve_neg().numpy())
-        return {"dtype": str(t.dtype), "shape": list(t.shape), "stride": list(t.stride()),
-                "hex": a.tobytes().hex()}
-    if isinstance(r, (tuple, list)):
-        return [ENC(x) for x in r]
-    if isinstance(r, dict):
-        return {k: ENC(v) for k, v in r.items()}
-    if isinstance(r, (bool, int, float, complex)) or r is None:
-        return {"value": repr(r)}
-    return r
-
-def RUN(src, high=False):
-    global HIGH
-    HIGH = high
-    lines = src.lstrip("~").split("\n")
-    ns = dict(globals())
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            exec("\n".join(lines[:-1]), ns)
-            return {"ok": ENC(eval(lines[-1], ns))}
-        except Exception as e:
-            return ERR(e)
-        finally:
-            HIGH = False
 '''
 
 CASES = [
@@ -382,19 +339,22 @@ def _params():
             if c in XFAIL else c for c in CASES]
 
 
+# a case runs with warnings ignored; "~" marks the cases upstream also runs widened (HIGH)
+RUN = "evaluate(%s.lstrip('~'), globals(), warn=False, HIGH=%s)"
+
+
 def _run_upstream(cases):
     approx = [c for c in cases if c.startswith("~")]
-    code = PRELUDE + (f"\nprint(json.dumps([[RUN(c) for c in {json.dumps(cases)!s}], "
-                      f"[RUN(c, high=True) for c in {json.dumps(approx)!s}]]))\n")
-    low, high = upstream.run_json(code)
+    code = SETUP + (f"\nprint(json.dumps([[{RUN % ('c', False)} for c in {json.dumps(cases)!s}], "
+                    f"[{RUN % ('c', True)} for c in {json.dumps(approx)!s}]]))\n")
+    low, high = sides.on_upstream(code)
     return dict(zip(cases, low)), dict(zip(approx, high))
 
 
 @pytest.fixture(scope="module")
 def ours():
-    namespace: dict = {}
-    exec(PRELUDE, namespace)
-    return namespace["RUN"]
+    namespace = sides.here(SETUP)
+    return lambda case: prelude.evaluate(case.lstrip("~"), namespace, warn=False, HIGH=False)
 
 
 @pytest.fixture(scope="module")
@@ -405,13 +365,8 @@ def theirs():
 
 
 # ---------------------------------------------------------------------------------- comparison
-_REAL = {"torch.float32": np.float32, "torch.float64": np.float64,
-         "torch.complex64": np.complex64, "torch.complex128": np.complex128}
-
-
 def _values(enc) -> np.ndarray:
-    return np.frombuffer(bytes.fromhex(enc["hex"]), dtype=_REAL[enc["dtype"]]).astype(
-        np.complex128)
+    return prelude.decode(enc).astype(np.complex128).reshape(-1)
 
 
 def _close(mine, want, ref) -> bool:
@@ -427,9 +382,9 @@ def _close(mine, want, ref) -> bool:
                                              for k in ("dtype", "shape", "stride")):
             return False
         m, w, r = _values(mine), _values(want), _values(ref)
-        if not np.iscomplexobj(_REAL[want["dtype"]](0)):
+        if not want["dtype"].startswith("complex"):
             m, w, r = m.real, w.real, r.real
-        dtype = "float64" if want["dtype"] in ("torch.float64", "torch.complex128") else "float32"
+        dtype = "float64" if want["dtype"] in ("float64", "complex128") else "float32"
         return m.shape == w.shape and elementwise(m, w, r, dtype) is None
     if isinstance(want, dict):
         return isinstance(mine, dict) and mine.keys() == want.keys() and \
@@ -477,7 +432,7 @@ def test_negative_controls(ours, theirs):
     err = "R((2,)).imag"
     mine = ours(err)
     assert _agrees(err, mine, theirs) and "error" in mine
-    assert not _agrees(err, dict(mine, msg=mine["msg"] + "!"), theirs)
+    assert not _agrees(err, dict(mine, message=mine["message"] + "!"), theirs)
 
 
 def test_conj_is_a_lazy_view_of_its_input():

@@ -750,7 +750,7 @@ def test_harness_rejects_a_wrong_value(golden):
     name = "err_avg_pool3d_half"
     ours, _ = _ours(next(c for c in CASES if c[0] == name))
     with pytest.raises(AssertionError):
-        _compare(golden, "errors", doc[name]["low"], dict(ours, msg=ours["msg"] + "."), {}, None)
+        _compare(golden, "errors", doc[name]["low"], dict(ours, message=ours["message"] + "."), {}, None)
 
 
 def test_fft_backward_helpers_are_wired():

@@ -13,13 +13,12 @@ import json
 
 import pytest
 
+import prelude
+import sides
 from torchnative.testing import upstream
 
-PRELUDE = r'''
-import json, warnings
-import numpy as np
-import torch
-
+# The cases' inputs, built the same way on both sides (the prelude supplies torch and np).
+SETUP = r'''
 _NP = {"float32": np.float32, "float64": np.float64, "float16": np.float16, "int64": np.int64,
        "int32": np.int32, "int16": np.int16, "int8": np.int8, "uint8": np.uint8, "bool": np.bool_,
        "complex64": np.complex64, "complex128": np.complex128}
@@ -61,27 +60,6 @@ def IP(name, x, *args, **kwargs):
     return y
 
 aten = torch.ops.aten
-
-def ENC(r):
-    if isinstance(r, torch.Tensor):
-        t = r.detach()
-        raw = t.view(torch.int16) if t.dtype == torch.bfloat16 else t
-        a = np.ascontiguousarray(raw.numpy())
-        return {"dtype": str(t.dtype), "shape": list(t.shape), "stride": list(t.stride()),
-                "hex": a.tobytes().hex()}
-    if isinstance(r, (tuple, list)):
-        return [ENC(x) for x in r]
-    return {"value": repr(r)}
-
-def RUN(src):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            out = {"ok": ENC(eval(src))}
-        except Exception as e:
-            out = {"error": type(e).__name__, "msg": str(e).split("\n")[0]}
-    out["warnings"] = sorted({str(w.message).split(" (Triggered internally")[0] for w in caught})
-    return out
 '''
 
 x34 = "T((3, 4))"
@@ -562,15 +540,14 @@ def _params():
 
 
 def _run_upstream(cases):
-    code = PRELUDE + f"\nprint(json.dumps([RUN(c) for c in {json.dumps(cases)!s}]))\n"
-    return dict(zip(cases, upstream.run_json(code)))
+    code = SETUP + f"\nprint(json.dumps([evaluate(c, globals()) for c in {json.dumps(cases)!s}]))\n"
+    return dict(zip(cases, sides.on_upstream(code)))
 
 
 @pytest.fixture(scope="module")
 def ours():
-    namespace: dict = {}
-    exec(PRELUDE, namespace)
-    return namespace["RUN"]
+    namespace = sides.here(SETUP)
+    return lambda case: prelude.evaluate(case, namespace)
 
 
 @pytest.fixture(scope="module")

@@ -25,19 +25,16 @@ from typing import Callable
 import numpy as np
 import pytest
 
+import sides
 from torchnative.testing import upstream
 from torchnative.testing.golden import tolerance
 
 pytestmark = pytest.mark.skipif(not upstream.available(), reason="upstream torch env missing")
 
 # ---------------------------------------------------------------------------------- shared code
-# Executed verbatim by both interpreters: input construction, case evaluation, result encoding.
-HARNESS = r'''
-import json, math, warnings
-import numpy as np
-import torch
-F = torch.nn.functional
-
+# The inputs, built the same way on both sides (the prelude supplies torch, F, np, math and the
+# case runner, ``evaluate``).
+SETUP = r'''
 SPECIAL = [0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 2.5, -3.5, 1.5, -2.5, 3.0, 1e-3, 20.0, -20.0,
            float("inf"), float("-inf"), float("nan"), 7.0, 0.75, -0.75, 100.0, -1e-30, 88.5, -2.0,
            65504.0, 1e-8, -7.25, 0.1]
@@ -72,38 +69,11 @@ def make(dtype, which, high=False):
     return torch.tensor(ints[:N]).to(d)
 
 
-def encode(x):
-    if isinstance(x, torch.Tensor):
-        d = x.dtype
-        flat = x.detach().reshape(-1)
-        if d.is_complex:
-            flat = flat.to(torch.complex128)
-            arr = np.asarray(flat.numpy()) if not hasattr(flat, "_np") else flat._np
-            vals = [[float(v.real), float(v.imag)] for v in arr]
-        elif d.is_floating_point:
-            vals = [float(v) for v in flat.to(torch.float64).tolist()]
-        else:
-            vals = flat.tolist()
-        return {"T": "tensor", "dtype": str(d), "shape": list(x.shape), "stride": list(x.stride()),
-                "v": vals}
-    if isinstance(x, (tuple, list)):
-        return {"T": "seq", "v": [encode(i) for i in x]}
-    return {"T": "py", "v": repr(x)}
-
-
 def run(cases, high):
-    out = {}
-    for name, expr, da, db, mode in cases:
-        env = {"torch": torch, "F": F, "np": np, "math": math,
-               "a": make(da, 0, high), "b": make(db, 1, high)}
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                r = eval(expr, env)
-            out[name] = {"ok": encode(r)}
-        except Exception as e:
-            out[name] = {"err": type(e).__name__, "msg": str(e).split("\n")[0][:400]}
-    return out
+    """Each case's result ({"ok": encoded} or its error), warnings ignored."""
+    return {name: evaluate(expr, globals(), bits=False, warn=False,
+                           a=make(da, 0, high), b=make(db, 1, high))
+            for name, expr, da, db, mode in cases}
 '''
 
 # ---------------------------------------------------------------------------------- the cases
@@ -288,20 +258,15 @@ CASES = _cases()
 
 # ---------------------------------------------------------------------------------- running
 def _run_upstream(directory):
-    script = directory / "pointwise_upstream.py"
-    script.write_text(HARNESS + "\ncases = " + repr(CASES) + "\n" + (
-        "low = run(cases, False)\n"
-        "high = run(cases, True)\n"
-        "print(json.dumps({'low': low, 'high': high}))\n"))
-    proc = upstream.run_script(script, timeout=900)
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    cases = directory / "pointwise_cases.json"  # too long for a command line
+    cases.write_text(json.dumps(CASES))
+    return sides.on_upstream(SETUP + f"\ncases = json.load(open({str(cases)!r}))\n" + (
+        "print(json.dumps({'low': run(cases, False), 'high': run(cases, True)}))\n"), timeout=900)
 
 
 @pytest.fixture(scope="module")
 def harness():
-    env: dict = {}
-    exec(HARNESS, env)
-    return env
+    return sides.here(SETUP)
 
 
 @pytest.fixture(scope="module")
@@ -321,22 +286,20 @@ def _leaves(enc):
 
 
 def _floats(enc) -> np.ndarray:
-    v = np.array(enc["v"], dtype=np.float64)
+    v = np.array(enc["values"], dtype=np.float64)
     return v.reshape(-1)
 
 
 def _magnitudes(enc, x: np.ndarray) -> np.ndarray:
     """|value| per element; for complex results each part is held to the complex magnitude
     (a part that cancels to ~0 is judged against the size of the number, not of itself)."""
-    if enc["dtype"].startswith("torch.complex"):
+    if enc["dtype"].startswith("complex"):
         pairs = x.reshape(-1, 2)
         return np.repeat(np.hypot(pairs[:, 0], pairs[:, 1]), 2)
     return np.abs(x)
 
 
-_NAMES = {"torch.float16": "float16", "torch.bfloat16": "bfloat16", "torch.float32": "float32",
-          "torch.float64": "float64", "torch.complex64": "complex64",
-          "torch.complex128": "complex128"}
+_NAMES = {"float16", "bfloat16", "float32", "float64", "complex64", "complex128"}
 
 
 def compare(up: dict, ours: dict, mode: str, high: dict | None,
@@ -345,18 +308,18 @@ def compare(up: dict, ours: dict, mode: str, high: dict | None,
     op's float32 tolerance, carried to float64 results in ulps. ``known``: an understood
     divergence; the elements it covers are held to its own bound instead, every other element
     (and dtype, shape, stride) as usual."""
-    if "err" in up or "err" in ours:
-        if up.get("err") != ours.get("err"):
-            return f"outcome: upstream {up.get('err', 'ok')} {up.get('msg', '')!r}, ours " \
-                   f"{ours.get('err', 'ok')} {ours.get('msg', '')!r}"
-        if up["msg"] != ours["msg"]:
-            return f"message: upstream {up['msg']!r}, ours {ours['msg']!r}"
+    if "error" in up or "error" in ours:
+        if up.get("error") != ours.get("error"):
+            return f"outcome: upstream {up.get('error', 'ok')} {up.get('message', '')!r}, ours " \
+                   f"{ours.get('error', 'ok')} {ours.get('message', '')!r}"
+        if up["message"] != ours["message"]:
+            return f"message: upstream {up['message']!r}, ours {ours['message']!r}"
         return None
     u, o = up["ok"], ours["ok"]
     if u["T"] != o["T"]:
         return f"kind {u['T']} vs {o['T']}"
-    if u["T"] == "py":
-        return None if u["v"] == o["v"] else f"value {u['v']} vs {o['v']}"
+    if u["T"] in ("py", "none", "other"):
+        return None if u == o else f"value {u} vs {o}"
     ul, ol = list(_leaves(u)), list(_leaves(o))
     hl = list(_leaves(high["ok"])) if high and "ok" in high else [None] * len(ul)
     if len(ul) != len(ol):
@@ -365,12 +328,13 @@ def compare(up: dict, ours: dict, mode: str, high: dict | None,
         for key in ("dtype", "shape", "stride"):
             if a[key] != b[key]:
                 return f"[{i}] {key}: upstream {a[key]}, ours {b[key]}"
-        name = _NAMES.get(a["dtype"])
+        name = a["dtype"] if a["dtype"] in _NAMES else None
         if name is None:  # integers and bools: exactly
-            if a["v"] != b["v"]:
-                bad = [j for j, (x, y) in enumerate(zip(a["v"], b["v"])) if x != y]
+            av, bv = (np.array(e["values"]).reshape(-1).tolist() for e in (a, b))
+            if av != bv:
+                bad = [j for j, (x, y) in enumerate(zip(av, bv)) if x != y]
                 return f"[{i}] {len(bad)} elements differ, first at {bad[0]}: upstream " \
-                       f"{a['v'][bad[0]]}, ours {b['v'][bad[0]]}"
+                       f"{av[bad[0]]}, ours {bv[bad[0]]}"
             continue
         x, y = _floats(a), _floats(b)
         if known is not None:
@@ -428,8 +392,8 @@ def _float32_tolerance(low, high, name) -> "tolerance.Tol | None":
             if twin in low and "ok" in low[twin] and twin in high and "ok" in high[twin]:
                 a = next(_leaves(low[twin]["ok"]), None)
                 h = next(_leaves(high[twin]["ok"]), None)
-                if a is not None and h is not None and _NAMES.get(a["dtype"]):
-                    return _tolerance(a, h, _NAMES[a["dtype"]])
+                if a is not None and h is not None and a["dtype"] in _NAMES:
+                    return _tolerance(a, h, a["dtype"])
     return None
 
 
@@ -505,7 +469,7 @@ KNOWN = {
 
 
 def _inputs(name: str, harness: dict) -> tuple[np.ndarray, np.ndarray | None]:
-    """Inputs ``a`` and ``b`` of a case, built as HARNESS builds them but from numpy alone
+    """Inputs ``a`` and ``b`` of a case, built as SETUP builds them but from numpy alone
     (float64 or complex128 holding the case's dtype's values)."""
     _, _, da, db, _ = next(c for c in CASES if c[0] == name)
 
@@ -550,8 +514,8 @@ def _moved(enc: dict, where: np.ndarray) -> dict:
     leaf = out["ok"]
     flat = _floats(leaf)
     flat[where] = np.where(np.isfinite(flat[where]), flat[where] * 1.01 + 1e-3, 1.0)
-    pairs = leaf["dtype"].startswith("torch.complex")
-    leaf["v"] = flat.reshape(-1, 2).tolist() if pairs else flat.tolist()
+    pairs = leaf["dtype"].startswith("complex")
+    leaf["values"] = flat.reshape(-1, 2).tolist() if pairs else flat.tolist()
     return out
 
 
@@ -571,7 +535,7 @@ def test_known_divergences_are_bounded(name, results, harness):
     free = np.flatnonzero(~mask & np.isfinite(x) & (x != 0))
     assert compare(low[name], _moved(ours[name], free[-1:]), *args)
     retyped = json.loads(json.dumps(ours[name]))
-    retyped["ok"]["dtype"] = "torch.float16"
+    retyped["ok"]["dtype"] = "float16"
     assert compare(low[name], retyped, *args)
 
 
@@ -590,16 +554,17 @@ def test_comparator_rejects_faults(results):
     up = low[exact]
     bumped = json.loads(json.dumps(up))
     leaf = bumped["ok"]
-    leaf["v"][-1] = float(np.nextafter(np.float32(leaf["v"][-1]), np.float32(np.inf)))
+    leaf["values"][-1] = float(np.nextafter(np.float32(leaf["values"][-1]), np.float32(np.inf)))
     assert compare(up, bumped, "exact", None)
     retyped = json.loads(json.dumps(up))
-    retyped["ok"]["dtype"] = "torch.float64"
+    retyped["ok"]["dtype"] = "float64"
     assert compare(up, retyped, "exact", None)
     err = low["int_div_zero|int64"]
-    assert compare(err, {"err": err["err"], "msg": err["msg"] + "!"}, "exact", None)
+    assert compare(err, {"error": err["error"], "message": err["message"] + "!"}, "exact", None)
     tol_case = "exp|float32"
     far = json.loads(json.dumps(low[tol_case]))
-    far["ok"]["v"] = [v * (1 + 1e-4) if math.isfinite(v) and v else v for v in far["ok"]["v"]]
+    far["ok"]["values"] = [v * (1 + 1e-4) if math.isfinite(v) and v else v
+                           for v in far["ok"]["values"]]
     assert compare(low[tol_case], far, "tol", high[tol_case])
     assert compare(low[tol_case], low[tol_case], "tol", high[tol_case]) is None
 

@@ -1,7 +1,7 @@
 """torch.linalg (and the older linalg spellings) against upstream torch 2.13.0.
 
 One program builds seeded inputs with numpy and runs every case on each torch in its own process
-(``testing.upstream.run_both``); results are compared element by element at the tolerance
+(``sides.on_both``); results are compared element by element at the tolerance
 derived from upstream's own float32-vs-float64 error, elementwise or normwise
 (agreement_compare.py), or within upstream's own run-to-run spread (MKL's LAPACK is not
 reproducible on a loaded machine: a second upstream run measures it). Decompositions
@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import pytest
 
-from agreement_compare import PRELUDE, compare
+import sides
+from agreement_compare import compare
 from torchnative.testing import upstream
 
 pytestmark = pytest.mark.skipif(not upstream.available(), reason="upstream torch env missing")
 
-PROGRAM = PRELUDE + r'''
+PROGRAM = r'''
 rng = np.random.default_rng(7)
 A = rng.standard_normal((4, 4))
 AB = rng.standard_normal((2, 3, 3))
@@ -110,8 +111,8 @@ print(json.dumps(RESULTS))
 
 @pytest.fixture(scope="module")
 def results():
-    ours, up = upstream.run_both(PROGRAM)
-    return ours, up, upstream.run_json(PROGRAM)  # upstream again: its run-to-run spread
+    ours, up = sides.on_both(PROGRAM)
+    return ours, up, sides.on_upstream(PROGRAM)  # upstream again: its run-to-run spread
 
 
 def _names(kind):
@@ -152,7 +153,7 @@ def test_linalg_error_is_a_runtime_error():
     code = ("import json, torch\nprint(json.dumps([issubclass(torch.linalg.LinAlgError, "
             "RuntimeError), torch.linalg.LinAlgError.__name__, torch.linalg.LinAlgError.__module__"
             "]))")
-    ours, up = upstream.run_both(code)
+    ours, up = sides.on_both(code)
     assert ours == up
 
 

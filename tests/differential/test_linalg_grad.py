@@ -2,7 +2,7 @@
 ldl_solve, against upstream torch 2.13.0.
 
 One program builds seeded inputs with numpy and runs every case on each torch in its own process
-(``testing.upstream.run_both``). A gradient case returns the first-order gradients for a seeded
+(``sides.on_both``). A gradient case returns the first-order gradients for a seeded
 random cotangent and the double-backward gradients (grad of sum(vjp * v) with create_graph);
 values compare at the tolerance derived from upstream's own float32-vs-float64 error
 (agreement_compare.py). Decompositions whose factors are unique only up to signs or phases are
@@ -17,12 +17,13 @@ import json
 
 import pytest
 
-from agreement_compare import PRELUDE, compare, tolerance_for
+import sides
+from agreement_compare import compare, leaves, tolerance_for
 from torchnative.testing import upstream
 
 pytestmark = pytest.mark.skipif(not upstream.available(), reason="upstream torch env missing")
 
-PROGRAM = PRELUDE + r'''
+PROGRAM = r'''
 L = torch.linalg
 
 def G(f):
@@ -184,7 +185,7 @@ print(json.dumps({"results": RESULTS, "checks": CHECKS}))
 
 @pytest.fixture(scope="module")
 def results():
-    ours, up = upstream.run_both(PROGRAM)
+    ours, up = sides.on_both(PROGRAM)
     return ours["results"], up["results"], ours["checks"], up["checks"]
 
 
@@ -225,7 +226,7 @@ def _normwise_ratio(ours, up, rtol):
     import numpy as np
 
     worst = 0.0
-    for a, b in zip(up, ours):
+    for a, b in zip(leaves(up), leaves(ours)):
         x, y = np.array(a["values"], np.float64), np.array(b["values"], np.float64)
         if x.size:
             worst = max(worst, float(np.abs(x - y).max() / (rtol * max(np.abs(x).max(), 1e-300))))
@@ -307,8 +308,8 @@ def test_comparison_catches_a_wrong_gradient(results):
 
 
 def _scaled(result, factor):
-    if isinstance(result, list):
-        return [_scaled(r, factor) for r in result]
+    if result.get("T") == "seq":
+        return {**result, "v": [_scaled(r, factor) for r in result["v"]]}
     return {**result, "values": _scale(result["values"], factor)}
 
 

@@ -3,7 +3,7 @@ zeta and polygamma, ndtri, erfcx, log_ndtr and the orthogonal polynomials, on gr
 every branch point of upstream's (Cephes-derived) algorithms, plus infinities, NaN and signed
 zeros; and the composite tail (diff, cov, corrcoef, trapezoid, quantile ...).
 
-Both torches run the same program in their own processes (``testing.upstream.run_both``).
+Both torches run the same program in their own processes (``sides.on_both``).
 float32 results agree when within the tolerance derived from upstream's own float32-vs-float64
 error, or no farther from upstream's float64 result than upstream's float32 result is (ours
 evaluates in double precision and rounds once); float64 results at that tolerance carried over
@@ -16,12 +16,13 @@ import re
 
 import pytest
 
-from agreement_compare import PRELUDE, compare
+import sides
+from agreement_compare import compare
 from torchnative.testing import upstream
 
 pytestmark = pytest.mark.skipif(not upstream.available(), reason="upstream torch env missing")
 
-PROGRAM = PRELUDE + r'''
+PROGRAM = r'''
 S = torch.special
 EDGES = [0.0, -0.0, 1e-6, -1e-6, 0.5, 1.0, -1.0, 2.0, 2.09, -2.09, 5.0, -5.0, 8.0, 8.3203353,
          50.0, 51.0, -6.1, -6.2, -26.7, 103.9, 1e8, float("inf"), float("-inf"), float("nan")]
@@ -107,7 +108,7 @@ print(json.dumps(RESULTS))
 
 @pytest.fixture(scope="module")
 def results():
-    return upstream.run_both(PROGRAM)
+    return sides.on_both(PROGRAM)
 
 
 def _names(kind):

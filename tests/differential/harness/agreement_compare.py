@@ -1,8 +1,9 @@
 """Comparison helpers for tests whose program runs on both torches (``upstream.run_both``).
 
-The program prints {case: result}; a result is {"dtype", "shape", "values"} (complex values as
-[re, im] pairs), a list of such results, or {"error": type name, "message": text}. For each
-float32/complex64 case the program also records the case "<name>@64": the same call on the
+The program (a snippet run by ``sides.on_both``) records its cases with the prelude's ``case`` and
+``error`` and prints ``RESULTS``: {case: result}, a result being a tensor or a sequence as
+``prelude.encode`` writes it (complex values as [re, im] pairs), or {"error": type name,
+"message": text}. For each float32/complex64 case ``case`` also records "<name>@64": the same call on the
 inputs widened to float64, which measures upstream's own error. A float32 element of ours agrees
 when it is within the tolerance derived from upstream's float32-vs-float64 error (P90, floored at
 a few ulp; testing.golden.tolerance), or no farther from upstream's float64 result than upstream's
@@ -24,7 +25,10 @@ _NARROW = {"float64": "float32", "complex128": "complex64"}
 
 
 def leaves(result):
-    return result if isinstance(result, list) else [result]
+    """The tensors of an encoded result (``prelude.encode``), in order."""
+    if isinstance(result, dict) and result.get("T") == "seq":
+        return [leaf for r in result["v"] for leaf in leaves(r)]
+    return [result]
 
 
 def arrays(result):
@@ -96,55 +100,3 @@ def _compare(ours: dict, up: dict, name: str, normwise: bool, again) -> str | No
             return (f"output {i}: element {j}: ours {y.ravel()[j]!r}, upstream {x.ravel()[j]!r} "
                     f"beyond rtol {tol.rtol:.3g} atol {tol.atol:.3g}")
     return None
-
-
-# Executed by both interpreters before a test's cases: seeded inputs and the result encoding.
-PRELUDE = r'''
-import json, warnings
-import numpy as np
-import torch
-warnings.simplefilter("ignore")
-
-def enc(r):
-    if isinstance(r, (tuple, list)):
-        return [enc(x) for x in r]
-    if not isinstance(r, torch.Tensor):
-        r = torch.tensor(r)
-    v = r.detach()
-    if v.is_complex():
-        v = torch.view_as_real(v.resolve_conj())
-    return {"dtype": str(r.dtype).replace("torch.", ""), "shape": list(r.shape),
-            "values": v.double().tolist() if v.dtype != torch.bool else v.tolist()}
-
-RESULTS = {}
-
-def case(name, fn, *arrays, widen=True):
-    """Runs fn on torch tensors made from numpy arrays, in float32, float64 (and complex forms
-    when the arrays are complex), plus float32's inputs widened to float64 ("@64")."""
-    cplx = any(np.iscomplexobj(a) for a in arrays if isinstance(a, np.ndarray))
-    kinds = (("complex64", "complex128") if cplx else ("float32", "float64"))
-    for dt in kinds:
-        tens = [torch.tensor(a, dtype=getattr(torch, dt)) if isinstance(a, np.ndarray) and
-                a.dtype.kind in "fc" else (torch.tensor(a) if isinstance(a, np.ndarray) else a)
-                for a in arrays]
-        key = f"{name}.{'float32' if dt in ('float32', 'complex64') else 'float64'}"
-        try:
-            RESULTS[key] = enc(fn(*tens))
-        except Exception as e:
-            RESULTS[key] = {"error": type(e).__name__, "message": str(e)}
-        if widen and dt in ("float32", "complex64"):
-            wide = [t.to(torch.complex128 if t.is_complex() else torch.float64)
-                    if isinstance(t, torch.Tensor) and t.is_floating_point() or
-                    isinstance(t, torch.Tensor) and t.is_complex() else t for t in tens]
-            try:
-                RESULTS[key + "@64"] = enc(fn(*wide))
-            except Exception as e:
-                RESULTS[key + "@64"] = {"error": type(e).__name__, "message": str(e)}
-
-def error(name, fn):
-    try:
-        fn()
-        RESULTS[name] = {"error": "none", "message": "computed"}
-    except Exception as e:
-        RESULTS[name] = {"error": type(e).__name__, "message": str(e)}
-'''

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import json
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+import sides
 from torchnative.testing import upstream
 
-SCRIPTS = Path(__file__).resolve().parents[1]  # the behaviour scripts sit in the differential group
 needs_upstream = pytest.mark.skipif(not upstream.available(), reason="no upstream environment")
 
 
@@ -43,8 +42,7 @@ def case_names(behaviour) -> list:
 def upstream_fixture(script: str):
     @pytest.fixture(scope="module")
     def theirs():
-        proc = upstream.run_script(SCRIPTS / script)
-        return json.loads(proc.stdout.strip().splitlines()[-1])
+        return sides.script_on_upstream(sides.DIFFERENTIAL / script)
 
     return theirs
 

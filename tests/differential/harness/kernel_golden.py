@@ -1,11 +1,11 @@
 """Shared machinery of the kernel test files that replay snippet cases on upstream torch and on
 ours (test_kernels_nn.py, test_kernels_core_rest.py).
 
-A case is (name, family, setup, expression, flags); flags: ``trace`` (also compare the operators
-__torch_dispatch__ sees), ``seed`` (manual_seed(0) first), ``nograd``, ``exact`` (no float64
-rerun). Both interpreters execute ``HARNESS``; upstream runs every case once per session in its
-own dtype and again with floating inputs widened to float64, which measures upstream's own
-error. Per (family, dtype) the tolerance is derived from that error (``golden.tolerance``); a
+A case is (name, family, setup, expression, flags), run by ``prelude.run_case`` on both sides
+(flags: ``trace`` also compares the operators __torch_dispatch__ sees, ``seed``, ``nograd``,
+``exact``: no float64 rerun); upstream runs every case once per session in its own dtype and
+again with floating inputs widened to float64 (``prelude.replay``), which measures upstream's
+own error. Per (family, dtype) the tolerance is derived from that error (``golden.tolerance``); a
 value passes by the golden harness's own rule (``compare.close``): within it of upstream's
 (widened by how far upstream's own result moves under this machine's other CPU profiles,
 ``upstream.CPU_PROFILES``), or no farther from the float64 answer than upstream's own. Integers, booleans, shapes, dtypes, strides, NaN/inf positions, raised
@@ -18,157 +18,10 @@ import json
 
 import numpy as np
 
+import prelude
+import sides
 from torchnative.testing import upstream
 from torchnative.testing.golden import compare as cmp, tolerance
-
-# ------------------------------------------------------------------------------ shared harness
-# Executed verbatim by both interpreters.
-
-HARNESS = r'''
-import zlib
-import numpy as np
-
-class Mk:
-    """Inputs from a RandomState seeded by the case name; ``high`` widens floats to float64."""
-
-    def __init__(self, T, name, high):
-        self.T, self.high = T, high
-        self.rng = np.random.RandomState(zlib.crc32(name.encode()) & 0x7FFFFFFF)
-
-    def dt(self, dtype):
-        d = getattr(self.T, dtype) if isinstance(dtype, str) else dtype
-        if self.high and d.is_floating_point:
-            return self.T.float64
-        if self.high and d.is_complex:
-            return self.T.complex128
-        return d
-
-    def _fin(self, a, dtype):
-        T = self.T
-        d = getattr(T, dtype) if isinstance(dtype, str) else dtype
-        t = T.from_numpy(a.copy(order="C")).to(d)
-        return t.to(self.dt(d)) if self.high else t
-
-    def _floats(self, a, dtype):
-        d = str(dtype)
-        if "complex" in d:
-            return a.astype(np.complex128 if "128" in d else np.complex64)
-        return a.astype(np.float64 if "float64" in d else np.float32)
-
-    def randn(self, *shape, dtype="float32"):
-        a = np.asarray(self.rng.randn(*shape))
-        if "complex" in str(dtype):
-            a = a + 1j * np.asarray(self.rng.randn(*shape))
-        return self._fin(self._floats(a, dtype), dtype)
-
-    def rand(self, *shape, dtype="float32"):
-        return self._fin(self._floats(self.rng.rand(*shape), dtype), dtype)
-
-    def randint(self, lo, hi, shape, dtype="int64"):
-        return self._fin(self.rng.randint(lo, hi, size=shape).astype(np.int64), dtype)
-
-    def tensor(self, data, dtype=None):
-        """Python data as a tensor: ints stay int64 and bools bool unless a dtype is given."""
-        a = np.array(data)
-        if dtype is None:
-            dtype = {"i": "int64", "u": "int64", "b": "bool"}.get(a.dtype.kind, "float32")
-        if a.dtype.kind in "iub":
-            a = a.astype(np.int64 if a.dtype.kind != "b" else np.bool_)
-        else:
-            a = self._floats(a, dtype)
-        return self._fin(a, dtype)
-
-
-def grads(T, mk, fn, *inputs):
-    """fn(*inputs), then the gradients of <fn(*inputs), w> for random weights w."""
-    out = fn(*inputs)
-    outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,))
-            if isinstance(o, T.Tensor) and o.requires_grad]
-    ws = [mk.randn(*o.shape, dtype=str(o.dtype).rsplit(".", 1)[-1]) for o in outs]
-    T.autograd.backward(outs, ws)
-    return [out] + [x.grad for x in inputs]
-
-
-def enc(v, T, arrays):
-    if isinstance(v, T.Tensor):
-        dt = str(v.dtype).rsplit(".", 1)[-1]
-        x = v.detach()
-        if dt.startswith("complex") and x.is_conj():
-            x = x.resolve_conj()
-        if dt in ("float16", "bfloat16") or dt.startswith("float8"):
-            vals = x.to(T.float32).numpy().astype(np.float64)
-        else:
-            vals = np.array(x.numpy())
-        key = "a%d" % len(arrays)
-        arrays[key] = vals
-        return {"T": "tensor", "dtype": dt, "shape": list(v.shape), "stride": list(v.stride()),
-                "data": key}
-    if isinstance(v, (tuple, list)):
-        return {"T": "seq", "v": [enc(x, T, arrays) for x in v]}
-    if v is None:
-        return {"T": "none"}
-    if isinstance(v, (bool, int, float, str)):
-        return {"T": "py", "v": v}
-    return {"T": "other", "v": repr(type(v))}
-
-
-def run_case(T, F, case, high, arrays, tracer):
-    name, family, setup, expr, flags = case
-    mk = Mk(T, name, high)
-    ns = {"T": T, "F": F, "np": np, "mk": mk}
-    ns["grads"] = lambda fn, *xs: grads(T, mk, fn, *xs)
-    try:
-        exec(setup, ns)
-        if "seed" in flags:
-            T.default_generator.manual_seed(0)
-        with T.no_grad() if "nograd" in flags else T.enable_grad():
-            if "trace" in flags and not high:
-                with tracer() as ops:
-                    v = eval(expr, ns)
-                return {"T": "traced", "ops": list(ops), "v": enc(v, T, arrays)}
-            return enc(eval(expr, ns), T, arrays)
-    except Exception as e:  # noqa: BLE001 - the exception is the result
-        import traceback
-        where = traceback.extract_tb(e.__traceback__)[-1].filename
-        return {"T": "exc", "type": type(e).__name__, "msg": str(e), "where": where}
-'''
-
-UPSTREAM = r'''
-import json, sys, contextlib, warnings
-import numpy as np
-import torch as T
-import torch.nn.functional as F
-from torch.utils._python_dispatch import TorchDispatchMode
-
-warnings.simplefilter("ignore")
-
-class Rec(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.ops = []
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.ops.append(str(func))
-        return func(*args, **(kwargs or {}))
-
-@contextlib.contextmanager
-def tracer():
-    r = Rec()
-    with r:
-        yield r.ops
-
-exec(open(sys.argv[1]).read())
-cases = json.load(open(sys.argv[2]))
-arrays, out = {}, {}
-low_only = len(sys.argv) > 4 and sys.argv[4] == "low"
-for case in cases:
-    low = run_case(T, F, case, False, arrays, tracer)
-    high = run_case(T, F, case, True, arrays, tracer) \
-        if low["T"] != "exc" and "exact" not in case[4] and not low_only else None
-    out[case[0]] = {"low": low, "high": high}
-np.savez(sys.argv[3], **arrays)
-print(json.dumps(out))
-'''
-
 
 # ------------------------------------------------------------------------------ running
 
@@ -254,24 +107,18 @@ class Golden:
         self.cases = cases
         self.f64_factor = f64_factor or {}
         self._tols: dict = {}
-        self._ns: dict = {}
 
     def run_upstream(self, tmp_path_factory, label: str):
         d = tmp_path_factory.mktemp(label)
-        (d / "harness.py").write_text(HARNESS)
         (d / "cases.json").write_text(json.dumps(self.cases))
-        (d / "up.py").write_text(UPSTREAM)
-        proc = upstream.run_script(d / "up.py", str(d / "harness.py"), str(d / "cases.json"),
-                                   str(d / "arrays.npz"))
-        doc = json.loads(proc.stdout.strip().splitlines()[-1])
+        doc = sides.replay_on_upstream(d / "cases.json", d / "arrays.npz")
         with np.load(d / "arrays.npz") as z:
             arrays = {k: z[k] for k in z.files}
         # upstream again as it computes on this machine's other CPU capabilities: each case's
         # "others" are those results, their arrays stored under a per-profile prefix
         for name, env in upstream.other_cpu_profiles().items():
-            proc = upstream.run_script(d / "up.py", str(d / "harness.py"), str(d / "cases.json"),
-                                       str(d / f"arrays_{name}.npz"), "low", env=env)
-            other = json.loads(proc.stdout.strip().splitlines()[-1])
+            other = sides.replay_on_upstream(d / "cases.json", d / f"arrays_{name}.npz",
+                                             low_only=True, env=env)
             with np.load(d / f"arrays_{name}.npz") as z:
                 arrays.update({f"{name}:{k}": z[k] for k in z.files})
             for case, res in other.items():
@@ -279,13 +126,8 @@ class Golden:
         return doc, arrays
 
     def ours(self, case_):
-        import torch
-        import torch.nn.functional as F
-
-        if not self._ns:
-            exec(HARNESS, self._ns)
         arrays: dict = {}
-        return self._ns["run_case"](torch, F, case_, False, arrays, Recorder), arrays
+        return prelude.run_case(case_, False, arrays, Recorder), arrays
 
     def tol(self, golden, family, dtype):
         """The derived tolerance of (family, dtype): upstream's own error against its float64
@@ -317,7 +159,7 @@ class Golden:
         doc, arrays = golden
         assert ours["T"] == up["T"], f"ours {ours} where upstream {up}"
         if up["T"] == "exc":
-            assert (ours["type"], ours["msg"]) == (up["type"], up["msg"]), ours.get("where")
+            assert (ours["error"], ours["message"]) == (up["error"], up["message"]), ours.get("where")
             return
         if up["T"] == "traced":
             assert ours["ops"] == up["ops"], "dispatched operators differ"

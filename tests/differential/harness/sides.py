@@ -1,0 +1,62 @@
+"""Running a snippet or a script on both sides, each in its own process, with the prelude loaded.
+
+A snippet is Python source; ``program`` puts ``prelude`` (this folder's prelude.py) in front of
+it, so it reads ``torch``, ``np``, ``F``, ``json``, ``encode``, ``case``, ``probe``... as names.
+It prints one JSON document as its last line. Upstream runs under the guard
+(``torchnative.testing.upstream``); ours in a fresh process of our environment, or in this
+process (``here``) where a test compares case by case.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+from torchnative.testing import upstream
+
+HARNESS = Path(__file__).resolve().parent
+DIFFERENTIAL = HARNESS.parent  # the scripts both sides run sit in the differential group
+
+
+def program(code: str) -> str:
+    """``code`` with the prelude's names in scope, for either interpreter."""
+    return (f"import sys\nsys.path.insert(0, {str(HARNESS)!r})\nfrom prelude import *\n"
+            + textwrap.dedent(code))
+
+
+def on_upstream(code: str, timeout: float = 600, env: dict | None = None):
+    """The JSON document ``code`` prints on upstream (``env``: extra variables)."""
+    return upstream.run_json(program(code), timeout, env)
+
+
+def on_ours(code: str, timeout: float = 600):
+    """The JSON document ``code`` prints on ours, in a fresh process."""
+    return upstream.run_json_ours(program(code), timeout)
+
+
+def on_both(code: str, timeout: float = 600):
+    """(ours, upstream): the same snippet on each torch in its own process."""
+    return on_ours(code, timeout), on_upstream(code, timeout)
+
+
+def here(code: str) -> dict:
+    """The namespace ``code`` leaves in this process (ours), for running cases one by one."""
+    ns: dict = {"__name__": "snippet"}
+    exec(program(code), ns)
+    return ns
+
+
+def script_on_upstream(path: str | Path, *args: str, timeout: float = 1800,
+                       env: dict | None = None):
+    """The JSON document a script file prints as its last line on upstream."""
+    proc = upstream.run_script(path, *args, timeout=timeout, env=env)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def replay_on_upstream(cases_path: Path, arrays_path: Path, low_only: bool = False,
+                       env: dict | None = None) -> dict:
+    """Upstream's results of the snippet cases in ``cases_path`` (``prelude.replay``), arrays
+    saved to ``arrays_path``."""
+    return on_upstream(f"print(json.dumps(replay({str(cases_path)!r}, {str(arrays_path)!r}, "
+                       f"{low_only!r})))", timeout=1800, env=env)
