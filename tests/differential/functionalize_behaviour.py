@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "harness"))
-from behaviour_script import main, run_cases, vals as _vals  # noqa: E402
+from prelude import main, run_cases, vals as _vals  # noqa: E402
 
 
 def programs(torch):

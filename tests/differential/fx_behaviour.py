@@ -16,7 +16,7 @@ import numpy as np
 
 # run as a file under upstream, the script finds the shared behaviour helpers in harness/
 sys.path.insert(0, str(Path(__file__).resolve().parent / "harness"))
-from behaviour_script import err as _err, main, run_cases, vals as _vals  # noqa: E402
+from prelude import err as _err, main, run_cases, vals as _vals  # noqa: E402
 
 
 def _target(t):

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
-from behaviour_script import err as _err, main, run_cases, vals as _vals  # noqa: E402
+from prelude import err as _err, main, run_cases, vals as _vals  # noqa: E402
 
 
 def _tree_vals(tree):
