@@ -21,7 +21,8 @@ GROUPS = ("unit", "differential", "system")
 # the only Python file at the top: the options and upstream check every group shares
 TOP_LEVEL = {"conftest.py"}
 UPSTREAM_HARNESS = ("torchnative.testing import upstream", "torchnative.testing.upstream",
-                    "torchnative.testing.golden", "UPSTREAM_PYTHON")
+                    "torchnative.testing.golden", "UPSTREAM_PYTHON", "import sides",
+                    "from sides import")
 
 
 def misplaced(tests: Path) -> list[str]:
@@ -90,7 +91,8 @@ def test_the_checks_catch_a_planted_file(tmp_path):
     (tmp_path / "helper.py").write_text("")
     assert misplaced(tmp_path) == ["elsewhere/test_lost.py", "helper.py", "test_stray.py"]
     (tmp_path / "unit" / "test_sneaky.py").write_text("from torchnative.testing import upstream\n")
-    assert unit_tests_using_upstream(tmp_path) == ["unit/test_sneaky.py"]
+    (tmp_path / "unit" / "test_both_sides.py").write_text("import sides\n")
+    assert unit_tests_using_upstream(tmp_path) == ["unit/test_both_sides.py", "unit/test_sneaky.py"]
 
 
 def test_the_docs_check_catches_a_stale_path(tmp_path):
