@@ -21,6 +21,8 @@ import ctypes.util
 import math
 import struct
 
+import numpy as np
+
 INF = math.inf
 NAN = math.nan
 FLT_MIN = 2.0 ** -126
@@ -145,3 +147,11 @@ def cmax(a: float, b: float) -> float:
 def cmin(a: float, b: float) -> float:
     """``std::min(a, b)``: ``(b < a) ? b : a``."""
     return b if b < a else a
+
+
+def each(fn, *arrays, dtype=np.float64) -> np.ndarray:
+    """``fn`` (one of the scalar functions above) applied element by element to arrays of one
+    shape; float functions' results are exact in ``dtype=np.float32``."""
+    shape = np.shape(arrays[0])
+    lists = [np.asarray(a, np.float64).ravel().tolist() for a in arrays]
+    return np.fromiter(map(fn, *lists), dtype, len(lists[0])).reshape(shape)
