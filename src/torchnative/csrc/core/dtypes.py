@@ -345,5 +345,4 @@ TORCH_C = {
     "torch._C.dtype": dtype,
     "torch._C._get_all_dtypes": _get_all_dtypes,
     "torch._C.get_default_dtype": get_default_dtype,
-    "torch._C._set_default_dtype": _set_default_dtype,
 }

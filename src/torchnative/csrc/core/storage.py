@@ -147,26 +147,11 @@ class StorageBase:
     def tolist(self):
         return [] if self._data is None else self._data.tolist()
 
-    def is_shared(self) -> bool:
-        return False
-
     def is_pinned(self, device="cuda") -> bool:
         return False
 
-    def _is_shared_memory(self) -> bool:
-        return False
-
-    def _share_filename_cpu_(self, *args, **kwargs):
-        raise TorchnativeNotImplementedError(
-            "torch.UntypedStorage._share_filename_cpu_ (Tensor.share_memory_, torch.multiprocessing)",
-            "torchnative storages live in this process's memory; sharing them between processes "
-            "is not implemented")
-
-    def _share_fd_cpu_(self, *args, **kwargs):
-        raise TorchnativeNotImplementedError(
-            "torch.UntypedStorage._share_fd_cpu_ (Tensor.share_memory_, torch.multiprocessing)",
-            "torchnative storages live in this process's memory; sharing them between processes "
-            "is not implemented")
+    # Sharing between processes (share_memory_, _share_fd_cpu_, _new_shared, weak references)
+    # is installed by csrc/serialization/shared_storage.py, the layer above.
 
     # from_file, _set_from_file, _new_with_file, _byteswap and from_buffer (checkpoint I/O) are
     # installed by csrc/serialization/storage_io.py, the layer above.
@@ -177,10 +162,6 @@ class StorageBase:
             f.write(np.int64(self._nbytes // element_size).tobytes())
         if self._data is not None:
             f.write(self._data.tobytes())
-
-    @staticmethod
-    def _new_shared(nbytes, device=None):
-        return StorageBase._wrap(np.empty(nbytes, dtype=np.uint8), nbytes, _checked_device(device))
 
     def _get_filename(self):
         return None

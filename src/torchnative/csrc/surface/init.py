@@ -161,6 +161,25 @@ def init_extension(shm_manager_path: bytes) -> None:
             setattr(torch, cls.__name__, cls)
     for name, fn in torch_module_functions().items():
         setattr(torch, name, fn)
+    _set_default_storage(dtypes.get_default_dtype())
+
+
+def _set_default_storage(dt) -> None:
+    """``torch.Storage`` is the legacy storage class of the default dtype (python_tensor.cpp's
+    set_default_storage_type), kept in step by every default-dtype change."""
+    torch = sys.modules["torch"]
+    name = f"{dt._cpp_name}Storage"
+    storage = getattr(torch, name, None)
+    if storage is None:
+        raise TypeError(f"couldn't find storage object {name}")
+    torch.Storage = storage
+
+
+def set_default_dtype(*args, **kwargs) -> None:
+    """``torch._C._set_default_dtype``: the dtype, then ``torch.Storage`` to match."""
+    dtypes._set_default_dtype(*args, **kwargs)
+    if "torch" in sys.modules and hasattr(sys.modules["torch"], "_tensor_classes"):
+        _set_default_storage(args[0])
 
 
 _STORAGE_NAMES: list = []
@@ -196,6 +215,7 @@ def multiprocessing_init() -> bool:
 
 TORCH_C = {
     "torch._C._initExtension": init_extension,
+    "torch._C._set_default_dtype": set_default_dtype,
     "torch._C._init_names": init_names,
     "torch._C._autograd_init": subsystem_ready,
     "torch._C._jit_init": subsystem_ready,

@@ -223,13 +223,13 @@ def get_cudnn_batch_norm_reserve_space_size(*args, **kwargs) -> int:
 
 
 def set_default_tensor_type(t) -> None:
-    from ..core.dtypes import _set_default_dtype
+    from .init import set_default_dtype
 
     dtype = getattr(t, "dtype", None)
     if getattr(t, "is_cuda", False) or getattr(t, "is_sparse", False):
         raise TorchnativeNotImplementedError(f"torch.set_default_tensor_type({t})",
                                              "only dense cpu tensors exist in torchnative")
-    _set_default_dtype(dtype)
+    set_default_dtype(dtype)
 
 
 del FUNCTIONALITIES
