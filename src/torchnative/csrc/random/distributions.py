@@ -31,6 +31,7 @@ from .fpmath import F32, F64, contracted64, fma32, fma32_rounded, fma64, libm, l
 _MASK24 = np.uint32((1 << 24) - 1)
 _MASK53 = np.uint64((1 << 53) - 1)
 _INT64_MIN = -(1 << 63)
+_CHUNK = 1 << 15  # lanes per step of the chunked samplers: their temporaries stay in cache
 
 
 def _shape(shape) -> tuple[int, ...]:
@@ -118,9 +119,13 @@ def _random_from_to_kernel(gen, n: int, name: str, rng: int, base: int) -> np.nd
         out = (v % np.uint64(rng)) + np.uint64(base & 0xFFFFFFFFFFFFFFFF)  # uint64 wrap == C++
         return dt.from_int64(out.view(np.int64), name)
     # 32-bit words and a range below 2**28: the same remainder in uint32 (cheaper), and
-    # base + remainder <= to - 1 cannot wrap in int64
-    r = gen.random(n) % np.uint32(rng)
-    return dt.from_int64(r.astype(np.int64) + np.int64(base), name)
+    # base + remainder <= to - 1 cannot wrap in int64; a cache-sized chunk at a time
+    out = np.empty(n, np.int64)
+    for lo in range(0, n, _CHUNK):
+        r = gen.random(min(_CHUNK, n - lo))
+        np.remainder(r, np.uint32(rng), out=r)
+        np.add(r, np.int64(base), out=out[lo:lo + r.size])
+    return dt.from_int64(out, name)
 
 
 def random_(gen, shape, dtype="int64", from_=None, to=None) -> np.ndarray:
@@ -196,9 +201,6 @@ def uniform_(gen, shape, dtype="float32", a: float = 0.0, b: float = 1.0,
     if hit.any():
         out[hit] = from_s
     return out.reshape(shape)
-
-
-_CHUNK = 1 << 15
 
 
 def _lowest_bit(v: float) -> float:

@@ -76,9 +76,8 @@ def log_grid(u1: np.ndarray, w: Work | None = None) -> np.ndarray:
     below <<= np.uint32(23)
     mb += below
     ei = w("ei", np.int32, n)  # e = exponent + 1 - doubled: u1's exponent field minus mb's
-    np.right_shift(bits, np.uint32(23), out=ei.view(np.uint32))
-    np.right_shift(mb, np.uint32(23), out=below)
-    ei -= below.view(np.int32)
+    np.subtract(bits.view(np.int32), mb.view(np.int32), out=ei)  # (same mantissa bits)
+    ei >>= 23
     e = w("e", F32, n)
     np.copyto(e, ei, casting="unsafe")  # small integers: exact
     x = w("x", F32, n)
