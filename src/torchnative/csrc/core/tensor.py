@@ -65,7 +65,18 @@ def numpy_view(storage, dt, size, stride, offset):
     if 0 in size:
         return np.empty(size, npdt)  # no element to share; the offset may lie past the buffer
     item = npdt.itemsize
-    return np.ndarray(size, npdt, data, offset * item, tuple(s * item for s in stride))
+    key = (stride if type(stride) is tuple else tuple(stride), item)
+    nbytes = _BYTE_STRIDES.get(key)
+    if nbytes is None:
+        if len(_BYTE_STRIDES) > 4096:
+            _BYTE_STRIDES.clear()
+        nbytes = _BYTE_STRIDES[key] = tuple(s * item for s in key[0])
+    return np.ndarray(size, npdt, data, offset * item, nbytes)
+
+
+# (element strides, item size) -> byte strides: every view's array needs them, and a model's
+# views repeat a few dozen geometries
+_BYTE_STRIDES: dict = {}
 
 
 _new_tuple = tuple.__new__
