@@ -154,9 +154,10 @@ def _pivot_magnitude(col: np.ndarray) -> np.ndarray:
 
 
 def getrf(a: np.ndarray):
-    """LU with partial pivoting (getrf): (LU, 1-based int32 pivots, int32 info) per matrix.
-    info is the first zero pivot (1-based), 0 when none; the factorization continues past it
-    as LAPACK's does."""
+    """LU with partial pivoting (getrf): (LU, 1-based int32 pivots, int32 info) per matrix,
+    computed in ``a``'s precision (pass float32 to get sgetrf's zero pivots). info is the first
+    zero pivot (1-based), 0 when none; the factorization continues past it as LAPACK's does.
+    Unblocked (getf2's order): bit for bit with upstream's for most matrices up to 16 columns."""
     *batch, m, n = a.shape
     lu = np.array(a, copy=True).reshape(int(np.prod(batch, dtype=np.int64)), m, n)
     b = lu.shape[0]
@@ -164,6 +165,7 @@ def getrf(a: np.ndarray):
     piv = np.zeros((b, k), np.int32)
     info = np.zeros(b, np.int32)
     rows = np.arange(b)
+    tiny = np.finfo(lu.dtype).tiny  # LAPACK's sfmin
     for j in range(k):
         p = j + np.argmax(_pivot_magnitude(lu[:, j:, j]), axis=1) if b else np.zeros(0, int)
         piv[:, j] = p + 1
@@ -174,9 +176,15 @@ def getrf(a: np.ndarray):
         zero = d == 0
         info[(info == 0) & zero] = j + 1
         if j + 1 < m:
+            # the column is scaled by the pivot's reciprocal (division only below the safe
+            # minimum), as upstream's LAPACK does: a quotient would round differently
             scale = np.where(zero, 1, d)
-            lu[:, j + 1:, j] = np.where(zero[:, None], lu[:, j + 1:, j],
-                                        lu[:, j + 1:, j] / scale[:, None])
+            with np.errstate(all="ignore"):
+                recip = (np.ones((), lu.dtype) / scale).astype(lu.dtype)
+                col = lu[:, j + 1:, j]
+                scaled = np.where((np.abs(scale) >= tiny)[:, None], col * recip[:, None],
+                                  col / scale[:, None])
+            lu[:, j + 1:, j] = np.where(zero[:, None], col, scaled)
             lu[:, j + 1:, j + 1:] -= lu[:, j + 1:, j:j + 1] * lu[:, j:j + 1, j + 1:]
     return lu.reshape(*batch, m, n), piv.reshape(*batch, k), info.reshape(batch)
 

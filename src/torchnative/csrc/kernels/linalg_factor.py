@@ -15,6 +15,7 @@ from ..ops.kernel_registry import kernel
 from .linalg_common import (INT32, check_floating_or_complex, dispatch, is_vector_rhs, uses_A_T,
                             broadcast_batch, check_is_matrix, check_same_dtype, check_square, getrf, out,
                             permutation_of, potrf, real_of, trsm, wide)
+from .support.common import arr
 from .linalg_common import check_errors as raise_info
 
 
@@ -27,11 +28,16 @@ def linalg_lu_factor_ex(A, *, pivot=True, check_errors=False):
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     dispatch("lu_cpu", A.dtype)
-    lu, piv, info = getrf(wide(A))
+    lu, piv, info = getrf(own(A))
     if check_errors:
         raise_info(info, fn, A.dim() == 2)
     return out(lu, A.dtype), out(piv, INT32), out(info, INT32)
 
+
+
+def own(A) -> np.ndarray:
+    """``A``'s values in its own precision (a copy): the factorization's rounding is the dtype's."""
+    return np.array(arr(A), copy=True, order="C")
 
 
 def _plu(lu: np.ndarray, piv: np.ndarray):
@@ -55,7 +61,7 @@ def linalg_lu(A, *, pivot=True):
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     dispatch("lu_cpu", A.dtype)
-    lu, piv, _ = getrf(wide(A))
+    lu, piv, _ = getrf(own(A))
     p, low, up = _plu(lu, piv)
     return out(p, A.dtype), out(low, A.dtype), out(up, A.dtype)
 
