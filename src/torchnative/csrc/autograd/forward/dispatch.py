@@ -21,7 +21,7 @@ from __future__ import annotations
 from ...core.grad_mode import TLS as _GRAD
 from ...core.tensor import TensorBase
 from ...dispatch.door import FORWARD_PASS, past_forward_ad
-from . import levels
+from . import levels, zero_tangent
 from .formulas import spec_for
 
 
@@ -116,6 +116,8 @@ def _evaluate(spec, vals, tangents, env, level, inplace, original_self, computed
         for n in req:
             v = vals.get(n)
             raw = tangents.get(n)
+            if inplace and n == "self" and zero_tangent.is_zero(raw):
+                raw = None  # zero tensors are immutable: self's tangent is computed anew
             env[f"{n}_t_raw"] = raw
             env[f"{n}_tensor"] = v
             env[f"{n}_t"] = raw if _defined(raw) or not isinstance(v, TensorBase) else \
@@ -224,7 +226,9 @@ def _zeros(v, plain: bool):
     self of an in-place op, whose tangent is then written in place)."""
     import torch
 
-    return torch.zeros(v.shape, dtype=v.dtype)
+    if plain:
+        return torch.zeros(v.shape, dtype=v.dtype)
+    return zero_tangent.zero(tuple(v.shape), v.dtype)
 
 
 def _primal(v, level):
@@ -335,6 +339,8 @@ def _copy_(op, args, kwargs):
     if level < 0:
         return FORWARD_PASS
     self_g = levels.fw_grad(self_t, level)
+    if zero_tangent.is_zero(self_g):
+        self_g = None  # zero tensors are immutable: the tangent is src's anew
     src_g = levels.fw_grad(src, level) if isinstance(src, TensorBase) else None
     result = _below_forward(op, args, kwargs, level)
     if self_g is not None:

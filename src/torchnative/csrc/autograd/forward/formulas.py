@@ -8,7 +8,7 @@ name when an input with a tangent reaches it.
 
 from __future__ import annotations
 
-from . import jvp, linalg_jvp
+from . import jvp, linalg_jvp, zero_tangent
 from .table import table
 
 _UNRESOLVED = object()
@@ -18,10 +18,11 @@ def _jvp_names() -> dict:
     from .. import generated
 
     names = {}
-    for module in (jvp, linalg_jvp):
+    for module in (jvp, linalg_jvp, zero_tangent):
         names.update({k: v for k, v in vars(module).items() if callable(v) and
                       getattr(v, "__module__", None) == module.__name__ and
-                      (not k.startswith("_") or k.endswith("_jvp"))})  # _convolution_jvp
+                      (not k.startswith("_") or k.endswith("_jvp")) and  # _convolution_jvp
+                      (module is not zero_tangent or k.startswith("zt_"))})
     names.update(jvp.CONSTANTS)
     clash = sorted(n for n in names if n in generated.NS)
     if clash:
@@ -69,6 +70,9 @@ class FwSpec:
                 continue
             src = _KERNEL_FLAGS.get(key, lambda s: s)(f.source)
             names = generated._free_names(src)
+            # upstream's efficient zero tangents: the arithmetic and views that short-circuit
+            zsrc = zero_tangent.compile_zero_aware(src)
+            zt_names = [n for n in generated._free_names(zsrc) if n.startswith("zt_")]
             # arguments of the schema that are not tensors (dim, alpha...) are bound at call time
             missing = [n for n in names if n not in env and not n.isupper() and
                        resolve(n) is None and n not in _ARG_NAMES.get(key, ())]
@@ -77,10 +81,12 @@ class FwSpec:
                                               f"{', '.join(sorted(missing))}, which torchnative "
                                               "does not implement", names))
                 continue
-            for n in names:
+            if not JVP:
+                JVP.update(_jvp_names())
+            for n in [*names, *zt_names]:
                 if n in JVP and n not in generated.NS:
                     generated.NS[n] = JVP[n]  # evaluation namespace: one dict for both
-            source = _methods_as_cpp_calls(src)
+            source = zero_tangent.compile_zero_aware(_methods_as_cpp_calls(src))
             code = generated._compile_formula(source, env | set(_ARG_NAMES.get(key, ())),
                                               f"<forward formula of {key}>")
             self.formulas.append(Compiled(f, code, "", names))
