@@ -15,6 +15,8 @@ are rounded to float there (``f32``), and its libm calls take glibc's float func
 from __future__ import annotations
 
 import math
+import threading
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -76,6 +78,22 @@ class DrawCursor:
         gen.next_double_normal = self.normal_cache
 
 
+_LOCK = threading.Lock()
+
+
+@contextmanager
+def drawing(gen, expect: int):
+    """A ``DrawCursor`` on ``gen`` for one kernel, committed when the kernel ends or raises;
+    kernels hold one lock meanwhile (upstream holds the generator's mutex), so two threads
+    cannot read the same words through their clones."""
+    with _LOCK:
+        cur = DrawCursor(gen, expect)
+        try:
+            yield cur
+        finally:
+            cur.commit()
+
+
 # ---------------------------------------------------------------------------------------- gamma
 def sample_gamma(alpha: float, cur: DrawCursor, single: bool) -> float:
     """``sample_gamma<scalar_t, double>``: the double sample before its cast to scalar_t."""
@@ -109,13 +127,10 @@ def standard_gamma(gen, alpha: np.ndarray) -> np.ndarray:
     single = alpha.dtype == np.float32
     tiny = FLT_MIN if single else DBL_MIN
     out = []
-    cur = DrawCursor(gen, 3 * alpha.size)
-    try:
+    with drawing(gen, 3 * alpha.size) as cur:
         for a in alpha.tolist():
             s = sample_gamma(a, cur, single)
             out.append(cmax(tiny, f32(s) if single else s))
-    finally:
-        cur.commit()
     return np.array(out, dtype=alpha.dtype).reshape(alpha.shape)
 
 
@@ -123,12 +138,9 @@ def dirichlet_gammas(gen, alpha: np.ndarray) -> np.ndarray:
     """``_s_dirichlet_cpu``'s first pass: double gammas of the (widened) concentrations, each
     at least DBL_MIN; the caller normalises by the last dim's sum."""
     out = []
-    cur = DrawCursor(gen, 3 * alpha.size)
-    try:
+    with drawing(gen, 3 * alpha.size) as cur:
         for a in alpha.tolist():
             out.append(cmax(DBL_MIN, sample_gamma(a, cur, False)))
-    finally:
-        cur.commit()
     return np.array(out, dtype=np.float64).reshape(alpha.shape)
 
 
@@ -185,12 +197,9 @@ def poisson(gen, lam: np.ndarray) -> np.ndarray:
     """``_s_poisson_cpu``: int64 counts (the caller casts to scalar_t), rates read as double.
     Draws taken before an invalid rate stay taken, as upstream's serial loop leaves them."""
     out = []
-    cur = DrawCursor(gen, 2 * lam.size)
-    try:
+    with drawing(gen, 2 * lam.size) as cur:
         for v in lam.astype(np.float64).tolist():
             out.append(sample_poisson(v, cur))
-    finally:
-        cur.commit()
     return np.array(out, dtype=np.int64).reshape(lam.shape)
 
 
@@ -271,11 +280,8 @@ def binomial(gen, count: np.ndarray, prob: np.ndarray) -> np.ndarray:
     """``_s_binomial_cpu`` over ``count`` and ``prob`` (same dtype and shape, iteration order)."""
     single = count.dtype == np.float32
     out = []
-    cur = DrawCursor(gen, 4 * count.size)
-    try:
+    with drawing(gen, 4 * count.size) as cur:
         for n, p in zip(count.tolist(), prob.tolist()):
             out.append(sample_binomial(n, p, cur, single))
-    finally:
-        cur.commit()
     return np.array(out, dtype=count.dtype).reshape(count.shape)
 
