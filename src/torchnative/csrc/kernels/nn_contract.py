@@ -94,10 +94,10 @@ def tensordot(self, other, dims_self, dims_other):
     t1, t2 = self, other
     for d1, d2 in zip(dims_self, dims_other):
         s1, s2 = self.size(d1), other.size(d2)
-        if s2 == 1:  # broadcast dimensions sum right away
-            t1 = call("sum.dim_IntList", t1, [d1], True)
+        if s2 == 1:  # broadcast dimensions sum right away, in the inputs' dtype
+            t1 = call("sum.dim_IntList", t1, [d1], True, dtype=t1.dtype)
         elif s1 == 1:
-            t2 = call("sum.dim_IntList", t2, [d2], True)
+            t2 = call("sum.dim_IntList", t2, [d2], True, dtype=t2.dtype)
         else:
             if s1 != s2:
                 raise RuntimeError(f"contracted dimensions need to match, but first has size {s1} "
