@@ -20,8 +20,8 @@ What makes each step cheap without changing a bit:
   ``std`` is one (the product is exact); otherwise the checked ``fpmath.fma32_rounded``.
 
 Rows of 16 go through a chunk at a time, the words drawn per chunk, so every temporary stays
-in the CPU's cache; sin and cos land in one (rows, 2, 8) buffer so the last steps run once
-over both halves.
+in the CPU's cache; cos and sin land in one (2, lanes) buffer so the radius and ``* std +
+mean`` run once over both halves.
 """
 
 from __future__ import annotations
@@ -45,7 +45,8 @@ _DP3 = float(DP3)
 
 class Work:
     """Scratch arrays of ``n`` lanes, made on first use and reused chunk after chunk (numpy
-    allocating each temporary afresh costs several times the arithmetic on it)."""
+    allocating each temporary afresh costs several times the arithmetic on it). log_grid and
+    sincos_grid share the names whose contents do not outlive them (not log's result "x")."""
 
     def __init__(self, n: int):
         self.n = n
@@ -61,6 +62,16 @@ class Work:
 def _fused(t: np.ndarray, c, out: np.ndarray) -> np.ndarray:
     """``out = float32(t + c)``: the float64 sum rounded as numpy stores it."""
     return np.add(t, c, out=out, casting="same_kind")
+
+
+def _horner(x64: np.ndarray, coeffs: list, y: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """``y = (...(c0 * x + c1) * x + ...) + cn`` with every fused step rounded to float32."""
+    np.multiply(x64, coeffs[0], out=t)
+    _fused(t, coeffs[1], y)
+    for c in coeffs[2:]:
+        np.multiply(y, x64, out=t)
+        _fused(t, c, y)
+    return y
 
 
 def log_grid(u1: np.ndarray, w: Work | None = None) -> np.ndarray:
@@ -86,11 +97,7 @@ def log_grid(u1: np.ndarray, w: Work | None = None) -> np.ndarray:
     np.multiply(x, x, out=z)
     x64, t, y = w("x64", F64, n), w("t", F64, n), w("y", F32, n)
     np.copyto(x64, x)
-    np.multiply(x64, _LOG_P[0], out=t)
-    _fused(t, _LOG_P[1], y)
-    for p in _LOG_P[2:]:
-        np.multiply(y, x64, out=t)
-        _fused(t, p, y)
+    _horner(x64, _LOG_P, y, t)
     np.multiply(x, y, out=y)
     np.multiply(y, z, out=t, dtype=F64)
     eq1 = w("f", F32, n)
@@ -141,20 +148,12 @@ def sincos_grid(theta: np.ndarray, w: Work | None = None,
     np.multiply(x, x, out=z)
     np.copyto(z64, z)
     np.multiply(z, HALF, out=half_z)
-    yc = w("y", F32, n)
-    np.multiply(z64, _COS_P[0], out=t)
-    _fused(t, _COS_P[1], yc)
-    np.multiply(yc, z64, out=t)
-    _fused(t, _COS_P[2], yc)
+    yc = _horner(z64, _COS_P, w("y", F32, n), t)
     yc *= z
     np.multiply(z64, yc, out=t)
     np.subtract(t, half_z, out=yc, casting="same_kind")
     yc += ONE
-    ys = w("ys", F32, n)
-    np.multiply(z64, _SIN_P[0], out=t)
-    _fused(t, _SIN_P[1], ys)
-    np.multiply(ys, z64, out=t)
-    _fused(t, _SIN_P[2], ys)
+    ys = _horner(z64, _SIN_P, w("ys", F32, n), t)
     ys *= z
     np.multiply(x, ys, out=t, dtype=F64)
     _fused(t, x, ys)
