@@ -86,6 +86,7 @@ CASES = [
     "SEQ(22, lambda: torch.binomial(P([5., 100., 100., 1000., 7., 40., 1e6, 3.]), P([0.3, 0.2, 0.9, 0.5, 0.99, 0.75, 1e-3, 0.5])))",
     "SEQ(23, lambda: torch.binomial(P([5., 100., 100., 1000., 7., 40., 1e6, 3.], torch.float64), P([0.3, 0.2, 0.9, 0.5, 0.99, 0.75, 1e-3, 0.5], torch.float64)))",
     "SEQ(24, lambda: torch.binomial(P([0., -3., 10., 10., 10., 10., 10.]), P([0.5, 0.5, 0.0, 1.0, 1.5, -0.5, float('nan')])))",
+    "SEQ(43, lambda: torch.binomial(P([7.5, 30.3, 1e8, 3e7, 2.0**24 + 3, 1e12]), P([0.4, 0.45, 0.5, 0.8, 0.3, 1e-9])), lambda: torch.binomial(P([7.5, 30.3, 1e8, 3e7, 2.0**24 + 3, 1e12], torch.float64), P([0.4, 0.45, 0.5, 0.8, 0.3, 1e-9], torch.float64)))",
     "SEQ(25, lambda: torch.binomial(torch.tensor(30.), torch.tensor(0.4)), lambda: torch.binomial(torch.ones(3, 4) * 25, torch.rand(4)), lambda: torch.binomial(torch.ones(3, 1) * 60, torch.rand(3, 4)))",
     "SEQ(26, lambda: torch.binomial((torch.rand(5, 4) * 200).floor().t(), torch.rand(4, 5)), lambda: torch.binomial(torch.zeros(0), torch.zeros(0)))",
     "WITH_GEN(27, lambda g: torch.binomial(P([50., 8.]), P([0.4, 0.6]), generator=g))",
