@@ -173,11 +173,11 @@ def sincos_grid(theta: np.ndarray, w: Work | None = None,
 def _finish(a: np.ndarray, mean: float, std: float, out: np.ndarray) -> None:
     """``out = fma(a, std, mean)`` in float32 (see the module note)."""
     m, s = F32(mean), F32(std)
-    if m == 0:
+    if s == 1:
+        np.add(a, m, out=out)
+    elif m == 0:
         np.multiply(a, s, out=out)
         out += m
-    elif s == 1:
-        np.add(a, m, out=out)
     else:
         out[...] = fma32_rounded(a.astype(F64).ravel(), F64(s), F64(m), None).reshape(out.shape)
 
