@@ -395,3 +395,43 @@ def test_flash_attention_contiguous_lane_equals_the_strided_one():
     # an empty query gives an empty output in the query's layout, and the logsumexp
     e = flash(torch.empty(1, 2, 0, 8), torch.empty(1, 2, 3, 8), torch.empty(1, 2, 3, 8))
     assert e[0].shape == (1, 2, 0, 8) and e[1].shape == (1, 2, 0)
+
+
+TO_PROGRAM = r"""
+import json, torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+class Record(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.ops = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+x = torch.arange(12, dtype=torch.float32).reshape(3, 4).t()     # transposed: kept by preserve
+out = {}
+for name, fn in {
+    "same dtype": lambda: x.to(torch.float32),
+    "wider": lambda: x.to(torch.float64),
+    "integral": lambda: x.to(torch.int32),
+    "python type": lambda: x.to(float),
+    "keyword": lambda: x.to(dtype=torch.bfloat16),
+    "bad": lambda: x.to(torch.float32, torch.float64),
+}.items():
+    try:
+        with Record() as rec:
+            y = fn()
+        out[name] = [rec.ops, y is x, str(y.dtype), list(y.stride()), y.reshape(-1).tolist()]
+    except Exception as e:
+        out[name] = [type(e).__name__]
+print(json.dumps(out))
+"""
+
+
+def test_to_dtype_lane_as_upstream():
+    # x.to(dtype) skips Tensor.to's general parse: same dispatches, identity and layout
+    from torchnative.testing import upstream
+
+    assert upstream.run_json_ours(TO_PROGRAM) == upstream.run_json(TO_PROGRAM)

@@ -51,7 +51,8 @@ def parse_to(self, *args, **kwargs):
         non_blocking = rest.pop(0)
     if rest:
         copy = rest.pop(0)
-    if rest:
+    if rest or type(non_blocking) is not bool or type(copy) is not bool:
+        # upstream's parser binds non_blocking and copy to bool parameters only
         raise TypeError("to() received an invalid combination of arguments")
     if other is not None:
         device, dtype = other.device, other.dtype
@@ -63,7 +64,13 @@ def parse_to(self, *args, **kwargs):
 
 
 def to(self, *args, **kwargs):
+    if not kwargs and len(args) == 1 and type(args[0]) is _DTYPE:
+        # x.to(dtype), what model code writes on every norm: parse_to's answer for it
+        return convert_to(self, None, args[0], False, False, None)
     return convert_to(self, *parse_to(self, *args, **kwargs))
+
+
+_DTYPE = D.dtype
 
 
 def nn_parse_to(*args, **kwargs):
