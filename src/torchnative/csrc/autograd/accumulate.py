@@ -5,6 +5,7 @@ non-leaf named in ``backward(inputs=...)``."""
 from __future__ import annotations
 
 from ..core.grad_mode import TLS as _GRAD
+from ..dispatch.call import call  # at::detach/add as the C++ calls them, not the Python bindings
 from .graph_task import TLS as _TASK
 
 
@@ -17,14 +18,14 @@ def accumulate_grad(variable, new_grad) -> None:
     if grad is None:
         if not _GRAD.grad_enabled and _held_by_nothing_else(new_grad) and \
                 _obeys_layout_contract(new_grad, variable):
-            variable._grad = new_grad.detach()  # taken, not copied, as upstream
+            variable._grad = call("detach", new_grad)  # taken, not copied, as upstream
         else:
             variable._grad = _clone_obey_contract(new_grad, variable)
     elif not _GRAD.grad_enabled:
-        grad.add_(new_grad)
+        call("add_.Tensor", grad, new_grad)
         variable._grad = grad
     else:
-        variable._grad = grad + new_grad
+        variable._grad = call("add.Tensor", grad, new_grad)
     hooks = variable._post_accumulate_grad_hooks
     if hooks:
         for hook in list(hooks.values()):

@@ -15,6 +15,7 @@ import itertools
 
 from ..core.tensor import TensorBase
 from ..core.grad_mode import TLS as _GRAD
+from ..dispatch.call import call
 from .accumulate import accumulate_grad as _accumulate_into, forget_fresh, mark_fresh
 from .function import _FunctionBase
 from .graph_task import TLS
@@ -323,11 +324,11 @@ def _check_nan(fn, outs):
 def _accumulate(old, new, create_graph):
     """InputBuffer::accumulate: sum the gradients reaching one input."""
     if create_graph:
-        return old + new
+        return call("add.Tensor", old, new)
     if old._size == new._size and old.__dict__.get("_tn_buffer_owned"):
-        old.add_(new)
+        call("add_.Tensor", old, new)
         return old
-    out = old + new
+    out = call("add.Tensor", old, new)
     out.__dict__["_tn_buffer_owned"] = True
     return out
 

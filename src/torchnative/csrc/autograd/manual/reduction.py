@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ...core.grad_mode import TLS as _GRAD
+from ...dispatch.call import call
 from ..cpp_shims import _dims, _torch, m_conj, maybe_wrap_dim
 
 
@@ -63,20 +64,23 @@ def scale_grad_by_count(grad, mask, dims):
 
 
 def sum_to(tensor, shape, always_return_non_view=False):
+    """at::sum_to; its operators called as the C++ one calls them (through the door, not the
+    Python bindings): it runs for every broadcast gradient."""
     shape = tuple(shape)
     if len(shape) == 0:
-        return tensor.sum()
-    sizes = tensor.shape
-    lead = tensor.dim() - len(shape)
+        return call("sum", tensor)
+    sizes = tensor._size
+    ndim = len(sizes)
+    lead = ndim - len(shape)
     reduce = list(range(lead))
-    for i in range(lead, tensor.dim()):
+    for i in range(lead, ndim):
         if shape[i - lead] == 1 and sizes[i] != 1:
             reduce.append(i)
     if reduce:
-        tensor = tensor.sum(reduce, True)
+        tensor = call("sum.dim_IntList", tensor, reduce, True)
     if always_return_non_view:
-        return tensor.reshape(shape).clone() if lead > 0 else tensor.clone()
-    return tensor.view(shape) if lead > 0 else tensor
+        return call("clone", call("reshape", tensor, list(shape)) if lead > 0 else tensor)
+    return call("view", tensor, list(shape)) if lead > 0 else tensor
 
 
 def value_selecting_reduction_backward(grad, dim, indices, sizes, keepdim):
