@@ -43,6 +43,15 @@ def _offsets(data, lengths, offsets, axis: int, unsafe: bool) -> np.ndarray:
     return np.concatenate([np.zeros((g.shape[0], 1), np.int64), np.cumsum(g, -1)], -1)
 
 
+def _blocks(data, axis: int, off: np.ndarray):
+    """(data as (outer, axis, inner) in its dtype, outer, segment count); floating types only."""
+    if data.dtype not in _FLOATING:
+        raise not_implemented("_segment_reduce_cpu", data.dtype)
+    outer = int(np.prod(data.shape[:axis], dtype=np.int64))
+    x = np.ascontiguousarray(arr(data)).reshape(outer, data.shape[axis], -1)
+    return x, outer, off.shape[-1] - 1
+
+
 def _start(reduce: str, initial, np_dt):
     if initial is not None:
         return np.asarray(initial).astype(np_dt)
@@ -59,13 +68,8 @@ def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, ax
         raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
     reduce = _reduction(reduce)
     off = _offsets(data, lengths, offsets, axis, unsafe)
-    if data.dtype not in _FLOATING:
-        raise not_implemented("_segment_reduce_cpu", data.dtype)
-    x = arr(data)
+    x, outer, count = _blocks(data, axis, off)
     np_dt = x.dtype
-    outer = int(np.prod(data.shape[:axis], dtype=np.int64))
-    x = np.ascontiguousarray(x).reshape(outer, data.shape[axis], -1)
-    count = off.shape[-1] - 1
     out = np.empty((outer, count, x.shape[-1]), np_dt)
     with np.errstate(all="ignore"):
         for o in range(outer):
@@ -101,13 +105,8 @@ def segment_reduce_backward(grad, output, data, reduce, *, lengths=None, offsets
     if lengths is None and offsets is None:
         raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
     off = _offsets(data, lengths, offsets, axis, True)
-    if data.dtype not in _FLOATING:
-        raise not_implemented("_segment_reduce_cpu", data.dtype)
-    x = arr(data)
+    x, outer, count = _blocks(data, axis, off)
     np_dt = x.dtype
-    outer = int(np.prod(data.shape[:axis], dtype=np.int64))
-    x = np.ascontiguousarray(x).reshape(outer, data.shape[axis], -1)
-    count = off.shape[-1] - 1
     g = np.ascontiguousarray(arr(grad)).astype(np_dt).reshape(outer, count, -1)
     y = np.ascontiguousarray(arr(output)).astype(np_dt).reshape(outer, count, -1)
     gi = np.zeros_like(x)
