@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from ..core import dtypes as D
 from ..core.construct import wrapped_number
 from ..ops.kernel_registry import KERNELS, kernel
 from .nn_softmax_backward import computation_dtype, to_dtype
+from .support.common import arr, wrap
 
 
 def _k(name):
@@ -62,9 +66,15 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
     mask = [1] * rank
     mask[1] = shape[1]
     axes = [i for i in range(rank) if i != 1]
-    mean = _broadcast(mean, mask)
     norm = 1.0 / num_features
     sum_dim = _k("sum.dim_IntList")
+    if _dense_same_dtype(comp, grad, x) and \
+            _dense_same_dtype(comp, w, mean, invstd, size=shape[1]):
+        gi, gw, gb = _numpy_backward(grad, x, w, mean, invstd, train, mask, axes, norm, comp,
+                                     output_mask)
+        return (to_dtype(gi, input_dtype), to_dtype(gw, weight_dtype) if gw is not None else None,
+                to_dtype(gb, weight_dtype) if gb is not None else None)
+    mean = _broadcast(mean, mask)
     grad_sum = sum_dim(grad, axes)
     dot_p = sum_dim(_mul(grad, _sub(x, mean)), axes)
     grad_mean = _broadcast(_mul(grad_sum, norm), mask)
@@ -83,3 +93,46 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
     return (to_dtype(grad_input, input_dtype),
             to_dtype(grad_weight, weight_dtype) if grad_weight is not None else None,
             to_dtype(grad_bias, weight_dtype) if grad_bias is not None else None)
+
+
+_DENSE = frozenset((D.BY_NAME["float32"], D.BY_NAME["float64"]))
+
+
+def _dense_same_dtype(comp, *tensors, size=None) -> bool:
+    """Every operand a dense C-ordered array of the computation dtype (float32/float64), the
+    per-channel ones of ``size`` elements: the kernels the decomposition calls then reduce to
+    numpy's own elementwise operations."""
+    if comp not in _DENSE:
+        return False
+    for t in tensors:
+        if t is None:
+            continue
+        if t._dtype is not comp or not arr(t).flags.c_contiguous or \
+                size is not None and t._size != (size,):
+            return False
+    return True
+
+
+def _numpy_backward(grad, x, w, mean, invstd, train, mask, axes, norm, comp, output_mask):
+    """The decomposition's elementwise steps as the mul/sub kernels compute them on dense
+    arrays of one dtype (each product and difference rounded in that dtype, the Python float
+    ``norm`` entering as that dtype, as a wrapped number does), in the same order; the sums stay
+    the sum kernel's (its summation order)."""
+    sum_dim = _k("sum.dim_IntList")
+    cdt = D.numpy_dtype(comp)
+    g, xa = arr(grad), arr(x)
+    with np.errstate(all="ignore"):
+        xm = xa - arr(mean).reshape(mask)
+        grad_sum = sum_dim(grad, axes)
+        dot_p = sum_dim(wrap(g * xm, comp), axes)
+        n = cdt.type(norm)
+        grad_mean = (arr(grad_sum) * n).reshape(mask)
+        inv = arr(invstd)
+        proj_scale = ((arr(dot_p) * n) * (inv * inv)).reshape(mask)
+        grad_scale = (inv * cdt.type(1.0) if w is None else inv * arr(w)).reshape(mask)
+        if train:
+            gi = ((g - xm * proj_scale) - grad_mean) * grad_scale
+        else:
+            gi = g * grad_scale
+        gw = wrap(arr(dot_p) * inv, comp) if output_mask[1] else None
+    return wrap(gi, comp), gw, grad_sum if output_mask[2] else None
