@@ -79,6 +79,8 @@ for dt in (torch.float32, torch.float64):
         "svd_complex_abs": lambda: jvp(lambda a: torch.linalg.svd(a)[0].abs(), (cA,), (cdA,))[1],
         "lstsq": lambda: jvp(lambda a, x: torch.linalg.lstsq(a, x).solution, (T, b2), (dT, db2))[1],
         "lstsq_residuals": lambda: jvp(lambda a, x: torch.linalg.lstsq(a, x, driver="gelsd").residuals, (T, b2), (dT, db2))[1],
+        "solve_hessian": lambda: torch.func.hessian(lambda a: torch.linalg.solve(a, b).sum())(A),
+        "inv_hessian": lambda: torch.func.hessian(lambda a: torch.linalg.inv(a).sum())(A),
         "solve_jacfwd_jacfwd": lambda: torch.func.jacfwd(torch.func.jacfwd(lambda a: torch.linalg.solve(a, b).sum()))(A),
         "solve_jacfwd_grad": lambda: torch.func.jacfwd(torch.func.grad(lambda a: torch.linalg.solve(a, b).sum()))(A),
     }
