@@ -47,8 +47,8 @@ def _seq(x: np.ndarray, axis: int = 0) -> np.ndarray:
         return np.zeros(x.shape[:axis] + x.shape[axis + 1:], x.dtype)
     if axis:
         x = x.swapaxes(0, 1)
-    if x.size <= _SHORT * n:
-        return np.add.accumulate(x, axis=0)[-1]
+    if x.size <= _SHORT * n:  # (accumulate walks a C-contiguous array row by row)
+        return np.add.accumulate(np.ascontiguousarray(x), axis=0)[-1]
     acc = x[0].copy()
     for t in range(1, n):
         np.add(acc, x[t], out=acc)
@@ -105,7 +105,7 @@ def _loop2d(X, st, out_st, itemsize, pair):
         V = X[:, :, :nv * vs].reshape(X.shape[:2] + (nv, vs))
         if pair:
             V = V[..., :va] + V[..., va:]
-        lanes = row_sum(V.transpose(2, 0, 1, 3))     # (B, size1, va)
+        lanes = row_sum(_vectors_first(V))          # (B, size1, va)
         # final_acc = 0, then the scalar tail, then the lanes, left to right
         return _seq(np.concatenate((X[:, :, nv * vs:], lanes), axis=2).transpose(2, 0, 1)), (o1,)
     cols = X.transpose(2, 0, 1)                      # (size0, B, size1)
@@ -133,6 +133,16 @@ def geometry(shape, strides, axes) -> "Geometry":
 
 
 _GEOMETRIES: dict = {}
+
+
+def _vectors_first(V: np.ndarray) -> np.ndarray:
+    """(B, size1, nv, lanes) -> (nv, B, size1, lanes), contiguous when there are several rows so
+    that each step of the cascade is one long loop; each vector moves as one opaque item."""
+    W = V.transpose(2, 0, 1, 3)
+    if V.shape[0] * V.shape[1] == 1 or V.strides[-1] != V.itemsize:
+        return W
+    whole = V.view(np.dtype(f"V{V.shape[3] * V.itemsize}"))[..., 0]
+    return np.ascontiguousarray(whole.transpose(2, 0, 1)).view(V.dtype).reshape(W.shape)
 
 
 class Geometry:
