@@ -9,9 +9,10 @@ package into upstream's interpreter (the upstream guard stops a process that doe
 What it holds, by use:
 
 - errors: ``failure`` (an exception as a record), ``err`` (what a call raised, as text);
-- results: ``encode`` (one encoding of tensors, sequences and Python values, arrays inline or in
-  a side table that travels as .npz), ``vals`` / ``edges`` (behaviour-script views);
-- inputs: ``Maker`` (seeded by the case's name, with the float64 rerun's widening), ``widen``;
+- results: ``encode`` (one encoding of tensors, sequences and Python values: values inline, as
+  the hex of their bytes, or in a side table that travels as .npz) and ``decode`` (the values
+  back as numpy), ``vals`` / ``edges`` (behaviour-script views);
+- inputs: ``seeded``, ``Maker`` (seeded by the case's name, with the float64 rerun's widening);
 - runners: ``run_case`` (a snippet case), ``case`` / ``error`` (a function over numpy inputs in
   both widths plus the float64 rerun), ``outcome`` / ``probe`` (a call's or an expression's
   exact record), ``evaluate`` (statements ending in an expression, with their warnings), ``run_cases``
@@ -168,16 +169,12 @@ def seeded(name: str) -> np.random.RandomState:
 
 
 def _wide(t):
+    """A float64 rerun's input: floating and complex tensors widened, the rest as they are."""
     if isinstance(t, torch.Tensor) and t.is_complex():
         return t.to(torch.complex128)
     if isinstance(t, torch.Tensor) and t.is_floating_point():
         return t.to(torch.float64)
     return t
-
-
-def widen(items) -> list:
-    """The float64 rerun's inputs: floating and complex tensors widened, the rest as they are."""
-    return [_wide(t) for t in items]
 
 
 class Maker:
@@ -404,5 +401,5 @@ def main(probes, quiet: bool = False) -> None:
 
 
 __all__ = ["json", "math", "np", "sys", "torch", "F", "warnings", "failure", "err", "encode",
-           "decode", "vals", "edges", "seeded", "widen", "Maker", "grads", "tracing", "run_case", "replay",
+           "decode", "vals", "edges", "seeded", "Maker", "grads", "tracing", "run_case", "replay",
            "RESULTS", "case", "error", "outcome", "probe", "evaluate", "run_cases", "main"]
