@@ -52,8 +52,14 @@ def uniform_float(gen, n: int) -> np.ndarray:
 
 
 def uniform_double(gen, n: int) -> np.ndarray:
-    """n ``uniform_real_distribution<double>(0, 1)`` draws: [0, 1) on a 2**-53 grid."""
-    return (gen.random64(n) & _MASK53).astype(F64) * (2.0 ** -53)
+    """n ``uniform_real_distribution<double>(0, 1)`` draws: [0, 1) on a 2**-53 grid, a
+    cache-sized chunk at a time (k < 2**53 converts exactly; the scaling is exact)."""
+    out = np.empty(n, F64)
+    for lo in range(0, n, _CHUNK):
+        v = gen.random64(min(_CHUNK, n - lo))
+        v &= _MASK53
+        np.multiply(v, 2.0 ** -53, out=out[lo:lo + v.size], dtype=F64)
+    return out
 
 
 # ============================================ random_ ============================================
