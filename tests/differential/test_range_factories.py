@@ -83,6 +83,12 @@ run("arange int16 fractional step", lambda: torch.arange(0, 5, 0.5, dtype=torch.
 run("arange sign", lambda: torch.arange(0.5, 0.2, 1, dtype=torch.int64))
 run("arange inf", lambda: torch.arange(0, float("inf"), 1, dtype=torch.int32))
 run("logspace one int overflow", lambda: torch.logspace(6, 1, 1, dtype=torch.int16))
+for fn in ("logspace", "linspace"):
+    run(f"{fn} tensor bounds", lambda: getattr(torch, fn)(torch.tensor(-2.0), torch.tensor(3.3), 5, dtype=torch.float32))
+    run(f"{fn} tensor bound out", lambda: getattr(torch, fn)(torch.tensor(4.3), -3, 4, out=torch.empty(3, dtype=torch.int64)))
+    for a, b in [(torch.ones(2), 3), (1, torch.ones(2)), (torch.ones(2), torch.ones(1, 1))]:
+        run(f"{fn} bounds {a.dim() if hasattr(a, 'dim') else 's'} {b.dim() if hasattr(b, 'dim') else 's'}",
+            lambda: getattr(torch, fn)(a, b, 4))
 x = torch.tensor(3.0)
 run("sum_to_size () is new", lambda: torch.tensor([float(x.sum_to_size(()) is x)]))
 run("sum_to_size not expandable", lambda: torch.ones(2, 3).sum_to_size(4, 3))

@@ -358,6 +358,17 @@ def resize_range_out(out, n: int) -> None:
         call("resize_", out, [n])
 
 
+def tensor_bounds(fn_name: str, start, end):
+    """The values of linspace/logspace's tensor bounds, which must be 0-dimensional (the message
+    names the bounds the overload takes as tensors)."""
+    dims = [(name, b.dim()) for name, b in (("start", start), ("end", end)) if hasattr(b, "dim")]
+    if any(d for _, d in dims):
+        got = " and ".join(f"{name} with {d} dimension(s)" for name, d in dims)
+        raise RuntimeError(f"{fn_name} only supports 0-dimensional start and end tensors, but got "
+                           f"{got}.")
+    return tuple(b.item() if hasattr(b, "item") else b for b in (start, end))
+
+
 def _spaced_dtype(start, end, dtype, fn_name: str):
     """linspace_logspace_infer_options: complex bounds make the default complex dtype, and
     refuse a real one asked for."""

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..core import dtypes as D
 from ..core.construct import checked_device, empty
-from .factories import _spaced_dtype, resize_range_out
+from .factories import _spaced_dtype, resize_range_out, tensor_bounds
 from ..ops.kernel_registry import kernel
 
 
@@ -38,6 +38,20 @@ def logspace_out(start, end, steps, base=10.0, *, out):
 
     copy_into(out, _fill(empty((steps,), out.dtype, out.device), start, end, steps, base))
     return out
+
+
+@kernel("logspace.Tensor_Tensor", "logspace.Tensor_Scalar", "logspace.Scalar_Tensor", meta=True)
+def logspace_tensor(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None,
+                    pin_memory=None):
+    start, end = tensor_bounds("logspace", start, end)
+    return logspace(start, end, steps, base, dtype=dtype, device=device)
+
+
+@kernel("logspace.Tensor_Tensor_out", "logspace.Tensor_Scalar_out", "logspace.Scalar_Tensor_out",
+        meta=True)
+def logspace_tensor_out(start, end, steps, base=10.0, *, out):
+    start, end = tensor_bounds("logspace", start, end)
+    return logspace_out(start, end, steps, base, out=out)
 
 
 def _fill(t, start, end, steps: int, base: float):

@@ -187,17 +187,11 @@ def kaiser_window_beta(window_length, periodic, beta, *, dtype=None, layout=None
     return _kaiser(window_length, periodic, beta, dtype, layout, device, pin_memory)
 
 
-def _bound(t):
-    return t.item() if hasattr(t, "item") else t
-
-
 def _linspace_tensors(start, end, steps, dtype, layout, device, pin_memory):
-    sd = start.dim() if hasattr(start, "dim") else 0
-    ed = end.dim() if hasattr(end, "dim") else 0
-    if sd != 0 or ed != 0:
-        raise RuntimeError(f"linspace only supports 0-dimensional start and end tensors, but got "
-                           f"start with {sd} dimension(s) and end with {ed} dimension(s).")
-    return call("linspace", _bound(start), _bound(end), steps, dtype=dtype,
+    from .factories import tensor_bounds
+
+    start, end = tensor_bounds("linspace", start, end)
+    return call("linspace", start, end, steps, dtype=dtype,
                 layout=layout, device=device, pin_memory=pin_memory)
 
 
