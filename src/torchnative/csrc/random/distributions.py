@@ -386,7 +386,11 @@ def bernoulli_(gen, shape, dtype="float32", p=0.5) -> np.ndarray:
         p = float(p)
         if not 0 <= p <= 1:
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
-        return dt.from_double((uniform_double(gen, n) < p).astype(F64), name).reshape(shape)
+        out = np.empty(n, dt.np_dtype(name))  # 0 and 1 convert exactly to every dtype
+        for lo in range(0, n, _CHUNK):
+            u = uniform_double(gen, min(_CHUNK, n - lo))
+            out[lo:lo + u.size] = u < p
+        return out.reshape(shape)
     p = np.broadcast_to(np.asarray(p), shape).reshape(-1)
     pname = dt.name_of(p.dtype)
     if pname not in dt.FLOATS:
@@ -395,7 +399,7 @@ def bernoulli_(gen, shape, dtype="float32", p=0.5) -> np.ndarray:
     if not ((pf >= 0) & (pf <= 1)).all():
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
     u = uniform_double(gen, n) if pname == "float64" else uniform_float(gen, n)
-    return dt.from_double((u < pf).astype(F64), name).reshape(shape)
+    return (u < pf).astype(dt.np_dtype(name)).reshape(shape)  # 0 and 1: exact in every dtype
 
 
 # ============================ exponential_, geometric_, cauchy_, log_normal_ =====================
