@@ -24,3 +24,11 @@ def test_finished_redoes_missing_crashed_and_unregenerated(tmp_path):
     # inputs that differ are a verdict about ours' generator, not a missing piece: kept
     differ = {"key": "c", "results": {"c0": {"ok": False, "unjudged": {"status": "inputs-differ"}}}}
     assert pipeline.finished(_write(tmp_path / "c.json", differ))
+
+
+def test_an_entry_not_yet_replayed_is_not_judged():
+    case = {"upstream": {"ok": True}}
+    v = pipeline.unjudged(case, None, unreplayed=True)
+    assert v.status == "unreplayed" and v.status in pipeline.UNJUDGED
+    # control: a replayed case is left to the comparators
+    assert pipeline.unjudged(case, {"ok": True}) is None

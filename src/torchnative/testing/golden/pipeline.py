@@ -207,8 +207,8 @@ def judge_all(suite: Suite, label: str):
         doc, arrays = load_pair(src, key)
         if (res / f"{key}.json").exists():
             mine, mine_arrays = load_pair(res, key)
-        else:
-            mine, mine_arrays = {"crashed": "no result file"}, {}
+        else:  # a crash leaves a file saying so (replay); no file: the replay has not reached it
+            mine, mine_arrays = {"unreplayed": True}, {}
         tol = OpTolerances(doc, arrays)
         others = profile_results(suite, key)
         samples = {s["id"]: s for s in doc["samples"]}
@@ -222,15 +222,19 @@ def judge_all(suite: Suite, label: str):
                 ours = {"ok": False, "exc": failed}
             c = compare.Case(doc, samples[case["sample"]], case, arrays, mine_arrays, tol,
                              compare.other_results(others, case["id"]))
-            yield doc, c.sample, case, unjudged(case, ours) or compare.judge(c, ours), ours, tol
+            verdict = unjudged(case, ours, mine.get("unreplayed", False)) or compare.judge(c, ours)
+            yield doc, c.sample, case, verdict, ours, tol
 
 
 # Cases never judged: ours could not rebuild upstream's inputs (live.py), or upstream's own result
-# cannot travel (a non-tensor object): neither side's values can be compared.
-UNJUDGED = ("inputs-differ", "unregenerated", "result-unserializable")
+# cannot travel (a non-tensor object): neither side's values can be compared; or ours' replay has
+# not reached the entry yet (an interrupted or resumed sweep).
+UNJUDGED = ("inputs-differ", "unregenerated", "result-unserializable", "unreplayed")
 
 
-def unjudged(case: dict, ours: dict | None) -> compare.Verdict | None:
+def unjudged(case: dict, ours: dict | None, unreplayed: bool = False) -> compare.Verdict | None:
+    if unreplayed:
+        return compare.Verdict("unreplayed", notes=["ours' replay has not reached this entry"])
     up = case["upstream"]
     if not up["ok"] and up["exc"]["phase"] == "encode":
         return compare.Verdict("result-unserializable", notes=[up["exc"]["message"][:200]])
