@@ -57,14 +57,14 @@ def test_the_fast_path_is_taken():
     a control shows training mode does not."""
     import torch
 
-    from kernel_golden import Recorder
+    from prelude import tracing
 
     m = torch.nn.MultiheadAttention(16, 2, batch_first=True).eval()
     x = torch.randn(2, 5, 16)
-    with torch.no_grad(), Recorder() as ops:
+    with torch.no_grad(), tracing() as ops:
         m(x, x, x)
     assert "aten._native_multi_head_attention.default" in ops
     m.train()
-    with torch.no_grad(), Recorder() as ops:
+    with torch.no_grad(), tracing() as ops:
         m(x, x, x)
     assert "aten._native_multi_head_attention.default" not in ops

@@ -26,29 +26,6 @@ from torchnative.testing.golden import compare as cmp, tolerance
 # ------------------------------------------------------------------------------ running
 
 
-class Recorder:
-    """A __torch_dispatch__ mode on our dispatch stack that records operator names."""
-
-    def __init__(self):
-        self.ops = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.ops.append(str(func))
-        return func(*args, **(kwargs or {}))
-
-    def __enter__(self):
-        from torchnative.csrc.dispatch import python_dispatch
-
-        python_dispatch.push_on_torch_dispatch_stack(self)
-        return self.ops
-
-    def __exit__(self, *exc):
-        from torchnative.csrc.dispatch import python_dispatch
-
-        python_dispatch.pop_torch_dispatch_stack()
-        return False
-
-
 def leaves(d, arrays):
     if d["T"] == "tensor":
         yield d, arrays[d["data"]]
@@ -127,7 +104,7 @@ class Golden:
 
     def ours(self, case_):
         arrays: dict = {}
-        return prelude.run_case(case_, False, arrays, Recorder), arrays
+        return prelude.run_case(case_, False, arrays), arrays
 
     def tol(self, golden, family, dtype):
         """The derived tolerance of (family, dtype): upstream's own error against its float64

@@ -258,7 +258,7 @@ def tracing():
 
 
 # ------------------------------------------------------------------------------ snippet cases
-def run_case(case, high, arrays, tracer=tracing):
+def run_case(case, high, arrays):
     """One snippet case (name, family, setup, expression, flags) as its encoded result, or its
     exception. flags: ``trace`` (also the operators dispatched), ``seed`` (manual_seed(0)
     first), ``nograd``, ``exact`` (no float64 rerun). ``high``: the float64 rerun."""
@@ -271,7 +271,7 @@ def run_case(case, high, arrays, tracer=tracing):
             torch.default_generator.manual_seed(0)
         with torch.no_grad() if "nograd" in flags else torch.enable_grad():
             if "trace" in flags and not high:
-                with tracer() as ops:
+                with tracing() as ops:
                     v = eval(expr, ns)
                 return {"T": "traced", "ops": list(ops), "v": encode(v, arrays)}
             return encode(eval(expr, ns), arrays)
