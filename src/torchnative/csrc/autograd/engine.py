@@ -19,6 +19,7 @@ from ..dispatch.call import call
 from .accumulate import accumulate_grad as _accumulate_into, forget_fresh, mark_fresh
 from .function import _FunctionBase
 from .graph_task import TLS
+from .manual.reduction import sum_to
 from .node import ANOMALY as _Anomaly, AccumulateGrad, GraphRoot, gradient_edge
 
 
@@ -343,8 +344,6 @@ def _validate(fn, i, g, nxt, nr):
             raise TypeError(f"Function {fn.name()} returned an invalid gradient at index {i} - "
                             f"expected a Tensor but got {type(g).__name__}")
         if g._size != tuple(size):
-            from .manual.reduction import sum_to
-
             if not _expandable(size, g._size):
                 raise RuntimeError(
                     f"Function {fn.name()} returned an invalid gradient at index {i} - got "

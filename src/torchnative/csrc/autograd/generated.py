@@ -13,8 +13,10 @@ import ast
 import sys
 
 from ..core.tensor import TensorBase
+from ..dispatch import door as _door
 from . import helpers
 from .formulas import table
+from .graph_task import TLS as _TASK
 from .node import Node, SavedVariable
 
 _ENV_FIXED = {"grad", "grads", "grad_input_mask", "retain_variables"}
@@ -66,8 +68,6 @@ class CppOp:
         self._plans = None
 
     def __call__(self, *args):
-        from ..dispatch.door import aten_dispatch
-
         if self._plans is None:
             from ..ops.dispatcher import REGISTRY
 
@@ -83,7 +83,7 @@ class CppOp:
             for op, params in self._plans:
                 found = _bind(op, params, args, widen)
                 if found is not None:
-                    return aten_dispatch(op, *found)
+                    return _door.aten_dispatch(op, *found)
         raise RuntimeError(f"{self.qualname}: no overload accepts the arguments of the "
                            f"derivative formula ({', '.join(type(a).__name__ for a in args)})")
 
@@ -293,7 +293,7 @@ class FormulaNode(Node):
         if not any(g is not None for g in grads):
             return out
         env = None
-        needed = _needed_edges()
+        needed = _TASK.needed  # the running pass's nodes to execute (None: all)
         for f in spec.formulas:
             spans = [self._ranges[v] for v in f.var_names]
             mask = [any(nxt[i][0] is not None and (needed is None or nxt[i][0] in needed)
@@ -349,12 +349,6 @@ class FormulaNode(Node):
                 for x in v:
                     if type(x) is SavedVariable:
                         x.release()
-
-
-def _needed_edges():
-    from .engine import current_needed
-
-    return current_needed()
 
 
 _CLASSES: dict = {}

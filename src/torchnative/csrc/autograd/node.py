@@ -16,6 +16,7 @@ from collections import OrderedDict
 
 from ..core.grad_mode import TLS as _GRAD
 from ..core.tensor import TensorBase
+from ..dispatch import python_dispatch as _python_dispatch
 from .accumulate import accumulate_grad
 from .graph_task import TLS as _TASK
 from .hooks import default_hooks
@@ -475,9 +476,7 @@ class SavedVariable:
                                 f"got result of type {type(data).__name__}")
         if grad_fn is None and not self.requires_grad and not _requires_grad(data):
             return data
-        from ..core.grad_mode import TLS
-
-        if hooks is None and not TLS.grad_enabled and not _python_detaches(data):
+        if hooks is None and not _GRAD.grad_enabled and not _python_detaches(data):
             return data  # nothing can record on it: its history would go unread
         out = shallow_copy_and_detach(data)
         if "_tn_fw" in data.__dict__:  # a forward-AD tangent, as upstream's saved fw_grad_
@@ -532,9 +531,7 @@ SavedVariable.__module__ = "torch._C._autograd"
 
 
 def _python_detaches(t) -> bool:
-    from ..dispatch.python_dispatch import wants_python_dispatch
-
-    return wants_python_dispatch((t,), {})
+    return _python_dispatch.wants_python_dispatch((t,), {})
 
 
 def shallow_copy_and_detach(t: TensorBase) -> TensorBase:
