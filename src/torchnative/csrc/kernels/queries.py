@@ -133,3 +133,15 @@ def sym_is_contiguous(self, memory_format=None) -> bool:
     from ..core.layouts import contiguous_format
 
     return self.is_contiguous(memory_format=memory_format or contiguous_format)
+
+
+@kernel("is_pinned", meta=True)
+def is_pinned(self, device=None) -> bool:
+    """Pinned memory belongs to an accelerator's allocator; with none, no tensor is pinned (the
+    answer upstream's CPU-only build gives)."""
+    if device is not None:
+        import warnings
+
+        warnings.warn("The argument 'device' of Tensor.is_pinned() is deprecated. Please do not "
+                      "pass this argument.", DeprecationWarning, stacklevel=2)
+    return False

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 
 from ..core import dtypes, layouts
+from . import dlpack
 from ..core.refuse import TorchnativeNotImplementedError
 
 # (class name, dtype name) of the legacy tensor types, in upstream's order
@@ -132,18 +133,13 @@ def _not_functional(t) -> bool:
     return False
 
 
-def to_dlpack(tensor):
-    """A DLPack capsule of the tensor's memory (numpy's exporter; shares memory)."""
-    return tensor.numpy().__dlpack__()
-
-
 def torch_module_functions() -> dict:
     from ..core.refuse import refusing_function
 
     out = {n: _not_functional for n in _FUNCTIONAL_PREDICATES}
     out.update({n: refusing_function(f"torch.{n}", "functionalization is not implemented")
                 for n in _FUNCTIONAL_REFUSED})
-    out["to_dlpack"] = to_dlpack
+    out["to_dlpack"] = dlpack.to_dlpack
     out.update(functional_tensor_functions())
     return out
 
