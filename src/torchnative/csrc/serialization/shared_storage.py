@@ -183,22 +183,21 @@ def _resizing(resize):
     return resize_
 
 
+_METHODS = {"_share_fd_cpu_": share_fd, "is_shared": is_shared,
+            "_share_filename_cpu_": _refuse_filename, "_weak_ref": weak_ref,
+            "_shared_incref": shared_incref, "_shared_decref": shared_decref}
+_STATIC = {"_new_using_fd_cpu": new_using_fd, "_new_shared_fd_cpu": new_shared_fd,
+           "_new_shared": new_shared, "_new_shared_filename_cpu": _refuse_filename,
+           "_new_using_filename_cpu": _refuse_filename, "_expired": expired,
+           "_free_weak_ref": free_weak_ref, "_new_with_weak_ptr": new_with_weak_ptr}
+
+
 def _install(cls) -> None:
     cls.resize_ = _resizing(cls.resize_)
-    cls._share_fd_cpu_ = share_fd
-    cls._new_using_fd_cpu = staticmethod(new_using_fd)
-    cls._new_shared_fd_cpu = staticmethod(new_shared_fd)
-    cls._new_shared = staticmethod(new_shared)
-    cls.is_shared = is_shared
-    cls._share_filename_cpu_ = _refuse_filename
-    cls._new_shared_filename_cpu = staticmethod(_refuse_filename)
-    cls._new_using_filename_cpu = staticmethod(_refuse_filename)
-    cls._weak_ref = weak_ref
-    cls._expired = staticmethod(expired)
-    cls._free_weak_ref = staticmethod(free_weak_ref)
-    cls._new_with_weak_ptr = staticmethod(new_with_weak_ptr)
-    cls._shared_incref = shared_incref
-    cls._shared_decref = shared_decref
+    for name, fn in _METHODS.items():
+        setattr(cls, name, fn)
+    for name, fn in _STATIC.items():
+        setattr(cls, name, staticmethod(fn))
 
 
 _install(StorageBase)
