@@ -128,6 +128,9 @@ for dt in (torch.float16, torch.bfloat16, torch.float64):
             record("sum sliced " + tag, x[..., :-1].sum())
             record("sum dims(0,-1) " + tag, x.sum((0, nd - 1)))
             record("nansum dim0 " + tag, x.nansum(0))
+            # no float32 buffer for nansum: the second reduced dim accumulates in the result dtype
+            record("nansum dims(0,-1) " + tag, x.nansum((0, nd - 1)))
+            record("nansum T dims(0,-1) " + tag, x.transpose(0, -1).nansum((0, nd - 1)))
         record("sum dtype=float32 " + tag, x.sum(dtype=torch.float32))
     xs = data(3000)
     record(f"sum {dt} from float32 dtype=", xs.sum(dtype=dt))

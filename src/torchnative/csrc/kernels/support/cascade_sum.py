@@ -5,7 +5,8 @@ inside TensorIterator's reduction loops. What decides the bits:
 
 * the iteration geometry: TensorIterator moves reduced dims first, sorts the rest by stride and
   coalesces adjacent dims; the kernel sees one 2-d block (size0, size1) at a time and adds each
-  result into the output (``*out += value``, rounded to the output's own dtype);
+  result into the output (``*out += value`` in the output's own dtype: a float16/bfloat16 output
+  rounds the value, then the sum);
 * per 2-d block, one of four loops: contiguous inner reduction (vectors of 32 bytes, lanes
   summed separately, then a scalar tail and the lanes left to right), contiguous outer reduction
   (columns in blocks of 4 vectors, then single vectors, then scalars), and their scalar forms;
@@ -200,6 +201,9 @@ def _accumulate(store_values: np.ndarray, offsets, n_out: int, rnd) -> np.ndarra
         v[np.argsort(offsets.reshape(-1), kind="stable")].reshape(n_out, -1)
     if rnd is exact:
         return _seq(per, 1)
+    # c10::Half and BFloat16 have only `x += same type`: the float value is rounded into the
+    # output's dtype first, then the sum is rounded again
+    per = rnd(per)
     out = np.zeros(n_out, v.dtype)
     for t in range(per.shape[1]):
         out = rnd(out + per[:, t])
