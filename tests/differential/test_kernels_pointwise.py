@@ -25,6 +25,7 @@ from typing import Callable
 import numpy as np
 import pytest
 
+import prelude
 import sides
 from torchnative.testing import upstream
 from torchnative.testing.golden import tolerance
@@ -277,14 +278,6 @@ def results(tmp_path_factory, harness):
 
 
 # ---------------------------------------------------------------------------------- comparing
-def _leaves(enc):
-    if enc["T"] == "tensor":
-        yield enc
-    elif enc["T"] == "seq":
-        for e in enc["v"]:
-            yield from _leaves(e)
-
-
 def _floats(enc) -> np.ndarray:
     v = np.array(enc["values"], dtype=np.float64)
     return v.reshape(-1)
@@ -318,10 +311,10 @@ def compare(up: dict, ours: dict, mode: str, high: dict | None,
     u, o = up["ok"], ours["ok"]
     if u["T"] != o["T"]:
         return f"kind {u['T']} vs {o['T']}"
-    if u["T"] in ("py", "none", "other"):
+    if u["T"] in ("py", "none", "other", "map"):
         return None if u == o else f"value {u} vs {o}"
-    ul, ol = list(_leaves(u)), list(_leaves(o))
-    hl = list(_leaves(high["ok"])) if high and "ok" in high else [None] * len(ul)
+    ul, ol = list(prelude.tensors(u)), list(prelude.tensors(o))
+    hl = list(prelude.tensors(high["ok"])) if high and "ok" in high else [None] * len(ul)
     if len(ul) != len(ol):
         return "number of results"
     for i, (a, b, h) in enumerate(zip(ul, ol, hl)):
@@ -390,8 +383,8 @@ def _float32_tolerance(low, high, name) -> "tolerance.Tol | None":
         if wide in name:
             twin = name.replace(wide, narrow)
             if twin in low and "ok" in low[twin] and twin in high and "ok" in high[twin]:
-                a = next(_leaves(low[twin]["ok"]), None)
-                h = next(_leaves(high[twin]["ok"]), None)
+                a = next(prelude.tensors(low[twin]["ok"]), None)
+                h = next(prelude.tensors(high[twin]["ok"]), None)
                 if a is not None and h is not None and a["dtype"] in _NAMES:
                     return _tolerance(a, h, a["dtype"])
     return None

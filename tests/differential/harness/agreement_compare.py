@@ -19,16 +19,15 @@ from __future__ import annotations
 
 import numpy as np
 
+import prelude
 from torchnative.testing.golden import tolerance
 
 _NARROW = {"float64": "float32", "complex128": "complex64"}
 
 
 def leaves(result):
-    """The tensors of an encoded result (``prelude.encode``), in order."""
-    if isinstance(result, dict) and result.get("T") == "seq":
-        return [leaf for r in result["v"] for leaf in leaves(r)]
-    return [result]
+    """The tensors of an encoded result (``prelude.encode``), in order; an error as itself."""
+    return [result] if "error" in result else list(prelude.tensors(result))
 
 
 def arrays(result):

@@ -27,13 +27,9 @@ from torchnative.testing.golden import compare as cmp, tolerance
 
 
 def leaves(d, arrays):
-    if d["T"] == "tensor":
-        yield d, arrays[d["data"]]
-    elif d["T"] == "seq":
-        for x in d["v"]:
-            yield from leaves(x, arrays)
-    elif d["T"] == "traced":
-        yield from leaves(d["v"], arrays)
+    """(record, values) of each tensor in an encoded result."""
+    for t in prelude.tensors(d):
+        yield t, arrays[t["data"]]
 
 
 def flat(d):

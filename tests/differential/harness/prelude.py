@@ -10,8 +10,8 @@ What it holds, by use:
 
 - errors: ``failure`` (an exception as a record), ``err`` (what a call raised, as text);
 - results: ``encode`` (one encoding of tensors, sequences and Python values: values inline, as
-  the hex of their bytes, or in a side table that travels as .npz) and ``decode`` (the values
-  back as numpy), ``vals`` / ``edges`` (behaviour-script views);
+  the hex of their bytes, or in a side table that travels as .npz), ``tensors`` (its tensor
+  records) and ``decode`` (their values back as numpy), ``vals`` / ``edges`` (behaviour-script views);
 - inputs: ``seeded``, ``Maker`` (seeded by the case's name, with the float64 rerun's widening);
 - runners: ``run_case`` (a snippet case), ``case`` / ``error`` (a function over numpy inputs in
   both widths plus the float64 rerun), ``outcome`` / ``probe`` (a call's or an expression's
@@ -123,6 +123,22 @@ def encode(v, arrays: dict | None = None, bits: bool = False):
     if isinstance(v, (bool, int, float, complex)):
         return {"T": "py", "type": type(v).__name__, "v": repr(v)}
     return {"T": "other", "v": type(v).__name__}
+
+
+def tensors(enc):
+    """The tensor records of an encoded result, in order (through sequences, dicts and a traced
+    case's value)."""
+    kind = enc.get("T") if isinstance(enc, dict) else None
+    if kind == "tensor":
+        yield enc
+    elif kind == "seq":
+        for x in enc["v"]:
+            yield from tensors(x)
+    elif kind == "map":
+        for x in enc["v"].values():
+            yield from tensors(x)
+    elif kind == "traced":
+        yield from tensors(enc["v"])
 
 
 _FROM_BITS = {"bfloat16": np.int16, "float16": np.float16, "float32": np.float32,
@@ -401,5 +417,5 @@ def main(probes, quiet: bool = False) -> None:
 
 
 __all__ = ["json", "math", "np", "sys", "torch", "F", "warnings", "failure", "err", "encode",
-           "decode", "vals", "edges", "seeded", "Maker", "grads", "tracing", "run_case", "replay",
+           "decode", "tensors", "vals", "edges", "seeded", "Maker", "grads", "tracing", "run_case", "replay",
            "RESULTS", "case", "error", "outcome", "probe", "evaluate", "run_cases", "main"]
