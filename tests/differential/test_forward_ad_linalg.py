@@ -9,13 +9,10 @@ error)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-
 import pytest
 
 from torchnative.testing import upstream
-from torchnative.testing.golden import compare
+from tangent_compare import disagreements, ours_json
 
 needs_upstream = pytest.mark.skipif(not upstream.available(), reason="no upstream environment")
 
@@ -102,25 +99,6 @@ _lj.linalg_solve_jvp = _flipped
 """
 
 
-def _ours(code: str):
-    proc = subprocess.run([upstream.ours_python(), "-c", code], capture_output=True, text=True,
-                          timeout=600)
-    if proc.returncode != 0:
-        raise RuntimeError(proc.stderr[-4000:])
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def _disagreements(ours: dict, up: dict) -> dict:
-    bad = {}
-    for k, u in up.items():
-        o = ours.get(k)
-        why = "missing" if o is None else compare.elementwise(
-            o["torch.float32"], u["torch.float32"], u["torch.float64"], "float32", summed=True)
-        if why:
-            bad[k] = why
-    return bad
-
-
 @pytest.fixture(scope="module")
 def theirs():
     if not upstream.available():
@@ -130,9 +108,9 @@ def theirs():
 
 @needs_upstream
 def test_linalg_tangents_agree(theirs):
-    ours = _ours(PROGRAM)
+    ours = ours_json(PROGRAM)
     assert set(ours) == set(theirs)
-    assert not _disagreements(ours, theirs)
+    assert not disagreements(ours, theirs)
 
 
 @needs_upstream
@@ -140,7 +118,7 @@ def test_a_wrong_solve_tangent_is_caught(theirs):
     """The control: linalg_solve_jvp with its sign flipped is caught on every first-order solve
     case, the operators that do not reach it (inv has its own formula) still agree. (jacfwd of
     jacfwd flips twice and agrees: not a case for this control.)"""
-    bad = _disagreements(_ours(FLIPPED + PROGRAM), theirs)
+    bad = disagreements(ours_json(FLIPPED + PROGRAM), theirs)
     assert {"solve", "solve_vec", "solve_right", "solve_noncontig", "solve_batched",
             "solve_jacfwd_grad"} <= set(bad), bad
     assert not {"inv", "lu_solve", "qr", "pinv_wide", "triangular_solve"} & set(bad), bad

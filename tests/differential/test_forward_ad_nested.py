@@ -7,13 +7,10 @@ upstream's own float32-vs-float64 error)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-
 import pytest
 
 from torchnative.testing import upstream
-from torchnative.testing.golden import compare
+from tangent_compare import disagreements, ours_json
 
 needs_upstream = pytest.mark.skipif(not upstream.available(), reason="no upstream environment")
 
@@ -88,28 +85,6 @@ _lv.hide_from.__enter__ = _hide_everything
 """
 
 
-def _ours(code: str):
-    proc = subprocess.run([upstream.ours_python(), "-c", code], capture_output=True, text=True,
-                          timeout=600)
-    if proc.returncode != 0:
-        raise RuntimeError(proc.stderr[-4000:])
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def _disagreements(ours: dict, up: dict) -> dict:
-    bad = {}
-    for k, u in up.items():
-        o = ours.get(k)
-        if o is None:
-            bad[k] = "missing"
-            continue
-        why = compare.elementwise(o["torch.float32"], u["torch.float32"], u["torch.float64"],
-                                  "float32", summed=True)
-        if why:
-            bad[k] = why
-    return bad
-
-
 @pytest.fixture(scope="module")
 def theirs():
     if not upstream.available():
@@ -119,16 +94,16 @@ def theirs():
 
 @needs_upstream
 def test_nested_levels_agree(theirs):
-    ours = _ours(PROGRAM)
+    ours = ours_json(PROGRAM)
     assert set(ours) == set(theirs)
-    assert not _disagreements(ours, theirs)
+    assert not disagreements(ours, theirs)
 
 
 @needs_upstream
 def test_outer_levels_must_reach_inner_formulas(theirs):
     """The control: with the outer levels hidden from an inner level's formulas, the second
     derivatives are wrong and the comparison says so; first-order jacobians stay right."""
-    bad = _disagreements(_ours(NO_OUTER + PROGRAM), theirs)
+    bad = disagreements(ours_json(NO_OUTER + PROGRAM), theirs)
     assert {"jacfwd_jacfwd_scalar", "jacfwd_jacfwd_vector", "mlp_jacfwd_jacfwd",
             "cross_entropy_jacfwd_jacfwd", "jvp_of_jvp"} <= set(bad), bad
     assert "after" not in bad and "jacfwd_jacrev_vector" not in bad, bad
@@ -151,4 +126,4 @@ def test_levels_are_gone_after_nested_jvp():
             "except ValueError:\n"
             "    pass\n"
             "print(json.dumps([seen, len(levels._LEVELS), levels.JVP_DEPTH[0]]))\n")
-    assert _ours(code) == [[2], 0, 0]
+    assert ours_json(code) == [[2], 0, 0]

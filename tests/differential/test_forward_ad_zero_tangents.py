@@ -7,14 +7,10 @@ with infinities and NaNs in place, and the sign bit of every zero is compared ex
 
 from __future__ import annotations
 
-import json
-import subprocess
-
-import numpy as np
 import pytest
 
 from torchnative.testing import upstream
-from torchnative.testing.golden import compare
+from tangent_compare import disagreements, ours_json
 
 needs_upstream = pytest.mark.skipif(not upstream.available(), reason="no upstream environment")
 
@@ -60,32 +56,6 @@ _zt.is_zero = lambda t: False
 """
 
 
-def _ours(code: str):
-    proc = subprocess.run([upstream.ours_python(), "-c", code], capture_output=True, text=True,
-                          timeout=600)
-    if proc.returncode != 0:
-        raise RuntimeError(proc.stderr[-4000:])
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def _disagreements(ours: dict, up: dict) -> dict:
-    bad = {}
-    for k, u in up.items():
-        o = ours.get(k)
-        if o is None:
-            bad[k] = "missing"
-            continue
-        why = compare.elementwise(o["torch.float32"], u["torch.float32"], u["torch.float64"],
-                                  "float32", summed=True)
-        zeros = np.asarray(u["torch.float32"]) == 0
-        if not why and list(np.asarray(o["signbit"])[zeros]) != \
-                list(np.asarray(u["signbit"])[zeros]):
-            why = f"signs of zeros: ours {o['signbit']}, upstream {u['signbit']}"
-        if why:
-            bad[k] = why
-    return bad
-
-
 @pytest.fixture(scope="module")
 def theirs():
     if not upstream.available():
@@ -95,13 +65,13 @@ def theirs():
 
 @needs_upstream
 def test_zero_tangents_as_upstream(theirs):
-    assert not _disagreements(_ours(PROGRAM), theirs)
+    assert not disagreements(ours_json(PROGRAM), theirs, signs=True)
 
 
 @needs_upstream
 def test_plain_zeros_are_caught(theirs):
     """The control: with plain zeros for the missing tangents, the hessians' zeros lose their
     sign and the infinite primal's tangent turns NaN; the comparison says so."""
-    bad = _disagreements(_ours(PLAIN + PROGRAM), theirs)
+    bad = disagreements(ours_json(PLAIN + PROGRAM), theirs, signs=True)
     assert {"sin_hessian", "cube_hessian", "mul_by_infinite_primal",
             "add_zero_and_negative_zero"} <= set(bad), bad

@@ -96,20 +96,27 @@ def call_level(args, kwargs):
 
 def dispatch(op, args, kwargs, above_autograd: bool = True):
     level = call_level(args, kwargs)
-    if above_autograd:
-        if _is_random(op):
-            return RANDOM[0](op, level, args, kwargs)
-        return batched_call(op, level, args, kwargs)
-    # below autograd (which recorded this call on the BatchedTensors and turned grad mode off):
-    # the physical values are the next level down, whose own history is recorded as usual
-    prev = _GRAD.grad_enabled
-    _GRAD.grad_enabled = True
+    # forward AD's tangents live on the BatchedTensors (the forward entry above computed them
+    # for this call): the physical computation is values only, as for a kernel
+    prev_fw = _GRAD.fw_grad
+    _GRAD.fw_grad = False
     try:
-        if _is_random(op):
-            return RANDOM[0](op, level, args, kwargs)
-        return batched_call(op, level, args, kwargs)
+        if above_autograd:
+            if _is_random(op):
+                return RANDOM[0](op, level, args, kwargs)
+            return batched_call(op, level, args, kwargs)
+        # below autograd (which recorded this call on the BatchedTensors and turned grad mode
+        # off): the physical values are the next level down, whose own history is recorded
+        prev = _GRAD.grad_enabled
+        _GRAD.grad_enabled = True
+        try:
+            if _is_random(op):
+                return RANDOM[0](op, level, args, kwargs)
+            return batched_call(op, level, args, kwargs)
+        finally:
+            _GRAD.grad_enabled = prev
     finally:
-        _GRAD.grad_enabled = prev
+        _GRAD.fw_grad = prev_fw
 
 
 def batched_call(op, level, args, kwargs):

@@ -83,7 +83,7 @@ def forward_dispatch(op, args, kwargs):
         if "result" not in entry.outputs and len(outs) == 1:
             env["result"] = outs[0]
     computed = []
-    hide = levels.hide_from(level)
+    hide = levels.hide_from(level) if level else None
     prev_level = levels.TLS.formula_level
     levels.TLS.formula_level = level
     if hide is not None:

@@ -146,6 +146,10 @@ def batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, running
         out_t, xhat = _normalized_jvp(input_p, input_t, saved_mean.reshape(view),
                                       saved_invstd.reshape(view), dims)
     else:
+        if any(r is not None and levels.formula_tangent(r) is not None
+               for r in (running_mean, running_var)):
+            raise RuntimeError("batch_norm is not differentiable wrt running_mean and "
+                               "running_var, they cannot have forward grad defined")
         invstd = (running_var + eps).rsqrt().reshape(view)
         out_t = input_t * invstd
         xhat = (input_p - running_mean.reshape(view)) * invstd
