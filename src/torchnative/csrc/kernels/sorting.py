@@ -18,7 +18,7 @@ from ..core.construct import empty
 from ..random import stdalgo
 from ..core.tensor import TensorBase, contiguous_strides, wrap_dim
 from .support.common import INT64, arr
-from .support.iteration import ti_perm
+from .support.iteration import infer_dense_strides
 from .reduction import ALL_LOWP, ALL_LOWP_BOOL, BOOL, dispatch, finish
 from .reduction_minmax import values_of, zero_numel_check_dim
 from ..ops.kernel_registry import kernel
@@ -31,18 +31,6 @@ def stable_order(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
     # stable descending = the reversed stable ascending order of the reversed input
     o = np.argsort(np.flip(a, axis), axis=axis, kind="stable")
     return (a.shape[axis] - 1) - np.flip(o, axis)
-
-
-def infer_dense_strides(size, stride) -> tuple:
-    """TensorUtils.cpp infer_dense_strides: dense strides keeping the input's memory order."""
-    nd = len(size)
-    perm = ti_perm(size, [stride])  # the same ordering as TensorIterator's, with one operand
-    out, cur = [0] * nd, 1
-    for idx in perm:
-        out[idx] = cur
-        if size[idx] > 1:
-            cur *= size[idx]
-    return tuple(out)
 
 
 def _strided(values: np.ndarray, dt, stride) -> TensorBase:

@@ -37,3 +37,15 @@ def ti_perm(shape, operands, reduction: bool = False) -> list:
             elif c < 0:
                 break
     return perm
+
+
+def infer_dense_strides(size, stride) -> tuple:
+    """TensorUtils.cpp infer_dense_strides: dense strides keeping the input's memory order."""
+    nd = len(size)
+    perm = ti_perm(size, [stride])  # the same ordering as TensorIterator's, with one operand
+    out, cur = [0] * nd, 1
+    for idx in perm:
+        out[idx] = cur
+        if size[idx] > 1:
+            cur *= size[idx]
+    return tuple(out)
