@@ -334,12 +334,8 @@ def linspace_out(start, end, steps, *, out):
     a tensor bound is its value (the Tensor overloads check it is 0-dimensional first)."""
     from .copy import copy_into
 
-    if hasattr(start, "dim") or hasattr(end, "dim"):
-        from .windows import _linspace_tensors
-
-        result = _linspace_tensors(start, end, steps, out.dtype, None, out.device, None)
-    else:
-        result = linspace(start, end, steps, dtype=out.dtype, device=out.device)
+    start, end = tensor_bounds("linspace", start, end)
+    result = linspace(start, end, steps, dtype=out.dtype, device=out.device)
     resize_range_out(out, steps)
     if out._np is not None and tuple(out._size) != (steps,):  # same count, its own shape
         shaped = empty(tuple(out._size), result.dtype, out.device)
