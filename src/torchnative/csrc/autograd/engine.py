@@ -240,10 +240,12 @@ def execute(root, outputs, keep_graph, create_graph, accumulate_grad, capture_id
             # hook's result may be): AccumulateGrad may take it as the .grad, as upstream's
             # use_count test lets it
             builtin = fn is not root and not fn._post_hooks and not isinstance(fn, _FunctionBase)
+            unshared = _unshared(inputs, outs) if builtin else None
+            n_outs = len(outs)
             for i, (nxt, nr) in enumerate(fn._next):
                 if nxt is None:
                     continue
-                g = outs[i] if i < len(outs) else None
+                g = outs[i] if i < n_outs else None
                 buf = buffers.get(nxt)
                 if buf is None:
                     buf = buffers[nxt] = []
@@ -252,8 +254,7 @@ def execute(root, outputs, keep_graph, create_graph, accumulate_grad, capture_id
                 if g is not None:
                     raw = g
                     g = _validate(fn, i, g, nxt, nr)
-                    if g is not raw or (builtin and not any(g is x for x in inputs)
-                                        and sum(g is x for x in outs) == 1):
+                    if g is not raw or (builtin and id(g) in unshared):
                         mark_fresh(g)
                     old = buf[nr]
                     buf[nr] = g if old is None else _accumulate(old, g, create_graph)
@@ -276,6 +277,21 @@ def execute(root, outputs, keep_graph, create_graph, accumulate_grad, capture_id
         TLS.needed, TLS.callbacks, TLS.task_id, TLS.node, TLS.graph = prev
         TLS.depth -= 1
     return captured
+
+
+def _unshared(inputs, outs) -> set:
+    """ids of the outputs that appear once among them and are none of the inputs (a built-in
+    formula's new tensors, which nothing else holds)."""
+    seen, twice = set(), set()
+    for o in outs:
+        k = id(o)
+        if k in seen:
+            twice.add(k)
+        seen.add(k)
+    seen -= twice
+    for x in inputs:
+        seen.discard(id(x))
+    return seen
 
 
 def _call_function_anomaly(fn, inputs):

@@ -294,11 +294,12 @@ class FormulaNode(Node):
             return out
         env = None
         needed = _TASK.needed  # the running pass's nodes to execute (None: all)
+        live = [n is not None for n, _ in nxt] if needed is None else \
+            [n is not None and n in needed for n, _ in nxt]
         for f in spec.formulas:
             spans = [self._ranges[v] for v in f.var_names]
-            mask = [any(nxt[i][0] is not None and (needed is None or nxt[i][0] in needed)
-                        for i in range(a, b)) for a, b, _ in spans]
-            if not any(mask):
+            mask = [True in live[a:b] for a, b, _ in spans]
+            if True not in mask:
                 continue
             if f.code is None:
                 from ..core.refuse import TorchnativeNotImplementedError
