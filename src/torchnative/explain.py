@@ -166,7 +166,10 @@ def report_rows(op, docs: Path) -> list[str]:
     out: list[str] = []
     key = op.name
     base = key.split("::", 1)[1].split(".", 1)[0]
-    names = {base} | {base[len(p):] for p in _NAMESPACES if base.startswith(p)}
+    # OpInfo entries are named after torch's functions, which reach aten's operators: an
+    # operator of another namespace (prims::add) has no entry of its own
+    names = ({base} | {base[len(p):] for p in _NAMESPACES if base.startswith(p)}
+             if key.startswith("aten::") else set())
     for report in REPORTS:
         path = docs / report
         if not path.exists():

@@ -106,3 +106,16 @@ def test_agreement_rows_are_the_reports_rows(explained):
     assert grads and all("    " + r in block.splitlines() for r in grads)
     # a row of another entry that merely reaches mm on its way is counted, not listed
     assert "| matmul |" not in block and "reached on the way by" in block
+
+
+def test_an_operator_of_another_namespace_has_no_opinfo_rows():
+    """OpInfo entries are torch's functions, which reach aten: prims::add is not the entry
+    ``add`` (whose rows belong to aten::add)."""
+    from torchnative import explain
+
+    def counts(name):
+        rows = explain.report_rows(explain.find_op(name), ROOT / "docs")
+        return [int(r.split(":")[1].split()[0]) for r in rows if "rows of OpInfo" in r]
+
+    assert counts("prims::add") == [0, 0]
+    assert all(n > 0 for n in counts("add.Tensor"))  # control: aten's add has its rows
