@@ -5,6 +5,8 @@ been taken for the same pattern."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -167,6 +169,21 @@ def test_pointwise_output_layout_kept_per_pattern_matches_upstream():
     assert ours == theirs
 
 
+# each case of a program run REPEAT times (a kept pattern is found after the first), described
+# by the program's describe(fn) or by the error it raised
+_RUN_CASES = r"""
+out = {}
+for name, fn in cases.items():
+    seen = []
+    for _ in range(REPEAT):
+        try:
+            seen.append(describe(fn))
+        except Exception as e:
+            seen.append([type(e).__name__, str(e)])
+    out[name] = seen
+print(json.dumps(out))
+"""
+
 VIEW_PROGRAM = r"""
 import json, torch
 base = torch.arange(2 * 9 * 64, dtype=torch.float32)
@@ -181,19 +198,14 @@ cases = {
     "two -1": lambda: x.view(-1, -1),                  # error
     "wrong size": lambda: x.view(5, -1),               # error
 }
-out = {}
-for name, fn in cases.items():
-    seen = []
-    for _ in range(3):                                 # the geometry is kept after the first
-        try:
-            v = fn()
-            seen.append([list(v.shape), list(v.stride()), v.storage_offset(),
-                         bool(torch.equal(v.reshape(-1), v.contiguous().reshape(-1)))])
-        except Exception as e:
-            seen.append([type(e).__name__, str(e)])
-    out[name] = seen
-print(json.dumps(out))
-"""
+REPEAT = 3                                             # the geometry is kept after the first
+
+
+def describe(fn):
+    v = fn()
+    return [list(v.shape), list(v.stride()), v.storage_offset(),
+            bool(torch.equal(v.reshape(-1), v.contiguous().reshape(-1)))]
+""" + _RUN_CASES
 
 
 def test_view_geometry_kept_per_pattern_matches_upstream():
@@ -272,18 +284,15 @@ def test_from_numpy_of_a_read_only_array_as_upstream():
     assert upstream.run_json_ours(READONLY_PROGRAM) == upstream.run_json(READONLY_PROGRAM)
 
 
-INDEX_PROGRAM = r"""
-import json, torch
-from torch.utils._python_dispatch import TorchDispatchMode
+# programs that record the operators __torch_dispatch__ sees use the harness prelude's tracing
+_TRACING = f"""
+import json, sys
+sys.path.insert(0, {str(Path(__file__).parent / "harness")!r})
+import torch
+from prelude import tracing
+"""
 
-class Record(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.ops = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.ops.append(str(func))
-        return func(*args, **(kwargs or {}))
+INDEX_PROGRAM = _TRACING + r"""
 
 q = torch.arange(2 * 9 * 4 * 64, dtype=torch.float32).reshape(2, 4, 9, 64).transpose(1, 2)
 cases = {
@@ -300,20 +309,15 @@ cases = {
     "lone slice, step 0": lambda: q[::0],
     "too many": lambda: q[0, 0, 0, 0, :],
 }
-out = {}
-for name, fn in cases.items():
-    seen = []
-    for _ in range(2):
-        try:
-            with Record() as rec:
-                v = fn()
-            seen.append([rec.ops, list(v.shape), list(v.stride()), v.storage_offset(),
-                         v.reshape(-1)[:50:9].tolist()])
-        except Exception as e:
-            seen.append([type(e).__name__, str(e)])
-    out[name] = seen
-print(json.dumps(out))
-"""
+REPEAT = 2
+
+
+def describe(fn):
+    with tracing() as ops:
+        v = fn()
+    return [ops, list(v.shape), list(v.stride()), v.storage_offset(),
+            v.reshape(-1)[:50:9].tolist()]
+""" + _RUN_CASES
 
 
 def test_basic_indexing_dispatches_as_upstream():
@@ -397,18 +401,7 @@ def test_flash_attention_contiguous_lane_equals_the_strided_one():
     assert e[0].shape == (1, 2, 0, 8) and e[1].shape == (1, 2, 0)
 
 
-TO_PROGRAM = r"""
-import json, torch
-from torch.utils._python_dispatch import TorchDispatchMode
-
-class Record(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.ops = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.ops.append(str(func))
-        return func(*args, **(kwargs or {}))
+TO_PROGRAM = _TRACING + r"""
 
 x = torch.arange(12, dtype=torch.float32).reshape(3, 4).t()     # transposed: kept by preserve
 out = {}
@@ -421,9 +414,9 @@ for name, fn in {
     "bad": lambda: x.to(torch.float32, torch.float64),
 }.items():
     try:
-        with Record() as rec:
+        with tracing() as ops:
             y = fn()
-        out[name] = [rec.ops, y is x, str(y.dtype), list(y.stride()), y.reshape(-1).tolist()]
+        out[name] = [ops, y is x, str(y.dtype), list(y.stride()), y.reshape(-1).tolist()]
     except Exception as e:
         out[name] = [type(e).__name__]
 print(json.dumps(out))
