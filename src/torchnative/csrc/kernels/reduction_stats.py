@@ -5,8 +5,7 @@ Upstream computes var/std with Welford in double, one sequential pass per output
 memory order (or, for a whole-tensor float/double var/std, a mean in the input's dtype and a
 sequential double sum of squared deviations). Both are replayed as they run: float64 results
 carry their rounding to the last bit, and float32/float16 ones round from the same doubles.
-Norms accumulate in float32 upstream for float32 input; ours accumulate in float64 (see
-reduction.py on why wider is the right side to err on).
+Norms follow upstream's norm loops and order (support/norm_order.py).
 """
 
 from __future__ import annotations
@@ -18,7 +17,10 @@ import numpy as np
 from ..core import dtypes as D
 from ..core.promotion import promote_types
 from .support.common import as_compute
-from .reduction import dim_list, finish, reduce_axes, reduced_shape, warn, widened
+from .reduction import _iterated, dim_list, finish, reduce_axes, reduced_shape, warn, widened
+from .support.norm_order import (VEC_BYTES, generic_accumulate, lastdim_sumsq, magnitudes,
+                                 project, rows_in_order)
+from .support.parallel import get_num_threads
 from ..ops.kernel_registry import kernel
 
 
@@ -178,25 +180,30 @@ def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None):
     axes = reduce_axes(self, dims)
     in_dt = dtype if dtype is not None else self.dtype
     out_dt = in_dt.to_real()
-    x = as_compute(self, in_dt)
     with np.errstate(all="ignore"):
         if all(self._size[a] == 1 for a in axes):  # upstream: abs(x) (or x != 0), nothing summed
+            x = as_compute(self, in_dt)
             r = (x != 0) if p == 0 else np.abs(x)
             return finish(r.reshape(reduced_shape(x.shape, axes, keepdim)), out_dt)
-        a = widened(np.abs(x))
-        if p == 0:
-            r = np.add.reduce(a != 0, axis=axes, keepdims=keepdim, dtype=np.float64)
-        elif p == math.inf:
-            r = np.maximum.reduce(a, axis=axes, keepdims=keepdim)
-        elif p == -math.inf:
-            r = np.minimum.reduce(a, axis=axes, keepdims=keepdim)
-        elif p == 1:
-            r = np.add.reduce(a, axis=axes, keepdims=keepdim)
-        elif p == 2:
-            r = np.sqrt(np.add.reduce(a * a, axis=axes, keepdims=keepdim))
-        else:
-            r = np.add.reduce(a ** p, axis=axes, keepdims=keepdim) ** (1.0 / p)
-    return finish(r, out_dt)
+        return finish(_norm_values(self, in_dt, p, axes, keepdim), out_dt)
+
+
+def _norm_values(self, in_dt, p: float, axes, keepdim) -> np.ndarray:
+    """norm_stub on TensorIterator's reduction of ``self.to(in_dt)``: upstream's loops and
+    order (support/norm_order.py), in the accumulation dtype."""
+    x, strides = _iterated(self, in_dt)
+    shape = reduced_shape(x.shape, axes, keepdim)
+    if x.size == 0:
+        return np.full(shape, np.inf if p < 0 else 0, x.real.dtype)
+    X, lastdim = rows_in_order(x, strides, axes)
+    if p == 2 and lastdim and in_dt in _LASTDIM_DTYPES:
+        acc = lastdim_sumsq(X, VEC_BYTES // in_dt.itemsize)
+    else:
+        acc = generic_accumulate(magnitudes(X), p, get_num_threads())
+    return project(acc, p).reshape(shape)
+
+
+_LASTDIM_DTYPES = frozenset(D.BY_NAME[n] for n in ("float32", "float64", "bfloat16"))
 
 
 def _norm_check(self, dtype):

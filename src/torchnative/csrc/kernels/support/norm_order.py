@@ -1,0 +1,177 @@
+"""Upstream's vector-norm loops on CPU (``norm_kernel_tensor_iterator_impl`` in
+aten/src/ATen/native/cpu/ReduceOpsKernel.cpp), replayed over numpy so norms agree bit for bit.
+
+Two loops decide the bits:
+
+* **The last-dim loop** (ord 2, float32/float64/bfloat16 in and out, the reduced dims coalescing
+  into one contiguous innermost dim): per output, 32-byte vectors are squared and added into
+  ``Vectorized<acc_t>`` lanes (8 floats, 4 doubles; a bfloat16 vector of 16 is two float
+  vectors, low half first) with a rounded product and a rounded add (the vector ``*`` and
+  ``+=`` stay two instructions), the lanes are folded left to right into lane 0, then the scalar
+  tail adds ``x * x``. The compiler vectorises that tail in SSE-width groups (4 floats, 2
+  doubles) whose squares are rounded, and contracts the rest into a fused multiply-add in the
+  AVX2 build; the DEFAULT build has no FMA instruction. ``norm_stub`` is a ``REGISTER_DISPATCH``
+  stub, so an AVX512 machine runs the AVX2 kernel and vectors are 32 bytes everywhere.
+* **The generic loop** (``binary_kernel_reduce`` with NormOps, NormOneOps, NormTwoOps,
+  AbsMaxOps, AbsMinOps, NormZeroOps) for everything else: each output accumulates its reduced
+  elements one by one in TensorIterator's order (``acc + pow(|x|, p)``, NormTwo's
+  ``acc + |x| * |x|`` with a rounded square in every build) in float for
+  float16/bfloat16/float32/complex64 and double for float64/complex128. A single output of at least ``GRAIN_SIZE`` elements is cut into one
+  linear range per thread, each accumulated from the identity, and the per-thread results are
+  combined left to right.
+
+Sums are of precomputed terms, so ``np.add.accumulate`` (strictly left to right) replays them;
+only the scalar tail (at most 15 elements) steps in Python, over all outputs at once.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...platform import cpu_capability
+from ...random.fpmath import fma32, fma64
+from .cascade_sum import GRAIN_SIZE, geometry
+
+VEC_BYTES = 32                  # the AVX2 kernel's vectors, also run for AVX512; DEFAULT's too
+_SSE_BYTES = 16                 # the width the compiler vectorises the scalar tail with
+
+
+def _fused(a, b, c):
+    """``a * b + c`` rounded once, in a's dtype (float32 or float64)."""
+    return (fma32 if a.dtype == np.float32 else fma64)(a, b, c).reshape(np.shape(c))
+
+
+def _seq(terms: np.ndarray) -> np.ndarray:
+    """``acc = 0; for t in row: acc += t`` for every row of a (rows, n) array."""
+    if terms.shape[1] == 0:
+        return np.zeros(terms.shape[0], terms.dtype)
+    return np.add.accumulate(np.ascontiguousarray(terms.T), axis=0)[-1]
+
+
+def rows_in_order(a: np.ndarray, strides, axes):
+    """``a`` as (outputs, reduced): outputs in C order of the kept dims, each output's reduced
+    elements in the order TensorIterator visits them; and whether the reduction is upstream's
+    ``is_reduce_lastdim`` (the reduced dims coalesce into one contiguous innermost dim)."""
+    g = geometry(a.shape, strides, axes)
+    reduced = [d for d in range(g.ndim) if g.outs[d] == 0]
+    lastdim = len(reduced) == 1 and reduced[0] == 0 and g.ins[0] == 1
+    red = [d for d in g.perm if d in axes]
+    kept = [d for d in range(a.ndim) if d not in axes]
+    n_red = math.prod(a.shape[d] for d in axes)
+    X = a.transpose(kept + red[::-1]).reshape(-1, n_red)
+    return X, lastdim
+
+
+def _tail(b: np.ndarray, T: np.ndarray) -> np.ndarray:
+    """The scalar tail ``b += x * x``: SSE-width groups with rounded squares, the rest fused
+    (both rounded in the DEFAULT build)."""
+    n = T.shape[1]
+    fuse = cpu_capability.CONTRACTS_FMA
+    grouped = n // (_SSE_BYTES // T.itemsize) * (_SSE_BYTES // T.itemsize) if fuse else n
+    for k in range(n):
+        x = T[:, k]
+        b = b + x * x if k < grouped else _fused(x, x, b)
+    return b
+
+
+def lastdim_sumsq(X: np.ndarray, vec: int) -> np.ndarray:
+    """The last-dim loop's sum of squares per row of X (float32 or float64); ``vec`` is the
+    input's elements per 32-byte vector (16 for bfloat16, else the lane count)."""
+    rows, n = X.shape
+    lanes = VEC_BYTES // X.itemsize
+    nv = n // vec * vec
+    main = X[:, :nv]
+    steps = (main * main).reshape(rows, nv // lanes, lanes).transpose(1, 0, 2)
+    acc = np.add.accumulate(steps, axis=0)[-1] if nv else np.zeros((rows, lanes), X.dtype)
+    b = acc[:, 0]
+    for j in range(1, lanes):
+        b = b + acc[:, j]
+    return _tail(b, X[:, nv:])
+
+
+def magnitudes(X: np.ndarray) -> np.ndarray:
+    """``std::abs`` of every element: for complex64 glibc's ``hypotf`` (the square root of the
+    double sum of the double squares, rounded to float; numpy's own complex ``abs`` differs in
+    the last bit), for complex128 ``hypot``."""
+    if X.dtype == np.complex64:
+        re, im = X.real.astype(np.float64), X.imag.astype(np.float64)
+        return np.sqrt(re * re + im * im).astype(np.float32)
+    if X.dtype.kind == "c":
+        return np.hypot(X.real, X.imag)
+    return np.abs(X)
+
+
+def _pow(x: np.ndarray, e) -> np.ndarray:
+    """``std::pow`` in x's dtype: glibc's ``powf`` for float (numpy's float32 power differs in
+    the last bit on some inputs), ``pow`` for double."""
+    if x.dtype != np.float32:
+        return np.power(x, e)
+    f = _libm_powf()
+    e = float(np.float32(e))
+    return np.fromiter((f(v, e) for v in x.ravel().tolist()), np.float32, x.size).reshape(x.shape)
+
+
+_POWF = []
+
+
+def _libm_powf():
+    if not _POWF:
+        import ctypes
+        import ctypes.util
+
+        f = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6").powf
+        f.restype, f.argtypes = ctypes.c_float, [ctypes.c_float, ctypes.c_float]
+        _POWF.append(f)
+    return _POWF[0]
+
+
+def _generic(X: np.ndarray, p: float) -> np.ndarray:
+    """One pass of binary_kernel_reduce over rows of |x| (acc dtype): the accumulated value
+    before ``project``."""
+    if p == 0:
+        return _seq((X != 0).astype(X.dtype))
+    if p == math.inf:
+        return np.maximum.reduce(X, axis=1, initial=0)
+    if p == -math.inf:
+        return np.minimum.reduce(X, axis=1, initial=np.inf)
+    if p == 1:
+        return _seq(X)
+    if p == 2:
+        return _seq(X * X)
+    return _seq(_pow(X, X.dtype.type(p)))
+
+
+def _combine(parts: list, p: float, dtype) -> np.ndarray:
+    if p == math.inf:
+        return np.maximum.reduce(parts, axis=0, initial=0)
+    if p == -math.inf:
+        return np.minimum.reduce(parts, axis=0, initial=np.inf)
+    acc = np.zeros_like(parts[0])
+    for v in parts:
+        acc = acc + v
+    return acc
+
+
+def generic_accumulate(X: np.ndarray, p: float, threads: int) -> np.ndarray:
+    """binary_kernel_reduce's accumulated values per row of |x|, with its split of a single
+    large output across threads."""
+    rows, n = X.shape
+    if rows != 1 or n < GRAIN_SIZE or threads == 1:
+        return _generic(X, p)
+    nt = min(threads, -(-n // GRAIN_SIZE)) if n > GRAIN_SIZE else 1
+    chunk = -(-n // nt)
+    parts = [_generic(X[:, t * chunk:min(n, (t + 1) * chunk)], p)
+             for t in range(nt) if t * chunk < n]
+    return _combine(parts, p, X.dtype)
+
+
+def project(acc: np.ndarray, p: float) -> np.ndarray:
+    """NormOps' ``project``: the root in the accumulation dtype."""
+    if p == 2:
+        return np.sqrt(acc)
+    if p in (0, 1, math.inf, -math.inf):
+        return acc
+    one = acc.dtype.type(1)
+    return _pow(acc, one / acc.dtype.type(p))

@@ -1,0 +1,105 @@
+"""Vector norms whose bits depend on the accumulation order, run on either torch.
+
+Prints one JSON document: {"threads": n, "capability": ..., "cases": [[name, hex bytes], ...]}.
+Inputs are drawn with numpy from fixed seeds, so both sides reduce the same values; every value
+is reported as its raw bytes. Arguments: ``--threads N`` (intra-op threads), ``--suite
+quick|slow``.
+"""
+
+import argparse
+import json
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+p = argparse.ArgumentParser()
+p.add_argument("--threads", type=int, default=0)
+p.add_argument("--suite", default="quick")
+args = p.parse_args()
+if args.threads:
+    torch.set_num_threads(args.threads)
+
+rng = np.random.default_rng(20261215)
+cases = []
+quick = args.suite == "quick"
+
+
+def data(*shape, dtype=torch.float32):
+    x = torch.from_numpy(rng.standard_normal(shape).astype(np.float32))
+    return x.to(dtype)
+
+
+def record(name, t):
+    a = t.detach().contiguous()
+    if a.dtype == torch.bfloat16:
+        a = a.view(torch.int16)
+    cases.append([name, a.numpy().tobytes().hex()])
+
+
+def control(name, x, ord):
+    # the order torchnative used before: float64 over |x|, rounded once into float32
+    a = np.abs(x.double().numpy())
+    v = np.sqrt((a * a).sum(-1)) if ord == 2 else a.sum(-1)
+    cases.append([f"control {name}", v.astype(np.float32).tobytes().hex()])
+
+
+vn = torch.linalg.vector_norm
+
+# rows of every length: the last-dim loop (ord 2) and the generic loop (others)
+lengths = range(1, 301) if not quick else sorted(
+    set(range(1, 70)) | set(rng.integers(70, 301, 25).tolist()) | {128, 255, 256, 300})
+for n in lengths:
+    x = data(64, n)
+    for ord in (2, 1):
+        record(f"rows n={n} ord={ord}", vn(x, ord, dim=-1))
+        control(f"rows n={n} ord={ord}", x, ord)
+    record(f"cols n={n} ord=2", vn(x.t().contiguous(), dim=0))
+    if n % 7 == 0 or n < 20:
+        record(f"rows n={n} ord=2 float64", vn(x.double(), dim=-1))
+        record(f"rows n={n} ord=2 bfloat16", vn(x.bfloat16(), dim=-1))
+        record(f"rows n={n} ord=2 float16", vn(x.half(), dim=-1))
+        for ord in (float("inf"), -float("inf"), 0, 3, -1, 0.5):
+            record(f"rows n={n} ord={ord}", vn(x, ord, dim=-1))
+
+# full reductions, large ones cross the threaded split
+for n in [7, 1000, 32767, 32768, 40000] + ([100_003, 1_000_003] if not quick else [100_003]):
+    x = data(n)
+    for ord in (2, 1, 3):
+        record(f"full n={n} ord={ord}", vn(x, ord))
+    record(f"full strided n={n} ord=2", vn(x[::2]))
+    record(f"full n={n} ord=2 float64", vn(x.double()))
+
+# layouts and arguments
+x = data(6, 50, 37)
+for dim in (0, 1, 2, (0, 2), (1, 2), (0, 1), None):
+    for keepdim in (False, True):
+        record(f"3d dim={dim} keepdim={keepdim}", vn(x, dim=dim, keepdim=keepdim))
+    record(f"3d permuted dim={dim}", vn(x.permute(2, 0, 1), dim=dim))
+    record(f"3d sliced dim={dim} ord=1", vn(x[:, ::3], 1, dim=dim))
+record("expanded", vn(data(1, 40).expand(5, 40), dim=-1))
+record("dtype=float64", vn(x, dim=-1, dtype=torch.float64))
+record("bfloat16 dtype=float32", vn(x.bfloat16(), dim=-1, dtype=torch.float32))
+record("float16 dtype=float32", vn(x.half(), dim=1, dtype=torch.float32))
+c = torch.complex(data(30, 45), data(30, 45))
+for ord in (2, 1, float("inf"), 3):
+    record(f"complex64 ord={ord}", vn(c, ord, dim=-1))
+record("complex64 dtype=complex128", vn(c, dim=-1, dtype=torch.complex128))
+
+# what builds on it
+y = data(200, 33)
+record("Tensor.norm", y.norm(dim=-1))
+record("Tensor.norm p=1", y.norm(p=1, dim=0))
+record("Tensor.norm full", y.norm())
+record("F.normalize", F.normalize(y, dim=-1))
+record("cosine_similarity", F.cosine_similarity(y, data(200, 33), dim=-1))
+m = torch.nn.Linear(33, 17)
+with torch.no_grad():
+    for prm in m.parameters():
+        prm.copy_(data(*prm.shape))
+    for prm in m.parameters():
+        prm.grad = data(*prm.shape)
+record("clip_grad_norm_", torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0))
+
+print(json.dumps({"threads": torch.get_num_threads(),
+                  "capability": torch.backends.cpu.get_cpu_capability(), "cases": cases}))
