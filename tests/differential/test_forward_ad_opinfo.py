@@ -160,7 +160,7 @@ def test_whole_database(tmp_path):
     bad = {k: v for k, v in verdicts.items() if v.startswith("diverges") and
            k.split("|")[0] not in KNOWN_DIVERGENCES}
     assert not bad, f"{counts}\n" + "\n".join(f"{k}: {v}" for k, v in sorted(bad.items())[:80])
-    assert counts["agree"] >= 2410, counts
+    assert counts["agree"] >= 2630, counts
 
 
 # the whole-database sweep's divergences as measured (docs/forward_ad.md): a new one fails it
@@ -177,5 +177,10 @@ KNOWN_DIVERGENCES = {
                      "nn.functional.pad.circular#0", "nn.functional.pad.circular#1",
                      "nn.functional.pad.circular#4"), "tangent missing"),
     "tensor_split#1": "primal outputs differ (not forward AD)",
+    # the primal eigenvectors' signs (our eig/eigh kernels' gauge), not forward AD
+    **dict.fromkeys(("linalg.eig#0", "linalg.eig#6", "linalg.eigh#0", "linalg.eigh#4",
+                     "linalg.eigh#6"), "primal eigenvector signs differ"),
+    "linalg.tensorsolve#3": "primal three elements a few ulp off (not forward AD)",
+    **dict.fromkeys(("linalg.qr#3", "qr#3"), "near miss: one tangent element 1.7 ulp"),
     "as_strided.partial_views#2": "ValueError where upstream raises RuntimeError",
 }
