@@ -143,5 +143,30 @@ record("complex sum", c.sum())
 record("complex sum dim0", c.sum(0))
 record("complex sum dim1", c.sum(1))
 
+# random geometries: shapes of 1-4 dims, permuted, sliced with steps, expanded, any dim subset
+fz = np.random.default_rng(7)
+for i in range(300 if quick else 1500):
+    nd = int(fz.integers(1, 5))
+    shape = [int(fz.integers(1, 24 if nd > 2 else 90)) for _ in range(nd)]
+    dt = [torch.float32, torch.float32, torch.float64, torch.float16, torch.bfloat16][
+        int(fz.integers(0, 5))]
+    x = data(*[s * 2 for s in shape]).to(dt)  # cast while dense: the views below are the same
+    x = x[tuple(slice(int(fz.integers(0, 2)), None, int(fz.integers(1, 3))) for _ in range(nd))]
+    x = x.permute(*fz.permutation(nd).tolist())
+    if fz.random() < 0.2:
+        d = int(fz.integers(0, nd))
+        x = x.narrow(d, 0, 1).expand(*[int(fz.integers(1, 9)) if j == d else x.shape[j]
+                                       for j in range(nd)])
+    dims = [j for j in range(nd) if fz.random() < 0.5] or None
+    keepdim = bool(fz.random() < 0.5)
+    shape_stride = f"{tuple(x.shape)} {x.stride()}"
+    op = ["sum", "mean", "nansum", "sum_dtype"][int(fz.integers(0, 4))]
+    tag = f"fuzz {i} {op} {dt} {shape_stride} dims={dims} keepdim={keepdim}"
+    if op == "sum_dtype":
+        record(tag, x.sum(dims, keepdim=keepdim, dtype=torch.float32 if dt != torch.float32
+                          else torch.float16))
+    else:
+        record(tag, getattr(x, op)(dims, keepdim=keepdim))
+
 print(json.dumps({"threads": torch.get_num_threads(),
                   "capability": torch.backends.cpu.get_cpu_capability(), "cases": cases}))

@@ -15,9 +15,10 @@ import numpy as np
 
 from ..core import dtypes as D
 from ..core.cast import cast_array
-from ..core.tensor import TensorBase, contiguous_strides, wrap_dim
+from ..core.tensor import TensorBase, wrap_dim
 from .support.cascade_sum import CascadeSum, exact, geometry
 from .support.common import BOOL, INT64, arr, as_compute, wrap
+from .support.iteration import infer_dense_strides
 from .support.parallel import get_num_threads
 from ..ops.kernel_registry import kernel
 
@@ -138,12 +139,12 @@ _F32 = _B["float32"]
 
 def _iterated(self: TensorBase, dt: D.dtype):
     """What TensorIterator reduces for ``self`` in ``dt``: its values (in dt's accumulation
-    dtype) and element strides. ``self.to(dt)`` keeps a dense layout and makes others
-    contiguous."""
+    dtype) and element strides. ``self.to(dt)`` keeps a dense layout, and gives any other
+    layout dense strides in the same memory order."""
     a = as_compute(self, dt)
     if self._dtype is dt or self.is_non_overlapping_and_dense():
         return a, self._stride
-    return a, contiguous_strides(self._size)
+    return a, infer_dense_strides(self._size, self._stride)
 
 
 def _store_rounding(dt: D.dtype):

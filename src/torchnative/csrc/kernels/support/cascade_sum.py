@@ -306,12 +306,19 @@ class CascadeSum:
             yield vals
 
     def _split_dim(self, A, n_out):
-        """parallel_dim_reduction: threads take column ranges of the largest output dim."""
+        """parallel_dim_reduction: threads take column ranges of one output dim (find_split_dim:
+        the outermost with at least as many columns as threads, else the largest of the
+        unreduced outer dims)."""
         g = self.g
-        dim, best = 0, 0
-        for d, (s, o) in enumerate(zip(g.sizes, g.outs)):
-            if o != 0 and s > best:
-                dim, best = d, s
+        dim = max(g.ndim, 1) - 1                          # the real outermost dim, not padding
+        for d in range(dim, -1, -1):
+            if g.outs[d] == 0 and g.sizes[d] > 1:        # is_dim_reduced
+                break
+            if g.sizes[d] >= self.threads:
+                dim = d
+                break
+            if g.sizes[d] > g.sizes[dim]:
+                dim = d
         cols = g.sizes[dim]
         nt = min(self.threads, cols)
         chunk = -(-cols // nt)
