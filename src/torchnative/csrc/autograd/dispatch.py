@@ -16,7 +16,7 @@ from ..dispatch.boxing import normalize
 from ..dispatch.door import below_autograd
 from ..ops.dispatch_keys import DispatchKeySet
 from .node import Node, SavedVariable, gradient_edge, next_sequence_nr
-from .views import check_inplace as _check_inplace, requires_grad, stamp
+from .views import check_inplace as _check_inplace, rebase_history, requires_grad, stamp
 
 _NO_DEFAULT = object()
 
@@ -25,11 +25,13 @@ class _Plan:
     """How to read an operator's arguments by name (schema convention: positional, then
     keyword-only), and its formula spec."""
 
-    __slots__ = ("names", "kwonly", "defaults", "spec", "fallback", "op", "view")
+    __slots__ = ("names", "kwonly", "defaults", "spec", "fallback", "op", "view", "ns", "fname")
 
     def __init__(self, op):
-        from .generated import spec_for
+        from .generated import NS, spec_for
 
+        self.ns = NS  # the formulas' namespace, for the saved values computed from the arguments
+        self.fname = op.qualname.split("::")[-1]  # the name autograd's errors give
         self.op = op
         self.view = _view_kind(op)
         args = op.schema.arguments
@@ -165,7 +167,7 @@ def _record(op, plan, spec, args, kwargs, computed=_NO_DEFAULT):
         # a view made in no_grad of a tensor that requires grad requires grad but has no edge:
         # the op is recorded, its gradient goes nowhere (upstream's compute_requires_grad)
         any_rg = _any_view_requires_grad(spec, vals)
-    fname = op.qualname.split("::")[-1]
+    fname = plan.fname
     for name in spec.nondiff:
         v = vals.get(name)
         if isinstance(v, TensorBase) and v._requires_grad:
@@ -199,9 +201,7 @@ def _record(op, plan, spec, args, kwargs, computed=_NO_DEFAULT):
             if inplace and plain == "self":
                 v = _clone_for_save(v)
         else:
-            from .generated import NS
-
-            v = eval(code, NS, vals)
+            v = eval(code, plan.ns, vals)
         saved[name] = _save(v, False)
     result = _below(op, args, kwargs) if computed is _NO_DEFAULT else computed
     for name, v in after:
@@ -210,8 +210,6 @@ def _record(op, plan, spec, args, kwargs, computed=_NO_DEFAULT):
     node._spec = spec
     outs = result if isinstance(result, tuple) else (result,)
     if inplace:
-        from .views import rebase_history
-
         rebase_history(self_t, node)
         node._input_meta = ((self_t._size, self_t._dtype),)
     else:
@@ -245,13 +243,11 @@ def _record(op, plan, spec, args, kwargs, computed=_NO_DEFAULT):
         o = self_t if inplace else outs[idx]
         saved[name] = _save(o, o is not None and o._grad_fn is node)
     if spec.derived_outputs:
-        from .generated import NS
-
         named = dict(zip(spec.output_names, outs))
         for name, code, users in spec.derived_outputs:
             if users and not (users & wanted):
                 continue
-            saved[name] = _save(eval(code, NS, named), False)
+            saved[name] = _save(eval(code, plan.ns, named), False)
     return result
 
 
@@ -477,8 +473,6 @@ class CopyBackwards(Node):
 
 
 def _copy_(op, args, kwargs):
-    from .views import rebase_history
-
     self_t, src = args[0], args[1]
     # as VariableTypeManual's copy_: requires grad, check, then the edges
     if not (requires_grad(self_t) or isinstance(src, TensorBase) and requires_grad(src)) or \
