@@ -43,11 +43,30 @@ def _fused(a, b, c):
     return (fma32 if a.dtype == np.float32 else fma64)(a, b, c).reshape(np.shape(c))
 
 
+def _in_order(steps: np.ndarray) -> np.ndarray:
+    """``acc = 0; for s in steps: acc += s`` along axis 0. Wide steps are added in place one
+    at a time (one numpy call each, every accumulator at once); narrow ones go through
+    ``accumulate``, which is strictly sequential but slow across a wide axis."""
+    n = steps.shape[0]
+    if n == 0:
+        return np.zeros(steps.shape[1:], steps.dtype)
+    if steps[0].size >= _WIDE:
+        acc = steps[0].copy()
+        for t in range(1, n):
+            np.add(acc, steps[t], out=acc)
+        return acc
+    flat = steps.reshape(n, -1)
+    if flat.shape[1] == 1:
+        return np.add.accumulate(flat[:, 0])[-1:].reshape(steps.shape[1:])
+    return np.add.accumulate(flat, axis=0)[-1].reshape(steps.shape[1:])
+
+
+_WIDE = 128
+
+
 def _seq(terms: np.ndarray) -> np.ndarray:
     """``acc = 0; for t in row: acc += t`` for every row of a (rows, n) array."""
-    if terms.shape[1] == 0:
-        return np.zeros(terms.shape[0], terms.dtype)
-    return np.add.accumulate(np.ascontiguousarray(terms.T), axis=0)[-1]
+    return _in_order(terms.T)
 
 
 def rows_in_order(a: np.ndarray, strides, axes):
@@ -83,8 +102,7 @@ def lastdim_sumsq(X: np.ndarray, vec: int) -> np.ndarray:
     lanes = VEC_BYTES // X.itemsize
     nv = n // vec * vec
     main = X[:, :nv]
-    steps = (main * main).reshape(rows, nv // lanes, lanes).transpose(1, 0, 2)
-    acc = np.add.accumulate(steps, axis=0)[-1] if nv else np.zeros((rows, lanes), X.dtype)
+    acc = _in_order((main * main).reshape(rows, nv // lanes, lanes).transpose(1, 0, 2))
     b = acc[:, 0]
     for j in range(1, lanes):
         b = b + acc[:, j]
