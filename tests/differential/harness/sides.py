@@ -10,6 +10,8 @@ process (``here``) where a test compares case by case.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -52,6 +54,24 @@ def script_on_upstream(path: str | Path, *args: str, timeout: float = 1800,
     """The JSON document a script file prints as its last line on upstream."""
     proc = upstream.run_script(path, *args, timeout=timeout, env=env)
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def script_on_ours(path: str | Path, *args: str, timeout: float = 1800,
+                   env: dict | None = None):
+    """The JSON document a script file prints as its last line on ours, in a fresh process
+    (``env``: extra variables, e.g. a CPU profile)."""
+    proc = subprocess.run([upstream.ours_python(), str(path), *args], capture_output=True,
+                          text=True, env={**os.environ, **(env or {})}, timeout=timeout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"our run of {path} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def script_on_both(path: str | Path, *args: str, timeout: float = 1800,
+                   env: dict | None = None):
+    """(ours, upstream): a script file run with the same arguments and variables on each."""
+    return (script_on_ours(path, *args, timeout=timeout, env=env),
+            script_on_upstream(path, *args, timeout=timeout, env=env))
 
 
 def replay_on_upstream(cases_path: Path, arrays_path: Path, low_only: bool = False,
