@@ -3,7 +3,8 @@ processes): linalg.solve (left and right, vector right-hand sides, batches, a tr
 inv, lu_factor/lu_solve in its four left/adjoint forms, solve_triangular, triangular_solve,
 lu_factor and lu (square, wide, tall), qr (square, tall, wide, complete), pinv, lstsq (solution
 and residuals), eigh and eig (real and complex; eigenvectors through gauge-invariant absolute
-values), svd (square, tall, wide, full), and second derivatives through solve. Every case runs in float32 on both sides and in float64 on upstream;
+values), svd (square, tall, wide, full), cholesky_solve and cholesky_inverse (lower and upper),
+and second derivatives through solve. Every case runs in float32 on both sides and in float64 on upstream;
 ours is judged by ``compare.elementwise`` (tolerance from upstream's own float32-vs-float64
 error)."""
 
@@ -36,6 +37,7 @@ for dt in (torch.float32, torch.float64):
     cA = torch.complex(E, rnd(4, 4, seed=15, dtype=dt)); cdA = torch.complex(dE, rnd(4, 4, seed=16, dtype=dt))
     cH, cdH = cA + cA.mH, cdA + cdA.mH
     b2, db2 = rnd(5, 2, seed=17, dtype=dt), rnd(5, 2, seed=18, dtype=dt)
+    Lc = torch.linalg.cholesky(E @ E.mT + torch.eye(4, dtype=dt)); dLc = dE.tril()
     cases = {
         "solve": lambda: jvp(torch.linalg.solve, (A, B), (dA, dB))[1],
         "solve_vec": lambda: jvp(torch.linalg.solve, (A, b), (dA, db))[1],
@@ -76,6 +78,10 @@ for dt in (torch.float32, torch.float64):
         "svd_complex_abs": lambda: jvp(lambda a: torch.linalg.svd(a)[0].abs(), (cA,), (cdA,))[1],
         "lstsq": lambda: jvp(lambda a, x: torch.linalg.lstsq(a, x).solution, (T, b2), (dT, db2))[1],
         "lstsq_residuals": lambda: jvp(lambda a, x: torch.linalg.lstsq(a, x, driver="gelsd").residuals, (T, b2), (dT, db2))[1],
+        "cholesky_solve": lambda: jvp(lambda l, x: torch.cholesky_solve(x, l), (Lc, B), (dLc, dB))[1],
+        "cholesky_solve_upper": lambda: jvp(lambda u, x: torch.cholesky_solve(x, u, upper=True), (Lc.mT, B), (dLc.mT, dB))[1],
+        "cholesky_inverse": lambda: jvp(torch.cholesky_inverse, (Lc,), (dLc,))[1],
+        "cholesky_inverse_upper": lambda: jvp(lambda u: torch.cholesky_inverse(u, upper=True), (Lc.mT,), (dLc.mT,))[1],
         "solve_hessian": lambda: torch.func.hessian(lambda a: torch.linalg.solve(a, b).sum())(A),
         "inv_hessian": lambda: torch.func.hessian(lambda a: torch.linalg.inv(a).sum())(A),
         "solve_jacfwd_jacfwd": lambda: torch.func.jacfwd(torch.func.jacfwd(lambda a: torch.linalg.solve(a, b).sum()))(A),

@@ -249,3 +249,24 @@ def linalg_svd_jvp(dA, U_, S, Vh_, full_matrices):
         if full_matrices:
             dVh = torch.cat([dVh, dVh.new_zeros(*dVh.shape[:-2], n - m, n)], -2)
     return dU, dS, dVh
+
+
+def cholesky_solve_jvp(X, U, dU, dB, upper):
+    """X = A^{-1} B with A = U^H U (upper) or U U^H: dA = dK + dK^H, dK = dU^H U (U dU^H), and
+    dX = A^{-1} (dB - dA X) through the factor (the generic solve jvp)."""
+    torch = _torch()
+    dK = dU.mH.matmul(U) if upper else dU.matmul(U.mH)
+    dA = dK + dK.mH
+    vector = is_vector_rhs(dA, dB)
+    contrib = dA.matmul(X.unsqueeze(-1)).squeeze(-1) if vector else dA.matmul(X)
+    return torch.cholesky_solve(dB - contrib, U, upper)
+
+
+def cholesky_inverse_jvp(F, dF, X, upper):
+    """Upstream's tangent of X = A^{-1}, A = F^H F (upper) or F F^H: P + P^H with
+    P = -X dC X C, C = F (F^H when lower), dC = dF^H (dF). It is not -X dA X (the exact
+    tangent): reproduced as upstream computes it."""
+    C = F if upper else F.mH
+    dC = dF.mH if upper else dF
+    P = -X.matmul(dC).matmul(X).matmul(C)
+    return P + P.mH
