@@ -103,3 +103,26 @@ def median_ms(fn, runs: int, warm: int = 1) -> float:
         fn()
         times.append(time.perf_counter() - t0)
     return statistics.median(times) * 1e3
+
+
+def cpu_us_per_call(fn) -> float:
+    """Median CPU time of one call of ``fn`` in µs: as many calls per repeat as fit in ~50 ms
+    (at most 200), five repeats."""
+    import time
+    import timeit
+
+    fn()
+    t0 = time.perf_counter()
+    fn()
+    one = time.perf_counter() - t0
+    n = max(1, min(200, int(0.05 / max(one, 1e-7))))
+    times = timeit.repeat(fn, number=n, repeat=5, timer=time.process_time)
+    return statistics.median(times) / n * 1e6
+
+
+def time_cases_worker(cases, threads: int) -> None:
+    """A worker's whole job: set the thread count, time every case of ``cases(torch)``, emit."""
+    import torch
+
+    torch.set_num_threads(threads)
+    emit({name: cpu_us_per_call(fn) for name, fn in cases(torch).items()})
