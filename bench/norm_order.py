@@ -9,10 +9,7 @@ To time an older tree of ours against the same upstream, put its ``src`` first o
 
 from __future__ import annotations
 
-import statistics
 import sys
-import time
-import timeit
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -36,29 +33,5 @@ def cases(torch):
     }
 
 
-def worker(threads: int) -> None:
-    import torch
-
-    torch.set_num_threads(threads)
-    result = {}
-    for name, fn in cases(torch).items():
-        fn()
-        t0 = time.perf_counter()
-        fn()
-        one = time.perf_counter() - t0
-        n = max(1, min(200, int(0.05 / max(one, 1e-7))))
-        times = timeit.repeat(fn, number=n, repeat=5, timer=time.process_time)
-        result[name] = statistics.median(times) / n * 1e6
-    _harness.emit(result)
-
-
-def main() -> None:
-    args = _harness.worker_args()
-    if args.worker:
-        worker(args.threads)
-        return
-    _harness.compare(Path(__file__), args.rounds, args.threads, [])
-
-
 if __name__ == "__main__":
-    main()
+    _harness.main(__file__, lambda threads: _harness.time_cases_worker(cases, threads))

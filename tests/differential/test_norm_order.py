@@ -14,33 +14,21 @@ catches that order.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
+import sides
 from torchnative.testing import upstream
 
 PROGRAM = Path(__file__).with_name("norm_order_program.py")
-
-
-def _ours(args, env):
-    proc = subprocess.run([upstream.ours_python(), str(PROGRAM), *args], capture_output=True,
-                          text=True, env={**os.environ, **env}, timeout=1800)
-    if proc.returncode != 0:
-        raise RuntimeError(f"our run failed:\n{proc.stderr[-4000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def _both(threads: int, capability: str | None, suite: str):
     if not upstream.available():
         upstream.missing("the upstream interpreter")
     env = {"ATEN_CPU_CAPABILITY": capability} if capability else {}
-    args = ["--threads", str(threads), "--suite", suite]
-    up = json.loads(upstream.run_script(PROGRAM, *args, env=env).stdout.strip().splitlines()[-1])
-    return _ours(args, env), up
+    return sides.script_on_both(PROGRAM, "--threads", str(threads), "--suite", suite, env=env)
 
 
 def _check(ours, up):
