@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 
 from ..core.device import device as _device
+from ..core.tensor import TensorBase
 from ..ops.dispatch_keys import DispatchKeySet, FUNCTIONALITIES, SPLIT, BACKENDS
 from ..ops.dispatch_keys import TLS as _KEYS
 from ..core.enums import DispatchKey, ENUMS
@@ -174,22 +175,30 @@ def increment_version(t) -> None:
         x._version_ref[0] += 1
 
 
-def _tensors(values):
+def _storage_keys(values, out: list) -> list:
+    """(key, nbytes) of every tensor in ``values`` (nested lists and tuples too). The key is the
+    storage object's identity; a fresh kernel result has no storage object yet, and none can
+    share one it does not have, so the tensor itself stands for it (no storage is made to ask)."""
     for v in values:
-        if type(v).__name__ == "Tensor" or hasattr(v, "_storage"):
-            if getattr(v, "_storage", None) is not None:
-                yield v
+        if isinstance(v, TensorBase):
+            st = v._st
+            if st is not None:
+                out.append((id(st), st._nbytes))
+            elif v._np is not None:
+                out.append((("fresh", id(v)), v._np.nbytes))
         elif isinstance(v, (list, tuple)):
-            yield from _tensors(v)
+            _storage_keys(v, out)
+    return out
 
 
 def any_output_is_alias_to_input_or_output(args, kwargs, outputs) -> bool:
-    """Custom-op contract check: does an output share storage with an input or another output?"""
-    seen = {id(t._storage) for t in _tensors(list(args) + list((kwargs or {}).values()))
-            if t._storage.nbytes()}
-    for t in _tensors(outputs):
-        key = id(t._storage)
-        if t._storage.nbytes() and key in seen:
+    """Custom-op contract check: does an output share storage with an input or another output?
+    (Storages without bytes are skipped, as upstream's check skips tensors without storage.)"""
+    seen = {k for k, n in _storage_keys([*args, *(kwargs or {}).values()], []) if n}
+    for key, nbytes in _storage_keys(outputs, []):
+        if not nbytes:
+            continue
+        if key in seen:
             return True
         seen.add(key)
     return False
