@@ -18,25 +18,13 @@ from pathlib import Path
 
 import pytest
 
-import sides
-from torchnative.testing import upstream
+import order_programs
 
 PROGRAM = Path(__file__).with_name("norm_order_program.py")
 
 
-def _both(threads: int, capability: str | None, suite: str):
-    if not upstream.available():
-        upstream.missing("the upstream interpreter")
-    env = {"ATEN_CPU_CAPABILITY": capability} if capability else {}
-    return sides.script_on_both(PROGRAM, "--threads", str(threads), "--suite", suite, env=env)
-
-
 def _check(ours, up):
-    assert ours["threads"] == up["threads"]
-    assert ours["capability"] == up["capability"]
-    assert [c[0] for c in ours["cases"]] == [c[0] for c in up["cases"]]
-    differ = [(name, o, u) for (name, o), (_, u) in zip(ours["cases"], up["cases"]) if o != u]
-    assert not differ, f"{len(differ)} of {len(up['cases'])} norms differ, first: {differ[:5]}"
+    order_programs.assert_same_bytes(ours, up, "norms")
     got = dict(up["cases"])
     rows = [k[len("control "):] for k in got if k.startswith("control ")]
     caught = {o: sum(1 for k in rows if k.endswith(f"ord={o}") and got[k] != got["control " + k])
@@ -48,11 +36,11 @@ def _check(ours, up):
 
 @pytest.mark.parametrize("threads,capability", [(2, None), (1, "default")])
 def test_norm_order_matches_upstream(threads, capability):
-    _check(*_both(threads, capability, "quick"))
+    _check(*order_programs.run_both(PROGRAM, threads, capability, "quick"))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("threads,capability",
                          [(1, None), (2, None), (1, "default"), (2, "default")])
 def test_norm_order_sweep(threads, capability):
-    _check(*_both(threads, capability, "slow"))
+    _check(*order_programs.run_both(PROGRAM, threads, capability, "slow"))
