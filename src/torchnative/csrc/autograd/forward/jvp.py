@@ -169,6 +169,23 @@ def group_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, saved_m
                    weight_t, bias_t, view)
 
 
+def group_norm_mean_jvp(input_t, mean_p, groups):
+    """The tangent of each group's mean: the mean of the tangent over the group."""
+    n = input_t.shape[0]
+    return input_t.reshape(n, groups, -1).mean(-1).reshape(mean_p.shape)
+
+
+def group_norm_invstd_jvp(input_p, input_t, mean_p, invstd_p, groups):
+    """invstd = (var + eps)^-1/2 per group: d invstd = -invstd^3 mean((x_t - mean(x_t)) (x - mean))
+    over the group."""
+    n = input_p.shape[0]
+    x = input_p.reshape(n, groups, -1)
+    x_t = input_t.reshape(n, groups, -1)
+    inv = invstd_p.reshape(n, groups, 1)
+    t = ((x_t - x_t.mean(-1, True)) * (x - mean_p.reshape(n, groups, 1)) * -inv.pow(3)).mean(-1)
+    return t.reshape(invstd_p.shape)
+
+
 def convolution_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, stride, padding,
                     dilation, transposed, output_padding, groups):
     import torch
@@ -199,6 +216,18 @@ def amaxamin_jvp(x, dx, result, dim, keepdim):
 
     mask = x == restore_reduced_dims(result, dim, keepdim)
     return torch.where(mask, dx, 0.0).sum(dim, keepdim) / mask.sum(dim, keepdim)
+
+
+def aminmax_jvp(x, dx, result, dim, keepdim):
+    """aminmax's min or max (over ``dim``, or every element when None): the tangent averaged
+    over the places holding the extreme value, as amax/amin's."""
+    import torch
+
+    if dim is None:
+        mask = x == (result if keepdim or x.dim() == 0 else result.reshape([1] * x.dim()))
+        out = torch.where(mask, dx, 0.0).sum() / mask.sum()
+        return out.reshape(result.shape)
+    return amaxamin_jvp(x, dx, result, [dim], keepdim)
 
 
 def norm_jvp(self_p, self_t, p_, norm, dim=(), keepdim=True):
