@@ -160,7 +160,7 @@ def test_whole_database(tmp_path):
     bad = {k: v for k, v in verdicts.items() if v.startswith("diverges") and
            k.split("|")[0] not in KNOWN_DIVERGENCES}
     assert not bad, f"{counts}\n" + "\n".join(f"{k}: {v}" for k, v in sorted(bad.items())[:80])
-    assert counts["agree"] >= 2646, counts
+    assert counts["agree"] >= 2669, counts
 
 
 # the whole-database sweep's divergences as measured (docs/forward_ad.md): a new one fails it
