@@ -20,6 +20,7 @@ from ..core.storage import new_storage
 from ..core.tensor import TensorBase, contiguous_strides
 from .support.common import arr
 from .support.broadcast import infer_size
+from .support.iteration import infer_dense_strides
 from ..dispatch.structured import register_copy
 from ..ops.kernel_registry import kernel
 
@@ -70,7 +71,9 @@ def strides_for(src: TensorBase, memory_format) -> tuple:
         # empty_like keeps its strides whatever they are
         if src.is_non_overlapping_and_dense() or 0 in size:
             return tuple(src._stride)
-        memory_format = _suggest_memory_format(src)
+        # strided but not dense: dense strides in the input's memory order (empty_like's,
+        # clone's and _to_copy's preserve rule)
+        return infer_dense_strides(size, src._stride)
     if memory_format is channels_last and len(size) == 4:
         n, c, h, w = size
         return (h * w * c, 1, w * c, c)
