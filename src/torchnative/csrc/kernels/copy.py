@@ -83,16 +83,6 @@ def strides_for(src: TensorBase, memory_format) -> tuple:
     return contiguous_strides(size)
 
 
-def _suggest_memory_format(t: TensorBase):
-    if len(t._size) == 4 and t.is_contiguous(memory_format=channels_last) and \
-            not t.is_contiguous():
-        return channels_last
-    if len(t._size) == 5 and t.is_contiguous(memory_format=channels_last_3d) and \
-            not t.is_contiguous():
-        return channels_last_3d
-    return contiguous_format
-
-
 def _empty_like(src: TensorBase, dt, dev, memory_format) -> TensorBase:
     stride = strides_for(src, memory_format)
     return empty(src._size, dt, dev, stride=stride)
