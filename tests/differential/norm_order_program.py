@@ -85,6 +85,21 @@ c = torch.complex(data(30, 45), data(30, 45))
 for ord in (2, 1, float("inf"), 3):
     record(f"complex64 ord={ord}", vn(c, ord, dim=-1))
 record("complex64 dtype=complex128", vn(c, dim=-1, dtype=torch.complex128))
+for ord in (2, 1, 3, float("inf"), 0.5, 0):
+    record(f"float64 cols ord={ord}", vn(x.double(), ord, dim=0))
+    record(f"float16 cols ord={ord}", vn(x.half(), ord, dim=0))
+    record(f"complex128 ord={ord}", vn(c.to(torch.complex128), ord, dim=-1))
+    record(f"complex64 full ord={ord}", vn(c, ord))
+record("float16 full 50000", vn(data(50000).half()))
+record("complex64 full 40000", vn(torch.complex(data(40000), data(40000))))
+
+# linalg._powsum: the same loops without the root (NormOps for every ord but 2)
+for ord in (2, 1, 3, 0, -1, float("inf")):
+    record(f"_powsum rows ord={ord}", torch.linalg._powsum(y := data(30, 45), ord, dim=-1))
+    record(f"_powsum cols ord={ord}", torch.linalg._powsum(y, ord, dim=0))
+    record(f"_powsum full ord={ord}", torch.linalg._powsum(y, ord))
+record("_powsum bfloat16", torch.linalg._powsum(y.bfloat16(), 2, dim=-1))
+record("_powsum complex64", torch.linalg._powsum(torch.complex(y, y), 2, dim=-1))
 
 # what builds on it
 y = data(200, 33)

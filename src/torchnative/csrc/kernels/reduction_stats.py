@@ -188,19 +188,34 @@ def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None):
         return finish(_norm_values(self, in_dt, p, axes, keepdim), out_dt)
 
 
-def _norm_values(self, in_dt, p: float, axes, keepdim) -> np.ndarray:
-    """norm_stub on TensorIterator's reduction of ``self.to(in_dt)``: upstream's loops and
-    order (support/norm_order.py), in the accumulation dtype."""
+def _norm_values(self, in_dt, p: float, axes, keepdim, powsum=False) -> np.ndarray:
+    """norm_stub (or, with ``powsum``, powsum_stub: no root) on TensorIterator's reduction of
+    ``self.to(in_dt)``: upstream's loops and order (support/norm_order.py), in the
+    accumulation dtype."""
     x, strides = _iterated(self, in_dt)
     shape = reduced_shape(x.shape, axes, keepdim)
     if x.size == 0:
-        return np.full(shape, np.inf if p < 0 else 0, x.real.dtype)
+        return np.full(shape, np.inf if p < 0 and not powsum else 0, x.real.dtype)
     X, lastdim = rows_in_order(x, strides, axes)
     if p == 2 and lastdim and in_dt in _LASTDIM_DTYPES:
         acc = lastdim_sumsq(X, VEC_BYTES // in_dt.itemsize)
     else:
-        acc = generic_accumulate(magnitudes(X), p, get_num_threads())
-    return project(acc, p).reshape(shape)
+        acc = generic_accumulate(magnitudes(X), p, get_num_threads(), powsum)
+    return (acc if powsum else project(acc, p)).reshape(shape)
+
+
+@kernel("linalg__powsum")
+def linalg_powsum(self, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """sum(|x| ** ord) over ``dim`` in upstream's norm loops, without the root."""
+    in_dt = dtype if dtype is not None else self.dtype
+    if not (in_dt.is_floating_point or in_dt.is_complex):
+        raise NotImplementedError(f'"powsum_cpu" not implemented for \'{in_dt._cpp_name}\'')
+    if self.dtype.is_complex and not in_dt.is_complex:
+        in_dt = in_dt.to_complex()
+    axes = reduce_axes(self, dim_list(dim))
+    with np.errstate(all="ignore"):
+        return finish(_norm_values(self, in_dt, float(ord), axes, keepdim, powsum=True),
+                      in_dt.to_real())
 
 
 _LASTDIM_DTYPES = frozenset(D.BY_NAME[n] for n in ("float32", "float64", "bfloat16"))

@@ -122,32 +122,34 @@ def magnitudes(X: np.ndarray) -> np.ndarray:
 
 
 def _pow(x: np.ndarray, e) -> np.ndarray:
-    """``std::pow`` in x's dtype: glibc's ``powf`` for float (numpy's float32 power differs in
-    the last bit on some inputs), ``pow`` for double."""
-    if x.dtype != np.float32:
-        return np.power(x, e)
-    f = _libm_powf()
-    e = float(np.float32(e))
-    return np.fromiter((f(v, e) for v in x.ravel().tolist()), np.float32, x.size).reshape(x.shape)
+    """``std::pow`` in x's dtype: glibc's ``powf`` for float, ``pow`` for double (through
+    ctypes: numpy's own power differs in the last bit on some inputs, and ``math.pow`` raises
+    where C returns inf)."""
+    f = _libm_pow(x.dtype == np.float32)
+    e = float(x.dtype.type(e))
+    return np.fromiter((f(v, e) for v in x.ravel().tolist()), x.dtype, x.size).reshape(x.shape)
 
 
-_POWF = []
+_POW: dict = {}
 
 
-def _libm_powf():
-    if not _POWF:
+def _libm_pow(single: bool):
+    if single not in _POW:
         import ctypes
         import ctypes.util
 
-        f = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6").powf
-        f.restype, f.argtypes = ctypes.c_float, [ctypes.c_float, ctypes.c_float]
-        _POWF.append(f)
-    return _POWF[0]
+        lib = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+        f, t = (lib.powf, ctypes.c_float) if single else (lib.pow, ctypes.c_double)
+        f.restype, f.argtypes = t, [t, t]
+        _POW[single] = f
+    return _POW[single]
 
 
-def _generic(X: np.ndarray, p: float) -> np.ndarray:
+def _generic(X: np.ndarray, p: float, powsum: bool) -> np.ndarray:
     """One pass of binary_kernel_reduce over rows of |x| (acc dtype): the accumulated value
-    before ``project``."""
+    before ``project``. ``powsum`` (linalg._powsum) takes NormOps for every ord but 2."""
+    if powsum and p != 2:
+        return _seq(_pow(X, X.dtype.type(p)))
     if p == 0:
         return _seq((X != 0).astype(X.dtype))
     if p == math.inf:
@@ -161,7 +163,7 @@ def _generic(X: np.ndarray, p: float) -> np.ndarray:
     return _seq(_pow(X, X.dtype.type(p)))
 
 
-def _combine(parts: list, p: float, dtype) -> np.ndarray:
+def _combine(parts: list, p) -> np.ndarray:
     if p == math.inf:
         return np.maximum.reduce(parts, axis=0, initial=0)
     if p == -math.inf:
@@ -172,17 +174,18 @@ def _combine(parts: list, p: float, dtype) -> np.ndarray:
     return acc
 
 
-def generic_accumulate(X: np.ndarray, p: float, threads: int) -> np.ndarray:
+def generic_accumulate(X: np.ndarray, p: float, threads: int,
+                       powsum: bool = False) -> np.ndarray:
     """binary_kernel_reduce's accumulated values per row of |x|, with its split of a single
     large output across threads."""
     rows, n = X.shape
     if rows != 1 or n < GRAIN_SIZE or threads == 1:
-        return _generic(X, p)
+        return _generic(X, p, powsum)
     nt = min(threads, -(-n // GRAIN_SIZE)) if n > GRAIN_SIZE else 1
     chunk = -(-n // nt)
-    parts = [_generic(X[:, t * chunk:min(n, (t + 1) * chunk)], p)
+    parts = [_generic(X[:, t * chunk:min(n, (t + 1) * chunk)], p, powsum)
              for t in range(nt) if t * chunk < n]
-    return _combine(parts, p, X.dtype)
+    return _combine(parts, None if powsum else p)
 
 
 def project(acc: np.ndarray, p: float) -> np.ndarray:
