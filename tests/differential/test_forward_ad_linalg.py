@@ -10,12 +10,8 @@ error)."""
 
 from __future__ import annotations
 
-import pytest
-
-from torchnative.testing import upstream
-from tangent_compare import disagreements, ours_json
-
-needs_upstream = pytest.mark.skipif(not upstream.available(), reason="no upstream environment")
+from tangent_compare import (agreement_test, disagreements, needs_upstream, ours_json,
+                             upstream_fixture)
 
 PROGRAM = r'''
 import json, warnings, torch
@@ -105,18 +101,10 @@ _lj.linalg_solve_jvp = _flipped
 """
 
 
-@pytest.fixture(scope="module")
-def theirs():
-    if not upstream.available():
-        upstream.missing("the upstream environment")
-    return upstream.run_json(PROGRAM)
+theirs = upstream_fixture(PROGRAM)
 
 
-@needs_upstream
-def test_linalg_tangents_agree(theirs):
-    ours = ours_json(PROGRAM)
-    assert set(ours) == set(theirs)
-    assert not disagreements(ours, theirs)
+test_linalg_tangents_agree = agreement_test(PROGRAM)
 
 
 @needs_upstream

@@ -7,12 +7,8 @@ upstream's own float32-vs-float64 error)."""
 
 from __future__ import annotations
 
-import pytest
-
-from torchnative.testing import upstream
-from tangent_compare import disagreements, ours_json
-
-needs_upstream = pytest.mark.skipif(not upstream.available(), reason="no upstream environment")
+from tangent_compare import (agreement_test, disagreements, needs_upstream, ours_json,
+                             upstream_fixture)
 
 PROGRAM = r"""
 import json, sys, torch
@@ -85,18 +81,10 @@ _lv.hide_from.__enter__ = _hide_everything
 """
 
 
-@pytest.fixture(scope="module")
-def theirs():
-    if not upstream.available():
-        upstream.missing("the upstream environment")
-    return upstream.run_json(PROGRAM)
+theirs = upstream_fixture(PROGRAM)
 
 
-@needs_upstream
-def test_nested_levels_agree(theirs):
-    ours = ours_json(PROGRAM)
-    assert set(ours) == set(theirs)
-    assert not disagreements(ours, theirs)
+test_nested_levels_agree = agreement_test(PROGRAM)
 
 
 @needs_upstream

@@ -7,12 +7,7 @@ with infinities and NaNs in place, and the sign bit of every zero is compared ex
 
 from __future__ import annotations
 
-import pytest
-
-from torchnative.testing import upstream
-from tangent_compare import disagreements, ours_json
-
-needs_upstream = pytest.mark.skipif(not upstream.available(), reason="no upstream environment")
+from tangent_compare import disagreements, needs_upstream, ours_json, upstream_fixture
 
 PROGRAM = r"""
 import json, math, torch
@@ -56,11 +51,7 @@ _zt.is_zero = lambda t: False
 """
 
 
-@pytest.fixture(scope="module")
-def theirs():
-    if not upstream.available():
-        upstream.missing("the upstream environment")
-    return upstream.run_json(PROGRAM)
+theirs = upstream_fixture(PROGRAM)
 
 
 @needs_upstream

@@ -9,6 +9,7 @@ import json
 import subprocess
 
 import numpy as np
+import pytest
 
 from torchnative.testing import upstream
 from torchnative.testing.golden import compare
@@ -41,3 +42,26 @@ def disagreements(ours: dict, up: dict, signs: bool = False) -> dict:
         if why:
             bad[k] = why
     return bad
+
+
+needs_upstream = pytest.mark.skipif(not upstream.available(), reason="no upstream environment")
+
+
+def upstream_fixture(program: str):
+    """A module-scoped fixture: ``program``'s JSON on upstream, run once per test file."""
+    @pytest.fixture(scope="module")
+    def theirs():
+        if not upstream.available():
+            upstream.missing("the upstream environment")
+        return upstream.run_json(program)
+    return theirs
+
+
+def agreement_test(program: str):
+    """The test that ``program``'s cases on ours agree with upstream's (fixture ``theirs``)."""
+    @needs_upstream
+    def test(theirs):
+        ours = ours_json(program)
+        assert set(ours) == set(theirs)
+        assert not disagreements(ours, theirs)
+    return test
