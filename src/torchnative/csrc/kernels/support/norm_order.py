@@ -115,7 +115,8 @@ def magnitudes(X: np.ndarray) -> np.ndarray:
     the last bit), for complex128 ``hypot``."""
     if X.dtype == np.complex64:
         re, im = X.real.astype(np.float64), X.imag.astype(np.float64)
-        return np.sqrt(re * re + im * im).astype(np.float32)
+        r = np.sqrt(re * re + im * im).astype(np.float32)
+        return np.where(np.isinf(re) | np.isinf(im), np.float32(np.inf), r)  # hypot(inf, nan)
     if X.dtype.kind == "c":
         return np.hypot(X.real, X.imag)
     return np.abs(X)
