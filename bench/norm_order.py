@@ -3,8 +3,7 @@
 Usage: .venv/bin/python bench/norm_order.py [--rounds 3] [--threads 2]
 Cases: 2-norms of 1e3 and 1e6 float32 elements, the row and column 2-norms of a 1000x1000
 matrix, 1-norm and 3-norm of 1e6, a float16 2-norm of 1e6 (the generic loop).
-To time an older tree of ours against the same upstream, put its ``src`` first on
-``PYTHONPATH`` (e.g. one extracted with ``git archive <commit> src``).
+An older tree of ours is timed as in bench/sum_order.py (its ``src`` first on ``PYTHONPATH``).
 """
 
 from __future__ import annotations
