@@ -18,6 +18,7 @@ from .composite_out import register_out_forms, register_out_kernels
 from .linalg_common import (C64, C128, F32, F64, check_errors, check_floating_or_complex,
                             check_is_matrix, check_square, float_or_double)
 from .support.common import arr
+from .support.nn_util import may_require_fw_or_bw_grad
 
 
 @kernel("_linalg_check_errors", meta=True)
@@ -29,13 +30,6 @@ def _linalg_check_errors(info, api_name, is_matrix):
 def _raise_info(info, api, is_matrix):
     # an operator of its own, as upstream: a meta (or fake) info has no values to check
     call("_linalg_check_errors", info, api, is_matrix=is_matrix)
-
-
-def _grad_wanted(t) -> bool:
-    """_may_require_fw_or_bw_grad: whether a backward (or forward AD) may need more outputs."""
-    from ..core.grad_mode import is_grad_enabled
-
-    return bool(is_grad_enabled() and t.requires_grad)
 
 
 # --- determinants and inverses ----------------------------------------------------------------
@@ -132,12 +126,12 @@ def linalg_eigh(A, UPLO="L"):
 
 @kernel("linalg_eigvalsh", composite=True)
 def linalg_eigvalsh(A, UPLO="L"):
-    return call("_linalg_eigh", A, UPLO, _grad_wanted(A))[0]
+    return call("_linalg_eigh", A, UPLO, may_require_fw_or_bw_grad(A))[0]
 
 
 @kernel("linalg_eigvals", composite=True)
 def linalg_eigvals(A):
-    if _grad_wanted(A):
+    if may_require_fw_or_bw_grad(A):
         return call("linalg_eig", A)[0]
     return call("_linalg_eigvals", A)
 
@@ -149,7 +143,7 @@ def linalg_svd(A, full_matrices=True, *, driver=None):
 
 @kernel("linalg_svdvals", composite=True)
 def linalg_svdvals(A, *, driver=None):
-    return call("_linalg_svd", A, False, _grad_wanted(A), driver=driver)[1]
+    return call("_linalg_svd", A, False, may_require_fw_or_bw_grad(A), driver=driver)[1]
 
 
 @kernel("svd", composite=True)

@@ -296,6 +296,10 @@ def _exit(*, level: int) -> None:
     exit_dual_level(level=level)
 
 
+from ...kernels.support import nn_util as _nn_util  # noqa: E402
+
+_nn_util.FORWARD_GRAD[0] = has_fw_grad  # composites ask whether a tangent needs more outputs
+
 TORCH_C = {
     "torch._C._enter_dual_level": _enter,
     "torch._C._exit_dual_level": _exit,

@@ -48,6 +48,20 @@ def subclass_like(*tensors) -> bool:
     return any(isinstance(t, TensorBase) and pd._overrides(t) for t in tensors)
 
 
+# Installed by the forward-AD layer (autograd/forward/levels.py) when it is imported: does a
+# tensor carry a tangent at a visible level? Kernels sit below autograd and cannot ask it.
+FORWARD_GRAD = [lambda t: False]
+
+
+def may_require_fw_or_bw_grad(t) -> bool:
+    """at::_may_require_fw_or_bw_grad: whether a backward or forward AD may need more of a
+    composite's outputs (grad mode and requires_grad, a tangent, or a subclass-like tensor)."""
+    from ...core.grad_mode import is_grad_enabled
+
+    return bool((is_grad_enabled() and t.requires_grad) or FORWARD_GRAD[0](t)
+                or subclass_like(t))
+
+
 def is_channels_last(t) -> bool:
     """Tensor::suggest_memory_format() == ChannelsLast / ChannelsLast3d (ambiguous layouts default
     to contiguous)."""
