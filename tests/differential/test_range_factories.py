@@ -89,6 +89,9 @@ for fn in ("logspace", "linspace"):
     for a, b in [(torch.ones(2), 3), (1, torch.ones(2)), (torch.ones(2), torch.ones(1, 1))]:
         run(f"{fn} bounds {a.dim() if hasattr(a, 'dim') else 's'} {b.dim() if hasattr(b, 'dim') else 's'}",
             lambda: getattr(torch, fn)(a, b, 4))
+run("eye out int64", lambda: torch.eye(2, 3, out=torch.empty(5, dtype=torch.int64)))
+run("eye out bool", lambda: torch.eye(2, out=torch.empty(0, dtype=torch.bool)))
+run("eye negative", lambda: torch.eye(2, -3))
 x = torch.tensor(3.0)
 run("sum_to_size () is new", lambda: torch.tensor([float(x.sum_to_size(()) is x)]))
 run("sum_to_size not expandable", lambda: torch.ones(2, 3).sum_to_size(4, 3))

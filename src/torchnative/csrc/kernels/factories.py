@@ -436,12 +436,26 @@ def eye(n, *, dtype=None, layout=None, device=None, pin_memory=None):
 
 @kernel("eye.m", meta=True)
 def eye_m(n, m, *, dtype=None, layout=None, device=None, pin_memory=None):
-    t = empty((n, m), _dtype(dtype), checked_device(device))
-    if t._np is not None:
-        t._np[...] = 0
+    return eye_m_out(n, m, out=empty((0,), _dtype(dtype), checked_device(device)))
+
+
+@kernel("eye.out", meta=True)
+def eye_out(n, *, out):
+    return eye_m_out(n, n, out=out)
+
+
+@kernel("eye.m_out", meta=True)
+def eye_m_out(n, m, *, out):
+    """eye_out_cpu: out resized (no warning) and filled in its own dtype."""
+    for name, v in (("n", n), ("m", m)):
+        if v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
+    _resize(out, (n, m))
+    if out._np is not None:
+        out._np[...] = 0
         k = min(n, m)
-        t._np[np.arange(k), np.arange(k)] = 1
-    return t
+        out._np[np.arange(k), np.arange(k)] = 1
+    return out
 
 
 del arr, wrap
