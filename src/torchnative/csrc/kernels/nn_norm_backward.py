@@ -113,18 +113,25 @@ def _dense_same_dtype(comp, *tensors, size=None) -> bool:
     return True
 
 
+def _channel_sums(v: np.ndarray, axes, cdt) -> np.ndarray:
+    """Per-channel sums in double, rounded once. Upstream's CPU kernel accumulates each channel
+    in double (``acc_type``) over per-plane vector reductions; summing in double keeps its bits
+    far more often than float32's cascade order would (which upstream's sum kernel uses, not
+    its batch norm)."""
+    return np.sum(v, axis=tuple(axes), dtype=np.float64).astype(cdt)
+
+
 def _numpy_backward(grad, x, w, mean, invstd, train, mask, axes, norm, comp, output_mask):
     """The decomposition's elementwise steps as the mul/sub kernels compute them on dense
     arrays of one dtype (each product and difference rounded in that dtype, the Python float
-    ``norm`` entering as that dtype, as a wrapped number does), in the same order; the sums stay
-    the sum kernel's (its summation order)."""
-    sum_dim = _k("sum.dim_IntList")
+    ``norm`` entering as that dtype, as a wrapped number does), in the same order; the
+    per-channel sums in double (``_channel_sums``)."""
     cdt = D.numpy_dtype(comp)
     g, xa = arr(grad), arr(x)
     with np.errstate(all="ignore"):
         xm = xa - arr(mean).reshape(mask)
-        grad_sum = sum_dim(grad, axes)
-        dot_p = sum_dim(wrap(g * xm, comp), axes)
+        grad_sum = wrap(_channel_sums(g, axes, cdt), comp)
+        dot_p = wrap(_channel_sums(g * xm, axes, cdt), comp)
         n = cdt.type(norm)
         grad_mean = (arr(grad_sum) * n).reshape(mask)
         inv = arr(invstd)

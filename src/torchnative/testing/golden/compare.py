@@ -134,7 +134,8 @@ def close(u: np.ndarray, o: np.ndarray, high: np.ndarray | None, spread: float, 
             f"{o.ravel()[first]!r} vs {u.ravel()[first]!r})")
 
 
-def elementwise(ours, low, high, dtype: str = "float32", summed: bool = False) -> str | None:
+def elementwise(ours, low, high, dtype: str = "float32", summed: bool = False,
+                others=()) -> str | None:
     """The harness's verdict on one floating output judged outside the pipeline (a test's own
     program run on both sides): NaN and infinities exactly where upstream's (``low``) are, then
     ``close`` with the tolerance derived from this output's own error against upstream's float64
@@ -143,15 +144,22 @@ def elementwise(ours, low, high, dtype: str = "float32", summed: bool = False) -
     ``summed``: the output's elements are sums whose terms cancel (gradients through matmuls and
     reductions, parameters after optimizer steps), so an element's rounding error scales with the
     terms it was summed from, not with its own value: upstream's largest error on the output is
-    ``close``'s spread, as the harness takes upstream's measured moves (docs/testing.md)."""
+    ``close``'s spread, as the harness takes upstream's measured moves (docs/testing.md).
+
+    ``others``: upstream's own results for the same output under this machine's other CPU
+    profiles (``upstream.other_cpu_profiles``); how far they move from ``low`` is upstream
+    disagreeing with itself across CPUs, and widens the spread by as much."""
     o, u, h = (real_view(np.asarray(a)) for a in (ours, low, high))
     if o.shape != u.shape or h.shape != u.shape:
         return f"shape {o.shape} vs upstream {u.shape} (float64 rerun {h.shape})"
     spread = 0.0
-    if summed:
-        with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore"):
+        if summed:
             err = np.abs(u - h)
-        spread = float(np.max(err, where=np.isfinite(err), initial=0.0))
+            spread = float(np.max(err, where=np.isfinite(err), initial=0.0))
+        for other in others:
+            move = np.abs(u - real_view(np.asarray(other)))
+            spread += float(np.max(move, where=np.isfinite(move), initial=0.0))
     return nonfinite(u, o) or close(u, o, h, spread, derive([(u, h)], dtype))
 
 
