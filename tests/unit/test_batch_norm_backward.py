@@ -1,7 +1,8 @@
 """native_batch_norm_backward's kernel gives the very bits, dtypes and strides of the
-decomposition it replaced (upstream's torch/_decomp, run on our torch): train and eval, with and
-without weight, every output mask, float32/float64/bfloat16, ranks 2 to 5, channels-last input,
-and the same errors. Its agreement with upstream's C++ kernel is the gradient suites' (batch_norm
+decomposition it replaced (upstream's torch/_decomp, run on our torch) with the decomposition's
+two per-channel ``torch.sum`` calls taken in double and rounded once in float32 (as upstream's
+C++ kernel accumulates them): train and eval, with and without weight, every output mask,
+float32/float64/bfloat16, ranks 2 to 5, channels-last input, and the same errors. Its agreement with upstream's C++ kernel is the gradient suites' (batch_norm
 rows, tests/test_training.py's CNN), unchanged by construction. Control: a batch size off by one
 in the mean's normalisation is caught by the same comparison."""
 
@@ -11,9 +12,23 @@ import itertools
 
 import pytest
 import torch
-from torch._decomp.decompositions import native_batch_norm_backward as decomposition
+from torch._decomp.decompositions import native_batch_norm_backward as _decomposition
 
 A = torch.ops.aten
+_SUM = torch.sum
+
+
+def _double_sum(x, dims):
+    return _SUM(x.double(), dims).to(x.dtype) if x.dtype == torch.float32 else _SUM(x, dims)
+
+
+def decomposition(*args):
+    """The decomposition with its float32 per-channel sums in double (its only torch.sum calls)."""
+    torch.sum = _double_sum
+    try:
+        return _decomposition(*args)
+    finally:
+        torch.sum = _SUM
 
 
 def _bits(t):

@@ -1,7 +1,9 @@
 """native_batch_norm_backward as a kernel: the computation of the decomposition it replaces
 (upstream's torch/_decomp), operator for operator, calling the kernels directly instead of going
-through the door for each (it was a quarter of a small CNN's backward), so its bits, dtypes and
-errors are the decomposition's.
+through the door for each (it was a quarter of a small CNN's backward), so its dtypes, errors
+and elementwise bits are the decomposition's; its two per-channel sums are taken in double and
+rounded once, as upstream's C++ kernel accumulates them (the decomposition's torch.sum would
+follow the float32 sum kernel's order, which upstream's batch norm does not use).
 
 In float32 the input minus the mean is projected out of the gradient: with N the elements per
 channel, ``(g - (x - mean) * sum(g * (x - mean)) / N * invstd**2 - sum(g) / N) * invstd * w``.
@@ -67,7 +69,6 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
     mask[1] = shape[1]
     axes = [i for i in range(rank) if i != 1]
     norm = 1.0 / num_features
-    sum_dim = _k("sum.dim_IntList")
     if _dense_same_dtype(comp, grad, x) and \
             _dense_same_dtype(comp, w, mean, invstd, size=shape[1]):
         gi, gw, gb = _numpy_backward(grad, x, w, mean, invstd, train, mask, axes, norm, comp,
@@ -75,8 +76,8 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
         return (to_dtype(gi, input_dtype), to_dtype(gw, weight_dtype) if gw is not None else None,
                 to_dtype(gb, weight_dtype) if gb is not None else None)
     mean = _broadcast(mean, mask)
-    grad_sum = sum_dim(grad, axes)
-    dot_p = sum_dim(_mul(grad, _sub(x, mean)), axes)
+    grad_sum = _channel_sums(grad, axes, comp)
+    dot_p = _channel_sums(_mul(grad, _sub(x, mean)), axes, comp)
     grad_mean = _broadcast(_mul(grad_sum, norm), mask)
     proj_scale = _broadcast(_mul(_mul(dot_p, norm), _mul(invstd, invstd)), mask)
     if w is None:
@@ -113,12 +114,14 @@ def _dense_same_dtype(comp, *tensors, size=None) -> bool:
     return True
 
 
-def _channel_sums(v: np.ndarray, axes, cdt) -> np.ndarray:
-    """Per-channel sums in double, rounded once. Upstream's CPU kernel accumulates each channel
-    in double (``acc_type``) over per-plane vector reductions; summing in double keeps its bits
-    far more often than float32's cascade order would (which upstream's sum kernel uses, not
-    its batch norm)."""
-    return np.sum(v, axis=tuple(axes), dtype=np.float64).astype(cdt)
+def _channel_sums(t, axes, comp):
+    """A per-channel sum of ``t`` (a tensor of the computation dtype). In float32, taken in double
+    and rounded once: upstream's C++ kernel accumulates the channel in double (``acc_type``) over
+    per-plane vector sums, which a double sum keeps far more often than the float32 sum kernel's
+    cascade (upstream's batch norm does not use that kernel). In float64, the sum kernel's."""
+    if comp is D.BY_NAME["float32"]:
+        return wrap(np.sum(arr(t), axis=tuple(axes), dtype=np.float64).astype(np.float32), comp)
+    return _k("sum.dim_IntList")(t, axes)
 
 
 def _numpy_backward(grad, x, w, mean, invstd, train, mask, axes, norm, comp, output_mask):
@@ -130,8 +133,8 @@ def _numpy_backward(grad, x, w, mean, invstd, train, mask, axes, norm, comp, out
     g, xa = arr(grad), arr(x)
     with np.errstate(all="ignore"):
         xm = xa - arr(mean).reshape(mask)
-        grad_sum = wrap(_channel_sums(g, axes, cdt), comp)
-        dot_p = wrap(_channel_sums(g * xm, axes, cdt), comp)
+        grad_sum = _channel_sums(grad, axes, comp)
+        dot_p = _channel_sums(wrap(g * xm, comp), axes, comp)
         n = cdt.type(norm)
         grad_mean = (arr(grad_sum) * n).reshape(mask)
         inv = arr(invstd)
