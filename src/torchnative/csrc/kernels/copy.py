@@ -21,6 +21,7 @@ from ..core.tensor import TensorBase, contiguous_strides
 from .support.common import arr
 from .support.broadcast import infer_size
 from .support.iteration import infer_dense_strides
+from .support.scalar import scalar_to
 from ..dispatch.structured import register_copy
 from ..ops.kernel_registry import kernel
 
@@ -128,7 +129,7 @@ def fill_tensor(self, value):
         raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
                            f"{value.dim()} dimensions.")
     if self._np is not None:
-        self._np[...] = _scalar_in(value.item(), self.dtype)
+        self._np[...] = _cast_in(value.item(), self.dtype)
     return self
 
 
@@ -139,12 +140,19 @@ def zero_(self):
     return self
 
 
-def _scalar_in(value, dt):
-    """A Python scalar converted to ``dt`` as upstream's fill does (through cast rules)."""
+def _cast_in(value, dt):
+    """A Python scalar converted to ``dt`` through the cast rules (no overflow check: the value
+    of a 0-dim tensor, as fill_.Tensor copies it)."""
     src = D.PYTHON_TYPE_DTYPE[bool if isinstance(value, (bool, np.bool_)) else
                             int if isinstance(value, (int, np.integer)) else
                             complex if isinstance(value, complex) else float]
     return cast_array(np.asarray(value, dtype=D.numpy_dtype(src)), src, dt)
+
+
+def _scalar_in(value, dt):
+    """A Scalar converted to ``dt`` as fill_.Scalar (and full, full_like through it) converts it:
+    checked, so a value ``dt`` cannot hold raises upstream's overflow error."""
+    return scalar_to(value, dt)
 
 
 @kernel("resize_", meta=True)

@@ -496,6 +496,18 @@ def _recipe_for(sp: Spelling, key, sig, self_tensor, args, kwargs) -> None:
     sp.recipes[key] = _call_cache.record(sp.sigs, sig, self_tensor, args, kwargs) or False
 
 
+def _check_out_type_matches(out, options) -> None:
+    """python_arg_parser's check_out_type_matches: a factory's out= overload takes no dtype or
+    layout, so those given beside out= must be out's own."""
+    dt, layout = options.get("dtype"), options.get("layout")
+    if dt is not None and isinstance(out, _TensorBase) and out.dtype is not dt:
+        raise RuntimeError(f"dtype {dt._cpp_name} does not match dtype of out parameter "
+                           f"({out.dtype._cpp_name})")
+    if layout is not None and isinstance(out, _TensorBase) and out.layout is not layout:
+        raise RuntimeError(f"layout {layout} does not match layout of out parameter "
+                           f"({out.layout})")
+
+
 def call_function(fn, sp: Spelling, args: tuple, kwargs: dict):
     key = _call_cache.key_of(None, args, kwargs)
     recipe = sp.recipes.get(key)
@@ -511,6 +523,8 @@ def call_function(fn, sp: Spelling, args: tuple, kwargs: dict):
         op, pargs, pkwargs, options = sig.target(values)
         if recipe is None:
             _recipe_for(sp, key, sig, None, args, kwargs)
+    if options and "out" in pkwargs:
+        _check_out_type_matches(pkwargs["out"], options)
     result = door.aten_dispatch(op, pargs, pkwargs)
     if options and options.get("requires_grad"):
         result.requires_grad_(True)
