@@ -16,7 +16,7 @@ from .refuse import TorchnativeNotImplementedError
 from .grad_mode import TLS as _GRAD
 from . import python_classes
 from .storage import new_storage
-from .tensor import TensorBase, _tensor_class, alias, contiguous_strides, make
+from .tensor import MAX_DIMS, TensorBase, _tensor_class, alias, contiguous_strides, make, too_many_dims
 
 
 _CLASS = python_classes.TENSOR
@@ -89,6 +89,8 @@ def empty(size, dt, dev=CPU, stride=None, cls=None):
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"{list(size)}")
+    if len(size) > MAX_DIMS:
+        raise too_many_dims(len(size))
     if dev is CPU and cls is None and (stride is None or
                                        tuple(stride) == contiguous_strides_of(size)):
         # a contiguous cpu tensor is a fresh result: its storage is made when first asked for

@@ -71,7 +71,21 @@ def numpy_view(storage, dt, size, stride, offset):
         if len(_BYTE_STRIDES) > 4096:
             _BYTE_STRIDES.clear()
         nbytes = _BYTE_STRIDES[key] = tuple(s * item for s in key[0])
-    return np.ndarray(size, npdt, data, offset * item, nbytes)
+    try:
+        return np.ndarray(size, npdt, data, offset * item, nbytes)
+    except ValueError:
+        if len(size) > MAX_DIMS:
+            raise too_many_dims(len(size)) from None
+        raise
+
+
+MAX_DIMS = 64  # numpy 2's bound on an array's dimensions (NPY_MAXDIMS)
+
+
+def too_many_dims(ndim: int) -> Exception:
+    return TorchnativeNotImplementedError(
+        f"a tensor of {ndim} dimensions",
+        f"our tensors are numpy arrays, which hold at most {MAX_DIMS} dimensions")
 
 
 # (element strides, item size) -> byte strides: every view's array needs them, and a model's
