@@ -6,23 +6,21 @@ is reported as its raw bytes. Arguments: ``--threads N`` (intra-op threads), ``-
 quick|slow``.
 """
 
-import argparse
-import json
+import sys
+from pathlib import Path
 
 import numpy as np
 import torch
+
+sys.path.insert(0, str(Path(__file__).parent / "harness"))
+from prelude import OrderProgram  # noqa: E402
 import torch.nn.functional as F
 
-p = argparse.ArgumentParser()
-p.add_argument("--threads", type=int, default=0)
-p.add_argument("--suite", default="quick")
-args = p.parse_args()
-if args.threads:
-    torch.set_num_threads(args.threads)
+prog = OrderProgram()
 
 rng = np.random.default_rng(20261215)
-cases = []
-quick = args.suite == "quick"
+cases = prog.cases
+quick = prog.quick
 
 
 def data(*shape, dtype=torch.float32):
@@ -30,11 +28,7 @@ def data(*shape, dtype=torch.float32):
     return x.to(dtype)
 
 
-def record(name, t):
-    a = t.detach().contiguous()
-    if a.dtype == torch.bfloat16:
-        a = a.view(torch.int16)
-    cases.append([name, a.numpy().tobytes().hex()])
+record = prog.record
 
 
 def control(name, x, ord):
@@ -116,5 +110,4 @@ with torch.no_grad():
         prm.grad = data(*prm.shape)
 record("clip_grad_norm_", torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0))
 
-print(json.dumps({"threads": torch.get_num_threads(),
-                  "capability": torch.backends.cpu.get_cpu_capability(), "cases": cases}))
+prog.finish()

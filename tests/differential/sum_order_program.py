@@ -5,21 +5,19 @@ Inputs are drawn with numpy from fixed seeds, so both sides sum the same values;
 reported as its raw bytes. Arguments: ``--threads N`` (intra-op threads), ``--suite quick|slow``.
 """
 
-import argparse
-import json
+import sys
+from pathlib import Path
 
 import numpy as np
 import torch
 
-p = argparse.ArgumentParser()
-p.add_argument("--threads", type=int, default=0)
-p.add_argument("--suite", default="quick")
-args = p.parse_args()
-if args.threads:
-    torch.set_num_threads(args.threads)
+sys.path.insert(0, str(Path(__file__).parent / "harness"))
+from prelude import OrderProgram  # noqa: E402
+
+prog = OrderProgram()
 
 rng = np.random.default_rng(20261202)
-cases = []
+cases = prog.cases
 
 
 def data(*shape, scale=1.0):
@@ -28,14 +26,10 @@ def data(*shape, scale=1.0):
     return torch.from_numpy(x.astype(np.float32))
 
 
-def record(name, t):
-    a = t.detach().contiguous()
-    if a.dtype == torch.bfloat16:
-        a = a.view(torch.int16)
-    cases.append([name, a.numpy().tobytes().hex()])
+record = prog.record
 
 
-quick = args.suite == "quick"
+quick = prog.quick
 
 # the README's example: four float32 elements
 torch.manual_seed(6)
@@ -168,5 +162,4 @@ for i in range(300 if quick else 1500):
     else:
         record(tag, getattr(x, op)(dims, keepdim=keepdim))
 
-print(json.dumps({"threads": torch.get_num_threads(),
-                  "capability": torch.backends.cpu.get_cpu_capability(), "cases": cases}))
+prog.finish()

@@ -419,3 +419,34 @@ def main(probes, quiet: bool = False) -> None:
 __all__ = ["json", "math", "np", "sys", "torch", "F", "warnings", "failure", "err", "encode",
            "decode", "tensors", "vals", "edges", "seeded", "Maker", "grads", "tracing", "run_case", "replay",
            "RESULTS", "case", "error", "outcome", "probe", "evaluate", "run_cases", "main"]
+
+
+# -- programs that print reductions' raw bytes (harness/order_programs.py runs them) ----------
+
+class OrderProgram:
+    """The command line and the record of such a program: ``--threads N`` sets the intra-op
+    threads, ``--suite quick|slow`` is ``quick``; ``record`` keeps a value's raw bytes under a
+    name, ``finish`` prints the one JSON document ({"threads", "capability", "cases"})."""
+
+    def __init__(self):
+        import argparse
+
+        p = argparse.ArgumentParser()
+        p.add_argument("--threads", type=int, default=0)
+        p.add_argument("--suite", default="quick")
+        args = p.parse_args()
+        if args.threads:
+            torch.set_num_threads(args.threads)
+        self.quick = args.suite == "quick"
+        self.cases = []
+
+    def record(self, name, t):
+        a = t.detach().contiguous()
+        if a.dtype == torch.bfloat16:
+            a = a.view(torch.int16)
+        self.cases.append([name, a.numpy().tobytes().hex()])
+
+    def finish(self):
+        print(json.dumps({"threads": torch.get_num_threads(),
+                          "capability": torch.backends.cpu.get_cpu_capability(),
+                          "cases": self.cases}))
