@@ -38,10 +38,11 @@ _ILP = 4            # row_sum's interleaved partial sums
 _NUM_LEVELS = 4     # multi_row_sum's cascade depth (the code below unrolls its four levels)
 
 
-def _seq(x: np.ndarray, axis: int = 0) -> np.ndarray:
-    """``acc = 0; for v in x: acc += v`` along ``axis`` (0 or 1), in x's dtype. numpy's
-    ``sum`` would pair the terms; ``accumulate`` adds strictly in order and is the fastest for
-    short rows, one in-place add per step for long ones. (Starting from the first term instead
+def in_order(x: np.ndarray, axis: int = 0) -> np.ndarray:
+    """``acc = 0; for v in x: acc += v`` along ``axis`` (0 or 1), in x's dtype: the one strictly
+    sequential sum, which the sum and norm loops share. numpy's ``sum`` would pair the terms;
+    ``accumulate`` adds strictly in order and is the fastest for short rows, one in-place add
+    per step for long ones. (Starting from the first term instead
     of +0 can only leave -0.0 where upstream has +0.0: ``CascadeSum.run`` adds +0 at the end.)"""
     n = x.shape[axis]
     if n == 0:
@@ -64,18 +65,18 @@ def multi_row_sum(x: np.ndarray) -> np.ndarray:
     n, lanes = x.shape[0], x.shape[1:]
     step = 1 << max(4, (1 if n <= 2 else (n - 1).bit_length()) // _NUM_LEVELS)  # CeilLog2
     m = n // step                                   # complete chunks
-    acc0 = _seq(x[m * step:])                       # the tail, left in level 0
+    acc0 = in_order(x[m * step:])                       # the tail, left in level 0
     if m == 0:
         return acc0
-    c0 = _seq(x[:m * step].reshape((m, step) + lanes), 1)
+    c0 = in_order(x[:m * step].reshape((m, step) + lanes), 1)
     g1 = m // step                                  # level 1 flushes every `step` chunks
-    r1 = _seq(c0[g1 * step:])
+    r1 = in_order(c0[g1 * step:])
     if g1 == 0:
         return acc0 + r1
-    c1 = _seq(c0[:g1 * step].reshape((g1, step) + lanes), 1)
+    c1 = in_order(c0[:g1 * step].reshape((g1, step) + lanes), 1)
     g2 = g1 // step
-    r2 = _seq(c1[g2 * step:])
-    r3 = _seq(_seq(c1[:g2 * step].reshape((g2, step) + lanes), 1))  # level 3 never flushes
+    r2 = in_order(c1[g2 * step:])
+    r3 = in_order(in_order(c1[:g2 * step].reshape((g2, step) + lanes), 1))  # level 3 never flushes
     return ((acc0 + r1) + r2) + r3
 
 
@@ -85,7 +86,7 @@ def row_sum(x: np.ndarray) -> np.ndarray:
     n, lanes = x.shape[0], x.shape[1:]
     q = n // _ILP
     parts = multi_row_sum(x[:q * _ILP].reshape((q, _ILP) + lanes))   # (4, *lanes)
-    return _seq(np.concatenate((parts[:1], x[q * _ILP:], parts[1:])))
+    return in_order(np.concatenate((parts[:1], x[q * _ILP:], parts[1:])))
 
 
 def _loop2d(X, st, out_st, itemsize, pair):
@@ -108,7 +109,7 @@ def _loop2d(X, st, out_st, itemsize, pair):
             V = V[..., :va] + V[..., va:]
         lanes = row_sum(_vectors_first(V))          # (B, size1, va)
         # final_acc = 0, then the scalar tail, then the lanes, left to right
-        return _seq(np.concatenate((X[:, :, nv * vs:], lanes), axis=2).transpose(2, 0, 1)), (o1,)
+        return in_order(np.concatenate((X[:, :, nv * vs:], lanes), axis=2).transpose(2, 0, 1)), (o1,)
     cols = X.transpose(2, 0, 1)                      # (size0, B, size1)
     if s1 == itemsize and size1 >= vs:               # contiguous outer reduction
         nb = size1 // (4 * va) * 4 * va
@@ -200,7 +201,7 @@ def _accumulate(store_values: np.ndarray, offsets, n_out: int, rnd) -> np.ndarra
     per = v.reshape(1, -1) if offsets is None else \
         v[np.argsort(offsets.reshape(-1), kind="stable")].reshape(n_out, -1)
     if rnd is exact:
-        return _seq(per, 1)
+        return in_order(per, 1)
     # c10::Half and BFloat16 have only `x += same type`: the float value is rounded into the
     # output's dtype first, then the sum is rounded again
     per = rnd(per)

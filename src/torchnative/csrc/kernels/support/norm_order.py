@@ -32,41 +32,14 @@ import numpy as np
 
 from ...platform import cpu_capability
 from ...random.fpmath import fma32, fma64
-from .cascade_sum import GRAIN_SIZE, geometry
+from .cascade_sum import GRAIN_SIZE, VEC_BYTES, geometry, in_order
 
-VEC_BYTES = 32                  # the AVX2 kernel's vectors, also run for AVX512; DEFAULT's too
 _SSE_BYTES = 16                 # the width the compiler vectorises the scalar tail with
 
 
 def _fused(a, b, c):
     """``a * b + c`` rounded once, in a's dtype (float32 or float64)."""
     return (fma32 if a.dtype == np.float32 else fma64)(a, b, c).reshape(np.shape(c))
-
-
-def _in_order(steps: np.ndarray) -> np.ndarray:
-    """``acc = 0; for s in steps: acc += s`` along axis 0. Wide steps are added in place one
-    at a time (one numpy call each, every accumulator at once); narrow ones go through
-    ``accumulate``, which is strictly sequential but slow across a wide axis."""
-    n = steps.shape[0]
-    if n == 0:
-        return np.zeros(steps.shape[1:], steps.dtype)
-    if steps[0].size >= _WIDE:
-        acc = steps[0].copy()
-        for t in range(1, n):
-            np.add(acc, steps[t], out=acc)
-        return acc
-    flat = steps.reshape(n, -1)
-    if flat.shape[1] == 1:
-        return np.add.accumulate(flat[:, 0])[-1:].reshape(steps.shape[1:])
-    return np.add.accumulate(flat, axis=0)[-1].reshape(steps.shape[1:])
-
-
-_WIDE = 128
-
-
-def _seq(terms: np.ndarray) -> np.ndarray:
-    """``acc = 0; for t in row: acc += t`` for every row of a (rows, n) array."""
-    return _in_order(terms.T)
 
 
 def rows_in_order(a: np.ndarray, strides, axes):
@@ -102,7 +75,7 @@ def lastdim_sumsq(X: np.ndarray, vec: int) -> np.ndarray:
     lanes = VEC_BYTES // X.itemsize
     nv = n // vec * vec
     main = X[:, :nv]
-    acc = _in_order((main * main).reshape(rows, nv // lanes, lanes).transpose(1, 0, 2))
+    acc = in_order((main * main).reshape(rows, nv // lanes, lanes).transpose(1, 0, 2))
     b = acc[:, 0]
     for j in range(1, lanes):
         b = b + acc[:, j]
@@ -150,18 +123,18 @@ def _generic(X: np.ndarray, p: float, powsum: bool) -> np.ndarray:
     """One pass of binary_kernel_reduce over rows of |x| (acc dtype): the accumulated value
     before ``project``. ``powsum`` (linalg._powsum) takes NormOps for every ord but 2."""
     if powsum and p != 2:
-        return _seq(_pow(X, X.dtype.type(p)))
+        return in_order(_pow(X, X.dtype.type(p)), 1)
     if p == 0:
-        return _seq((X != 0).astype(X.dtype))
+        return in_order((X != 0).astype(X.dtype), 1)
     if p == math.inf:
         return np.maximum.reduce(X, axis=1, initial=0)
     if p == -math.inf:
         return np.minimum.reduce(X, axis=1, initial=np.inf)
     if p == 1:
-        return _seq(X)
+        return in_order(X, 1)
     if p == 2:
-        return _seq(X * X)
-    return _seq(_pow(X, X.dtype.type(p)))
+        return in_order(X * X, 1)
+    return in_order(_pow(X, X.dtype.type(p)), 1)
 
 
 def _combine(parts: list, p) -> np.ndarray:
