@@ -16,6 +16,7 @@ import numpy as np
 
 from ..core import dtypes as D
 from ..core.tensor import TensorBase
+from ..platform import libm
 from ..ops.kernel_registry import kernel
 from .pointwise_base import FLOATING, check, finish, operand, quiet
 from .pointwise_binary import dtype2
@@ -107,21 +108,10 @@ def special_zeta_other_scalar(self, other):
     return _zeta_compute(self, _wrap(other))
 
 
-_LIBM = []
-
-
 def _c_lgamma(v: float) -> float:
     """glibc's lgamma (std::lgamma): Python's math.lgamma is CPython's own and differs in the
     last bit (exp(lgamma(6)) is 120 in C, 120.00000000000009 through math)."""
-    if not _LIBM:
-        import ctypes
-        import ctypes.util
-
-        lib = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
-        lib.lgamma.restype = ctypes.c_double
-        lib.lgamma.argtypes = [ctypes.c_double]
-        _LIBM.append(lib)
-    return _LIBM[0].lgamma(v)
+    return libm.function("lgamma")(v)
 
 
 def polygamma_np(n: int, x: np.ndarray) -> np.ndarray:

@@ -16,12 +16,12 @@ The rejection samplers and their gradients (Distributions.h) run one element at 
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import math
 import struct
 
 import numpy as np
+
+from ..platform import libm
 
 INF = math.inf
 NAN = math.nan
@@ -29,36 +29,12 @@ FLT_MIN = 2.0 ** -126
 DBL_MIN = 2.0 ** -1022
 INT64_MIN = -(1 << 63)
 
-_libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
-
-
-def _bind(name: str, ctype):
-    fn = getattr(_libm, name)
-    fn.restype = ctype
-    fn.argtypes = [ctype]
-    return fn
-
-
-def _versioned(name: str, nargs: int):
-    """``name@GLIBC_2.2.5`` (the version upstream's libtorch_cpu imports), else the default."""
-    proto = ctypes.CFUNCTYPE(ctypes.c_double, *([ctypes.c_double] * nargs))
-    try:
-        dlvsym = ctypes.CDLL(None).dlvsym
-        dlvsym.restype, dlvsym.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_char_p,
-                                                            ctypes.c_char_p]
-        addr = dlvsym(_libm._handle, name.encode(), b"GLIBC_2.2.5")
-    except AttributeError:  # not glibc
-        addr = None
-    return proto(addr) if addr else proto((name, _libm))
-
-
-_logf, _log1pf, _tanf = (_bind(n, ctypes.c_float) for n in ("logf", "log1pf", "tanf"))
-_powf = getattr(_libm, "powf")
-_powf.restype, _powf.argtypes = ctypes.c_float, [ctypes.c_float, ctypes.c_float]
-_pow = _versioned("pow", 2)
-_log = _versioned("log", 1)
-_exp = _versioned("exp", 1)
-lgamma = _bind("lgamma", ctypes.c_double)  # glibc's (upstream's lgamma@GLIBC_2.23), not CPython's
+_logf, _log1pf, _tanf = (libm.function(n, single=True) for n in ("logf", "log1pf", "tanf"))
+_powf = libm.function("powf", single=True, nargs=2)
+_pow = libm.versioned("pow", 2)
+_log = libm.versioned("log", 1)
+_exp = libm.versioned("exp", 1)
+lgamma = libm.function("lgamma")  # glibc's (upstream's lgamma@GLIBC_2.23), not CPython's
 
 _F = struct.Struct("f")
 

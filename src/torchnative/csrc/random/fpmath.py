@@ -20,6 +20,7 @@ import threading
 import numpy as np
 
 from ..platform import cpu_capability
+from ..platform import libm as glibc
 
 F32, F64 = np.float32, np.float64
 
@@ -251,23 +252,12 @@ def libm(fn, x: np.ndarray) -> np.ndarray:
     return np.fromiter(map(fn, x.ravel().tolist()), F64, x.size).reshape(x.shape)
 
 
-_LIBM = None
-
 
 def libmf(name: str, x: np.ndarray) -> np.ndarray:
     """Apply glibc's float function ``name`` (``logf``, ``cosf``, ...) to every element of a
     float32 array, through ctypes: the scalar kernels of upstream's DEFAULT build call these, and
     neither numpy nor ``math`` (double precision) reproduces their last bit."""
-    global _LIBM
-    if _LIBM is None:
-        import ctypes
-        import ctypes.util
-
-        _LIBM = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
-        for fn in ("logf", "cosf", "sinf"):
-            getattr(_LIBM, fn).restype = ctypes.c_float
-            getattr(_LIBM, fn).argtypes = [ctypes.c_float]
-    f = getattr(_LIBM, name)
+    f = glibc.function(name, single=True)
     x = np.asarray(x, F32)
     return np.fromiter(map(f, x.ravel().tolist()), F32, x.size).reshape(x.shape)
 

@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from ...platform import cpu_capability
+from ...platform import cpu_capability, libm
 from ...random.fpmath import fma32, fma64
 from .cascade_sum import GRAIN_SIZE, VEC_BYTES, geometry, in_order
 
@@ -104,19 +104,9 @@ def _pow(x: np.ndarray, e) -> np.ndarray:
     return np.fromiter((f(v, e) for v in x.ravel().tolist()), x.dtype, x.size).reshape(x.shape)
 
 
-_POW: dict = {}
-
-
 def _libm_pow(single: bool):
-    if single not in _POW:
-        import ctypes
-        import ctypes.util
-
-        lib = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
-        f, t = (lib.powf, ctypes.c_float) if single else (lib.pow, ctypes.c_double)
-        f.restype, f.argtypes = t, [t, t]
-        _POW[single] = f
-    return _POW[single]
+    return libm.function("powf", single=True, nargs=2) if single else \
+        libm.function("pow", nargs=2)
 
 
 def _generic(X: np.ndarray, p: float, powsum: bool) -> np.ndarray:
