@@ -119,7 +119,7 @@ def _to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None,
 @kernel("fill_.Scalar", meta=True)
 def fill_scalar(self, value):
     if self._np is not None:
-        self._np[...] = _scalar_in(value, self.dtype)
+        self._np[...] = scalar_to(value, self.dtype)  # checked: overflow raises, as upstream
     return self
 
 
@@ -147,12 +147,6 @@ def _cast_in(value, dt):
                             int if isinstance(value, (int, np.integer)) else
                             complex if isinstance(value, complex) else float]
     return cast_array(np.asarray(value, dtype=D.numpy_dtype(src)), src, dt)
-
-
-def _scalar_in(value, dt):
-    """A Scalar converted to ``dt`` as fill_.Scalar (and full, full_like through it) converts it:
-    checked, so a value ``dt`` cannot hold raises upstream's overflow error."""
-    return scalar_to(value, dt)
 
 
 @kernel("resize_", meta=True)

@@ -14,7 +14,8 @@ from ..core.determinism import fill_deterministic_, fills_uninitialized_memory
 from ..core.layouts import preserve_format
 from .pointwise_math import VEC_BYTES, fma
 from .support.common import INT64, arr, opmath, wrap
-from .copy import _empty_like, _scalar_in
+from .copy import _empty_like
+from .support.scalar import scalar_to
 from .support.nn_util import not_implemented
 from ..ops.kernel_registry import kernel
 
@@ -112,7 +113,7 @@ def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=N
             dtype = D.get_default_complex_dtype()
     t = empty(tuple(size), dtype, checked_device(device))
     if t._np is not None:
-        t._np[...] = _scalar_in(fill_value, dtype)
+        t._np[...] = scalar_to(fill_value, dtype)
     return t
 
 
@@ -167,7 +168,7 @@ def full_like(self, fill_value, *, dtype=None, layout=None, device=None, pin_mem
               memory_format=None):
     t = _like(self, dtype, device, memory_format)
     if t._np is not None:
-        t._np[...] = _scalar_in(fill_value, t.dtype)
+        t._np[...] = scalar_to(fill_value, t.dtype)
     return t
 
 

@@ -9,8 +9,8 @@ another process, which maps the same pages with ``_new_shared_fd_cpu``.
 Moving a private storage into shared memory (``share_memory_``) copies its bytes into a new
 mapping and re-points every tensor over it. Our tensors keep their numpy view (``_np``), so
 the tensors over the storage are found with ``gc.get_referrers`` and given views of the new
-buffer: one scan of the heap per storage moved (tens of ms), paid once per storage, never on
-a path that computes.
+buffer: one scan of the heap per storage moved, paid once per storage, never on a path that
+computes.
 
 The file-system strategy needs upstream's ``torch_shm_manager`` executable and refuses by name.
 """
@@ -119,12 +119,6 @@ def new_shared_fd(fd, nbytes):
     return _shared_storage(own, nbytes)
 
 
-def new_shared(nbytes, device=None):
-    """``_new_shared`` of our base class (upstream's UntypedStorage overrides it in Python with
-    the sharing strategy's allocator)."""
-    return new_using_fd(nbytes)
-
-
 def is_shared(self) -> bool:
     return _FD in self.__dict__
 
@@ -187,7 +181,9 @@ _METHODS = {"_share_fd_cpu_": share_fd, "is_shared": is_shared,
             "_share_filename_cpu_": _refuse_filename, "_weak_ref": weak_ref,
             "_shared_incref": shared_incref, "_shared_decref": shared_decref}
 _STATIC = {"_new_using_fd_cpu": new_using_fd, "_new_shared_fd_cpu": new_shared_fd,
-           "_new_shared": new_shared, "_new_shared_filename_cpu": _refuse_filename,
+           # our base class's _new_shared (upstream's UntypedStorage overrides it in Python with
+           # the sharing strategy's allocator)
+           "_new_shared": new_using_fd, "_new_shared_filename_cpu": _refuse_filename,
            "_new_using_filename_cpu": _refuse_filename, "_expired": expired,
            "_free_weak_ref": free_weak_ref, "_new_with_weak_ptr": new_with_weak_ptr}
 
