@@ -9,11 +9,15 @@ for bfloat16 or the float8 types, so those refuse by name.
 
 from __future__ import annotations
 
+import numpy as np
+
+from ..core import dtypes as D
 from ..core.construct import tensor_from_numpy
 from ..core.device import device as _device
 from ..core.refuse import TorchnativeNotImplementedError
 
 KDL_CPU = 1
+_NO_DLPACK_CODE = D.FLOAT8 | {D.BY_NAME["bfloat16"]}
 
 
 def dlpack_exchange_api():
@@ -25,8 +29,7 @@ def dlpack_exchange_api():
 def _array(tensor, what: str):
     if tensor.device.type != "cpu":
         raise BufferError(f"{what}: only cpu tensors can be exported")
-    if tensor.dtype.is_floating_point and tensor.dtype.itemsize == 1 or \
-            str(tensor.dtype) == "torch.bfloat16":
+    if tensor.dtype in _NO_DLPACK_CODE:
         raise TorchnativeNotImplementedError(
             f"{what} of a {tensor.dtype} tensor", "numpy, which builds our DLPack capsules, has "
             "no DLPack type code for it")
@@ -65,13 +68,18 @@ class _Capsule:
         return (KDL_CPU, 0)
 
 
-def _capsule_name(capsule):
-    import ctypes
+_GET_NAME: list = []  # PyCapsule_GetName, bound on first import of a capsule
 
-    get_name = ctypes.pythonapi.PyCapsule_GetName
-    get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+
+def _capsule_name(capsule):
+    if not _GET_NAME:
+        import ctypes
+
+        f = ctypes.pythonapi.PyCapsule_GetName
+        f.restype, f.argtypes = ctypes.c_char_p, [ctypes.py_object]
+        _GET_NAME.append(f)
     try:
-        return get_name(capsule)
+        return _GET_NAME[0](capsule)
     except (ValueError, TypeError):
         return None
 
@@ -80,8 +88,6 @@ def from_dlpack(capsule):
     """``torch._C._from_dlpack``: a tensor over the capsule's memory, which it consumes. The
     tensor is writable and writes reach the producer's memory even where numpy would import it
     read-only (an unversioned capsule, a read-only array), as upstream's."""
-    import numpy as np
-
     if _capsule_name(capsule) not in (b"dltensor", b"dltensor_versioned"):
         raise RuntimeError("from_dlpack received an invalid capsule. Note that DLTensor capsules "
                            "can be consumed only once, so you might have already constructed a "
