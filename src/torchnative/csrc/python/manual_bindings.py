@@ -18,6 +18,7 @@ from ..core.layouts import contiguous_format
 from ..core.refuse import TorchnativeNotImplementedError
 from ..core.tensor import TensorBase
 from ..core.conj_neg_bits import is_conj, is_neg
+from ..kernels.queries import is_complex, is_floating_point, is_inference, is_signed
 from ..core.construct import tensor_from_numpy, warn_not_writable
 from ..core.python_data import from_numpy as _from_numpy
 
@@ -200,24 +201,9 @@ def _set_imag(self, value):
 # Representation queries upstream answers from the TensorImpl (manual_cpp_binding), never through
 # the dispatcher: a __torch_dispatch__ mode does not see them (FakeTensorMode asks them inside
 # its own dispatch, and would recurse if it did).
-def _is_inference(self) -> bool:
-    return bool(self.__dict__.get("_tn_inference", False))
-
-
-def _is_floating_point(self) -> bool:
-    return self.dtype.is_floating_point
-
-
-def _is_complex(self) -> bool:
-    return self.dtype.is_complex
-
-
-def _is_signed(self) -> bool:
-    return self.dtype.is_signed
-
-
-_QUERIES = {"is_conj": is_conj, "is_neg": is_neg, "is_inference": _is_inference,
-            "is_floating_point": _is_floating_point, "is_complex": _is_complex}
+# (the same answers the operators give: kernels/queries.py holds them once)
+_QUERIES = {"is_conj": is_conj, "is_neg": is_neg, "is_inference": is_inference,
+            "is_floating_point": is_floating_point, "is_complex": is_complex}
 
 
 def _with_torch_function(fn, name: str, method: bool):
@@ -232,7 +218,7 @@ TENSOR_METHODS = {
     "new_tensor": new_tensor, "new": new,
     "T": property(_T), "mT": property(_mT), "H": property(_H), "mH": property(_mH),
     "real": property(_real, _set_real), "imag": property(_imag, _set_imag),
-    **_QUERIES, "is_signed": _is_signed,
+    **_QUERIES, "is_signed": is_signed,
 }
 
 
