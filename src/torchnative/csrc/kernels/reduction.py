@@ -16,9 +16,9 @@ import numpy as np
 from ..core import dtypes as D
 from ..core.cast import cast_array
 from ..core.tensor import TensorBase, wrap_dim
+from .copy import strides_for
 from .support.cascade_sum import CascadeSum, exact, geometry
 from .support.common import BOOL, INT64, arr, as_compute, wrap
-from .support.iteration import infer_dense_strides
 from .support.parallel import get_num_threads
 from ..ops.kernel_registry import kernel
 
@@ -137,14 +137,12 @@ def pairwise_sum(a: np.ndarray, axes: tuple, keepdim: bool) -> np.ndarray:
 _F32 = _B["float32"]
 
 
-def _iterated(self: TensorBase, dt: D.dtype):
+def iterated(self: TensorBase, dt: D.dtype):
     """What TensorIterator reduces for ``self`` in ``dt``: its values (in dt's accumulation
-    dtype) and element strides. ``self.to(dt)`` keeps a dense layout, and gives any other
-    layout dense strides in the same memory order."""
+    dtype) and element strides, those of ``self.to(dt)`` (a cast is a copy laid out as
+    empty_like's preserve rule lays it out)."""
     a = as_compute(self, dt)
-    if self._dtype is dt or self.is_non_overlapping_and_dense():
-        return a, self._stride
-    return a, infer_dense_strides(self._size, self._stride)
+    return a, (self._stride if self._dtype is dt else strides_for(self, None))
 
 
 def _store_rounding(dt: D.dtype):
@@ -167,13 +165,13 @@ def _run_cascade(a: np.ndarray, geom, dt: D.dtype) -> np.ndarray:
 def cascade(self: TensorBase, dt: D.dtype, axes, ignore_nan: bool = False) -> np.ndarray:
     """Upstream's floating sum of ``self`` cast to ``dt`` over ``axes``, keepdim-shaped; a
     float16/bfloat16 sum is returned in float32 (rounded into dt where upstream rounds)."""
-    a, strides = _iterated(self, dt)
+    a, strides = iterated(self, dt)
     geom = geometry(self._size, strides, axes)
     if a.size == 0:
         return np.zeros(geom.out_shape, a.dtype)
     if dt in LOWP and not ignore_nan and geom.acc_buffer():
         # ReduceOps.cpp sum_out: the whole sum is redone on self.to(float), rounded once
-        a, strides = _iterated(self, _F32)
+        a, strides = iterated(self, _F32)
         return _run_cascade(a, geometry(self._size, strides, axes), _F32)
     if ignore_nan:
         a = np.where(np.isnan(a), a.dtype.type(0), a)

@@ -17,7 +17,7 @@ import numpy as np
 from ..core import dtypes as D
 from ..core.promotion import promote_types
 from .support.common import as_compute
-from .reduction import _iterated, dim_list, finish, reduce_axes, reduced_shape, warn, widened
+from .reduction import dim_list, finish, iterated, reduce_axes, reduced_shape, warn, widened
 from .support.norm_order import (VEC_BYTES, generic_accumulate, lastdim_sumsq, magnitudes,
                                  project, rows_in_order)
 from .support.parallel import get_num_threads
@@ -192,7 +192,7 @@ def _norm_values(self, in_dt, p: float, axes, keepdim, powsum=False) -> np.ndarr
     """norm_stub (or, with ``powsum``, powsum_stub: no root) on TensorIterator's reduction of
     ``self.to(in_dt)``: upstream's loops and order (support/norm_order.py), in the
     accumulation dtype."""
-    x, strides = _iterated(self, in_dt)
+    x, strides = iterated(self, in_dt)
     shape = reduced_shape(x.shape, axes, keepdim)
     if x.size == 0:
         return np.full(shape, np.inf if p < 0 and not powsum else 0, x.real.dtype)
