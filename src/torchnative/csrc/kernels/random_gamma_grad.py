@@ -45,6 +45,8 @@ def _pow(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _polevl(x: np.ndarray, coefs) -> np.ndarray:
+    # each step rounded twice: Distributions.cpp is built without FMA (special_common.polevl
+    # fuses, as the vectorised special kernels' build does)
     result = np.zeros_like(x)
     for c in coefs:
         result = result * x + c
