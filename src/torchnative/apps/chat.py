@@ -19,7 +19,8 @@ class UsageError(Exception):
     """Bad input from the command line: reported in one line, exit status 2."""
 
 
-def load(model_dir: Path | None, gguf_file: str | None, quiet: bool = False):
+def load(model_dir: Path | None, gguf_file: str | None, quiet: bool = False, dtype=None):
+    """The tokenizer and the model in eval mode, its weights in ``dtype`` (float32 unless given)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -36,7 +37,7 @@ def load(model_dir: Path | None, gguf_file: str | None, quiet: bool = False):
         print(f"loading {model_dir / (gguf_file or '')} ...", file=sys.stderr, flush=True)
     kwargs = {"gguf_file": gguf_file} if gguf_file else {}
     tok = AutoTokenizer.from_pretrained(model_dir, **kwargs)
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32, **kwargs)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype or torch.float32, **kwargs)
     model.eval()
     return tok, model
 
