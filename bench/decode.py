@@ -1,6 +1,10 @@
 """SmolLM2-135M greedy decode and prefill, ours vs upstream, measured in the same run.
 
 Usage: .venv/bin/python bench/decode.py [--rounds 1] [--threads 2] [--new-tokens 64]
+       [--dtype bfloat16]
+
+``--dtype bfloat16`` loads the checkpoint with ``dtype=torch.bfloat16`` on both sides (upstream's
+own bfloat16 kernels against ours); the default is float32.
 
 Rows marked "kernels" are our side with the fused CPU kernels of the default bundle swapped in
 through transformers' own hooks (``set_use_kernels(True)``, what ``use_kernels=True`` does);
@@ -87,14 +91,14 @@ def _measure(model, prompt, new_tokens: int, suffix: str, result: dict) -> None:
     result[f"dispatches per token{suffix}"] = _dispatches_per_token(model)
 
 
-def worker(threads: int, new_tokens: int) -> None:
+def worker(threads: int, new_tokens: int, dtype: str) -> None:
     import torch
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
     from torchnative.apps.chat import load
 
     torch.set_num_threads(threads)
-    tok, model = load(None, None, quiet=True)
+    tok, model = load(None, None, quiet=True, dtype=getattr(torch, dtype))
     result = {}
     prompt = torch.tensor([[1, 504, 3458, 282, 4649, 314, 6, 7]])
     with torch.inference_mode():
@@ -116,13 +120,14 @@ def main() -> None:
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--new-tokens", type=int, default=64)
+    ap.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32")
     args, _ = ap.parse_known_args()
     h = _harness.worker_args()
     if h.worker:
-        worker(h.threads, args.new_tokens)
+        worker(h.threads, args.new_tokens, args.dtype)
         return
-    _harness.compare(Path(__file__), h.rounds, h.threads, ["--new-tokens", str(args.new_tokens)],
-                     unit="")
+    _harness.compare(Path(__file__), h.rounds, h.threads,
+                     ["--new-tokens", str(args.new_tokens), "--dtype", args.dtype], unit="")
 
 
 if __name__ == "__main__":
