@@ -1,8 +1,8 @@
 """Programs whose every result must equal upstream's bit for bit: kernels that reproduce
 upstream's own loop (its order of operations, its rounding) rather than approximate it.
 
-A program prints a JSON object of named results (lists of floats, or an exception's
-"Type: message"); ``run`` gives (ours, upstream) and ``mismatches`` names each key whose values
+A program prints a JSON object of named results (lists of floats, records compared as they
+are, or an exception's "Type: message"); ``run`` gives (ours, upstream) and ``mismatches`` names each key whose values
 differ anywhere (NaN equals NaN; -0.0 and 0.0 are told apart by their sign)."""
 
 from __future__ import annotations
@@ -24,7 +24,10 @@ def run(code: str):
 def _same(a, b) -> bool:
     if isinstance(a, str) or isinstance(b, str):
         return a == b
-    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    try:
+        x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    except (ValueError, TypeError):  # a record of mixed fields (dtype, shape, values as text)
+        return a == b
     if x.shape != y.shape:
         return False
     eq = (x == y) & (np.signbit(x) == np.signbit(y))
