@@ -48,6 +48,19 @@ for n in lengths:
     # the order torchnative used before: one float64 sum, rounded once (numpy on both sides)
     cases.append([f"control n={n}", np.float32(x.numpy().astype(np.float64).sum()).tobytes().hex()])
 
+# rows summed along their length, one output each (the row plan: RMSNorm's mean, sum(-1)),
+# in float32 and float64, one row and several, dense and with a gap between rows
+for n in lengths if quick else range(1, 4097, 3):
+    x = data(3, n + 1)
+    record(f"rows sum n={n}", x[:1, :n].sum(-1))
+    record(f"rows mean n={n}", x[:, :n].mean(-1, keepdim=True))
+    record(f"rows double n={n}", x[:, :n].double().sum(-1))
+for shape in [(1, 1, 576), (1, 9, 576), (1, 128, 576), (1, 512, 576), (2, 3, 1536), (70, 600)]:
+    x = data(*shape)
+    record(f"rows mean {shape}", x.mean(-1, keepdim=True))
+    record(f"rows square mean {shape}", x.pow(2).mean(-1, keepdim=True))
+    record(f"rows sum {shape} double", x.double().sum(-1))
+
 # large: the threaded split (two-pass for a full sum, columns for a dim sum) and level_power 5
 for n in ([32767, 32768, 32769, 100_003, 1_000_003] if quick else
           [32767, 32768, 32769, 65537, 100_003, 1_000_003, 2_097_152, 4_000_037]):

@@ -245,6 +245,8 @@ def mean_dim(self, dim, keepdim=False, *, dtype=None):
     axes = reduce_axes(self, dim)
     n = self.numel() if not dim_list(dim) or self.dim() == 0 else reduced_numel(self, axes)
     s = sum_values(self, _F32 if out_dt in LOWP else out_dt, axes, keepdim, name="sum_cpu")
+    if n:   # (a division by a positive count cannot raise numpy's warnings)
+        return finish(s / s.dtype.type(n), out_dt)
     with np.errstate(invalid="ignore", divide="ignore"):  # 0 / 0: NaN, as upstream
         return finish(s / s.dtype.type(n), out_dt)
 

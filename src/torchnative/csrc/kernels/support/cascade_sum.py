@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .cascade_rows import row_sums
 from .iteration import ti_perm
 
 VEC_BYTES = 32
@@ -174,6 +175,9 @@ class Geometry:
                 outs.append(ost[d])
                 groups.append([d])
         self.ndim = len(sizes)
+        # contiguous rows reduced along their length, one output each (cascade_rows' case)
+        self.rows = (0 < len(sizes) <= 2 and ins[0] == 1 and outs[0] == 0 and sizes[0] > 1 and
+                     (len(sizes) == 1 or outs[1] == 1 or sizes[1] == 1))
         while len(sizes) < 2:                          # the 2-d loop's padding
             sizes.append(1)
             ins.append(0)
@@ -250,11 +254,17 @@ class CascadeSum:
     def run(self, a: np.ndarray) -> np.ndarray:
         """The sums, shaped as the keepdim output."""
         g = self.g
+        numel = a.size
+        if (g.rows and not self.pair and self.rnd is exact and
+                g.sizes[0] >= VEC_BYTES // self.itemsize and
+                (g.sizes[1] > 1 or numel < GRAIN_SIZE or self.threads == 1)):
+            # every split across threads keeps a row whole, so the serial bits are the bits
+            out = row_sums(g.arrange(a), VEC_BYTES // self.itemsize)
+            return (out + out.dtype.type(0)).reshape(g.out_shape)
         n_out = 1
         for s in g.out_shape:
             n_out *= s
         A = g.arrange(a)
-        numel = a.size
         if numel < GRAIN_SIZE or self.threads == 1:
             vals, offs = self._serial(A, g.sizes, g.outs)
             out = _accumulate(vals, offs, n_out, self.rnd)

@@ -1,0 +1,81 @@
+"""The cascade sum of contiguous rows, one output per row, in a handful of numpy calls.
+
+This is the common reduction (``x.mean(-1)``, ``x.sum(-1)`` of a dense tensor: RMSNorm, layer
+statistics): SumKernel.cpp's contiguous inner loop on every row. It computes exactly what
+``cascade_sum._loop2d`` computes for that loop -- vectors of ``vs`` lanes, ``row_sum``'s four
+interleaved partial sums over ``multi_row_sum``'s cascade, the rows' three vectors left over,
+then the scalar tail and the lanes left to right -- but batched over rows along axis 0 with the
+row's own axis kept in place, so no vector is moved and no general machinery runs. Every
+sequential sum is ``np.add.accumulate`` (strictly left to right), never numpy's pairwise sum.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_ILP = 4          # row_sum's interleaved partial sums
+_NUM_LEVELS = 4   # multi_row_sum's cascade depth
+
+
+def _seq(x: np.ndarray, axis: int = 1) -> np.ndarray:
+    """``acc = x[0]; acc += x[1]; ...`` along ``axis`` (zeros when there is nothing to add).
+
+    ``x``'s last axis (the lanes, at least 2 wide) is its fastest, so numpy's reduce adds along
+    ``axis`` one term at a time into every lane (its pairwise sum runs only along the fastest
+    axis); the tests compare this with ``np.add.accumulate`` and with upstream."""
+    k = x.shape[axis]
+    if k == 0:
+        return np.zeros(x.shape[:axis] + x.shape[axis + 1:], x.dtype)
+    if k == 1:
+        return x.take(0, axis)
+    if k == 2:
+        return x.take(0, axis) + x.take(1, axis)
+    return np.add.reduce(x, axis=axis)
+
+
+def _final(lanes: np.ndarray) -> np.ndarray:
+    """The sequential sum of each row of ``lanes`` (R, k): along the fastest axis, so through
+    ``accumulate`` (one row, a decode step's, as a 1-d array: numpy's cheapest call)."""
+    if lanes.shape[0] == 1:
+        return np.add.accumulate(lanes[0])[-1:]
+    return np.add.accumulate(lanes, axis=1)[:, -1]
+
+
+def _multi_row_sum(x: np.ndarray) -> np.ndarray:
+    """multi_row_sum over axis 1 of ``x`` (R, n, L): R*L independent cascades."""
+    R, n, L = x.shape
+    step = 1 << max(4, (1 if n <= 2 else (n - 1).bit_length()) // _NUM_LEVELS)
+    m = n // step
+    acc0 = _seq(x[:, m * step:])                       # the tail stays in level 0
+    if m == 0:
+        return acc0
+    c0 = _seq(x[:, :m * step].reshape(R, m, step, L), 2)
+    g1 = m // step
+    r1 = _seq(c0[:, g1 * step:])
+    if g1 == 0:
+        return acc0 + r1
+    c1 = _seq(c0[:, :g1 * step].reshape(R, g1, step, L), 2)
+    g2 = g1 // step
+    r2 = _seq(c1[:, g2 * step:])
+    r3 = _seq(_seq(c1[:, :g2 * step].reshape(R, g2, step, L), 2))   # level 3 never flushes
+    return ((acc0 + r1) + r2) + r3
+
+
+def row_sums(X: np.ndarray, vs: int) -> np.ndarray:
+    """Each row of ``X`` (R, n), n >= vs, summed as the contiguous inner loop sums it, with
+    vectors of ``vs`` lanes; returns (R,)."""
+    R, n = X.shape
+    nv = n // vs
+    q = nv // _ILP
+    V = X[:, :nv * vs]
+    if q:
+        parts = _multi_row_sum(V[:, :q * _ILP * vs].reshape(R, q, _ILP * vs)).reshape(R, _ILP, vs)
+    else:
+        parts = np.zeros((R, _ILP, vs), X.dtype)
+    if nv > q * _ILP:   # the vectors left over join after the first partial sum
+        rest = V[:, q * _ILP * vs:].reshape(R, nv - q * _ILP, vs)
+        parts = np.concatenate((parts[:, :1], rest, parts[:, 1:]), axis=1)
+    lanes = _seq(parts)
+    if n > nv * vs:     # final_acc: the scalar tail first, then the lanes
+        lanes = np.concatenate((X[:, nv * vs:], lanes), axis=1)
+    return _final(lanes)
