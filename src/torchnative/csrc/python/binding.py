@@ -535,6 +535,12 @@ def call_function(fn, sp: Spelling, args: tuple, kwargs: dict):
     return result
 
 
+def not_a_tensor(name: str, obj) -> TypeError:
+    """What upstream's TensorBase methods (C method descriptors) raise when called on another object."""
+    return TypeError(f"descriptor '{name}' for 'torch._C.TensorBase' objects doesn't apply to a "
+                     f"'{type(obj).__name__}' object")
+
+
 def call_method(method, sp: Spelling, self, args: tuple, kwargs: dict):
     if kwargs:
         key = _call_cache.key_of(self, args, kwargs)
@@ -547,6 +553,8 @@ def call_method(method, sp: Spelling, self, args: tuple, kwargs: dict):
         op = recipe.op
         pargs, pkwargs, _ = recipe.place(self, args, kwargs)
     else:
+        if not isinstance(self, _TensorBase):
+            raise not_a_tensor(method.__name__, self)
         sig, values = _parse_any(sp.sigs, args, kwargs)
         if _wants_torch_function((self,) + args) or \
                 (kwargs and _wants_torch_function(kwargs.values())):

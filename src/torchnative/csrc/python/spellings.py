@@ -87,7 +87,12 @@ UNARY_DUNDERS = {"__invert__": "bitwise_not"}
 
 
 def _not_implemented_on_type_error(name: str, fn):
+    from ..core.tensor import TensorBase
+    from .binding import not_a_tensor
+
     def dunder(self, other):
+        if not isinstance(self, TensorBase):  # checked first: it is not the operand's TypeError
+            raise not_a_tensor(name, self)
         try:
             return fn(self, other)
         except TypeError:
