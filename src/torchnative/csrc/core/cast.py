@@ -21,8 +21,10 @@ x86-64 build has concrete answers, measured on torch 2.13.0 and reproduced here:
   float64 -> float16 therefore rounds twice (1 + 2**-11 + 2**-40 -> 1.0), as upstream does, and
   int64 -> bfloat16 too. Rounding is to nearest even. bfloat16 NaN is stored as 0xFFFF from
   float32/float64 (upstream's vectorized converter) and 0x7FC0 otherwise (c10's scalar one).
-* float8_e4m3fn saturates finite overflow *and* infinities to +-448; float8_e5m2 NaN is 0x7F/0xFF;
-  float8_e8m0fnu ignores the sign and stores 0 (and -0) as 2**-127.
+* float8 (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz) is encoded and decoded by ``float8.py`` (c10's
+  routines on the bit patterns); float8_e8m0fnu ignores the sign and stores 0 (and -0) as 2**-127.
+* complex32 is reached through complex64 (c10's complex<Half> takes each part through float):
+  float64 -> complex32 rounds twice, like float64 -> float16; complex32 widens exactly.
 * NaN payloads, bit for bit as upstream's contiguous path: float -> float16 behaves like x86 F16C
   (quiet, keep the top payload bits; numpy's software conversion differs for signalling NaNs);
   float8 NaNs widen to upstream's patterns (e5m2 by a shift into float16 bits, e4m3fn to
@@ -36,15 +38,16 @@ import warnings
 
 import numpy as np
 
+from . import complex_half, float8
 from . import dtypes as D
 
 _B = D.BY_NAME
 _BOOL, _F32, _F64 = _B["bool"], _B["float32"], _B["float64"]
+_F16, _C32, _C64 = _B["float16"], _B["complex32"], _B["complex64"]
 _VIA_INT32 = frozenset(_B[n] for n in ("int8", "int16", "uint16", "int32"))
 _LOWP = frozenset(d for d in D.FLOATING if d not in (_F32, _F64))  # f16, bf16, float8 (, float4)
-# float8 NaNs decode to these float32 bit patterns upstream (payloads survive later casts).
-_F8_NAN_BITS = {"float8_e4m3fn": 0x7FF00000, "float8_e4m3fnuz": 0x7F800001,
-                "float8_e5m2fnuz": 0x7F800001, "float8_e8m0fnu": 0x7F800001}
+# float8_e8m0fnu's NaN decodes to this float32 bit pattern upstream (its payload survives).
+_E8M0_NAN_BITS = 0x7F800001
 
 _COMPLEX_WARNING = "Casting complex values to real discards the imaginary part"
 _warned_complex = False
@@ -78,25 +81,21 @@ def _float_to_int(x: np.ndarray, dst: D.dtype, dst_np: np.dtype) -> np.ndarray:
 
 def _float8_to_float32(a: np.ndarray, src: D.dtype) -> np.ndarray:
     """Decode float8 exactly, NaNs with upstream's bit patterns."""
-    if src._name == "float8_e5m2":  # upstream widens e5m2 by a shift into float16 bits
-        return (a.view(np.uint8).astype(np.uint16) << np.uint16(8)).view(np.float16).astype(np.float32)
-    x = a.astype(np.float32)
+    if src._name in float8.NAMES:
+        return float8.decode(a, src._name)
+    x = a.astype(np.float32)  # float8_e8m0fnu (ml_dtypes)
     nan = np.isnan(x)
     if nan.any():
-        sign = np.uint32(0)
-        if src._name == "float8_e4m3fn":  # the only one of these with a signed NaN
-            sign = np.signbit(x).astype(np.uint32) << np.uint32(31)
-        bits = sign | np.uint32(_F8_NAN_BITS[src._name])
-        x.view(np.uint32)[...] = np.where(nan, bits, x.view(np.uint32))
+        x.view(np.uint32)[...] = np.where(nan, np.uint32(_E8M0_NAN_BITS), x.view(np.uint32))
     return x
 
 
 def _from_float32(x: np.ndarray, src: D.dtype, dst: D.dtype, dst_np: np.dtype) -> np.ndarray:
     """float32 values to a 16- or 8-bit float type, with upstream's overflow and NaN conventions."""
     name = dst._name
-    if name == "float8_e4m3fn":
-        x = np.clip(x, -448.0, 448.0)  # upstream saturates (inf too); NaN passes through clip
-    elif name == "float8_e8m0fnu":
+    if name in float8.NAMES:
+        return float8.encode(x, name)
+    if name == "float8_e8m0fnu":
         out = np.abs(x).astype(dst_np)
         out.view(np.uint8)[...] = np.where(x == 0, np.uint8(0), out.view(np.uint8))
         return out
@@ -112,9 +111,6 @@ def _from_float32(x: np.ndarray, src: D.dtype, dst: D.dtype, dst_np: np.dtype) -
     elif name == "bfloat16" and nan.any():
         bits = np.uint16(0xFFFF if src in (_F32, _F64) else 0x7FC0)
         out.view(np.uint16)[...] = np.where(nan, bits, out.view(np.uint16))
-    elif name == "float8_e5m2" and nan.any():
-        sign = np.signbit(x).astype(np.uint8) << np.uint8(7)
-        out.view(np.uint8)[...] = np.where(nan, sign | np.uint8(0x7F), out.view(np.uint8))
     return out
 
 
@@ -129,6 +125,12 @@ def cast_array(a, src: D.dtype, dst: D.dtype) -> np.ndarray:
     with np.errstate(all="ignore"):  # overflow and NaN casts are defined below, not warnings
         if src is dst:
             return a.astype(dst_np, copy=True)
+        if src is _C32:
+            a, src = complex_half.widen(a), _C64
+        if dst is _C32:
+            c = cast_array(a, src, _C64)
+            return complex_half.pack(_from_float32(c.real.copy(), _F32, _F16, np.dtype(np.float16)),
+                                     _from_float32(c.imag.copy(), _F32, _F16, np.dtype(np.float16)))
         if src in D.COMPLEX:
             if dst is _BOOL:
                 return np.asarray(a != 0)
@@ -138,10 +140,11 @@ def cast_array(a, src: D.dtype, dst: D.dtype) -> np.ndarray:
             a, src = a.real, src.to_real()
             if src is dst:
                 return a.astype(dst_np, copy=True)
-        if dst is _BOOL:
-            return np.asarray((a.astype(np.float32) if src in _LOWP else a) != 0)
         if src in D.FLOAT8:
             a, src = _float8_to_float32(a, src), _F32
+        if dst is _BOOL:
+            return np.asarray((a.astype(np.float32) if src in _LOWP else a) != 0)
+        if orig_src in D.FLOAT8:
             if dst in D.INTEGRAL and orig_src._name not in ("float8_e5m2", "float8_e4m3fn"):
                 # measured: NaN from the fnuz types and e8m0 becomes 0 in every integer type
                 ints = _float_to_int(a.astype(np.float64), dst, dst_np)

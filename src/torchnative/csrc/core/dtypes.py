@@ -5,9 +5,11 @@ instance of :class:`dtype`; the table below is generated from upstream torch 2.1
 ``tools/gen_dtype_tables.py`` and checked again, value for value, by
 ``tests/differential/test_dtypes.py``.
 
-Data: a dtype is *stored* as a numpy dtype. bfloat16 and the float8 family come from the optional
-``ml_dtypes`` package; complex32, the quantized, bits and sub-byte int/uint types have no numpy
-equivalent, so :func:`numpy_dtype` refuses them by name. The dtype objects themselves always
+Data: a dtype is *stored* as a numpy dtype. float8 e4m3fn/e4m3fnuz/e5m2/e5m2fnuz and complex32 are
+stored as their bit patterns in structured dtypes of their own (``float8.py``,
+``complex_half.py``); bfloat16 and float8_e8m0fnu come from the optional ``ml_dtypes`` package;
+the quantized, bits and sub-byte int/uint types have no numpy storage, so :func:`numpy_dtype`
+refuses them by name. The dtype objects themselves always
 exist, as upstream's do, because upstream Python names them at import.
 """
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import complex_half, float8
 from .refuse import TorchnativeNotImplementedError
 from .typename import TP_NAMES, typename
 
@@ -243,16 +246,16 @@ _NUMPY_NATIVE = {
     "float16": np.float16, "float32": np.float32, "float64": np.float64,
     "complex64": np.complex64, "complex128": np.complex128,
 }
-_ML_DTYPES = ("bfloat16", "float8_e5m2", "float8_e4m3fn", "float8_e5m2fnuz", "float8_e4m3fnuz",
-              "float8_e8m0fnu")
+_ML_DTYPES = ("bfloat16", "float8_e8m0fnu")
+# dtypes numpy lacks, held as their bit patterns in a structured dtype each
+_BIT_STORED = {**float8.STORAGE, "complex32": complex_half.STORAGE}
 _NO_STORAGE = {
-    "complex32": "numpy has no complex type made of two float16 values",
     "float4_e2m1fn_x2": "two float4 values packed in one byte have no numpy equivalent",
 }
 
 
 def _build_storage_maps(ml):
-    to_np = {BY_NAME[k]: np.dtype(v) for k, v in _NUMPY_NATIVE.items()}
+    to_np = {BY_NAME[k]: np.dtype(v) for k, v in {**_NUMPY_NATIVE, **_BIT_STORED}.items()}
     if ml is not None:
         to_np.update({BY_NAME[n]: np.dtype(getattr(ml, n)) for n in _ML_DTYPES if hasattr(ml, n)})
     return to_np, {v: k for k, v in to_np.items()}
@@ -279,6 +282,9 @@ def numpy_dtype(d: dtype) -> np.dtype:
         return _TO_NUMPY[d]
     except KeyError:
         raise TorchnativeNotImplementedError(f"data of dtype {d!r}", _why_no_storage(d)) from None
+
+
+BIT_STORED = frozenset(BY_NAME[n] for n in _BIT_STORED)
 
 
 def has_storage(d: dtype) -> bool:
