@@ -85,7 +85,10 @@ def shard_of(keys: list[str], shard: str | None) -> list[str]:
     return keys[k::n]
 
 
-def _generate(suite: Suite, force: bool, jobs: int, log, shard: str | None = None) -> Path:
+def _generate(suite: Suite, force: bool, jobs: int, log, shard: str | None = None, *,
+              worker: tuple[str, list[str]] | None = None, list_keys=workers.list_keys, chunk: int = 20) -> Path:
+    """``worker``: (module, leading arguments) making the cases, and ``list_keys`` their entries
+    (the gradient sweep's); default the forward sweep's."""
     out = cases_dir(suite)
     path, progress = out / "_manifest.json", out / "_progress.json"
     fp = fingerprint(suite)
@@ -102,12 +105,13 @@ def _generate(suite: Suite, force: bool, jobs: int, log, shard: str | None = Non
         out.mkdir(parents=True)
         progress.write_text(json.dumps({"fingerprint": fp, "seconds": 0.0}))
     start = time.time()
-    keys = workers.list_keys(suite.ops)
+    keys = list_keys(suite.ops)
     todo = [k for k in shard_of(keys, shard) if not (out / f"{k}.json").exists()]
-    args = ["--out", str(out), "--dtypes", ",".join(suite.dtypes), "--max-dtypes", str(suite.max_dtypes),
-            "--max-samples", str(suite.max_samples), "--seed", str(suite.seed)]
-    failures = workers.run_keys(upstream.UPSTREAM_PYTHON, "generate", args, todo,
-                                lambda k: (out / f"{k}.json").exists(), chunk=20,
+    module, lead = worker or ("generate", ["--dtypes", ",".join(suite.dtypes), "--max-dtypes",
+                                           str(suite.max_dtypes), "--max-samples", str(suite.max_samples),
+                                           "--seed", str(suite.seed)])
+    failures = workers.run_keys(upstream.UPSTREAM_PYTHON, module, [*lead, "--out", str(out)], todo,
+                                lambda k: (out / f"{k}.json").exists(), chunk=chunk,
                                 per_key=GENERATE_SECONDS_PER_KEY, jobs=jobs, log=log)
     state = json.loads(progress.read_text())
     state["seconds"] = round(state["seconds"] + time.time() - start, 1)
@@ -161,10 +165,12 @@ def profile_results(suite, key: str) -> list[tuple[dict, dict]]:
     return found
 
 
-def replay(suite: Suite, python: str, label: str, *, jobs: int = 1, log=sys.stderr, resume: bool = False) -> Path:
-    """Ours' results for every case of ``suite`` under .cache/golden/<suite>/results/<label>.
+def replay(suite: Suite, python: str, label: str, *, jobs: int = 1, log=sys.stderr, resume: bool = False,
+           worker: tuple[str, list[str]] = ("replay", []), keys: list[str] | None = None) -> Path:
+    """Ours' results for every case of ``suite`` (or ``keys``) under .cache/golden/<suite>/results/<label>.
     ``resume`` keeps the entries an earlier replay of the same cases finished (a sharded sweep
-    grows), except those with a sample ours could not regenerate, and the crashed ones."""
+    grows), except those with a sample ours could not regenerate, and the crashed ones. ``worker``:
+    (module, leading arguments) replaying them (the gradient sweep's)."""
     src, out = cases_dir(suite), results_dir(suite, label)
     stamp = out / "_run.json"
     earlier = json.loads(stamp.read_text()) if resume and stamp.exists() else None
@@ -172,12 +178,12 @@ def replay(suite: Suite, python: str, label: str, *, jobs: int = 1, log=sys.stde
         shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
     start = time.time()
-    keys = [k for k in manifest(suite)["keys"] if (src / f"{k}.json").exists()]
+    keys = [k for k in (keys or manifest(suite)["keys"]) if (src / f"{k}.json").exists()]
     kept = [k for k in keys if earlier is not None and finished(out / f"{k}.json")]
     todo = [k for k in keys if k not in kept]
     for k in todo:
         (out / f"{k}.json").unlink(missing_ok=True)
-    failures = workers.run_keys(python, "replay", ["--cases", str(src), "--out", str(out)], todo,
+    failures = workers.run_keys(python, worker[0], [*worker[1], "--cases", str(src), "--out", str(out)], todo,
                                 lambda k: (out / f"{k}.json").exists(), chunk=40,
                                 per_key=REPLAY_SECONDS_PER_KEY, jobs=jobs, log=log)
     for key, why in failures.items():  # a crash is a result too: every case of the entry diverges
