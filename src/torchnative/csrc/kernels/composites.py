@@ -11,6 +11,7 @@ from __future__ import annotations
 from ..core.layouts import contiguous_format
 from ..dispatch.call import call, convert_to
 from ..ops.native_functions import by_qualname
+from ..core.dtypes import is_integral
 from ..core.tensor import wrap_dim
 from ..ops.kernel_registry import COMPOSITE, kernel
 from .views import compute_stride, infer_size
@@ -174,7 +175,7 @@ def narrow(self, dim, start, length):
 
 @kernel("narrow.Tensor", composite=True)
 def narrow_tensor(self, dim, start, length):
-    if start.dim() != 0 or start.dtype.is_floating_point or start.dtype.is_complex:
+    if start.dim() != 0 or not is_integral(start.dtype):  # bool is not integral here
         raise RuntimeError("start must be an 0-dim integral Tensor.")
     return narrow(self, dim, int(start.item()), length)
 
