@@ -24,6 +24,12 @@ def _checked_device(dev) -> _device:
 
 class StorageBase:
     __slots__ = ("_data", "_nbytes", "_device", "_resizable", "__weakref__", "__dict__")
+    # For caches derived from the bytes (kernels/support/widened_cache.py): writes counted
+    # through every tensor over this storage (one counter, whatever version counter the tensor
+    # has), and whether the bytes were handed to something whose writes are not seen (a numpy
+    # or DLPack alias, a storage slice).
+    _tn_writes = 0
+    _tn_aliased = False
 
     def __init__(self, *args, device=None, **kwargs):
         dev = _checked_device(device)
@@ -115,6 +121,7 @@ class StorageBase:
     def fill_(self, value):
         if self._data is not None:
             self._data[:] = value
+            self._tn_writes += 1
         return self
 
     def copy_(self, src, non_blocking=None):
@@ -122,6 +129,7 @@ class StorageBase:
             raise RuntimeError(f"size mismatch, {self._nbytes} vs {src.nbytes()}")
         if self._data is not None and src._data is not None:
             self._data[:] = src._data
+            self._tn_writes += 1
         return self
 
     def __getitem__(self, idx):
@@ -132,6 +140,7 @@ class StorageBase:
             if step != 1:
                 raise RuntimeError(f"Trying to slice with a step of {step}, but only a step of "
                                    "1 is supported")
+            self._tn_aliased = True
             return type(self)._wrap(self._data[start:stop], stop - start, self._device, False)
         if not isinstance(idx, int):
             raise RuntimeError(f"can't index a {type(self)} with {type(idx)}")
@@ -143,6 +152,7 @@ class StorageBase:
         if self._data is None:
             raise NotImplementedError("Not available for 'meta' device type")
         self._data[idx] = value
+        self._tn_writes += 1
 
     def tolist(self):
         return [] if self._data is None else self._data.tolist()
