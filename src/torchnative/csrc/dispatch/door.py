@@ -26,8 +26,10 @@ from collections.abc import Mapping
 from typing import Any, Callable
 
 from ..core.conj_neg_bits import LIVE as _BITS_LIVE, has_bits as _has_bits
+from ..core.dtypes import BIT_STORED as _BIT_STORED
 from ..core.construct import make
 from ..core.grad_mode import TLS as _GRAD
+from . import bit_stored_ops as _bit_stored_ops
 from . import math_bits as _math_bits
 from . import python_dispatch as _python_dispatch
 from . import python_dispatcher as _python_dispatcher
@@ -143,20 +145,23 @@ def aten_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
 
 def _plain_args(values) -> bool:
     """Only dense plain tensors that neither require grad nor have history, and non-tensors
-    (which neither autograd nor Python dispatch looks at)."""
+    (which neither autograd nor Python dispatch looks at). A dtype stored as bit patterns is
+    not plain: backend_key routes it (bit_stored_ops)."""
     plain = _PLAIN
     for a in values:
         tp = type(a)
         if tp in plain:
             if a._requires_grad or a._grad_fn is not None or a._np is None or \
-                    (a._view_base is not None and _needs_grad(a._view_base)):
+                    (a._view_base is not None and _needs_grad(a._view_base)) or \
+                    a._dtype in _BIT_STORED:
                 return False
         elif tp is list or tp is tuple:
             for x in a:
                 tx = type(x)
                 if tx in plain:
                     if x._requires_grad or x._grad_fn is not None or x._np is None or \
-                            (x._view_base is not None and _needs_grad(x._view_base)):
+                            (x._view_base is not None and _needs_grad(x._view_base)) or \
+                            x._dtype in _BIT_STORED:
                         return False
                 elif tx not in _INERT and isinstance(x, TensorBase):
                     return False
@@ -204,6 +209,8 @@ def _bump_versions(mutated: tuple, args: tuple, kwargs: dict) -> None:
                     "You can make a clone to get a normal tensor before doing inplace update."
                     "See https://github.com/pytorch/rfcs/pull/17 for more details.")
             target._version_ref[0] += 1
+            if target._st is not None:
+                target._st._tn_writes += 1  # aliases with their own version counter share it
 
 
 def below_autograd(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
@@ -348,33 +355,44 @@ def backend_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
     return result
 
 
+_BIT_KEYS = {d: f"CPU:{d._name}" for d in _BIT_STORED}
+_BIT_DTYPES = {k: d for d, k in _BIT_KEYS.items()}
+
+
 def backend_key(args: tuple, kwargs: dict) -> str:
     """'Meta' if any tensor argument is meta: upstream dispatches on the union of the arguments'
     keys, where Meta's backend outranks CPU's (``1 - meta_tensor`` wraps 1 as a CPU scalar tensor
     and still runs the meta kernel). With no tensor argument, the ``device`` argument decides."""
     tensors = False
+    bits = kwargs.get("dtype") if kwargs else None  # a dtype stored as bit patterns: "CPU:<dtype>"
     for a in args:
         if isinstance(a, TensorBase):
             if a._np is None:
                 return "Meta"
             tensors = True
+            if a._dtype in _BIT_STORED:
+                bits = a._dtype
         elif isinstance(a, (list, tuple)) and a and isinstance(a[0], TensorBase):
             for t in a:
-                if isinstance(t, TensorBase) and t._np is None:
-                    return "Meta"
+                if isinstance(t, TensorBase):
+                    if t._np is None:
+                        return "Meta"
+                    if t._dtype in _BIT_STORED:
+                        bits = t._dtype
             tensors = True
     for a in kwargs.values():
         if isinstance(a, TensorBase):
             if a._np is None:
                 return "Meta"
             tensors = True
-    if tensors:
-        return "CPU"
-    dev = kwargs.get("device")
-    if dev is not None and (getattr(dev, "type", None) == "meta" or dev == "meta" or
-                            (isinstance(dev, str) and dev.startswith("meta"))):
-        return "Meta"
-    return "CPU"
+            if a._dtype in _BIT_STORED:
+                bits = a._dtype
+    if not tensors:
+        dev = kwargs.get("device")
+        if dev is not None and (getattr(dev, "type", None) == "meta" or dev == "meta" or
+                                (isinstance(dev, str) and dev.startswith("meta"))):
+            return "Meta"
+    return _BIT_KEYS[bits] if bits in _BIT_STORED else "CPU"
 
 
 def _mutated_positions(op: OperatorHandle) -> tuple:
@@ -391,9 +409,26 @@ def _mutated_positions(op: OperatorHandle) -> tuple:
 
 
 def resolve(op: OperatorHandle, key: str) -> Impl:
-    impl = _resolve(op, key)
+    if key in _BIT_DTYPES:  # CPU, for the operators those dtypes may reach (bit_stored_ops)
+        impl = _bit_stored_impl(op, _BIT_DTYPES[key])
+    else:
+        impl = _resolve(op, key)
     impl.name = op.name
     return impl
+
+
+def _bit_stored_impl(op: OperatorHandle, dt) -> Impl:
+    short = _kernel_name(op)
+    returns = op.schema.returns
+    is_view = bool(returns) and all(r.alias_info is not None and not r.alias_info.is_write
+                                    for r in returns)
+    if _bit_stored_ops.reaches_kernel(short, is_view, dt):
+        return _resolve(op, "CPU")
+    error = _bit_stored_ops.refusal(short, dt)
+
+    def refuse(*args, **kwargs):
+        raise error
+    return Impl(refuse, "refusal", ())
 
 
 def _resolve(op: OperatorHandle, key: str) -> Impl:
