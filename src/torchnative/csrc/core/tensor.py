@@ -23,6 +23,7 @@ from .python_classes import TENSOR as _TENSOR_CLASS
 from .python_classes import STORAGE as _STORAGE, storage_class as _storage_class, tensor_class
 from .storage import StorageBase
 from .torch_function import disabled_torch_function_impl
+from .cast import readable
 from .conj_neg_bits import CONJ, logical_array
 
 
@@ -408,6 +409,8 @@ class TensorBase(metaclass=_TensorMeta):
 
     def _bump_version(self) -> None:
         self._version_ref[0] += 1
+        if self._st is not None:
+            self._st._tn_writes += 1
 
     @property
     def data(self):
@@ -441,7 +444,7 @@ class TensorBase(metaclass=_TensorMeta):
                                "Scalar")
         if self._np is None:  # upstream's _local_scalar_dense meta kernel refuses so
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
-        a = logical_array(self) if self._math_bits else self._np
+        a = readable(logical_array(self) if self._math_bits else self._np, self._dtype)
         v = a.reshape(()).item() if a.ndim else a.item()
         if self._dtype in D.REDUCED_FLOATING or self._dtype.is_floating_point:
             return float(v)
@@ -450,7 +453,7 @@ class TensorBase(metaclass=_TensorMeta):
     def tolist(self):
         if self._np is None:
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
-        a = logical_array(self)
+        a = readable(logical_array(self), self._dtype)
         if self._dtype.is_floating_point and a.dtype.kind not in "fc":
             return a.astype(np.float64).tolist()
         return a.tolist()
@@ -467,6 +470,7 @@ class TensorBase(metaclass=_TensorMeta):
             which = ("conjugate", "conj") if self._math_bits & CONJ else ("negative", "neg")
             raise RuntimeError(f"Can't call numpy() on Tensor that has {which[0]} bit set. Use "
                                f"tensor.resolve_{which[1]}().numpy() instead.")
+        self._storage._tn_aliased = True  # writes through the array are not seen
         return self._np
 
     def __nonzero__(self) -> bool:
