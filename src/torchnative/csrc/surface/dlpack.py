@@ -33,6 +33,7 @@ def _array(tensor, what: str):
         raise TorchnativeNotImplementedError(
             f"{what} of a {tensor.dtype} tensor", "numpy, which builds our DLPack capsules, has "
             "no DLPack type code for it")
+    tensor._storage._tn_aliased = True  # writes through the capsule's consumer are not seen
     return tensor._np
 
 

@@ -172,7 +172,7 @@ def remove_obj_from_tls(key: str) -> None:
 
 def increment_version(t) -> None:
     for x in (t if isinstance(t, (list, tuple)) else (t,)):
-        x._version_ref[0] += 1
+        x._bump_version()
 
 
 def _storage_keys(values, out: list) -> list:
