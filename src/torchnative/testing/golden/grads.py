@@ -3,6 +3,13 @@
     python -m torchnative.testing.golden grads run --suite full --md docs/gradients.md --jobs 2
     python -m torchnative.testing.golden grads run --suite fast --check-baseline     # the CI subset
 
+The full suite takes every sample (grad and gradgrad; gradcheck on the first float64 ones) and is
+long: it runs in parts as the forward sweep does (pipeline.py), each part resuming what is there:
+
+    python -m torchnative.testing.golden grads generate --suite full --jobs 2 --shard K/N
+    python -m torchnative.testing.golden grads replay --suite full --jobs 2 --resume
+    python -m torchnative.testing.golden grads report --suite full --md docs/gradients.md
+
 Built on the forward harness: grads_worker.py makes and replays the cases (codec, calls, naming and
 generate's helpers), workers.py runs it, tolerance.py derives each entry's tolerances per case kind
 from upstream's own float32-vs-float64 gradients, and compare.judge judges a grad/gradgrad case as
@@ -19,7 +26,6 @@ import argparse
 import fcntl
 import json
 import shlex
-import shutil
 import subprocess
 import sys
 import time
@@ -32,9 +38,9 @@ from torchnative.testing import upstream
 
 import numpy as np
 
-from . import baseline, codec, compare, workers
-from .pipeline import (CACHE, cases_dir, fingerprint, load_pair, profile_results, replay_profiles,
-                       results_dir, suite_dir)
+from . import baseline, codec, compare, pipeline, workers
+from .pipeline import (CACHE, UNJUDGED, cases_dir, load_pair, manifest, profile_results, replay_profiles,
+                       results_dir, suite_dir, unjudged)
 from .report import GOOD, STATUSES, pct, rel, row_id, row_status
 from .tolerance import OpTolerances, Tol
 
@@ -58,13 +64,13 @@ FAST_OPS = (
 @dataclass(frozen=True)
 class GradSuite:
     CACHE_PREFIX: ClassVar[str] = "grads-"
-    SOURCES: ClassVar[tuple] = ("codec.py", "calls.py", "naming.py", "generate.py",
-                                "grads_worker.py")
+    SOURCES: ClassVar[tuple] = ("codec.py", "calls.py", "naming.py", "generate.py", "live.py",
+                                "replay.py", "grads_worker.py")
 
     name: str
     ops: tuple[str, ...] = ()      # empty: every OpInfo entry that supports autograd
     dtypes: tuple[str, ...] = ("float32", "float64")
-    max_samples: int = 8           # per entry and dtype, evenly spread
+    max_samples: int = 0           # per entry and dtype, evenly spread; 0: every sample
     checks: int = 2                # float64 samples per entry that gradcheck/gradgradcheck run on
     seed: int = 0
 
@@ -85,37 +91,20 @@ def list_keys(ops: tuple[str, ...]) -> list[str]:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def manifest(suite: GradSuite) -> dict:
-    return json.loads((cases_dir(suite) / "_manifest.json").read_text())
-
-
-def generate(suite: GradSuite, *, force: bool = False, jobs: int = 1, log=sys.stderr) -> Path:
-    """Cases of ``suite`` under .cache/golden/grads-<suite>/cases (reused while the fingerprint holds)."""
+def generate(suite: GradSuite, *, force: bool = False, jobs: int = 1, log=sys.stderr, shard: str | None = None,
+             profiles: bool = True) -> Path:
+    """Cases of ``suite`` under .cache/golden/grads-<suite>/cases, made, sharded and resumed by the
+    forward sweep's pipeline._generate (reused while the fingerprint holds). ``profiles=False``
+    skips upstream's reruns under the other CPU profiles (stricter verdicts, never laxer)."""
     CACHE.mkdir(parents=True, exist_ok=True)
     with open(CACHE / f"grads-{suite.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        out = cases_dir(suite)
-        path, fp = out / "_manifest.json", fingerprint(suite)
-        if not force and path.exists() and json.loads(path.read_text()).get("fingerprint") == fp:
-            print(f"[grads] reusing cases in {out}", file=log)
+        worker = ["generate", "--dtypes", ",".join(suite.dtypes), "--max-samples", str(suite.max_samples),
+                  "--checks", str(suite.checks), "--seed", str(suite.seed)]
+        out = pipeline._generate(suite, force, jobs, log, shard, worker=("grads_worker", worker),
+                                 list_keys=list_keys, chunk=60)
+        if profiles:
             _profiles(suite, out, jobs, log)
-            return out
-        if not upstream.available():
-            raise RuntimeError(f"upstream interpreter missing: {upstream.UPSTREAM_PYTHON} (run tools/setup.sh)")
-        shutil.rmtree(out, ignore_errors=True)
-        out.mkdir(parents=True)
-        start = time.time()
-        keys = list_keys(suite.ops)
-        args = ["generate", "--out", str(out), "--dtypes", ",".join(suite.dtypes), "--max-samples",
-                str(suite.max_samples), "--checks", str(suite.checks), "--seed", str(suite.seed)]
-        failures = workers.run_keys(upstream.UPSTREAM_PYTHON, "grads_worker", args, keys,
-                                    lambda k: (out / f"{k}.json").exists(), chunk=60,
-                                    per_key=SECONDS_PER_KEY, jobs=jobs, log=log)
-        path.write_text(json.dumps({
-            "fingerprint": fp, "suite": suite.params(), "keys": keys, "failures": failures,
-            "upstream_python": str(upstream.UPSTREAM_PYTHON), "seconds": round(time.time() - start, 1),
-            "created": time.strftime("%Y-%m-%d %H:%M:%S")}, indent=1))
-        _profiles(suite, out, jobs, log)
         return out
 
 
@@ -125,21 +114,12 @@ def _profiles(suite: GradSuite, out: Path, jobs: int, log) -> None:
                     per_key=SECONDS_PER_KEY, jobs=jobs, log=log)
 
 
-def replay(suite: GradSuite, python: str, label: str, *, jobs: int = 1, keys=None, log=sys.stderr) -> Path:
-    """Ours' results for the cases of ``suite`` (all, or ``keys``) under results/<label>."""
-    src, out = cases_dir(suite), results_dir(suite, label)
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
-    start = time.time()
-    keys = [k for k in (keys or manifest(suite)["keys"]) if (src / f"{k}.json").exists()]
-    failures = workers.run_keys(python, "grads_worker", ["replay", "--cases", str(src), "--out", str(out)],
-                                keys, lambda k: (out / f"{k}.json").exists(), chunk=40,
-                                per_key=SECONDS_PER_KEY, jobs=jobs, log=log)
-    for key, why in failures.items():  # a crash is a result too: every case of the entry diverges
-        (out / f"{key}.json").write_text(json.dumps({"key": key, "crashed": why}))
-    (out / "_run.json").write_text(json.dumps({"python": str(python), "label": label, "keys": keys,
-                                               "seconds": round(time.time() - start, 1), "crashed": failures}))
-    return out
+def replay(suite: GradSuite, python: str, label: str, *, jobs: int = 1, keys=None, log=sys.stderr,
+           resume: bool = False) -> Path:
+    """Ours' results for the cases of ``suite`` (all, or ``keys``) under results/<label>
+    (pipeline.replay: ``resume`` keeps the entries an earlier replay finished)."""
+    return pipeline.replay(suite, python, label, jobs=jobs, log=log, resume=resume,
+                           worker=("grads_worker", ["replay"]), keys=keys)
 
 
 # ---------------------------------------------------------------------------------------------- judge
@@ -226,8 +206,8 @@ def judge_all(suite: GradSuite, label: str, keys=None):
         doc, arrays = load_pair(src, key)
         if (res / f"{key}.json").exists():
             mine, mine_arrays = load_pair(res, key)
-        else:
-            mine, mine_arrays = {"crashed": "no result file"}, {}
+        else:  # a crash leaves a file saying so (replay); no file: the replay has not reached it
+            mine, mine_arrays = {"unreplayed": True}, {}
         tols = tolerances(doc, arrays)
         others = profile_results(suite, key)
         samples = {s["id"]: s for s in doc["samples"]}
@@ -241,6 +221,10 @@ def judge_all(suite: GradSuite, label: str, keys=None):
             ours = mine.get("results", {}).get(case["id"])
             if ours is None and failed:
                 ours = {"ok": False, "exc": failed}
+            skipped = unjudged(case, ours, mine.get("unreplayed", False))
+            if skipped is not None:
+                yield doc, sample, case, skipped, ours, None
+                continue
             if case["variant"] in ("gradcheck", "gradgradcheck"):
                 yield doc, sample, case, judge_check(case, ours), ours, None
                 continue
@@ -262,8 +246,14 @@ def build(suite: GradSuite, label: str, verdicts) -> dict:
     rows: dict[str, dict] = {}
     sample_ok: dict[tuple, bool] = {}
     cases, docs, tols = [], {}, {}
+    not_judged: dict[tuple, str] = {}
     for doc, sample, case, v, ours, fn_diff in verdicts:
         docs[doc["key"]] = doc
+        if v.status in UNJUDGED:  # not attempted, with the reason (pipeline.unjudged)
+            not_judged[(doc["key"], sample["id"])] = f"{v.status}: {v.notes[0] if v.notes else ''}"[:160]
+            cases.append({"key": doc["key"], "case": case["id"], "sample": sample["id"], "dtype": sample["dtype"],
+                          "kind": case["variant"], "status": v.status, "notes": v.notes})
+            continue
         rid = row_id(doc["key"], case["variant"], case["fn"])
         row = rows.setdefault(rid, {"id": rid, "key": doc["key"], "kind": case["variant"], "fn": case["fn"],
                                     "counts": Counter(), "dtypes": set(), "first_problem": "",
@@ -293,8 +283,12 @@ def build(suite: GradSuite, label: str, verdicts) -> dict:
         if not doc["cases"]:
             no_cases.append(key)
     run = json.loads((results_dir(suite, label) / "_run.json").read_text())
+    unjudged_samples = {k: why for k, why in not_judged.items() if k not in sample_ok}
     by_kind = {k: dict(Counter(row_status(r["counts"]) for r in rows.values() if r["kind"] == k)) for k in KINDS}
-    totals = {"entries": len(man["keys"]), "entries_with_cases": len(man["keys"]) - len(no_cases),
+    totals = {"entries": man.get("entries_selected", len(man["keys"])), "entries_generated": len(man["keys"]),
+              "complete": man.get("complete", True),
+              "entries_with_cases": len(man["keys"]) - len(no_cases),
+              "samples_unjudged": dict(Counter(why.split(":", 1)[0] for why in unjudged_samples.values())),
               "samples_all": samples_all, "samples_attempted": len(sample_ok),
               "samples_agreeing": sum(sample_ok.values()), "cases": dict(Counter(c["status"] for c in cases)),
               "rows": dict(Counter(row_status(r["counts"]) for r in rows.values())), "rows_by_kind": by_kind,
@@ -305,7 +299,8 @@ def build(suite: GradSuite, label: str, verdicts) -> dict:
             "totals": totals,
             "rows": [dict(r, status=row_status(r["counts"]), counts=dict(r["counts"]), dtypes=sorted(r["dtypes"]))
                      for r in rows.values()],
-            "skipped": skipped, "no_cases": no_cases, "cases": cases, "tolerances": tols}
+            "skipped": skipped, "no_cases": no_cases, "cases": cases, "tolerances": tols,
+            "unjudged": {f"{k}|{sid}": why for (k, sid), why in sorted(unjudged_samples.items())}}
 
 
 def markdown(rep: dict, command: str) -> str:
@@ -319,8 +314,9 @@ def markdown(rep: dict, command: str) -> str:
         "`grads_worker.py`).", "",
         f"- ours: `{rel(m['ours']['python'])}` (label `{m['label']}`); replay took {m['ours']['seconds']} s",
         f"- suite `{s['name']}`: {', '.join(s['ops']) or 'every OpInfo entry that supports autograd'}; dtypes "
-        f"{', '.join(s['dtypes'])} (those the entry's backward supports); at most {s['max_samples']} samples "
-        f"per entry and dtype; gradcheck on the first {s['checks']} float64 samples; seed {s['seed']}",
+        f"{', '.join(s['dtypes'])} (those the entry's backward supports); "
+        + (f"at most {s['max_samples']} samples per entry and dtype" if s["max_samples"] else "every sample")
+        + f"; gradcheck on the first {s['checks']} float64 samples; seed {s['seed']}",
         f"- cases {m['cases']['fingerprint']} generated {m['cases']['created']} in {m['cases']['seconds']} s", "",
         "Kinds of case (one per sample, the entry's first nameable non-in-place spelling):", "",
         "- `grad`: the differentiable outputs, and `torch.autograd.grad` of them w.r.t. every input "
@@ -330,10 +326,24 @@ def markdown(rep: dict, command: str) -> str:
         "- `gradcheck` / `gradgradcheck`: ours passes `torch.autograd.gradcheck` / `gradgradcheck` in "
         "float64 (fast_mode, upstream's OpInfo nondet_tol, check_undefined_grad, no batched grad); "
         "`errors-as-upstream` there means upstream fails the same sample", "",
-        "## Totals", "",
+        "## Totals", ""]
+    if not t.get("complete", True):
+        out += [f"**Partial run**: cases of {t['entries_generated']} of the {t['entries']} entries generated so "
+                "far; the totals below cover those. To finish it (each command resumes what is there):", "",
+                "    nice -n 10 .venv/bin/python -m torchnative.testing.golden grads generate --suite "
+                f"{s['name']} --jobs 2 --shard K/N      # every K of one N",
+                f"    nice -n 10 .venv/bin/python -m torchnative.testing.golden grads replay --suite {s['name']} "
+                "--jobs 2 --resume",
+                f"    .venv/bin/python -m torchnative.testing.golden grads report --suite {s['name']} "
+                "--md docs/gradients.md", ""]
+    out += [
         f"OpInfo entries supporting autograd: {t['entries']} ({t['entries_with_cases']} with cases). "
         f"Samples: {t['samples_all']} in those entries' float32/float64 sample sets; {t['samples_attempted']} "
-        f"attempted; {t['samples_agreeing']} agreeing in every kind ({pct(t['samples_agreeing'], t['samples_attempted'])}).", "",
+        f"attempted ({pct(t['samples_attempted'], t['samples_all'])}); {t['samples_agreeing']} agreeing in every "
+        f"kind ({pct(t['samples_agreeing'], t['samples_attempted'])} of those attempted, "
+        f"{pct(t['samples_agreeing'], t['samples_all'])} of all)."
+        + ("" if not t["samples_unjudged"] else " Not judged (inputs ours could not rebuild bit for bit, or not "
+           "replayed yet): " + ", ".join(f"{k} {n}" for k, n in sorted(t["samples_unjudged"].items())) + "."), "",
         "| rows (entry x kind) | " + " | ".join(STATUSES) + " |", "|---|" + "---:|" * len(STATUSES)]
     for kind, counts in t["rows_by_kind"].items():
         out.append(f"| {kind} | " + " | ".join(str(counts.get(x, 0)) for x in STATUSES) + " |")
@@ -379,6 +389,12 @@ def main(argv=None) -> int:
     ap.add_argument("--check-baseline", action="store_true")
     ap.add_argument("--update-baseline", action="store_true")
     ap.add_argument("--allow-drop", action="store_true")
+    ap.add_argument("--shard", help="generate: only the K-th of N parts of the entries (K/N), resuming what "
+                    "is there; replay and report then cover the entries generated so far")
+    ap.add_argument("--skip-profiles", action="store_true",
+                    help="generate: no reruns under other CPU profiles (stricter verdicts; saves time)")
+    ap.add_argument("--resume", action="store_true",
+                    help="replay: keep the entries an earlier replay finished; replay the rest")
     a = ap.parse_args(argv)
     suite = SUITES[a.suite]
     over = {k: v for k, v in (("max_samples", a.max_samples), ("checks", a.checks)) if v is not None}
@@ -390,11 +406,11 @@ def main(argv=None) -> int:
     label = a.label or ("upstream-self" if a.ours_python == "upstream" else "ours")
     if a.command in ("generate", "run"):
         start = time.perf_counter()
-        generate(suite, force=a.force, jobs=a.jobs)
+        generate(suite, force=a.force, jobs=a.jobs, shard=a.shard, profiles=not a.skip_profiles)
         print(f"[grads] generate: {time.perf_counter() - start:.1f}s")
     if a.command in ("replay", "run"):
         start = time.perf_counter()
-        replay(suite, python, label, jobs=a.jobs)
+        replay(suite, python, label, jobs=a.jobs, resume=a.resume)
         print(f"[grads] replay ({python}): {time.perf_counter() - start:.1f}s")
     if a.command not in ("report", "run"):
         return 0

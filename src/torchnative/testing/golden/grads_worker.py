@@ -20,6 +20,12 @@ each one call of the entry's first nameable non-in-place spelling (through upstr
   gradgradcheck of the call, with upstream's OpInfo settings (nondet_tol) and fast_mode=True; run
   on upstream too, so a sample upstream itself fails is told apart.
 
+A sample whose output_process_fn_grad is a lambda, with an input the codec cannot carry, or with
+inputs over generate.MAX_SAMPLE_BYTES is a "regen" sample (as in generate.py): stored as a digest
+of its inputs, the generator's seed and its index; each side regenerates it from OpInfo (live.py)
+and ours judges it only on inputs equal to upstream's bit for bit. An entry with no nameable
+spelling is called through its OpInfo callable ("opinfo:op") on both sides.
+
 Like generate.py, a floating grad/gradgrad case is rerun with inputs widened to float64 ("high",
 float32 samples) or narrowed to float32 ("narrow", float64 samples), for tolerance.py, and a call
 that draws from the default generator is marked "random". ``replay`` runs the same cases on ours.
@@ -38,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import calls, codec, generate, live, naming
+from . import calls, codec, generate, live, naming, replay
 
 DTYPES = ("float32", "float64")
 NONFUNCTIONAL = ("inplace", "inplace_operator")  # an in-place call on a leaf requiring grad raises
@@ -150,25 +156,39 @@ def wrapped(name: str | None, fn, torch):
 
 
 class Call:
-    """One sample rebuilt in this interpreter: inputs, cotangents, the call, its outputs."""
+    """One sample rebuilt in this interpreter: inputs, cotangents, the call, its outputs.
 
-    def __init__(self, doc, sample, arrays, torch, cast=None):
+    ``live_sample``: a regenerated OpInfo sample (live.py) whose inputs are copied instead of
+    decoded, and whose output_process_fn_grad applies; ``fn``: the entry's own OpInfo callable."""
+
+    def __init__(self, doc, sample, arrays, torch, cast=None, live_sample=None, fn=None):
         self.torch, self.sample = torch, sample
-        self.fn = wrapped(doc.get("wrapper"), adapted(doc.get("adapter"), naming.resolve(doc["fn"], torch),
-                                                        torch), torch)
+        fn = fn or naming.resolve(doc["fn"], torch)
+        self.fn = wrapped(doc.get("wrapper"), adapted(doc.get("adapter"), fn, torch), torch)
         kept: list = []
-        self.args = codec.decode({"T": "list", "v": sample["args"]}, arrays, torch, cast, kept)
-        self.kwargs = {k: codec.decode(v, arrays, torch, cast, kept) for k, v in sample["kwargs"].items()}
+        self.process = None
+        if live_sample is not None:
+            self.args, self.kwargs = calls.live_copy(live.parts(live_sample), torch, cast, kept)
+            if sample.get("process"):
+                self.process = live_sample.output_process_fn_grad
+        else:
+            self.args = codec.decode({"T": "list", "v": sample["args"]}, arrays, torch, cast, kept)
+            self.kwargs = {k: codec.decode(v, arrays, torch, cast, kept) for k, v in sample["kwargs"].items()}
         if len(kept) != len(sample["rg"]):
             raise RuntimeError(f"{len(kept)} tensors rebuilt, {len(sample['rg'])} in the mask")
         self.inputs = [t.requires_grad_(True) for t, r in zip(kept, sample["rg"]) if r]
         self.cots = [codec.decode(c, arrays, torch, cast) for c in sample.get("cot", [])]
         self.vs = [codec.decode(v, arrays, torch, cast) for v in sample.get("v2", [])]
 
-    def outputs(self, args=None, kwargs=None):
+    def outputs_all(self, args=None, kwargs=None) -> list:
         self.torch.manual_seed(self.sample["seed"])
         out = self.fn(*(self.args if args is None else args), **(self.kwargs if kwargs is None else kwargs))
-        flat = tensor_leaves(out, self.torch, [])
+        if self.process is not None:
+            out = self.process(out)
+        return tensor_leaves(out, self.torch, [])
+
+    def outputs(self, args=None, kwargs=None):
+        flat = self.outputs_all(args, kwargs)
         return [flat[i] for i in self.sample["out_idx"]]
 
     def grad(self):
@@ -217,7 +237,7 @@ def materialized(value, torch):
 
 @calls.untimed_retry
 def run_case(doc, sample, arrays, torch, store, kind, *, cast=None, timeout=20.0, probe_rng=False,
-             nondet_tol=0.0) -> dict:
+             nondet_tol=0.0, live_sample=None, fn=None) -> dict:
     """One case (grad, gradgrad, gradcheck, gradgradcheck) -> record. Never raises."""
     res: dict = {"ok": False}
     phase = "rebuild"
@@ -225,7 +245,7 @@ def run_case(doc, sample, arrays, torch, store, kind, *, cast=None, timeout=20.0
     signal.setitimer(signal.ITIMER_REAL, (timeout or 0) * (3 if "check" in kind else 1))  # 0: no timer
     start = time.perf_counter()
     try:
-        call = Call(doc, sample, arrays, torch, cast)
+        call = Call(doc, sample, arrays, torch, cast, live_sample, fn)
         state = None
         if probe_rng:  # a call that reseeds (wrapper_set_seed) is random only if it draws after that
             reseeds = "seed42" in (doc.get("adapter"), doc.get("wrapper")) or doc.get("wrapper") == "wrapper_set_seed"
@@ -262,6 +282,27 @@ def spelling(op, rev, torch) -> str | None:
     return names[0] if names else None
 
 
+def grad_seed(base: int, key: str, dtype: str) -> int:
+    """Generator seed of one entry's samples made with requires_grad=True."""
+    return base + zlib.crc32(f"{key}|{dtype}|grad".encode()) % (2 ** 31)
+
+
+def grad_samples(op, dtype: str, seed: int, torch) -> list:
+    torch.manual_seed(seed)
+    return list(op.sample_inputs("cpu", getattr(torch, dtype), requires_grad=True))
+
+
+class GradRegenerator(live.Regenerator):
+    """live.Regenerator of samples made with requires_grad=True (the ones this sweep stores)."""
+
+    def sample(self, key: str, dtype: str, seed: int, index: int):
+        lst = self._lists.get((key, dtype, seed))
+        if lst is None:
+            self._lists.clear()  # one list at a time
+            lst = self._lists[(key, dtype, seed)] = grad_samples(self.op(key), dtype, seed, self.torch)
+        return lst[index]
+
+
 def wrapper_name(op) -> str | None:
     w = op.gradcheck_wrapper
     return None if w.__qualname__.endswith("<lambda>") else w.__name__
@@ -277,6 +318,10 @@ class GradCases:
         fn, how = spelling(op, rev, torch), None
         if fn is None and self.key in ADAPTED:
             fn, how = ADAPTED[self.key]
+        if fn is None:  # called through OpInfo's own callable, which each side takes from its database
+            fn = live.OPINFO + "op"
+        self.opfn = op.op if fn.startswith(live.OPINFO) else None
+        self.live: dict[str, object] = {}  # sample id -> the live OpInfo sample, for regen samples
         self.doc = {"key": self.key, "name": op.name, "fn": fn, "adapter": how,
                     "wrapper": wrapper_name(op), "gradgrad": bool(op.supports_gradgrad),
                     "nondet_tol": float(op.gradcheck_nondet_tol), "totals": {}, "skipped": {},
@@ -290,16 +335,29 @@ class GradCases:
         g = torch.Generator().manual_seed(zlib.crc32(f"{self.key}|{tag}".encode()) % (2 ** 31))
         return torch.randn(like.shape, dtype=like.dtype, generator=g)
 
-    def add_sample(self, dtype, index, s) -> dict | None:
-        torch = self.torch
+    def encode_inputs(self, s, leaves) -> tuple[list, dict, str | None]:
+        """Stored descriptors of sample ``s``, or why each side regenerates it instead (live.py):
+        its output_process_fn_grad is a lambda, an input cannot travel, or the inputs are large."""
         marker = object()
         try:
             identity = s.output_process_fn_grad(marker) is marker
         except Exception:
             identity = False
-        if not identity:  # its lambda cannot travel to ours
-            self.skip("output_process_fn_grad transforms the output")
-            return None
+        if not identity:
+            return [], {}, "output_process_fn_grad transforms the output"
+        if sum(t.numel() * t.element_size() for t in leaves) > generate.MAX_SAMPLE_BYTES:
+            return [], {}, f"inputs over {generate.MAX_SAMPLE_BYTES >> 20} MB"
+        mark = len(self.store.arrays)
+        try:
+            return ([codec.encode(a, self.store, self.torch, storage=True) for a in (s.input, *s.args)],
+                    {k: codec.encode(v, self.store, self.torch, storage=True) for k, v in s.kwargs.items()}, None)
+        except codec.Unserializable as exc:
+            for k in list(self.store.arrays)[mark:]:
+                del self.store.arrays[k]
+            return [], {}, f"unserializable input: {exc}"
+
+    def add_sample(self, dtype, index, s, gen_seed) -> dict | None:
+        torch = self.torch
         values = [s.input, *s.args, *s.kwargs.values()]
         leaves = tensor_leaves(values, torch, [])
         rg = [bool(t.requires_grad) for t in leaves]
@@ -308,22 +366,21 @@ class GradCases:
             return None
         sid = f"s{len(self.doc['samples'])}"
         seed = self.seed + zlib.crc32(f"{self.key}|{dtype}|grad|{index}".encode()) % (2 ** 31)
-        try:
-            args = [codec.encode(a, self.store, torch, storage=True) for a in (s.input, *s.args)]
-            kwargs = {k: codec.encode(v, self.store, torch, storage=True) for k, v in s.kwargs.items()}
-        except codec.Unserializable as exc:
-            self.skip(f"unserializable input: {exc}")
-            return None
+        args, kwargs, why = self.encode_inputs(s, leaves)
         sample = {"id": sid, "dtype": dtype, "index": index, "seed": seed, "args": args, "kwargs": kwargs,
                   "rg": rg, "random": False}
+        if why is not None:
+            sample.update(regen=why, gen_seed=gen_seed, digest=live.digest(s, torch),
+                          process=why.startswith("output_process_fn_grad"))
+            self.live[sid] = s
         # outputs: which are differentiable, on upstream, for this very call
         try:
-            call = Call(self.doc, dict(sample, out_idx=[]), self.store.arrays, torch)
-            torch.manual_seed(seed)
-            out = call.fn(*call.args, **call.kwargs)
-            flat = tensor_leaves(out, torch, [])
+            call = Call(self.doc, dict(sample, out_idx=[]), self.store.arrays, torch, None, self.live.get(sid),
+                        self.opfn)
+            flat = call.outputs_all()
         except Exception as exc:
             self.skip(f"forward raised {type(exc).__name__}")
+            self.live.pop(sid, None)
             return None
         if self.doc["adapter"] and not self.same_as_opinfo(s, flat):
             self.skip("the adapted call does not reproduce the OpInfo lambda")
@@ -356,7 +413,8 @@ class GradCases:
 
     def run(self, sample, kind, **kw):
         return run_case(self.doc, sample, self.store.arrays, self.torch, self.store, kind,
-                        timeout=self.timeout, nondet_tol=self.doc["nondet_tol"], **kw)
+                        timeout=self.timeout, nondet_tol=self.doc["nondet_tol"],
+                        live_sample=self.live.get(sample["id"]), fn=self.opfn, **kw)
 
     def references(self, sample, kind, case):
         """float64 ("high") or float32 ("narrow") reruns of a computed, non-random case."""
@@ -395,9 +453,6 @@ class GradCases:
 
     def build(self, dtypes, max_samples, checks):
         torch, op = self.torch, self.op
-        if self.doc["fn"] is None:
-            self.skip("no nameable non-in-place spelling")
-            return self.doc
         try:
             wrapped(self.doc["wrapper"], None, torch)
         except ValueError as exc:
@@ -405,9 +460,9 @@ class GradCases:
             return self.doc
         backward = {codec.dtype_name(d) for d in op.supported_backward_dtypes("cpu")}
         for dtype in [d for d in dtypes if d in backward]:
-            torch.manual_seed(self.seed + zlib.crc32(f"{self.key}|{dtype}|grad".encode()) % (2 ** 31))
+            gen_seed = grad_seed(self.seed, self.key, dtype)
             try:
-                samples = list(op.sample_inputs("cpu", getattr(torch, dtype), requires_grad=True))
+                samples = grad_samples(op, dtype, gen_seed, torch)
             except Exception as exc:
                 self.skip(f"sample_inputs raised {type(exc).__name__}")
                 continue
@@ -416,13 +471,14 @@ class GradCases:
             n_checked = 0
             for index, s in picked:
                 mark = (len(self.store.arrays), len(self.doc["samples"]), len(self.doc["cases"]))
-                sample = self.add_sample(dtype, index, s)
+                sample = self.add_sample(dtype, index, s, gen_seed)
                 if sample is None:
                     continue
                 check = dtype == "float64" and n_checked < checks
                 self.run_sample(sample, check)
                 if self.cap_size(mark):
                     n_checked += check
+        self.live.clear()
         return self.doc
 
     def cap_size(self, mark) -> bool:
@@ -461,13 +517,29 @@ def do_generate(a, torch):
 
 
 def replay_op(key, cases_dir: Path, torch, timeout) -> tuple[dict, codec.Store]:
+    """Ours' records of one entry's cases; a regen sample's cases run only on inputs that are
+    upstream's bit for bit (replay.regenerate), else they are recorded unjudged."""
     doc = json.loads((cases_dir / f"{key}.json").read_text())
     with np.load(cases_dir / f"{key}.npz") as z:
         arrays = {k: z[k] for k in z.files}
     samples = {s["id"]: s for s in doc["samples"]}
     store = codec.Store("r")
-    results = {c["id"]: run_case(doc, samples[c["sample"]], arrays, torch, store, c["variant"],
-                                 timeout=timeout, nondet_tol=doc["nondet_tol"]) for c in doc["cases"]}
+    regen = GradRegenerator(torch)
+    fn = regen.callable(key, doc["fn"]) if doc["fn"].startswith(live.OPINFO) else None
+    found: dict[str, tuple] = {}  # sample id -> (live sample or None, why it is not judged)
+    results = {}
+    for c in doc["cases"]:
+        sample = samples[c["sample"]]
+        s = None
+        if sample.get("regen"):
+            if sample["id"] not in found:
+                found[sample["id"]] = replay.regenerate(regen, key, sample, torch)
+            s, unjudged = found[sample["id"]]
+            if unjudged is not None:
+                results[c["id"]] = {"ok": False, "unjudged": unjudged}
+                continue
+        results[c["id"]] = run_case(doc, sample, arrays, torch, store, c["variant"], timeout=timeout,
+                                    nondet_tol=doc["nondet_tol"], live_sample=s, fn=fn)
     return {"key": key, "results": results}, store
 
 
