@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import dtypes as D
+from ..core.construct import empty
 from .support.broadcast import infer_size
 from .support.common import arr, wrap
 
@@ -98,6 +99,23 @@ def out(a: np.ndarray, dt) -> object:
     """A new tensor of dtype ``dt`` holding ``a`` (rounded once)."""
     a = np.asarray(a).astype(D.numpy_dtype(dt), copy=False)
     return wrap(a if a.flags.c_contiguous else a.copy(order="C"), dt)
+
+
+def out_column_major(a: np.ndarray, dt):
+    """A new tensor of dtype ``dt`` holding ``a`` with batched column-major strides, as upstream
+    allocates what LAPACK writes (LD, ldl_solve's result, the SVD's U and Vh)."""
+    shape = a.shape
+    stride = [1] * len(shape)
+    if len(shape) >= 2:
+        stride[-1] = max(shape[-2], 1)
+        acc = max(shape[-2] * shape[-1], 1)
+        for i in range(len(shape) - 3, -1, -1):
+            stride[i] = acc
+            acc *= max(shape[i], 1)
+    t = empty(shape, dt, stride=stride)
+    if a.size:
+        arr(t)[...] = a
+    return t
 
 
 def real_of(dt):

@@ -162,6 +162,29 @@ def svd(self, some=True, compute_uv=True):
     return U, S, call("adjoint", Vh)
 
 
+@kernel("svd.U", composite=True)
+def svd_out(self, some=True, compute_uv=True, *, U, S, V):
+    # V receives Vh through a transposed view, then is conjugated in place: the functional's
+    # lazy conjugate view has no out= counterpart
+    if self.dim() < 2:
+        raise RuntimeError(f"linalg.svd: input should have at least 2 dimensions, but has "
+                           f"{self.dim()} dimensions instead")
+    if compute_uv:
+        if V.dim() >= 2:
+            call("transpose_", V, -2, -1)
+        call("linalg_svd.U", self, not some, U=U, S=S, Vh=V)
+        call("transpose_", V, -2, -1)
+        if V.dtype.is_complex:
+            call("conj_physical_", V)
+        return U, S, V
+    call("linalg_svdvals.out", self, out=S)
+    batch, m, n = list(self.shape[:-2]), self.shape[-2], self.shape[-1]
+    for dest, shape in ((U, batch + [m, m]), (V, batch + [n, n])):
+        call("resize_", dest, shape)
+        call("zero_", dest)
+    return U, S, V
+
+
 @kernel("qr", composite=True)
 def qr(self, some=True):
     return call("linalg_qr", self, "reduced" if some else "complete")

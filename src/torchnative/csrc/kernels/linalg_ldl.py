@@ -19,10 +19,10 @@ from ..core.construct import empty
 from ..dispatch.call import call
 from ..ops.kernel_registry import kernel
 from .composite_out import register_out_forms
-from .linalg_common import INT32, check_floating_or_complex, check_square, out, wide
+from .linalg_common import (INT32, check_floating_or_complex, check_square, out,
+                            out_column_major, wide)
 from .linalg_common import check_errors as raise_info
 from .support.broadcast import infer_size
-from .support.common import arr
 
 _BOOL = D.BY_NAME["bool"]
 _ALPHA = (1.0 + math.sqrt(17.0)) / 8.0  # Bunch-Kaufman's growth bound
@@ -169,23 +169,6 @@ def _update_2x2(a, k, herm):
         a[j, k], a[j, k + 1] = wk, wkp1
 
 
-def _column_major(a: np.ndarray, dt):
-    """A tensor holding ``a`` with batched column-major strides, as upstream allocates LD and
-    ldl_solve's result."""
-    shape = a.shape
-    stride = [1] * len(shape)
-    if len(shape) >= 2:
-        stride[-1] = max(shape[-2], 1)
-        acc = max(shape[-2] * shape[-1], 1)
-        for i in range(len(shape) - 3, -1, -1):
-            stride[i] = acc
-            acc *= max(shape[i], 1)
-    t = empty(shape, dt, stride=stride)
-    if a.size:
-        arr(t)[...] = a
-    return t
-
-
 def _herm(A, hermitian: bool) -> bool:
     # for real types hetrf is sytrf
     return bool(hermitian) and A.dtype.is_complex
@@ -199,7 +182,7 @@ def linalg_ldl_factor_ex(self, *, hermitian=False, check_errors=False):
     batch = tuple(self.shape[:-2])
     n = self.shape[-1]
     if self.numel() == 0:
-        return _column_major(np.zeros(tuple(self.shape)), self.dtype), \
+        return out_column_major(np.zeros(tuple(self.shape)), self.dtype), \
             empty(batch + (n,), INT32), out(np.zeros(batch, np.int32), INT32)
     a = np.tril(wide(self)).reshape((-1, n, n))
     piv = np.zeros((a.shape[0], n), np.int32)
@@ -210,7 +193,7 @@ def linalg_ldl_factor_ex(self, *, hermitian=False, check_errors=False):
     info = info.reshape(batch)
     if check_errors:
         raise_info(info, fn, self.dim() == 2)
-    return (_column_major(a.reshape(tuple(self.shape)), self.dtype),
+    return (out_column_major(a.reshape(tuple(self.shape)), self.dtype),
             out(piv.reshape(batch + (n,)), INT32), out(info, INT32))
 
 
@@ -298,11 +281,11 @@ def linalg_ldl_solve(LD, pivots, B, *, hermitian=False):
     batch = infer_size(tuple(B.shape[:-2]), tuple(LD.shape[:-2]))
     shape = batch + tuple(B.shape[-2:])
     if LD.numel() == 0 or pivots.numel() == 0:
-        return _column_major(np.broadcast_to(wide(B), shape), B.dtype)
+        return out_column_major(np.broadcast_to(wide(B), shape), B.dtype)
     a = np.broadcast_to(wide(LD), batch + (n, n)).reshape((-1, n, n))
     p = np.broadcast_to(np.asarray(pivots._np, np.int64), batch + (n,)).reshape((-1, n))
     b = np.broadcast_to(wide(B), shape).reshape((-1,) + tuple(B.shape[-2:])).copy()
     herm = _herm(LD, hermitian)
     for i in range(b.shape[0]):
         _sytrs(a[i], p[i], b[i], herm)
-    return _column_major(b.reshape(shape), B.dtype)
+    return out_column_major(b.reshape(shape), B.dtype)

@@ -1,6 +1,6 @@
 """CPU kernels of the orthogonal decompositions and what is built on them
 (BatchLinearAlgebra.cpp, LinearAlgebra.cpp): QR (geqrf, orgqr, ormqr), the symmetric and general
-eigendecompositions, the SVD, least squares and the matrix exponential.
+eigendecompositions, the SVD and least squares.
 
 numpy's LAPACK computes them (geqrf/orgqr, syevd, geev, gesdd: the drivers upstream calls), in
 double precision, rounded once. Householder vectors, eigenvector phases and singular vector
@@ -15,7 +15,7 @@ from ..core.construct import empty
 from ..ops.kernel_registry import kernel
 from .linalg_common import (INT64, LinAlgError, broadcast_batch, check_floating_or_complex,
                             check_is_matrix, check_square, dispatch, float_or_double, out,
-                            real_of, wide)
+                            out_column_major, real_of, wide)
 
 
 def _empty(dt):
@@ -218,6 +218,26 @@ def _linalg_eigvals(self):
 
 # --- SVD --------------------------------------------------------------------------------------
 
+def _gesdd(a: np.ndarray, full_matrices: bool):
+    """gesdd with the singular-vector signs of upstream's MKL build. For a wide real matrix
+    reference LAPACK (numpy's) first takes an LQ factorization once n >= 11m/6, while MKL
+    bidiagonalizes the matrix directly, and the two paths pick different signs. Zero rows
+    appended until n < 11(m+p)/6 (still wide) send reference LAPACK down the direct path; they
+    add only zero singular values, whose vectors are dropped. Complex and tall matrices already
+    agree, as do wide ones too short to pad (2x3)."""
+    m, n = a.shape[-2], a.shape[-1]
+    if np.iscomplexobj(a) or m >= n or n < (m * 11) // 6:
+        return np.linalg.svd(a, full_matrices=full_matrices)
+    p = 1
+    while n >= ((m + p) * 11) // 6:
+        p += 1
+    if m + p >= n:
+        return np.linalg.svd(a, full_matrices=full_matrices)
+    padded = np.concatenate([a, np.zeros(a.shape[:-2] + (p, n), a.dtype)], axis=-2)
+    u, s, vh = np.linalg.svd(padded, full_matrices=full_matrices)
+    return u[..., :m, :m], s[..., :m], vh if full_matrices else vh[..., :m, :]
+
+
 @kernel("_linalg_svd")
 def _linalg_svd(A, full_matrices=False, compute_uv=False, *, driver=None):
     fn = "linalg.svd" if compute_uv else "linalg.svdvals"
@@ -241,12 +261,12 @@ def _linalg_svd(A, full_matrices=False, compute_uv=False, *, driver=None):
         ku, kv = (m, n) if full_matrices else (k, k)
         u = np.broadcast_to(np.eye(m, ku, dtype=a.dtype), a.shape[:-2] + (m, ku))
         vh = np.broadcast_to(np.eye(kv, n, dtype=a.dtype), a.shape[:-2] + (kv, n))
-        return out(u, A.dtype), out(s, rdt), out(vh, A.dtype)
+        return out_column_major(u, A.dtype), out(s, rdt), out_column_major(vh, A.dtype)
     if not compute_uv:
         s = np.linalg.svd(a, compute_uv=False)
         return _empty(A.dtype), out(s, rdt), _empty(A.dtype)
-    u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
-    return out(u, A.dtype), out(s, rdt), out(vh, A.dtype)
+    u, s, vh = _gesdd(a, full_matrices)
+    return out_column_major(u, A.dtype), out(s, rdt), out_column_major(vh, A.dtype)
 
 
 # --- least squares ----------------------------------------------------------------------------
@@ -347,141 +367,3 @@ def _gelsy_full_rank(a, b, rank, fallback):
             y = trsm(rr, np.conj(q.T) @ flat_b[i], upper=True)
         flat_x[i][order] = y
     return flat_x.reshape(x.shape)
-
-
-# --- matrix exponential -----------------------------------------------------------------------
-# LinearAlgebra.cpp's mexp (Bader, Blanes, Casas 2019: optimized Taylor polynomials of degree 1,
-# 2, 4, 8, 12, 18, the last with scaling and squaring), always with the double-precision degree
-# bounds: a single matrix takes the cheapest polynomial its 1-norm allows, a batch takes degree 18.
-
-_THETAS = (2.220446049250313e-16, 2.580956802971767e-08, 3.397168839976962e-04,
-           4.991228871115323e-02, 2.996158913811580e-01, 1.090863719290036e+00)
-_B12 = ((9.0198e-16, 0.46932117595418237389, -0.20099424927047284052, -0.04623946134063071740),
-        (5.31597895759871264183, 1.19926790417132231573, 0.01179296240992997031,
-         0.01108844528519167989),
-        (0.18188869982170434744, 0.05502798439925399070, 0.09351590770535414968,
-         0.00610700528898058230),
-        (-2.0861320e-13, -0.13181061013830184015, -0.02027855540589259079,
-         -0.00675951846863086359))
-_B18 = ((0., -1.00365581030144618291e-01, -8.02924648241156932449e-03,
-         -8.92138498045729985177e-04, 0.),
-        (0., 3.97849749499645077844e-01, 1.36783778460411720168e+00,
-         4.98289622525382669416e-01, -6.37898194594723280150e-04),
-        (-1.09676396052962061844e+01, 1.68015813878906206114e+00, 5.71779846478865511061e-02,
-         -6.98210122488052056106e-03, 3.34975017086070470649e-05),
-        (-9.04316832390810593223e-02, -6.76404519071381882256e-02, 6.75961301770459654925e-02,
-         2.95552570429315521194e-02, -1.39180257516060693404e-05),
-        (0., 0., -9.23364619367118555360e-02, -1.69364939002081722752e-02,
-         -1.40086798182036094347e-05))
-_SQRT_177 = 0.1330413469565007072504e+2
-
-
-def _powers(a, count):
-    """[I, A, A^2, A^3, A^6][:count]."""
-    eye = np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape)
-    out = [eye, a]
-    if count > 2:
-        out.append(a @ a)
-    if count > 3:
-        out.append(a @ out[2])
-    if count > 4:
-        out.append(out[3] @ out[3])
-    return out[:count]
-
-
-def _combine(mats, coef):
-    acc = np.zeros_like(mats[0])
-    for m, c in zip(mats, coef):
-        acc = acc + c * m
-    return acc
-
-
-def _t1(a):
-    i, a1 = _powers(a, 2)
-    return i + a1
-
-
-def _t2(a):
-    i, a1, a2 = _powers(a, 3)
-    return i + a1 + a2 / 2.0
-
-
-def _t4(a):
-    i, a1, a2 = _powers(a, 3)
-    a4 = a2 @ _combine([i, a1, a2], (1 / 2.0, 1 / 6.0, 1 / 24.0))
-    return _combine([i, a1, a2, a4], (1.0, 1.0, 0.0, 1.0))
-
-
-def _t8(a):
-    x3 = 2.0 / 3.0
-    x1 = x3 * ((1.0 + _SQRT_177) / 88.0)
-    x2 = x3 * ((1.0 + _SQRT_177) / 352.0)
-    x4 = (-271.0 + 29.0 * _SQRT_177) / (315.0 * x3)
-    x5 = (-11.0 + 11.0 * _SQRT_177) / (1260.0 * x3)
-    x6 = (-99.0 + 11.0 * _SQRT_177) / (5040.0 * x3)
-    x7 = (89.0 - _SQRT_177) / (5040.0 * x3)
-    y2 = (857.0 - 58.0 * _SQRT_177) / 630.0
-    i, a1, a2 = _powers(a, 3)
-    a4 = a2 @ _combine([a1, a2], (x1, x2))
-    a8 = _combine([a2, a4], (x3, 1.0)) @ _combine([i, a1, a2, a4], (x4, x5, x6, x7))
-    return _combine([i, a1, a2, a4, a8], (1.0, 1.0, y2, 0.0, 1.0))
-
-
-def _t12(a):
-    mats = _powers(a, 4)
-    b = [_combine(mats, row) for row in _B12]
-    b[2] = b[2] + b[3] @ b[3]
-    return b[0] + (b[1] + b[2]) @ b[2]
-
-
-def _t18(a):
-    mats = _powers(a, 5)
-    b = [_combine(mats, row) for row in _B18]
-    b[3] = b[3] + b[0] @ b[4]
-    return b[1] + (b[2] + b[3]) @ b[3]
-
-
-def _t18_scaled(a, norm):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        s = np.maximum(np.ceil(np.log2(norm / _THETAS[5])), 0)
-    s = np.where(np.isnan(s), 0, s)
-    r = _t18(a * np.power(2.0, -s)[:, None, None])
-    for i in range(int(s.max()) if s.size else 0):
-        r = np.where((s > i)[:, None, None], r @ r, r)
-    return r
-
-
-def _expm(a: np.ndarray) -> np.ndarray:
-    n = a.shape[-1]
-    flat = a.reshape(-1, n, n)
-    norm = np.abs(flat).sum(-2).max(-1)
-    if flat.shape[0] > 1:
-        return _t18_scaled(flat, norm).reshape(a.shape)
-    res = np.full_like(flat, np.nan)
-    lower = -1.0
-    for theta, fn in zip(_THETAS[:5], (_t1, _t2, _t4, _t8, _t12)):
-        if lower < norm[0] <= theta:
-            res = fn(flat)
-        lower = theta
-    if norm[0] >= _THETAS[4]:
-        res = _t18_scaled(flat, norm)
-    return res.reshape(a.shape)
-
-
-@kernel("linalg_matrix_exp")
-def linalg_matrix_exp(self):
-    fn = "linalg.matrix_exp"
-    check_square(self, fn)
-    check_floating_or_complex(self, fn, allow_low=True)
-    n = self.shape[-1]
-    if n == 0:
-        from ..dispatch.call import call
-
-        return call("clone", self)
-    if n == 1:
-        from ..dispatch.call import call
-
-        return call("exp", self)
-    a = wide(self)
-    with np.errstate(all="ignore"):
-        return out(_expm(a), self.dtype)
