@@ -61,13 +61,32 @@ class CppOp:
     """An ATen operator called as C++ calls it: all arguments positional, in schema order
     (keyword-only ones included), the overload chosen by the arguments' types."""
 
-    __slots__ = ("qualname", "_plans")
+    __slots__ = ("qualname", "_plans", "_chosen")
 
     def __init__(self, qualname: str):
         self.qualname = qualname
         self._plans = None
+        self._chosen = {}  # _kinds(args) -> (op, how each argument is passed)
 
     def __call__(self, *args):
+        kinds = tuple(map(_kind, args))
+        chosen = self._chosen.get(kinds)
+        if chosen is None:
+            chosen = self._chosen[kinds] = self._choose(args)
+        op, steps = chosen
+        pos, kw = [], {}
+        for v, (kwarg_only, name, conv) in zip(args, steps):
+            if conv:
+                v = [] if conv == _EMPTY else [v]
+            if kwarg_only:
+                kw[name] = v
+            else:
+                pos.append(v)
+        return _door.aten_dispatch(op, tuple(pos), kw)
+
+    def _choose(self, args):
+        """The overload the arguments bind to and how each is passed; the choice depends only
+        on each argument's ``_kind``, so it is made once per kinds."""
         if self._plans is None:
             from ..ops.dispatcher import REGISTRY
 
@@ -81,36 +100,46 @@ class CppOp:
         # IntArrayRef (its implicit constructor), as ``at::sum(t, 0, true)`` does
         for widen in (False, True):
             for op, params in self._plans:
-                found = _bind(op, params, args, widen)
-                if found is not None:
-                    return _door.aten_dispatch(op, *found)
+                steps = _bind(op, params, args, widen)
+                if steps is not None:
+                    return op, steps
         raise RuntimeError(f"{self.qualname}: no overload accepts the arguments of the "
                            f"derivative formula ({', '.join(type(a).__name__ for a in args)})")
 
 
+_SCALAR_TENSOR, _TENSOR, _EMPTY, _WRAP = object(), object(), 1, 2
+
+
+def _kind(v):
+    """What overload resolution reads of an argument: its type, and for a tensor whether it is
+    0-dimensional (a Number parameter takes only those)."""
+    if isinstance(v, TensorBase):
+        return _TENSOR if v._size else _SCALAR_TENSOR
+    return type(v)
+
+
 def _bind(op, params, args, widen: bool):
-    """(positional, keyword) arguments for ``op``, or None where the arguments do not fit."""
+    """How each argument is passed to ``op`` ((keyword-only, name, conversion) per argument), or
+    None where the arguments do not fit."""
     if len(args) > len(params):
         return None
-    pos, kw = [], {}
+    steps = []
     for i, a in enumerate(params):
         if i < len(args):
             v = args[i]
+            conv = 0
             if v is None and a.real_type.kind() == "ListType":
-                v = []  # an int[] the forward's caller gave as None (stride=None): empty
+                v, conv = [], _EMPTY  # an int[] the forward's caller gave as None (stride=None)
             if widen and _int_for_int_list(v, a.real_type):
-                v = [v]
+                v, conv = [v], _WRAP
             if not _matches(v, a.real_type):
                 return None
         elif a.has_default_value() or a.type.kind() == "OptionalType":
             continue
         else:
             return None
-        if a.kwarg_only:
-            kw[a.name] = v
-        else:
-            pos.append(v)
-    return tuple(pos), kw
+        steps.append((a.kwarg_only, a.name, conv))
+    return tuple(steps)
 
 
 def _int_for_int_list(v, t) -> bool:
