@@ -212,6 +212,7 @@ def out_wrapper(functional, op, functional_op):
     dtype_from_out = _kwarg_dtype(functional_op.schema) and (
         rule == "dtype_from_out" or (rule == "generated" and not _kwarg_dtype(op.schema)))
     complex_to_float = op.name == "aten::abs.out"
+    returns_nothing = not op.schema.returns
     check = {"cast": _check_cast, "same": _check_same, "structured": _check_exact,
              "dtype_from_out": _check_cast, "generated": _check_exact}[rule]
 
@@ -228,15 +229,25 @@ def out_wrapper(functional, op, functional_op):
         result = functional(*args[:n_inputs], **kwargs)
         results = result if isinstance(result, tuple) else (result,)
         for dest, res in zip(outs, results):
-            if not isinstance(res, TensorBase):
-                continue
-            if resize_first:  # generated: resize_out_helper, then copy_arg's check
-                resize_out(dest, res._size)
-                chk(res.dtype, dest)
+            if isinstance(dest, (list, tuple)):  # a Tensor[] out= (torchgen's list copy_arg)
+                if len(dest) != len(res):
+                    raise RuntimeError("dst.size() == src.size() INTERNAL ASSERT FAILED at "
+                                       '"CompositeViewCopyKernels.cpp", please report a bug to PyTorch. ')
+                pairs = zip(dest, res)
             else:
-                chk(res.dtype, dest)
-                resize_out(dest, res._size)
-            write_into(dest, res)
+                pairs = ((dest, res),)
+            for d, r in pairs:
+                if not isinstance(r, TensorBase):
+                    continue
+                if resize_first:  # generated: resize_out_helper, then copy_arg's check
+                    resize_out(d, r._size)
+                    chk(r.dtype, d)
+                else:
+                    chk(r.dtype, d)
+                    resize_out(d, r._size)
+                write_into(d, r)
+        if returns_nothing:  # "-> ()": the list out= overloads
+            return None
         return tuple(outs) if isinstance(result, tuple) else outs[0]
 
     with_out.__name__ = op.name
