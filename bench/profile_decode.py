@@ -1,7 +1,7 @@
 """Where a SmolLM2 decode step's time goes on our torch (a profile, not a comparison).
 
 Usage: .venv/bin/python bench/profile_decode.py [--threads 1] [--new-tokens 16] [--kernels]
-       [--top 25]
+       [--top 25] [--dtype bfloat16]
 
 Three measurements of the same greedy decode (CPU time, so other processes' load counts less):
 1. the step as it runs: CPU ms per token;
@@ -65,6 +65,8 @@ def main() -> None:
     ap.add_argument("--new-tokens", type=int, default=16)
     ap.add_argument("--kernels", action="store_true", help="the fused kernels bundle swapped in")
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32",
+                    help="the dtype the checkpoint is loaded in")
     args = ap.parse_args()
 
     import torch
@@ -74,7 +76,7 @@ def main() -> None:
     from torchnative.csrc.dispatch import door
 
     torch.set_num_threads(args.threads)
-    _, model = load(None, None, quiet=True)
+    _, model = load(None, None, quiet=True, dtype=getattr(torch, args.dtype))
     prompt = torch.tensor([[1, 504, 3458, 282, 4649, 314, 6, 7]])
     n = args.new_tokens
     with torch.inference_mode():
