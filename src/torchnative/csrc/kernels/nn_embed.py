@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ..core import dtypes as D
-from .support.common import arr, as_compute, wrap
+from .support.common import arr, as_compute, scalar, wrap
 from ..dispatch.call import call
 from .support.nn_util import python_key
 from ..ops.kernel_registry import kernel
@@ -44,6 +44,29 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
         raise IndexError("index out of range in self")
     rows = np.take(arr(weight), idx, axis=0)
     return wrap(rows.reshape(tuple(indices._size) + (weight._size[1],)), weight._dtype)
+
+
+@kernel("embedding_renorm_")
+def embedding_renorm_(self, indices, max_norm, norm_type):
+    """Embedding.cpp's CPU loop: each distinct index in ascending order, its row's norm (the
+    norm operator, read back as a double) and, above ``max_norm``, the row scaled in place by
+    max_norm / (norm + 1e-7). The scale reaches the C++ ``row *= scale`` as a Scalar rounded to
+    the row's dtype first (measured: a float16 row is scaled by the float16 value of the scale,
+    where Python's ``row *= scale`` keeps it in float)."""
+    if self.dim() != 2:
+        raise RuntimeError(f"Expected {2}-dimensional tensor, but got {self.dim()}-dimensional "
+                           "tensor for argument #1 'self' (while checking arguments for "
+                           "embedding_renorm_)")
+    if indices._dtype not in _INDEX:
+        raise RuntimeError("Expected tensor for argument #2 'indices' to have one of the following "
+                           f"scalar types: Long, Int; but got {tensor_type_name(indices)} instead "
+                           "(while checking arguments for embedding_renorm_)")
+    for i in np.unique(arr(indices).reshape(-1)):
+        row = call("select.int", self, 0, int(i))
+        norm = float(call("norm.Scalar", row, norm_type).item())
+        if norm > max_norm:
+            call("mul_.Tensor", row, scalar(max_norm / (norm + 1e-7), self._dtype))
+    return self
 
 
 @kernel("embedding_backward", composite=True)
