@@ -161,3 +161,11 @@ def cast_array(a, src: D.dtype, dst: D.dtype) -> np.ndarray:
         if dst is _F32:
             return x32
         return _from_float32(x32, orig_src, dst, dst_np)
+
+
+def readable(a: np.ndarray, d: D.dtype) -> np.ndarray:
+    """``a``'s values in a numpy type that holds them exactly: complex64 for complex32, float32
+    for float8 (their storage is bit patterns); other arrays as they are."""
+    if d not in D.BIT_STORED:
+        return a
+    return complex_half.widen(a) if d is _C32 else _float8_to_float32(a, d)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import complex_half
+
 CONJ, NEG = 1, 2
 LIVE = [False]
 
@@ -54,6 +56,13 @@ def has_bits(args, kwargs=None) -> bool:
 
 def apply_bits(array: np.ndarray, value: int) -> np.ndarray:
     """The values ``array`` reads as under ``value``'s bits, written in place."""
+    if array.dtype == complex_half.STORAGE:  # complex32: flip the float16 parts' signs
+        if value & CONJ:
+            np.negative(array["imag"], out=array["imag"])
+        if value & NEG:
+            np.negative(array["real"], out=array["real"])
+            np.negative(array["imag"], out=array["imag"])
+        return array
     if value & CONJ and array.dtype.kind == "c":
         np.conjugate(array, out=array)
     if value & NEG:

@@ -13,8 +13,8 @@ accident). Values are reached only through ``decode``/``encode``:
   upstream's Float8_e4m3fn saturates on every CPU path (inf included), measured on torch 2.13.0.
   The fnuz types have no negative zero: a result that rounds to zero is +0.
 * ``decode`` is exact; NaNs widen to the float32 patterns upstream's converters give them, since
-  their payloads survive later casts (e5m2 by shifting into float16 bits, e4m3fn to sign |
-  0x7FF00000, the fnuz NaN to 0x7F800001).
+  their payloads survive later casts (e5m2 by shifting into float16 bits and widening those
+  quietly, e4m3fn to sign | 0x7FF00000, the fnuz NaN to 0x7F800001).
 """
 
 from __future__ import annotations
@@ -60,8 +60,11 @@ _FORMATS = {
 def _decode_table(name: str) -> np.ndarray:
     """float32 value of each of the 256 bit patterns, NaNs as upstream widens them."""
     bits = np.arange(256, dtype=np.uint16)
-    if name == "float8_e5m2":  # the top byte of a float16
-        return (bits << np.uint16(8)).view(np.float16).astype(np.float32)
+    if name == "float8_e5m2":  # the top byte of a float16, widened as x86's F16C does it
+        out = (bits << np.uint16(8)).view(np.float16).astype(np.float32)
+        u = out.view(np.uint32)
+        u[np.isnan(out)] |= np.uint32(0x00400000)  # a signalling NaN comes out quiet
+        return out
     f = _FORMATS[name]
     sign = np.where(bits & 0x80, -1.0, 1.0)
     exp = (bits >> f.mant_bits) & ((0x7F >> f.mant_bits))

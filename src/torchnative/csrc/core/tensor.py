@@ -464,6 +464,8 @@ class TensorBase(metaclass=_TensorMeta):
         if not force and self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        if self._dtype in D.BIT_STORED:  # numpy has no such type (we hold bit patterns)
+            raise TypeError(f"Got unsupported ScalarType {self._dtype._cpp_name}")
         if self._math_bits:
             if force:
                 return logical_array(self)

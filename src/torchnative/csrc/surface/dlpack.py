@@ -17,7 +17,7 @@ from ..core.device import device as _device
 from ..core.refuse import TorchnativeNotImplementedError
 
 KDL_CPU = 1
-_NO_DLPACK_CODE = D.FLOAT8 | {D.BY_NAME["bfloat16"]}
+_NO_DLPACK_CODE = D.FLOAT8 | {D.BY_NAME["bfloat16"], D.BY_NAME["complex32"]}
 
 
 def dlpack_exchange_api():
