@@ -338,6 +338,18 @@ def mse_loss(self, target, reduction=MEAN):
     return _apply_reduction(loss, reduction)
 
 
+@kernel("soft_margin_loss")
+def soft_margin_loss(self, target, reduction=MEAN):
+    """Loss.cpp's neg_out(input).mul_(target).exp_().log1p_(): each step rounded to the input's
+    dtype (upstream's Python decomposition computes in float32 for float16, where exp overflows
+    to inf only at the end), then the reduction."""
+    loss = call("neg", self)
+    call("mul_.Tensor", loss, target)
+    call("exp_", loss)
+    call("log1p_", loss)
+    return _apply_reduction(loss, reduction)
+
+
 @kernel("binary_cross_entropy")
 def binary_cross_entropy(self, target, weight=None, reduction=MEAN):
     dt = self._dtype
