@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core import complex_half
 from ..core import dtypes as D
 from ..core.conj_neg_bits import CONJ, NEG, set_bits
 from ..dispatch.call import call
-from ..core.refuse import TorchnativeNotImplementedError
 from .support.common import arr
 from .copy import _empty_like
 from .pointwise_base import broadcast_shape, finish
@@ -184,11 +184,10 @@ def _build(name: str, a, b, polar: bool):
     if polar and a.dtype._cpp_name == "Half":
         raise NotImplementedError("\"polar_cpu\" not implemented for 'Half'")
     dt = a.dtype.to_complex()
-    if dt._name == "complex32":
-        raise TorchnativeNotImplementedError(
-            f"aten::{name} of float16 tensors", "numpy has no complex32 (ComplexHalf) type")
     shape = broadcast_shape(a._size, b._size)
     x, y = np.broadcast_to(arr(a), shape), np.broadcast_to(arr(b), shape)
+    if dt._name == "complex32":  # the float16 parts are the pair, as they are
+        return finish(complex_half.pack(x, y), dt, a, b)
     r = np.empty(shape, dtype=D.numpy_dtype(dt))
     with np.errstate(all="ignore"):
         if polar:  # a*cos(b), a*sin(b), as upstream's kernel (0*cos(inf) is nan there too)

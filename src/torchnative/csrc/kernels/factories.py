@@ -127,10 +127,16 @@ def zeros(size, *, dtype=None, layout=None, device=None, pin_memory=None):
 
 @kernel("ones", meta=True)
 def ones(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    t = empty(tuple(size), _dtype(dtype), checked_device(device))
+    dt = _dtype(dtype)
+    t = empty(tuple(size), dt, checked_device(device))
     if t._np is not None:
-        t._np[...] = 1
+        t._np[...] = _one(dt)
     return t
+
+
+def _one(dt):
+    """1 as the storage holds it (bit-stored dtypes do not take a Python 1)."""
+    return scalar_to(1, dt) if dt in D.BIT_STORED else 1
 
 
 def _like(self, dtype, device, memory_format):
@@ -159,7 +165,7 @@ def ones_like(self, *, dtype=None, layout=None, device=None, pin_memory=None,
               memory_format=None):
     t = _like(self, dtype, device, memory_format)
     if t._np is not None:
-        t._np[...] = 1
+        t._np[...] = _one(t.dtype)
     return t
 
 
@@ -455,7 +461,7 @@ def eye_m_out(n, m, *, out):
     if out._np is not None:
         out._np[...] = 0
         k = min(n, m)
-        out._np[np.arange(k), np.arange(k)] = 1
+        out._np[np.arange(k), np.arange(k)] = _one(out.dtype)
     return out
 
 

@@ -327,6 +327,9 @@ def _index_put_impl_(self, indices, values, accumulate=False, unsafe=False):
     if not accumulate:
         mask = _masked_fill_dispatch(self, indices, values)
         if mask is not None:
+            if self._dtype in D.FLOAT8:  # upstream's index_put_ becomes masked_fill_ here
+                raise NotImplementedError(f"\"masked_fill\" not implemented for "
+                                          f"'{self._dtype._cpp_name}'")
             a = arr(self)
             value = scalar_to(values.item(), self._dtype)
             np.copyto(a, value, where=np.broadcast_to(mask, a.shape))

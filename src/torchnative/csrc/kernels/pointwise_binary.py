@@ -16,7 +16,8 @@ import numpy as np
 from .support import complex_arith
 from ..core import dtypes as D
 from ..core.tensor import TensorBase
-from .pointwise_base import (ALL_H, ALL_HB, ALL_HBC, ALL_HC, BOOL, COMPLEX, F64, FLOAT_H, FLOAT_HC,
+from .pointwise_base import (ALL_H, ALL_HB, ALL_HBC, ALL_HC, BOOL, COMPLEX, F8, F64, FLOAT_H,
+                             FLOAT_HC,
                              I64, INTEGRAL, NOTHING, REDUCED, broadcast_shape, check, checked,
                              compute_dtype, finish, is_scalar_operand, needs_quiet, operand,
                              original_f32, py_dtype, quiet, result_type, shapes_of)
@@ -186,6 +187,11 @@ def rsub(self, other, alpha=1):
 @kernel("mul.Tensor", "mul.Scalar")
 def mul(self, other):
     dt = dtype2(self, other)
+    if dt in F8:  # float8 multiplies tensors only; a scalar operand takes the reduced-float path
+        if not all(isinstance(t, TensorBase) and not t._wrapped for t in (self, other)):
+            raise NotImplementedError(f'"mul_cpu_reduced_float" not implemented for '
+                                      f"'{dt._cpp_name}'")
+        return apply2(np.multiply, self, other, dt)
     check("mul_cpu", dt, ALL_HBC)
     if dt is BOOL:
         return apply2(np.logical_and, self, other, dt)

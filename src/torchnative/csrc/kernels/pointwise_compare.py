@@ -15,6 +15,7 @@ from ..platform.cpp_names import scalar_cpp, typemeta
 from ..core import dtypes as D
 from ..core.tensor import TensorBase
 from .support.common import arr, wrap
+from .support.scalar import scalar_to
 from .pointwise_base import (ALL_HB, BOOL, COMPLEX, INTEGRAL, INTEGRAL_B, U8,
                              broadcast_shape, broadcasting, check, checked, finish, operand,
                              shapes_of)
@@ -166,6 +167,8 @@ def _fill_value(self, value):
         raise RuntimeError(f"value cannot be converted to type {scalar_cpp(dt._name)} without "
                            "overflow")
     v = checked(value, dt)
+    if dt in D.BIT_STORED:
+        return scalar_to(v, dt)
     return np.asarray(v).astype(D.numpy_dtype(dt)) if dt not in COMPLEX else v
 
 

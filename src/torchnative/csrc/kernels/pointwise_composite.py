@@ -99,6 +99,8 @@ def isfinite(self):
     if dt.is_complex:
         return _call("__iand__.Tensor", isfinite(_call("real", self)),
                      isfinite(_call("imag", self)))
+    if dt in D.FLOAT8 and dt._name != "float8_e5m2":  # measured: e5m2 alone has a kernel
+        raise NotImplementedError(f"\"isfinite\" not implemented for '{dt._cpp_name}'")
     return _call("mul.Tensor", _call("eq.Tensor", self, self),
                  _call("ne.Scalar", _call("abs", self), float("inf")))
 

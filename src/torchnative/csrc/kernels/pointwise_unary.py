@@ -16,7 +16,8 @@ from ..core import dtypes as D
 from .support.common import arr, opmath
 from ..core.cast import cast_array
 from ..core.construct import from_result
-from .pointwise_base import (ALL_H, ALL_HC, BOOL, COMPLEX, F32, F64, FLOAT_H, FLOAT_HC, INTEGRAL,
+from .pointwise_base import (ALL_H, ALL_HC, BOOL, C32, COMPLEX, F8, F32, F64, FLOAT_H, FLOAT_HC,
+                             INTEGRAL,
                              NATIVE, NOTHING, QUIET, REDUCED, check, checked, compute_dtype, finish,
                              needs_quiet, operand, quiet, quiet_enter, quiet_exit)
 from .pointwise_math import erf, erf_vec32, erfc, erfinv, exact, vectorized_mask
@@ -212,6 +213,8 @@ def neg(self):
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you "
                            "are trying to invert a mask, use the `~` or `logical_not()` operator "
                            "instead.")
+    if self._dtype is C32:  # no vector path for ComplexHalf: the scalar -z flips both signs
+        return _same(self, "neg_cpu", ALL_HC, np.negative)
     if self._dtype in COMPLEX:  # upstream's complex vector negation is 0 - z: -(0+0j) is +0
         return _same(self, "neg_cpu", ALL_HC, lambda z: np.subtract(z.dtype.type(0), z))
     return _same(self, "neg_cpu", ALL_HC, np.negative)
@@ -222,7 +225,7 @@ def abs_(self):
     dt = self._dtype
     if dt in COMPLEX:
         return apply1(_e(np.abs), self, dt, dt.to_real())
-    return _same(self, "abs_cpu", ALL_H, np.abs)
+    return _same(self, "abs_cpu", ALL_H | F8, np.abs)
 
 
 @kernel("abs_")

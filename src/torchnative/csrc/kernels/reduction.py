@@ -337,7 +337,7 @@ def logsumexp(self, dim, keepdim=False):
 
 def _truth(self) -> np.ndarray:
     a = arr(self)
-    if self.dtype in LOWP:
+    if self.dtype in LOWP or self.dtype in D.BIT_STORED:
         a = as_compute(self, self.dtype)
     return a if a.dtype == np.bool_ else a != 0
 

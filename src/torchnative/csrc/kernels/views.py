@@ -55,6 +55,9 @@ def infer_size(shape, numel: int) -> list[int]:
             raise RuntimeError(f"invalid shape dimension {s}")
         known *= s
     if infer:
+        if known == 0 and numel == 0:  # any size fits the -1: upstream names the ambiguity
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {shape} because the "
+                               "unspecified dimension size -1 can be any value and is ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{shape}' is invalid for input of size {numel}")
         shape[infer[0]] = numel // known
@@ -418,6 +421,8 @@ def split_with_sizes(self, split_sizes, dim=0):
 
 @kernel("unbind.int", meta=True)
 def unbind(self, dim=0):
+    if self.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = wrap_dim(dim, self.dim())
     return _multi_output(self, [select(self, d, i) for i in range(self._size[d])])
 
@@ -482,8 +487,8 @@ def view_dtype(self, dtype):
                        [s * r for s in self._stride[:-1]] + [1], self._offset * r, dtype=dtype)
     r = b // a
     if self._size[-1] % r or self._offset % r:
-        raise RuntimeError(f"self.size(-1) must be divisible by {r} to view {self.dtype} as "
-                           f"{dtype} (different element sizes), but got {self._size[-1]}")
+        raise RuntimeError(f"self.size(-1) must be divisible by {r} to view {names}, but got "
+                           f"{self._size[-1]}")
     return view_of(self, list(self._size[:-1]) + [self._size[-1] // r],
                    [s // r for s in self._stride[:-1]] + [1], self._offset // r, dtype=dtype)
 

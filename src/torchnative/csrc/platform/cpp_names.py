@@ -28,6 +28,8 @@ SCALAR_CPP = {
     "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
     "float64": "double", "complex32": "c10::complex<c10::Half>",
     "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
+    "float8_e4m3fn": "c10::Float8_e4m3fn", "float8_e4m3fnuz": "c10::Float8_e4m3fnuz",
+    "float8_e5m2": "c10::Float8_e5m2", "float8_e5m2fnuz": "c10::Float8_e5m2fnuz",
 }
 
 

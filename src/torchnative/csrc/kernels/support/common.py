@@ -13,7 +13,7 @@ import numbers
 import numpy as np
 
 from ...core import dtypes as D
-from ...core.cast import cast_array
+from ...core.cast import cast_array, readable
 from ...core.construct import from_result, scalar_tensor
 from ...core.promotion import SCALAR, TENSOR, ZERODIM, result_type_of
 from ...core.refuse import TorchnativeNotImplementedError
@@ -23,7 +23,9 @@ BOOL = D.BY_NAME["bool"]
 INT64 = D.BY_NAME["int64"]
 FLOAT32 = D.BY_NAME["float32"]
 FLOAT64 = D.BY_NAME["float64"]
+COMPLEX32 = D.BY_NAME["complex32"]
 _F32_NP = np.dtype(np.float32)
+_C64_NP = np.dtype(np.complex64)
 
 
 def arr(t: TensorBase) -> np.ndarray:
@@ -37,9 +39,12 @@ def arr(t: TensorBase) -> np.ndarray:
 
 
 def opmath(dt: D.dtype) -> np.dtype:
-    """The numpy dtype upstream computes ``dt`` in (float16/bfloat16/float8 -> float32)."""
+    """The numpy dtype upstream computes ``dt`` in (float16/bfloat16/float8 -> float32,
+    complex32 -> complex64)."""
     if dt in D.REDUCED_FLOATING or (dt.is_floating_point and dt.itemsize == 1):
         return _F32_NP
+    if dt is COMPLEX32:
+        return _C64_NP
     return D.numpy_dtype(dt)
 
 
@@ -48,8 +53,8 @@ def as_compute(t: TensorBase, dt: D.dtype) -> np.ndarray:
     a = arr(t)
     if t.dtype == dt:
         target = opmath(dt)
-        return a if a.dtype == target else a.astype(target)
-    converted = cast_array(a, t.dtype, dt)
+        return a if a.dtype == target else readable(a, dt).astype(target, copy=False)
+    converted = readable(cast_array(a, t.dtype, dt), dt)
     target = opmath(dt)
     return converted if converted.dtype == target else converted.astype(target)
 

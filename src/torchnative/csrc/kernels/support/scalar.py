@@ -13,6 +13,9 @@ from ...core.tensor import TensorBase
 _BOOL, _INT64 = D.BY_NAME["bool"], D.BY_NAME["int64"]
 _F64, _C128 = D.BY_NAME["float64"], D.BY_NAME["complex128"]
 _BFLOAT16_MAX = 3.3895313892515355e38
+# the float8 types' largest finite values; only e5m2 has infinities
+_FLOAT8_MAX = {D.BY_NAME["float8_e4m3fn"]: 448.0, D.BY_NAME["float8_e4m3fnuz"]: 240.0,
+               D.BY_NAME["float8_e5m2"]: 57344.0, D.BY_NAME["float8_e5m2fnuz"]: 57344.0}
 
 
 def overflows(value, dt) -> bool:
@@ -25,6 +28,12 @@ def overflows(value, dt) -> bool:
         value = value.real
     if dt.is_complex:
         dt = dt.to_real()
+    if dt in _FLOAT8_MAX:  # c10::overflows with the type's numeric_limits
+        if isinstance(value, float) and value != value:
+            return False
+        if dt._name == "float8_e5m2" and value in (float("inf"), -float("inf")):
+            return False
+        return value < -_FLOAT8_MAX[dt] or value > _FLOAT8_MAX[dt]
     if dt.is_floating_point:
         hi = _BFLOAT16_MAX if dt._name == "bfloat16" else float(np.finfo(D.numpy_dtype(dt)).max)
         if isinstance(value, float) and (value != value or value in (float("inf"), -float("inf"))):
