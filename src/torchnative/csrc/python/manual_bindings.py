@@ -389,6 +389,10 @@ for _name in _GETTERS_WITH_TORCH_FUNCTION:
                                      _prop.fdel)
 TENSOR_METHODS = {k: v if isinstance(v, property) or k in _SUBCLASSING
                   else _with_torch_function(v, k, True) for k, v in TENSOR_METHODS.items()}
-TORCH_FUNCTIONS = {k: _with_torch_function(v, k, False) for k, v in TORCH_FUNCTIONS.items()}
+# from_numpy and frombuffer take no tensor and check no mode upstream (their C++ bindings parse
+# without handle_torch_function): a TorchFunctionMode does not see them
+_NO_TORCH_FUNCTION = frozenset(("from_numpy", "frombuffer"))
+TORCH_FUNCTIONS = {k: v if k in _NO_TORCH_FUNCTION else _with_torch_function(v, k, False)
+                   for k, v in TORCH_FUNCTIONS.items()}
 
 TORCH_C = {"torch._C._nn._parse_to": nn_parse_to}
