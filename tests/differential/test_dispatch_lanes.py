@@ -428,3 +428,139 @@ def test_to_dtype_lane_as_upstream():
     from torchnative.testing import upstream
 
     assert upstream.run_json_ours(TO_PROGRAM) == upstream.run_json(TO_PROGRAM)
+
+
+NUMPY_MODE_PROGRAM = r"""
+import json
+import numpy as np
+import torch
+from torch.overrides import TorchFunctionMode
+
+class Seen(TorchFunctionMode):
+    def __init__(self):
+        super().__init__()
+        self.names = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.names.append(getattr(func, "__name__", str(func)))
+        return func(*args, **(kwargs or {}))
+
+with Seen() as seen:
+    a = torch.from_numpy(np.arange(3.0))
+    b = torch.frombuffer(bytearray(8), dtype=torch.float32)
+    c = torch.as_tensor([1.0])
+print(json.dumps([seen.names, a.tolist(), b.tolist(), c.tolist()]))
+"""
+
+
+def test_from_numpy_and_frombuffer_unseen_by_function_modes_as_upstream():
+    # upstream's from_numpy/frombuffer bindings check no mode (as_tensor's does)
+    from torchnative.testing import upstream
+
+    assert upstream.run_json_ours(NUMPY_MODE_PROGRAM) == upstream.run_json(NUMPY_MODE_PROGRAM)
+
+
+FUSED_LANE_PROGRAM = _TRACING + f"""
+import importlib.util
+from torch.overrides import TorchFunctionMode
+
+BUILD = {str(Path(__file__).resolve().parents[2] / "src" / "torchnative" / "kernels" / "repos" /
+             "torchnative-cpu" / "build" / "torch-cpu")!r}
+""" + r"""
+spec = importlib.util.spec_from_file_location("_tn_lane_kernels", BUILD + "/__init__.py",
+                                              submodule_search_locations=[BUILD])
+pkg = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = pkg
+spec.loader.exec_module(pkg)
+L, ops = pkg.layers, pkg.layers._ops
+
+lane = []           # the kernel functions the layers call themselves (the op keeps its own)
+for name in ("_rms_norm", "_rotary", "_silu", "_silu_and_mul", "_attention"):
+    def counted(*a, _f=getattr(ops, name), _n=name):
+        lane.append(_n)
+        return _f(*a)
+    setattr(ops, name, counted)
+
+g = torch.Generator().manual_seed(0)
+def r(*s, dtype=torch.float32):
+    return torch.rand(*s, generator=g, dtype=dtype)
+
+norm = L.RMSNorm()
+norm.weight = torch.nn.Parameter(r(64))
+norm.variance_epsilon = 1e-6
+x, q, k = r(1, 3, 64), r(1, 4, 3, 16), r(1, 2, 3, 16)
+cos, sin, v = r(1, 3, 16), r(1, 3, 16), r(1, 2, 3, 16)
+class Mod:
+    is_causal, training = True, False
+calls = {
+    "rms_norm": lambda: norm(x),
+    "rotary": lambda: L.RotaryPosEmb()(q, k, cos, sin),
+    "silu": lambda: L.SiLU()(x),
+    "silu_and_mul": lambda: L.SiluAndMul()(x),
+    "attention": lambda: L.attention(Mod(), q, k, v, None)[0],
+}
+
+def desc(out):
+    outs = out if isinstance(out, tuple) else (out,)
+    return [[str(o.dtype), list(o.shape), list(o.stride()), o.requires_grad, o.is_inference(),
+             o.device.type, o.detach().numpy().tobytes().hex() if o.device.type == "cpu" else None]
+            for o in outs]
+
+class Seen(TorchFunctionMode):
+    def __init__(self):
+        super().__init__()
+        self.names = []
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.names.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+result = {}
+for name, fn in calls.items():
+    row = {}
+    with torch.no_grad():
+        lane.clear(); row["plain"] = [desc(fn()), list(lane)]
+    with torch.inference_mode():
+        lane.clear(); row["inference"] = [desc(fn()), list(lane)]
+    lane.clear(); row["grad mode, no grad needed"] = [desc(fn()), list(lane)]
+    with torch.no_grad():
+        lane.clear()
+        with tracing() as seen:
+            out = fn()
+        row["dispatch mode"] = [desc(out), [s for s in seen if "_tn_lane" in s], list(lane)]
+        lane.clear()
+        with Seen() as tf:
+            out = fn()
+        row["function mode"] = [desc(out), [s for s in tf.names if "_tn_lane" in s], list(lane)]
+    result[name] = row
+
+# meta inputs take the operator (its fake kernel), never the numpy function
+with torch.no_grad():
+    lane.clear()
+    m = L.SiLU()(torch.empty(2, 5, device="meta"))
+    result["meta"] = [m.device.type, list(m.shape), list(lane)]
+    # a CPU kernel registered over the operator's own: the operator (and so that kernel) runs
+    lib = torch.library.Library(ops.NAMESPACE, "IMPL")
+    lib.impl("silu", lambda t: torch.zeros_like(t), "CPU")
+    lane.clear()
+    result["overridden"] = [L.SiLU()(x).abs().sum().item(), list(lane)]
+print(json.dumps(result))
+"""
+
+
+def test_fused_layers_call_their_kernel_only_where_nothing_observes():
+    # a kernel layer that needs no gradient runs its numpy function itself; modes, meta
+    # tensors and a CPU kernel registered over the operator still meet the operator, and the
+    # tensors are the operator's (bits, dtype, strides, inference) on ours and upstream alike
+    from torchnative.testing import upstream
+
+    ours = upstream.run_json_ours(FUSED_LANE_PROGRAM)
+    assert ours == upstream.run_json(FUSED_LANE_PROGRAM)
+    for name, row in ours.items():
+        if name in ("meta", "overridden"):
+            assert row[-1] == [], (name, row)
+            continue
+        assert row["plain"][1] == ["_" + name], (name, row)     # the lane is taken...
+        assert row["plain"][0] == row["dispatch mode"][0] == row["function mode"][0]
+        assert row["dispatch mode"][1] and row["dispatch mode"][2] == []   # ...and left
+        assert row["function mode"][1] and row["function mode"][2] == []
+    assert ours["overridden"][0] == 0.0

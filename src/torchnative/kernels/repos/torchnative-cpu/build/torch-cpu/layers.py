@@ -13,6 +13,29 @@ def _needs_grad(*tensors) -> bool:
     return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
 
 
+_PLAIN = (torch.Tensor, nn.Parameter)
+
+
+def _unobserved(op, *tensors) -> bool:
+    """May a layer that needs no gradient run ``op``'s kernel function itself? Calling the
+    operator costs more than a decode step's kernel (the custom-op wrappers, the dispatcher,
+    the aliasing check), and gives the same tensor where nothing watches the dispatch: no
+    dispatch or function mode, no functorch transform, no profiler, no tracing compiler, no
+    autocast, no CPU kernel registered over the operator's own, every tensor a plain dense CPU
+    tensor (a Parameter is one). Anywhere else the operator runs, so modes, subclasses, fake
+    and meta tensors meet it as before."""
+    C = torch._C
+    if (C._len_torch_dispatch_stack() or C._is_torch_function_mode_enabled() or
+            C._are_functorch_transforms_active() or torch.autograd.profiler._is_profiler_enabled
+            or torch.compiler.is_compiling() or torch.is_autocast_enabled("cpu")):
+        return False
+    for t in tensors:
+        if t is not None and (type(t) not in _PLAIN or t.device.type != "cpu" or
+                              t.layout is not torch.strided):
+            return False
+    return not C._dispatch_has_kernel_for_dispatch_key(op._qualname, "CPU")
+
+
 class _RMSNormFn(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, eps):
@@ -86,6 +109,8 @@ class RMSNorm(nn.Module):
     def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
         if _needs_grad(hidden_states, self.weight):
             return _RMSNormFn.apply(hidden_states, self.weight, self.variance_epsilon)
+        if _unobserved(_ops.rms_norm, hidden_states, self.weight):
+            return _ops._rms_norm(hidden_states, self.weight, self.variance_epsilon)
         return _ops.rms_norm(hidden_states, self.weight, self.variance_epsilon)
 
 
@@ -97,6 +122,8 @@ class RotaryPosEmb(nn.Module):
     def forward(self, q, k, cos, sin, unsqueeze_dim=1):
         if _needs_grad(q, k, cos, sin):
             return _RotaryFn.apply(q, k, cos, sin, unsqueeze_dim)
+        if _unobserved(_ops.rotary, q, k, cos, sin):
+            return tuple(_ops._rotary(q, k, cos, sin, unsqueeze_dim))
         return tuple(_ops.rotary(q, k, cos, sin, unsqueeze_dim))
 
 
@@ -107,6 +134,8 @@ class SiLU(nn.Module):
     def forward(self, input: torch.Tensor) -> torch.Tensor:
         if _needs_grad(input):
             return _SiluFn.apply(input)
+        if _unobserved(_ops.silu, input):
+            return _ops._silu(input)
         return _ops.silu(input)
 
 
@@ -118,6 +147,8 @@ class SiluAndMul(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if _needs_grad(x):
             return _SiluAndMulFn.apply(x)
+        if _unobserved(_ops.silu_and_mul, x):
+            return _ops._silu_and_mul(x)
         return _ops.silu_and_mul(x)
 
 
@@ -145,4 +176,6 @@ def attention(module, query, key, value, attention_mask, scaling=None, dropout=0
                                       "the cache holds (a static cache)")
     if _needs_grad(query, key, value):
         return _AttentionFn.apply(query, key, value, mask, scaling, causal), None
+    if _unobserved(_ops.attention, query, key, value, mask):
+        return _ops._attention(query, key, value, mask, scaling, causal), None
     return _ops.attention(query, key, value, mask, scaling, causal), None
