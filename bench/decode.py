@@ -13,8 +13,9 @@ rows marked "kernels + attention" also select the bundle's attention function
 (its transformers sees no compatible ``kernels`` package): in those rows its column is its
 unfused model, measured once per process and reported under each label.
 "dispatches per token" counts the operators one decode step sends through the door (ours) or
-through ``__torch_dispatch__`` (upstream); a fused custom operator counts as one, plus the few
-operators its kernel itself calls (detach, dtype casts).
+through ``__torch_dispatch__`` (upstream); a fused layer that needs no gradient and runs where
+nothing observes the dispatch calls its kernel function itself (no door call: only the few
+operators that function calls, dtype casts, count), as a decode step does.
 
 Each side loads the real checkpoint (not timed), then times: greedy decode of ``--new-tokens``
 tokens after an 8-token prompt with the KV cache on (tokens/s, and CPU ms per token), and a
