@@ -19,10 +19,11 @@ from .support import blas_threads
 from ..core import dtypes as D
 from ..core.construct import empty
 from ..core.device import CPU
-from .support.common import arr, as_compute, wrap
+from .support.common import arr, wrap
 from ..dispatch.call import call
 from .support.nn_util import contiguous, not_implemented, opmath_dtype, subclass_like, typemeta
 from .support.scalar import scalar_to
+from .support.widened_cache import widened
 from .support.broadcast import infer_size
 from ..ops.kernel_registry import kernel
 from .views import expand as _expand_view
@@ -40,8 +41,9 @@ _FLATTEN_3D = os.environ.get("TORCH_LINEAR_FLATTEN_3D") == "1"
 
 
 def _operand(t, dt) -> np.ndarray:
-    """The numpy array gemm reads: the tensor itself, or widened to float32 for 16/8-bit floats."""
-    return as_compute(t, dt) if dt in _WIDEN else arr(t)
+    """The numpy array gemm reads: the tensor itself, or widened to float32 for 16/8-bit floats
+    (a weight's widened copy kept between products: support/widened_cache.py)."""
+    return widened(t, dt) if dt in _WIDEN else arr(t)
 
 
 def _gemm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
