@@ -421,9 +421,9 @@ def split_with_sizes(self, split_sizes, dim=0):
 
 @kernel("unbind.int", meta=True)
 def unbind(self, dim=0):
-    if self.dim() == 0:
-        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = wrap_dim(dim, self.dim())
+    if self.dim() == 0:
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
     return _multi_output(self, [select(self, d, i) for i in range(self._size[d])])
 
 
