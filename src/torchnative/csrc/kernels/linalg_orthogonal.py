@@ -235,7 +235,44 @@ def _gesdd(a: np.ndarray, full_matrices: bool):
         return np.linalg.svd(a, full_matrices=full_matrices)
     padded = np.concatenate([a, np.zeros(a.shape[:-2] + (p, n), a.dtype)], axis=-2)
     u, s, vh = np.linalg.svd(padded, full_matrices=full_matrices)
-    return u[..., :m, :m], s[..., :m], vh if full_matrices else vh[..., :m, :]
+    u, s = u[..., :m, :m], s[..., :m]
+    if not full_matrices:
+        return u, s, vh[..., :m, :]
+    # the padded rows' zero singular vectors come back permuted; the direct path's rows past m
+    # are those of P^T, the product of gebrd's right reflectors
+    vh = np.array(vh, copy=True)
+    flat_vh, flat_a = vh.reshape(-1, n, n), a.reshape(-1, m, n)
+    for i in range(flat_a.shape[0]):
+        flat_vh[i, m:] = _right_reflectors(flat_a[i])[m:]
+    return u, s, vh
+
+
+def _larfg(x: np.ndarray):
+    """LAPACK's dlarfg: (v with v[0] = 1, tau, beta) with (I - tau v v^T) x = beta e_0."""
+    alpha, norm = x[0], np.linalg.norm(x[1:])
+    if norm == 0:
+        return None, 0.0, alpha
+    beta = -np.copysign(np.hypot(alpha, norm), alpha)
+    v = x / (alpha - beta)
+    v[0] = 1.0
+    return v, (beta - alpha) / beta, beta
+
+
+def _right_reflectors(a: np.ndarray) -> np.ndarray:
+    """P^T of gebrd's lower bidiagonalization of a wide real matrix, A = Q B P^T."""
+    m, n = a.shape
+    x = np.array(a, dtype=np.float64)
+    pt = np.eye(n)
+    for i in range(m):
+        v, tau, _ = _larfg(x[i, i:].copy())
+        if v is not None:
+            x[i:, i:] -= tau * np.outer(x[i:, i:] @ v, v)
+            pt[i:, :] -= tau * np.outer(v, v @ pt[i:, :])
+        if i + 1 < m:
+            w, tau, _ = _larfg(x[i + 1:, i].copy())
+            if w is not None:
+                x[i + 1:, i:] -= tau * np.outer(w, w @ x[i + 1:, i:])
+    return pt
 
 
 @kernel("_linalg_svd")

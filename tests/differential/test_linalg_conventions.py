@@ -1,0 +1,132 @@
+"""The conventions of upstream's CPU linalg that fix values the mathematics leaves free, against
+upstream torch 2.13.0: singular-vector signs of wide real matrices (MKL's gesdd bidiagonalizes
+them directly, where reference LAPACK first takes an LQ factorization), torch.svd's out= V (the
+conjugate transpose of Vh, conjugated in place) and matrix_exp in float16/bfloat16 (computed in
+the dtype, with the coefficient blobs upstream reads as 16-bit values).
+
+Factors are compared directly, not through reconstructions: a flipped sign must fail. Values
+are judged at the tolerance derived from upstream's own float32-vs-float64 error
+(agreement_compare.py, normwise as LAPACK's bounds are); the 16-bit exponentials exactly, NaN
+where upstream has NaN. Each convention has a control: the
+alternative it replaces (reference LAPACK's native path, an unconjugated V, the exact
+exponential) run on both sides must be told apart from upstream's result.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import sides
+from agreement_compare import compare
+from torchnative.testing import upstream
+
+pytestmark = pytest.mark.skipif(not upstream.available(), reason="upstream torch env missing")
+
+PROGRAM = r'''
+rng = np.random.default_rng(11)
+W35, W48, W230 = (rng.standard_normal(s) for s in ((3, 5), (4, 8), (2, 30)))
+WB = rng.standard_normal((2, 3, 6))
+T53 = rng.standard_normal((5, 3))
+C35 = rng.standard_normal((3, 5)) + 1j * rng.standard_normal((3, 5))
+L = torch.linalg
+
+def native(a, full):
+    # reference LAPACK (numpy's) as it runs: the LQ path for n >= 11m/6
+    u, s, vh = np.linalg.svd(a.double().numpy(), full_matrices=full)
+    return tuple(torch.from_numpy(x).to(a.dtype) for x in (u, s, vh))
+
+for name, m in (("w35", W35), ("w48", W48), ("w230", W230), ("wb", WB), ("t53", T53), ("c35", C35)):
+    case(f"svd_{name}", lambda a: L.svd(a, full_matrices=False), m)
+    case(f"svd_full_{name}", lambda a: L.svd(a), m)
+case("svd_native_w35", lambda a: native(a, False), W35)
+case("svd_native_w48", lambda a: native(a, False), W48)
+
+def svd_out(a, some=True):
+    U, S, V = (torch.empty(0, dtype=d) for d in (a.dtype, a.real.dtype, a.dtype))
+    torch.svd(a, some=some, out=(U, S, V))
+    return U, S, V, V.is_conj()
+
+case("svd_out_c", svd_out, C35)
+case("svd_out_c_full", lambda a: svd_out(a, some=False), C35)
+case("svd_out_r", svd_out, W35)
+case("svd_out_no_uv", lambda a: torch.svd(a, compute_uv=False, out=tuple(
+    torch.empty(0, dtype=d) for d in (a.dtype, a.real.dtype, a.dtype))), C35)
+case("svd_unconjugated_v", lambda a: (lambda u, s, vh: (u, s, vh.mT, False))(
+    *L.svd(a, full_matrices=False)), C35)
+
+E = rng.standard_normal((4, 4)); E = E / np.abs(E).sum(0).max()
+EXPS = {}
+values = lambda t: t.float().numpy().tolist()  # exact for 16-bit values; NaN payloads dropped
+for dt in ("float16", "bfloat16"):
+    for norm in (1e-5, 1e-3, 0.02, 0.8, 3.0, 40.0):
+        a = torch.tensor(E * norm, dtype=getattr(torch, dt))
+        EXPS[f"{dt}|{norm}"] = values(torch.matrix_exp(a))
+        EXPS[f"{dt}|{norm}|batch"] = values(torch.matrix_exp(torch.stack([a, 2 * a])))
+        EXPS[f"{dt}|{norm}|exact"] = values(torch.matrix_exp(a.double()).to(a.dtype))
+RESULTS["matrix_exp_low"] = EXPS
+print(json.dumps(RESULTS))
+'''
+
+NAMES = ["w35", "w48", "w230", "wb", "t53", "c35"]
+
+
+@pytest.fixture(scope="module")
+def results():
+    return sides.on_both(PROGRAM)
+
+
+@pytest.mark.parametrize("full", [False, True])
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("width", ["float32", "float64"])
+def test_singular_vectors_agree(results, name, full, width):
+    ours, up = results
+    key = f"svd_{'full_' if full else ''}{name}.{width}"
+    assert compare(ours, up, key, normwise=True) is None, compare(ours, up, key, normwise=True)
+
+
+@pytest.mark.parametrize("name", ["w35", "w48"])
+def test_control_reference_lapack_signs_differ(results, name):
+    """Control: numpy's reference LAPACK, as it runs (LQ first), gives other signs than
+    upstream for these wide matrices; the comparison must say so."""
+    ours, up = results
+    native = {f"svd_{name}.float64": ours[f"svd_native_{name}.float64"]}
+    assert compare(native, up, f"svd_{name}.float64", normwise=True) is not None
+
+
+@pytest.mark.parametrize("key", ["svd_out_c", "svd_out_c_full", "svd_out_r", "svd_out_no_uv"])
+@pytest.mark.parametrize("width", ["float32", "float64"])
+def test_svd_out_agrees(results, key, width):
+    ours, up = results
+    problem = compare(ours, up, f"{key}.{width}", normwise=True)
+    assert problem is None, problem
+
+
+def test_control_unconjugated_v_differs(results):
+    """Control: V written without the conjugation (what out= wrote before) must be caught."""
+    ours, up = results
+    wrong = {"svd_out_c.float64": ours["svd_unconjugated_v.float64"]}
+    assert compare(wrong, up, "svd_out_c.float64", normwise=True) is not None
+
+
+def test_low_precision_matrix_exp_bit_for_bit(results):
+    ours, up = results
+    mine, theirs = ours["matrix_exp_low"], up["matrix_exp_low"]
+    assert mine.keys() == theirs.keys()
+    differ = [k for k in theirs if not k.endswith("|exact") and not _same(mine[k], theirs[k])]
+    assert not differ, differ
+
+
+def test_control_exact_exponential_differs(results):
+    """Control: the exact exponential rounded once (what ours computed before) is not
+    upstream's float16/bfloat16 result, so the bit-for-bit test could fail."""
+    _, up = results
+    exps = up["matrix_exp_low"]
+    singles = [k for k in exps if k.count("|") == 1]
+    assert sum(not _same(exps[k], exps[k + "|exact"]) for k in singles) >= len(singles) // 2
+
+
+def _same(a, b) -> bool:
+    """Equal values, NaN where the other has NaN (its sign and payload aside)."""
+    return np.array_equal(np.array(a, dtype=np.float64), np.array(b, dtype=np.float64),
+                          equal_nan=True)
