@@ -19,6 +19,7 @@ from .node import Node, SavedVariable, gradient_edge, next_sequence_nr
 from .views import check_inplace as _check_inplace, rebase_history, requires_grad, stamp
 
 _NO_DEFAULT = object()
+_NO_EDGE = (None, 0)  # an argument that does not require grad
 
 
 class _Plan:
@@ -144,25 +145,26 @@ def _record(op, plan, spec, args, kwargs, computed=_NO_DEFAULT):
     if inplace and _inputs_require_grad(spec, vals):
         # before the edges are read (which refreshes a stale view's history), as upstream
         check_inplace(self_t, True)
-    # next edges, in the order of the arguments with formulas
-    edges, ranges = [], {}
-    any_rg = False
+    # next edges, in the order of the arguments with formulas; ``wanted``: the arguments with
+    # a live edge, whose gradients will be computed (only what their formulas use is saved)
+    edges, ranges, wanted = [], {}, set()
     for name, kind in spec.edges:
         v = vals.get(name)
         start = len(edges)
         if kind == "list":
             for t in v or ():
-                e = gradient_edge(t) if isinstance(t, TensorBase) else (None, 0)
+                e = gradient_edge(t) if isinstance(t, TensorBase) else _NO_EDGE
                 edges.append(e)
+                if e[0] is not None:
+                    wanted.add(name)
             ranges[name] = (start, len(edges), True)
         else:
-            e = gradient_edge(v) if isinstance(v, TensorBase) else (None, 0)
+            e = gradient_edge(v) if isinstance(v, TensorBase) else _NO_EDGE
             edges.append(e)
+            if e[0] is not None:
+                wanted.add(name)
             ranges[name] = (start, start + 1, False)
-    for e in edges:
-        if e[0] is not None:
-            any_rg = True
-            break
+    any_rg = bool(wanted)
     if not any_rg:
         # a view made in no_grad of a tensor that requires grad requires grad but has no edge:
         # the op is recorded, its gradient goes nowhere (upstream's compute_requires_grad)
@@ -181,9 +183,6 @@ def _record(op, plan, spec, args, kwargs, computed=_NO_DEFAULT):
         return _below(op, args, kwargs)
     if not any_rg:
         return _below(op, args, kwargs)
-    # which inputs' gradients are wanted: save only what their formulas use
-    wanted = {name for name, (a, b, _) in ranges.items()
-              if any(edges[i][0] is not None for i in range(a, b))}
     saved = {}
     after = []
     written = _written_args(op) if spec.kind == "mutable" else ()
@@ -385,10 +384,15 @@ def _writes_output(op) -> bool:
 
 
 def _save(v, is_output: bool):
+    tv = type(v)
+    if tv is list or tv is tuple:  # sizes and strides mostly: no tensor in them
+        for x in v:
+            if isinstance(x, TensorBase):
+                return [SavedVariable(x, is_output) if isinstance(x, TensorBase) else None
+                        for x in v]
+        return v
     if isinstance(v, TensorBase):
         return SavedVariable(v, is_output)
-    if type(v) in (list, tuple) and v and any(isinstance(x, TensorBase) for x in v):
-        return [SavedVariable(x, is_output) if isinstance(x, TensorBase) else None for x in v]
     return v
 
 
