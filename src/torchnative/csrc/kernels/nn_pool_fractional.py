@@ -85,6 +85,10 @@ def _pool(name, input, kernel_size, output_size, random_samples, nd):
     lead = x.shape[:-nd]
     spatial = x.shape[-nd:]
     planes = int(np.prod(lead))
+    shape = lead + tuple(output)
+    if planes == 0 or 0 in output:  # an empty batch computes nothing (numpy cannot infer -1)
+        return (wrap(np.empty(shape, x.dtype), input._dtype),
+                wrap(np.empty(shape, np.int64), _LONG))
     flat = x.reshape(planes, -1)
     # plane p reads samples [p * nd, (p + 1) * nd) of the flat buffer, whatever its shape (as
     # upstream's kernel indexes it)
@@ -109,17 +113,16 @@ def _pool(name, input, kernel_size, output_size, random_samples, nd):
     pick = np.where(nan.any(axis=-1), last_nan, np.argmax(np.where(nan, -np.inf, vals), axis=-1))
     best = np.take_along_axis(window, pick[..., None], axis=-1)[..., 0]
     out = np.take_along_axis(flat, best, axis=1)
-    shape = lead + tuple(output)
     return wrap(out.reshape(shape), input._dtype), wrap(best.reshape(shape), _LONG)
 
 def _unpool(grad_output, input, indices, nd):
     lead = tuple(input._size[:-nd])
     planes = int(np.prod(lead))
     plane = int(np.prod(input._size[-nd:]))
-    g = arr(grad_output).reshape(planes, -1)
+    g = arr(grad_output).reshape(planes, int(np.prod(grad_output._size[-nd:])))
     grad = np.zeros((planes, plane), g.dtype)
     rows = np.broadcast_to(np.arange(planes)[:, None], g.shape)
-    np.add.at(grad, (rows, arr(indices).reshape(planes, -1)), g)
+    np.add.at(grad, (rows, arr(indices).reshape(g.shape)), g)
     return wrap(grad.reshape(tuple(input._size)), input._dtype)
 
 @kernel("fractional_max_pool2d")
