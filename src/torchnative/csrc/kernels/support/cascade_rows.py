@@ -13,8 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
-_ILP = 4          # row_sum's interleaved partial sums
-_NUM_LEVELS = 4   # multi_row_sum's cascade depth
+ILP = 4          # row_sum's interleaved partial sums
+NUM_LEVELS = 4   # multi_row_sum's cascade depth (both loops unroll its four levels)
+
+
+def level_step(n: int) -> int:
+    """multi_row_sum's chunk of ``2**level_power`` rows for ``n`` rows (level_power from
+    CeilLog2(n), at least 4)."""
+    return 1 << max(4, (1 if n <= 2 else (n - 1).bit_length()) // NUM_LEVELS)
 
 
 def _seq(x: np.ndarray, axis: int = 1) -> np.ndarray:
@@ -44,7 +50,7 @@ def _final(lanes: np.ndarray) -> np.ndarray:
 def _multi_row_sum(x: np.ndarray) -> np.ndarray:
     """multi_row_sum over axis 1 of ``x`` (R, n, L): R*L independent cascades."""
     R, n, L = x.shape
-    step = 1 << max(4, (1 if n <= 2 else (n - 1).bit_length()) // _NUM_LEVELS)
+    step = level_step(n)
     m = n // step
     acc0 = _seq(x[:, m * step:])                       # the tail stays in level 0
     if m == 0:
@@ -66,14 +72,14 @@ def row_sums(X: np.ndarray, vs: int) -> np.ndarray:
     vectors of ``vs`` lanes; returns (R,)."""
     R, n = X.shape
     nv = n // vs
-    q = nv // _ILP
+    q = nv // ILP
     V = X[:, :nv * vs]
     if q:
-        parts = _multi_row_sum(V[:, :q * _ILP * vs].reshape(R, q, _ILP * vs)).reshape(R, _ILP, vs)
+        parts = _multi_row_sum(V[:, :q * ILP * vs].reshape(R, q, ILP * vs)).reshape(R, ILP, vs)
     else:
-        parts = np.zeros((R, _ILP, vs), X.dtype)
-    if nv > q * _ILP:   # the vectors left over join after the first partial sum
-        rest = V[:, q * _ILP * vs:].reshape(R, nv - q * _ILP, vs)
+        parts = np.zeros((R, ILP, vs), X.dtype)
+    if nv > q * ILP:   # the vectors left over join after the first partial sum
+        rest = V[:, q * ILP * vs:].reshape(R, nv - q * ILP, vs)
         parts = np.concatenate((parts[:, :1], rest, parts[:, 1:]), axis=1)
     lanes = _seq(parts)
     if n > nv * vs:     # final_acc: the scalar tail first, then the lanes

@@ -30,13 +30,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cascade_rows import row_sums
+from .cascade_rows import ILP as _ILP, level_step, row_sums
 from .iteration import ti_perm
 
 VEC_BYTES = 32
 GRAIN_SIZE = 32768
-_ILP = 4            # row_sum's interleaved partial sums
-_NUM_LEVELS = 4     # multi_row_sum's cascade depth (the code below unrolls its four levels)
 
 
 def in_order(x: np.ndarray, axis: int = 0) -> np.ndarray:
@@ -64,7 +62,7 @@ _SHORT = 1024
 def multi_row_sum(x: np.ndarray) -> np.ndarray:
     """multi_row_sum over axis 0 of ``x`` (every other axis a separate accumulator)."""
     n, lanes = x.shape[0], x.shape[1:]
-    step = 1 << max(4, (1 if n <= 2 else (n - 1).bit_length()) // _NUM_LEVELS)  # CeilLog2
+    step = level_step(n)
     m = n // step                                   # complete chunks
     acc0 = in_order(x[m * step:])                       # the tail, left in level 0
     if m == 0:
