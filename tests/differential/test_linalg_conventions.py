@@ -25,7 +25,7 @@ pytestmark = pytest.mark.skipif(not upstream.available(), reason="upstream torch
 
 PROGRAM = r'''
 rng = np.random.default_rng(11)
-W35, W48, W230 = (rng.standard_normal(s) for s in ((3, 5), (4, 8), (2, 30)))
+W35, W48, W230, W23 = (rng.standard_normal(s) for s in ((3, 5), (4, 8), (2, 30), (2, 3)))
 WB = rng.standard_normal((2, 3, 6))
 T53 = rng.standard_normal((5, 3))
 C35 = rng.standard_normal((3, 5)) + 1j * rng.standard_normal((3, 5))
@@ -36,11 +36,20 @@ def native(a, full):
     u, s, vh = np.linalg.svd(a.double().numpy(), full_matrices=full)
     return tuple(torch.from_numpy(x).to(a.dtype) for x in (u, s, vh))
 
-for name, m in (("w35", W35), ("w48", W48), ("w230", W230), ("wb", WB), ("t53", T53), ("c35", C35)):
+for name, m in (("w35", W35), ("w48", W48), ("w230", W230), ("w23", W23), ("wb", WB), ("t53", T53),
+                ("c35", C35)):
     case(f"svd_{name}", lambda a: L.svd(a, full_matrices=False), m)
     case(f"svd_full_{name}", lambda a: L.svd(a), m)
 case("svd_native_w35", lambda a: native(a, False), W35)
 case("svd_native_w48", lambda a: native(a, False), W48)
+case("svd_native_w23", lambda a: native(a, False), W23)
+
+def lowrank(a, b):  # svd_lowrank's OpInfo: its 2x3 sketch B = Q^H A takes the SVD above
+    torch.manual_seed(42)
+    return torch.svd_lowrank(a @ b.mT, q=2)
+
+F1, F2 = rng.standard_normal((3, 2)), rng.standard_normal((3, 2))
+case("svd_lowrank", lowrank, F1, F2)
 
 def svd_out(a, some=True):
     U, S, V = (torch.empty(0, dtype=d) for d in (a.dtype, a.real.dtype, a.dtype))
@@ -68,7 +77,7 @@ RESULTS["matrix_exp_low"] = EXPS
 print(json.dumps(RESULTS))
 '''
 
-NAMES = ["w35", "w48", "w230", "wb", "t53", "c35"]
+NAMES = ["w35", "w48", "w230", "w23", "wb", "t53", "c35"]
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +94,14 @@ def test_singular_vectors_agree(results, name, full, width):
     assert compare(ours, up, key, normwise=True) is None, compare(ours, up, key, normwise=True)
 
 
-@pytest.mark.parametrize("name", ["w35", "w48"])
+@pytest.mark.parametrize("width", ["float32", "float64"])
+def test_lowrank_agrees(results, width):
+    ours, up = results
+    problem = compare(ours, up, f"svd_lowrank.{width}", normwise=True)
+    assert problem is None, problem
+
+
+@pytest.mark.parametrize("name", ["w35", "w48", "w23"])
 def test_control_reference_lapack_signs_differ(results, name):
     """Control: numpy's reference LAPACK, as it runs (LQ first), gives other signs than
     upstream for these wide matrices; the comparison must say so."""

@@ -221,30 +221,32 @@ def _linalg_eigvals(self):
 def _gesdd(a: np.ndarray, full_matrices: bool):
     """gesdd with the singular-vector signs of upstream's MKL build. For a wide real matrix
     reference LAPACK (numpy's) first takes an LQ factorization once n >= 11m/6, while MKL
-    bidiagonalizes the matrix directly, and the two paths pick different signs. Zero rows
-    appended until n < 11(m+p)/6 (still wide) send reference LAPACK down the direct path; they
-    add only zero singular values, whose vectors are dropped. Complex and tall matrices already
-    agree, as do wide ones too short to pad (2x3)."""
+    bidiagonalizes the matrix directly, and the two paths pick different signs. Zero rows (and,
+    where rows alone cannot, as for 2x3, zero columns) appended until m' < n' < 11m'/6 send
+    reference LAPACK down the direct path: the reflectors leave zero rows and columns zero, so
+    the padding adds only zero singular values, whose vectors are dropped. Complex and tall
+    matrices already agree."""
     m, n = a.shape[-2], a.shape[-1]
     if np.iscomplexobj(a) or m >= n or n < (m * 11) // 6:
         return np.linalg.svd(a, full_matrices=full_matrices)
     p = 1
-    while n >= ((m + p) * 11) // 6:
+    while n + max(0, m + p + 1 - n) >= ((m + p) * 11) // 6:
         p += 1
-    if m + p >= n:
-        return np.linalg.svd(a, full_matrices=full_matrices)
-    padded = np.concatenate([a, np.zeros(a.shape[:-2] + (p, n), a.dtype)], axis=-2)
-    u, s, vh = np.linalg.svd(padded, full_matrices=full_matrices)
-    u, s = u[..., :m, :m], s[..., :m]
+    c = max(0, m + p + 1 - n)
+    padded = np.zeros(a.shape[:-2] + (m + p, n + c), a.dtype)
+    padded[..., :m, :n] = a
+    u, s, vh = np.linalg.svd(padded, full_matrices=False)
+    u, s, vh = u[..., :m, :m], s[..., :m], vh[..., :m, :n]
     if not full_matrices:
-        return u, s, vh[..., :m, :]
-    # the padded rows' zero singular vectors come back permuted; the direct path's rows past m
-    # are those of P^T, the product of gebrd's right reflectors
-    vh = np.array(vh, copy=True)
-    flat_vh, flat_a = vh.reshape(-1, n, n), a.reshape(-1, m, n)
+        return u, s, vh
+    # past row m, the direct path's rows are those of P^T (the product of gebrd's right
+    # reflectors); the padding's zero singular vectors would come back permuted
+    full = np.empty(a.shape[:-2] + (n, n), a.dtype)
+    full[..., :m, :] = vh
+    flat_full, flat_a = full.reshape(-1, n, n), a.reshape(-1, m, n)
     for i in range(flat_a.shape[0]):
-        flat_vh[i, m:] = _right_reflectors(flat_a[i])[m:]
-    return u, s, vh
+        flat_full[i, m:] = _right_reflectors(flat_a[i])[m:]
+    return u, s, full
 
 
 def _larfg(x: np.ndarray):
