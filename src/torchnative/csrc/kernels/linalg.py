@@ -542,3 +542,34 @@ def linear_out(input, weight, bias=None, *, out):
     if bias is not None:
         call("add_.Tensor", out, bias)
     return out
+
+
+
+def linear_widened(input, weight, bias=None):
+    """``linear`` of dense 16/8-bit float tensors that no autograd, mode or subclass observes
+    (the door's fast lane), in one step: the one product the composite above reaches (addmm, or
+    mm through matmul's fold), accumulated in float32 over the weight's cached float32 copy,
+    the bias added in float32, rounded once. None where the composite does something else
+    (a batched product, a bias added after matmul, a shape it rejects): the caller runs it."""
+    if input._np is None or weight._np is None or (bias is not None and bias._np is None):
+        return None
+    dt, di = input._dtype, input.dim()
+    k = weight._size[-1] if weight.dim() == 2 else -1
+    if di == 0 or k < 1 or input._size[-1] != k or input.numel() == 0 or weight._size[0] == 0 \
+            or weight._dtype is not dt or (bias is not None and bias._dtype is not dt):
+        return None
+    n = weight._size[0]
+    if bias is None:
+        if di > 2 and not _should_fold(input, weight, False):
+            return None
+    elif di == 2:  # addmm expands the bias to the result, as numpy broadcasts it
+        target = (input._size[0], n)
+        if bias.dim() > 2 or any(s not in (1, t) for s, t in zip(bias._size[::-1], target[::-1])):
+            return None
+    elif not (bias.dim() == 1 and bias._size[0] in (1, n) and bias.is_contiguous()
+              and (input.is_contiguous() or _FLATTEN_3D)):
+        return None
+    prod = _gemm(widened(input, dt).reshape(-1, k), widened(weight, dt).T)
+    if bias is not None:
+        prod += widened(bias, dt)
+    return wrap(prod.reshape(input._size[:-1] + (n,)), dt)
