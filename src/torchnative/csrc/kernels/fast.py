@@ -17,6 +17,7 @@ from ..ops.kernel_registry import kernel
 from .views import compute_stride, infer_size, view_of
 
 _PLAIN = frozenset(("float32", "float64"))
+_WIDENED = frozenset(("bfloat16", "float16"))  # products over cached float32 copies (linalg.py)
 
 
 def _dense(t) -> bool:
@@ -28,6 +29,12 @@ def linear(input, weight, bias=None):
     if not (_dense(input) and _dense(weight) and weight._dtype is input._dtype and
             input.dim() >= 1 and weight.dim() == 2 and (bias is None or (
                 _dense(bias) and bias._dtype is input._dtype))):
+        if input._dtype._name in _WIDENED:
+            from .linalg import linear_widened
+
+            out = linear_widened(input, weight, bias)
+            if out is not None:
+                return out
         from .linalg import linear as composite
 
         return composite(input, weight, bias)
