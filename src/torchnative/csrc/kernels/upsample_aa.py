@@ -38,7 +38,7 @@ def _sizes(s) -> str:
     return "[" + ", ".join(str(int(n)) for n in s) + "]"
 
 
-def _check_sizes(input_size, output_size):
+def check_sizes(input_size, output_size):
     """upsample_2d_common_check."""
     if len(output_size) != 2:
         raise RuntimeError(f"It is expected output_size equals to 2, but got size "
@@ -53,7 +53,7 @@ def _check_sizes(input_size, output_size):
                            f"{ih}, W: {iw}) output (H: {oh}, W: {ow})")
 
 
-def _scale(in_size: int, out_size: int, align_corners: bool, scale, T):
+def pixel_scale(in_size: int, out_size: int, align_corners: bool, scale, T):
     """area_pixel_compute_scale<scalar_t>."""
     if align_corners:
         return T(in_size - 1) / T(out_size - 1) if out_size > 1 else T(0)
@@ -109,9 +109,11 @@ def _weights(in_size: int, out_size: int, scale, interp_size: int, T):
     return xmin, xsize, w
 
 
-def _int16(w: np.ndarray):
-    """Double weights as int16 fixed point and their precision (_compute_index_ranges_int16_weights)."""
-    w_max = float(w.max()) if w.size else 0.0
+def int16_weights(w: np.ndarray, w_max: float | None = None):
+    """Double weights as int16 fixed point and their precision (_compute_index_ranges_int16_weights),
+    the precision chosen from ``w_max`` (the largest weight unless the caller tracked its own)."""
+    if w_max is None:
+        w_max = float(w.max()) if w.size else 0.0
     prec = 0
     while prec < 22:
         if int(0.5 + w_max * (1 << (prec + 1))) >= (1 << 15):
@@ -130,7 +132,7 @@ def _gather(x: np.ndarray, xmin, k: int, in_size: int):
 
 def _pass_float(x: np.ndarray, in_size, out_size, scale, align_corners, interp_size, T):
     """One separable pass along the last axis of x (in scalar_t)."""
-    s = _scale(in_size, out_size, align_corners, scale, T)
+    s = pixel_scale(in_size, out_size, align_corners, scale, T)
     xmin, xsize, w = _weights(in_size, out_size, s, interp_size, T)
     win = _gather(x, xmin, w.shape[1], in_size)
     t = (win[..., 0] * w[:, 0]).astype(T)
@@ -144,17 +146,22 @@ def _pass_float(x: np.ndarray, in_size, out_size, scale, align_corners, interp_s
 
 
 def _pass_uint8(x: np.ndarray, in_size, out_size, scale, align_corners, interp_size):
-    s = _scale(in_size, out_size, align_corners, scale, np.float64)
+    s = pixel_scale(in_size, out_size, align_corners, scale, np.float64)
     xmin, xsize, w = _weights(in_size, out_size, s, interp_size, np.float64)
-    q, prec = _int16(w)
-    win = _gather(x.astype(np.int64), xmin, w.shape[1], in_size)
+    return pass_fixed_point(x, xmin, xsize, *int16_weights(w), in_size)
+
+
+def pass_fixed_point(x: np.ndarray, xmin, xsize, q, prec, in_size):
+    """One uint8 pass along the last axis: int16 weights, sums from half a unit, shifted and
+    clamped to [0, 255]."""
+    win = _gather(x.astype(np.int64), xmin, q.shape[1], in_size)
     t = np.full(win.shape[:-1], 1 << (prec - 1) if prec > 0 else 0, np.int64)
-    for j in range(w.shape[1]):
+    for j in range(q.shape[1]):
         t = np.where(j < xsize, t + win[..., j] * q[:, j], t)
     return np.clip(t >> prec, 0, 255).astype(np.uint8)
 
 
-def _vertical(x: np.ndarray) -> np.ndarray:
+def vertical_run(x: np.ndarray) -> np.ndarray:
     """The vertical pass's loop reads its window indices once per inner run, assuming the
     inner dimension is the width. With an output width of 1 TensorIterator drops that
     dimension and the inner run is a column: upstream gives every row the first row's value
@@ -165,7 +172,7 @@ def _vertical(x: np.ndarray) -> np.ndarray:
 
 
 def _forward(name: str, interp_size: int, self, output_size, align_corners, scales_h, scales_w):
-    _check_sizes(tuple(self.shape), tuple(output_size))
+    check_sizes(tuple(self.shape), tuple(output_size))
     oh, ow = (int(n) for n in output_size)
     n, c, ih, iw = self.shape
     dt = self._dtype
@@ -180,7 +187,7 @@ def _forward(name: str, interp_size: int, self, output_size, align_corners, scal
         if iw != ow:
             x = _pass_uint8(x, iw, ow, scales_w, align_corners, interp_size)
         if ih != oh:
-            x = _vertical(np.swapaxes(_pass_uint8(np.swapaxes(x, -1, -2), ih, oh, scales_h,
+            x = vertical_run(np.swapaxes(_pass_uint8(np.swapaxes(x, -1, -2), ih, oh, scales_h,
                                                   align_corners, interp_size), -1, -2))
     else:
         T = _FLOATS.get(dt._name)
@@ -190,7 +197,7 @@ def _forward(name: str, interp_size: int, self, output_size, align_corners, scal
         if iw != ow:
             x = _pass_float(x, iw, ow, scales_w, align_corners, interp_size, T)
         if ih != oh:
-            x = _vertical(np.swapaxes(_pass_float(np.swapaxes(x, -1, -2), ih, oh, scales_h,
+            x = vertical_run(np.swapaxes(_pass_float(np.swapaxes(x, -1, -2), ih, oh, scales_h,
                                                   align_corners, interp_size, T), -1, -2))
     np.copyto(arr(out), x)
     return out
@@ -198,7 +205,7 @@ def _forward(name: str, interp_size: int, self, output_size, align_corners, scal
 
 def _backward(interp_size: int, grad_output, output_size, input_size, align_corners,
               scales_h, scales_w):
-    _check_sizes(tuple(input_size), tuple(output_size))
+    check_sizes(tuple(input_size), tuple(output_size))
     full = (input_size[0], input_size[1], output_size[0], output_size[1])
     for i in range(4):
         if grad_output.shape[i] != full[i]:
@@ -214,8 +221,8 @@ def _backward(interp_size: int, grad_output, output_size, input_size, align_corn
     oh, ow = (int(s) for s in output_size)
     go = as_compute(grad_output, dt).astype(T).reshape(n * c, oh, ow)
     gi = np.zeros((n * c, ih, iw), T)
-    sh = _scale(ih, oh, align_corners, scales_h, T)
-    sw = _scale(iw, ow, align_corners, scales_w, T)
+    sh = pixel_scale(ih, oh, align_corners, scales_h, T)
+    sw = pixel_scale(iw, ow, align_corners, scales_w, T)
     ymin, ysize, wy = _weights(ih, oh, sh, interp_size, T)
     xmin, xsize, wx = _weights(iw, ow, sw, interp_size, T)
     # Every input column x is covered by a run of output columns; upstream adds their terms in
