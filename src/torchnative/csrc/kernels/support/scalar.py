@@ -47,9 +47,10 @@ def overflows(value, dt) -> bool:
     return value < info.min or value > info.max
 
 
-def scalar_to(value, dt):
+def scalar_to(value, dt, checked=True):
     """``value`` (a Python or numpy number, or a one-element tensor) as a numpy scalar of
-    ``dt``'s storage type, converted as upstream converts it; overflow raises upstream's error."""
+    ``dt``'s storage type, converted as upstream converts it; overflow raises upstream's error
+    (unless not ``checked``: a plain static_cast)."""
     if isinstance(value, TensorBase):
         value = value.item()
     if isinstance(value, (bool, np.bool_)):
@@ -60,6 +61,6 @@ def scalar_to(value, dt):
         src, value = _F64, float(value)
     else:
         src, value = _C128, complex(value)
-    if dt._name != "bool" and src is not _BOOL and overflows(value, dt):
+    if checked and dt._name != "bool" and src is not _BOOL and overflows(value, dt):
         raise RuntimeError(f"value cannot be converted to type {scalar_cpp(dt._name)} without overflow")
     return cast_array(np.asarray(value, D.numpy_dtype(src)), src, dt)[()]
