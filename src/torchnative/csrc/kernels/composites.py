@@ -127,15 +127,16 @@ def unflatten(self, dim, sizes):
 
 def _movedim(self, src, dst):
     n = self.dim()
+    given_src, given_dst = list(src), list(dst)  # the messages print the dims as given
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({given_src} dims) "
+                           f"should contain the same number of dims as destination ({given_dst} dims)")
     src = [wrap_dim(s, n) for s in src]
     dst = [wrap_dim(d, n) for d in dst]
-    if len(src) != len(dst):
-        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
-                           f"should contain the same number of dims as destination ({dst} dims)")
     if len(set(src)) != len(src):
-        raise RuntimeError(f"movedim: repeated dim in `source` ({src})")
+        raise RuntimeError(f"movedim: repeated dim in `source` ({given_src})")
     if len(set(dst)) != len(dst):
-        raise RuntimeError(f"movedim: repeated dim in `destination` ({dst})")
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({given_dst})")
     order = [-1] * n
     for s, d in zip(src, dst):
         order[d] = s

@@ -114,20 +114,37 @@ def assert_no_internal_overlap(t: TensorBase) -> None:
                            "performing the operation.")
 
 
+def _overlap(a: TensorBase, b: TensorBase) -> str:
+    """at::get_overlap_status: "full", "partial" or "" (none, or too hard to tell)."""
+    if a is None or b is None or a._storage is not b._storage:
+        return ""
+    if not (a.is_non_overlapping_and_dense() and b.is_non_overlapping_and_dense()):
+        return ""
+    if a.numel() == 0 or b.numel() == 0:
+        return ""
+    a0, b0 = a._offset * a.element_size(), b._offset * b.element_size()
+    a1, b1 = a0 + a.numel() * a.element_size(), b0 + b.numel() * b.element_size()
+    if (a0, a1) == (b0, b1):
+        return "full"
+    return "partial" if a0 < b1 and b0 < a1 else ""
+
+
+def assert_no_partial_overlap(a: TensorBase, b: TensorBase) -> None:
+    """at::assert_no_partial_overlap: the same elements exactly (an out= that is the input) pass."""
+    if _overlap(a, b) == "partial":
+        _overlap_error()
+
+
 def assert_no_overlap(a: TensorBase, b: TensorBase) -> None:
     """at::assert_no_overlap: dense tensors on one storage whose byte ranges meet."""
-    if a is None or b is None or a._storage is not b._storage:
-        return
-    if not (a.is_non_overlapping_and_dense() and b.is_non_overlapping_and_dense()):
-        return
-    if a.numel() == 0 or b.numel() == 0:
-        return
-    a0, b0 = a._offset, b._offset
-    a1, b1 = a0 + a.numel(), b0 + b.numel()
-    if a0 < b1 and b0 < a1:
-        raise RuntimeError("unsupported operation: some elements of the input tensor and the "
-                           "written-to tensor refer to a single memory location. Please clone() "
-                           "the tensor before performing the operation.")
+    if _overlap(a, b):
+        _overlap_error()
+
+
+def _overlap_error():
+    raise RuntimeError("unsupported operation: some elements of the input tensor and the "
+                       "written-to tensor refer to a single memory location. Please clone() "
+                       "the tensor before performing the operation.")
 
 
 # ----------------------------------------------------------------------------- advanced index
@@ -494,6 +511,8 @@ def _scatter_checks(self, dim, index, src=None, reduce=None, new_options=False) 
         if nd != max(index.dim(), 1):
             raise RuntimeError("Index tensor must have the same number of dimensions as self "
                                "tensor")
+        if src is not None and max(src.dim(), 1) != max(index.dim(), 1):
+            raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
         wrong = any(d != dim and _nsize(index, d) > _nsize(self, d) for d in range(nd))
         if not wrong and src is not None:
             wrong = any(_nsize(index, d) > _nsize(src, d) for d in range(nd))
@@ -1135,6 +1154,10 @@ def write_out(out: TensorBase, result: TensorBase, *inputs, check_first=True) ->
 def gather_out(self, dim, index, sparse_grad=False, *, out):
     result = gather(self, dim, index, sparse_grad)
     check_structured_out(out, self._dtype)
+    from ..dispatch.structured import resize_out
+
+    resize_out(out, result._size)  # the meta sizes out, then checks it against index
+    assert_no_partial_overlap(out, index)
     return write_out(out, result, self, check_first=False)
 
 

@@ -327,6 +327,8 @@ def roll(self, shifts, dims=()):
         from .copy import _clone
 
         return _clone(self, None)
+    if self.dim() == 0:  # self.size(dim) of a 0-dim tensor
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
     d = wrap_dim(dims[0], self.dim())
     # upstream: cat(narrow(start..), narrow(..start)) along d, so cat's memory format rule
     fmt = suggest_format(self)

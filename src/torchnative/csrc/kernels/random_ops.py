@@ -465,3 +465,16 @@ def multinomial(self, num_samples, replacement=False, *, generator=None):
     with _dispatch_errors():
         values = R.multinomial(_engine(generator), arr(self), num_samples, replacement)
     return wrap(np.ascontiguousarray(values, dtype=np.int64), INT64)
+
+
+@kernel("multinomial.out")
+def multinomial_out(self, num_samples, replacement=False, *, generator=None, out):
+    # multinomial_out checks out's dtype after the input's rank and dtype, before sampling
+    if 0 < self.dim() <= 2 and self.dtype.is_floating_point and out.dtype is not INT64:
+        raise RuntimeError(f"multinomial expects Long tensor out, got: {out.dtype._cpp_name}")
+    from ..dispatch.structured import resize_out, write_into
+
+    result = multinomial(self, num_samples, replacement, generator=generator)
+    resize_out(out, result._size)
+    write_into(out, result)
+    return out

@@ -14,6 +14,7 @@ from ..platform.cpp_names import typemeta
 from ..core import dtypes as D
 from ..dispatch.structured import resize_out, write_into
 from .support.common import INT64
+from .indexing import assert_no_overlap
 from .reduction import (all_all, all_dim, all_dims, any_all, any_dim, any_dims, finish, logsumexp,
                         mean_dim, nansum, prod_all, prod_dim, sum_dim)
 from .reduction_minmax import (_aminmax_all, _aminmax_dim, aminmax, amax, amin, argmax, argmin,
@@ -239,6 +240,7 @@ for _name, _fn, _what in (("any.out", any_dim, "any"), ("any.dims_out", any_dims
 
 
 def _kthvalue_check(self, values, indices):
+    assert_no_overlap(self, values)  # Sorting.cpp checks it before sizing the outputs
     if values.dtype is not self.dtype:
         raise RuntimeError("output values must be of same type as input")
     if indices.dtype is not INT64:
