@@ -547,8 +547,9 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06
                         reduction=MEAN):
     a, pd, nd = anchor.dim(), positive.dim(), negative.dim()
     if not (a == pd == nd):
-        raise RuntimeError(f"All inputs should have same dimension but got {a}D, {pd}D and {nd}D "
-                           "inputs.")
+        raise RuntimeError("The anchor, positive, and negative tensors are expected to have the same "
+                           f"number of dimensions, but got: anchor {a}D, positive {pd}D, and negative "
+                           f"{nd}D inputs")
     dist_pos = call("pairwise_distance", anchor, positive, p, eps, False)
     dist_neg = call("pairwise_distance", anchor, negative, p, eps, False)
     if swap:
