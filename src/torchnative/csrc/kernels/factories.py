@@ -92,8 +92,19 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
                    pin_memory=None):
     """Strides such that dims in ``physical_layout`` order are contiguous in memory."""
     size = tuple(size)
-    if sorted(physical_layout) != list(range(len(size))):
-        raise RuntimeError("Dimension order is not a permutation of the tensor's dimensions")
+    n = len(size)
+    if len(physical_layout) != n:
+        raise RuntimeError("Number of dimensions in size does not match the length of the physical_layout; "
+                           f"i.e. len(size) = {n} is not equal to len(physical_layout) = {len(physical_layout)}")
+    seen = set()
+    for i, d in enumerate(physical_layout):  # TensorFactories.cpp checks each dim in turn
+        if not 0 <= d < n:
+            raise RuntimeError(f"Dimension out of range (expected to be between 0 and {n - 1}, but got {d} "
+                               f"at index {i}).  NB: negative dims not currently supported; file an issue "
+                               "if you want it.")
+        if d in seen:
+            raise RuntimeError("Duplicate dim not allowed")
+        seen.add(d)
     stride = [0] * len(size)
     acc = 1
     for d in reversed(physical_layout):
