@@ -1,6 +1,7 @@
 """The conventions of upstream's CPU linalg that fix values the mathematics leaves free, against
-upstream torch 2.13.0: singular-vector signs of wide real matrices (MKL's gesdd bidiagonalizes
-them directly, where reference LAPACK first takes an LQ factorization), torch.svd's out= V (the
+upstream torch 2.13.0: singular-vector signs of real matrices (MKL's gesdd bidiagonalizes wide
+ones directly where reference LAPACK first takes an LQ factorization, and QR-factorizes tall
+ones first from m >= 3n/2 where reference LAPACK waits for 11n/6), torch.svd's out= V (the
 conjugate transpose of Vh, conjugated in place) and matrix_exp in float16/bfloat16 (computed in
 the dtype, with the coefficient blobs upstream reads as 16-bit values).
 
@@ -27,7 +28,7 @@ PROGRAM = r'''
 rng = np.random.default_rng(11)
 W35, W48, W230, W23 = (rng.standard_normal(s) for s in ((3, 5), (4, 8), (2, 30), (2, 3)))
 WB = rng.standard_normal((2, 3, 6))
-T53 = rng.standard_normal((5, 3))
+T53, T43, T64 = (rng.standard_normal(s) for s in ((5, 3), (4, 3), (6, 4)))
 C35 = rng.standard_normal((3, 5)) + 1j * rng.standard_normal((3, 5))
 L = torch.linalg
 
@@ -37,12 +38,13 @@ def native(a, full):
     return tuple(torch.from_numpy(x).to(a.dtype) for x in (u, s, vh))
 
 for name, m in (("w35", W35), ("w48", W48), ("w230", W230), ("w23", W23), ("wb", WB), ("t53", T53),
-                ("c35", C35)):
+                ("t43", T43), ("t64", T64), ("c35", C35)):
     case(f"svd_{name}", lambda a: L.svd(a, full_matrices=False), m)
     case(f"svd_full_{name}", lambda a: L.svd(a), m)
 case("svd_native_w35", lambda a: native(a, False), W35)
 case("svd_native_w48", lambda a: native(a, False), W48)
 case("svd_native_w23", lambda a: native(a, False), W23)
+case("svd_native_t43", lambda a: native(a, False), T43)
 
 def lowrank(a, b):  # svd_lowrank's OpInfo: its 2x3 sketch B = Q^H A takes the SVD above
     torch.manual_seed(42)
@@ -77,7 +79,7 @@ RESULTS["matrix_exp_low"] = EXPS
 print(json.dumps(RESULTS))
 '''
 
-NAMES = ["w35", "w48", "w230", "w23", "wb", "t53", "c35"]
+NAMES = ["w35", "w48", "w230", "w23", "wb", "t53", "t43", "t64", "c35"]
 
 
 @pytest.fixture(scope="module")
@@ -101,10 +103,10 @@ def test_lowrank_agrees(results, width):
     assert problem is None, problem
 
 
-@pytest.mark.parametrize("name", ["w35", "w48", "w23"])
+@pytest.mark.parametrize("name", ["w35", "w48", "w23", "t43"])
 def test_control_reference_lapack_signs_differ(results, name):
-    """Control: numpy's reference LAPACK, as it runs (LQ first), gives other signs than
-    upstream for these wide matrices; the comparison must say so."""
+    """Control: numpy's reference LAPACK, as it runs (LQ first for the wide ones, no QR first
+    for 4x3), gives other signs than upstream; the comparison must say so."""
     ours, up = results
     native = {f"svd_{name}.float64": ours[f"svd_native_{name}.float64"]}
     assert compare(native, up, f"svd_{name}.float64", normwise=True) is not None

@@ -219,15 +219,20 @@ def _linalg_eigvals(self):
 # --- SVD --------------------------------------------------------------------------------------
 
 def _gesdd(a: np.ndarray, full_matrices: bool):
-    """gesdd with the singular-vector signs of upstream's MKL build. For a wide real matrix
-    reference LAPACK (numpy's) first takes an LQ factorization once n >= 11m/6, while MKL
-    bidiagonalizes the matrix directly, and the two paths pick different signs. Zero rows (and,
-    where rows alone cannot, as for 2x3, zero columns) appended until m' < n' < 11m'/6 send
-    reference LAPACK down the direct path: the reflectors leave zero rows and columns zero, so
-    the padding adds only zero singular values, whose vectors are dropped. Complex and tall
-    matrices already agree."""
+    """gesdd with the singular-vector signs of upstream's MKL build, whose real gesdd chooses
+    its path by other thresholds than reference LAPACK (numpy's); the paths pick different
+    signs. Measured against upstream: a wide real matrix is always bidiagonalized directly
+    (reference LAPACK takes an LQ factorization first once n >= 11m/6); a tall one is
+    QR-factorized first once m >= 3n/2 (reference: m >= 11n/6). Complex matrices follow
+    reference LAPACK's thresholds. Zero rows or columns steer reference LAPACK onto MKL's path:
+    the reflectors leave them zero, so they add only zero singular values, whose vectors are
+    dropped."""
     m, n = a.shape[-2], a.shape[-1]
-    if np.iscomplexobj(a) or m >= n or n < (m * 11) // 6:
+    if np.iscomplexobj(a) or m == n:
+        return np.linalg.svd(a, full_matrices=full_matrices)
+    if m > n:
+        return _gesdd_tall(a, full_matrices)
+    if m == 1 or n < (m * 11) // 6:  # one row: gesdd's 1x1 case fixes the sign on either path
         return np.linalg.svd(a, full_matrices=full_matrices)
     p = 1
     while n + max(0, m + p + 1 - n) >= ((m + p) * 11) // 6:
@@ -247,6 +252,23 @@ def _gesdd(a: np.ndarray, full_matrices: bool):
     for i in range(flat_a.shape[0]):
         flat_full[i, m:] = _right_reflectors(flat_a[i])[m:]
     return u, s, full
+
+
+def _gesdd_tall(a: np.ndarray, full_matrices: bool):
+    """A tall real matrix: MKL takes the QR path from m >= 3n/2, reference LAPACK from 11n/6;
+    between the two, zero rows bring reference LAPACK to its QR path too."""
+    m, n = a.shape[-2], a.shape[-1]
+    if not (3 * n) // 2 <= m < (11 * n) // 6:
+        return np.linalg.svd(a, full_matrices=full_matrices)
+    padded = np.zeros(a.shape[:-2] + ((11 * n) // 6, n), a.dtype)
+    padded[..., :m, :] = a
+    u, s, vh = np.linalg.svd(padded, full_matrices=False)
+    u = u[..., :m, :]
+    if not full_matrices:
+        return u, s, vh
+    # the QR path's columns past n are those of the complete Q of geqrf/orgqr
+    q = np.linalg.qr(a, mode="complete")[0]
+    return np.concatenate([u, q[..., :, n:]], axis=-1), s, vh
 
 
 def _larfg(x: np.ndarray):
