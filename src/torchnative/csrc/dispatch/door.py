@@ -397,13 +397,18 @@ def backend_key(args: tuple, kwargs: dict) -> str:
 
 def _mutated_positions(op: OperatorHandle) -> tuple:
     """The arguments whose version counter a call bumps: the written arguments of in-place and
-    out= operators (upstream's ADInplaceOrView kernels); an aten operator that mutates as a side
-    effect (``_native_batch_norm_legit``'s running stats) bumps nothing upstream."""
+    out= operators that the operator also returns (upstream's generated ADInplaceOrView kernels
+    bump what they return: ``_amp_update_scale_`` bumps the scale it returns, not the growth
+    tracker it also writes); an aten operator that mutates as a side effect
+    (``_native_batch_norm_legit``'s running stats) bumps nothing upstream."""
     if op.native is not None and op.native.kind not in ("inplace", "out"):
         return ()
+    returned = {s for r in op.schema.returns if r.alias_info is not None
+                for s in r.alias_info.before_set}
     out = []
     for i, a in enumerate(op.schema.arguments):
-        if a.alias_info is not None and a.alias_info.is_write:
+        info = a.alias_info
+        if info is not None and info.is_write and returned.intersection(info.before_set):
             out.append(a.name if a.kwarg_only else i)
     return tuple(out)
 
