@@ -5,7 +5,7 @@ the formula namespace reads, so it re-exports them)."""
 from __future__ import annotations
 
 from ...dispatch.call import call
-from ..cpp_shims import m_conj, not_implemented
+from ..cpp_shims import _torch, m_conj, not_implemented
 from .linalg_decomp import (cholesky_backward, cholesky_jvp,  # noqa: F401
                             householder_product_backward, linalg_eig_backward, linalg_lu_backward, linalg_matrix_exp_differential,
                             linalg_qr_backward, lu_factor_ex_backward, lu_unpack_backward,
@@ -52,5 +52,24 @@ def sparse_sparse_matmul_backward(*a):
     not_implemented("sparse matmul")
 
 
-def renorm_backward(*a):
-    not_implemented("renorm")
+def renorm_backward(grad, self, p, dim, maxnorm):
+    """Rows (slices along ``dim``) whose p-norm exceeds maxnorm were scaled by maxnorm / (norm +
+    1e-7): the gradient of that scaling. The norm and its cotangent are taken in the accumulation
+    type (double for float on CPU) and the result cast back, as upstream does."""
+    from .reduction import norm_backward
+
+    torch = _torch()
+    dim = dim % self.dim()
+    reduce_dims = [d for d in range(self.dim()) if d != dim]
+    acc = torch.float64 if self.dtype in (torch.float32, torch.float64) else \
+        torch.complex128 if self.dtype.is_complex else torch.float32
+    norm = torch.linalg.vector_norm(self, p, reduce_dims, keepdim=True, dtype=acc)
+    real_acc = norm.dtype
+    grad_output = self.conj() * grad
+    if real_acc != acc:
+        grad_output = torch.real(grad_output)
+    grad_output = grad_output.sum(reduce_dims, keepdim=True, dtype=real_acc)
+    nb = norm_backward(grad_output, self, p, norm, reduce_dims, True)
+    invnorm = (norm + 1e-7).reciprocal()
+    grad_norm = maxnorm * invnorm * (grad - invnorm * nb)
+    return torch.where(norm > maxnorm, grad_norm.to(grad.dtype), grad)

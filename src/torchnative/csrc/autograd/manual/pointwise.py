@@ -266,3 +266,27 @@ def polar_backward(grad, result):
         return None, None
     grad_conj = grad.conj()
     return (torch.real(grad_conj * torch.sgn(result)), torch.real(grad_conj * (result * 1j)))
+
+
+def _divided_by_x_backward(grad, self, result, lead, shift):
+    """grad * (lead(x) - result * shift(x)) for the Bessel I1 family, whose 1/x term is 0/0 at the
+    origin: there (|x| <= eps) the slope is its limit 1/2, and x is replaced by eps beforehand so
+    the unused branch is finite (where's backward still differentiates it)."""
+    torch = _torch()
+    eps = torch.finfo(self.dtype).eps
+    not_tiny = self.abs() > eps
+    safe = torch.where(not_tiny, self, torch.full((), eps, dtype=self.dtype))
+    slope = lead(safe) - result * shift(safe)
+    return grad * torch.where(not_tiny, slope, torch.full((), 0.5, dtype=self.dtype))
+
+
+def i1_backward(grad, self, result):
+    """I1'(x) = I0(x) - I1(x) / x."""
+    return _divided_by_x_backward(grad, self, result, lambda x: x.i0(), lambda x: x.reciprocal())
+
+
+def i1e_backward(grad, self, result):
+    """d/dx e^-|x| I1(x) = i0e(x) - i1e(x) (sgn x + 1/x)."""
+    torch = _torch()
+    return _divided_by_x_backward(grad, self, result, torch.special.i0e,
+                                  lambda x: x.sgn() + x.reciprocal())
