@@ -99,7 +99,10 @@ def build(suite: Suite, label: str, verdicts) -> dict:
         for dt, tot in doc["totals"].items():
             by_dtype[dt]["samples_all"] += tot["all"]
             if tot["picked"] < tot["all"]:
-                not_attempted["no callable" if not doc["spellings"] else "beyond --max-samples"] += tot["all"] - tot["picked"]
+                why = ("no callable" if not doc["spellings"] else
+                       "error inputs of an entry with no function spelling" if dt == "error_inputs" else
+                       "beyond --max-samples")
+                not_attempted[why] += tot["all"] - tot["picked"]
             stored = sum(s["dtype"] == dt for s in doc["samples"])
             if stored < tot["picked"]:
                 not_attempted["dropped: " + "; ".join(doc["skipped"])] += tot["picked"] - stored
