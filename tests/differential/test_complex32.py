@@ -33,11 +33,7 @@ def _float32_sweep() -> np.ndarray:
     mids = np.concatenate([(v[:-1] + v[1:]) / 2, [65520.0]]).astype(np.float32)  # 65520: to inf
     parts = [ALL_HALF.astype(np.float32), mids, np.nextafter(mids, np.float32(np.inf)),
              np.nextafter(mids, np.float32(-np.inf))]
-    specials = np.array([0x7F800001, 0xFF800001, 0x7FC00000, 0x7FFFFFFF, 0x7F802000, 0x00000001],
-                        dtype=np.uint32).view(np.float32)
-    rng = np.random.default_rng(1)
-    parts += [specials, rng.integers(0, 2 ** 32, 40000, dtype=np.uint64).astype(np.uint32).view(np.float32)]
-    return np.concatenate(parts)
+    return np.concatenate(parts + [P.float32_edges(1)])
 
 
 def _inputs():

@@ -37,12 +37,7 @@ def _float32_sweep() -> np.ndarray:
         mids = np.concatenate([(v[:-1] + v[1:]) / 2, [(v[-1] + top) / 2, top]]).astype(np.float32)
         for m in (mids, -mids):
             parts += [m, np.nextafter(m, np.float32(np.inf)), np.nextafter(m, np.float32(-np.inf))]
-    specials = np.array([0x7F800001, 0xFF800001, 0x7FC00000, 0xFFC00000, 0x7FFFFFFF, 0x7F800000,
-                         0xFF800000, 0x00000001, 0x80000001, 0x80000000, 0x00800000],
-                        dtype=np.uint32).view(np.float32)
-    rng = np.random.default_rng(0)
-    parts += [specials, rng.integers(0, 2 ** 32, 40000, dtype=np.uint64).astype(np.uint32).view(np.float32)]
-    return np.concatenate(parts)
+    return np.concatenate(parts + [P.float32_edges(0)])
 
 
 def _inputs():

@@ -41,6 +41,17 @@ print(json.dumps(sorted(res)))
 """
 
 
+def float32_edges(seed: int, count: int = 40000) -> np.ndarray:
+    """NaNs with payloads (signalling and quiet, both signs), infinities, the smallest
+    subnormal and normal, and ``count`` random float32 bit patterns."""
+    specials = np.array([0x7F800001, 0xFF800001, 0x7FC00000, 0xFFC00000, 0x7FFFFFFF, 0x7F802000,
+                         0x7F800000, 0xFF800000, 0x00000001, 0x80000001, 0x80000000, 0x00800000],
+                        dtype=np.uint32).view(np.float32)
+    rng = np.random.default_rng(seed)
+    random = rng.integers(0, 2 ** 32, count, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    return np.concatenate([specials, random])
+
+
 def _program(template: str, args) -> str:
     return "ARGS = " + repr(args) + "\n" + template
 

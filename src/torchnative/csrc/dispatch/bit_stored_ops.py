@@ -42,7 +42,7 @@ _COMPLEX32 = _MOVES | frozenset("""
     add.Tensor add.Scalar sub.Tensor sub.Scalar mul.Tensor mul.Scalar neg abs eq.Tensor eq.Scalar
     ne.Tensor ne.Scalar isnan isinf isfinite sgn nonzero any all any.dim all.dim any.dims all.dims
     masked_fill.Scalar masked_fill_.Scalar masked_fill.Tensor masked_fill_.Tensor tril triu tril_
-    triu_ randn normal_ uniform_ rand isclose allclose _conj view_as_real real imag
+    triu_ randn normal_ uniform_ rand isclose allclose _conj view_as_real real imag complex.out
 """.split())
 
 # e5m2, the one float8 type with infinities, also has upstream's isinf kernel.
