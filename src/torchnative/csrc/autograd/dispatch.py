@@ -420,6 +420,9 @@ def _record_not_implemented(op, args, kwargs):
     upstream's NotImplemented node does."""
     from .node import NotImplementedNode
 
+    if _dont_require(op):
+        return _below(op, args, kwargs)  # upstream's DONT_REQUIRE_DERIVATIVE: outputs depend
+        # on no input's values (ones_like of the loss each backward): no edges to read
     edges = []
     for a in list(args) + list(kwargs.values()):
         if isinstance(a, TensorBase):
@@ -427,10 +430,6 @@ def _record_not_implemented(op, args, kwargs):
         elif type(a) in (list, tuple):
             edges.extend(gradient_edge(t) for t in a if isinstance(t, TensorBase))
     result = _below(op, args, kwargs)
-    from .formulas import table
-
-    if op.qualname.split("::")[-1] in table()["__dont_require__"]:
-        return result  # upstream's DONT_REQUIRE_DERIVATIVE: outputs depend on no input's values
     outs = result if isinstance(result, tuple) else (result,)
     diff = [o for o in outs if isinstance(o, TensorBase) and _differentiable(o)]
     if not diff or all(e[0] is None for e in edges):
@@ -448,6 +447,16 @@ def _record_not_implemented(op, args, kwargs):
         o._output_nr = k
         o._requires_grad = True
     return result
+
+
+def _dont_require(op) -> bool:
+    d = op.cache.get("autograd_dont_require")
+    if d is None:
+        from .formulas import table
+
+        d = op.cache["autograd_dont_require"] = \
+            op.qualname.split("::")[-1] in table()["__dont_require__"]
+    return d
 
 
 class CopyBackwards(Node):
