@@ -1,0 +1,92 @@
+"""The widened-copy cache's own rules (csrc/kernels/support/widened_cache.py): what it keeps,
+its memory bound, and what it never caches."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+import torch
+
+from torchnative.csrc.kernels.support import widened_cache as wc
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    wc.clear()
+    yield
+    wc.set_limit(1024 << 20)
+    wc.clear()
+
+
+def _weight(rows=128, cols=256):
+    return torch.randn(rows, cols).to(torch.bfloat16)
+
+
+def _use(w, times=3):
+    x = torch.ones(1, w.shape[1], dtype=w.dtype)
+    for _ in range(times):
+        y = torch.nn.functional.linear(x, w)
+    return y
+
+
+def test_a_weight_is_widened_on_its_second_use_and_read_afterwards():
+    w = _weight()
+    before = dict(wc.stats)
+    _use(w, 1)
+    assert wc.held_bytes() == 0  # seen once: an activation would stop here
+    _use(w, 3)
+    assert wc.stats["widened"] - before["widened"] == 1
+    assert wc.stats["hits"] - before["hits"] == 2
+    assert wc.held_bytes() == w.numel() * 4
+
+
+def test_small_operands_are_not_cached():
+    w = _weight(8, 16)
+    _use(w)
+    assert wc.held_bytes() == 0
+
+
+def test_the_bound_evicts_least_recently_used():
+    a, b = _weight(), _weight()
+    one = a.numel() * 4
+    wc.set_limit(one + one // 2)
+    _use(a)
+    _use(b)
+    assert wc.held_bytes() == one  # a went to make room for b
+    evicted = wc.stats["evicted"]
+    _use(a)
+    assert wc.stats["evicted"] == evicted + 1 and wc.held_bytes() == one
+
+
+def test_zero_turns_it_off():
+    wc.set_limit(0)
+    _use(_weight())
+    assert wc.held_bytes() == 0
+
+
+def test_a_dead_weight_leaves_the_cache():
+    w = _weight()
+    _use(w)
+    assert wc.held_bytes() > 0
+    del w
+    gc.collect()
+    assert wc.held_bytes() == 0
+
+
+def test_cached_copies_are_read_only():
+    w = _weight()
+    _use(w)
+    entry = next(e for e in wc._entries.values() if e.array is not None)
+    assert not entry.array.flags.writeable
+
+
+@pytest.mark.parametrize("make", [
+    lambda w: w.share_memory_(),
+    lambda w: torch.from_numpy(w.view(torch.int16).numpy().copy()).view(torch.bfloat16),
+    lambda w: (w.view(torch.int16).numpy(), w)[1],
+])
+def test_storages_written_out_of_sight_are_never_cached(make):
+    w = make(_weight())
+    _use(w)
+    assert wc.held_bytes() == 0
