@@ -80,7 +80,8 @@ def bessel_j0(x):
     small = x <= 5.0
     xs = np.where(small, x, 1.0)
     xx = xs * xs
-    inner = fma(xs, xs, -5.78318596294678452118e+00) * fma(xs, xs, -3.04712623436620863991e+01) * \
+    # x * x - c is not contracted here (measured): the square is the one the series uses
+    inner = (xx - 5.78318596294678452118e+00) * (xx - 3.04712623436620863991e+01) * \
         polevl(xx, _RP0) / polevl(xx, _RQ0)
     inner = np.where(xs < 0.00001, 1.0 - xx / 4.0, inner)
     xl = np.where(small, 5.0, x)
@@ -93,8 +94,8 @@ def bessel_j1(x):
     small = x <= 5.0
     xs = np.where(small, x, 1.0)
     xx = xs * xs
-    inner = polevl(xx, _RP1) / polevl(xx, _RQ1) * xs * fma(xs, xs, -1.46819706421238932572e+01) * \
-        fma(xs, xs, -4.92184563216946036703e+01)
+    inner = polevl(xx, _RP1) / polevl(xx, _RQ1) * xs * (xx - 1.46819706421238932572e+01) * \
+        (xx - 4.92184563216946036703e+01)
     xl = np.where(small, 5.0, x)
     return sign * np.where(small, inner, _asymptotic(xl, _PP1, _PQ1, _QP1, _QQ1, _3PIO4, False))
 
@@ -351,12 +352,75 @@ unary("special_bessel_j0", bessel_j0)
 unary("special_bessel_j1", bessel_j1)
 unary("special_bessel_y0", bessel_y0)
 unary("special_bessel_y1", bessel_y1)
-unary("special_modified_bessel_i0", i0)
-unary("special_modified_bessel_i1", i1)
-unary("special_modified_bessel_k0", k0)
-unary("special_modified_bessel_k1", k1)
-unary("special_scaled_modified_bessel_k0", k0e)
-unary("special_scaled_modified_bessel_k1", k1e)
+# --- torch.special.modified_bessel_* (Math.h's *_forward, not calc_i0 ... calc_i1e) -------------
+# Same tables, other expressions: the exponential multiplies the series before the square root
+# divides, and the compiler contracts ``c - log(x / 2) * i0(x)``, ``log(x / 2) * i1(x) + c / x``
+# and ``x * x - 2`` into fused multiply-adds (UnaryOpsKernel.cpp is built with FMA).
+
+
+def modified_i0(x):
+    ax = np.abs(x)
+    small = ax <= 8.0
+    a = np.exp(ax) * chbevl(np.where(small, ax, 0.0) / 2.0 - 2.0, _I0A)
+    big = np.where(small, 8.0, ax)
+    b = np.exp(big) * chbevl(32.0 / big - 2.0, _I0B) / np.sqrt(big)
+    return np.where(small, a, b)
+
+
+def modified_i1(x):
+    ax = np.abs(x)
+    small = ax <= 8.0
+    a = chbevl(np.where(small, ax, 0.0) / 2.0 - 2.0, _I1A) * ax * np.exp(ax)
+    big = np.where(small, 8.0, ax)
+    b = np.exp(big) * chbevl(32.0 / big - 2.0, _I1B) / np.sqrt(big)
+    out = np.where(small, a, b)
+    return np.where(x < 0, -out, out)
+
+
+def _mk_small(x, coef):
+    xs = np.where(x <= 2.0, x, 1.0)
+    return chbevl(fma(xs, xs, -2.0), coef), xs
+
+
+def _mk_large(x, coef):
+    xl = np.where(x <= 2.0, 4.0, x)  # NaN takes this branch, as in upstream's if/else
+    return chbevl(8.0 / xl - 2.0, coef), xl
+
+
+def modified_k0(x):
+    a, xs = _mk_small(x, _K0A)
+    small = fma(-np.log(0.5 * xs), modified_i0(xs), a)
+    b, xl = _mk_large(x, _K0B)
+    return _k_domain(x, np.where(x <= 2.0, small, np.exp(-xl) * b / np.sqrt(xl)))
+
+
+def modified_k1(x):
+    a, xs = _mk_small(x, _K1A)
+    small = fma(np.log(0.5 * xs), modified_i1(xs), a / xs)
+    b, xl = _mk_large(x, _K1B)
+    return _k_domain(x, np.where(x <= 2.0, small, np.exp(-xl) * b / np.sqrt(xl)))
+
+
+def scaled_modified_k0(x):
+    a, xs = _mk_small(x, _K0A)
+    small = fma(-np.log(0.5 * xs), modified_i0(xs), a) * np.exp(xs)
+    b, xl = _mk_large(x, _K0B)
+    return _k_domain(x, np.where(x <= 2.0, small, b / np.sqrt(xl)))
+
+
+def scaled_modified_k1(x):
+    a, xs = _mk_small(x, _K1A)
+    small = fma(np.log(0.5 * xs), modified_i1(xs), a / xs) * np.exp(xs)
+    b, xl = _mk_large(x, _K1B)
+    return _k_domain(x, np.where(x <= 2.0, small, b / np.sqrt(xl)))
+
+
+unary("special_modified_bessel_i0", modified_i0)
+unary("special_modified_bessel_i1", modified_i1)
+unary("special_modified_bessel_k0", modified_k0)
+unary("special_modified_bessel_k1", modified_k1)
+unary("special_scaled_modified_bessel_k0", scaled_modified_k0)
+unary("special_scaled_modified_bessel_k1", scaled_modified_k1)
 unary("special_spherical_bessel_j0", spherical_j0)
 unary("special_airy_ai", airy_ai)
 unary("i0", i0, lowp=True, kernel_name="i0_cpu")
