@@ -174,6 +174,9 @@ def replay(suite: Suite, python: str, label: str, *, jobs: int = 1, log=sys.stde
     src, out = cases_dir(suite), results_dir(suite, label)
     stamp = out / "_run.json"
     earlier = json.loads(stamp.read_text()) if resume and stamp.exists() else None
+    fp = manifest(suite)["fingerprint"]
+    if earlier is not None and earlier.get("cases", fp) != fp:  # results of other cases: start over
+        earlier = None
     if earlier is None:
         shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
@@ -189,7 +192,7 @@ def replay(suite: Suite, python: str, label: str, *, jobs: int = 1, log=sys.stde
     for key, why in failures.items():  # a crash is a result too: every case of the entry diverges
         (out / f"{key}.json").write_text(json.dumps({"key": key, "crashed": why}))
     seconds = time.time() - start + (earlier or {}).get("seconds", 0.0)
-    stamp.write_text(json.dumps({"python": str(python), "label": label, "seconds": round(seconds, 1),
+    stamp.write_text(json.dumps({"python": str(python), "label": label, "cases": fp, "seconds": round(seconds, 1),
                                  "crashed": failures, "replayed": len(todo), "kept": len(kept),
                                  "finished": time.strftime("%Y-%m-%d %H:%M:%S")}))
     return out
