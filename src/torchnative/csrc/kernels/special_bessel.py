@@ -89,15 +89,16 @@ def bessel_j0(x):
 
 
 def bessel_j1(x):
-    sign = np.where(x < 0, -1.0, 1.0)
-    x = np.abs(x)
+    neg = x < 0
+    x = np.where(neg, -x, x)  # -0.0 is not < 0: it runs as itself, and j1(-0.0) is -0.0
     small = x <= 5.0
     xs = np.where(small, x, 1.0)
     xx = xs * xs
     inner = polevl(xx, _RP1) / polevl(xx, _RQ1) * xs * (xx - 1.46819706421238932572e+01) * \
         (xx - 4.92184563216946036703e+01)
     xl = np.where(small, 5.0, x)
-    return sign * np.where(small, inner, _asymptotic(xl, _PP1, _PQ1, _QP1, _QQ1, _3PIO4, False))
+    out = np.where(small, inner, _asymptotic(xl, _PP1, _PQ1, _QP1, _QQ1, _3PIO4, False))
+    return np.where(neg, -out, out)
 
 
 def bessel_y0(x):
