@@ -1,6 +1,7 @@
 """torch.special's Bessel family in float64 against upstream, bit for bit over [-30, 30]: the
-modified Bessel functions follow Math.h's own expressions (not calc_i0's), with the fused
-multiply-adds of upstream's FMA build. float32 is computed in double here and rounded once,
+modified Bessel functions follow Math.h's own expressions and torch.special.i0/i1 calc_i0's
+and calc_i1's (each its own order of products), with the fused multiply-adds of upstream's FMA
+build where it fuses them. float32 is computed in double here and rounded once,
 which stays within the harness's derived tolerance of upstream's float arithmetic."""
 
 from __future__ import annotations
@@ -27,9 +28,10 @@ print(json.dumps(out))
 
 def test_bessel_float64_agrees_bit_for_bit():
     ours, up = ep.run(PROGRAM)
-    assert [k for k in ep.mismatches(ours, up) if not k.startswith("calc")] == []
-    # control: calc_i0/calc_i1 (torch.special.i0/i1, other kernels, compared here only as the
-    # control) and Math.h's forms differ in the last bits upstream, so a test that passed either
-    # formula for the other would fail here
-    assert ep.distinct(up, "calc i0", "modified_bessel_i0")
+    assert ep.mismatches(ours, up) == []
+    # controls: the comparison tells zeros by sign (upstream's j1(-0.0) is -0.0), and calc_i1's
+    # order of products differs from Math.h's in the last bits upstream
+    assert ep.distinct(up, "bessel_j1", "bessel_j1") is False
+    j1_at_minus_zero = up["bessel_j1"][20002]
+    assert j1_at_minus_zero == 0.0 and str(j1_at_minus_zero) == "-0.0"
     assert ep.distinct(up, "calc i1", "modified_bessel_i1")

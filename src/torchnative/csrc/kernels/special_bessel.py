@@ -208,8 +208,13 @@ def _i1e_abs(ax):
 
 
 def i0(x):
+    """calc_i0: exp(x) times the series, then divided by sqrt(x) past 8 (left to right)."""
     ax = np.abs(x)
-    return np.exp(ax) * _i0e(ax)
+    small = ax <= 8.0
+    a = np.exp(ax) * chbevl(np.where(small, ax, 0.0) / 2.0 - 2.0, _I0A)
+    big = np.where(small, 8.0, ax)
+    b = np.exp(big) * chbevl(32.0 / big - 2.0, _I0B) / np.sqrt(big)
+    return np.where(small, a, b)
 
 
 def i0e(x):
@@ -217,8 +222,13 @@ def i0e(x):
 
 
 def i1(x):
+    """calc_i1: exp(x) * x * series below 8, (exp(x) * series) / sqrt(x) above."""
     ax = np.abs(x)
-    out = np.exp(ax) * _i1e_abs(ax)
+    small = ax <= 8.0
+    a = np.exp(ax) * ax * chbevl(np.where(small, ax, 0.0) / 2.0 - 2.0, _I1A)
+    big = np.where(small, 8.0, ax)
+    b = np.exp(big) * chbevl(32.0 / big - 2.0, _I1B) / np.sqrt(big)
+    out = np.where(small, a, b)
     return np.where(x < 0, -out, out)
 
 
