@@ -29,6 +29,7 @@ from ..core.conj_neg_bits import LIVE as _BITS_LIVE, has_bits as _has_bits
 from ..core.dtypes import BIT_STORED as _BIT_STORED
 from ..core.construct import make
 from ..core.grad_mode import TLS as _GRAD
+from . import autocast as _autocast
 from . import bit_stored_ops as _bit_stored_ops
 from . import math_bits as _math_bits
 from . import python_dispatch as _python_dispatch
@@ -94,6 +95,7 @@ TLS = _TLS()
 
 _UNRESOLVED = object()
 _PD = _python_dispatch.TLS
+_AUTOCAST_LIVE = _autocast.LIVE
 _PYDISPATCHER_ACTIVE = _python_dispatcher.ACTIVE
 # argument types that can never make a call observable to autograd or Python dispatch
 _INERT = frozenset((int, float, bool, type(None), str, complex))
@@ -105,6 +107,9 @@ def aten_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
         py_kernel = _python_dispatcher.above_autograd(op, op_overload(op))
         if py_kernel is not None:
             return py_kernel(*args, **kwargs)
+    if _AUTOCAST_LIVE[0] and _autocast.wants(op):
+        # the AutocastCPU key: above autograd, below vmap and the Python dispatcher
+        return _autocast.dispatch(op, args, kwargs, aten_dispatch)
     if _forward[0] is not None:
         # a forward-AD level is active: the autograd layer computes tangents of dual inputs
         result = _forward[0](op, args, kwargs)
