@@ -1,9 +1,7 @@
 """Global and thread-local switches upstream keeps in C++ (c10/ATen globals), and the small
 queries upstream Python makes about a tensor's dispatch state.
 
-Autocast: the state machinery exists (so ``autocast(enabled=False)``, which transformers uses,
-works), but enabling it refuses by name: torchnative does not cast operator inputs per autocast
-policy, and a silently ignored autocast would compute in the wrong precision.
+Autocast's switches are here; its state and its kernel are dispatch/autocast.py's.
 """
 
 from __future__ import annotations
@@ -16,6 +14,7 @@ from ..ops.dispatch_keys import DispatchKeySet, FUNCTIONALITIES, SPLIT, BACKENDS
 from ..ops.dispatch_keys import TLS as _KEYS
 from ..core.enums import DispatchKey, ENUMS
 from ..core.refuse import TorchnativeNotImplementedError
+from ..dispatch import autocast as _autocast
 
 _globals = {"warn_always": False,
             "float32_matmul_precision": "highest", "mkldnn": True}
@@ -23,10 +22,6 @@ _globals = {"warn_always": False,
 
 class _TLS(threading.local):
     def __init__(self):
-        self.autocast_enabled: dict = {}
-        self.autocast_dtype: dict = {}
-        self.autocast_cache = True
-        self.autocast_nesting = 0
         self.stash: dict = {}
 
 
@@ -51,56 +46,101 @@ def set_mkldnn_enabled(flag: bool) -> None:
     _globals["mkldnn"] = bool(flag)
 
 
-# --- autocast ---------------------------------------------------------------------------------
+# --- autocast (the state and the kernel live in dispatch/autocast.py) --------------------------
+
+def _device_type(device_type: str) -> str:
+    return _device(device_type).type
+
 
 def is_autocast_available(device_type: str) -> bool:
     return device_type in ("cpu", "cuda", "xpu", "mps", "hpu", "mtia", "maia", "xla", "ipu",
                            "privateuseone")
 
 
-def is_autocast_enabled(device_type: str = "cuda") -> bool:
-    return TLS.autocast_enabled.get(device_type, False)
+def is_autocast_enabled(device_type: str | None = None) -> bool:
+    if device_type is None:
+        _deprecated("torch.is_autocast_enabled()", "torch.is_autocast_enabled('cuda')")
+        device_type = "cuda"
+    return _autocast.is_enabled(_device_type(device_type))
 
 
 def set_autocast_enabled(*args) -> None:
-    device_type, enabled = args if len(args) == 2 else ("cuda", args[0])
-    if enabled:
-        raise TorchnativeNotImplementedError(
-            "torch.autocast(enabled=True)", "autocast's per-operator casting is not implemented")
-    TLS.autocast_enabled[device_type] = False
+    if len(args) == 1:
+        _deprecated("torch.set_autocast_enabled(enabled)",
+                    "torch.set_autocast_enabled('cuda', enabled)")
+        args = ("cuda", args[0])
+    device_type, enabled = args
+    _autocast.set_enabled(_device_type(device_type), enabled)
 
 
 def get_autocast_dtype(device_type: str):
-    from ..core.dtypes import BY_NAME
-
-    default = BY_NAME["bfloat16" if device_type == "cpu" else "float16"]
-    return TLS.autocast_dtype.get(device_type, default)
+    return _autocast.get_dtype(_device_type(device_type))
 
 
 def set_autocast_dtype(device_type: str, dtype) -> None:
-    TLS.autocast_dtype[device_type] = dtype
+    _autocast.set_dtype(_device_type(device_type), dtype)
 
 
 def is_autocast_cache_enabled() -> bool:
-    return TLS.autocast_cache
+    return _autocast.TLS.cache_enabled
 
 
 def set_autocast_cache_enabled(enabled: bool) -> None:
-    TLS.autocast_cache = bool(enabled)
+    _autocast.TLS.cache_enabled = bool(enabled)
 
 
 def autocast_increment_nesting() -> int:
-    TLS.autocast_nesting += 1
-    return TLS.autocast_nesting
+    _autocast.TLS.nesting += 1
+    return _autocast.TLS.nesting
 
 
 def autocast_decrement_nesting() -> int:
-    TLS.autocast_nesting -= 1
-    return TLS.autocast_nesting
+    _autocast.TLS.nesting -= 1
+    return _autocast.TLS.nesting
 
 
-def clear_autocast_cache() -> None:
-    """No casts are cached: autocast never casts here."""
+def _deprecated(old: str, new: str) -> None:
+    import warnings
+
+    warnings.warn(f"{old} is deprecated. Please use {new} instead.", DeprecationWarning,
+                  stacklevel=3)
+
+
+def _device_shorthands() -> dict:
+    """The per-device spellings upstream keeps for backward compatibility (each warns)."""
+    out = {}
+    for short, dev in (("cpu", "cpu"), ("gpu", "cuda"), ("xla", "xla"), ("ipu", "ipu")):
+        if short != "gpu":
+            def is_enabled(dev=dev, short=short):
+                _deprecated(f"torch.is_autocast_{short}_enabled()",
+                            f"torch.is_autocast_enabled('{dev}')")
+                return _autocast.is_enabled(dev)
+
+            def set_enabled(enabled, dev=dev, short=short):
+                _deprecated(f"torch.set_autocast_{short}_enabled(enabled)",
+                            f"torch.set_autocast_enabled('{dev}', enabled)")
+                _autocast.set_enabled(dev, enabled)
+
+            out[f"torch._C.is_autocast_{short}_enabled"] = is_enabled
+            out[f"torch._C.set_autocast_{short}_enabled"] = set_enabled
+
+        def get_dtype(dev=dev, short=short):
+            _deprecated(f"torch.get_autocast_{short}_dtype()",
+                        f"torch.get_autocast_dtype('{dev}')")
+            return _autocast.get_dtype(dev)
+
+        def set_dtype(dtype, dev=dev, short=short):
+            _deprecated(f"torch.set_autocast_{short}_dtype(dtype)",
+                        f"torch.set_autocast_dtype('{dev}', dtype)")
+            _autocast.set_dtype(dev, dtype)
+
+        out[f"torch._C.get_autocast_{short}_dtype"] = get_dtype
+        out[f"torch._C.set_autocast_{short}_dtype"] = set_dtype
+    return out
+
+
+class _DisableAutocast(_autocast.Excluded):
+    """torch._C._DisableAutocast: autocast off inside the block."""
 
 
 # --- dispatch-state queries -------------------------------------------------------------------
@@ -304,7 +344,10 @@ TORCH_C = {
     "torch._C.set_autocast_cache_enabled": set_autocast_cache_enabled,
     "torch._C.autocast_increment_nesting": autocast_increment_nesting,
     "torch._C.autocast_decrement_nesting": autocast_decrement_nesting,
-    "torch._C.clear_autocast_cache": clear_autocast_cache,
+    "torch._C.clear_autocast_cache": _autocast.clear_cache,
+    "torch._C._is_any_autocast_enabled": _autocast.any_enabled,
+    "torch._C._DisableAutocast": _DisableAutocast,
+    **_device_shorthands(),
     "torch._C._dispatch_keys": dispatch_keys,
     "torch._C._to_functionality_key": to_functionality_key,
     "torch._C._functionality_to_backend_keys": functionality_to_backend_keys,
