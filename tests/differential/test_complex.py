@@ -328,10 +328,7 @@ CASES = [
 ]
 
 # Known disagreements (strict: the test fails once they are fixed).
-XFAIL = {
-    "torch.view_as_complex(R((2, 2)).half())":
-        "complex32 has no numpy storage: refused by name where upstream computes",
-}
+XFAIL: dict[str, str] = {}
 
 
 def _params():

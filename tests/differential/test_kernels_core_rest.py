@@ -708,9 +708,7 @@ def golden(tmp_path_factory):
 
 # Cases that fail because of a defect outside this module's kernels (strict: an XPASS says the
 # defect was fixed and the entry must go).
-KNOWN_ELSEWHERE: dict[str, str] = {
-    "err_fft_c2c_chalf": "complex32 tensors have no storage in torchnative",
-}
+KNOWN_ELSEWHERE: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("case_", [

@@ -21,9 +21,7 @@ import modes_behaviour as behaviour  # noqa: E402
 from behaviour_compare import (agreement_test, case_names, ours_fixture, ran_on_upstream_test,  # noqa: E402
                                same, upstream_fixture)
 
-PENDING = {
-    "default_dtype_half_complex": "torch.complex32 (numpy has no complex type of two float16)",
-}
+PENDING: dict[str, str] = {}
 
 CASES = case_names(behaviour)
 theirs = upstream_fixture("modes_behaviour.py")

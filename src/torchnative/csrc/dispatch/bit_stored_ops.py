@@ -93,6 +93,8 @@ _COMPLEX_ERRORS = {
     "clamp_min": (NotImplementedError, "clamp is not supported for complex types"),
     "clamp_max": (NotImplementedError, "clamp is not supported for complex types"),
     "relu": (NotImplementedError, "clamp is not supported for complex types"),
+    "_fft_c2c": (RuntimeError, "MKL FFT doesn't support tensors of type: Half"),
+    "_fft_c2r": (RuntimeError, "MKL FFT doesn't support tensors of type: Half"),
 }
 
 
