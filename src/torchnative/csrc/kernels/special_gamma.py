@@ -12,6 +12,8 @@ ulp in double precision.
 from __future__ import annotations
 
 import math
+import struct
+from fractions import Fraction
 
 import numpy as np
 
@@ -44,43 +46,90 @@ _LDEN = (1., 66., 1925., 32670., 357423., 2637558., 13339535., 45995730., 105258
          150917976., 120543840., 39916800., 0.)
 
 
-def _ratevl(x, num, den):
+_SPLIT = 134217729.0  # 2**27 + 1: Veltkamp's splitter for doubles
+
+
+def _split(v):
+    t = _SPLIT * v
+    hi = t - (t - v)
+    return hi, v - hi
+
+
+def _two_sum(a, b):
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _odd(s, err):
+    """``s`` rounded to odd given the exact residual ``err``."""
+    if err == 0 or struct.unpack("<q", struct.pack("<d", s))[0] & 1:
+        return s
+    return math.nextafter(s, math.inf if err > 0 else -math.inf)
+
+
+def _fma(a: float, b: float, c: float) -> float:
+    """``a * b + c`` rounded once, as the contracted C++ computes it: the igammac kernel's
+    helpers are fused (BinaryOpsKernel.cpp's FMA build; measured element for element), igamma's
+    are not. Boldo and Melquiond's emulation (exact product, TwoSum, round to odd); values near
+    the ends of the range go through exact rationals."""
+    p = a * b
+    if not (math.isfinite(p) and math.isfinite(c)) or p == 0:
+        return p + c
+    if not (1e-280 < abs(p) < 1e280 and abs(a) < 1e290 and abs(b) < 1e290 and abs(c) < 1e300):
+        r = float(Fraction(a) * Fraction(b) + Fraction(c))
+        return r if r != 0 else p + c
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    pl = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    th, tl = _two_sum(c, pl)
+    vh, vl = _two_sum(p, th)
+    z, ze = _two_sum(tl, vl)
+    r = vh + _odd(z, ze)
+    return r if r != 0 else p + c
+
+
+def _plain(a: float, b: float, c: float) -> float:
+    return a * b + c
+
+
+def _ratevl(x, num, den, mad):
     if abs(x) > 1:
         y = 1 / x
         n = 0.0
         for c in reversed(num):
-            n = n * y + c
+            n = mad(n, y, c)
         d = 0.0
         for c in reversed(den):
-            d = d * y + c
+            d = mad(d, y, c)
         return _pow(x, float(len(den) - len(num))) * n / d
     n = 0.0
     for c in num:
-        n = n * x + c
+        n = mad(n, x, c)
     d = 0.0
     for c in den:
-        d = d * x + c
+        d = mad(d, x, c)
     return n / d
 
 
-def _fac(a, x):
+def _fac(a, x, mad):
     """x^a exp(-x) / gamma(a), with the Lanczos form near a == x."""
     if abs(a - x) > 0.4 * abs(a):
-        ax = a * _log(x) - x - _c_lgamma(a)
+        ax = mad(a, float(_log(x)), -x) - _c_lgamma(a)
         return 0.0 if ax < -_MAXLOG else _exp(ax)
     fac = a + _LANCZOS_G - 0.5
-    res = _sqrt(fac / _EXP1) / _ratevl(a, _LNUM, _LDEN)
+    res = _sqrt(fac / _EXP1) / _ratevl(a, _LNUM, _LDEN, mad)
     if a < 200 and x < 200:
         res *= _exp(a - x) * _pow(x / fac, a)
     else:
         num = x - a - _LANCZOS_G + 0.5
         numfac = num / fac
-        res *= _exp(a * (_log1p(numfac) - numfac) + x * (0.5 - _LANCZOS_G) / fac)
+        res *= _exp(mad(a, float(_log1p(numfac) - numfac), x * (0.5 - _LANCZOS_G) / fac))
     return res
 
 
-def _igam_series(a, x):
-    ax = _fac(a, x)
+def _igam_series(a, x, mad):
+    ax = _fac(a, x, mad)
     if ax == 0.0:
         return 0.0
     r, c, ans = a, 1.0, 1.0
@@ -93,7 +142,7 @@ def _igam_series(a, x):
     return ans * ax / a
 
 
-def _igamc_series(a, x):
+def _igamc_series(a, x, mad):
     fac, total = 1.0, 0.0
     for n in range(1, 2000):
         fac *= -x / n
@@ -101,13 +150,13 @@ def _igamc_series(a, x):
         total += term
         if abs(term) <= _MACHEP * abs(total):
             break
-    logx = _log(x)
-    term = -_expm1(a * logx - _c_lgamma(1 + a))
-    return term - _exp(a * logx - _c_lgamma(a)) * total
+    logx = float(_log(x))
+    term = float(-_expm1(mad(a, logx, -_c_lgamma(1 + a))))
+    return mad(-float(_exp(mad(a, logx, -_c_lgamma(a)))), total, term)
 
 
-def _igamc_fraction(a, x):
-    ax = _fac(a, x)
+def _igamc_fraction(a, x, mad):
+    ax = _fac(a, x, mad)
     if ax == 0.0:
         return 0.0
     y = 1.0 - a
@@ -121,8 +170,8 @@ def _igamc_fraction(a, x):
         y += 1.0
         z += 2.0
         yc = y * c
-        pk = pkm1 * z - pkm2 * yc
-        qk = qkm1 * z - qkm2 * yc
+        pk = mad(pkm1, z, -(pkm2 * yc))
+        qk = mad(qkm1, z, -(qkm2 * yc))
         if qk != 0:
             r = pk / qk
             t = abs((ans - r) / r)
@@ -140,7 +189,7 @@ def _igamc_fraction(a, x):
     return ans * ax
 
 
-def igammac(a, x):
+def igammac(a, x, mad=_fma):
     if x < 0 or a < 0:
         return math.nan
     if a == 0:
@@ -152,10 +201,10 @@ def igammac(a, x):
     if math.isinf(x):
         return 0.0
     if x > 1.1:
-        return 1.0 - _igam_series(a, x) if x < a else _igamc_fraction(a, x)
+        return 1.0 - _igam_series(a, x, mad) if x < a else _igamc_fraction(a, x, mad)
     if x <= 0.5:
-        return 1.0 - _igam_series(a, x) if -0.4 / _log(x) < a else _igamc_series(a, x)
-    return 1.0 - _igam_series(a, x) if x * 1.1 < a else _igamc_series(a, x)
+        return 1.0 - _igam_series(a, x, mad) if -0.4 / _log(x) < a else _igamc_series(a, x, mad)
+    return 1.0 - _igam_series(a, x, mad) if x * 1.1 < a else _igamc_series(a, x, mad)
 
 
 def igamma(a, x):
@@ -170,8 +219,8 @@ def igamma(a, x):
     if math.isinf(x):
         return 1.0
     if x > 1.0 and x > a:
-        return 1.0 - igammac(a, x)
-    return _igam_series(a, x)
+        return 1.0 - igammac(a, x, _plain)
+    return _igam_series(a, x, _plain)
 
 
 def _nan_safe(fn):
