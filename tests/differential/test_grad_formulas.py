@@ -1,7 +1,10 @@
-"""Backward formulas ours lacked (FunctionsManual's i1_backward, i1e_backward, renorm_backward),
-judged by the gradient sweep's harness (golden/grads.py) on every OpInfo sample of the entries that
-reach them: grad and gradgrad agree with upstream, gradcheck and gradgradcheck pass. The control
-replays the same cases on ours with each formula scaled by 1.01: the rows must then diverge.
+"""Backward formulas ours lacked or got wrong, against upstream.
+
+FunctionsManual's i1_backward, i1e_backward and renorm_backward are judged by the gradient sweep's
+harness (golden/grads.py) on every OpInfo sample of the entries that reach them: grad and gradgrad
+agree with upstream, gradcheck and gradgradcheck pass; the control replays the same cases on ours
+with each formula scaled by 1.01, and the rows must then diverge. norm_backward's ord 0 (no
+gradient) and +-inf (NaN among the maxima) are compared bit for bit on one program.
 """
 
 from __future__ import annotations
@@ -85,3 +88,24 @@ def test_a_scaled_formula_is_caught(cases, tmp_path):
             c = compare.Case({"name": key, "family": "gradient"}, view, case, arrays, mine_arrays, tols[kind])
             statuses.add(compare.judge(c, mine["results"][case["id"]]).status)
         assert "diverges" in statuses, (key, kind, statuses)
+
+
+NORM_PROGRAM = """
+import json, math, torch
+x = torch.tensor([[1.5, -2.0, 0.0], [3.0, float("nan"), -3.0]], dtype=torch.float64, requires_grad=True)
+out = {}
+for name, ord, dim in (("ord0", 0, None), ("ord0_dim", 0, 1), ("inf", math.inf, 1), ("ninf", -math.inf, 1),
+                       ("two", 2, 1), ("one", 1, None)):
+    y = torch.linalg.vector_norm(x, ord, dim)
+    g, = torch.autograd.grad(y, x, torch.ones_like(y), allow_unused=True)
+    out[name] = None if g is None else [repr(v) for v in g.flatten().tolist()]
+print(json.dumps(out))
+"""
+
+
+def test_vector_norm_backward_structure_as_upstream():
+    """norm_backward: ord 0 has no gradient (None, not zeros); ord +-inf spreads the gradient over
+    the maxima with NaN entries counted among them (amax's derivative); exact values, bit for bit."""
+    ours, up = upstream.run_both(NORM_PROGRAM)
+    assert up["ord0"] is None and up["ord0_dim"] is None  # what the test holds ours to
+    assert ours == up

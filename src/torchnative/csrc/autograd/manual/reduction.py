@@ -190,11 +190,10 @@ def prod_backward(grad, input, result, dim=None, keepdim=False):
 
 
 def linalg_vector_norm_backward(grad, self, scalar_ord, norm, dim, keepdim):
-    torch = _torch()
     ord = float(scalar_ord)
     dims = [] if dim is None else ([dim] if isinstance(dim, int) else list(dim))
-    if ord == 0.0:
-        return torch.zeros_like(self)
+    if ord == 0.0:  # the count of nonzeros is piecewise constant: no gradient (None), as upstream
+        return None
     if ord == 1.0:
         return self.sgn() * unsqueeze_multiple(grad, dims, self.dim()) if not keepdim and dims \
             else self.sgn() * (grad if keepdim or not dims else grad)
@@ -202,21 +201,21 @@ def linalg_vector_norm_backward(grad, self, scalar_ord, norm, dim, keepdim):
 
 
 def norm_backward(grad, self, p_, norm, dim=(), keepdim=True):  # (grad, self, p, norm): dist
-    torch = _torch()
     p = 2.0 if p_ is None else float(p_)
     dim = [] if dim is None else ([dim] if isinstance(dim, int) else list(dim))
     if not keepdim and self.dim() != 0 and len(dim) > 0:
         grad = unsqueeze_multiple(grad, dim, self.dim())
         norm = unsqueeze_multiple(norm, dim, self.dim())
-    if p == 0.0:
-        return torch.zeros_like(self)
+    if p == 0.0:  # piecewise constant: no gradient (None), as upstream
+        return None
     if p == 1.0:
         return self.sgn() * grad
     if p == 2.0:
         return grad * (self / norm).masked_fill_(norm == 0, 0)
     if math.isinf(p):
         sgn = self.sgn()
-        mask = (self.abs() == norm)
+        self_abs = self.abs()
+        mask = (self_abs == norm).logical_or(self_abs.isnan())  # amax's derivative, NaN propagating
         return sgn * ((grad / mask.sum(dim, True)) * mask) if dim else \
             sgn * ((grad / mask.sum()) * mask)
     if p < 1.0:
