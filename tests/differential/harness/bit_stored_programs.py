@@ -163,6 +163,9 @@ OPS = [
     ("safetensors", "__import__('hashlib').sha256(__import__('safetensors.torch').torch.save({'x': x})).hexdigest()"),
     ("safetensors_load", "__import__('safetensors.torch').torch.load(__import__('safetensors.torch').torch.save({'x': x}))['x']"),
     ("dlpack", "torch.from_dlpack(x)"),
+    # our storage layout is not an input type: a structured array is numpy.void to torch
+    ("from_numpy_layout", "torch.from_numpy(__import__('numpy').zeros(2, [(n, 'u1')] if dt.itemsize == 1 else [('real', '<f2'), ('imag', '<f2')]))"),
+    ("as_tensor_layout", "torch.as_tensor(__import__('numpy').zeros(2, [(n, 'u1')] if dt.itemsize == 1 else [('real', '<f2'), ('imag', '<f2')]))"),
 ]
 
 

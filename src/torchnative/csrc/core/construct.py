@@ -100,15 +100,22 @@ def empty(size, dt, dev=CPU, stride=None, cls=None):
     return make(new_storage(extent * dt.itemsize, dev), dt, size, stride, 0, cls)
 
 
+def unsupported_numpy(npdt: np.dtype) -> TypeError:
+    """upstream's error for an array torch.from_numpy/torch.tensor cannot take (a structured
+    array, ours included -- float8/complex32 storage is ours, not an input type -- is numpy.void)."""
+    name = "numpy.void" if npdt.fields is not None else str(npdt)
+    return TypeError(f"can't convert np.ndarray of type {name}. The only supported types are: "
+                     "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, "
+                     "uint64, uint32, uint16, uint8, and bool.")
+
+
 def tensor_from_numpy(arr: np.ndarray, cls=None, writable: bool = False) -> TensorBase:
     """A tensor sharing ``arr``'s memory (torch.from_numpy). ``writable``: a read-only array
     gives a writable tensor all the same, as upstream's from_numpy (which warns: its caller's
     part); otherwise the storage keeps the array's read-only flag."""
     dt = D.dtype_from_numpy(arr.dtype)
     if dt is None:
-        raise TypeError(f"can't convert np.ndarray of type {arr.dtype}. The only supported types "
-                        "are: float64, float32, float16, complex64, complex128, int64, int32, "
-                        "int16, int8, uint64, uint32, uint16, uint8, and bool.")
+        raise unsupported_numpy(arr.dtype)
     item = arr.dtype.itemsize
     for s in arr.strides:
         if s < 0:

@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 
 from . import dtypes as D
-from .construct import checked_device, empty, tensor_from_numpy
+from .construct import checked_device, empty, tensor_from_numpy, unsupported_numpy
 from .storage import StorageBase
 from .tensor import TensorBase, alias, make, register_legacy_new
 
@@ -37,8 +37,8 @@ def infer_dtype(data):
         return data.dtype
     if isinstance(data, np.ndarray):
         dt = D.dtype_from_numpy(data.dtype)
-        if dt is None:
-            raise TypeError(f"can't convert np.ndarray of type {data.dtype}")
+        if dt is None or data.dtype.fields is not None:
+            raise unsupported_numpy(data.dtype)
         return dt
     if isinstance(data, np.generic):
         return D.dtype_from_numpy(data.dtype)
@@ -60,6 +60,8 @@ def materialize_dtype(data):
     if isinstance(data, TensorBase):
         return data.dtype
     if isinstance(data, np.ndarray):
+        if data.dtype.fields is not None:
+            raise unsupported_numpy(data.dtype)
         return D.dtype_from_numpy(data.dtype)
     if isinstance(data, np.generic):
         return D.dtype_from_numpy(data.dtype)

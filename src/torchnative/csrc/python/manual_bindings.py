@@ -19,7 +19,7 @@ from ..core.refuse import TorchnativeNotImplementedError
 from ..core.tensor import TensorBase
 from ..core.conj_neg_bits import is_conj, is_neg
 from ..kernels.queries import is_complex, is_floating_point, is_inference, is_signed
-from ..core.construct import tensor_from_numpy, warn_not_writable
+from ..core.construct import tensor_from_numpy, unsupported_numpy, warn_not_writable
 from ..core.python_data import from_numpy as _from_numpy
 
 
@@ -253,7 +253,8 @@ def as_tensor(data, dtype=None, device=None):
 
     if is_storage(data):   # safetensors reads mmapped files this way
         return tensor_from_storage(data, dtype, device)
-    if isinstance(data, np.ndarray) and D.dtype_from_numpy(data.dtype) is not None:
+    if isinstance(data, np.ndarray) and D.dtype_from_numpy(data.dtype) is not None and \
+            data.dtype.fields is None:
         t = from_numpy(data)
         return t.to(device=device, dtype=dtype) if (dtype or device) else t
     return tensor_from_data(data, dtype, device)
@@ -269,6 +270,8 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
 
 
 def from_numpy(arr):
+    if isinstance(arr, _np.ndarray) and arr.dtype.fields is not None:
+        raise unsupported_numpy(arr.dtype)
     if isinstance(arr, _np.ndarray) and not arr.flags.writeable:
         warn_not_writable()
         return tensor_from_numpy(arr, writable=True)
