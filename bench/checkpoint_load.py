@@ -1,0 +1,47 @@
+"""The chat's checkpoint load, ours vs upstream in the same run: SmolLM2-135M-Instruct's GGUF
+file (Q4_1, dequantized to float32 by transformers) through ``from_pretrained``, as
+``./run.sh chat`` loads it (torchnative.apps.chat.load).
+
+Usage: .venv/bin/python bench/checkpoint_load.py [--rounds 3] [--threads 1]
+
+Each round starts one fresh interpreter per side (the sides alternate); the worker imports torch
+and transformers untimed, then times the load (wall and CPU time of the process, children
+included). Reported: medians over rounds and the ratio ours/upstream.
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _harness  # noqa: E402
+
+
+def _cpu() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def worker(threads: int) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # upstream's side too
+    import torch
+    import transformers  # noqa: F401
+
+    from torchnative.apps.chat import load
+
+    torch.set_num_threads(threads)
+    w0, c0 = time.perf_counter(), _cpu()
+    tok, model = load(None, None, quiet=True)
+    w1, c1 = time.perf_counter(), _cpu()
+    n = sum(p.numel() for p in model.parameters())
+    assert n > 100_000_000, n  # the whole model was built
+    _harness.emit({"load wall": (w1 - w0) * 1e3, "load cpu": (c1 - c0) * 1e3})
+
+
+if __name__ == "__main__":
+    _harness.main(__file__, worker, unit="ms")
