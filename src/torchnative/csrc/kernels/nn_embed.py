@@ -15,6 +15,7 @@ import numpy as np
 from ..core import dtypes as D
 from .support.common import arr, as_compute, scalar, wrap
 from ..dispatch.call import call
+from ..random.fpmath import fma32
 from .support.nn_util import python_key
 from ..ops.kernel_registry import kernel
 
@@ -368,10 +369,16 @@ def _embedding_bag_impl(weight, indices, offsets, mode, psw, include_last_offset
     keep = ~pad
     np.subtract.at(bag_size, bag_of[pad], 1)
     rows = w[idx[keep]]
-    if psw is not None:
-        scale = as_compute(psw, psw._dtype).reshape(-1)[keep]
-        rows = rows * scale[:, None].astype(rows.dtype)
-    np.add.at(out, bag_of[keep], rows)
+    if psw is not None and fast:
+        # fbgemm's EmbeddingSpMDM: each weighted row fused into the bag's float sum, in order
+        scale = as_compute(psw, psw._dtype).reshape(-1)[keep].astype(np.float32)
+        for b, k, row in zip(bag_of[keep].tolist(), scale.tolist(), rows):
+            out[b] = np.asarray(fma32(np.float32(k), row, out[b])).reshape(row.shape)
+    else:
+        if psw is not None:
+            scale = as_compute(psw, psw._dtype).reshape(-1)[keep]
+            rows = rows * scale[:, None].astype(rows.dtype)
+        np.add.at(out, bag_of[keep], rows)
     if wdt in D.REDUCED_FLOATING:
         out = _round_to(out, wdt)
     if mode == _MEAN:
