@@ -273,6 +273,24 @@ def tracing():
         yield log.ops
 
 
+@contextlib.contextmanager
+def function_tracing():
+    """The names of the functions ``__torch_function__`` modes see inside the block."""
+    from torch.overrides import TorchFunctionMode
+
+    class Log(TorchFunctionMode):
+        def __init__(self):
+            super().__init__()
+            self.names = []
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            self.names.append(getattr(func, "__name__", str(func)))
+            return func(*args, **(kwargs or {}))
+
+    with Log() as log:
+        yield log.names
+
+
 # ------------------------------------------------------------------------------ snippet cases
 def run_case(case, high, arrays):
     """One snippet case (name, family, setup, expression, flags) as its encoded result, or its
