@@ -430,26 +430,15 @@ def test_to_dtype_lane_as_upstream():
     assert upstream.run_json_ours(TO_PROGRAM) == upstream.run_json(TO_PROGRAM)
 
 
-NUMPY_MODE_PROGRAM = r"""
-import json
+NUMPY_MODE_PROGRAM = _TRACING + r"""
 import numpy as np
-import torch
-from torch.overrides import TorchFunctionMode
+from prelude import function_tracing
 
-class Seen(TorchFunctionMode):
-    def __init__(self):
-        super().__init__()
-        self.names = []
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        self.names.append(getattr(func, "__name__", str(func)))
-        return func(*args, **(kwargs or {}))
-
-with Seen() as seen:
+with function_tracing() as seen:
     a = torch.from_numpy(np.arange(3.0))
     b = torch.frombuffer(bytearray(8), dtype=torch.float32)
     c = torch.as_tensor([1.0])
-print(json.dumps([seen.names, a.tolist(), b.tolist(), c.tolist()]))
+print(json.dumps([seen, a.tolist(), b.tolist(), c.tolist()]))
 """
 
 
@@ -462,7 +451,7 @@ def test_from_numpy_and_frombuffer_unseen_by_function_modes_as_upstream():
 
 FUSED_LANE_PROGRAM = _TRACING + f"""
 import importlib.util
-from torch.overrides import TorchFunctionMode
+from prelude import function_tracing
 
 BUILD = {str(Path(__file__).resolve().parents[2] / "src" / "torchnative" / "kernels" / "repos" /
              "torchnative-cpu" / "build" / "torch-cpu")!r}
@@ -506,14 +495,6 @@ def desc(out):
              o.device.type, o.detach().numpy().tobytes().hex() if o.device.type == "cpu" else None]
             for o in outs]
 
-class Seen(TorchFunctionMode):
-    def __init__(self):
-        super().__init__()
-        self.names = []
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        self.names.append(str(func))
-        return func(*args, **(kwargs or {}))
-
 result = {}
 for name, fn in calls.items():
     row = {}
@@ -528,9 +509,9 @@ for name, fn in calls.items():
             out = fn()
         row["dispatch mode"] = [desc(out), [s for s in seen if "_tn_lane" in s], list(lane)]
         lane.clear()
-        with Seen() as tf:
+        with function_tracing() as tf:
             out = fn()
-        row["function mode"] = [desc(out), [s for s in tf.names if "_tn_lane" in s], list(lane)]
+        row["function mode"] = [desc(out), [s for s in tf if name in s], list(lane)]
     result[name] = row
 
 # meta inputs take the operator (its fake kernel), never the numpy function
