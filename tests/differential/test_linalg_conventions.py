@@ -66,6 +66,23 @@ case("svd_out_no_uv", lambda a: torch.svd(a, compute_uv=False, out=tuple(
 case("svd_unconjugated_v", lambda a: (lambda u, s, vh: (u, s, vh.mT, False))(
     *L.svd(a, full_matrices=False)), C35)
 
+def empties(*dtypes):
+    return tuple(torch.empty(0, dtype=getattr(torch, d)) for d in dtypes)
+
+ca = torch.tensor(C35, dtype=torch.complex64)
+error("err_svd_out_u_dtype", lambda: torch.svd(ca, out=empties("float32", "float32", "complex64")))
+error("err_svd_out_s_dtype", lambda: torch.svd(ca, out=empties("complex64", "complex64", "complex64")))
+error("err_svd_out_no_uv_dtype", lambda: torch.svd(ca, compute_uv=False,
+                                                    out=empties("complex64", "float32", "float64")))
+error("err_svd_out_1d", lambda: torch.svd(torch.ones(3), out=empties("float32", "float32", "float32")))
+error("err_linalg_svd_out_dtype", lambda: torch.linalg.svd(ca, out=empties("float32", "float32",
+                                                                          "complex64")))
+error("err_svdvals_1d", lambda: torch.linalg.svdvals(torch.ones(3)))
+error("err_svdvals_nan", lambda: torch.linalg.svdvals(torch.full((3, 3), float("nan"))))
+U, S, V = empties("complex64", "float32", "complex64")
+torch.svd(ca, out=(U, S, V))
+RESULTS["svd_out_strides"] = [list(U.stride()), list(V.stride()), U.is_conj(), V.is_conj()]
+
 E = rng.standard_normal((4, 4)); E = E / np.abs(E).sum(0).max()
 EXPS = {}
 values = lambda t: t.float().numpy().tolist()  # exact for 16-bit values; NaN payloads dropped
@@ -118,6 +135,23 @@ def test_svd_out_agrees(results, key, width):
     ours, up = results
     problem = compare(ours, up, f"{key}.{width}", normwise=True)
     assert problem is None, problem
+
+
+ERRORS = ["err_svd_out_u_dtype", "err_svd_out_s_dtype", "err_svd_out_no_uv_dtype", "err_svd_out_1d",
+          "err_linalg_svd_out_dtype", "err_svdvals_1d", "err_svdvals_nan"]
+
+
+@pytest.mark.parametrize("name", ERRORS)
+def test_svd_errors_agree(results, name):
+    ours, up = results
+    assert up[name]["error"] != "none", "the case must raise on upstream"
+    assert ours[name] == up[name]
+
+
+def test_svd_out_layout_agrees(results):
+    """U and V as upstream's svd_out leaves them: U column-major, V transposed back."""
+    ours, up = results
+    assert ours["svd_out_strides"] == up["svd_out_strides"]
 
 
 def test_control_unconjugated_v_differs(results):

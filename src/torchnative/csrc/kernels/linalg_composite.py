@@ -13,6 +13,7 @@ import numpy as np
 from ..core import dtypes as D
 from ..core.tensor import wrap_dim
 from ..dispatch.call import call
+from ..dispatch.structured import resize_out, typemeta_name, write_into
 from ..ops.kernel_registry import COMPOSITE, kernel
 from .composite_out import register_out_forms, register_out_kernels
 from .linalg_common import (C64, C128, F32, F64, check_errors, check_floating_or_complex,
@@ -162,13 +163,36 @@ def svd(self, some=True, compute_uv=True):
     return U, S, call("adjoint", Vh)
 
 
+@kernel("linalg_svd.U", composite=True)
+def linalg_svd_out(A, full_matrices=True, *, driver=None, U, S, Vh):
+    return _svd_into((U, S, Vh), call("_linalg_svd", A, full_matrices, True, driver=driver))
+
+
+@kernel("linalg_svdvals.out", composite=True)
+def linalg_svdvals_out(A, *, driver=None, out):
+    _svd_into((out,), call("_linalg_svd", A, False, False, driver=driver)[1:2])
+    return out
+
+
+def _svd_into(outs, results):
+    """_linalg_svd's structured out=: each out must have the result's dtype; one resized
+    takes the result's strides (column-major U and Vh)."""
+    for dest, res in zip(outs, results):
+        if res.dtype != dest.dtype:
+            raise RuntimeError(f"Expected out tensor to have dtype {typemeta_name(res.dtype)}, "
+                               f"but got {typemeta_name(dest.dtype)} instead")
+    for dest, res in zip(outs, results):
+        if tuple(dest.shape) != tuple(res.shape):
+            resize_out(dest, res.shape)
+            call("as_strided_", dest, list(res.shape), list(res.stride()))
+        write_into(dest, res)
+    return tuple(outs)
+
+
 @kernel("svd.U", composite=True)
 def svd_out(self, some=True, compute_uv=True, *, U, S, V):
     # V receives Vh through a transposed view, then is conjugated in place: the functional's
     # lazy conjugate view has no out= counterpart
-    if self.dim() < 2:
-        raise RuntimeError(f"linalg.svd: input should have at least 2 dimensions, but has "
-                           f"{self.dim()} dimensions instead")
     if compute_uv:
         if V.dim() >= 2:
             call("transpose_", V, -2, -1)
@@ -177,10 +201,14 @@ def svd_out(self, some=True, compute_uv=True, *, U, S, V):
         if V.dtype.is_complex:
             call("conj_physical_", V)
         return U, S, V
+    for dest in (U, V):
+        if dest.dtype != self.dtype:
+            raise RuntimeError(f"torch.svd: Expected out tensor to have dtype "
+                               f"{self.dtype._cpp_name} but got {dest.dtype._cpp_name} instead")
     call("linalg_svdvals.out", self, out=S)
     batch, m, n = list(self.shape[:-2]), self.shape[-2], self.shape[-1]
     for dest, shape in ((U, batch + [m, m]), (V, batch + [n, n])):
-        call("resize_", dest, shape)
+        resize_out(dest, shape)
         call("zero_", dest)
     return U, S, V
 

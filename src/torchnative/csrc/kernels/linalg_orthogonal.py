@@ -301,7 +301,7 @@ def _right_reflectors(a: np.ndarray) -> np.ndarray:
 
 @kernel("_linalg_svd")
 def _linalg_svd(A, full_matrices=False, compute_uv=False, *, driver=None):
-    fn = "linalg.svd" if compute_uv else "linalg.svdvals"
+    fn = "linalg.svd"  # svdvals too: upstream names the one operator both reach
     check_is_matrix(A, fn)
     check_floating_or_complex(A, "linalg.svd", allow_low=True)
     if driver is not None:
