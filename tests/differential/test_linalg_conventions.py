@@ -8,9 +8,9 @@ the dtype, with the coefficient blobs upstream reads as 16-bit values).
 Factors are compared directly, not through reconstructions: a flipped sign must fail. Values
 are judged at the tolerance derived from upstream's own float32-vs-float64 error
 (agreement_compare.py, normwise as LAPACK's bounds are); the 16-bit exponentials exactly, NaN
-where upstream has NaN. Each convention has a control: the
-alternative it replaces (reference LAPACK's native path, an unconjugated V, the exact
-exponential) run on both sides must be told apart from upstream's result.
+where upstream has NaN; the out= errors by type and message. Each convention has a control:
+the alternative it replaces (reference LAPACK's own path, an unconjugated V, the exact
+exponential) must be told apart from upstream's result.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ C35 = rng.standard_normal((3, 5)) + 1j * rng.standard_normal((3, 5))
 L = torch.linalg
 
 def native(a, full):
-    # reference LAPACK (numpy's) as it runs: the LQ path for n >= 11m/6
+    # reference LAPACK (numpy's) on its own thresholds
     u, s, vh = np.linalg.svd(a.double().numpy(), full_matrices=full)
     return tuple(torch.from_numpy(x).to(a.dtype) for x in (u, s, vh))
 
