@@ -6,14 +6,7 @@ from __future__ import annotations
 
 import exact_programs as ep
 
-PROGRAM = r"""
-import json, torch
-out = {}
-def rec(name, fn):
-    try:
-        out[name] = fn().double().tolist()
-    except Exception as e:
-        out[name] = f"{type(e).__name__}: {e}"
+PROGRAM = ep.program(r"""
 g = torch.Generator().manual_seed(0)
 for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64):
     a = (torch.randn(4, 3, 5, generator=g) * 5).to(dt); b = (torch.randn(4, 3, 5, generator=g) * 5).to(dt)
@@ -36,8 +29,7 @@ bg = torch.randn(4, 3, generator=g, dtype=torch.float64, requires_grad=True)
 torch.linalg.cross(ag, bg).pow(2).sum().backward()
 rec("grad a", lambda: ag.grad)
 rec("grad b", lambda: bg.grad)
-print(json.dumps(out))
-"""
+""")
 
 
 def test_cross_agrees_bit_for_bit():

@@ -5,14 +5,7 @@ from __future__ import annotations
 
 import exact_programs as ep
 
-PROGRAM = r"""
-import json, torch, torch.nn.functional as F
-out = {}
-def rec(name, fn):
-    try:
-        out[name] = fn().double().tolist()
-    except Exception as e:
-        out[name] = f"{type(e).__name__}: {e}"
+PROGRAM = ep.program(r"""
 for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
     for p in (2.0, 1.0, 3.5, float("inf")):
         for mx in (0.5, 2.0):
@@ -28,8 +21,7 @@ rec("1-d", lambda: torch.embedding_renorm_(w[0], torch.tensor([0]), 1.0, 2.0))
 rec("float idx", lambda: torch.embedding_renorm_(w, torch.tensor([0.]), 1.0, 2.0))
 rec("oob", lambda: torch.embedding_renorm_(w, torch.tensor([5]), 1.0, 2.0))
 rec("neg", lambda: torch.embedding_renorm_(w, torch.tensor([-1]), 0.1, 2.0))
-print(json.dumps(out))
-"""
+""")
 
 
 def test_embedding_renorm_agrees_bit_for_bit():

@@ -13,6 +13,23 @@ import pytest
 from torchnative.testing import upstream
 
 
+RECORDING = """
+import json, torch, torch.nn.functional as F
+out = {}
+def rec(name, fn):
+    try:
+        out[name] = fn().double().tolist()
+    except Exception as e:
+        out[name] = f"{type(e).__name__}: {e}"
+"""
+
+
+def program(body: str) -> str:
+    """``body`` run with ``rec(name, thunk)`` recording a tensor's values (as float64) or the
+    error it raised, printed as the JSON object ``run`` reads."""
+    return RECORDING + body + "\nprint(json.dumps(out))\n"
+
+
 def run(code: str):
     if not upstream.available():
         upstream.missing("the upstream comparison environment")
@@ -44,4 +61,4 @@ def distinct(up: dict, a: str, b: str) -> bool:
     return not _same(up[a], up[b])
 
 
-__all__ = ["run", "mismatches", "distinct", "pytest"]
+__all__ = ["program", "run", "mismatches", "distinct", "pytest"]

@@ -363,19 +363,10 @@ unary("special_bessel_j0", bessel_j0)
 unary("special_bessel_j1", bessel_j1)
 unary("special_bessel_y0", bessel_y0)
 unary("special_bessel_y1", bessel_y1)
-# --- torch.special.modified_bessel_* (Math.h's *_forward, not calc_i0 ... calc_i1e) -------------
-# Same tables, other expressions: the exponential multiplies the series before the square root
+# --- torch.special.modified_bessel_* (Math.h's *_forward, not calc_i1 ... calc_i1e) -------------
+# Same tables, other expressions (i0's is calc_i0's): the exponential multiplies the series before the square root
 # divides, and the compiler contracts ``c - log(x / 2) * i0(x)``, ``log(x / 2) * i1(x) + c / x``
 # and ``x * x - 2`` into fused multiply-adds (UnaryOpsKernel.cpp is built with FMA).
-
-
-def modified_i0(x):
-    ax = np.abs(x)
-    small = ax <= 8.0
-    a = np.exp(ax) * chbevl(np.where(small, ax, 0.0) / 2.0 - 2.0, _I0A)
-    big = np.where(small, 8.0, ax)
-    b = np.exp(big) * chbevl(32.0 / big - 2.0, _I0B) / np.sqrt(big)
-    return np.where(small, a, b)
 
 
 def modified_i1(x):
@@ -400,7 +391,7 @@ def _mk_large(x, coef):
 
 def modified_k0(x):
     a, xs = _mk_small(x, _K0A)
-    small = fma(-np.log(0.5 * xs), modified_i0(xs), a)
+    small = fma(-np.log(0.5 * xs), i0(xs), a)
     b, xl = _mk_large(x, _K0B)
     return _k_domain(x, np.where(x <= 2.0, small, np.exp(-xl) * b / np.sqrt(xl)))
 
@@ -414,7 +405,7 @@ def modified_k1(x):
 
 def scaled_modified_k0(x):
     a, xs = _mk_small(x, _K0A)
-    small = fma(-np.log(0.5 * xs), modified_i0(xs), a) * np.exp(xs)
+    small = fma(-np.log(0.5 * xs), i0(xs), a) * np.exp(xs)
     b, xl = _mk_large(x, _K0B)
     return _k_domain(x, np.where(x <= 2.0, small, b / np.sqrt(xl)))
 
@@ -426,7 +417,7 @@ def scaled_modified_k1(x):
     return _k_domain(x, np.where(x <= 2.0, small, b / np.sqrt(xl)))
 
 
-unary("special_modified_bessel_i0", modified_i0)
+unary("special_modified_bessel_i0", i0)  # Math.h writes calc_i0's expression again
 unary("special_modified_bessel_i1", modified_i1)
 unary("special_modified_bessel_k0", modified_k0)
 unary("special_modified_bessel_k1", modified_k1)
