@@ -31,6 +31,8 @@ rec("grad a", lambda: ag.grad)
 rec("grad b", lambda: bg.grad)
 """)
 
+PROGRAM = ep.register(__name__, PROGRAM)
+
 
 def test_cross_agrees_bit_for_bit():
     ours, up = ep.run(PROGRAM)

@@ -33,6 +33,8 @@ for lo, hi in ((0, 3), (3, 3), (3, 7), (7, 12)):
 out["unfused"] = torch.stack(bags).double().tolist()
 """)
 
+PROGRAM = ep.register(__name__, PROGRAM)
+
 
 def test_embedding_bag_agrees_bit_for_bit():
     ours, up = ep.run(PROGRAM)

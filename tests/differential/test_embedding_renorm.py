@@ -23,6 +23,8 @@ rec("oob", lambda: torch.embedding_renorm_(w, torch.tensor([5]), 1.0, 2.0))
 rec("neg", lambda: torch.embedding_renorm_(w, torch.tensor([-1]), 0.1, 2.0))
 """)
 
+PROGRAM = ep.register(__name__, PROGRAM)
+
 
 def test_embedding_renorm_agrees_bit_for_bit():
     ours, up = ep.run(PROGRAM)

@@ -31,6 +31,8 @@ for dt in (torch.float32, torch.float64, torch.bfloat16, torch.float16):
 print(json.dumps(out))
 """
 
+PROGRAM = ep.register(__name__, PROGRAM)
+
 
 def test_fractional_max_pool_empty_agrees():
     ours, up = ep.run(PROGRAM)

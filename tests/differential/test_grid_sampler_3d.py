@@ -37,6 +37,8 @@ for name, fn in [("bicubic", lambda: F.grid_sample(x, torch.zeros(1, 1, 1, 1, 3)
 print(json.dumps(out))
 """
 
+PROGRAM = ep.register(__name__, PROGRAM)
+
 
 def test_grid_sampler_3d_agrees_bit_for_bit():
     ours, up = ep.run(PROGRAM)

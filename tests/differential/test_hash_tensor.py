@@ -41,6 +41,8 @@ rec("method", lambda: x.hash_tensor(2))
 print(json.dumps(out))
 """
 
+PROGRAM = ep.register(__name__, PROGRAM)
+
 
 def test_hash_tensor_agrees_exactly():
     ours, up = ep.run(PROGRAM)

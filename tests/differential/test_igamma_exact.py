@@ -22,6 +22,8 @@ out = {"igamma": torch.igamma(a, x).tolist(), "igammac": torch.igammac(a, x).tol
 print(json.dumps(out))
 """
 
+PROGRAM = ep.register(__name__, PROGRAM)
+
 
 def test_igamma_igammac_float64_agree_bit_for_bit():
     ours, up = ep.run(PROGRAM)

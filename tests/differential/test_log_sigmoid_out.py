@@ -32,6 +32,8 @@ rec("int input", lambda: torch._C._nn.log_sigmoid(torch.ones(3, dtype=torch.long
 print(json.dumps(out))
 """
 
+PROGRAM = ep.register(__name__, PROGRAM)
+
 
 def test_log_sigmoid_out_agrees():
     ours, up = ep.run(PROGRAM)

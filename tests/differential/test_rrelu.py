@@ -45,6 +45,8 @@ for training in (True, False):
 print(json.dumps(out))
 """
 
+PROGRAM = ep.register(__name__, PROGRAM)
+
 
 def test_rrelu_agrees_bit_for_bit():
     ours, up = ep.run(PROGRAM)

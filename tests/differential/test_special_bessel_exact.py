@@ -25,6 +25,8 @@ out["calc i1"] = torch.special.i1(x).tolist()
 print(json.dumps(out))
 """
 
+PROGRAM = ep.register(__name__, PROGRAM)
+
 
 def test_bessel_float64_agrees_bit_for_bit():
     ours, up = ep.run(PROGRAM)

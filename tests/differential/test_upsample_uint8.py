@@ -32,6 +32,8 @@ rec("direct op", lambda: torch.ops.aten.upsample_bicubic2d.default(x, [10, 12], 
 print(json.dumps(out))
 """
 
+PROGRAM = ep.register(__name__, PROGRAM)
+
 
 def test_uint8_interpolation_agrees_bit_for_bit():
     ours, up = ep.run(PROGRAM)

@@ -1,7 +1,8 @@
 """Programs whose every result must equal upstream's bit for bit: kernels that reproduce
 upstream's own loop (its order of operations, its rounding) rather than approximate it.
 
-A program prints a JSON object of named results (lists of floats, records compared as they
+A test file registers its program (``register``) when it is imported; a program prints a JSON
+object of named results (lists of floats, records compared as they
 are, or an exception's "Type: message"); ``run`` gives (ours, upstream) and ``mismatches`` names each key whose values
 differ anywhere (NaN equals NaN; -0.0 and 0.0 are told apart by their sign)."""
 
@@ -30,10 +31,64 @@ def program(body: str) -> str:
     return RECORDING + body + "\nprint(json.dumps(out))\n"
 
 
-def run(code: str):
+# Every program the exact tests register runs in one process per side, all at the first test
+# that asks (each in its own namespace): two interpreter starts for the whole group, not two a
+# file. A program that raises is recorded as failed and its test fails on it.
+_PROGRAMS: dict[str, str] = {}
+_RESULTS: dict[str, tuple] = {}
+
+_DRIVER = """
+import contextlib, io, json, sys
+results = {}
+for name, code in json.loads(sys.stdin.read()).items():
+    buf = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(buf):
+            exec(compile(code, name, "exec"), {"__name__": "__main__"})
+        results[name] = json.loads(buf.getvalue().strip().splitlines()[-1])
+    except Exception as e:
+        results[name] = {"program failed": f"{type(e).__name__}: {e}"}
+print(json.dumps(results))
+"""
+
+
+def register(name: str, code: str) -> str:
+    """Queue ``code`` (it prints one JSON object last) to run with the others; returns ``name``."""
+    _PROGRAMS[name] = code
+    return name
+
+
+def _both(payload: str):
+    import json
+    import subprocess
+
+    env = upstream.upstream_env()
+    up = subprocess.run(upstream.code_command(_DRIVER), input=payload, capture_output=True,
+                        text=True, env=env, timeout=1800)
+    if up.returncode:
+        raise upstream.failure("the exact programs on upstream", up.returncode, up.stderr)
+    ours = subprocess.run([upstream.ours_python(), "-c", _DRIVER], input=payload,
+                          capture_output=True, text=True, timeout=1800)
+    if ours.returncode:
+        raise RuntimeError(f"our exact programs failed:\n{ours.stderr[-4000:]}")
+    return json.loads(ours.stdout.strip().splitlines()[-1]), \
+        json.loads(up.stdout.strip().splitlines()[-1])
+
+
+def run(name: str):
+    """(ours, upstream) of the registered program ``name``."""
+    import json
+
     if not upstream.available():
         upstream.missing("the upstream comparison environment")
-    ours, up = upstream.run_both(code)
+    if name not in _RESULTS:
+        pending = {k: v for k, v in _PROGRAMS.items() if k not in _RESULTS}
+        ours_all, up_all = _both(json.dumps(pending))
+        for k in pending:
+            _RESULTS[k] = (ours_all[k], up_all[k])
+    ours, up = _RESULTS[name]
+    assert "program failed" not in up, up
+    assert "program failed" not in ours, ours["program failed"]
     assert set(ours) == set(up), sorted(set(ours) ^ set(up))
     return ours, up
 
@@ -61,4 +116,4 @@ def distinct(up: dict, a: str, b: str) -> bool:
     return not _same(up[a], up[b])
 
 
-__all__ = ["program", "run", "mismatches", "distinct", "pytest"]
+__all__ = ["program", "register", "run", "mismatches", "distinct", "pytest"]
