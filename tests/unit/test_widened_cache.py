@@ -47,16 +47,25 @@ def test_small_operands_are_not_cached():
     assert wc.held_bytes() == 0
 
 
-def test_the_bound_evicts_least_recently_used():
+def test_a_full_cache_keeps_what_it_holds():
     a, b = _weight(), _weight()
     one = a.numel() * 4
     wc.set_limit(one + one // 2)
     _use(a)
     _use(b)
-    assert wc.held_bytes() == one  # a went to make room for b
-    evicted = wc.stats["evicted"]
+    assert wc.held_bytes() == one and wc.stats["full"] > 0
+    entry = next(e for e in wc._entries.values() if e.array is not None)
+    assert entry.storage() is a.untyped_storage()  # b is widened per product, a still served
+
+
+def test_lowering_the_bound_drops_least_recently_used():
+    a, b = _weight(), _weight()
     _use(a)
-    assert wc.stats["evicted"] == evicted + 1 and wc.held_bytes() == one
+    _use(b)
+    _use(a, 1)  # a is now the most recently used
+    wc.set_limit(a.numel() * 4)
+    held = [e.storage() for e in wc._entries.values() if e.array is not None]
+    assert held == [a.untyped_storage()]
 
 
 def test_zero_turns_it_off():

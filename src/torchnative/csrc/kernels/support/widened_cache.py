@@ -16,8 +16,9 @@ and storages handed out as a numpy array, DLPack capsule or storage slice.
 
 Only operands seen a second time at the same version are widened into the cache (a weight is;
 an activation read once is not), only those of at least ``MIN_ELEMENTS`` elements, and the
-cache holds at most ``TORCHNATIVE_WIDENED_CACHE_MB`` megabytes (default 1024; 0 turns it off),
-dropping the least recently used entries beyond that. An entry goes when its storage does.
+cache holds at most ``TORCHNATIVE_WIDENED_CACHE_MB`` megabytes (default 1024; 0 turns it off):
+once full it widens further operands per product without keeping them, and lowering the bound
+drops the least recently used copies. An entry goes when its storage does.
 """
 
 from __future__ import annotations
@@ -54,11 +55,11 @@ class _Entry:
 _entries: dict = {}  # key -> _Entry, least recently used first
 _held = [0]          # bytes of widened copies in _entries
 _lock = threading.Lock()
-stats = {"hits": 0, "widened": 0, "stale": 0, "evicted": 0}
+stats = {"hits": 0, "widened": 0, "stale": 0, "full": 0, "evicted": 0}
 
 
 def set_limit(nbytes: int) -> None:
-    """The cache's bound in bytes (0 turns it off and empties it)."""
+    """The cache's bound in bytes: the least recently used copies beyond it go (0 empties it)."""
     with _lock:
         _LIMIT[0] = int(nbytes)
         _evict_to(_LIMIT[0])
@@ -135,11 +136,14 @@ def widened(t, dt) -> np.ndarray:
             entry.storage = weakref.ref(storage, _forget(key))
             _entries[key] = entry
             return out
-        if (_entries.get(key) is entry and entry.array is None and out.base is None
-                and out.nbytes <= _LIMIT[0]):
+        if _entries.get(key) is entry and entry.array is None and out.base is None:
+            if _held[0] + out.nbytes > _LIMIT[0]:
+                # full: keep what is held (a decode step reads every weight once, in order, so
+                # replacing the oldest would leave nothing that is read again before it goes)
+                stats["full"] += 1
+                return out
             out.flags.writeable = False
             entry.array = out
             _held[0] += out.nbytes
             stats["widened"] += 1
-            _evict_to(_LIMIT[0])
     return out
