@@ -1,7 +1,9 @@
 """fill_ with a Scalar (and full, full_like, which fill through it) converts the value checked,
 as upstream's Scalar conversion does: a value the dtype cannot hold raises "value cannot be
 converted to type ... without overflow" (integers, float16/bfloat16/float/complex, NaN and inf
-into integers); fill_ with a 0-dim tensor copies it with the cast rules, unchecked. Compared
+into integers) -- but one element of float16/bfloat16 is written unchecked (inf) and complex32
+is checked against complex<float> for more than one element, as upstream's fills do; fill_ with
+a 0-dim tensor copies it with the cast rules, unchecked. Compared
 with upstream, value for value and message for message."""
 
 from __future__ import annotations
@@ -28,6 +30,15 @@ out = [tr(lambda: torch.empty(3, dtype=torch.uint8).fill_(300)), tr(lambda: torc
  tr(lambda: torch.full((2,), 2**63 - 1)), tr(lambda: torch.empty(2, dtype=torch.int64).fill_(True)),
  tr(lambda: torch.empty(2, dtype=torch.complex64).fill_(1e39)), tr(lambda: torch.empty(2, dtype=torch.uint8).fill_(255.5)),
  tr(lambda: torch.empty(2, dtype=torch.uint8).fill_(-0.5))]
+# one element of a 16-bit float is written unchecked; complex32 is checked against Half for one
+# element and against complex<float> for more
+import warnings
+warnings.simplefilter("ignore")
+for n in (1, 3):
+    for dt in (torch.float16, torch.bfloat16, torch.complex32):
+        for v in (1e10, -1e39, 70000, 1e300):
+            out.append(tr(lambda: torch.zeros(n, dtype=dt).fill_(v).to(torch.complex64 if dt.is_complex else torch.float32)))
+            out.append(tr(lambda: torch.full((n,), v, dtype=dt).to(torch.complex64 if dt.is_complex else torch.float32)))
 print(json.dumps(out))
 '''
 

@@ -25,6 +25,9 @@ from .support.scalar import scalar_to
 from ..dispatch.structured import register_copy
 from ..ops.kernel_registry import kernel
 
+_COMPLEX32 = D.BY_NAME["complex32"]
+_COMPLEX64 = D.BY_NAME["complex64"]
+
 
 def copy_into(dest: TensorBase, src: TensorBase) -> None:
     """Write ``src`` (broadcast to ``dest``'s shape, cast to its dtype) into ``dest``."""
@@ -120,10 +123,18 @@ def _to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None,
 def fill_scalar(self, value):
     if self._np is not None:
         dt = self.dtype
-        # checked: overflow raises, as upstream -- except where its fill converts unchecked
-        # (measured): a one-element float8 tensor, a complex32 one of more elements
-        checked = not (dt in D.BIT_STORED and (self._np.size == 1) == (dt in D.FLOAT8))
-        self._np[...] = scalar_to(value, dt, checked)
+        # overflow raises, as upstream's checked conversion -- except where its fill converts
+        # otherwise (measured): one element of float16, bfloat16 or a float8 type is written
+        # unchecked (inf past the range); more than one complex32 element is checked against
+        # complex64's range, then written unchecked
+        one = self._np.size == 1
+        if one and (dt in D.REDUCED_FLOATING or dt in D.FLOAT8):
+            self._np[...] = scalar_to(value, dt, checked=False)
+        elif dt is _COMPLEX32 and not one:
+            scalar_to(value, _COMPLEX64)
+            self._np[...] = scalar_to(value, dt, checked=False)
+        else:
+            self._np[...] = scalar_to(value, dt)
     return self
 
 

@@ -14,7 +14,7 @@ from ..core.determinism import fill_deterministic_, fills_uninitialized_memory
 from ..core.layouts import preserve_format
 from .pointwise_math import VEC_BYTES, fma
 from .support.common import INT64, arr, opmath, wrap
-from .copy import _empty_like
+from .copy import _empty_like, fill_scalar
 from .support.scalar import scalar_to
 from .support.nn_util import not_implemented
 from ..ops.kernel_registry import kernel
@@ -122,10 +122,7 @@ def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=N
             dtype = D.get_default_dtype()
         elif dtype.is_complex:
             dtype = D.get_default_complex_dtype()
-    t = empty(tuple(size), dtype, checked_device(device))
-    if t._np is not None:
-        t._np[...] = scalar_to(fill_value, dtype)
-    return t
+    return fill_scalar(empty(tuple(size), dtype, checked_device(device)), fill_value)
 
 
 @kernel("zeros", meta=True)
@@ -183,10 +180,7 @@ def ones_like(self, *, dtype=None, layout=None, device=None, pin_memory=None,
 @kernel("full_like", meta=True)
 def full_like(self, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None,
               memory_format=None):
-    t = _like(self, dtype, device, memory_format)
-    if t._np is not None:
-        t._np[...] = scalar_to(fill_value, t.dtype)
-    return t
+    return fill_scalar(_like(self, dtype, device, memory_format), fill_value)
 
 
 @kernel("scalar_tensor", meta=True)
