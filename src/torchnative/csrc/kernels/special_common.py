@@ -20,6 +20,7 @@ from .pointwise_base import FLOAT_H, FLOATING, check, finish, operand, quiet
 from .pointwise_unary import float_dtype
 
 F64 = np.dtype(np.float64)
+_FLOAT32 = D.BY_NAME["float32"]
 
 
 def fma(a, b, c):
@@ -50,9 +51,10 @@ def chbevl(x, coef):
     return 0.5 * (b0 - b2)
 
 
-def unary(name: str, fn, lowp: bool = False, kernel_name: str | None = None):
+def unary(name: str, fn, lowp: bool = False, kernel_name: str | None = None, fn32=None):
     """Registers ``name`` as ``fn`` over float64 values; integer inputs give the default float
-    dtype; float16/bfloat16 are refused unless upstream dispatches them (``lowp``)."""
+    dtype; float16/bfloat16 are refused unless upstream dispatches them (``lowp``). ``fn32``,
+    where given, computes float32 results in float32 arithmetic as upstream's float kernel."""
     allowed = FLOAT_H if lowp else FLOATING
     label = kernel_name or f"{name.removeprefix('special_')}_cpu"
 
@@ -60,6 +62,10 @@ def unary(name: str, fn, lowp: bool = False, kernel_name: str | None = None):
     def compute(self):
         dt = float_dtype(self)
         check(label, dt, allowed)
+        if fn32 is not None and dt is _FLOAT32:
+            with quiet():
+                r = fn32(np.asarray(operand(self, dt, np.dtype(np.float32)), np.float32))
+            return finish(np.asarray(r, np.float32), dt, self)
         x = np.asarray(operand(self, dt, F64), F64)
         with quiet():
             r = fn(x)
