@@ -30,12 +30,16 @@ _COMPLEX64 = D.BY_NAME["complex64"]
 
 
 def copy_into(dest: TensorBase, src: TensorBase) -> None:
-    """Write ``src`` (broadcast to ``dest``'s shape, cast to its dtype) into ``dest``."""
+    """Write ``src`` (broadcast to ``dest``'s shape, cast to its dtype) into ``dest``'s memory,
+    ``src`` read through its lazy conjugate/negative bits (``dest``'s own bits are its caller's:
+    ``copy_`` applies them; the math-bits fallback writes memory that already carries them)."""
     if dest._np is None:
         return  # meta: nothing to write
     if src._np is None:
         raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     values = src._np
+    if src._math_bits:
+        values = apply_bits(values.copy(), src._math_bits)
     if src.dtype != dest.dtype:
         values = cast_array(values, src.dtype, dest.dtype)
     try:
@@ -48,10 +52,9 @@ def copy_into(dest: TensorBase, src: TensorBase) -> None:
 
 @kernel("copy_")
 def copy_(self, src, non_blocking=False):
-    if src._math_bits or self._np is not None and src._np is not None and \
+    if self._np is not None and src._np is not None and \
             np.shares_memory(self._np, src._np) and self._np is not src._np:
-        # overlapping copies read the source first; a lazily conjugated/negated one resolved
-        src = _clone(src, contiguous_format)
+        src = _clone(src, contiguous_format)  # overlapping copies read the source first
     copy_into(self, src)
     if self._math_bits and self._np is not None:
         apply_bits(self._np, self._math_bits)  # raw memory that reads as src through the bits
