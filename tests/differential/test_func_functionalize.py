@@ -20,8 +20,8 @@ import functionalize_behaviour as behaviour  # noqa: E402
 from behaviour_compare import (agreement_test, case_names, ours_fixture, ran_on_upstream_test,  # noqa: E402
                                same, upstream_fixture)
 
-_SETITEM = ("Tensor.__setitem__ with a Python number: ours takes the view once more and runs "
-            "fill_ where upstream copies a lifted tensor (lift_fresh_copy + copy_)")
+_SETITEM = ("Tensor.__setitem__ with a Python number: ours' graph has one more select of the "
+            "base than upstream's (unused; the lifted value, its copy and the scatters agree)")
 PENDING = {
     "setitem_number__mutations": _SETITEM,
     "setitem_number__mutations_and_views": _SETITEM,

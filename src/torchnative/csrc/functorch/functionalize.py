@@ -210,6 +210,13 @@ def dispatch(op, args, kwargs, above_autograd: bool):
         ukwargs = {k: _map(v, _unwrap_arg) for k, v in kwargs.items()}
     if writes:
         return _inplace(op, name, writes, args, uargs, ukwargs, level)
+    if name == "lift_fresh.default" and state(args[0]) is None:
+        # lift_fresh_functionalize: a fresh plain tensor becomes a functional one of its own
+        with skipping():
+            out = aten_dispatch(op, uargs, ukwargs)
+        return wrap(out, level.number)
+    if name == "lift_fresh.default":
+        return dispatch(_op("view_as"), (args[0], args[0]), {}, above_autograd)
     if _is_view(schema):
         return _view(op, name, args, uargs, ukwargs, level)
     with skipping():

@@ -109,6 +109,11 @@ def clone(self, *, memory_format=None):
     return _clone(self, memory_format)
 
 
+@kernel("lift_fresh_copy", meta=True)
+def lift_fresh_copy(self):
+    return _clone(self, None)  # upstream's is self.clone()
+
+
 @kernel("_to_copy", meta=True)
 def _to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None,
              non_blocking=False, memory_format=None):

@@ -189,15 +189,14 @@ def getitem(self, index):
 
 
 def setitem(self, index, value):
+    if not isinstance(value, TensorBase) and isinstance(value, (bool, numbers.Number)):
+        value = _scalar_value(self, value)
     index = _wrap_index(index)
     result, advanced = apply_slicing(self, index)
     if isinstance(value, TensorBase):
         value = _strip_leading_ones(value, result.dim() if advanced is None else None)
     if advanced is None:
-        if isinstance(value, TensorBase):
-            _call("copy_", result, value)
-        else:
-            _call("fill_.Scalar", result, value)
+        _copy_to(result, value)
         return
     while advanced and advanced[-1] is None:
         advanced.pop()
@@ -206,6 +205,24 @@ def setitem(self, index, value):
 
         value = tensor_from_data(value, self.dtype, self.device)
     _call("index_put_", result, advanced, value, False)
+
+
+def _scalar_value(self, value):
+    """valueToTensor: a Python number as a 0-dim tensor of self's dtype, filled as upstream's
+    scalar_tensor_static fills one element (undispatched), then lifted (dispatched)."""
+    from ..core.construct import empty
+    from ..kernels.copy import fill_scalar
+
+    return _call("lift_fresh", fill_scalar(empty((), self.dtype, self.device), value))
+
+
+def _copy_to(dst, src):
+    """indexing's copy_to: copy_ when the shapes match, fill_ from a 0-dim CPU value, else a
+    broadcasting copy_."""
+    if tuple(dst._size) != tuple(src._size) and src.dim() == 0 and src.device.type == "cpu":
+        _call("fill_.Tensor", dst, src)
+    else:
+        _call("copy_", dst, src)
 
 
 def _strip_leading_ones(value: TensorBase, target_dim):
