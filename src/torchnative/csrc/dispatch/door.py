@@ -36,7 +36,7 @@ from . import python_dispatch as _python_dispatch
 from . import python_dispatcher as _python_dispatcher
 from .boxing import normalized
 from ..ops.dispatch_keys import autograd_excluded
-from ..ops.dispatcher import REGISTRY, OperatorHandle, register_door
+from ..ops.dispatcher import REGISTRY, OperatorHandle, packet_overloads, register_door
 from ..core.refuse import TorchnativeNotImplementedError
 from ..core.tensor import TensorBase
 from ..core.torch_function import (_has_attr_override, overridable_arguments,
@@ -647,8 +647,13 @@ def overload_callables(op: OperatorHandle):
 def packet_callable(qualname: str):
     """Calling ``torch.ops.ns.name(...)`` picks the overload whose schema binds the arguments."""
 
+    ordered = [packet_overloads(qualname)]
+
     def call(*args, **kwargs):
         from .schema_binding import select_overload
+
+        if len(ordered[0]) != len(REGISTRY.overloads(qualname)):  # an overload defined since
+            ordered[0] = packet_overloads(qualname)
 
         relevant = _torch_function_first(args, kwargs)
         if relevant is not None:  # with the packet as the function
@@ -658,7 +663,7 @@ def packet_callable(qualname: str):
             ns, name = qualname.split("::")
             return torch.overrides.handle_torch_function(getattr(getattr(torch.ops, ns), name),
                                                          relevant, *args, **kwargs)
-        op = select_overload(REGISTRY.overloads(qualname), args, kwargs)
+        op = select_overload(ordered[0], args, kwargs)
         return aten_dispatch(op, args, kwargs)
 
     call.__name__ = qualname.split("::")[-1]
