@@ -66,9 +66,9 @@ def binds(schema, args: tuple, kwargs: dict) -> bool:
         else:
             value = kwargs.get(a.name, _MISSING)
             if value is _MISSING:
-                if a.has_default_value() or a.type.kind() == "OptionalType":
+                if a.has_default_value():
                     continue
-                return False
+                return False  # an optional argument without a default must be given, as upstream
         if not _matches(value, a.real_type):
             return False
     return True

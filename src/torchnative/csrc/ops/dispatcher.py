@@ -199,9 +199,35 @@ def register_door(**entries: Callable) -> None:
     DOOR.update(entries)
 
 
+_PACKET_ORDER: dict = {}
+
+
+def packet_overloads(qualname: str) -> dict:
+    """An operator's overloads (name -> handle) in the order upstream's packet call tries them
+    (overload_order.json, read from upstream's _jit_get_operation), others after."""
+    if not _PACKET_ORDER:
+        import json
+        from pathlib import Path
+
+        doc = json.loads(Path(__file__).with_name("overload_order.json").read_text())
+        _PACKET_ORDER.update(doc["order"])
+    ops = REGISTRY.overloads(qualname)
+    names = _PACKET_ORDER.get(qualname)
+    if not names:
+        return ops
+    ordered = {}
+    for n in names:
+        key = "" if n == "default" else n
+        if key in ops:
+            ordered[key] = ops[key]
+    for k, op in ops.items():
+        ordered.setdefault(k, op)
+    return ordered
+
+
 def jit_get_operation(qualname: str):
     """(callable for the packet, overload names) as torch/_ops.py expects; (None, []) if unknown."""
-    ops = REGISTRY.overloads(qualname)
+    ops = packet_overloads(qualname)
     if not ops:
         raise RuntimeError(f"No such operator {qualname}")
     return DOOR["packet_callable"](qualname), list(ops)
