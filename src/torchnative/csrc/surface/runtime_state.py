@@ -106,36 +106,29 @@ def _deprecated(old: str, new: str) -> None:
                   stacklevel=3)
 
 
+def _warned(old: str, new: str, fn):
+    def shim(*args):
+        _deprecated(old, new)
+        return fn(*args)
+    return shim
+
+
 def _device_shorthands() -> dict:
     """The per-device spellings upstream keeps for backward compatibility (each warns)."""
     out = {}
     for short, dev in (("cpu", "cpu"), ("gpu", "cuda"), ("xla", "xla"), ("ipu", "ipu")):
+        shims = {f"get_autocast_{short}_dtype": ("()", f"get_autocast_dtype('{dev}')",
+                                                 lambda dev=dev: _autocast.get_dtype(dev)),
+                 f"set_autocast_{short}_dtype": ("(dtype)", f"set_autocast_dtype('{dev}', dtype)",
+                                                 lambda d, dev=dev: _autocast.set_dtype(dev, d))}
         if short != "gpu":
-            def is_enabled(dev=dev, short=short):
-                _deprecated(f"torch.is_autocast_{short}_enabled()",
-                            f"torch.is_autocast_enabled('{dev}')")
-                return _autocast.is_enabled(dev)
-
-            def set_enabled(enabled, dev=dev, short=short):
-                _deprecated(f"torch.set_autocast_{short}_enabled(enabled)",
-                            f"torch.set_autocast_enabled('{dev}', enabled)")
-                _autocast.set_enabled(dev, enabled)
-
-            out[f"torch._C.is_autocast_{short}_enabled"] = is_enabled
-            out[f"torch._C.set_autocast_{short}_enabled"] = set_enabled
-
-        def get_dtype(dev=dev, short=short):
-            _deprecated(f"torch.get_autocast_{short}_dtype()",
-                        f"torch.get_autocast_dtype('{dev}')")
-            return _autocast.get_dtype(dev)
-
-        def set_dtype(dtype, dev=dev, short=short):
-            _deprecated(f"torch.set_autocast_{short}_dtype(dtype)",
-                        f"torch.set_autocast_dtype('{dev}', dtype)")
-            _autocast.set_dtype(dev, dtype)
-
-        out[f"torch._C.get_autocast_{short}_dtype"] = get_dtype
-        out[f"torch._C.set_autocast_{short}_dtype"] = set_dtype
+            shims[f"is_autocast_{short}_enabled"] = (
+                "()", f"is_autocast_enabled('{dev}')", lambda dev=dev: _autocast.is_enabled(dev))
+            shims[f"set_autocast_{short}_enabled"] = (
+                "(enabled)", f"set_autocast_enabled('{dev}', enabled)",
+                lambda e, dev=dev: _autocast.set_enabled(dev, e))
+        for name, (params, new, fn) in shims.items():
+            out[f"torch._C.{name}"] = _warned(f"torch.{name}{params}", f"torch.{new}", fn)
     return out
 
 
