@@ -537,6 +537,9 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
         if mask[0]:
             if transposed:
                 res = _forward(g, w, stride, padding, dilation, groups)
+                # output_padding can leave the forward one position longer than the input
+                # along a dim; that position belongs to no input element
+                res = res[(..., *(slice(0, n) for n in input._size[2:]))]
             else:
                 ins = input._size[2:]
                 op = [ins[i] - ((g.shape[2 + i] - 1) * stride[i] - 2 * padding[i] +
