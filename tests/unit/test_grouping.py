@@ -101,3 +101,23 @@ def test_the_docs_check_catches_a_stale_path(tmp_path):
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "page.md").write_text("`pytest tests/unit/test_fine.py tests/test_gone.py`")
     assert stale_test_paths(tmp_path) == ["docs/page.md: tests/test_gone.py"]
+
+
+def duplicate_basenames(tests: Path) -> list[str]:
+    """Test files sharing a name across groups: pytest imports them by basename and refuses the
+    second at collection, which stops the whole run."""
+    seen: dict[str, list[str]] = {}
+    for p in sorted(tests.rglob("test_*.py")):
+        seen.setdefault(p.name, []).append(str(p.relative_to(tests)))
+    return sorted(n for n, paths in seen.items() if len(paths) > 1)
+
+
+def test_test_file_names_are_unique():
+    assert duplicate_basenames(TESTS) == [], "rename one of each pair"
+
+
+def test_a_duplicate_name_is_caught(tmp_path):
+    for group in GROUPS[:2]:
+        (tmp_path / group).mkdir()
+        (tmp_path / group / "test_same.py").write_text("")
+    assert duplicate_basenames(tmp_path) == ["test_same.py"]
