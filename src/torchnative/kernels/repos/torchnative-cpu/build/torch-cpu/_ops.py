@@ -141,7 +141,6 @@ def _rotated(a: np.ndarray, c: np.ndarray, s: np.ndarray) -> np.ndarray:
     out[..., :h] -= a[..., h:] * s[..., :h]
     out[..., h:] += a[..., :h] * s[..., h:]
     return out
-    return outs
 
 
 def _rotary_backward(gq: torch.Tensor, gk: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
