@@ -14,9 +14,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "ecosystem_programs"))
 import compare  # noqa: E402
 
 AGREE = ["train_pipeline", "pil_pipeline", "geometry", "warps", "color", "random_erasing", "augment_policies", "boxes"]
-UINT8_BILINEAR = ("our uint8 bilinear interpolate rounds halves to even; upstream rounds them up "
-                  "(160.5 -> 160 vs 161)")
-
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
@@ -50,7 +47,6 @@ print(json.dumps(y.flatten().tolist()))
 """
 
 
-@pytest.mark.xfail(strict=True, reason=UINT8_BILINEAR)
 def test_uint8_bilinear_rounding():
     """Upstream rounds halves up under every CPU profile here. (The seeded RandomResizedCrop
     pipeline still agrees: torchvision resizes uint8 through float and rounds to even on CPUs
