@@ -122,41 +122,34 @@ def tensor_from_data(data, dtype=None, device=None):
     from .cast import cast_array
 
     src_dt = materialize_dtype(data)
-    try:
-        if src_dt is _INT64 and dt is _UINT64:
-            raise OverflowError  # unpacked unsigned, not through int64
-        src = np.asarray(_to_numpy(data, D.numpy_dtype(src_dt)), dtype=D.numpy_dtype(src_dt))
-    except OverflowError:
-        if src_dt is not _INT64:
-            raise
-        src, src_dt = _wide_ints(data, dt), (dt if dt is _UINT64 else D.BY_NAME["float64"])
+    if src_dt is _INT64 and dt is _UINT64 and not isinstance(data, (TensorBase, np.ndarray)):
+        src, src_dt = _unsigned_ints(data), dt  # upstream unpacks each int as unsigned 64-bit
+    else:
+        try:
+            src = np.asarray(_to_numpy(data, D.numpy_dtype(src_dt)), dtype=D.numpy_dtype(src_dt))
+        except OverflowError:  # a Python int past int64
+            if src_dt is not _INT64:
+                raise
+            if not (dt.is_floating_point or dt.is_complex):
+                raise ValueError("Overflow when unpacking long long") from None
+            src, src_dt = np.asarray(np.asarray(data, dtype=object), dtype=np.float64), _F64
     out._np[...] = cast_array(src.reshape(shape), src_dt, dt)
     return out
 
 
-_INT64, _UINT64 = D.BY_NAME["int64"], D.BY_NAME["uint64"]
+_INT64, _UINT64, _F64 = D.BY_NAME["int64"], D.BY_NAME["uint64"], D.BY_NAME["float64"]
 
 
-def _python_ints(data) -> list:
-    if isinstance(data, TensorBase):
-        return []
-    flat = np.asarray(data, dtype=object).reshape(-1)
-    return [int(x) for x in flat if isinstance(x, (int, np.integer)) and not isinstance(x, bool)]
-
-
-def _wide_ints(data, dt) -> np.ndarray:
-    """Python ints past int64, as upstream unpacks them: unsigned 64-bit into uint64 (a negative
-    one or one past 2**64 raises), a double into floating types, else int64's overflow."""
-    if dt is _UINT64:
-        for v in _python_ints(data):
+def _unsigned_ints(data) -> np.ndarray:
+    """Python ints as uint64 values, with upstream's errors for a negative one or one past 2**64."""
+    values = np.asarray(data, dtype=object)
+    for v in values.reshape(-1):
+        if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
             if v < 0:
                 raise OverflowError("can't convert negative int to unsigned")
             if v >= 1 << 64:
                 raise OverflowError("int too big to convert")
-        return np.asarray(np.asarray(data, dtype=object), dtype=np.uint64)
-    if dt.is_floating_point or dt.is_complex:
-        return np.asarray(np.asarray(data, dtype=object), dtype=np.float64)
-    raise ValueError("Overflow when unpacking long long")
+    return np.asarray(values, dtype=np.uint64)
 
 
 def from_numpy(arr):

@@ -189,7 +189,7 @@ def getitem(self, index):
 
 
 def setitem(self, index, value):
-    if not isinstance(value, TensorBase) and isinstance(value, (bool, numbers.Number)):
+    if isinstance(value, numbers.Number):
         value = _scalar_value(self, value)
     index = _wrap_index(index)
     result, advanced = apply_slicing(self, index)
