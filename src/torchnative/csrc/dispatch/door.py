@@ -108,7 +108,9 @@ def aten_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
         if py_kernel is not None:
             return py_kernel(*args, **kwargs)
     if _AUTOCAST_LIVE[0] and _autocast.wants(op):
-        # the AutocastCPU key: above autograd, below vmap and the Python dispatcher
+        # the AutocastCPU key: above autograd (forward AD's tangents included), below the
+        # Python dispatcher; upstream's vmap sits above it, ours runs after (either order
+        # casts the same arguments)
         return _autocast.dispatch(op, args, kwargs, aten_dispatch)
     if _forward[0] is not None:
         # a forward-AD level is active: the autograd layer computes tangents of dual inputs
