@@ -21,13 +21,16 @@ _NARROW = (torch.float16, torch.bfloat16)
 _WIDE = (torch.float32, torch.float64)
 
 
-def _np(t: torch.Tensor) -> np.ndarray:
-    """A tensor's values in float64 (a tensor that requires grad is read through ``.data``,
-    which dispatches nothing: a decode step reads its weights this way a hundred times)."""
+def _np(t: torch.Tensor, dtype: torch.dtype | None = None) -> np.ndarray:
+    """A tensor's values in float64 (``dtype``: the tensor's, when the caller has read it).
+    A float32/float64 tensor is read with ``numpy(force=True)``, which takes one that requires
+    grad without making an alias first (a decode step reads its weights this way a hundred
+    times); a 16-bit one is widened by ``to``, through ``.data`` when it requires grad, so no
+    graph is recorded."""
+    if (t.dtype if dtype is None else dtype) in _WIDE:
+        return t.numpy(force=True).astype(np.float64, copy=False)
     if t.requires_grad:
         t = t.data
-    if t.dtype in _WIDE:
-        return t.numpy().astype(np.float64, copy=False)
     return t.to(torch.float64).numpy()
 
 
@@ -68,16 +71,22 @@ def _unbroadcast(a: np.ndarray, shape) -> np.ndarray:
 
 def _normalized(x: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
     """(x / rms(x), 1 / rms(x)) over the last dimension."""
-    # np.mean's own steps (a sum, then a division by the count) without its Python wrapper
-    r = 1.0 / np.sqrt(np.add.reduce(x * x, axis=-1, keepdims=True) / x.shape[-1] + eps)
+    # np.mean's own steps (a sum, then a division by the count) without its Python wrapper;
+    # the per-row steps after the sum in place (the same float64 operations, no temporaries)
+    r = np.add.reduce(x * x, axis=-1, keepdims=True)
+    r /= x.shape[-1]
+    r += eps
+    np.sqrt(r, out=r)
+    np.divide(1.0, r, out=r)
     return x * r, r
 
 
 def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
-    h, _ = _normalized(_np(x), eps)
-    if x.dtype in _NARROW:
-        h = _rounded(h, x.dtype)
-    return _tensor(_np(weight) * h, _promoted(weight.dtype, x.dtype))
+    xd, wd = x.dtype, weight.dtype
+    h, _ = _normalized(_np(x, xd), eps)
+    if xd in _NARROW:
+        h = _rounded(h, xd)
+    return _tensor(_np(weight, wd) * h, _promoted(wd, xd))
 
 
 def _rms_norm_backward(grad: torch.Tensor, x: torch.Tensor, weight: torch.Tensor,
@@ -119,8 +128,13 @@ def _rotate_half_t(a: np.ndarray) -> np.ndarray:
 
 def _rotary(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
             unsqueeze_dim: int) -> list[torch.Tensor]:
-    c, s = _unsqueezed(_np(cos), unsqueeze_dim), _unsqueezed(_np(sin), unsqueeze_dim)
-    return [_tensor(_rotated(_np(t), c, s), _promoted(t.dtype, cos.dtype)) for t in (q, k)]
+    cd = cos.dtype
+    c, s = _unsqueezed(_np(cos, cd), unsqueeze_dim), _unsqueezed(_np(sin), unsqueeze_dim)
+    h = c.shape[-1] // 2
+    s_lo, s_hi = s[..., :h], s[..., h:]   # the sine's halves, shared by q and k
+    qd, kd = q.dtype, k.dtype
+    return [_tensor(_rotated(_np(q, qd), c, s_lo, s_hi), _promoted(qd, cd)),
+            _tensor(_rotated(_np(k, kd), c, s_lo, s_hi), _promoted(kd, cd))]
 
 
 def _unsqueezed(a: np.ndarray, dim: int) -> np.ndarray:
@@ -133,13 +147,14 @@ def _unsqueezed(a: np.ndarray, dim: int) -> np.ndarray:
     return a.reshape(a.shape[:dim] + (1,) + a.shape[dim:])
 
 
-def _rotated(a: np.ndarray, c: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """``a * c + rotate_half(a) * s`` without building ``rotate_half(a)``: each element sees the
-    same float64 operations (adding ``-(x * y)`` is subtracting ``x * y``), in fewer passes."""
+def _rotated(a: np.ndarray, c: np.ndarray, s_lo: np.ndarray, s_hi: np.ndarray) -> np.ndarray:
+    """``a * c + rotate_half(a) * s`` (``s_lo``/``s_hi`` the halves of ``s``) without building
+    ``rotate_half(a)``: each element sees the same float64 operations (adding ``-(x * y)`` is
+    subtracting ``x * y``), in fewer passes."""
     h = a.shape[-1] // 2
     out = a * c
-    out[..., :h] -= a[..., h:] * s[..., :h]
-    out[..., h:] += a[..., :h] * s[..., h:]
+    out[..., :h] -= a[..., h:] * s_lo
+    out[..., h:] += a[..., :h] * s_hi
     return out
 
 
@@ -242,7 +257,8 @@ def _probs(q, k, scaling, causal, mask):
     """Softmax probabilities, grouped; ``mask`` is boolean, broadcastable to (batch, heads,
     queries, keys), True where a query may attend."""
     qg = _groups(q, k)                                       # b, hkv, rep, lq, d
-    scores = np.matmul(qg, k.swapaxes(-1, -2)[:, :, None]) * scaling
+    scores = np.matmul(qg, k.swapaxes(-1, -2)[:, :, None])
+    scores *= scaling
     lq, lk = scores.shape[-2], scores.shape[-1]
     allowed = None  # every key (a decode step without a mask): nothing to hide
     if causal and lq > 1:
@@ -254,12 +270,16 @@ def _probs(q, k, scaling, causal, mask):
         allowed = grouped if allowed is None else allowed & grouped
     if allowed is not None:
         scores = np.where(allowed, scores, -np.inf)
-    top = scores.max(-1, keepdims=True)
+    # the reductions are ndarray.max/sum's own ufunc reductions without their Python wrappers,
+    # and each step after the product writes into the fresh scores array (same operations)
+    top = np.maximum.reduce(scores, axis=-1, keepdims=True)
     # a query that may see no key (a left-padded position) gets all-zero probabilities, as
     # flash attention gives it, rather than NaN that would reach the real positions via v
-    p = np.exp(scores - np.where(np.isfinite(top), top, 0.0))
-    total = p.sum(-1, keepdims=True)
-    return qg, p / np.where(total > 0, total, 1.0)
+    scores -= np.where(np.isfinite(top), top, 0.0)
+    p = np.exp(scores, out=scores)
+    total = np.add.reduce(p, axis=-1, keepdims=True)
+    p /= np.where(total > 0, total, 1.0)
+    return qg, p
 
 
 def _mask(mask: torch.Tensor | None) -> np.ndarray | None:

@@ -107,11 +107,12 @@ class RMSNorm(nn.Module):
     can_torch_compile = False
 
     def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
-        if _needs_grad(hidden_states, self.weight):
-            return _RMSNormFn.apply(hidden_states, self.weight, self.variance_epsilon)
-        if _unobserved(_ops.rms_norm, hidden_states, self.weight):
-            return _ops._rms_norm(hidden_states, self.weight, self.variance_epsilon)
-        return _ops.rms_norm(hidden_states, self.weight, self.variance_epsilon)
+        weight = self.weight  # a module attribute lookup each time it is read
+        if _needs_grad(hidden_states, weight):
+            return _RMSNormFn.apply(hidden_states, weight, self.variance_epsilon)
+        if _unobserved(_ops.rms_norm, hidden_states, weight):
+            return _ops._rms_norm(hidden_states, weight, self.variance_epsilon)
+        return _ops.rms_norm(hidden_states, weight, self.variance_epsilon)
 
 
 class RotaryPosEmb(nn.Module):
