@@ -154,24 +154,53 @@ def max_pool2d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation
         raise not_implemented("max_pool2d", dt)
     x = _values(self)
     low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    win = _padded_windows(x, kh, kw, dh, dw, ph, pw, dilh, dilw, oh, ow, low)
-    win = win.reshape(out_shape + (kh * kw,))
+    xp = _padded(x, kh, kw, dh, dw, ph, pw, dilh, dilw, oh, ow, low)
     valid = _valid(h, w, kh, kw, dh, dw, ph, pw, dilh, dilw, oh, ow)
-    pick = np.argmax(win, axis=-1)
-    if x.dtype.kind == "f":
-        nan = np.isnan(win)
-        if nan.any():  # the last NaN in scan order wins
-            last_nan = kh * kw - 1 - np.argmax(nan[..., ::-1], axis=-1)
-            pick = np.where(nan.any(axis=-1), last_nan, pick)
-    # a window whose real values are all the lowest value keeps its first real position
-    on_pad = ~np.take_along_axis(np.broadcast_to(valid, win.shape), pick[..., None], -1)[..., 0]
-    if on_pad.any():
-        pick = np.where(on_pad, np.argmax(valid, axis=-1), pick)
-    vals = np.take_along_axis(win, pick[..., None], -1)[..., 0]
-    kr, kc = np.divmod(pick, kw)
-    ih = np.arange(oh)[:, None] * dh - ph + kr * dilh
-    iw = np.arange(ow)[None, :] * dw - pw + kc * dilw
-    return _output(self, vals, dt, cl), _output(self, (ih * w + iw).astype(np.int64), _INT64, cl)
+    vals, pick = _scan_max(xp, kh, kw, dh, dw, dilh, dilw, oh, ow, valid, low)
+    # the window offset k = kr * kw + kc -> its input position's offset from the window's corner
+    reach = (np.arange(kh)[:, None] * (dilh * w) + np.arange(kw)[None, :] * dilw).reshape(-1)
+    corner = (np.arange(oh)[:, None] * dh - ph) * w + (np.arange(ow)[None, :] * dw - pw)
+    index = reach[pick]
+    index += corner
+    return _output(self, vals, dt, cl), _output(self, index, _INT64, cl)
+
+
+def _scan_max(xp, kh, kw, dh, dw, dilh, dilw, oh, ow, valid, low):
+    """Upstream's scan over each window in row-major order, one strided view per offset: a
+    value is taken when greater than the running maximum or NaN (the first maximum and the last
+    NaN win); padding holds ``low`` and is never taken; a window never taken keeps its first real
+    position. Returns the values and each window's offset (kr * kw + kc), shaped (..., oh, ow).
+
+    When the leading (batch, channel) positions outnumber an output row, the scan runs on a copy
+    with them innermost, so each elementwise call walks one long contiguous run instead of rows
+    of ``ow`` (the values compared and taken are the same)."""
+    lead = xp.shape[:-2]
+    inner = int(np.prod(lead, dtype=np.int64)) >= ow
+    if inner:
+        xp = np.ascontiguousarray(np.moveaxis(xp, (-2, -1), (0, 1)))  # (H, W, *lead)
+        shape = (oh, ow) + lead
+        first = np.argmax(valid, axis=-1).reshape((oh, ow) + (1,) * len(lead))
+    else:
+        shape = lead + (oh, ow)
+        first = np.argmax(valid, axis=-1)
+    best = np.full(shape, low, xp.dtype)
+    pick = np.empty(shape, np.intp)
+    pick[...] = first  # each window's first real position
+    nan = xp.dtype.kind == "f" and bool(np.isnan(xp).any())
+    take = np.empty(shape, bool)
+    for r in range(kh):
+        for c in range(kw):
+            rows = slice(r * dilh, r * dilh + (oh - 1) * dh + 1, dh)
+            cols = slice(c * dilw, c * dilw + (ow - 1) * dw + 1, dw)
+            v = xp[rows, cols] if inner else xp[..., rows, cols]
+            np.greater(v, best, out=take)
+            if nan:
+                take |= np.isnan(v)
+            np.copyto(best, v, where=take)
+            np.copyto(pick, r * kw + c, where=take)
+    if inner:
+        return np.moveaxis(best, (0, 1), (-2, -1)), np.moveaxis(pick, (0, 1), (-2, -1))
+    return best, pick
 
 
 def _values(t) -> np.ndarray:
@@ -180,14 +209,18 @@ def _values(t) -> np.ndarray:
     return as_compute(t, t._dtype) if a.dtype.kind == "V" or a.dtype == np.float16 else a
 
 
-def _padded_windows(x, kh, kw, dh, dw, ph, pw, dilh, dilw, oh, ow, fill):
-    """Windows over x padded with ``fill`` (also past the end, where ceil_mode windows reach)."""
+def _padded(x, kh, kw, dh, dw, ph, pw, dilh, dilw, oh, ow, fill):
+    """x padded with ``fill`` (also past the end, where ceil_mode windows reach)."""
     h, w = x.shape[-2:]
     need_h = (oh - 1) * dh + dilh * (kh - 1) + 1
     need_w = (ow - 1) * dw + dilw * (kw - 1) + 1
     pad = [(0, 0)] * (x.ndim - 2) + [(ph, max(need_h - h - ph, 0)), (pw, max(need_w - w - pw, 0))]
-    xp = np.pad(x, pad, constant_values=fill) if any(p for pair in pad for p in pair) else x
-    return _windows(xp, kh, kw, dh, dw, dilh, dilw, oh, ow)
+    return np.pad(x, pad, constant_values=fill) if any(p for pair in pad for p in pair) else x
+
+
+def _padded_windows(x, kh, kw, dh, dw, ph, pw, dilh, dilw, oh, ow, fill):
+    return _windows(_padded(x, kh, kw, dh, dw, ph, pw, dilh, dilw, oh, ow, fill),
+                    kh, kw, dh, dw, dilh, dilw, oh, ow)
 
 
 def _valid(h, w, kh, kw, dh, dw, ph, pw, dilh, dilw, oh, ow) -> np.ndarray:
