@@ -9,10 +9,14 @@ What makes each step cheap without changing a bit:
 * A fused step whose product is exact in float32 (an integer exponent or octant times a
   constant with few significant bits, ``z * 0.5``) is a plain float32 multiply and add: the
   add is the one rounding fma makes.
+* A fused step whose result stays in one binade on every grid input (the last step of log's
+  polynomial, both steps of each sincos polynomial) is rounded exactly once, in float64: the
+  product of two float32 values is exact there, and adding ``C + c`` with ``C = 1.5 * 2**52``
+  times the result's float32 ulp rounds the sum to that ulp (ties to even), after which
+  subtracting ``C`` is exact. The value stays in float64 for the next step: no conversions.
 * Any other fused step is one float64 multiply and one float64 add whose result numpy rounds to
-  float32 as it stores it (two ufunc calls, no conversion passes). The product of two float32
-  values is exact in float64, so that is the exact sum rounded twice; on these inputs that
-  never differs from fma's single rounding (the exhaustive check above).
+  float32 as it stores it. The product is exact in float64, so that is the exact sum rounded
+  twice; on these inputs that never differs from fma's single rounding (the exhaustive check).
 * What the grid rules out is not computed: ``1 - u`` is never <= 0 (no invalid lanes, no clamp
   to the smallest normal) and ``TWO_PI * u`` is never negative (no sign to carry into sin).
 * The caller's ``* std + mean`` is a plain float32 multiply and add when ``mean`` is zero (the
@@ -20,8 +24,9 @@ What makes each step cheap without changing a bit:
   ``std`` is one (the product is exact); otherwise the checked ``fpmath.fma32_rounded``.
 
 Rows of 16 go through a chunk at a time, the words drawn per chunk, so every temporary stays
-in the CPU's cache; cos and sin land in one (2, lanes) buffer so the radius and ``* std +
-mean`` run once over both halves.
+near the CPU. The row halves (lanes 0-7 feed log, 8-15 sincos; the output's 0-7 take cos, 8-15
+sin) are moved as single 32-byte items: every arithmetic pass then runs over contiguous lanes
+(a pass over 8-lane strided runs costs several times a contiguous one).
 """
 
 from __future__ import annotations
@@ -36,27 +41,46 @@ _ROWS = 4096  # rows of 16 per chunk: 32K lanes per half (fewer calls beat a sma
 _MASK24 = np.uint32((1 << 24) - 1)
 _GRID = F32(2.0 ** -24)
 _TWO_PI_GRID = TWO_PI * _GRID  # exact: a power-of-two scaling
-_SQRTHF_BITS = np.uint32(0x3F3504F3)  # SQRTHF's bits: positive floats order as their bits
 _LOG_P = [float(p) for p in LOG_P]  # float32 constants as Python floats (float64 arithmetic)
 _COS_P = [float(p) for p in COS_P]
 _SIN_P = [float(p) for p in SIN_P]
 _DP3 = float(DP3)
+_HALF_ROW = np.dtype("V32")  # 8 lanes of 4 bytes moved as one item
+
+
+def _rounder(binade: int) -> float:
+    """``C`` for ``_fused_in_binade``: 1.5 * 2**52 float32 ulps of the binade [2**b, 2**(b+1))."""
+    return 1.5 * 2.0 ** (52 + binade - 23)
+
+
+# Each polynomial step's result binade over every grid input (|result| in [2**b, 2**(b+1))):
+# log's last Horner step in [0.255, 0.430], cos's in [1.37e-3, 1.39e-3] and [0.0408, 0.0417],
+# sin's in [8.21e-3, 8.34e-3] and [0.1616, 0.1667]. log's other steps cross a binade boundary.
+_LOG_LAST = _rounder(-2)
+_COS_STEPS = (_rounder(-10), _rounder(-5))
+_SIN_STEPS = (_rounder(-7), _rounder(-3))
+for _c, _r in ((_LOG_P[-1], _LOG_LAST), *zip(_COS_P[1:], _COS_STEPS), *zip(_SIN_P[1:], _SIN_STEPS)):
+    if (_r + _c) - _r != _c:  # C + c must be exact for the one rounding to be t + c's
+        raise AssertionError(f"normal_fill32: {_c!r} is not on its step's float32 grid")
 
 
 class Work:
-    """Scratch arrays of ``n`` lanes, made on first use and reused chunk after chunk (numpy
-    allocating each temporary afresh costs several times the arithmetic on it). log_grid and
-    sincos_grid share the names whose contents do not outlive them (not log's result "x")."""
+    """Scratch arrays for ``n`` lanes per half, made once and reused chunk after chunk (numpy
+    allocating each temporary afresh costs several times the arithmetic on it)."""
+
+    __slots__ = ("n", "m", "x", "xs", "z", "y", "ys", "e", "f", "yf", "ei", "j", "sign_sin",
+                 "swap", "sign_cos", "d", "below", "x64", "t", "k1", "k2", "radius", "cs")
 
     def __init__(self, n: int):
         self.n = n
-        self._bufs: dict[str, np.ndarray] = {}
-
-    def __call__(self, name: str, dtype, n: int) -> np.ndarray:
-        buf = self._bufs.get(name)
-        if buf is None or buf.size < n:
-            buf = self._bufs[name] = np.empty(max(self.n, n), dtype)
-        return buf[:n]
+        for name in ("m", "x", "xs", "z", "y", "ys", "e", "f", "yf", "radius"):
+            setattr(self, name, np.empty(n, F32))
+        for name in ("ei", "j", "sign_sin", "swap", "sign_cos", "d"):
+            setattr(self, name, np.empty(n, np.int32))
+        self.below = np.empty(n, np.bool_)
+        self.x64, self.t = np.empty(n, F64), np.empty(n, F64)
+        self.k1, self.k2 = np.empty(n, np.uint32), np.empty(n, np.uint32)
+        self.cs = np.empty((2, n), F32)
 
 
 def _fused(t: np.ndarray, c, out: np.ndarray) -> np.ndarray:
@@ -64,45 +88,35 @@ def _fused(t: np.ndarray, c, out: np.ndarray) -> np.ndarray:
     return np.add(t, c, out=out, casting="same_kind")
 
 
-def _horner(x64: np.ndarray, coeffs: list, y: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """``y = (...(c0 * x + c1) * x + ...) + cn`` with every fused step rounded to float32."""
-    np.multiply(x64, coeffs[0], out=t)
-    _fused(t, coeffs[1], y)
-    for c in coeffs[2:]:
-        np.multiply(y, x64, out=t)
-        _fused(t, c, y)
-    return y
+def _fused_in_binade(t: np.ndarray, c: float, rounder: float) -> np.ndarray:
+    """``t = t + c`` rounded once to the float32 ulp ``rounder`` stands for, kept in float64."""
+    t += rounder + c  # exact constant: c is a multiple of that ulp and C + c < 2**53 ulps
+    t -= rounder
+    return t
 
 
 def log_grid(u1: np.ndarray, w: Work | None = None) -> np.ndarray:
-    """``log256_ps(u1)`` for ``u1 = 1 - k * 2**-24``, into ``w``'s scratch."""
-    n = u1.size
-    w = Work(n) if w is None else w
-    bits = u1.view(np.uint32)
-    mb = w("mb", np.uint32, n)  # the mantissa as a float in [0.5, 1)
-    np.bitwise_and(bits, np.uint32(0x007FFFFF), out=mb)
-    mb |= np.uint32(0x3F000000)
-    below = w("below", np.uint32, n)  # below sqrt(1/2) the reference doubles it: 2m - 1 is
-    np.less(mb, _SQRTHF_BITS, out=below)  # (m - 1) + m, exact either way
-    below <<= np.uint32(23)
-    mb += below
-    ei = w("ei", np.int32, n)  # e = exponent + 1 - doubled: u1's exponent field minus mb's
-    np.subtract(bits.view(np.int32), mb.view(np.int32), out=ei)  # (same mantissa bits)
-    ei >>= 23
-    e = w("e", F32, n)
-    np.copyto(e, ei, casting="unsafe")  # small integers: exact
-    x = w("x", F32, n)
-    np.subtract(mb.view(F32), ONE, out=x)  # exact (Sterbenz)
-    z = w("z", F32, n)
-    np.multiply(x, x, out=z)
-    x64, t, y = w("x64", F64, n), w("t", F64, n), w("y", F32, n)
+    """``log256_ps(u1)`` for ``u1 = 1 - k * 2**-24``, into ``w.x``."""
+    w = Work(u1.size) if w is None else w
+    m, ex = np.frexp(u1, out=(w.m, w.ei))  # m in [0.5, 1), u1 = m * 2**ex: the reference's e
+    below = np.less(m, SQRTHF, out=w.below)  # below sqrt(1/2) the reference doubles m:
+    x = np.subtract(m, ONE, out=w.x)  # x = (m - 1) + m, exact either way (Sterbenz)
+    x += np.multiply(m, below, out=w.f)
+    e = np.subtract(ex, below, out=w.e, casting="unsafe")  # small integers: exact
+    z = np.multiply(x, x, out=w.z)
+    x64, t, y = w.x64, w.t, w.y
     np.copyto(x64, x)
-    _horner(x64, _LOG_P, y, t)
-    np.multiply(x, y, out=y)
+    np.multiply(x64, _LOG_P[0], out=t)
+    _fused(t, _LOG_P[1], y)
+    for c in _LOG_P[2:-1]:
+        np.multiply(y, x64, out=t)
+        _fused(t, c, y)
+    np.multiply(y, x64, out=t)
+    _fused_in_binade(t, _LOG_P[-1], _LOG_LAST)
+    t *= x64  # exact: the float32 product x * y, rounded as it is stored
+    np.copyto(y, t, casting="same_kind")
     np.multiply(y, z, out=t, dtype=F64)
-    eq1 = w("f", F32, n)
-    np.multiply(e, LOG_Q1, out=eq1)
-    _fused(t, eq1, y)
+    _fused(t, np.multiply(e, LOG_Q1, out=w.f), y)
     z *= HALF  # exact: fma(-z, 0.5, y) is one rounding of y - z/2
     y -= z
     x += y
@@ -114,55 +128,58 @@ def log_grid(u1: np.ndarray, w: Work | None = None) -> np.ndarray:
 def sincos_grid(theta: np.ndarray, w: Work | None = None,
                 out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``sincos256_ps(theta)`` for ``theta = TWO_PI * k * 2**-24`` as ``(sin, cos)``, written
-    into ``out`` (a (2, n) float32 array, cos first) if given."""
+    into ``out`` (a (2, n) float32 array, cos first) if given. Leaves ``w.x`` alone."""
     n = theta.size
     w = Work(n) if w is None else w
-    f = w("f", F32, n)
-    np.multiply(theta, FOPI, out=f)
-    j = w("j", np.int32, n)
+    f = np.multiply(theta, FOPI, out=w.f)
+    j = w.j
     np.copyto(j, f, casting="unsafe")  # truncates, as cvttps2dq (theta >= 0)
     j += 1
     j &= -2
-    yf = w("yf", F32, n)
+    yf = w.yf
     np.copyto(yf, j, casting="unsafe")
-    ju = j.view(np.uint32)
-    sign_sin = w("sign_sin", np.uint32, n)
-    np.bitwise_and(ju, np.uint32(4), out=sign_sin)
-    sign_sin <<= np.uint32(29)
-    swap = w("swap", np.int32, n)  # all ones where j & 2 (the polynomials trade places)
-    np.left_shift(j, 30, out=swap)
-    swap >>= 31  # arithmetic: bit 1 spread over the word
-    sign_cos = w("sign_cos", np.uint32, n)  # the reference's ~(j - 2) & 4 is (j + 2) & 4
-    np.add(ju, np.uint32(2), out=sign_cos)
-    sign_cos &= np.uint32(4)
-    sign_cos <<= np.uint32(29)
-    x = w("xs", F32, n)  # not "x": log_grid's result may still be in use
-    np.multiply(yf, DP1, out=x)  # exact (an octant <= 8 times an 8-bit constant): the add is
-    x += theta  # fma's one rounding
+    sign_sin = np.bitwise_and(j, 4, out=w.sign_sin)
+    sign_sin <<= 29
+    swap = np.bitwise_and(j, 2, out=w.swap)  # j & 2: the polynomials trade places
+    swap <<= 30
+    sign_cos = np.bitwise_xor(sign_sin, swap, out=w.sign_cos)  # the reference's ~(j - 2) & 4:
+    swap >>= 31  # all ones where j & 2 (arithmetic)          # bit 2 of j + 2, j even
+    x = np.multiply(yf, DP1, out=w.xs)  # exact (an octant <= 8 times an 8-bit constant): the
+    x += theta  # add is fma's one rounding
     np.multiply(yf, DP2, out=f)  # exact likewise (an 11-bit constant)
     x += f
-    t = w("t", F64, n)
+    t = w.t
     np.multiply(yf, _DP3, out=t, dtype=F64)
     _fused(t, x, x)
-    z, z64, half_z = w("z", F32, n), w("x64", F64, n), w("e", F32, n)
+    z, z64 = w.z, w.x64
     np.multiply(x, x, out=z)
     np.copyto(z64, z)
-    np.multiply(z, HALF, out=half_z)
-    yc = _horner(z64, _COS_P, w("y", F32, n), t)
+    half_z = np.multiply(z, HALF, out=w.e)
+    yc = w.y
+    np.multiply(z64, _COS_P[0], out=t)
+    _fused_in_binade(t, _COS_P[1], _COS_STEPS[0])
+    t *= z64
+    _fused_in_binade(t, _COS_P[2], _COS_STEPS[1])
+    np.copyto(yc, t, casting="same_kind")  # exact: a float32 value
     yc *= z
     np.multiply(z64, yc, out=t)
     np.subtract(t, half_z, out=yc, casting="same_kind")
     yc += ONE
-    ys = _horner(z64, _SIN_P, w("ys", F32, n), t)
+    ys = w.ys
+    np.multiply(z64, _SIN_P[0], out=t)
+    _fused_in_binade(t, _SIN_P[1], _SIN_STEPS[0])
+    t *= z64
+    _fused_in_binade(t, _SIN_P[2], _SIN_STEPS[1])
+    np.copyto(ys, t, casting="same_kind")  # exact: a float32 value
     ys *= z
     np.multiply(x, ys, out=t, dtype=F64)
     _fused(t, x, ys)
     if out is None:
         out = np.empty((2, n), F32)
-    cos, sin = out[0].view(np.uint32), out[1].view(np.uint32)
-    ycu, ysu = yc.view(np.uint32), ys.view(np.uint32)
-    diff = swap.view(np.uint32)
-    diff &= np.bitwise_xor(ycu, ysu, out=w("d", np.uint32, n))
+    cos, sin = out[0].view(np.int32), out[1].view(np.int32)
+    ycu, ysu = yc.view(np.int32), ys.view(np.int32)
+    diff = np.bitwise_xor(ycu, ysu, out=w.d)
+    diff &= swap
     np.bitwise_xor(ycu, diff, out=cos)
     cos ^= sign_cos
     np.bitwise_xor(ysu, diff, out=sin)
@@ -170,46 +187,53 @@ def sincos_grid(theta: np.ndarray, w: Work | None = None,
     return out[1], out[0]
 
 
-def _finish(a: np.ndarray, mean: float, std: float, out: np.ndarray) -> None:
-    """``out = fma(a, std, mean)`` in float32 (see the module note)."""
+def _finish(cs: np.ndarray, mean: float, std: float) -> None:
+    """``cs = fma(cs, std, mean)`` in float32, in place (see the module note)."""
     m, s = F32(mean), F32(std)
     if s == 1:
-        np.add(a, m, out=out)
+        cs += m
     elif m == 0:
-        np.multiply(a, s, out=out)
-        out += m
+        cs *= s
+        cs += m
     else:
-        out[...] = fma32_rounded(a.astype(F64).ravel(), F64(s), F64(m), None).reshape(out.shape)
+        cs[...] = fma32_rounded(cs.astype(F64).ravel(), F64(s), F64(m), None).reshape(cs.shape)
 
 
 def fill_from_words(words: np.ndarray, out: np.ndarray, mean: float, std: float,
                     w: Work | None = None) -> None:
-    """``out`` (float32, rows of 16) = normal_fill16 of the float uniforms of ``words`` (uint32,
-    the same length): per row, lanes 0-7 ``radius * cos``, 8-15 ``radius * sin``."""
+    """``out`` (float32, contiguous, rows of 16) = normal_fill16 of the float uniforms of
+    ``words`` (uint32, contiguous, the same length): per row, lanes 0-7 ``radius * cos``, 8-15
+    ``radius * sin``."""
+    if not (words.flags.c_contiguous and out.flags.c_contiguous):
+        raise ValueError("normal_fill32.fill_from_words takes contiguous words and output")
     rows = words.size // 16
-    w = Work(min(rows, _ROWS) * 8) if w is None else w
-    words = words.reshape(rows, 16)
-    out = out.reshape(rows, 16)
+    halves = words.view(_HALF_ROW).reshape(rows, 2)
+    out_halves = out.reshape(-1).view(_HALF_ROW).reshape(rows, 2)
     for lo in range(0, rows, _ROWS):
         hi = min(lo + _ROWS, rows)
-        r = hi - lo
-        k = r * 8
-        wd = words[lo:hi]
-        u1 = w("u", F32, k).reshape(r, 8)
-        np.bitwise_and(wd[:, :8], _MASK24, out=u1, casting="unsafe")  # < 2**24: exact
+        k = (hi - lo) * 8
+        if w is None or w.n != k:
+            w = Work(k)
+        k1, k2 = w.k1, w.k2
+        np.copyto(k1.view(_HALF_ROW), halves[lo:hi, 0])
+        np.copyto(k2.view(_HALF_ROW), halves[lo:hi, 1])
+        k1 &= _MASK24
+        k2 &= _MASK24
+        u1 = w.m  # log_grid reads u1 before it writes m
+        np.copyto(u1, k1, casting="unsafe")  # < 2**24: exact
         u1 *= -_GRID
         u1 += ONE  # 1 - k * 2**-24, exact
-        radius = log_grid(u1.reshape(-1), w)
-        radius *= MINUS_TWO
+        radius = np.multiply(log_grid(u1, w), MINUS_TWO, out=w.radius)
         np.sqrt(radius, out=radius)
-        theta = u1
-        np.bitwise_and(wd[:, 8:], _MASK24, out=theta, casting="unsafe")
+        theta = w.m  # free again: log_grid's result is in w.x
+        np.copyto(theta, k2, casting="unsafe")
         theta *= _TWO_PI_GRID  # TWO_PI * (k * 2**-24): the same real number, the same rounding
-        cs = w("cs", F32, 2 * k).reshape(2, k)
-        sincos_grid(theta.reshape(-1), w, cs)
-        cs3 = cs.reshape(2, r, 8)
-        cs3 *= radius.reshape(1, r, 8)
-        _finish(cs3.transpose(1, 0, 2), mean, std, out[lo:hi].reshape(r, 2, 8))
+        cs = w.cs
+        sincos_grid(theta, w, cs)
+        cs *= radius
+        _finish(cs, mean, std)
+        np.copyto(out_halves[lo:hi, 0], cs[0].view(_HALF_ROW))
+        np.copyto(out_halves[lo:hi, 1], cs[1].view(_HALF_ROW))
 
 
 def normal_fill_words(gen, n: int, mean: float, std: float, out: np.ndarray) -> None:
