@@ -643,11 +643,15 @@ def test_seeding_paths_agree(monkeypatch):
         assert np.array_equal(fast.get_state(), slow.get_state()), seed
 
 
-def test_uniform_exact_sum_shortcut_is_the_fused_result():
+def test_uniform_exact_sum_shortcut_is_the_fused_result(monkeypatch):
     """uniform_ rounds its float64 ``u * width + from`` without the double-rounding check when
     that sum is exact for every grid u; both paths against the round-to-odd fma emulation,
-    and ranges the shortcut must refuse."""
+    and ranges the shortcut must refuse. (Both paths belong to builds that contract ``a * b +
+    c``: under ATEN_CPU_CAPABILITY=default they are taken all the same.)"""
+    from torchnative.csrc.platform import cpu_capability
     from torchnative.csrc.random import distributions as dist
+
+    monkeypatch.setattr(cpu_capability, "CONTRACTS_FMA", True)
 
     words = np.random.default_rng(8).integers(0, 2**32, 50000, dtype=np.uint64).astype(np.uint32)
     words[:3] = [0, 0xFFFFFF, 0x800000]  # u = 0, the largest u, u = 0.5
@@ -668,3 +672,16 @@ def test_uniform_exact_sum_shortcut_is_the_fused_result():
         assert dist._sum_is_exact(width, frm) == exact, (a, b)
         got = dist._uniform_scaled_f32(Words(), u.size, width, frm)
         assert np.array_equal(got.view(np.uint32), fma32(u, width, frm).view(np.uint32)), (a, b)
+
+
+def test_grid_box_muller_control_in_binade_steps(monkeypatch):
+    """The steps rounded in float64 to a fixed float32 ulp are load-bearing too: rounding their
+    product and sum to float32 separately (an unfused build) differs from the reference."""
+    from torchnative.csrc.random import avx_mathfun as A, normal_fill32 as G
+
+    def unfused(t, c, rounder):
+        np.copyto(t, (t.astype(np.float32) + np.float32(c)).astype(np.float64))
+        return t
+
+    monkeypatch.setattr(G, "_fused_in_binade", unfused)
+    assert _grid_mismatches(G, A, 0, 1 << 20) > 0
