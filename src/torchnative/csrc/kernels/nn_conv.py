@@ -102,25 +102,87 @@ def _out_size(n, k, s, p, d):
     return (n + 2 * p - d * (k - 1) - 1) // s + 1
 
 
+def _pad(x, padding):
+    """x (N, C, *sp) with zeros around its spatial dims: np.pad's values and memory order,
+    without its cost."""
+    if not any(padding):
+        return x
+    out = np.zeros(x.shape[:2] + tuple(n + 2 * p for n, p in zip(x.shape[2:], padding)),
+                   x.dtype, order="F" if x.flags.fnc else "C")
+    out[(slice(None),) * 2 + tuple(slice(p, p + n) for n, p in zip(x.shape[2:], padding))] = x
+    return out
+
+
+_IM2COL: dict = {}
+
+
+def _im2col_index(padded, groups, out, ks, stride, dilation) -> np.ndarray:
+    """Flat positions in one (C, *padded) image of the im2col matrix (G, P, C/G * K): row p of
+    group g holds window p's values, channel-major then kernel offsets in row-major order."""
+    key = (padded, groups, tuple(out), tuple(ks), tuple(stride), tuple(dilation))
+    idx = _IM2COL.get(key)
+    if idx is None:
+        c, sp = padded[0], padded[1:]
+        plane = int(np.prod(sp, dtype=np.int64))
+        pstride = [int(np.prod(sp[i + 1:], dtype=np.int64)) for i in range(len(sp))]
+        pos = np.zeros((), np.int64)
+        off = np.zeros((), np.int64)
+        for i in range(len(sp)):
+            pos = np.add.outer(pos, np.arange(out[i], dtype=np.int64) * (stride[i] * pstride[i]))
+            off = np.add.outer(off, np.arange(ks[i], dtype=np.int64) * (dilation[i] * pstride[i]))
+        cg = c // groups
+        idx = (np.arange(groups, dtype=np.int64)[:, None, None, None] * (cg * plane) +
+               pos.reshape(1, -1, 1, 1) + np.arange(cg, dtype=np.int64)[None, None, :, None] *
+               plane + off.reshape(1, 1, 1, -1)).reshape(-1)
+        if len(_IM2COL) >= 64:
+            _IM2COL.clear()
+        _IM2COL[key] = idx
+    return idx
+
+
+def _im2col(x, padding, out, ks, stride, dilation, groups, batch_inner=False) -> np.ndarray:
+    """The windows of x (N, C, *sp) padded with zeros, (N, G, P, C/G * K), or (G, N * P,
+    C/G * K) with ``batch_inner``: the strided window view reshaped, as a view where numpy can
+    (its strides then decide the product's BLAS call, so they are kept), else its values
+    gathered by one take into the C-contiguous array the reshape would have copied (the
+    reshape's copy ran in rows of a kernel row, ten times slower)."""
+    xp = _pad(x, padding)
+    n, c = xp.shape[:2]
+    d = len(ks)
+    g, cg = groups, c // groups
+    kk = int(np.prod(ks, dtype=np.int64))
+    st = xp.strides
+    win = np.lib.stride_tricks.as_strided(
+        xp, (n, g, cg) + tuple(out) + tuple(ks),
+        (st[0], cg * st[1], st[1]) + tuple(st[2 + i] * stride[i] for i in range(d)) +
+        tuple(st[2 + i] * dilation[i] for i in range(d)), writeable=False)
+    lead = (1, 0) if batch_inner else (0, 1)
+    order = lead + tuple(range(3, 3 + d)) + (2,) + tuple(range(3 + d, 3 + 2 * d))
+    p = int(np.prod(out, dtype=np.int64))
+    shape = (g, n * p, cg * kk) if batch_inner else (n, g, p, cg * kk)
+    try:
+        return np.reshape(win.transpose(order), shape, copy=False)
+    except ValueError:
+        pass
+    xp = np.ascontiguousarray(xp)
+    idx = _im2col_index(xp.shape[1:], g, out, ks, stride, dilation)
+    cols = np.take(xp.reshape(n, c * int(np.prod(xp.shape[2:], dtype=np.int64))), idx,
+                   axis=1).reshape(n, g, p, cg * kk)
+    return cols.transpose(1, 0, 2, 3).reshape(shape) if batch_inner else cols
+
+
 def _forward(x, w, stride, padding, dilation, groups):
     """x (N, C, *sp), w (O, C/G, *k) -> (N, O, *out) by im2col and a matmul per group."""
     n, c = x.shape[:2]
     o = w.shape[0]
     ks = w.shape[2:]
     d = len(ks)
-    if any(padding):
-        x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
-    out = [_out_size(x.shape[2 + i], ks[i], stride[i], 0, dilation[i]) for i in range(d)]
+    out = [_out_size(x.shape[2 + i] + 2 * padding[i], ks[i], stride[i], 0, dilation[i])
+           for i in range(d)]
     g, cg, og = groups, c // groups, o // groups
-    st = x.strides
-    win = np.lib.stride_tricks.as_strided(
-        x, (n, g, cg) + tuple(out) + tuple(ks),
-        (st[0], cg * st[1], st[1]) + tuple(st[2 + i] * stride[i] for i in range(d)) +
-        tuple(st[2 + i] * dilation[i] for i in range(d)), writeable=False)
     p = int(np.prod(out, dtype=np.int64))
     kk = int(np.prod(ks, dtype=np.int64))
-    order = (0, 1) + tuple(range(3, 3 + d)) + (2,) + tuple(range(3 + d, 3 + 2 * d))
-    cols = win.transpose(order).reshape(n, g, p, cg * kk)
+    cols = _im2col(x, padding, out, ks, stride, dilation, g)  # (n, g, p, cg*kk)
     wmat = w.reshape(g, og, cg * kk).transpose(0, 2, 1)
     blas_threads.for_product(n * g * p, cg * kk, og)
     res = np.matmul(cols, wmat)  # (n, g, p, og)
@@ -143,6 +205,15 @@ def _transposed(x, w, stride, padding, dilation, output_padding, groups):
     blas_threads.for_product(n * g * p, cg, og * kk)
     cols = np.matmul(xs, wm).reshape((n, g, p, og) + tuple(ks))
     full = [out[i] + 2 * padding[i] for i in range(d)]
+    if cols.dtype == np.float64 and cols.size <= _COL2IM_MAX:
+        # bincount adds each target's contributions in the order they come, from 0.0, in
+        # double: fed offset by offset, that is the loop below's order, in one pass
+        idx = _col2im_index(n, g, og, ins, ks, stride, dilation, full)
+        src = cols.reshape(n, g, p, og, kk).transpose(4, 0, 1, 2, 3).ravel()
+        acc = np.bincount(idx, weights=src, minlength=n * g * og * int(np.prod(full))).reshape(
+            (n, g, og) + tuple(full))
+        crop = tuple(slice(padding[i], padding[i] + out[i]) for i in range(d))
+        return acc[(slice(None),) * 3 + crop].reshape((n, g * og) + tuple(out))
     acc = np.zeros((n, g, og) + tuple(full), cols.dtype)
     cols = cols.transpose((0, 1, 3) + tuple(range(4, 4 + d)) + (2,)).reshape(
         (n, g, og) + tuple(ks) + tuple(ins))
@@ -152,6 +223,35 @@ def _transposed(x, w, stride, padding, dilation, output_padding, groups):
         acc[(slice(None),) * 3 + sl] += cols[(slice(None),) * 3 + off]
     crop = tuple(slice(padding[i], padding[i] + out[i]) for i in range(d))
     return acc[(slice(None),) * 3 + crop].reshape((n, g * og) + tuple(out))
+
+
+_COL2IM_MAX = 1 << 22  # contributions; the cached index is 8 bytes each
+_COL2IM: dict = {}
+
+
+def _col2im_index(n, g, og, ins, ks, stride, dilation, full) -> np.ndarray:
+    """Target of each col2im contribution, flat in the (N, G, O/G, *full) accumulator, listed
+    kernel offset by kernel offset (row-major), then (n, g, input position, o)."""
+    key = (n, g, og, tuple(ins), tuple(ks), tuple(stride), tuple(dilation), tuple(full))
+    idx = _COL2IM.get(key)
+    if idx is None:
+        d = len(ks)
+        fstride = [int(np.prod(full[i + 1:], dtype=np.int64)) for i in range(d)]
+        plane = int(np.prod(full, dtype=np.int64))
+        pos = np.zeros((), np.int64)
+        off = np.zeros((), np.int64)
+        for i in range(d):
+            pos = np.add.outer(pos, np.arange(ins[i], dtype=np.int64) * (stride[i] * fstride[i]))
+            off = np.add.outer(off, np.arange(ks[i], dtype=np.int64) * (dilation[i] * fstride[i]))
+        idx = (off.reshape(-1, 1, 1, 1, 1) +
+               np.arange(n, dtype=np.int64).reshape(1, -1, 1, 1, 1) * (g * og * plane) +
+               np.arange(g, dtype=np.int64).reshape(1, 1, -1, 1, 1) * (og * plane) +
+               pos.reshape(1, 1, 1, -1, 1) +
+               np.arange(og, dtype=np.int64).reshape(1, 1, 1, 1, -1) * plane).reshape(-1)
+        if len(_COL2IM) >= 16:
+            _COL2IM.clear()
+        _COL2IM[key] = idx
+    return idx
 
 
 def _check_output_padding(output_padding, stride, dilation):
@@ -416,20 +516,11 @@ def _weight_grad(x, g, ks, stride, padding, dilation, groups):
     """d<conv(x, w), g>/dw for x (N, C, *in) and g (N, O, *out): (O, C/G, *k)."""
     n, c = x.shape[:2]
     o = g.shape[1]
-    d = len(ks)
     outs = g.shape[2:]
-    if any(padding):
-        x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
     gr, cg, og = groups, c // groups, o // groups
-    st = x.strides
-    win = np.lib.stride_tricks.as_strided(
-        x, (n, gr, cg) + tuple(outs) + tuple(ks),
-        (st[0], cg * st[1], st[1]) + tuple(st[2 + i] * stride[i] for i in range(d)) +
-        tuple(st[2 + i] * dilation[i] for i in range(d)), writeable=False)
     p = int(np.prod(outs, dtype=np.int64))
     kk = int(np.prod(ks, dtype=np.int64))
-    order = (1, 0) + tuple(range(3, 3 + d)) + (2,) + tuple(range(3 + d, 3 + 2 * d))
-    cols = win.transpose(order).reshape(gr, n * p, cg * kk)  # (g, n*p, cg*kk)
+    cols = _im2col(x, padding, outs, ks, stride, dilation, gr, batch_inner=True)
     gm = g.reshape(n, gr, og, p).transpose(1, 2, 0, 3).reshape(gr, og, n * p)
     blas_threads.for_product(gr * og, n * p, cg * kk)
     res = np.matmul(gm, cols)  # (g, og, cg*kk)

@@ -1,0 +1,116 @@
+"""The convolution kernels' gathers give the very arrays of the code they replaced, so every
+convolution and convolution_backward result keeps its bits: im2col's take equals the strided
+window view's reshape (values, and the C-contiguous layout its copy had; where the reshape is a
+view, the view itself is used, so the product's BLAS call is unchanged), and col2im's bincount
+equals the offset-by-offset strided adds bit for bit (same order from 0.0, in double) over
+1-3 spatial dims, strides, dilation, padding, output_padding and groups. Control: a col2im that
+adds its offsets in reverse order is caught."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import numpy as np
+import pytest
+
+from torchnative.csrc.kernels import nn_conv
+
+
+def _geometries(count=60):
+    rnd = random.Random(0)
+    for _ in range(count):
+        d = rnd.choice([1, 2, 2, 3])
+        g = rnd.choice([1, 1, 2, 3])
+        ks = [rnd.randint(1, 3) for _ in range(d)]
+        st = [rnd.randint(1, 3) for _ in range(d)]
+        dl = [rnd.randint(1, 2) for _ in range(d)]
+        pd = [rnd.randint(0, 2) for _ in range(d)]
+        sp = [rnd.randint(max(k * dd, 2), 8) for k, dd in zip(ks, dl)]
+        yield rnd.randint(1, 4), g * rnd.randint(1, 3), g, ks, st, dl, pd, sp
+
+
+def _view_reshape(x, padding, out, ks, stride, dilation, g, batch_inner):
+    """The replaced im2col: np.pad, the strided window view, reshape (copying if it must)."""
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding]) if any(padding) else x
+    n, c = xp.shape[:2]
+    d, cg = len(ks), c // g
+    st = xp.strides
+    win = np.lib.stride_tricks.as_strided(
+        xp, (n, g, cg) + tuple(out) + tuple(ks),
+        (st[0], cg * st[1], st[1]) + tuple(st[2 + i] * stride[i] for i in range(d)) +
+        tuple(st[2 + i] * dilation[i] for i in range(d)), writeable=False)
+    lead = (1, 0) if batch_inner else (0, 1)
+    order = lead + tuple(range(3, 3 + d)) + (2,) + tuple(range(3 + d, 3 + 2 * d))
+    kk = int(np.prod(ks))
+    return win.transpose(order).reshape((g, -1, cg * kk) if batch_inner else (n, g, -1, cg * kk))
+
+
+@pytest.mark.parametrize("batch_inner", [False, True])
+def test_im2col_equals_the_window_reshape(batch_inner):
+    rnd = np.random.default_rng(0)
+    for n, c, g, ks, st, dl, pd, sp in _geometries():
+        x = rnd.standard_normal((n, c) + tuple(sp))
+        for layout in (x, np.asfortranarray(x), x.transpose(0, 1, *range(x.ndim - 1, 1, -1))
+                       .copy().transpose(0, 1, *range(x.ndim - 1, 1, -1))):
+            out = [nn_conv._out_size(sp[i] + 2 * pd[i], ks[i], st[i], 0, dl[i])
+                   for i in range(len(ks))]
+            want = _view_reshape(layout, pd, out, ks, st, dl, g, batch_inner)
+            got = nn_conv._im2col(layout, pd, out, ks, st, dl, g, batch_inner)
+            assert got.shape == want.shape and got.strides == want.strides
+            assert np.array_equal(got, want)
+
+
+def _col2im_loop(cols, n, g, og, ins, ks, stride, dilation, full):
+    acc = np.zeros((n, g, og) + tuple(full), cols.dtype)
+    d = len(ks)
+    cols = cols.transpose((0, 1, 3) + tuple(range(4, 4 + d)) + (2,)).reshape(
+        (n, g, og) + tuple(ks) + tuple(ins))
+    for off in itertools.product(*(range(k) for k in ks)):
+        sl = tuple(slice(off[i] * dilation[i], off[i] * dilation[i] +
+                         (ins[i] - 1) * stride[i] + 1, stride[i]) for i in range(d))
+        acc[(slice(None),) * 3 + sl] += cols[(slice(None),) * 3 + off]
+    return acc
+
+
+def _transposed_both(monkeypatch, x, w, st, pd, dl, op, g):
+    fast = nn_conv._transposed(x, w, st, pd, dl, op, g)
+    monkeypatch.setattr(nn_conv, "_COL2IM_MAX", -1)
+    slow = nn_conv._transposed(x, w, st, pd, dl, op, g)
+    monkeypatch.undo()
+    return fast, slow
+
+
+def test_col2im_bincount_equals_the_offset_loop(monkeypatch):
+    rnd = np.random.default_rng(1)
+    for n, c, g, ks, st, dl, pd, sp in _geometries():
+        og = rnd.integers(1, 4)
+        op = [int(rnd.integers(0, max(1, min(s, d)))) for s, d in zip(st, dl)]
+        pd = [min(p, (k - 1) * d) for p, k, d in zip(pd, ks, dl)]
+        x = rnd.standard_normal((n, c) + tuple(sp)) * 10.0 ** rnd.integers(-3, 4, (n, c) + tuple(sp))
+        w = rnd.standard_normal((c, og) + tuple(ks))
+        fast, slow = _transposed_both(monkeypatch, x, w, st, pd, dl, op, g)
+        assert fast.shape == slow.shape
+        assert fast.tobytes() == slow.tobytes()
+
+
+def test_col2im_takes_the_bincount_path_and_a_reversed_order_is_caught(monkeypatch):
+    calls = []
+    real = nn_conv._col2im_index
+    monkeypatch.setattr(nn_conv, "_col2im_index", lambda *a: calls.append(a) or real(*a))
+    rnd = np.random.default_rng(2)
+    # magnitudes far apart make the order of the additions visible in the last bits
+    x = rnd.standard_normal((2, 3, 6, 6)) * 10.0 ** rnd.integers(-8, 9, (2, 3, 6, 6))
+    w = rnd.standard_normal((3, 2, 3, 3)) * 10.0 ** rnd.integers(-8, 9, (3, 2, 3, 3))
+    fast = nn_conv._transposed(x, w, [1, 1], [0, 0], [1, 1], [0, 0], 1)
+    assert calls
+    n, g, p, og, kk = 2, 1, 36, 2, 9
+    cols = np.matmul(x.reshape(n, g, 3, p).transpose(0, 1, 3, 2), w.reshape(g, 3, og * kk))
+    cols = cols.reshape(n, g, p, og, 3, 3)
+    loop = _col2im_loop(cols, n, g, og, (6, 6), (3, 3), [1, 1], [1, 1], [8, 8])
+    assert fast.tobytes() == loop.reshape(fast.shape).tobytes()
+    acc = np.zeros((n, g, og, 8, 8))  # the same sums taken in reverse offset order
+    for i, j in reversed(list(itertools.product(range(3), range(3)))):
+        acc[..., i:i + 6, j:j + 6] += cols[:, :, :, :, i, j].transpose(0, 1, 3, 2).reshape(
+            n, g, og, 6, 6)
+    assert fast.tobytes() != acc.reshape(fast.shape).tobytes()
