@@ -1,5 +1,5 @@
-"""Writes into a bfloat16 weight after its products have run (so our torch holds its widened
-float32 copy), then the product again: run on both torches, printed as JSON. ``--break`` (ours
+"""Writes into a bfloat16 weight after its products have run (so our torch holds the widened
+float32 copy a product with the weight on the left reads), then the products again: run on both torches, printed as JSON. ``--break`` (ours
 only) replaces the cache's freshness check by one that ignores writes and versions, a control
 the comparison must catch. Each case also returns the product recomputed from a fresh clone of
 the weight (never cached) and, from the same bfloat16 values, in float64."""
@@ -80,23 +80,26 @@ def _in_inference(fn):
         fn()
 
 
-def _products(lin, xs):
-    return [lin(x) for x in xs]
+def _products(lin, xs, col):
+    # linear reads the weight in place (lowp_product.py); mm with the weight on the left reads
+    # its cached float32 copy
+    return [lin(x) for x in xs] + [torch.mm(lin.weight, col)]
 
 
 def run_case(write):
     lin = fresh()
     gen = torch.Generator().manual_seed(1)
     xs = [torch.randn(1, IN, generator=gen).to(BF), torch.randn(2, 3, IN, generator=gen).to(BF)]
+    col = torch.randn(IN, 1, generator=gen).to(BF)
     with torch.no_grad():
         for _ in range(3):  # seen twice unchanged: cached from here on
-            _products(lin, xs)
+            _products(lin, xs, col)
         if write is not None:
             write(lin)
-        after = _products(lin, xs)
+        after = _products(lin, xs, col)
         w = lin.weight.detach()
-        clone = [torch.nn.functional.linear(x, w.clone()) for x in xs]
-        wide = [x.double() @ w.double().T for x in xs]
+        clone = [torch.nn.functional.linear(x, w.clone()) for x in xs] + [torch.mm(w.clone(), col)]
+        wide = [x.double() @ w.double().T for x in xs] + [w.double() @ col.double()]
     flat = lambda ts: np.concatenate([t.float().double().numpy().ravel() for t in ts]).tolist()
     return {"after": flat(after), "clone": flat(clone), "float64": flat(wide)}
 

@@ -24,10 +24,20 @@ def _weight(rows=128, cols=256):
 
 
 def _use(w, times=3):
-    x = torch.ones(1, w.shape[1], dtype=w.dtype)
+    """Products with ``w`` on the left: they read its widened copy (linear reads it in place)."""
+    x = torch.ones(w.shape[1], 1, dtype=w.dtype)
     for _ in range(times):
-        y = torch.nn.functional.linear(x, w)
+        y = torch.mm(w, x)
     return y
+
+
+def test_linear_keeps_no_copy():
+    w, x = _weight(), torch.ones(3, 1, 256, dtype=torch.bfloat16)
+    before = wc.stats["widened"]
+    for rows in (x, x[0], x[:, 0]):
+        for _ in range(3):
+            torch.nn.functional.linear(rows, w)
+    assert wc.held_bytes() == 0 and wc.stats["widened"] == before
 
 
 def test_a_weight_is_widened_on_its_second_use_and_read_afterwards():

@@ -24,6 +24,7 @@ from ..dispatch.call import call
 from .support.nn_util import contiguous, not_implemented, opmath_dtype, subclass_like, typemeta
 from .support.scalar import scalar_to
 from .support.widened_cache import widened
+from .lowp_product import times_transposed
 from .support.broadcast import infer_size
 from ..ops.kernel_registry import kernel
 from .views import expand as _expand_view
@@ -36,14 +37,28 @@ _STD = _INTS | frozenset(_B[n] for n in ("float32", "float64", "complex64", "com
 _ADDMM = _STD | frozenset(_B[n] for n in ("float8_e5m2", "float8_e4m3fn", "float8_e5m2fnuz",
                                           "float8_e4m3fnuz"))
 _WIDEN = frozenset(d for d in _ADDMM if d.is_floating_point and d.itemsize < 4)
+_BLOCKED = frozenset((_B["bfloat16"], _B["float16"]))  # numpy widens these exactly by astype
 # Linear.cpp's TORCH_LINEAR_FLATTEN_3D switch, read once as upstream does
 _FLATTEN_3D = os.environ.get("TORCH_LINEAR_FLATTEN_3D") == "1"
 
 
 def _operand(t, dt) -> np.ndarray:
     """The numpy array gemm reads: the tensor itself, or widened to float32 for 16/8-bit floats
-    (a weight's widened copy kept between products: support/widened_cache.py)."""
+    (an operand's widened copy kept between products: support/widened_cache.py)."""
     return widened(t, dt) if dt in _WIDEN else arr(t)
+
+
+def _mm_product(m1, m2, dt) -> np.ndarray:
+    """m1 @ m2 in opmath. A 16-bit float ``m2`` that is a row-major weight's transpose (linear's
+    ``w.t()``) is read in place a block at a time (lowp_product.py) instead of widened whole."""
+    w = arr(m2).T
+    if _rows_weight(w, dt):
+        return times_transposed(_operand(m1, dt), w)
+    return _gemm(_operand(m1, dt), _operand(m2, dt))
+
+
+def _rows_weight(w: np.ndarray, dt) -> bool:
+    return dt in _BLOCKED and w.strides[1] == w.itemsize
 
 
 def _gemm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -117,7 +132,7 @@ def mm(self, mat2):
         return _zeros((n, p), dt)
     if dt not in _ADDMM:
         raise not_implemented("addmm_impl_cpu_", dt)
-    return wrap(_gemm(_operand(self, dt), _operand(mat2, dt)), dt)
+    return wrap(_mm_product(self, mat2, dt), dt)
 
 
 @kernel("addmm")
@@ -142,7 +157,7 @@ def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         raise not_implemented("addmm_impl_cpu_", dt)
     om = opmath_dtype(dt)
     a, b = scalar_to(alpha, om), scalar_to(beta, om)
-    prod = _gemm(_operand(mat1, dt), _operand(mat2, dt))
+    prod = _mm_product(mat1, mat2, dt)
     return wrap(_scaled(prod, a, _operand(self_b, dt) if b != 0 else None, b), dt)
 
 
@@ -548,7 +563,7 @@ def linear_out(input, weight, bias=None, *, out):
 def linear_widened(input, weight, bias=None):
     """``linear`` of dense 16/8-bit float tensors that no autograd, mode or subclass observes
     (the door's fast lane), in one step: the one product the composite above reaches (addmm, or
-    mm through matmul's fold), accumulated in float32 over the weight's cached float32 copy,
+    mm through matmul's fold), accumulated in float32 over the weight read a block at a time,
     the bias added in float32, rounded once. None where the composite does something else
     (a batched product, a bias added after matmul, a shape it rejects): the caller runs it."""
     if input._np is None or weight._np is None or (bias is not None and bias._np is None):
@@ -569,7 +584,12 @@ def linear_widened(input, weight, bias=None):
     elif not (bias.dim() == 1 and bias._size[0] in (1, n) and bias.is_contiguous()
               and (input.is_contiguous() or _FLATTEN_3D)):
         return None
-    prod = _gemm(widened(input, dt).reshape(-1, k), widened(weight, dt).T)
+    x = widened(input, dt).reshape(-1, k)
+    w = arr(weight)
+    if _rows_weight(w, dt):
+        prod = times_transposed(x, w)  # the product _mm_product makes of addmm/mm's w.t()
+    else:
+        prod = _gemm(x, widened(weight, dt).T)
     if bias is not None:
         prod += widened(bias, dt)
     return wrap(prod.reshape(input._size[:-1] + (n,)), dt)
