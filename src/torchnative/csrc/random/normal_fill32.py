@@ -31,6 +31,8 @@ sin) are moved as single 32-byte items: every arithmetic pass then runs over con
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .avx_mathfun import (COS_P, DP1, DP2, DP3, FOPI, HALF, LOG_P, LOG_Q1, LOG_Q2, MINUS_TWO,
@@ -65,22 +67,39 @@ for _c, _r in ((_LOG_P[-1], _LOG_LAST), *zip(_COS_P[1:], _COS_STEPS), *zip(_SIN_
 
 
 class Work:
-    """Scratch arrays for ``n`` lanes per half, made once and reused chunk after chunk (numpy
-    allocating each temporary afresh costs several times the arithmetic on it)."""
+    """Scratch arrays for ``n`` lanes per half (numpy allocating each temporary afresh costs
+    several times the arithmetic on it), or the first ``n`` lanes of ``base``'s."""
 
     __slots__ = ("n", "m", "x", "xs", "z", "y", "ys", "e", "f", "yf", "ei", "j", "sign_sin",
                  "swap", "sign_cos", "d", "below", "x64", "t", "k1", "k2", "radius", "cs")
+    _LANES = {F32: ("m", "x", "xs", "z", "y", "ys", "e", "f", "yf", "radius"),
+              np.int32: ("ei", "j", "sign_sin", "swap", "sign_cos", "d"),
+              np.bool_: ("below",), F64: ("x64", "t"), np.uint32: ("k1", "k2")}
 
-    def __init__(self, n: int):
+    def __init__(self, n: int, base: "Work | None" = None):
         self.n = n
-        for name in ("m", "x", "xs", "z", "y", "ys", "e", "f", "yf", "radius"):
-            setattr(self, name, np.empty(n, F32))
-        for name in ("ei", "j", "sign_sin", "swap", "sign_cos", "d"):
-            setattr(self, name, np.empty(n, np.int32))
-        self.below = np.empty(n, np.bool_)
-        self.x64, self.t = np.empty(n, F64), np.empty(n, F64)
-        self.k1, self.k2 = np.empty(n, np.uint32), np.empty(n, np.uint32)
-        self.cs = np.empty((2, n), F32)
+        for dtype, names in self._LANES.items():
+            for name in names:
+                setattr(self, name, np.empty(n, dtype) if base is None else getattr(base, name)[:n])
+        self.cs = np.empty((2, n), F32) if base is None else base.cs.reshape(-1)[:2 * n].reshape(2, n)
+
+
+_CHUNK_LANES = _ROWS * 8
+_TLS = threading.local()
+
+
+def _work(n: int) -> Work:
+    """This thread's scratch for a chunk of ``n <= _CHUNK_LANES`` lanes per half: views into one
+    Work made once (fresh arrays per call cost their allocation and first-touch page faults)."""
+    works = getattr(_TLS, "works", None)
+    if works is None:
+        works = _TLS.works = {_CHUNK_LANES: Work(_CHUNK_LANES)}
+    w = works.get(n)
+    if w is None:
+        if len(works) > 32:  # odd tail sizes: keep the cache small
+            works = _TLS.works = {_CHUNK_LANES: works[_CHUNK_LANES]}
+        w = works[n] = Work(n, works[_CHUNK_LANES])
+    return w
 
 
 def _fused(t: np.ndarray, c, out: np.ndarray) -> np.ndarray:
@@ -199,8 +218,7 @@ def _finish(cs: np.ndarray, mean: float, std: float) -> None:
         cs[...] = fma32_rounded(cs.astype(F64).ravel(), F64(s), F64(m), None).reshape(cs.shape)
 
 
-def fill_from_words(words: np.ndarray, out: np.ndarray, mean: float, std: float,
-                    w: Work | None = None) -> None:
+def fill_from_words(words: np.ndarray, out: np.ndarray, mean: float, std: float) -> None:
     """``out`` (float32, contiguous, rows of 16) = normal_fill16 of the float uniforms of
     ``words`` (uint32, contiguous, the same length): per row, lanes 0-7 ``radius * cos``, 8-15
     ``radius * sin``."""
@@ -211,9 +229,7 @@ def fill_from_words(words: np.ndarray, out: np.ndarray, mean: float, std: float,
     out_halves = out.reshape(-1).view(_HALF_ROW).reshape(rows, 2)
     for lo in range(0, rows, _ROWS):
         hi = min(lo + _ROWS, rows)
-        k = (hi - lo) * 8
-        if w is None or w.n != k:
-            w = Work(k)
+        w = _work((hi - lo) * 8)
         k1, k2 = w.k1, w.k2
         np.copyto(k1.view(_HALF_ROW), halves[lo:hi, 0])
         np.copyto(k2.view(_HALF_ROW), halves[lo:hi, 1])
@@ -241,7 +257,6 @@ def normal_fill_words(gen, n: int, mean: float, std: float, out: np.ndarray) -> 
     ``gen``, drawn a chunk at a time (the same stream as one draw)."""
     m = n - n % 16
     step = _ROWS * 16
-    w = Work(min(m, step) // 2)
     for lo in range(0, m, step):
         hi = min(lo + step, m)
-        fill_from_words(gen.random(hi - lo), out[lo:hi], mean, std, w)
+        fill_from_words(gen.random(hi - lo), out[lo:hi], mean, std)
