@@ -93,7 +93,7 @@ class _TLS(threading.local):
 
 TLS = _TLS()
 
-_UNRESOLVED = object()
+from ..ops.dispatcher import UNRESOLVED as _UNRESOLVED
 _PD = _python_dispatch.TLS
 _AUTOCAST_LIVE = _autocast.LIVE
 _PYDISPATCHER_ACTIVE = _python_dispatcher.ACTIVE
@@ -119,16 +119,20 @@ def aten_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
             return result
     if _VMAP_LIVE[0] and _batching[0](op, args, kwargs, True):
         return _batching[1](op, args, kwargs, True)
-    plain = op.cache.get("plain", _UNRESOLVED)
+    plain = op.plain
     if plain is _UNRESOLVED:
         plain = _resolve_plain(op)
-    if plain is not None and not (_PD.stack or _PD.infra) and _plain_args(args) and \
-            (not kwargs or _plain_args(kwargs.values())) and \
+    if plain is not None and not (_PD.stack or _PD.infra) and \
+            (_plain_args(args) if _GRAD.grad_enabled else _dense_args(args)) and \
+            (not kwargs or (_plain_args(kwargs.values()) if _GRAD.grad_enabled
+                            else _dense_args(kwargs.values()))) and \
             not (_BITS_LIVE[0] and _has_bits(args, kwargs)):
-        # dense tensors that neither require grad nor override dispatch: nothing above the
-        # kernel can observe the call (the keys upstream would skip), so it goes straight there
+        # dense tensors that override no dispatch and, with grad mode on, neither require grad
+        # nor have history: nothing above the kernel can observe the call (the keys upstream
+        # would skip; with grad mode off its autograd key only redispatches), so it goes
+        # straight there
         plain.count += 1
-        result = plain.fn(*args, **kwargs)
+        result = plain.fn(*args, **kwargs) if kwargs else plain.fn(*args)
         if plain.mutated:
             _bump_versions(plain.mutated, args, kwargs)
         return result
@@ -181,6 +185,31 @@ def _plain_args(values) -> bool:
     return True
 
 
+def _dense_args(values) -> bool:
+    """``_plain_args`` with grad mode off: whether a tensor requires grad or has history does
+    not matter then (autograd records nothing), only that it is a dense plain tensor."""
+    plain = _PLAIN
+    for a in values:
+        tp = type(a)
+        if tp in plain:
+            if a._np is None or a._dtype in _BIT_STORED:
+                return False
+        elif tp is list or tp is tuple:
+            for x in a:
+                tx = type(x)
+                if tx in plain:
+                    if x._np is None or x._dtype in _BIT_STORED:
+                        return False
+                elif tx not in _INERT and isinstance(x, TensorBase):
+                    return False
+        elif tp not in _INERT:
+            if isinstance(a, TensorBase):
+                return False
+            if isinstance(a, (list, tuple)) and not _dense_args(tuple(a)):
+                return False
+    return True
+
+
 def _resolve_plain(op: OperatorHandle):
     """The implementation a call with plain arguments reaches: a CompositeImplicitAutograd
     operator's fast kernel, or the CPU kernel of any other; None where there is none."""
@@ -201,7 +230,7 @@ def _resolve_plain(op: OperatorHandle):
         plain = op.cache.get("CPU")
         if plain is None:
             plain = op.cache["CPU"] = resolve(op, "CPU")
-    op.cache["plain"] = plain
+    op.plain = plain
     return plain
 
 

@@ -17,10 +17,13 @@ from .native_functions import by_qualname
 from ..core.tables import cpp_ops_by_qualname
 
 
+UNRESOLVED = object()  # a door fact not computed yet
+
+
 class OperatorHandle:
     __slots__ = ("qualname", "overload", "schema_str", "tags", "static_keys", "py_kernels",
                  "fallthrough", "_schema", "native", "__weakref__", "_op", "_op_dk", "cache",
-                 "name")
+                 "name", "plain")
 
     def __init__(self, qualname: str, overload: str, schema_str: str, tags, static_keys,
                  native=None):
@@ -36,6 +39,7 @@ class OperatorHandle:
         self._op = None
         self._op_dk = None
         self.cache: dict[str, Any] = {}  # per-operator facts the door computes once
+        self.plain = UNRESOLVED  # the door's plain-argument kernel (an attribute: read per call)
         self.name = f"{qualname}.{overload}" if overload else qualname
 
     @property
@@ -50,6 +54,11 @@ class OperatorHandle:
     def full_schema_str(self) -> str:
         ns = self.qualname.split("::")[0]
         return self.schema_str if "::" in self.schema_str.split("(")[0] else f"{ns}::{self.schema_str}"
+
+    def forget(self) -> None:
+        """Drop what the door resolved (a kernel was registered or removed)."""
+        self.cache.clear()
+        self.plain = UNRESOLVED
 
     def has_kernel_for(self, key: str) -> bool:
         return key in self.py_kernels or key in self.static_keys
@@ -313,7 +322,7 @@ class DispatchModule:
             op.fallthrough.add(key)
         else:
             op.py_kernels[key] = (fn, with_keyset)
-        op.cache.clear()
+        op.forget()
         self._impls.append((op, key))
 
     def impl_with_aoti_compile(self, ns: str, name: str, dispatch_key) -> None:
@@ -331,7 +340,7 @@ class DispatchModule:
         for op, key in self._impls:
             op.py_kernels.pop(key, None)
             op.fallthrough.discard(key)
-            op.cache.clear()
+            op.forget()
         for op in self._defs:
             REGISTRY._ops.get(op.qualname, {}).pop(op.overload, None)
         for fb in self._fallbacks:
