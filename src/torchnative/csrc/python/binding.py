@@ -15,6 +15,7 @@ import numbers
 
 from . import call_cache as _call_cache
 from .call_cache import NOT_SEQUENCES, _is_int
+from .results import named as _named
 from ..dispatch import door
 from ..dispatch.call import op as _op
 from ..dispatch.schema_binding import describe_arguments
@@ -509,9 +510,13 @@ def _check_out_type_matches(out, options) -> None:
 
 
 def call_function(fn, sp: Spelling, args: tuple, kwargs: dict):
-    key = _call_cache.key_of(None, args, kwargs)
+    key = tuple(map(type, args))
+    if kwargs or not NOT_SEQUENCES.issuperset(key):
+        key = _call_cache.key_of(None, args, kwargs)
     recipe = sp.recipes.get(key)
     if recipe and not (_TF_TLS.stack and _TF_TLS.state != 2):
+        if recipe.run is not None:
+            return recipe.run(None, args, kwargs)
         op = recipe.op
         pargs, pkwargs, options = recipe.place(None, args, kwargs)
     else:
@@ -550,6 +555,8 @@ def call_method(method, sp: Spelling, self, args: tuple, kwargs: dict):
             key = _call_cache.key_of(self, args, kwargs)
     recipe = sp.recipes.get(key)
     if recipe and not (_TF_TLS.stack and _TF_TLS.state != 2):
+        if recipe.run is not None:
+            return recipe.run(self, args, kwargs)
         op = recipe.op
         pargs, pkwargs, _ = recipe.place(self, args, kwargs)
     else:
@@ -574,12 +581,6 @@ def call_method(method, sp: Spelling, self, args: tuple, kwargs: dict):
     return _named(op, result) if type(result) is tuple else result
 
 
-def _named(op, result: tuple):
-    """Multi-output spellings return upstream's torch.return_types named tuples."""
-    from ..ops.return_types import BY_OVERLOAD
-
-    cls = BY_OVERLOAD.get(op.name.split("::", 1)[1])
-    return cls(result) if cls is not None else result
 
 
 def torch_function_or(fn, name: str, method: bool):

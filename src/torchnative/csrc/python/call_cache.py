@@ -145,7 +145,7 @@ class Recipe:
     in, and fills from the call's arguments."""
 
     __slots__ = ("op", "template", "fills", "kw_const", "kw_fills", "self_pos", "options",
-                 "place")
+                 "place", "run")
 
     def __init__(self, sig, sources: list, method: bool):
         plan = sig.plan(False)
@@ -174,12 +174,18 @@ class Recipe:
         self.options = [(name, sources[vi][0]) for vi, name in plan.options
                         if sources[vi][0] != ("const", None) and sources[vi][0] != ("const", False)]
 
-        self.place = self._compile()
+        self.place, self.run = self._compile()
 
     def _compile(self):
         """``place(self_tensor, args, kwargs) -> (args, kwargs, options)`` for the door, as
-        straight-line code: the recipe is fixed, so there is nothing left to loop over."""
-        env = {"_NO_OPTIONS": _NO_OPTIONS}
+        straight-line code: the recipe is fixed, so there is nothing left to loop over. Without
+        Python-only options, also ``run(self_tensor, args, kwargs)``: the door's call with those
+        arguments and the binding's handling of its result, in one frame (else None)."""
+        from ..dispatch.door import aten_dispatch
+        from .results import as_returned
+
+        env = {"_NO_OPTIONS": _NO_OPTIONS, "_door": aten_dispatch, "_op": self.op,
+               "_returned": as_returned}
 
         def const(value, i=[0]):
             i[0] += 1
@@ -205,11 +211,16 @@ class Recipe:
         kw = [f"{name!r}: {const(v)}" for name, v in self.kw_const.items()]
         kw += [f"{name!r}: {source(src, conv)}" for name, src, conv in self.kw_fills]
         opts = [f"{name!r}: {source(src, None)}" for name, src in self.options]
+        positional = f"({''.join(x + ', ' for x in slots)})"
         code = (f"def place(self_tensor, args, kwargs):\n"
-                f"    return ({''.join(x + ', ' for x in slots)}), {{{', '.join(kw)}}}, "
-                f"{'{' + ', '.join(opts) + '}' if opts else '_NO_OPTIONS'}\n")
+                f"    return {positional}, {{{', '.join(kw)}}}, "
+                f"{'{' + ', '.join(opts) + '}' if opts else '_NO_OPTIONS'}\n"
+                f"def run(self_tensor, args, kwargs):\n"
+                f"    r = _door(_op, {positional}, {{{', '.join(kw)}}})\n"
+                f"    return r if type(r) is not tuple and type(r) is not list else "
+                f"_returned(_op, r)\n")
         exec(code, env)
-        return env["place"]
+        return env["place"], (None if opts else env["run"])
 
 
 _NO_OPTIONS: dict = {}

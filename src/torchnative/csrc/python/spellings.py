@@ -25,10 +25,25 @@ MODULES = {
 
 def make_function(name: str, sigs, module: str):
     from .binding import Spelling, call_function
+    from .call_cache import NOT_SEQUENCES
+    from ..core.torch_function import TLS as tf
 
     sp = Spelling(sigs, name)
+    recipes = sp.recipes
 
     def fn(*args, **kwargs):
+        # a recorded pattern of plain types under no torch function mode runs its recipe here
+        # (binding.call_function's first branch, without its frame; the key is key_of's)
+        if not (tf.stack and tf.state != 2):
+            key = tuple(map(type, args))
+            if NOT_SEQUENCES.issuperset(key):
+                if kwargs:
+                    types = tuple(map(type, kwargs.values()))
+                    key = key + tuple(zip(kwargs, types)) \
+                        if NOT_SEQUENCES.issuperset(types) else None
+                recipe = recipes.get(key)
+                if recipe and recipe.run is not None:
+                    return recipe.run(None, args, kwargs)
         return call_function(fn, sp, args, kwargs)
 
     fn.__name__ = fn.__qualname__ = name
@@ -38,14 +53,36 @@ def make_function(name: str, sigs, module: str):
 
 def make_method(name: str, sigs):
     from .binding import Spelling, call_method
+    from .call_cache import NOT_SEQUENCES
+    from ..core.torch_function import TLS as tf
 
     sp = Spelling(sigs, name)
+    recipes = sp.recipes
 
     def method(self, *args, **kwargs):
+        # as make_function's: binding.call_method's first branch, without its frame
+        if not (tf.stack and tf.state != 2):
+            key = (type(self), *map(type, args))
+            if NOT_SEQUENCES.issuperset(key):
+                if kwargs:
+                    types = tuple(map(type, kwargs.values()))
+                    key = key + tuple(zip(kwargs, types)) \
+                        if NOT_SEQUENCES.issuperset(types) else None
+                recipe = recipes.get(key)
+                if recipe and recipe.run is not None:
+                    return recipe.run(self, args, kwargs)
         return call_method(method, sp, self, args, kwargs)
 
     method.__name__ = method.__qualname__ = name
+    METHOD_SPELLINGS[method] = sp
     return method
+
+
+_NO_KWARGS: dict = {}  # read only: a dunder's recipe takes no keyword
+
+# generated Tensor method -> its Spelling (a binary dunder calls the binding without the
+# method's own frame)
+METHOD_SPELLINGS: dict = {}
 
 
 def functions(namespace: str) -> dict[str, object]:
@@ -88,15 +125,35 @@ UNARY_DUNDERS = {"__invert__": "bitwise_not"}
 
 def _not_implemented_on_type_error(name: str, fn):
     from ..core.tensor import TensorBase
-    from .binding import not_a_tensor
+    from ..core.torch_function import TLS as tf
+    from .binding import call_method, not_a_tensor
+    from .call_cache import NOT_SEQUENCES
 
-    def dunder(self, other):
-        if not isinstance(self, TensorBase):  # checked first: it is not the operand's TypeError
-            raise not_a_tensor(name, self)
-        try:
-            return fn(self, other)
-        except TypeError:
-            return NotImplemented
+    sp = METHOD_SPELLINGS.get(fn)
+    if sp is None:  # a hand-written method
+        def dunder(self, other):
+            if not isinstance(self, TensorBase):  # checked first: not the operand's TypeError
+                raise not_a_tensor(name, self)
+            try:
+                return fn(self, other)
+            except TypeError:
+                return NotImplemented
+    else:
+        recipes = sp.recipes
+
+        def dunder(self, other):
+            if not isinstance(self, TensorBase):  # checked first: not the operand's TypeError
+                raise not_a_tensor(name, self)
+            try:
+                # what fn(self, other) does, its recipe's key made directly
+                kind = type(other)
+                if kind in NOT_SEQUENCES and not (tf.stack and tf.state != 2):
+                    recipe = recipes.get((type(self), kind))
+                    if recipe and recipe.run is not None:
+                        return recipe.run(self, (other,), _NO_KWARGS)
+                return call_method(fn, sp, self, (other,), {})
+            except TypeError:
+                return NotImplemented
 
     dunder.__name__ = dunder.__qualname__ = name
     return dunder
