@@ -5,6 +5,9 @@ from __future__ import annotations
 import operator
 
 
+_tuple_getitem = tuple.__getitem__
+
+
 class Size(tuple):
     __slots__ = ()
 
@@ -33,6 +36,8 @@ class Size(tuple):
     __str__ = __repr__
 
     def __getitem__(self, item):
+        if type(item) is int and type(self) is Size:
+            return _tuple_getitem(self, item)  # x.shape[-1]: without super()'s lookup
         r = super().__getitem__(item)
         return Size(r) if isinstance(item, slice) else r
 

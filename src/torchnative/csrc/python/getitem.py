@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import numbers
 
+from ..core.python_classes import PLAIN as _PLAIN, plain_tensor_types
 from ..core.tensor import TensorBase
-from ..dispatch.call import call as _call
+from ..core.torch_function import TLS as _TF, _OVERRIDE_BY_TYPE
+from ..dispatch.call import call as _call, op as _op
+from ..dispatch.door import aten_dispatch as _door
 
 
 def _is_int_index(obj) -> bool:
@@ -97,8 +100,10 @@ def apply_slicing(self, index: tuple):
     advanced: list = []
     have_advanced = False
     specified = _count_specified_dims(index)
-    if specified > self.dim():
-        raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
+    plain = _PLAIN[0] if _PLAIN else plain_tensor_types()
+    ndim = len(self._size) if type(self) in plain else self.dim()
+    if specified > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
     for obj in index:
         # slices, Ellipsis and None first: no int index is one of them, and they are the
         # indices model code writes (x[..., :half])
@@ -109,15 +114,16 @@ def apply_slicing(self, index: tuple):
                 raise ValueError(_bad_step(step))
             # as upstream's applySlicing: None bounds become 0 and INT64_MAX, and a slice that
             # keeps the whole dim is not dispatched
-            start = 0 if start is None else _bound(start)
-            stop = _INT64_MAX if stop is None else _bound(stop)
+            start = 0 if start is None else start if type(start) is int else _bound(start)
+            stop = _INT64_MAX if stop is None else stop if type(stop) is int else _bound(stop)
             if not (step == 1 and (type(start) is not int or start == 0) and
-                    _known_whole(start, stop, result.shape[dim])):
-                result = _call("slice.Tensor", result, dim, start, stop, step)
+                    _known_whole(start, stop, (result._size if type(result) in plain
+                                               else result.shape)[dim])):
+                result = _door(_SLICE[0] or _slice_op(), (result, dim, start, stop, step), {})
             advanced.append(None)
             dim += 1
         elif obj is Ellipsis:
-            skip = self.dim() - specified
+            skip = ndim - specified
             advanced.extend([None] * skip)
             dim += skip
         elif obj is None:
@@ -163,7 +169,59 @@ def apply_slicing(self, index: tuple):
     return result, (advanced if have_advanced else None)
 
 
+# slice.Tensor and select.int, looked up on first use
+_SLICE: list = [None]
+_SELECT: list = [None]
+
+
+def _slice_op():
+    _SLICE[0] = _op("slice.Tensor")
+    return _SLICE[0]
+
+
+def _select_op():
+    _SELECT[0] = _op("select.int")
+    return _SELECT[0]
+
+
+def _index_overrides(index) -> bool:
+    """Might ``index`` hand the call to a __torch_function__? False only where every object in it
+    is of a type already known not to (ints, slices, None, Ellipsis, plain tensors)."""
+    known = _OVERRIDE_BY_TYPE
+    if type(index) is tuple:
+        for x in index:
+            if known.get(type(x)) is not False:
+                return True
+        return False
+    return known.get(type(index)) is not False
+
+
+def getitem_entry(with_torch_function):
+    """Tensor.__getitem__: a plain tensor indexed by ints, slices, None and Ellipsis under no
+    torch function mode goes straight to ``getitem``; anything else (a mode, a tensor-like, an
+    object not yet classified) goes through ``with_torch_function``, which asks as upstream's
+    parser does."""
+    def __getitem__(self, index):
+        if _TF.stack or _OVERRIDE_BY_TYPE.get(type(self)) is not False or \
+                _index_overrides(index):
+            return with_torch_function(self, index)
+        return getitem(self, index)
+
+    __getitem__.__qualname__ = "__getitem__"
+    __getitem__.__wrapped__ = getitem
+    return __getitem__
+
+
 def getitem(self, index):
+    # a plain tensor's (torch.Tensor, nn.Parameter) sizes are read from the tensor itself, a
+    # subclass's through its own ``shape``/``dim``
+    if type(index) is int and type(self) in (_PLAIN[0] if _PLAIN else plain_tensor_types()) \
+            and self._size:
+        # the common int index of a plain tensor (what the general test below decides for it)
+        size = self._size[0]
+        if index < -size or index >= size:
+            raise IndexError(f"index {index} is out of bounds for dimension 0 with size {size}")
+        return _door(_SELECT[0] or _select_op(), (self, 0, index), {})
     if not isinstance(index, tuple) and _is_int_index(index) and self.dim() > 0:
         i = int(index)
         size = self._size[0]

@@ -270,12 +270,14 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
 
 
 def from_numpy(arr):
-    if isinstance(arr, _np.ndarray) and arr.dtype.fields is not None:
-        raise unsupported_numpy(arr.dtype)
-    if isinstance(arr, _np.ndarray) and not arr.flags.writeable:
-        warn_not_writable()
-        return tensor_from_numpy(arr, writable=True)
-    return _from_numpy(arr)
+    if isinstance(arr, _np.ndarray):
+        if arr.dtype.fields is not None:
+            raise unsupported_numpy(arr.dtype)
+        if not arr.flags.writeable:
+            warn_not_writable()
+            return tensor_from_numpy(arr, writable=True)
+        return tensor_from_numpy(arr)
+    return _from_numpy(arr)  # refuses what is not an array
 
 
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
@@ -353,6 +355,18 @@ def _getter_with_torch_function(fget, name: str):
             return handle_torch_function(getattr(torch.Tensor, name).__get__, (self,), self)
         return fget(self)
 
+    if name == "shape" and fget is TensorBase.shape.fget:
+        from ..core.tensor import _as_size
+
+        def get(self):  # the same, with TensorBase.shape's body inline (the most read one)
+            if (tf_state.stack or _OVERRIDE_BY_TYPE.get(type(self)) is not False) and \
+                    wants_torch_function((self,)):
+                import torch
+                from torch.overrides import handle_torch_function
+
+                return handle_torch_function(torch.Tensor.shape.__get__, (self,), self)
+            return _as_size(self._size)
+
     return get
 
 
@@ -370,7 +384,7 @@ def _data(self):
 _TENSOR_DATA = TensorBase.__dict__["data"]
 
 
-from .getitem import TENSOR_METHODS as _INDEXING  # noqa: E402
+from .getitem import TENSOR_METHODS as _INDEXING, getitem_entry as _getitem_entry  # noqa: E402
 
 TENSOR_METHODS.update(_INDEXING)
 from .subclassing import TENSOR_METHODS as _SUBCLASSING  # noqa: E402
@@ -392,6 +406,9 @@ for _name in _GETTERS_WITH_TORCH_FUNCTION:
                                      _prop.fdel)
 TENSOR_METHODS = {k: v if isinstance(v, property) or k in _SUBCLASSING
                   else _with_torch_function(v, k, True) for k, v in TENSOR_METHODS.items()}
+# indexing a plain tensor by ints and slices asks no __torch_function__ question it knows the
+# answer to (getitem.getitem_entry)
+TENSOR_METHODS["__getitem__"] = _getitem_entry(TENSOR_METHODS["__getitem__"])
 # from_numpy and frombuffer take no tensor and check no mode upstream (their C++ bindings parse
 # without handle_torch_function): a TorchFunctionMode does not see them
 _NO_TORCH_FUNCTION = frozenset(("from_numpy", "frombuffer"))
