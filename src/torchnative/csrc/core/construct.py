@@ -15,11 +15,12 @@ from .device import CPU, device as _device
 from .refuse import TorchnativeNotImplementedError
 from .grad_mode import TLS as _GRAD
 from . import python_classes
-from .storage import new_storage
+from .storage import new_storage, storage_class
 from .tensor import MAX_DIMS, TensorBase, _tensor_class, alias, contiguous_strides, make, too_many_dims
 
 
 _CLASS = python_classes.TENSOR
+_STORAGE = python_classes.STORAGE
 
 
 def storage_extent(size, stride) -> int:
@@ -113,33 +114,55 @@ def tensor_from_numpy(arr: np.ndarray, cls=None, writable: bool = False) -> Tens
     """A tensor sharing ``arr``'s memory (torch.from_numpy). ``writable``: a read-only array
     gives a writable tensor all the same, as upstream's from_numpy (which warns: its caller's
     part); otherwise the storage keeps the array's read-only flag."""
-    dt = D.dtype_from_numpy(arr.dtype)
+    npdt = arr.dtype
+    dt = _FROM_NUMPY.get(npdt)
     if dt is None:
-        raise unsupported_numpy(arr.dtype)
-    item = arr.dtype.itemsize
-    for s in arr.strides:
-        if s < 0:
-            raise ValueError("At least one stride in the given numpy array is negative, and "
-                             "tensors with negative strides are not currently supported. (You "
-                             "can probably work around this by making a copy of your array  "
-                             "with array.copy().) ")
-        if s % item:
-            raise ValueError("given numpy array strides not a multiple of the element byte "
-                             "size. Copy the numpy array to reallocate the memory.")
-    strides = tuple(s // item for s in arr.strides)
-    if arr.size and arr.flags.c_contiguous and arr.flags.writeable:
+        dt = D.dtype_from_numpy(npdt)
+        if dt is None:
+            raise unsupported_numpy(npdt)
+        _FROM_NUMPY[npdt] = dt
+    item = npdt.itemsize
+    byte_strides = arr.strides
+    strides = _ELEMENT_STRIDES.get((byte_strides, item))
+    if strides is None:
+        for s in byte_strides:
+            if s < 0:
+                raise ValueError("At least one stride in the given numpy array is negative, "
+                                 "and tensors with negative strides are not currently "
+                                 "supported. (You can probably work around this by making a "
+                                 "copy of your array  with array.copy().) ")
+            if s % item:
+                raise ValueError("given numpy array strides not a multiple of the element "
+                                 "byte size. Copy the numpy array to reallocate the memory.")
+        strides = tuple(s // item for s in byte_strides)
+        if len(_ELEMENT_STRIDES) > 4096:
+            _ELEMENT_STRIDES.clear()
+        _ELEMENT_STRIDES[(byte_strides, item)] = strides
+    flags = arr.flags
+    if flags.c_contiguous and flags.writeable and arr.size:
         # the common case (a kernel's result): its bytes are one flat run, viewed directly
         # the tensor reads through its own plain ndarray over the same memory (one the
         # caller cannot reshape in place, whatever ndarray subclass it passed)
         view = arr.view(np.ndarray)
         flat = view.reshape(-1)
-        storage = new_storage(flat.nbytes, CPU, flat.view(np.uint8))
+        # new_storage's fields, set inline (as TensorBase._storage's)
+        scls = _STORAGE[0] if _STORAGE else storage_class()
+        storage = scls.__new__(scls)
+        storage._data = flat.view(np.uint8)
+        storage._nbytes = flat.nbytes
+        storage._device = CPU
         storage._resizable = False  # numpy owns the memory, as upstream's from_numpy storages
         return make(storage, dt, arr.shape, strides, 0, cls, np_view=view)
     extent = storage_extent(arr.shape, strides) * item
     storage = new_storage(extent, CPU, _byte_view(arr, extent, writable))
     storage._resizable = False  # numpy owns the memory, as upstream's from_numpy storages
     return make(storage, dt, arr.shape, strides, 0, cls)
+
+
+# numpy dtype -> torch dtype, and (byte strides, item size) -> element strides (checked): the
+# arrays handed to from_numpy repeat a few dtypes and geometries
+_FROM_NUMPY: dict = {}
+_ELEMENT_STRIDES: dict = {}
 
 
 _NOT_WRITABLE = (

@@ -62,16 +62,17 @@ def numpy_view(storage, dt, size, stride, offset):
     data = storage._data
     if data is None:
         return None
-    npdt = D.numpy_dtype(dt)
-    if 0 in size:
-        return np.empty(size, npdt)  # no element to share; the offset may lie past the buffer
-    item = npdt.itemsize
-    key = (stride if type(stride) is tuple else tuple(stride), item)
-    nbytes = _BYTE_STRIDES.get(key)
-    if nbytes is None:
+    key = (stride if type(stride) is tuple else tuple(stride), dt)
+    geometry = _BYTE_STRIDES.get(key)
+    if geometry is None:
+        npdt = D.numpy_dtype(dt)  # refuses, by name, a dtype without storage
         if len(_BYTE_STRIDES) > 4096:
             _BYTE_STRIDES.clear()
-        nbytes = _BYTE_STRIDES[key] = tuple(s * item for s in key[0])
+        item = npdt.itemsize
+        geometry = _BYTE_STRIDES[key] = (npdt, item, tuple(s * item for s in key[0]))
+    npdt, item, nbytes = geometry
+    if 0 in size:
+        return np.empty(size, npdt)  # no element to share; the offset may lie past the buffer
     try:
         return np.ndarray(size, npdt, data, offset * item, nbytes)
     except ValueError:
@@ -89,8 +90,8 @@ def too_many_dims(ndim: int) -> Exception:
         f"our tensors are numpy arrays, which hold at most {MAX_DIMS} dimensions")
 
 
-# (element strides, item size) -> byte strides: every view's array needs them, and a model's
-# views repeat a few dozen geometries
+# (element strides, dtype) -> (numpy dtype, item size, byte strides): every view's array needs
+# them, and a model's views repeat a few dozen geometries
 _BYTE_STRIDES: dict = {}
 
 
@@ -715,14 +716,13 @@ def _tensor_class():
 
 def make(storage, dt, size, stride, offset=0, cls=None, version_ref=None, view_base=None,
          np_view=None):
-    t = object.__new__(cls or _tensor_class())
+    t = object.__new__(cls or (_TENSOR_CLASS[0] if _TENSOR_CLASS else _tensor_class()))
     t._st = storage
     t._dtype = dt
-    t._size = tuple(size)
-    t._stride = tuple(stride)
+    t._size = size = size if type(size) is tuple else tuple(size)
+    t._stride = stride = stride if type(stride) is tuple else tuple(stride)
     t._offset = offset
-    t._np = np_view if np_view is not None else numpy_view(storage, dt, t._size, t._stride,
-                                                            offset)
+    t._np = np_view if np_view is not None else numpy_view(storage, dt, size, stride, offset)
     t._version_ref = version_ref if version_ref is not None else [0]
     t._requires_grad = False
     t._grad = None
