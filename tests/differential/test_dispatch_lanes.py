@@ -545,3 +545,149 @@ def test_fused_layers_call_their_kernel_only_where_nothing_observes():
         assert row["dispatch mode"][1] and row["dispatch mode"][2] == []   # ...and left
         assert row["function mode"][1] and row["function mode"][2] == []
     assert ours["overridden"][0] == 0.0
+
+
+NO_GRAD_LANE_PROGRAM = _TRACING + r"""
+from prelude import function_tracing
+
+p = torch.nn.Parameter(torch.arange(6, dtype=torch.float32).reshape(2, 3))
+x = torch.arange(6, dtype=torch.float32).reshape(2, 3) + 1
+h = p * 2                                     # has history
+
+
+def desc(t):
+    return [list(t.shape), list(t.stride()), t.requires_grad, t.grad_fn is not None, t.is_leaf,
+            t._base is not None, t.is_inference(), t.reshape(-1).tolist()]
+
+
+def attempt(fn):
+    try:
+        return fn()
+    except Exception as e:
+        return [type(e).__name__, str(e)]
+
+
+out = {}
+for mode, ctx in (("no_grad", torch.no_grad), ("inference", torch.inference_mode),
+                  ("grad", torch.enable_grad)):
+    row = []
+    for _ in range(2):                        # the second call meets the operator's kept kernel
+        with ctx():
+            q = torch.nn.Parameter(torch.ones(3))
+            v = p.view(6)
+            cell = [desc(p * x), desc(h + x), desc(v), v._version == p._version,
+                    desc(torch.mul(p, x)), desc(p.sum(0)), desc(p[1]), desc(p[:, 1:])]
+            cell.append(attempt(lambda: (q.add_(1), q._version)[1]))
+            with tracing() as ops:
+                p * x
+            with function_tracing() as names:
+                p * x
+            cell += [ops, names]
+        # a view made here, changed in place with grad mode on: its creation mode decides
+        cell.append(attempt(lambda: desc(v.mul_(1))))
+        row.append(cell)
+    out[mode] = row
+print(json.dumps(out))
+"""
+
+
+def test_no_grad_lane_admits_tensors_that_require_grad_as_upstream(monkeypatch):
+    # with grad mode off, a tensor that requires grad (a Parameter) or has history takes the
+    # plain lane (autograd records nothing then); what every observer sees stays upstream's
+    from torchnative.testing import upstream
+
+    assert upstream.run_json_ours(NO_GRAD_LANE_PROGRAM) == upstream.run_json(NO_GRAD_LANE_PROGRAM)
+    # control: the lane is taken under no_grad and refused under grad mode, where the result
+    # must record (a lane leaking into grad mode would return a tensor without grad_fn)
+    asked = []
+    dense, plain = door._dense_args, door._plain_args
+    monkeypatch.setattr(door, "_dense_args", lambda v: asked.append(("dense", dense(v)))
+                        or asked[-1][1])
+    monkeypatch.setattr(door, "_plain_args", lambda v: asked.append(("plain", plain(v)))
+                        or asked[-1][1])
+    w = torch.nn.Parameter(torch.rand(3))
+    with torch.no_grad():
+        y = w * 2
+    assert asked == [("dense", True)] and y.grad_fn is None and not y.requires_grad
+    asked.clear()
+    y = w * 2
+    assert asked == [("plain", False)] and y.grad_fn is not None
+
+
+BINDING_PROGRAM = _TRACING + r"""
+from prelude import function_tracing
+
+a = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+
+
+class Sub(torch.Tensor):
+    seen = []
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.seen.append(getattr(func, "__name__", str(func)))
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+s = a.as_subclass(Sub)
+idx = torch.tensor([1, 0]).as_subclass(Sub)  # (a 0-dim one: ours' int() dispatches nothing yet)
+calls = {
+    "dunder": lambda: a * a,
+    "dunder scalar": lambda: a * 2,
+    "reflected": lambda: 2 - a,
+    "dunder str": lambda: a + "x",
+    "dunder None": lambda: a - None,
+    "method varargs": lambda: a.view(3, 2),
+    "method list": lambda: a.view([6]),
+    "function": lambda: torch.mul(a, a),
+    "function scalar": lambda: torch.add(a, 1),
+    "max": lambda: torch.max(a, 1),
+    "split": lambda: torch.split(a, 1),
+    "int index": lambda: a[1],
+    "negative index": lambda: a[-2],
+    "bad index": lambda: a[2],
+    "slices": lambda: a[:, 1:],
+    "ellipsis": lambda: a[..., :2],
+    "subclass dunder": lambda: s + s,
+    "subclass index": lambda: s[1],
+    "tensor-like index": lambda: a[idx],
+}
+
+
+def describe(fn):
+    Sub.seen.clear()
+    with tracing() as ops:
+        try:
+            r = fn()
+        except Exception as e:
+            r = [type(e).__name__, str(e)]
+    seen = list(Sub.seen)  # before the result is read (ours' tolist/stride are not seen yet)
+    if isinstance(r, tuple):
+        r = [type(r).__name__, [t.tolist() for t in r]]
+    elif isinstance(r, torch.Tensor):
+        r = [type(r).__name__, r.tolist(), list(r.stride())]
+    with function_tracing() as names:
+        try:
+            fn()
+        except Exception:
+            pass
+    return [r, ops, names, seen]
+
+
+out = {name: [describe(fn) for _ in range(3)] for name, fn in calls.items()}
+print(json.dumps(out))
+"""
+
+
+def test_binding_recipes_and_index_entry_as_upstream():
+    # a recorded pattern's recipe runs in the spelling's own frame (dunders, methods, torch
+    # functions) and a plain tensor's int/slice index skips the torch function question it
+    # knows the answer to: results, errors, dispatched operators and what torch function
+    # modes and subclasses see stay upstream's on every repeat
+    from torchnative.testing import upstream
+
+    ours = upstream.run_json_ours(BINDING_PROGRAM)
+    assert ours == upstream.run_json(BINDING_PROGRAM)
+    # control: a function mode and the subclass did see the calls made after the recipes
+    assert ours["dunder"][2][2] and ours["int index"][2][2] == ["__getitem__"]
+    assert ours["subclass index"][2][3] and ours["tensor-like index"][2][3]

@@ -1,0 +1,78 @@
+"""Where one small operator's time goes on ours: each layer of ``a + b`` and ``v.view(32, 16)``
+called directly, so the differences between rows are the layers' own costs.
+
+Usage: .venv/bin/python bench/dispatch_phases.py [--rounds 15]
+Rows (CPU time per call, one thread; each row timed in turn, ``--rounds`` times, the minimum
+kept, so a busy machine's slow moments drop out):
+  the spelling (``a + b``), the door (``aten_dispatch`` with the schema's arguments), the kernel
+  (the registered kernel function), the numpy work and the result tensor's construction.
+Upstream has no such layers to time from Python; bench/dispatch_cost.py compares totals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import timeit
+
+
+def rows():
+    import numpy as np
+
+    import torch
+    from torchnative.csrc.core.construct import from_result
+    from torchnative.csrc.core.tensor import make
+    from torchnative.csrc.dispatch import door
+    from torchnative.csrc.dispatch.call import op
+    from torchnative.csrc.kernels.views import view_of
+    from torchnative.csrc.ops.kernel_registry import KERNELS, ensure_loaded
+
+    ensure_loaded()
+    a, b = torch.rand(16, 16), torch.rand(16, 16)
+    v = torch.rand(4, 8, 16)
+    add, view = op("add.Tensor"), op("view")
+    kadd, kview = KERNELS["add.Tensor"], KERNELS["view"]
+    na, nb, f32, size = a._np, b._np, a.dtype, [32, 16]
+    flat = v._np.reshape((32, 16))
+    return {
+        "add: a + b": lambda: a + b,
+        "add: door": lambda: door.aten_dispatch(add, (a, b), {}),
+        "add: kernel": lambda: kadd(a, b),
+        "add: np.add + from_result": lambda: from_result(np.add(na, nb), f32),
+        "add: np.add": lambda: np.add(na, nb),
+        "view: v.view(32, 16)": lambda: v.view(32, 16),
+        "view: door": lambda: door.aten_dispatch(view, (v, size), {}),
+        "view: kernel": lambda: kview(v, size),
+        "view: view_of (the view tensor)": lambda: view_of(v, (32, 16), (16, 1), 0, np_view=flat),
+        "view: make": lambda: make(v._storage, f32, (32, 16), (16, 1), 0, None,
+                                   version_ref=v._version_ref, view_base=v, np_view=flat),
+        "view: ndarray.reshape": lambda: v._np.reshape((32, 16)),
+    }
+
+
+def main() -> None:
+    import os
+
+    import torch
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=15)
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    cases = rows()
+    best = {k: float("inf") for k in cases}
+    for _ in range(args.rounds):
+        for name, fn in cases.items():
+            t = min(timeit.repeat(fn, number=1000, repeat=3, timer=time.process_time)) / 1000
+            best[name] = min(best[name], t * 1e6)
+    print(f"load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    for name, us in best.items():
+        print(f"{name:36s} {us:7.2f} us")
+    for op, total in (("add", "add: a + b"), ("view", "view: v.view(32, 16)")):
+        print(f"{op}: binding {best[total] - best[op + ': door']:.2f} us, door "
+              f"{best[op + ': door'] - best[op + ': kernel']:.2f} us, kernel "
+              f"{best[op + ': kernel']:.2f} us")
+
+
+if __name__ == "__main__":
+    main()
