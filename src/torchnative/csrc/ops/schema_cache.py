@@ -7,7 +7,10 @@ the result next to the native-function table's cache (``native_functions.cached_
 
 A schema is stored as plain values: names, defaults, alias sets, and each type as the recipe
 that rebuilds the *same interned object* the parser returns (``jit_types`` interns its types),
-so a schema from the cache and one from the parser are indistinguishable. A type without such a
+so a schema from the cache and one from the parser are indistinguishable. Each entry is kept as
+its own ``marshal`` string and rebuilt only when asked for: the table is then one dict of strings,
+not some 24,000 tuples and lists that every full garbage collection of the process would walk.
+A type without such a
 recipe (a refined tensor type, a class type) keeps its schema out of the cache; so does a schema
 the parser marks volatile. Every stored schema is rebuilt and compared with the parse before the
 cache is written. The key covers the yaml files and this module's, the parser's and the type
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import marshal
 from pathlib import Path
 
 from . import jit_types as jt
@@ -90,10 +94,13 @@ def _encode_alias(a):
 
 
 def _decode_alias(e):
+    """The parser's lists as tuples: only the parser appends to them, and a tuple of strings
+    leaves the collector's lists once it has been examined (a list never does)."""
     if e is None:
         return None
-    a = S._new_alias(e[0], list(e[1]), list(e[2]))
-    a._contained = [_decode_alias(c) for c in e[3]]
+    a = object.__new__(S._AliasInfo)
+    a._is_write, a._before, a._after = e[0], tuple(e[1]), tuple(e[2])
+    a._contained = tuple(_decode_alias(c) for c in e[3])
     return a
 
 
@@ -164,7 +171,7 @@ def builtin_schema_strings() -> list[str]:
     return out
 
 
-def _generate() -> dict[str, tuple]:
+def _generate() -> dict[str, bytes]:
     table = {}
     for text in builtin_schema_strings():
         parser = S._Parser(text, True)
@@ -172,8 +179,8 @@ def _generate() -> dict[str, tuple]:
             parsed = parser.parse_exactly_one()
             if parser.volatile:
                 continue
-            enc = encode(parsed)
-            if not same(parsed, decode(enc)):
+            enc = marshal.dumps(encode(parsed))
+            if not same(parsed, decode(marshal.loads(enc))):
                 continue
         except Exception:  # noqa: BLE001 - left to the parser, which raises it on first use
             continue
@@ -187,7 +194,7 @@ def _sources_key() -> str:
 
 
 @functools.cache
-def table() -> dict[str, tuple]:
+def table() -> dict[str, bytes]:
     return cached_generated(f"parsed_schemas-{_sources_key()}", _generate)
 
 
@@ -202,5 +209,5 @@ def parse_builtin(text: str):
     enc = table().get(text)
     if enc is None:
         return S.parse_schema(text)
-    s = S._CACHE[key] = decode(enc)
+    s = S._CACHE[key] = decode(marshal.loads(enc))
     return s

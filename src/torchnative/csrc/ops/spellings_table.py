@@ -52,7 +52,9 @@ class PySignature:
         return _rebuilt(self)
 
 
-def _pyargs(sig) -> tuple[PyArg, ...]:
+def _pyargs(sig, shared: dict) -> tuple[PyArg, ...]:
+    """The signature's arguments, equal ones the same object (``shared``), so the pickle loads
+    each distinct argument once instead of once per signature."""
     out = []
     n_pos = len(sig.input_args)
     args = sig.arguments(skip_outputs=False)
@@ -64,7 +66,8 @@ def _pyargs(sig) -> tuple[PyArg, ...]:
         text = a.argument_str(method=sig.method, symint=True)
         type_str = text.split(" ")[0]
         default = text.split("=", 1)[1] if "=" in text else None
-        out.append(PyArg(a.name, type_str, default, i >= n_pos, role))
+        arg = PyArg(a.name, type_str, default, i >= n_pos, role)
+        out.append(shared.setdefault(arg, arg))
     del out_names
     return tuple(out)
 
@@ -81,6 +84,7 @@ def _generate() -> dict:
     from torchgen.api import cpp
 
     table: dict[str, dict[str, list[PySignature]]] = {}
+    shared_args: dict[PyArg, PyArg] = {}
     # overload name -> (torch.return_types name, field names), as python_return_types.cpp has it
     structseqs: dict[str, tuple[str, list[str]]] = {}
     for ns, pred_name in NAMESPACES.items():
@@ -95,7 +99,7 @@ def _generate() -> dict:
                 sig = grp.signature
                 sigs.append(PySignature(
                     text=sig.signature_str(symint=True),
-                    args=_pyargs(sig),
+                    args=_pyargs(sig, shared_args),
                     base=str(grp.base.func.name),
                     outplace=str(grp.outplace.func.name) if grp.outplace else None,
                     deprecated=sig.deprecated if hasattr(sig, "deprecated") else
