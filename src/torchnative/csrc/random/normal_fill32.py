@@ -144,6 +144,18 @@ def log_grid(u1: np.ndarray, w: Work | None = None) -> np.ndarray:
     return x
 
 
+def _z_times_poly(z, z64, coeffs, rounders, t, out):
+    """``out = z * p(z)`` in float32 for sincos's quadratic ``p``, both of whose fused steps
+    stay in one binade (``rounders``)."""
+    np.multiply(z64, coeffs[0], out=t)
+    _fused_in_binade(t, coeffs[1], rounders[0])
+    t *= z64
+    _fused_in_binade(t, coeffs[2], rounders[1])
+    np.copyto(out, t, casting="same_kind")  # exact: a float32 value
+    out *= z
+    return out
+
+
 def sincos_grid(theta: np.ndarray, w: Work | None = None,
                 out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``sincos256_ps(theta)`` for ``theta = TWO_PI * k * 2**-24`` as ``(sin, cos)``, written
@@ -174,23 +186,11 @@ def sincos_grid(theta: np.ndarray, w: Work | None = None,
     np.multiply(x, x, out=z)
     np.copyto(z64, z)
     half_z = np.multiply(z, HALF, out=w.e)
-    yc = w.y
-    np.multiply(z64, _COS_P[0], out=t)
-    _fused_in_binade(t, _COS_P[1], _COS_STEPS[0])
-    t *= z64
-    _fused_in_binade(t, _COS_P[2], _COS_STEPS[1])
-    np.copyto(yc, t, casting="same_kind")  # exact: a float32 value
-    yc *= z
+    yc = _z_times_poly(z, z64, _COS_P, _COS_STEPS, t, w.y)
     np.multiply(z64, yc, out=t)
     np.subtract(t, half_z, out=yc, casting="same_kind")
     yc += ONE
-    ys = w.ys
-    np.multiply(z64, _SIN_P[0], out=t)
-    _fused_in_binade(t, _SIN_P[1], _SIN_STEPS[0])
-    t *= z64
-    _fused_in_binade(t, _SIN_P[2], _SIN_STEPS[1])
-    np.copyto(ys, t, casting="same_kind")  # exact: a float32 value
-    ys *= z
+    ys = _z_times_poly(z, z64, _SIN_P, _SIN_STEPS, t, w.ys)
     np.multiply(x, ys, out=t, dtype=F64)
     _fused(t, x, ys)
     if out is None:
