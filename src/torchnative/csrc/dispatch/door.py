@@ -123,9 +123,8 @@ def aten_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
     if plain is _UNRESOLVED:
         plain = _resolve_plain(op)
     if plain is not None and not (_PD.stack or _PD.infra) and \
-            (_plain_args(args) if _GRAD.grad_enabled else _dense_args(args)) and \
-            (not kwargs or (_plain_args(kwargs.values()) if _GRAD.grad_enabled
-                            else _dense_args(kwargs.values()))) and \
+            _plain_args(args, _GRAD.grad_enabled) and \
+            (not kwargs or _plain_args(kwargs.values(), _GRAD.grad_enabled)) and \
             not (_BITS_LIVE[0] and _has_bits(args, kwargs)):
         # dense tensors that override no dispatch and, with grad mode on, neither require grad
         # nor have history: nothing above the kernel can observe the call (the keys upstream
@@ -154,25 +153,26 @@ def aten_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
     return below_autograd(op, args, kwargs)
 
 
-def _plain_args(values) -> bool:
-    """Only dense plain tensors that neither require grad nor have history, and non-tensors
-    (which neither autograd nor Python dispatch looks at). A dtype stored as bit patterns is
-    not plain: backend_key routes it (bit_stored_ops)."""
+def _plain_args(values, grad: bool = True) -> bool:
+    """Only dense plain tensors that override no dispatch and, where ``grad`` (grad mode is on),
+    neither require grad nor have history; and non-tensors (which neither autograd nor Python
+    dispatch looks at). A dtype stored as bit patterns is not plain: backend_key routes it
+    (bit_stored_ops)."""
     plain = _PLAIN
     for a in values:
         tp = type(a)
         if tp in plain:
-            if a._requires_grad or a._grad_fn is not None or a._np is None or \
-                    (a._view_base is not None and _needs_grad(a._view_base)) or \
-                    a._dtype in _BIT_STORED:
+            if a._np is None or a._dtype in _BIT_STORED or grad and (
+                    a._requires_grad or a._grad_fn is not None or
+                    (a._view_base is not None and _needs_grad(a._view_base))):
                 return False
         elif tp is list or tp is tuple:
             for x in a:
                 tx = type(x)
                 if tx in plain:
-                    if x._requires_grad or x._grad_fn is not None or x._np is None or \
-                            (x._view_base is not None and _needs_grad(x._view_base)) or \
-                            x._dtype in _BIT_STORED:
+                    if x._np is None or x._dtype in _BIT_STORED or grad and (
+                            x._requires_grad or x._grad_fn is not None or
+                            (x._view_base is not None and _needs_grad(x._view_base))):
                         return False
                 elif tx not in _INERT and isinstance(x, TensorBase):
                     return False
@@ -180,32 +180,7 @@ def _plain_args(values) -> bool:
             if isinstance(a, TensorBase):
                 return False
             # a list subclass (torch.fx's immutable_list, as an Interpreter passes it)
-            if isinstance(a, (list, tuple)) and not _plain_args(tuple(a)):
-                return False
-    return True
-
-
-def _dense_args(values) -> bool:
-    """``_plain_args`` with grad mode off: whether a tensor requires grad or has history does
-    not matter then (autograd records nothing), only that it is a dense plain tensor."""
-    plain = _PLAIN
-    for a in values:
-        tp = type(a)
-        if tp in plain:
-            if a._np is None or a._dtype in _BIT_STORED:
-                return False
-        elif tp is list or tp is tuple:
-            for x in a:
-                tx = type(x)
-                if tx in plain:
-                    if x._np is None or x._dtype in _BIT_STORED:
-                        return False
-                elif tx not in _INERT and isinstance(x, TensorBase):
-                    return False
-        elif tp not in _INERT:
-            if isinstance(a, TensorBase):
-                return False
-            if isinstance(a, (list, tuple)) and not _dense_args(tuple(a)):
+            if isinstance(a, (list, tuple)) and not _plain_args(tuple(a), grad):
                 return False
     return True
 

@@ -10,6 +10,7 @@ land here.
 from __future__ import annotations
 
 from ..ops.spellings_table import spellings
+from .call_cache import NOT_SEQUENCES
 
 # namespace of the binding table -> the torch._C (sub)module that holds its functions
 MODULES = {
@@ -23,9 +24,15 @@ MODULES = {
 }
 
 
+def _with_keywords(key: tuple, kwargs: dict):
+    """key_of's key for plain-typed arguments ``key`` and these keywords, or None where a
+    keyword's value is a sequence (key_of's own path)."""
+    types = tuple(map(type, kwargs.values()))
+    return key + tuple(zip(kwargs, types)) if NOT_SEQUENCES.issuperset(types) else None
+
+
 def make_function(name: str, sigs, module: str):
     from .binding import Spelling, call_function
-    from .call_cache import NOT_SEQUENCES
     from ..core.torch_function import TLS as tf
 
     sp = Spelling(sigs, name)
@@ -37,11 +44,7 @@ def make_function(name: str, sigs, module: str):
         if not (tf.stack and tf.state != 2):
             key = tuple(map(type, args))
             if NOT_SEQUENCES.issuperset(key):
-                if kwargs:
-                    types = tuple(map(type, kwargs.values()))
-                    key = key + tuple(zip(kwargs, types)) \
-                        if NOT_SEQUENCES.issuperset(types) else None
-                recipe = recipes.get(key)
+                recipe = recipes.get(_with_keywords(key, kwargs) if kwargs else key)
                 if recipe and recipe.run is not None:
                     return recipe.run(None, args, kwargs)
         return call_function(fn, sp, args, kwargs)
@@ -53,7 +56,6 @@ def make_function(name: str, sigs, module: str):
 
 def make_method(name: str, sigs):
     from .binding import Spelling, call_method
-    from .call_cache import NOT_SEQUENCES
     from ..core.torch_function import TLS as tf
 
     sp = Spelling(sigs, name)
@@ -64,11 +66,7 @@ def make_method(name: str, sigs):
         if not (tf.stack and tf.state != 2):
             key = (type(self), *map(type, args))
             if NOT_SEQUENCES.issuperset(key):
-                if kwargs:
-                    types = tuple(map(type, kwargs.values()))
-                    key = key + tuple(zip(kwargs, types)) \
-                        if NOT_SEQUENCES.issuperset(types) else None
-                recipe = recipes.get(key)
+                recipe = recipes.get(_with_keywords(key, kwargs) if kwargs else key)
                 if recipe and recipe.run is not None:
                     return recipe.run(self, args, kwargs)
         return call_method(method, sp, self, args, kwargs)
@@ -127,7 +125,6 @@ def _not_implemented_on_type_error(name: str, fn):
     from ..core.tensor import TensorBase
     from ..core.torch_function import TLS as tf
     from .binding import call_method, not_a_tensor
-    from .call_cache import NOT_SEQUENCES
 
     sp = METHOD_SPELLINGS.get(fn)
     if sp is None:  # a hand-written method
