@@ -304,18 +304,11 @@ def _convolution_impl(input, weight, bias, stride, padding, dilation, transposed
         res = _forward(x, w, stride, padding, dilation, groups)
     if bias is not None:
         b = _compute(bias, bias._dtype).astype(res.dtype, copy=False)
-        res = res + b.reshape((1, -1) + (1,) * dim)
+        res = np.add(res, b.reshape((1, -1) + (1,) * dim), out=res)  # res is our own array
     fmt = contiguous_format
     if dim in (2, 3) and _channels_last_output(input, weight):
         fmt = channels_last if dim == 2 else channels_last_3d
-    out = empty(res.shape, dt, CPU, stride=_strides(res.shape, fmt))
-    src = D.dtype_from_numpy(res.dtype)
-    if src is not dt:
-        from ..core.cast import cast_array
-
-        res = cast_array(res, src, dt)
-    np.copyto(arr(out), res)
-    return out
+    return _result(res, dt, fmt)
 
 
 def _compute(t, dt) -> np.ndarray:
@@ -509,6 +502,7 @@ def _convolution_mode(input, weight, bias, stride, padding, dilation, groups):
 # which dtypes exist (the slow kernels that integer and complex tensors reach compute only
 # dilated convolutions of int64).
 
+_F32, _F64 = _B["float32"], _B["float64"]
 _FLOAT_CONV = frozenset(_B[n] for n in ("float32", "float64", "float16", "bfloat16"))
 
 
@@ -659,6 +653,9 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
 def _result(values, dt, fmt):
     out = empty(values.shape, dt, CPU, stride=_strides(values.shape, fmt))
     src = D.dtype_from_numpy(values.dtype)
+    if src is _F64 and dt is _F32:  # numpy's cast rounds to nearest even, as cast_array's
+        np.copyto(arr(out), values, casting="same_kind")
+        return out
     if src is not dt:
         from ..core.cast import cast_array
 
