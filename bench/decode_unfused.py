@@ -37,18 +37,9 @@ def worker(threads: int, new_tokens: int, dtype: str) -> None:
 
 
 def main() -> None:
-    import argparse
-
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--new-tokens", type=int, default=64)
-    ap.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32")
-    args, _ = ap.parse_known_args()
-    h = _harness.worker_args()
-    if h.worker:
-        worker(h.threads, args.new_tokens, args.dtype)
-        return
-    _harness.compare(Path(__file__), h.rounds, h.threads,
-                     ["--new-tokens", str(args.new_tokens), "--dtype", args.dtype], unit="")
+    # decode.py's arguments and same-run comparison, with this file's worker in its processes
+    decode.worker, decode.__file__ = worker, __file__
+    decode.main()
 
 
 if __name__ == "__main__":
