@@ -16,7 +16,7 @@ import itertools
 from ..core.tensor import TensorBase
 from ..core.grad_mode import TLS as _GRAD
 from ..dispatch.call import call
-from .accumulate import accumulate_grad as _accumulate_into, forget_fresh, mark_fresh
+from .accumulate import accumulate_grad as _accumulate_into, forget_fresh
 from .function import _FunctionBase
 from .graph_task import TLS
 from .manual.reduction import sum_to
@@ -212,71 +212,7 @@ def execute(root, outputs, keep_graph, create_graph, accumulate_grad, capture_id
     prev_grad = _GRAD.grad_enabled
     _GRAD.grad_enabled = bool(create_graph)
     try:
-        buffers = {root: []}
-        ready = [(-root._seq, 0, root)]
-        counter = 1
-        while ready:
-            _, _, fn = heapq.heappop(ready)
-            inputs = buffers.pop(fn, None) or []
-            if fn is not root:
-                n_in = len(fn._input_meta) or 1
-                if len(inputs) < n_in:
-                    inputs = inputs + [None] * (n_in - len(inputs))
-                if fn._tensor_pre_hooks or fn._retains_grad or \
-                        isinstance(fn, AccumulateGrad) and fn.variable._backward_hooks:
-                    inputs = _call_tensor_pre_hooks(fn, inputs)
-            if captures is not None and fn in captures:
-                for nr, k in captures[fn]:
-                    captured[k] = inputs[nr] if nr < len(inputs) else None
-            if needed is not None and fn not in needed:
-                continue
-            TLS.node = fn
-            if _Anomaly.enabled:
-                outs = _call_function_anomaly(fn, inputs)
-            elif fn._pre_hooks or fn._post_hooks:
-                outs = _call_function(fn, inputs)
-            else:
-                outs = fn._run(inputs)
-            TLS.node = None
-            if not keep_graph:
-                fn.release_variables()
-            # a built-in formula's new tensor is held by nothing else (a custom Function's or a
-            # hook's result may be): AccumulateGrad may take it as the .grad, as upstream's
-            # use_count test lets it
-            builtin = fn is not root and not fn._post_hooks and not isinstance(fn, _FunctionBase)
-            unshared = _unshared(inputs, outs) if builtin and outs else None
-            n_outs = len(outs)
-            for i, (nxt, nr) in enumerate(fn._next):
-                if nxt is None:
-                    continue
-                g = outs[i] if i < n_outs else None
-                buf = buffers.get(nxt)
-                if buf is None:
-                    buf = buffers[nxt] = []
-                while len(buf) <= nr:
-                    buf.append(None)
-                if g is not None:
-                    raw = g
-                    meta = nxt._input_meta
-                    m = meta[nr] if nr < len(meta) else None
-                    # validate_outputs' checks pass as they are on a gradient of the expected
-                    # shape and dtype: only the others take the call
-                    if m is not None and not (isinstance(g, TensorBase) and g._size == m[0] and
-                                              g._dtype == m[1]):
-                        g = _validate(fn, i, g, nxt, nr)
-                    if g is not raw or (builtin and id(g) in unshared):
-                        mark_fresh(g)
-                    old = buf[nr]
-                    buf[nr] = g if old is None else _accumulate(old, g, create_graph)
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
-                    if needed is None or nxt in needed or (captures and nxt in captures):
-                        seq = -nxt._seq if not isinstance(nxt, AccumulateGrad) else \
-                            -float("inf")
-                        heapq.heappush(ready, (seq, counter, nxt))
-                        counter += 1
-                    else:
-                        buffers.pop(nxt, None)
+        _loop(root, deps, needed, captures, captured, keep_graph, create_graph)
         callbacks = TLS.callbacks
         i = 0
         while i < len(callbacks):
@@ -287,6 +223,97 @@ def execute(root, outputs, keep_graph, create_graph, accumulate_grad, capture_id
         TLS.needed, TLS.callbacks, TLS.task_id, TLS.node, TLS.graph = prev
         TLS.depth -= 1
     return captured
+
+
+_NEG_INF = -float("inf")  # AccumulateGrad runs as soon as it is ready
+
+
+def _loop(root, deps, needed, captures, captured, keep_graph, create_graph) -> None:
+    """Run the nodes in dependency order, highest sequence number first, summing the
+    gradients that reach each input in its buffer."""
+    heappop, heappush = heapq.heappop, heapq.heappush
+    task_id = TLS.task_id
+    buffers = {root: []}
+    ready = [(-root._seq, 0, root)]
+    counter = 1
+    while ready:
+        fn = heappop(ready)[2]
+        inputs = buffers.pop(fn, None) or []
+        if fn is not root:
+            n_in = len(fn._input_meta) or 1
+            if len(inputs) < n_in:
+                inputs = inputs + [None] * (n_in - len(inputs))
+            if fn._tensor_pre_hooks or fn._retains_grad or \
+                    isinstance(fn, AccumulateGrad) and fn.variable._backward_hooks:
+                inputs = _call_tensor_pre_hooks(fn, inputs)
+        if captures is not None and fn in captures:
+            for nr, k in captures[fn]:
+                captured[k] = inputs[nr] if nr < len(inputs) else None
+        if needed is not None and fn not in needed:
+            continue
+        TLS.node = fn
+        if _Anomaly.enabled:
+            outs = _call_function_anomaly(fn, inputs)
+        elif fn._pre_hooks or fn._post_hooks:
+            outs = _call_function(fn, inputs)
+        else:
+            outs = fn._run(inputs)
+        TLS.node = None
+        if not keep_graph:
+            fn.release_variables()
+        n_outs = len(outs)
+        # a built-in formula's new tensor is held by nothing else (a custom Function's or a
+        # hook's result may be): AccumulateGrad may take it as the .grad, as upstream's
+        # use_count test lets it
+        if n_outs and fn is not root and not fn._post_hooks and \
+                not isinstance(fn, _FunctionBase):
+            if n_outs == 1:
+                o = outs[0]
+                unshared = () if o is None or _is_one_of(o, inputs) else (id(o),)
+            else:
+                unshared = _unshared(inputs, outs)
+        else:
+            unshared = ()
+        i = -1
+        for nxt, nr in fn._next:
+            i += 1
+            if nxt is None:
+                continue
+            g = outs[i] if i < n_outs else None
+            buf = buffers.get(nxt)
+            if buf is None:
+                buf = buffers[nxt] = []
+            while len(buf) <= nr:
+                buf.append(None)
+            if g is not None:
+                raw = g
+                meta = nxt._input_meta
+                m = meta[nr] if nr < len(meta) else None
+                # validate_outputs' checks pass as they are on a gradient of the expected
+                # shape and dtype: only the others take the call
+                if m is not None and not (isinstance(g, TensorBase) and g._size == m[0] and
+                                          g._dtype == m[1]):
+                    g = _validate(fn, i, g, nxt, nr)
+                if g is not raw or id(g) in unshared:
+                    g.__dict__["_tn_fresh"] = task_id  # mark_fresh
+                old = buf[nr]
+                buf[nr] = g if old is None else _accumulate(old, g, create_graph)
+            d = deps[nxt] - 1
+            deps[nxt] = d
+            if d == 0:
+                if needed is None or nxt in needed or (captures and nxt in captures):
+                    heappush(ready, (_NEG_INF if isinstance(nxt, AccumulateGrad) else -nxt._seq,
+                                     counter, nxt))
+                    counter += 1
+                else:
+                    buffers.pop(nxt, None)
+
+
+def _is_one_of(o, inputs) -> bool:
+    for x in inputs:
+        if x is o:
+            return True
+    return False
 
 
 def _unshared(inputs, outs) -> set:

@@ -66,14 +66,17 @@ class CppOp:
     def __init__(self, qualname: str):
         self.qualname = qualname
         self._plans = None
-        self._chosen = {}  # _kinds(args) -> (op, how each argument is passed)
+        self._chosen = {}  # _kinds(args) -> (op, how each argument is passed or None)
 
     def __call__(self, *args):
-        kinds = tuple(map(_kind, args))
+        kinds = tuple([(_TENSOR if v._size else _SCALAR_TENSOR) if isinstance(v, TensorBase)
+                       else type(v) for v in args])  # _kind of each, inlined: the hot path
         chosen = self._chosen.get(kinds)
         if chosen is None:
             chosen = self._chosen[kinds] = self._choose(args)
         op, steps = chosen
+        if steps is None:  # every argument positional and as given
+            return _door.aten_dispatch(op, args, {})
         pos, kw = [], {}
         for v, (kwarg_only, name, conv) in zip(args, steps):
             if conv:
@@ -102,6 +105,8 @@ class CppOp:
             for op, params in self._plans:
                 steps = _bind(op, params, args, widen)
                 if steps is not None:
+                    if not any(kwarg_only or conv for kwarg_only, _, conv in steps):
+                        steps = None
                     return op, steps
         raise RuntimeError(f"{self.qualname}: no overload accepts the arguments of the "
                            f"derivative formula ({', '.join(type(a).__name__ for a in args)})")
@@ -190,6 +195,9 @@ class Spec:
         self.kind = f.kind
         self.diff_outputs = f.diff_outputs
         self.output_names = f.output_names
+        # (k, "grad_<name>"): the formulas' name for the gradient of differentiable output k
+        self.grad_names = tuple((k, f"grad_{f.output_names[idx]}")
+                                for k, idx in enumerate(f.diff_outputs))
         self.nondiff = f.nondiff_tensor_args
         env = {n for n, _ in f.saved_inputs} | set(f.saved_outputs) | _ENV_FIXED | \
             {f"grad_{n}" for n in f.output_names}
@@ -319,7 +327,10 @@ class FormulaNode(Node):
         spec = self._spec
         nxt = self._next
         out = [None] * len(nxt)
-        if not any(g is not None for g in grads):
+        for g in grads:
+            if g is not None:
+                break
+        else:
             return out
         env = None
         needed = _TASK.needed  # the running pass's nodes to execute (None: all)
@@ -336,12 +347,17 @@ class FormulaNode(Node):
                 raise TorchnativeNotImplementedError(
                     f"the derivative of {spec.key} ({type(self).__name__})", f.error)
             if env is None:
-                env = {k: self._unpack(v) for k, v in self._saved.items()}
+                env = {}
+                for k, v in self._saved.items():  # in saving order, as the C++ unpacks them
+                    tv = type(v)
+                    env[k] = v.unpack(self) if tv is SavedVariable else \
+                        self._unpack(v) if tv is list else v
                 env["grads"] = grads
                 env["grad"] = grads[0] if grads else None
-                for k, idx in enumerate(spec.diff_outputs):
-                    if k < len(grads):
-                        env[f"grad_{spec.output_names[idx]}"] = grads[k]
+                n_grads = len(grads)
+                for k, name in spec.grad_names:
+                    if k < n_grads:
+                        env[name] = grads[k]
                 env["retain_variables"] = True
             env["grad_input_mask"] = mask
             r = eval(f.code, NS, env)

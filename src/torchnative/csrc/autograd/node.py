@@ -8,7 +8,6 @@ tensor pre-hooks (Tensor.register_hook), retains-grad hooks, pre-hooks and post-
 
 from __future__ import annotations
 
-import itertools
 import re
 import threading
 import weakref
