@@ -20,9 +20,12 @@ operators that function calls, dtype casts, count), as a decode step does.
 Each side loads the real checkpoint (not timed), then times: greedy decode of ``--new-tokens``
 tokens after an 8-token prompt with the KV cache on (tokens/s, and CPU ms per token), and a
 prefill forward of 128 and 512 tokens (tokens/s, and CPU ms). Peak resident memory of each process
-is reported too (MB). ``--rounds`` alternating ours/upstream process pairs are run; each figure is
-the median over rounds. The load average is printed before and after: on a shared machine read
-the CPU rows (lower is better there) when it is above the thread count.
+is reported too (MB), and the CPU time of the step's matrix products alone (every ``nn.Linear``
+once on a one-token input): upstream's decode CPU time over ours' products is printed as the
+ceiling no cut above the products can pass. ``--rounds`` alternating ours/upstream process
+pairs are run; each figure is the median over rounds. The load average is printed before and
+after: on a shared machine read the CPU rows (lower is better there) when it is above the thread
+count.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ import _harness  # noqa: E402
 
 
 KERNELS, KERNELS_ATTENTION = " (ours: kernels)", " (ours: kernels + attention)"
+PRODUCTS = "decode CPU ms/token, matrix products alone (every Linear once)"
 ATTENTION_KERNEL = "torchnative/cpu-kernels:attention"
 
 
@@ -92,6 +96,27 @@ def _measure(model, prompt, new_tokens: int, suffix: str, result: dict) -> None:
     result[f"dispatches per token{suffix}"] = _dispatches_per_token(model)
 
 
+def _products_ms(model) -> float:
+    """CPU ms of the matrix products one decode step makes, alone: every ``nn.Linear`` of the
+    model (the tied lm_head included) applied once to a one-token input, median of five. No
+    fused kernel or overhead cut goes below it, so upstream's decode CPU ms per token over it is
+    the ceiling of ours/upstream speed on this machine at this load."""
+    import statistics
+
+    import torch
+    import torch.nn.functional as F
+
+    linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
+    xs = {m.in_features: torch.ones(1, 1, m.in_features, dtype=m.weight.dtype) for m in linears}
+    times = []
+    for _ in range(6):
+        c = time.process_time()
+        for m in linears:
+            F.linear(xs[m.in_features], m.weight, m.bias)
+        times.append(time.process_time() - c)
+    return statistics.median(times[1:]) * 1e3
+
+
 def worker(threads: int, new_tokens: int, dtype: str) -> None:
     import torch
 
@@ -104,6 +129,7 @@ def worker(threads: int, new_tokens: int, dtype: str) -> None:
     prompt = torch.tensor([[1, 504, 3458, 282, 4649, 314, 6, 7]])
     with torch.inference_mode():
         _measure(model, prompt, new_tokens, "", result)
+        result[PRODUCTS] = _products_ms(model)
         if _door_calls() is not None:
             model.set_use_kernels(True)
             _measure(model, prompt, new_tokens, KERNELS, result)
@@ -127,8 +153,14 @@ def main() -> None:
     if h.worker:
         worker(h.threads, args.new_tokens, args.dtype)
         return
-    _harness.compare(Path(__file__), h.rounds, h.threads,
-                     ["--new-tokens", str(args.new_tokens), "--dtype", args.dtype], unit="")
+    rows = _harness.compare(Path(__file__), h.rounds, h.threads,
+                            ["--new-tokens", str(args.new_tokens), "--dtype", args.dtype], unit="")
+    by_case = {case: (ours, up) for case, ours, up, _ in rows}
+    if PRODUCTS in by_case and "decode CPU ms/token" in by_case:
+        # decode CPU ms per token includes the prompt's prefill: the ceiling is slightly high
+        ceiling = by_case["decode CPU ms/token"][1] / by_case[PRODUCTS][0]
+        print(f"ceiling of ours/upstream decode speed with ours' products alone: {ceiling:.2f}x "
+              "(upstream's decode CPU ms per token over ours' products)")
 
 
 if __name__ == "__main__":
