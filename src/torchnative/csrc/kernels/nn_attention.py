@@ -270,7 +270,10 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
     np.subtract(scores, row_max, out=scores)
     # upstream's vectorized exp is within an ulp; numpy's float32 exp is not, and its error
     # depends on which SIMD build of it this CPU runs
-    scores = exact(np.exp, scores)
+    if is_causal and lq > 1 and scores.flags.c_contiguous and not np.isnan(row_max).any():
+        _causal_exp(scores)
+    else:
+        scores = exact(np.exp, scores)
     total = np.add.reduce(scores, axis=-1, keepdims=True)
     if dt in _REDUCED:  # the probabilities enter the second product in the input dtype
         scores = as_compute(wrap(scores, dt), dt)
@@ -287,6 +290,34 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
     total += row_max
     np.copyto(arr(lse_t), total.reshape(b, h, lq))
     return out, lse_t
+
+
+def _causal_exp(scores: np.ndarray) -> None:
+    """``exact(np.exp, scores)`` in place for causal scores (..., lq, s) already shifted by their
+    row maxima (none NaN): a block of query rows [r0, r1) sees no key at or past r1, where every
+    score is -inf and its exp exactly 0, so only the keys before r1 are evaluated (exp(-inf) is
+    numpy's slow special case, and half of a causal prefill's scores are masked). Each element's
+    value is unchanged: the same float64 exp of the same widened score, rounded once."""
+    lq, s = scores.shape[-2:]
+    S = scores.reshape(-1, lq, s)
+    heads = S.shape[0]
+    rows = max(1, _EXP_BLOCK // (heads * s))
+    wide = np.empty(heads * rows * min(s, lq), np.float64)
+    val = np.empty_like(wide)
+    for r0 in range(0, lq, rows):
+        r1 = min(lq, r0 + rows)
+        c = min(s, r1)
+        blk = S[:, r0:r1, :c]
+        w = wide[:blk.size].reshape(blk.shape)
+        v = val[:blk.size].reshape(blk.shape)
+        np.copyto(w, blk)
+        np.exp(w, out=v)
+        np.copyto(blk, v, casting="same_kind")
+        if c < s:
+            S[:, r0:r1, c:] = 0
+
+
+_EXP_BLOCK = 32768  # scores per block of _causal_exp (its two float64 buffers stay in cache)
 
 
 @functools.lru_cache(maxsize=64)

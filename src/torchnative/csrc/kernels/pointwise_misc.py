@@ -18,9 +18,9 @@ from .pointwise_base import (ALL_H, ALL_HB, ALL_HC, BF16, BOOL, COMPLEX, F16, F3
                              FLOAT_HC, INTEGRAL, NOTHING, REDUCED, U8, broadcasting, check, checked,
                              compute_dtype, finish, needs_quiet, operand, quiet, result_type)
 from .pointwise_binary import maximum, minimum
-from .pointwise_math import (ONEDNN_AVX2, ONEDNN_AVX512, ONEDNN_BF16, ONEDNN_FP16, ONEDNN_SSE41,
-                             SIMD_MATH, erf, erf_vec32, exact, fma, gelu_onednn, gelu_onednn_avx2,
-                             vectorized_mask)
+from .pointwise_math import (CHUNK, ONEDNN_AVX2, ONEDNN_AVX512, ONEDNN_BF16, ONEDNN_FP16,
+                             ONEDNN_SSE41, SIMD_MATH, erf, erf_vec32, exact, fma, gelu_onednn,
+                             gelu_onednn_avx2, vectorized_mask)
 from ..ops.kernel_registry import kernel
 
 
@@ -291,7 +291,33 @@ _ONEDNN_GELU = frozenset([F32] + [BF16] * ONEDNN_BF16 + [F16] * ONEDNN_FP16)
 
 @kernel("silu")
 def silu(self):
-    return _act("silu_cpu", self, lambda x: x / (1 + exact(np.exp, -x)), FLOAT_HC)
+    return _act("silu_cpu", self, _silu, FLOAT_HC)
+
+
+def _silu(x):
+    """x / (1 + exp(-x)), the exp evaluated in float64 and rounded once (``exact``)."""
+    if x.dtype != np.float32 or not x.flags.c_contiguous or not x.ndim:
+        return x / (1 + exact(np.exp, -x))
+    # float32: the same steps (exact negation and widening, exp into a fresh array, one
+    # rounding, then 1 + e and x / d in float32) with fewer temporaries; a large x a chunk at a
+    # time, so no float64 array as large as x
+    n = x.size
+    if n <= CHUNK:
+        d = np.exp(np.negative(x, dtype=np.float64)).astype(np.float32)
+        d += 1
+        return np.divide(x, d, out=d)
+    out = np.empty(x.shape, np.float32)
+    xf, of = x.reshape(-1), out.reshape(-1)
+    wide, val = np.empty(CHUNK, np.float64), np.empty(CHUNK, np.float64)
+    for i in range(0, n, CHUNK):
+        xs, d = xf[i:i + CHUNK], of[i:i + CHUNK]
+        w, v = wide[:xs.size], val[:xs.size]
+        np.negative(xs, out=w)
+        np.exp(w, out=v)
+        np.copyto(d, v, casting="same_kind")
+        np.add(d, 1, out=d)
+        np.divide(xs, d, out=d)
+    return out
 
 
 @kernel("mish")
