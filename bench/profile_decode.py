@@ -1,7 +1,10 @@
 """Where a SmolLM2 decode step's time goes on our torch (a profile, not a comparison).
 
 Usage: .venv/bin/python bench/profile_decode.py [--threads 1] [--new-tokens 16] [--kernels]
-       [--top 25] [--dtype bfloat16]
+       [--top 25] [--dtype bfloat16] [--prefill 128]
+
+``--prefill N`` profiles one forward over an N-token prompt (bench/decode.py's prefill ids)
+instead of the decode; its figures are per forward, not per token.
 
 Three measurements of the same greedy decode (CPU time, so other processes' load counts less):
 1. the step as it runs: CPU ms per token;
@@ -67,6 +70,8 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32",
                     help="the dtype the checkpoint is loaded in")
+    ap.add_argument("--prefill", type=int, default=0, metavar="N",
+                    help="profile one forward over an N-token prompt instead of the decode")
     args = ap.parse_args()
 
     import torch
@@ -79,12 +84,16 @@ def main() -> None:
     _, model = load(None, None, quiet=True, dtype=getattr(torch, args.dtype))
     prompt = torch.tensor([[1, 504, 3458, 282, 4649, 314, 6, 7]])
     n = args.new_tokens
+    work = _decode
+    if args.prefill:   # one forward per measurement: figures per forward
+        ids = torch.arange(args.prefill).remainder(1000).add(10).reshape(1, args.prefill)
+        work, n = (lambda model, prompt, n: model(ids)), 1
     with torch.inference_mode():
         if args.kernels:
             model.set_use_kernels(True)
-        _decode(model, prompt, 2)
+        work(model, prompt, 2)
         c = time.process_time()
-        _decode(model, prompt, n)
+        work(model, prompt, n)
         step = (time.process_time() - c) / n * 1e3
 
         excl, calls, stack = collections.Counter(), collections.Counter(), []
@@ -111,23 +120,26 @@ def main() -> None:
         for impl, _ in originals:
             impl.fn = timed(impl)
         c = time.process_time()
-        _decode(model, prompt, n)
+        work(model, prompt, n)
         timed_step = (time.process_time() - c) / n * 1e3
         for impl, fn in originals:
             impl.fn = fn
 
         prof = cProfile.Profile(time.process_time)
         prof.enable()
-        _decode(model, prompt, n)
+        work(model, prompt, n)
         prof.disable()
 
     kernels = sum(excl.values()) / n * 1e3
-    print(f"decode step: {step:.1f} CPU ms/token ({args.threads} thread(s), "
+    what = f"prefill {args.prefill}" if args.prefill else "decode step"
+    unit = "forward" if args.prefill else "token"
+    print(f"{what}: {step:.1f} CPU ms/{unit} ({args.threads} thread(s), "
           f"{'kernels bundle' if args.kernels else 'unfused'}); "
-          f"{sum(calls.values()) // n} door kernels per token (prompt prefill included once)")
-    print(f"with every kernel timed: {timed_step:.1f} ms/token, of which kernels {kernels:.1f} "
+          f"{sum(calls.values()) // n} door kernels per {unit}"
+          f"{'' if args.prefill else ' (prompt prefill included once)'}")
+    print(f"with every kernel timed: {timed_step:.1f} ms/{unit}, of which kernels {kernels:.1f} "
           f"(exclusive); above the kernels {timed_step - kernels:.1f}")
-    print("\n| kernel [path] | CPU ms/token | calls/token | us/call |\n|---|---|---|---|")
+    print(f"\n| kernel [path] | CPU ms/{unit} | calls/{unit} | us/call |\n|---|---|---|---|")
     for name, t in excl.most_common(args.top):
         print(f"| {name} | {t / n * 1e3:.2f} | {calls[name] / n:.0f} | "
               f"{t / calls[name] * 1e6:.1f} |")
