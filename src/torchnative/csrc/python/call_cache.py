@@ -25,6 +25,7 @@ from ..core.layouts import CLASSES as _LAYOUT_CLASSES
 from ..core.python_classes import plain_tensor_types
 
 _MISSING = object()
+_RECIPE_FILE = f"{__file__}:<recipe>"  # the generated place()/run() code
 VALUE_DEPENDENT, FAILS = object(), object()
 
 # Types whose every PythonArgParser check is decided by the type alone (binding._checker).
@@ -219,7 +220,9 @@ class Recipe:
                 f"    r = _door(_op, {positional}, {{{', '.join(kw)}}})\n"
                 f"    return r if type(r) is not tuple and type(r) is not list else "
                 f"_returned(_op, r)\n")
-        exec(code, env)
+        # named inside the package: tracebacks that leave out torch._C's own frames (anomaly
+        # mode's forward stack) leave these out too
+        exec(compile(code, _RECIPE_FILE, "exec"), env)
         return env["place"], (None if opts else env["run"])
 
 
