@@ -14,6 +14,7 @@ import numpy as np
 
 from ..core import dtypes as D
 from ..core.tensor import TensorBase
+from ..platform import libm_arrays as C
 from .pointwise_base import (COMPLEX, FLOATING, FLOAT_H, INTEGRAL, check, finish, operand, quiet,
                              result_type)
 from .pointwise_binary import apply2, dtype2
@@ -131,7 +132,7 @@ def digamma_np(x: np.ndarray) -> np.ndarray:
         logy = exact(np.log, y)
         r = np.where(y == 10, result + t(_PSI_10), result + logy - t(0.5) / y - asym)
         f64 = frac.astype(np.float64)
-        r = np.where(neg, r - (np.pi / np.tan(np.pi * f64)).astype(y.dtype), r)
+        r = np.where(neg, r - (np.pi / C.tan(np.pi * f64)).astype(y.dtype), r)
         r = np.where(neg & integer, t(np.nan), r)
         r = np.where(x == 0, np.copysign(t(np.inf), -x), r)
         return r
@@ -150,7 +151,7 @@ def _trigamma(x):
     x64 = x.astype(np.float64)
     with quiet():
         neg = x64 < 0.5
-        s = np.sin(np.pi * x64)
+        s = C.sin(np.pi * x64)
         result = np.where(neg, -(np.pi * np.pi) / (s * s), 0.0)
         y = np.where(neg, 1 - x, x).astype(x.dtype)
         for _ in range(6):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..platform import libm_arrays as C
 from ..platform.libm import function
 from ..random.fpmath import fma32
 from .special_common import chbevl, fma, polevl, unary
@@ -73,8 +74,8 @@ def _asymptotic(x, pp, pq, qp, qq, phase, sine):
     p = polevl(z, pp) / polevl(z, pq)
     q = 5.0 / x * (polevl(z, qp) / polevl(z, qq))
     if sine:
-        return fma(p, np.sin(x - phase), q * np.cos(x - phase)) * _SQ2OPI / np.sqrt(x)
-    return fma(p, np.cos(x - phase), -(q * np.sin(x - phase))) * _SQ2OPI / np.sqrt(x)
+        return fma(p, C.sin(x - phase), q * C.cos(x - phase)) * _SQ2OPI / np.sqrt(x)
+    return fma(p, C.cos(x - phase), -(q * C.sin(x - phase))) * _SQ2OPI / np.sqrt(x)
 
 
 def bessel_j0(x):
@@ -107,7 +108,7 @@ def bessel_y0(x):
     small = x <= 5.0
     xs = np.where(small & (x > 0), x, 1.0)
     xx = xs * xs
-    inner = fma(_TWOOPI * np.log(xs), bessel_j0(xs), polevl(xx, _YP0) / polevl(xx, _YQ0))
+    inner = fma(_TWOOPI * C.log(xs), bessel_j0(xs), polevl(xx, _YP0) / polevl(xx, _YQ0))
     inner = np.where(x == 0, -np.inf, np.where(x < 0, np.nan, inner))
     xl = np.where(small, 5.0, x)
     return np.where(small, inner, _asymptotic(xl, _PP0, _PQ0, _QP0, _QQ0, _PIO4, True))
@@ -118,7 +119,7 @@ def bessel_y1(x):
     xs = np.where(small & (x > 0), x, 1.0)
     xx = xs * xs
     inner = fma(xs, polevl(xx, _YP1) / polevl(xx, _YQ1),
-                _TWOOPI * fma(bessel_j1(xs), np.log(xs), -(1.0 / xs)))
+                _TWOOPI * fma(bessel_j1(xs), C.log(xs), -(1.0 / xs)))
     inner = np.where(x == 0, -np.inf, np.where(x < 0, np.nan, inner))
     xl = np.where(small, 5.0, x)
     return np.where(small, inner, _asymptotic(xl, _PP1, _PQ1, _QP1, _QQ1, _3PIO4, True))
@@ -213,9 +214,9 @@ def i0(x):
     """calc_i0: exp(x) times the series, then divided by sqrt(x) past 8 (left to right)."""
     ax = np.abs(x)
     small = ax <= 8.0
-    a = np.exp(ax) * chbevl(np.where(small, ax, 0.0) / 2.0 - 2.0, _I0A)
+    a = C.exp(ax) * chbevl(np.where(small, ax, 0.0) / 2.0 - 2.0, _I0A)
     big = np.where(small, 8.0, ax)
-    b = np.exp(big) * chbevl(32.0 / big - 2.0, _I0B) / np.sqrt(big)
+    b = C.exp(big) * chbevl(32.0 / big - 2.0, _I0B) / np.sqrt(big)
     return np.where(small, a, b)
 
 
@@ -227,9 +228,9 @@ def i1(x):
     """calc_i1: exp(x) * x * series below 8, (exp(x) * series) / sqrt(x) above."""
     ax = np.abs(x)
     small = ax <= 8.0
-    a = np.exp(ax) * ax * chbevl(np.where(small, ax, 0.0) / 2.0 - 2.0, _I1A)
+    a = C.exp(ax) * ax * chbevl(np.where(small, ax, 0.0) / 2.0 - 2.0, _I1A)
     big = np.where(small, 8.0, ax)
-    b = np.exp(big) * chbevl(32.0 / big - 2.0, _I1B) / np.sqrt(big)
+    b = C.exp(big) * chbevl(32.0 / big - 2.0, _I1B) / np.sqrt(big)
     out = np.where(small, a, b)
     return np.where(x < 0, -out, out)
 
@@ -255,28 +256,28 @@ def _k_domain(x, out):
 
 def k0(x):
     a, xs = _k_small(x, _K0A)
-    small = a - np.log(0.5 * xs) * i0(xs)
+    small = a - C.log(0.5 * xs) * i0(xs)
     b, xl = _k_large(x, _K0B)
-    return _k_domain(x, np.where(x <= 2.0, small, np.exp(-xl) * b))
+    return _k_domain(x, np.where(x <= 2.0, small, C.exp(-xl) * b))
 
 
 def k0e(x):
     a, xs = _k_small(x, _K0A)
-    small = (a - np.log(0.5 * xs) * i0(xs)) * np.exp(xs)
+    small = (a - C.log(0.5 * xs) * i0(xs)) * C.exp(xs)
     b, _ = _k_large(x, _K0B)
     return _k_domain(x, np.where(x <= 2.0, small, b))
 
 
 def k1(x):
     a, xs = _k_small(x, _K1A)
-    small = np.log(0.5 * xs) * i1(xs) + a / xs
+    small = C.log(0.5 * xs) * i1(xs) + a / xs
     b, xl = _k_large(x, _K1B)
-    return _k_domain(x, np.where(x <= 2.0, small, np.exp(-xl) * b))
+    return _k_domain(x, np.where(x <= 2.0, small, C.exp(-xl) * b))
 
 
 def k1e(x):
     a, xs = _k_small(x, _K1A)
-    small = (np.log(0.5 * xs) * i1(xs) + a / xs) * np.exp(xs)
+    small = (C.log(0.5 * xs) * i1(xs) + a / xs) * C.exp(xs)
     b, _ = _k_large(x, _K1B)
     return _k_domain(x, np.where(x <= 2.0, small, b))
 
@@ -285,7 +286,7 @@ def spherical_j0(x):
     xx = x * x
     series = 1.0 + xx * (-1.0 / 6.0 + xx * (1.0 / 120.0 + xx * (-1.0 / 5040.0 + xx * (
         1.0 / 362880.0 + xx * (-1.0 / 39916800.0 + xx * (1.0 / 6227020800.0))))))
-    out = np.where(np.abs(x) < 0.5, series, np.sin(x) / x)
+    out = np.where(np.abs(x) < 0.5, series, C.sin(x) / x)
     return np.where(np.isinf(x), 0.0, out)
 
 
@@ -324,14 +325,14 @@ def airy_ai(x):
     zz = z * z
     t = -2.0 * xn * np.sqrt(-xn) / 3.0 + 0.25 * np.pi
     neg_val = _SQPII / np.sqrt(np.sqrt(-xn)) * (
-        np.sin(t) * (1.0 + zz * polevl(zz, _AFN) / polevl(zz, _AFD)) -
-        np.cos(t) * (z * polevl(zz, _AGN) / polevl(zz, _AGD)))
+        C.sin(t) * (1.0 + zz * polevl(zz, _AFN) / polevl(zz, _AFD)) -
+        C.cos(t) * (z * polevl(zz, _AGN) / polevl(zz, _AGD)))
     # x >= 2.09: the decaying asymptotic form
     xp = np.where(pos, x, 4.0)
     zeta = 2.0 * xp * np.sqrt(xp) / 3.0
     inv = 1.0 / zeta
     pos_val = _SQPII * (polevl(inv, _AN) / polevl(inv, _AD)) / (
-        2.0 * np.sqrt(np.sqrt(xp)) * np.exp(zeta))
+        2.0 * np.sqrt(np.sqrt(xp)) * C.exp(zeta))
     # otherwise: the power series, each element until its own term is below epsilon
     xm = np.where(neg | pos, 0.0, x)
     f = np.ones_like(xm)
@@ -414,9 +415,9 @@ def modified_i1_f32(x):
 def modified_i1(x):
     ax = np.abs(x)
     small = ax <= 8.0
-    a = chbevl(np.where(small, ax, 0.0) / 2.0 - 2.0, _I1A) * ax * np.exp(ax)
+    a = chbevl(np.where(small, ax, 0.0) / 2.0 - 2.0, _I1A) * ax * C.exp(ax)
     big = np.where(small, 8.0, ax)
-    b = np.exp(big) * chbevl(32.0 / big - 2.0, _I1B) / np.sqrt(big)
+    b = C.exp(big) * chbevl(32.0 / big - 2.0, _I1B) / np.sqrt(big)
     out = np.where(small, a, b)
     return np.where(x < 0, -out, out)
 
@@ -433,28 +434,28 @@ def _mk_large(x, coef):
 
 def modified_k0(x):
     a, xs = _mk_small(x, _K0A)
-    small = fma(-np.log(0.5 * xs), i0(xs), a)
+    small = fma(-C.log(0.5 * xs), i0(xs), a)
     b, xl = _mk_large(x, _K0B)
-    return _k_domain(x, np.where(x <= 2.0, small, np.exp(-xl) * b / np.sqrt(xl)))
+    return _k_domain(x, np.where(x <= 2.0, small, C.exp(-xl) * b / np.sqrt(xl)))
 
 
 def modified_k1(x):
     a, xs = _mk_small(x, _K1A)
-    small = fma(np.log(0.5 * xs), modified_i1(xs), a / xs)
+    small = fma(C.log(0.5 * xs), modified_i1(xs), a / xs)
     b, xl = _mk_large(x, _K1B)
-    return _k_domain(x, np.where(x <= 2.0, small, np.exp(-xl) * b / np.sqrt(xl)))
+    return _k_domain(x, np.where(x <= 2.0, small, C.exp(-xl) * b / np.sqrt(xl)))
 
 
 def scaled_modified_k0(x):
     a, xs = _mk_small(x, _K0A)
-    small = fma(-np.log(0.5 * xs), i0(xs), a) * np.exp(xs)
+    small = fma(-C.log(0.5 * xs), i0(xs), a) * C.exp(xs)
     b, xl = _mk_large(x, _K0B)
     return _k_domain(x, np.where(x <= 2.0, small, b / np.sqrt(xl)))
 
 
 def scaled_modified_k1(x):
     a, xs = _mk_small(x, _K1A)
-    small = fma(np.log(0.5 * xs), modified_i1(xs), a / xs) * np.exp(xs)
+    small = fma(C.log(0.5 * xs), modified_i1(xs), a / xs) * C.exp(xs)
     b, xl = _mk_large(x, _K1B)
     return _k_domain(x, np.where(x <= 2.0, small, b / np.sqrt(xl)))
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..core import dtypes as D
 from ..core.tensor import TensorBase
-from ..platform import libm
+from ..platform import libm, libm_arrays as C
 from ..ops.kernel_registry import kernel
 from .pointwise_base import FLOATING, check, finish, operand, quiet
 from .pointwise_binary import dtype2
@@ -35,7 +35,7 @@ def zeta(x, q):
     x, q = np.broadcast_arrays(np.asarray(x, F64), np.asarray(q, F64))
     res = np.full(x.shape, np.nan)
     done = np.zeros(x.shape, bool)
-    s = np.power(q, -x)
+    s = C.power(q, -x)
     a = q.copy()
     b = np.zeros_like(x)
     i = 0
@@ -45,7 +45,7 @@ def zeta(x, q):
             break
         i += 1
         a = np.where(cont, a + 1.0, a)
-        b = np.where(cont, np.power(a, -x), b)
+        b = np.where(cont, C.power(a, -x), b)
         s = np.where(cont, s + b, s)
         conv = cont & (-_MACHEP * s < b) & (b < _MACHEP * s)
         res = np.where(conv, s, res)
@@ -153,8 +153,8 @@ def ndtri(y0):
     y2 = yc * yc
     mid = (yc + yc * (y2 * polevl(y2, _P0) / polevl(y2, _Q0))) * _S2PI
     yt = np.where(central | ~(y > 0), 0.01, y)
-    x = np.sqrt(-2.0 * np.log(yt))
-    x0 = x - np.log(x) / x
+    x = np.sqrt(-2.0 * C.log(yt))
+    x0 = x - C.log(x) / x
     z = 1.0 / x
     x1 = np.where(x < 8.0, z * polevl(z, _P1) / polevl(z, _Q1),
                   z * polevl(z, _P2) / polevl(z, _Q2))
@@ -180,7 +180,7 @@ def _exp_square(x):
     xl = x - xh
     hi = xh * xh
     lo = 2.0 * xh * xl + xl * xl
-    return np.exp(hi) * np.exp(lo)
+    return C.exp(hi) * C.exp(lo)
 
 
 def _erfcx_pos(x):
@@ -209,7 +209,7 @@ def erfcx(x):
     tab = _erfcx_pos(np.where(big, 0.0, xp))
     pos_val = np.where(big, cf, tab)
     xn = np.where(pos, -1.0, ax)
-    twice = 2.0 * np.exp(xn * xn)  # upstream's own formula here: x*x rounded first
+    twice = 2.0 * C.exp(xn * xn)  # upstream's own formula here: x*x rounded first
     neg_val = np.where(xn < -6.1, twice, twice - tab)
     neg_val = np.where(xn < -26.7, np.inf, neg_val)
     out = np.where(pos, pos_val, neg_val)
@@ -223,9 +223,9 @@ def log_ndtr(x):
     t = x * _FRAC_SQRT_2
     low = x < -1.0
     tl = np.where(low, t, 0.0)
-    left = np.log(erfcx(-tl) / 2) - tl * tl
+    left = C.log(erfcx(-tl) / 2) - tl * tl
     th = np.where(low, 0.0, t)
-    right = np.log1p(-erfc64(th) / 2)
+    right = C.log1p(-erfc64(th) / 2)
     return np.where(low, left, right)
 
 

@@ -17,17 +17,17 @@ from fractions import Fraction
 
 import numpy as np
 
-# C's semantics for the scalar math (inf/NaN results, never exceptions) under quiet()
-_log, _exp, _pow, _log1p, _expm1, _sqrt = (np.log, np.exp, np.power, np.log1p, np.expm1,
-                                           np.sqrt)
-
 from ..core import dtypes as D
 from ..core.tensor import TensorBase
+from ..platform import libm_arrays as C
 from ..ops.kernel_registry import kernel
 from .pointwise_base import FLOAT_H, check, finish, operand, quiet
 from .pointwise_binary import dtype2
 from .special_cephes import _c_lgamma
 from .special_common import F64
+
+# the C library's scalar math (inf/NaN results, never exceptions), as upstream's std:: calls
+_log, _exp, _pow, _log1p, _expm1, _sqrt = C.log, C.exp, C.power, C.log1p, C.expm1, np.sqrt
 
 _MACHEP = 1.11022302462515654042E-16
 _MAXLOG = 7.09782712893383996843E2

@@ -20,6 +20,7 @@ import numpy as np
 from ..core import dtypes as D
 from ..core.construct import wrapped_number
 from ..core.tensor import TensorBase
+from ..platform import libm_arrays as C
 from ..ops.kernel_registry import kernel
 from .pointwise_base import FLOATING, check, finish, operand, quiet
 from .pointwise_binary import dtype2
@@ -69,7 +70,7 @@ def _cheb(x, n, first, closed, lim):
 
 
 def _cheb_t(x, n):
-    out = _cheb(x, n, lambda x: x, lambda x, n: np.cos(_f(n) * np.arccos(_f(x))), 6)
+    out = _cheb(x, n, lambda x: x, lambda x, n: C.cos(_f(n) * C.arccos(_f(x))), 6)
     edge = np.abs(x) == 1
     out = np.where(edge, np.where((x > 0) | (n % 2 == 0), 1.0, -1.0), out)
     return np.where(n < 0, 0.0, out)
@@ -77,10 +78,10 @@ def _cheb_t(x, n):
 
 def _cheb_u(x, n):
     def closed(x, n):
-        t = np.arccos(_f(x))
-        s = np.sin(t)
+        t = C.arccos(_f(x))
+        s = C.sin(t)
         m = _f(n + 1)
-        return np.where(s != 0, np.sin(m * t) / np.where(s != 0, s, 1), m * np.cos(m * t) / _f(x))
+        return np.where(s != 0, C.sin(m * t) / np.where(s != 0, s, 1), m * C.cos(m * t) / _f(x))
 
     out = _cheb(x, n, lambda x: x + x, closed, 8)
     edge = np.abs(x) == 1
@@ -92,10 +93,10 @@ def _cheb_v(x, n):
     odd_sign = np.where(n % 2 == 0, n + n + 1.0, -(n + n + 1.0))
 
     def closed(x, n):
-        t = np.arccos(_f(x))
+        t = C.arccos(_f(x))
         half = t / _f(2.0)
-        ok = np.sin(half) != 1
-        return np.where(ok, np.cos((_f(n) + _f(0.5)) * t) / np.cos(half), odd_sign)
+        ok = C.sin(half) != 1
+        return np.where(ok, C.cos((_f(n) + _f(0.5)) * t) / C.cos(half), odd_sign)
 
     out = _cheb(x, n, lambda x: x + x - 1.0, closed, 8)
     edge = np.abs(x) == 1
@@ -107,11 +108,11 @@ def _cheb_w(x, n):
     unit = np.where(n % 2 == 0, 1.0, -1.0)
 
     def closed(x, n):
-        t = np.arccos(_f(x))
+        t = C.arccos(_f(x))
         half = t / _f(2.0)
-        ok = np.cos(half) != 1
+        ok = C.cos(half) != 1
         alt = np.where(x > 0, n + n + 1.0, unit)
-        return np.where(ok, np.sin((_f(n) + _f(0.5)) * t) / np.sin(half), alt)
+        return np.where(ok, C.sin((_f(n) + _f(0.5)) * t) / C.sin(half), alt)
 
     out = _cheb(x, n, lambda x: x + x + 1.0, closed, 8)
     edge = np.abs(x) == 1
@@ -143,28 +144,28 @@ def _alt(n, value):
 
 
 def _closed_t(y, n, x):
-    return np.cos(_f(n) * np.arccos(y))
+    return C.cos(_f(n) * C.arccos(y))
 
 
 def _closed_u(y, n, x):
-    t = np.arccos(y)
-    s = np.sin(t)
+    t = C.arccos(y)
+    s = C.sin(t)
     m = _f(n + 1)
-    return np.where(s != 0, np.sin(m * t) / np.where(s != 0, s, 1), m * np.cos(m * t) / y)
+    return np.where(s != 0, C.sin(m * t) / np.where(s != 0, s, 1), m * C.cos(m * t) / y)
 
 
 def _closed_v(y, n, x):
-    t = np.arccos(y)
+    t = C.arccos(y)
     half = t / _f(2.0)
-    ok = np.sin(half) != 1
-    return np.where(ok, np.cos((_f(n) + _f(0.5)) * t) / np.cos(half), _alt(n, n + n + 1.0))
+    ok = C.sin(half) != 1
+    return np.where(ok, C.cos((_f(n) + _f(0.5)) * t) / C.cos(half), _alt(n, n + n + 1.0))
 
 
 def _closed_w(y, n, x):
-    t = np.arccos(y)
+    t = C.arccos(y)
     half = t / _f(2.0)
-    ok = np.cos(half) != 1
-    return np.where(ok, np.sin((_f(n) + _f(0.5)) * t) / np.sin(half), _alt(n, 1.0))
+    ok = C.cos(half) != 1
+    return np.where(ok, C.sin((_f(n) + _f(0.5)) * t) / C.sin(half), _alt(n, 1.0))
 
 
 _SHIFTED = {
