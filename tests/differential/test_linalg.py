@@ -111,7 +111,7 @@ print(json.dumps(RESULTS))
 
 @pytest.fixture(scope="module")
 def results():
-    ours, up = sides.on_both(PROGRAM)
+    ours, up = sides.on_both(PROGRAM, profiles=True)
     return ours, up, sides.on_upstream(PROGRAM)  # upstream again: its run-to-run spread
 
 

@@ -101,7 +101,7 @@ NAMES = ["w35", "w48", "w230", "w23", "wb", "t53", "t43", "t64", "c35"]
 
 @pytest.fixture(scope="module")
 def results():
-    return sides.on_both(PROGRAM)
+    return sides.on_both(PROGRAM, profiles=True)
 
 
 @pytest.mark.parametrize("full", [False, True])

@@ -13,7 +13,6 @@ where upstream passes. ldl's factors and pivots compare element by element (pivo
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
@@ -185,7 +184,7 @@ print(json.dumps({"results": RESULTS, "checks": CHECKS}))
 
 @pytest.fixture(scope="module")
 def results():
-    ours, up = sides.on_both(PROGRAM)
+    ours, up = sides.on_both(PROGRAM, profiles=True)
     return ours["results"], up["results"], ours["checks"], up["checks"]
 
 

@@ -110,7 +110,7 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def results():
-    return sides.on_both(PROGRAM)
+    return sides.on_both(PROGRAM, profiles=True)
 
 
 def test_cases_ran(results):

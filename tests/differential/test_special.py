@@ -108,7 +108,7 @@ print(json.dumps(RESULTS))
 
 @pytest.fixture(scope="module")
 def results():
-    return sides.on_both(PROGRAM)
+    return sides.on_both(PROGRAM, profiles=True)
 
 
 def _names(kind):

@@ -52,7 +52,7 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def results():
-    return sides.on_both(PROGRAM)
+    return sides.on_both(PROGRAM, profiles=True)
 
 
 def test_bits_agree_with_upstream(results):

@@ -75,7 +75,7 @@ print(json.dumps(RESULTS))
 
 @pytest.fixture(scope="module")
 def results():
-    return sides.on_both(PROGRAM)
+    return sides.on_both(PROGRAM, profiles=True)
 
 
 NAMES = sorted(set(re.findall(r'case\("([a-z_]+)"', PROGRAM))

@@ -37,9 +37,22 @@ def on_ours(code: str, timeout: float = 600):
     return upstream.run_json_ours(program(code), timeout)
 
 
-def on_both(code: str, timeout: float = 600):
-    """(ours, upstream): the same snippet on each torch in its own process."""
-    return on_ours(code, timeout), on_upstream(code, timeout)
+class Upstream(dict):
+    """Upstream's JSON document, with ``moved``: the same program's documents under this
+    machine's other CPU profiles (``upstream.other_cpu_profiles``), where upstream's numbers move
+    from themselves (agreement_compare widens its bar by as much)."""
+
+    moved: list = []
+
+
+def on_both(code: str, timeout: float = 600, profiles: bool = False):
+    """(ours, upstream): the same snippet on each torch in its own process; with ``profiles``,
+    upstream's document carries its reruns under the other CPU profiles (``Upstream.moved``)."""
+    up = on_upstream(code, timeout)
+    if profiles:
+        up = Upstream(up)
+        up.moved = [on_upstream(code, timeout, env) for env in upstream.other_cpu_profiles().values()]
+    return on_ours(code, timeout), up
 
 
 def here(code: str) -> dict:
