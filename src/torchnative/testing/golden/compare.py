@@ -147,7 +147,8 @@ def elementwise(ours, low, high, dtype: str = "float32", summed: bool = False,
     ``close``'s spread, as the harness takes upstream's measured moves (docs/testing.md).
 
     ``others``: upstream's own results for the same output under this machine's other CPU
-    profiles (``upstream.other_cpu_profiles``); how far they move from ``low`` is upstream
+    profiles (``upstream.other_cpu_profiles``); how far they move from ``low`` (the largest move
+    of any profile, at the output's largest element, as ``spread`` takes it) is upstream
     disagreeing with itself across CPUs, and widens the spread by as much."""
     o, u, h = (real_view(np.asarray(a)) for a in (ours, low, high))
     if o.shape != u.shape or h.shape != u.shape:
@@ -157,9 +158,8 @@ def elementwise(ours, low, high, dtype: str = "float32", summed: bool = False,
         if summed:
             err = np.abs(u - h)
             spread = float(np.max(err, where=np.isfinite(err), initial=0.0))
-        for other in others:
-            move = np.abs(u - real_view(np.asarray(other)))
-            spread += float(np.max(move, where=np.isfinite(move), initial=0.0))
+        moves = [np.abs(u - real_view(np.asarray(other))) for other in others]
+        spread += max((float(np.max(m, where=np.isfinite(m), initial=0.0)) for m in moves), default=0.0)
     return nonfinite(u, o) or close(u, o, h, spread, derive([(u, h)], dtype))
 
 
