@@ -21,8 +21,7 @@ SLOW = ["resnet18", "efficientnet_b0", "convnext_atto", "deit_tiny"]
 def _runs(d, cases):
     if not upstream.available():
         pytest.skip("upstream environment missing")
-    return tuple(compare.run(side, "timm_models", dt, d, cases)
-                 for side, dt in (("ours", "float32"), ("upstream", "float32"), ("upstream", "float64")))
+    return compare.three_runs("timm_models", d, cases)
 
 
 @pytest.fixture(scope="module")
@@ -35,23 +34,15 @@ def slow_runs(tmp_path_factory):
     return _runs(tmp_path_factory.mktemp("timm_slow"), SLOW)
 
 
-def _check(runs, case):
-    ours, up32, up64 = runs
-    assert case not in up32.refused, up32.refused.get(case)
-    assert case not in ours.refused, ours.refused[case]
-    bad = compare.disagreements(ours.case(case), up32.case(case), up64.case(case))
-    assert not bad, bad
-
-
 @pytest.mark.parametrize("case", FAST)
 def test_timm_agrees_with_upstream(runs, case):
-    _check(runs, case)
+    compare.check(runs, case)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", SLOW)
 def test_more_timm_families_agree(slow_runs, case):
-    _check(slow_runs, case)
+    compare.check(slow_runs, case)
 
 
 def test_finetune_moves_the_weights_and_a_frozen_run_is_caught(runs):
