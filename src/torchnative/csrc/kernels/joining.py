@@ -66,30 +66,45 @@ def _skipped(t: TensorBase) -> bool:
 
 
 def _cat_dense(tensors, dim):
-    """cat of C-contiguous dense tensors of one dtype and rank (a KV cache growing by a token):
-    numpy's concatenate, or None when the general path must decide (errors, layouts, casts)."""
+    """cat of dense tensors of one dtype and rank (a KV cache growing by a token, a rotary's
+    halves): numpy's concatenate into a C-contiguous result, or None when the general path
+    must decide (errors, layouts, casts)."""
     first = tensors[0]
-    dt, nd = first._dtype, len(first._size)
+    dt, size = first._dtype, first._size
+    nd = len(size)
     if nd == 0 or not -nd <= dim < nd:
         return None
-    if nd >= 4 and all(suggest_format(t) != "contiguous" for t in tensors):
-        return None  # every input channels-last: so is the result (the general path)
     parts = []
-    total = 0
     for t in tensors:
         a = t._np
-        if a is None or t._dtype is not dt or len(t._size) != nd or a.size == 0:
+        if a is None or t._dtype is not dt or a.ndim != nd or not a.size:
             return None
         parts.append(a)
-        total += a.shape[dim]
-    shape = list(first._size)
-    shape[dim] = total
-    r = np.empty(shape, parts[0].dtype)  # C-contiguous, as upstream's contiguous result
+    if nd >= 4 and _all_channels_last(tensors):
+        return None  # every input channels-last: so is the result (the general path)
     try:
-        np.concatenate(parts, axis=dim, out=r)
+        r = np.concatenate(parts, dim)
     except ValueError:
         return None  # mismatched sizes: the general path names them as upstream does
-    return from_result(r, dt)
+    # C-contiguous, as upstream's contiguous result (numpy follows strided inputs' order)
+    return from_result(r if r.flags.c_contiguous else np.ascontiguousarray(r), dt)
+
+
+# (sizes, strides) -> whether suggest_memory_format is not contiguous (a few shapes repeat)
+_NOT_CONTIGUOUS_FORMAT: dict = {}
+
+
+def _all_channels_last(tensors) -> bool:
+    for t in tensors:
+        key = (t._size, t._stride)
+        cl = _NOT_CONTIGUOUS_FORMAT.get(key)
+        if cl is None:
+            if len(_NOT_CONTIGUOUS_FORMAT) > 1024:
+                _NOT_CONTIGUOUS_FORMAT.clear()
+            cl = _NOT_CONTIGUOUS_FORMAT[key] = suggest_format(t) != "contiguous"
+        if not cl:
+            return False
+    return True
 
 
 @kernel("cat")

@@ -15,8 +15,10 @@ import numpy as np
 
 from ..core import dtypes as D
 from ..core.cast import cast_array
+from ..core.construct import from_result
 from ..core.tensor import TensorBase, wrap_dim
 from .copy import strides_for
+from .reduction_mean_plan import MEAN_PLANS as _MEAN_PLANS, mean_plan
 from .support.cascade_sum import CascadeSum, exact, geometry
 from .support.common import BOOL, INT64, arr, as_compute, wrap
 from .support.parallel import get_num_threads
@@ -238,6 +240,16 @@ def _check_mean_dtype(self, dtype):
 
 @kernel("mean.dim")
 def mean_dim(self, dim, keepdim=False, *, dtype=None):
+    if dtype is None:
+        x = self._np
+        if x is not None and x.flags.c_contiguous:
+            key = (x.shape, self._dtype, dim if dim is None or type(dim) is int else tuple(dim),
+                   keepdim)
+            plan = _MEAN_PLANS.get(key)
+            if plan is None:
+                plan = _MEAN_PLANS[key] = mean_plan(self, dim, keepdim) or False
+            if plan:
+                return from_result(plan(x), self._dtype)
     # ReduceOps.cpp mean_out on CPU: the sum (float16/bfloat16 summed into float32), divided
     # by the count in the sum's dtype, then rounded into the result's dtype
     _check_mean_dtype(self, dtype)
