@@ -266,30 +266,88 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
         np.copyto(scores, -np.inf, where=_above_diagonal(lq, s))
     # the ufuncs' own reductions: ndarray.max/sum call exactly these through Python wrappers
     row_max = np.maximum.reduce(scores, axis=-1, keepdims=True)
-    np.copyto(row_max, 0, where=row_max == -np.inf)  # fully masked rows: exp(-inf) = 0
-    np.subtract(scores, row_max, out=scores)
+    _replace(row_max, -np.inf, 0)  # fully masked rows: exp(-inf) = 0
     # upstream's vectorized exp is within an ulp; numpy's float32 exp is not, and its error
     # depends on which SIMD build of it this CPU runs
-    if is_causal and lq > 1 and scores.flags.c_contiguous and not np.isnan(row_max).any():
-        _causal_exp(scores)
+    if acc == _F32_NP and scores.size <= _SMALL and not is_causal:
+        # exact(np.exp, scores - row_max) with the difference rounded in float32 and written
+        # widened in one call (the float64 exp then runs on a fresh contiguous array, as there)
+        wide = np.subtract(scores, row_max, out=np.empty(scores.shape, np.float64), dtype=acc)
+        scores = np.exp(wide).astype(acc)
     else:
-        scores = exact(np.exp, scores)
+        np.subtract(scores, row_max, out=scores)
+        if is_causal and lq > 1 and scores.flags.c_contiguous and not np.isnan(row_max).any():
+            _causal_exp(scores)
+        else:
+            scores = exact(np.exp, scores)
     total = np.add.reduce(scores, axis=-1, keepdims=True)
     if dt in _REDUCED:  # the probabilities enter the second product in the input dtype
         scores = as_compute(wrap(scores, dt), dt)
     dst = np.matmul(scores, v)
-    np.copyto(total, 1, where=total == 0)
-    dst *= np.reciprocal(total)
-    dst = _round(dst.reshape(b, h, lq, e), acc_dt, dt)
-    if query._stride == contiguous_strides_of(query._size):
-        out = from_result(np.ascontiguousarray(dst), dt)
-    else:  # empty_like(query): its strides, whatever they are
-        out = _empty_like(query, dt, query.device, None)
-        np.copyto(arr(out), dst)
+    _replace(total, 0, 1)
+    recip = np.reciprocal(total)
+    if acc_dt is dt:
+        # the normalized rows straight into the result (empty_like(query)'s layout)
+        out = _like_query(query, dt)
+        np.multiply(dst.reshape(b, h, lq, e), recip.reshape(b, h, lq, 1), out=out._np)
+    else:
+        dst *= recip
+        dst = _round(dst.reshape(b, h, lq, e), acc_dt, dt)
+        if query._stride == contiguous_strides_of(query._size):
+            out = from_result(np.ascontiguousarray(dst), dt)
+        else:  # empty_like(query): its strides, whatever they are
+            out = _empty_like(query, dt, query.device, None)
+            np.copyto(arr(out), dst)
     np.log(total, out=total)
-    total += row_max
-    np.copyto(arr(lse_t), total.reshape(b, h, lq))
+    np.add(total.reshape(b, h, lq), row_max.reshape(b, h, lq), out=lse_t._np)
     return out, lse_t
+
+
+_F32_NP = np.dtype(np.float32)
+_SMALL = 4096  # scores evaluated in one widened step (exact's chunks start above this size)
+
+
+def _replace(a: np.ndarray, old, new) -> None:
+    """``a[a == old] = new`` in place; a few values (a decode step's rows) are tested in
+    Python, where numpy's compare and masked copy cost more than the values."""
+    if a.size <= 64:
+        if old not in a.ravel().tolist():
+            return
+    np.copyto(a, new, where=a == old)
+
+
+def _like_query(query, dt):
+    """empty_like(query) of a dense query (its strides; contiguous ones are a fresh result)."""
+    size, stride = query._size, query._stride
+    if stride == contiguous_strides_of(size):
+        return from_result(np.empty(size, D.numpy_dtype(dt)), dt)
+    perm = _DENSE_ORDER.get((size, stride))
+    if perm is None:
+        perm = _DENSE_ORDER[(size, stride)] = _dense_order(size, stride)
+    if perm is False:
+        return _empty_like(query, dt, query.device, None)
+    buf = np.empty([size[d] for d in perm], D.numpy_dtype(dt))
+    view = buf.transpose(np.argsort(perm))
+    return make(new_storage(buf.nbytes, CPU, buf.reshape(-1).view(np.uint8)), dt, size, stride,
+                0, np_view=view)
+
+
+_DENSE_ORDER: dict = {}   # (size, stride) -> dims slowest first, or False (not dense)
+
+
+def _dense_order(size, stride):
+    """The dims of a non-overlapping dense layout, slowest first, when ``stride`` is exactly
+    that layout's (size-1 dims anywhere: their strides are kept as given), else False."""
+    if len(_DENSE_ORDER) > 256:
+        _DENSE_ORDER.clear()
+    perm = sorted(range(len(size)), key=lambda d: (-stride[d], d))
+    expect, acc = [0] * len(size), 1
+    for d in reversed(perm):
+        expect[d] = acc
+        acc *= size[d]
+    if any(size[d] != 1 and expect[d] != stride[d] for d in range(len(size))):
+        return False
+    return perm
 
 
 def _causal_exp(scores: np.ndarray) -> None:
