@@ -321,23 +321,24 @@ def _like_query(query, dt):
     size, stride = query._size, query._stride
     if stride == contiguous_strides_of(size):
         return from_result(np.empty(size, D.numpy_dtype(dt)), dt)
-    perm = _DENSE_ORDER.get((size, stride))
-    if perm is None:
-        perm = _DENSE_ORDER[(size, stride)] = _dense_order(size, stride)
-    if perm is False:
+    order = _DENSE_ORDER.get((size, stride))
+    if order is None:
+        order = _DENSE_ORDER[(size, stride)] = _dense_order(size, stride)
+    if order is False:
         return _empty_like(query, dt, query.device, None)
-    buf = np.empty([size[d] for d in perm], D.numpy_dtype(dt))
-    view = buf.transpose(np.argsort(perm))
+    buf = np.empty(order[0], D.numpy_dtype(dt))
+    view = buf.transpose(order[1])
     return make(new_storage(buf.nbytes, CPU, buf.reshape(-1).view(np.uint8)), dt, size, stride,
                 0, np_view=view)
 
 
-_DENSE_ORDER: dict = {}   # (size, stride) -> dims slowest first, or False (not dense)
+_DENSE_ORDER: dict = {}   # (size, stride) -> (buffer shape, its transpose to size), or False
 
 
 def _dense_order(size, stride):
-    """The dims of a non-overlapping dense layout, slowest first, when ``stride`` is exactly
-    that layout's (size-1 dims anywhere: their strides are kept as given), else False."""
+    """A non-overlapping dense layout's buffer (its sizes slowest first) and the transpose that
+    views it as ``size``, when ``stride`` is exactly that layout's (size-1 dims anywhere: their
+    strides are kept as given), else False."""
     if len(_DENSE_ORDER) > 256:
         _DENSE_ORDER.clear()
     perm = sorted(range(len(size)), key=lambda d: (-stride[d], d))
@@ -347,7 +348,7 @@ def _dense_order(size, stride):
         acc *= size[d]
     if any(size[d] != 1 and expect[d] != stride[d] for d in range(len(size))):
         return False
-    return perm
+    return tuple(size[d] for d in perm), tuple(perm.index(d) for d in range(len(size)))
 
 
 def _causal_exp(scores: np.ndarray) -> None:
