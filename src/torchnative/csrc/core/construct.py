@@ -144,15 +144,15 @@ def tensor_from_numpy(arr: np.ndarray, cls=None, writable: bool = False) -> Tens
         # the tensor reads through its own plain ndarray over the same memory (one the
         # caller cannot reshape in place, whatever ndarray subclass it passed)
         view = arr.view(np.ndarray)
-        flat = view.reshape(-1)
-        # new_storage's fields, set inline (as TensorBase._storage's)
+        # new_storage's fields, set inline (as TensorBase._storage's); the bytes as one flat
+        # uint8 run (``reshape(-1)`` of a contiguous array is a view)
         scls = _STORAGE[0] if _STORAGE else storage_class()
         storage = scls.__new__(scls)
-        storage._data = flat.view(np.uint8)
-        storage._nbytes = flat.nbytes
+        storage._data = data = view.reshape(-1).view(np.uint8)
+        storage._nbytes = data.size
         storage._device = CPU
         storage._resizable = False  # numpy owns the memory, as upstream's from_numpy storages
-        return make(storage, dt, arr.shape, strides, 0, cls, np_view=view)
+        return make(storage, dt, arr.shape, strides, 0, cls, None, None, view)
     extent = storage_extent(arr.shape, strides) * item
     storage = new_storage(extent, CPU, _byte_view(arr, extent, writable))
     storage._resizable = False  # numpy owns the memory, as upstream's from_numpy storages

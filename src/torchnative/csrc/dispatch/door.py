@@ -124,7 +124,8 @@ def aten_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
         plain = _resolve_plain(op)
     if plain is not None and not (_PD.stack or _PD.infra) and \
             _plain_args(args, _GRAD.grad_enabled) and \
-            (not kwargs or _plain_args(kwargs.values(), _GRAD.grad_enabled)) and \
+            (not kwargs or _INERT.issuperset(map(type, kwargs.values())) or  # numbers only
+             _plain_args(kwargs.values(), _GRAD.grad_enabled)) and \
             not (_BITS_LIVE[0] and _has_bits(args, kwargs)):
         # dense tensors that override no dispatch and, with grad mode on, neither require grad
         # nor have history: nothing above the kernel can observe the call (the keys upstream

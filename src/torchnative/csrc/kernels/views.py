@@ -19,11 +19,15 @@ def view_of(base: TensorBase, size, stride, offset, dtype=None, np_view=None,
             multi_output: bool = False) -> TensorBase:
     """A view of ``base`` (upstream's as_view): same storage and version counter, its root base
     recorded, and the mode it was made in stamped for autograd's view+in-place rules."""
-    root = base._view_base if base._view_base is not None else base
+    root = base._view_base
+    storage = base._st
+    if storage is None:
+        storage = base._storage  # a fresh result's storage, made on first use
     # a plain Tensor whatever the base's class, as upstream's kernels: a subclass gets its own
-    # class back from its __torch_function__ (not under DisableTorchFunctionSubclass)
-    out = make(base._storage, dtype or base._dtype, tuple(size), tuple(stride), offset, None,
-               version_ref=base._version_ref, view_base=root, np_view=np_view)
+    # class back from its __torch_function__ (not under DisableTorchFunctionSubclass); make's
+    # arguments by position (every view pays for a keyword call)
+    out = make(storage, dtype or base._dtype, size, stride, offset, None,
+               base._version_ref, base if root is None else root, np_view)
     d = out.__dict__
     if "_tn_inference" in base.__dict__:
         d["_tn_inference"] = True  # views of inference tensors are inference tensors
@@ -33,13 +37,6 @@ def view_of(base: TensorBase, size, stride, offset, dtype=None, np_view=None,
         set_bits(out, base._math_bits)  # a view of a lazily conjugated/negated tensor reads so too
     note_view(out, base, multi_output)
     return out
-
-
-def _prod(shape) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 def infer_size(shape, numel: int) -> list[int]:
@@ -109,13 +106,20 @@ def compute_stride(oldshape, oldstride, newshape):
 @kernel("view", meta=True)
 def view(self, size):
     npa = self._np
-    if npa is not None and self._stride == contiguous_strides_of(self._size) and npa.size and \
-            -1 not in size:
-        # a contiguous dense base: the view is contiguous too, and numpy reshapes without a copy
+    if npa is not None and self._stride == contiguous_strides_of(self._size) and npa.size:
+        # a contiguous dense base: the view is contiguous too, and numpy reshapes without a copy;
+        # taken for plain non-negative ints whose product is the size (``-1`` and the rest are
+        # parsed below)
         shape = tuple(size)
-        if npa.size == _prod(shape) and min(shape, default=1) >= 0:
-            return view_of(self, shape, contiguous_strides_of(shape), self._offset,
-                           np_view=npa.reshape(shape))
+        n = 1
+        for s in shape:
+            if type(s) is not int or s < 0:
+                n = -1
+                break
+            n *= s
+        if n == npa.size:
+            return view_of(self, shape, contiguous_strides_of(shape), self._offset, None,
+                           npa.reshape(shape))
     # only plain ints key the table (a size given as tensors or symbols is parsed every time)
     key = (self._size, self._stride, tuple(size)) if all(type(s) is int for s in size) else None
     geometry = _VIEW_GEOMETRY.get(key) if key is not None else None
@@ -206,11 +210,15 @@ def alias(self):
 
 @kernel("transpose.int", meta=True)
 def transpose(self, dim0, dim1):
-    n = self.dim()
+    n = len(self._size)
     if n == 0:
         wrap_dim(dim0, 0), wrap_dim(dim1, 0)
         return alias(self)
-    d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
+    if -n <= dim0 < n and -n <= dim1 < n:  # wrap_dim's test, without its calls
+        d0 = dim0 + n if dim0 < 0 else dim0
+        d1 = dim1 + n if dim1 < 0 else dim1
+    else:
+        d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
     size, stride = list(self._size), list(self._stride)
     size[d0], size[d1] = size[d1], size[d0]
     stride[d0], stride[d1] = stride[d1], stride[d0]
@@ -276,27 +284,37 @@ def expand(self, size, *, implicit=False):
 
 @kernel("select.int", meta=True)
 def select(self, dim, index):
-    n = self.dim()
+    n = len(self._size)
     if n == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
-    d = wrap_dim(dim, n)
+    d = dim if type(dim) is int and 0 <= dim < n else wrap_dim(dim, n)
     size = self._size[d]
     if index < -size or index >= size:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
                          f"{list(self._size)} at dimension {dim}")
     if index < 0:
         index += size
+    npa = self._np
+    if npa is not None and npa.size and type(index) is int:
+        # numpy's own view of the same elements (cheaper than building it over the storage);
+        # ``...`` keeps a 1-d tensor's element a 0-d array
+        np_view = npa[index, ...] if d == 0 else npa[(_ALL,) * d + (index,)]
+    else:
+        np_view = None
     return view_of(self, self._size[:d] + self._size[d + 1:],
                    self._stride[:d] + self._stride[d + 1:],
-                   self._offset + index * self._stride[d])
+                   self._offset + index * self._stride[d], None, np_view)
+
+
+_ALL = slice(None)
 
 
 @kernel("slice.Tensor", meta=True)
 def slice_(self, dim=0, start=None, end=None, step=1):
-    n = self.dim()
+    n = len(self._size)
     if n == 0:
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
-    d = wrap_dim(dim, n)
+    d = dim if type(dim) is int and 0 <= dim < n else wrap_dim(dim, n)
     if step <= 0:
         raise RuntimeError("slice step must be positive")
     size = self._size[d]
@@ -306,13 +324,31 @@ def slice_(self, dim=0, start=None, end=None, step=1):
         start += size
     if end < 0:
         end += size
-    start = min(max(start, 0), size)
-    end = min(max(end, start), size)
+    npa = self._np
+    if type(start) is int and type(end) is int and type(size) is int and type(step) is int:
+        # min/max's clamps as comparisons (a symbolic bound keeps the calls below)
+        if start < 0:
+            start = 0
+        elif start > size:
+            start = size
+        if end < start:
+            end = start
+        elif end > size:
+            end = size
+    else:
+        start = min(max(start, 0), size)
+        end = min(max(end, start), size)
+        npa = None
     length = (end - start + step - 1) // step
     sizes, strides = list(self._size), list(self._stride)
     sizes[d] = length
     strides[d] = self._stride[d] * step
-    return view_of(self, sizes, strides, self._offset + start * self._stride[d])
+    if npa is not None and length and npa.size:
+        # numpy's own view of the same elements (an empty result keeps numpy_view's own array)
+        np_view = npa[(_ALL,) * d + (slice(start, end, step),)]
+    else:
+        np_view = None
+    return view_of(self, sizes, strides, self._offset + start * self._stride[d], None, np_view)
 
 
 @kernel("unsqueeze", meta=True)

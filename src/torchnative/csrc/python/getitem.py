@@ -203,9 +203,9 @@ def getitem_entry(with_torch_function):
     parser does."""
     def __getitem__(self, index):
         if _TF.stack or _OVERRIDE_BY_TYPE.get(type(self)) is not False or \
-                _index_overrides(index):
+                type(index) is not int and _index_overrides(index):
             return with_torch_function(self, index)
-        return getitem(self, index)
+        return getitem(self, index)  # (an int overrides nothing)
 
     __getitem__.__qualname__ = "__getitem__"
     __getitem__.__wrapped__ = getitem
