@@ -138,3 +138,37 @@ def test_cat_dense_lane_is_general_cat(case, monkeypatch):
 def test_cat_control_sees_layout():
     cl = torch.rand(2, 3, 4, 5).contiguous(memory_format=torch.channels_last)
     assert torch.cat([cl, cl], 1).stride() != torch.cat([cl.contiguous(), cl.contiguous()], 1).stride()
+
+
+def _softmax_reference(x: np.ndarray, axis: int) -> np.ndarray:
+    m = np.maximum.reduce(x, axis=axis, keepdims=True)
+    e = np.subtract(x, m)
+    np.exp(e, out=e)
+    s = np.add.reduce(e, axis=axis, keepdims=True)
+    np.reciprocal(s, out=s)
+    e *= s
+    return e
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("shape", [(12, 1, 64), (1, 9, 1, 40), (3, 5), (7,), (2, 3, 300),
+                                   (4, 1), (1, 1), (0, 5), ()])
+def test_softmax_as_the_keyword_steps(dtype, shape):
+    np_dt = np.float32 if dtype is torch.float32 else np.float64
+    for seed, special in ((0, 0.0), (1, 0.1)):
+        base = _values(shape, np_dt, seed, special)
+        if base.ndim and base.size:
+            base[..., 0] = -np.inf                     # rows with -inf, one all -inf
+            base.reshape(-1, base.shape[-1])[0] = -np.inf
+        x = torch.from_numpy(base)
+        for t in ([x, x.transpose(0, -1)] if x.dim() >= 2 else [x]):
+            for dim in range(-max(t.dim(), 1), max(t.dim(), 1)):
+                with np.errstate(all="ignore"):
+                    got = torch.softmax(t, dim)
+                    if not t.numel():
+                        assert got.shape == t.shape and got.dtype == dtype
+                        continue
+                    a = np.ascontiguousarray(t.numpy()).reshape(t.shape or (1,))
+                    want = _softmax_reference(a, dim % max(t.dim(), 1)).reshape(t.shape)
+                assert got.is_contiguous() and got.dtype == dtype
+                assert got.numpy().tobytes() == np.ascontiguousarray(want).tobytes()
