@@ -116,9 +116,13 @@ def apply_slicing(self, index: tuple):
             # keeps the whole dim is not dispatched
             start = 0 if start is None else start if type(start) is int else _bound(start)
             stop = _INT64_MAX if stop is None else stop if type(stop) is int else _bound(stop)
-            if not (step == 1 and (type(start) is not int or start == 0) and
-                    _known_whole(start, stop, (result._size if type(result) in plain
-                                               else result.shape)[dim])):
+            whole = False
+            if step == 1 and (type(start) is not int or start == 0):
+                length = (result._size if type(result) in plain else result.shape)[dim]
+                # _known_whole's answer for plain ints, without its call
+                whole = length <= stop if type(stop) is int and type(length) is int and \
+                    type(start) is int else _known_whole(start, stop, length)
+            if not whole:
                 result = _door(_SLICE[0] or _slice_op(), (result, dim, start, stop, step), {})
             advanced.append(None)
             dim += 1
@@ -222,20 +226,22 @@ def getitem(self, index):
         if index < -size or index >= size:
             raise IndexError(f"index {index} is out of bounds for dimension 0 with size {size}")
         return _door(_SELECT[0] or _select_op(), (self, 0, index), {})
-    if not isinstance(index, tuple) and _is_int_index(index) and self.dim() > 0:
-        i = int(index)
-        size = self._size[0]
-        if i < -size or i >= size:
-            raise IndexError(f"index {i} is out of bounds for dimension 0 with size {size}")
-        return _call("select.int", self, 0, i)
-    if isinstance(index, slice) and self.dim() > 0:
-        # a lone slice is always dispatched, whole-dim or not (upstream's THPVariable_getitem)
-        step = 1 if index.step is None else int(index.step)
-        if step <= 0:
-            raise ValueError(_bad_step(step))
-        return _call("slice.Tensor", self, 0, 0 if index.start is None else _bound(index.start),
-                     _INT64_MAX if index.stop is None else _bound(index.stop), step)
-    index = _wrap_index(index)
+    if type(index) is not tuple:  # (a tuple is its own index list: no test below takes it)
+        if _is_int_index(index) and self.dim() > 0:
+            i = int(index)
+            size = self._size[0]
+            if i < -size or i >= size:
+                raise IndexError(f"index {i} is out of bounds for dimension 0 with size {size}")
+            return _call("select.int", self, 0, i)
+        if isinstance(index, slice) and self.dim() > 0:
+            # a lone slice is always dispatched, whole-dim or not (upstream's THPVariable_getitem)
+            step = 1 if index.step is None else int(index.step)
+            if step <= 0:
+                raise ValueError(_bad_step(step))
+            return _call("slice.Tensor", self, 0,
+                         0 if index.start is None else _bound(index.start),
+                         _INT64_MAX if index.stop is None else _bound(index.stop), step)
+        index = _wrap_index(index)
     result, advanced = apply_slicing(self, index)
     if advanced is None:
         if result is self:
