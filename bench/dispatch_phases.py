@@ -1,5 +1,6 @@
-"""Where one small operator's time goes on ours: each layer of ``a + b`` and ``v.view(32, 16)``
-called directly, so the differences between rows are the layers' own costs.
+"""Where one small operator's time goes on ours: each layer of ``a + b``, ``v.view(32, 16)`` and
+``v[1]`` called directly, so the differences between rows are the layers' own costs; and
+``torch.from_numpy``'s binding, construction and tensor object.
 
 Usage: .venv/bin/python bench/dispatch_phases.py [--rounds 15]
 Rows (CPU time per call, one thread; each row timed in turn, ``--rounds`` times, the minimum
@@ -20,7 +21,7 @@ def rows():
     import numpy as np
 
     import torch
-    from torchnative.csrc.core.construct import from_result
+    from torchnative.csrc.core.construct import from_result, tensor_from_numpy
     from torchnative.csrc.core.tensor import make
     from torchnative.csrc.dispatch import door
     from torchnative.csrc.dispatch.call import op
@@ -30,10 +31,12 @@ def rows():
     ensure_loaded()
     a, b = torch.rand(16, 16), torch.rand(16, 16)
     v = torch.rand(4, 8, 16)
-    add, view = op("add.Tensor"), op("view")
-    kadd, kview = KERNELS["add.Tensor"], KERNELS["view"]
+    add, view, select = op("add.Tensor"), op("view"), op("select.int")
+    kadd, kview, kselect = KERNELS["add.Tensor"], KERNELS["view"], KERNELS["select.int"]
     na, nb, f32, size = a._np, b._np, a.dtype, [32, 16]
-    flat = v._np.reshape((32, 16))
+    flat, row = v._np.reshape((32, 16)), v._np[1]
+    arr = np.random.default_rng(0).standard_normal((1, 1, 576)).astype(np.float32)
+    st = torch.from_numpy(arr).untyped_storage()
     return {
         "add: a + b": lambda: a + b,
         "add: door": lambda: door.aten_dispatch(add, (a, b), {}),
@@ -47,6 +50,15 @@ def rows():
         "view: make": lambda: make(v._storage, f32, (32, 16), (16, 1), 0, None,
                                    version_ref=v._version_ref, view_base=v, np_view=flat),
         "view: ndarray.reshape": lambda: v._np.reshape((32, 16)),
+        "index: v[1]": lambda: v[1],
+        "index: door": lambda: door.aten_dispatch(select, (v, 0, 1), {}),
+        "index: kernel": lambda: kselect(v, 0, 1),
+        "index: view_of (the view tensor)": lambda: view_of(v, (8, 16), (16, 1), 128,
+                                                            np_view=row),
+        "from_numpy: torch.from_numpy": lambda: torch.from_numpy(arr),
+        "from_numpy: tensor_from_numpy": lambda: tensor_from_numpy(arr),
+        "from_numpy: make": lambda: make(st, f32, (1, 1, 576), (576, 576, 1), 0, None,
+                                         np_view=arr),
     }
 
 
@@ -68,7 +80,8 @@ def main() -> None:
     print(f"load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     for name, us in best.items():
         print(f"{name:36s} {us:7.2f} us")
-    for op, total in (("add", "add: a + b"), ("view", "view: v.view(32, 16)")):
+    for op, total in (("add", "add: a + b"), ("view", "view: v.view(32, 16)"),
+                      ("index", "index: v[1]")):
         print(f"{op}: binding {best[total] - best[op + ': door']:.2f} us, door "
               f"{best[op + ': door'] - best[op + ': kernel']:.2f} us, kernel "
               f"{best[op + ': kernel']:.2f} us")
