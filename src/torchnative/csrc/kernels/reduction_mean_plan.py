@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import dtypes as D
+from .reduction_dims import reduce_axes, reduced_shape
 from .reduction_rows import row_plan
 from .support.cascade_sum import GRAIN_SIZE, VEC_BYTES, geometry
 
@@ -21,8 +22,6 @@ MEAN_PLANS: dict = {}
 
 def mean_plan(t, dim, keepdim):
     """The plan for ``t.mean(dim, keepdim)`` (``t`` C-contiguous), or None."""
-    from .reduction import reduce_axes, reduced_shape
-
     shape = t._size
     if t._dtype not in _NATIVE or not shape or 0 in shape or dim is None:
         return None
