@@ -90,11 +90,11 @@ def plant(monkeypatch):
             return bad
 
         monkeypatch.setitem(kernel_registry.KERNELS, "hypot", wrong)
-        op.cache.clear()
+        op.forget()
 
     yield planted
     monkeypatch.undo()
-    op.cache.clear()
+    op.forget()
 
 
 AGREEMENT = """
