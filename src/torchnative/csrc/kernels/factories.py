@@ -12,7 +12,7 @@ from ..core import dtypes as D
 from ..core.construct import checked_device, empty
 from ..core.determinism import fill_deterministic_, fills_uninitialized_memory
 from ..core.layouts import preserve_format
-from .pointwise_math import VEC_BYTES, fma
+from .pointwise_math import fma
 from .support.common import INT64, arr, opmath, wrap
 from .copy import _empty_like, fill_scalar
 from .support.scalar import scalar_to
@@ -279,6 +279,11 @@ def arange_into(result, start, end, step):
     return result
 
 
+# arange's vectors are 32 bytes under every capability: upstream's AVX512 build runs its AVX2
+# kernel (an AVX-512 EPYC gives AVX2's bits under ATEN_CPU_CAPABILITY=avx512, measured)
+_ARANGE_VEC_BYTES = 32
+
+
 def _arange_values(start, step, n: int, dtype, integral: bool) -> np.ndarray:
     """arange_kernel: start + step * i in the accumulate type. Floating types follow its SIMD
     loop too: in each pair of vectors the lanes are base + k * step from a base rounded to the
@@ -290,7 +295,7 @@ def _arange_values(start, step, n: int, dtype, integral: bool) -> np.ndarray:
     acc = np.float32 if dtype in D.REDUCED_FLOATING else np.float64
     a_start, a_step = acc(start), acc(step)
     scalar = fma(np.full(n, a_step), idx.astype(acc), a_start)
-    lanes = VEC_BYTES // np_dt.itemsize
+    lanes = _ARANGE_VEC_BYTES // np_dt.itemsize
     cut = n // (2 * lanes) * (2 * lanes)
     if not cut:
         return scalar.astype(np_dt)

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..core import dtypes as D
 from ..core.construct import checked_device, empty
+from ..platform import libm_arrays as C
 from .factories import _spaced_dtype, resize_range_out, tensor_bounds
 from ..ops.kernel_registry import kernel
 
@@ -63,7 +64,7 @@ def _fill(t, start, end, steps: int, base: float):
         if dt.is_complex:
             flat[...] = _complex_powers(start, end, steps, base).astype(flat.dtype)
         elif steps == 1:  # fill_(pow(base, start)) with the bound as given
-            flat[...] = _converted(_checked(np.power(np.float64(base), np.float64(start)), dt), dt)
+            flat[...] = _converted(_checked(C.power(np.float64(base), np.float64(start)), dt), dt)
         else:
             flat[...] = _converted(_real_powers(start, end, steps, base, dt), dt)
     return t
@@ -92,7 +93,7 @@ def _real_powers(start, end, steps: int, base: float, dt) -> np.ndarray:
     k = np.where(lo, idx, steps - idx - 1).astype(np.float64)
     # RangeFactories.cpp is built for the baseline ISA: no contraction, two roundings
     exps = np.where(lo, s + step * k, e - step * k)
-    return np.power(b, exps)
+    return C.power(b, exps)  # std::pow, whichever loop numpy picked for this CPU
 
 
 def _complex_powers(start, end, steps: int, base: float) -> np.ndarray:
