@@ -42,36 +42,47 @@ def numpy_calls_libm(ufunc: str, dtype: np.dtype) -> bool:
     return _BASELINE[key]
 
 
+def each(fn, arrays, dtype: np.dtype) -> np.ndarray:
+    """``fn`` applied to the elements of ``arrays`` (broadcast), one call per element."""
+    arrays = np.broadcast_arrays(*(np.asarray(a, dtype) for a in arrays))
+    out = np.empty(arrays[0].shape, dtype)
+    if out.size:
+        out.ravel()[:] = list(map(fn, *(a.ravel().tolist() for a in arrays)))
+    return out
+
+
+def c_like(py, ufunc):
+    """Python's ``py`` (a direct call of C's double function) with C's values where it raises
+    instead (log(0) = -inf, exp(1000) = inf, acos(2) = NaN), taken from numpy's ``ufunc``."""
+    def call(*xs):
+        try:
+            return py(*xs)
+        except (ValueError, OverflowError):
+            with np.errstate(all="ignore"):
+                return float(ufunc(*(np.float64(x) for x in xs)))
+    return call
+
+
 class CFunction:
     """C's ``name`` (``name`` + "f" for float32) as a numpy-like function; ``ufunc`` is numpy's
     counterpart, ``py`` Python's (a direct call of C's double function)."""
 
     def __init__(self, name: str, ufunc: str, py):
-        self.name, self.ufunc, self.py = name, ufunc, py
+        self.name, self.ufunc = name, ufunc
         self._np = getattr(np, ufunc)
+        self._double = c_like(py, self._np)
 
     def __call__(self, *args):
+        if all(type(a) is float for a in args):  # the scalar kernels' per-element calls
+            return np.float64(self._double(*args))
         arrays = [np.asarray(a) for a in args]
         dtype = _F32 if all(a.dtype == _F32 for a in arrays) else _F64
-        scalar = all(a.ndim == 0 for a in arrays)
-        arrays = [a.astype(dtype, copy=False) for a in arrays]
         if numpy_calls_libm(self.ufunc, dtype):
-            return self._np(*arrays)
-        arrays = np.broadcast_arrays(*arrays)
-        out = np.empty(arrays[0].shape, dtype)
-        if out.size:
-            cols = [a.ravel().tolist() for a in arrays]
-            fn = libm.function(self.name + "f", single=True, nargs=len(cols)) if dtype == _F32 \
-                else self._double
-            out.ravel()[:] = list(map(fn, *cols))
-        return out[()] if scalar else out
-
-    def _double(self, *xs):
-        try:
-            return self.py(*xs)
-        except (ValueError, OverflowError):  # C returns inf or NaN where Python raises
-            with np.errstate(all="ignore"):
-                return float(self._np(*(np.float64(x) for x in xs)))
+            return self._np(*(a.astype(dtype, copy=False) for a in arrays))
+        fn = libm.function(self.name + "f", single=True, nargs=len(arrays)) if dtype == _F32 \
+            else self._double
+        out = each(fn, arrays, dtype)
+        return out[()] if all(a.ndim == 0 for a in arrays) else out
 
 
 exp = CFunction("exp", "exp", math.exp)

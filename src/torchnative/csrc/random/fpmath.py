@@ -20,7 +20,7 @@ import threading
 import numpy as np
 
 from ..platform import cpu_capability
-from ..platform import libm as glibc
+from ..platform import libm as glibc, libm_arrays
 
 F32, F64 = np.float32, np.float64
 
@@ -248,30 +248,19 @@ def contracted64(a, b, c) -> np.ndarray:
 
 def libm(fn, x: np.ndarray) -> np.ndarray:
     """Apply glibc's ``fn`` (a ``math`` function) to every element of a float64 array."""
-    x = np.asarray(x, F64)
-    return np.fromiter(map(fn, x.ravel().tolist()), F64, x.size).reshape(x.shape)
-
+    return libm_arrays.each(fn, [x], F64)
 
 
 def libmf(name: str, x: np.ndarray) -> np.ndarray:
     """Apply glibc's float function ``name`` (``logf``, ``cosf``, ...) to every element of a
     float32 array, through ctypes: the scalar kernels of upstream's DEFAULT build call these, and
     neither numpy nor ``math`` (double precision) reproduces their last bit."""
-    f = glibc.function(name, single=True)
-    x = np.asarray(x, F32)
-    return np.fromiter(map(f, x.ravel().tolist()), F32, x.size).reshape(x.shape)
+    return libm_arrays.each(glibc.function(name, single=True), [x], F32)
 
 
 def safe_libm(fn, x: np.ndarray) -> np.ndarray:
     """``libm`` that returns C's answers where Python's ``math`` raises (log(0) = -inf, ...)."""
-    def c_like(v, fn=fn):
-        try:
-            return fn(v)
-        except (ValueError, OverflowError):
-            with np.errstate(all="ignore"):
-                return float(getattr(np, fn.__name__)(np.float64(v)))
-    x = np.asarray(x, F64)
-    return np.fromiter(map(c_like, x.ravel().tolist()), F64, x.size).reshape(x.shape)
+    return libm_arrays.each(libm_arrays.c_like(fn, getattr(np, fn.__name__)), [x], F64)
 
 
 def f32_from_bits(bits: int) -> np.float32:
