@@ -98,7 +98,8 @@ def _compare(ours: dict, up: dict, name: str, normwise: bool, again) -> str | No
                 if z.shape == x.shape and fin.any():
                     spread = max(spread, float(np.max(np.abs(x - z), where=fin & np.isfinite(z),
                                                       initial=0.0)))
-        close |= np.abs(x - y) <= tol.atol + tol.rtol * np.abs(x) + spread
+        if spread:
+            close |= np.abs(x - y) <= tol.atol + tol.rtol * np.abs(x) + spread
         close |= ~fin
         if not close.all():
             j = int(np.flatnonzero(~close.ravel())[0])

@@ -42,7 +42,7 @@ class Upstream(dict):
     machine's other CPU profiles (``upstream.other_cpu_profiles``), where upstream's numbers move
     from themselves (agreement_compare widens its bar by as much)."""
 
-    moved: list = []
+    moved: list | tuple = ()
 
 
 def on_both(code: str, timeout: float = 600, profiles: bool = False):
