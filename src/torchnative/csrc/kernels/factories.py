@@ -9,7 +9,8 @@ import warnings
 import numpy as np
 
 from ..core import dtypes as D
-from ..core.construct import checked_device, empty
+from ..core.construct import checked_device, empty, from_result
+from ..core.device import CPU
 from ..core.determinism import fill_deterministic_, fills_uninitialized_memory
 from ..core.layouts import preserve_format
 from .pointwise_math import fma
@@ -185,7 +186,21 @@ def full_like(self, fill_value, *, dtype=None, layout=None, device=None, pin_mem
 
 @kernel("scalar_tensor", meta=True)
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return full((), s, dtype=_dtype(dtype), device=device)
+    dt = _dtype(dtype)
+    if type(s) is float and (device is None or device is CPU):
+        # a Python float into float32/float64 (where's scalar, a mask's -inf): scalar_to's
+        # conversion (one rounding from double) with its overflow check (a finite value
+        # beyond the type's range takes the general path, which raises)
+        npdt = _FLOAT_NP.get(dt)
+        if npdt is not None and (s != s or -_FLOAT_MAX[dt] <= s <= _FLOAT_MAX[dt] or
+                                 s in _INFINITIES):
+            return from_result(np.array(s, npdt), dt)
+    return full((), s, dtype=dt, device=device)
+
+
+_FLOAT_NP = {D.BY_NAME["float32"]: np.dtype(np.float32), D.BY_NAME["float64"]: np.dtype(np.float64)}
+_FLOAT_MAX = {d: float(np.finfo(n).max) for d, n in _FLOAT_NP.items()}
+_INFINITIES = (math.inf, -math.inf)
 
 
 # arange_out's AT_DISPATCH_ALL_TYPES_AND2(Half, BFloat16): no bool, complex or uint16+
@@ -201,10 +216,16 @@ def _is_int(x) -> bool:
 def arange_start_step(start, end, step=1, *, dtype=None, layout=None, device=None,
                       pin_memory=None):
     """arange allocates an empty result (int64 when every bound is integral and no dtype is
-    given) and fills it as arange_out does."""
+    given) and fills it as arange_out does; the result is made at its size at once (the resize
+    of a fresh empty tensor inside the kernel is nothing anything above it sees)."""
     if dtype is None:
         dtype = INT64 if all(_is_int(x) for x in (start, end, step)) else D.get_default_dtype()
-    return arange_into(empty((0,), dtype, checked_device(device)), start, end, step)
+    dev = checked_device(device)
+    size, xstart, xstep = _arange_bounds(dtype, dev, start, end, step)
+    if dev.type == "cpu" and size:
+        return from_result(_arange_values(xstart, xstep, size, dtype, not dtype.is_floating_point),
+                           dtype)
+    return empty((size,), dtype, dev)
 
 
 @kernel("arange.start", meta=True)
@@ -227,12 +248,11 @@ def arange_out(end, *, out):
     return arange_into(out, 0, end, 1)
 
 
-def arange_into(result, start, end, step):
-    """arange_out: the bounds in the accumulate type of ``result``'s dtype (int64 for integral
-    types, so float bounds truncate; double for float/double; float for Half/BFloat16), the
-    size from them, ``result`` resized (with upstream's warning) and filled."""
-    dtype = result.dtype
-    if result.device.type == "cpu" and dtype not in _ARANGE_TYPES:
+def _arange_bounds(dtype, dev, start, end, step):
+    """arange_out's checks and its size, and the bounds in the accumulate type of ``dtype``
+    (int64 for integral types, so float bounds truncate; double for float/double; float for
+    Half/BFloat16): (size, start, step)."""
+    if dev.type == "cpu" and dtype not in _ARANGE_TYPES:
         raise not_implemented("arange_cpu", dtype)
     integral = not dtype.is_floating_point
     # the checks see the bounds as doubles, whatever the dtype
@@ -243,8 +263,6 @@ def arange_into(result, start, end, step):
         raise RuntimeError(f"unsupported range: {_cpp_number(dstart)} -> {_cpp_number(dend)}")
     if not ((dstep > 0 and dend >= dstart) or (dstep < 0 and dend <= dstart)):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
-    # the values in the accumulate type: int64 for integral types (float bounds truncate),
-    # float for Half/BFloat16, double otherwise
     if integral:
         xstart, xstep = math.trunc(start), math.trunc(step)
     else:
@@ -260,6 +278,14 @@ def arange_into(result, start, end, step):
         size = math.ceil((dend - dstart) / dstep)
     if not 0 <= size <= 2 ** 63 - 1:
         raise RuntimeError("invalid size, possible overflow?")
+    return size, xstart, xstep
+
+
+def arange_into(result, start, end, step):
+    """arange_out: ``result`` resized to the size of the range (with upstream's warning when
+    it had another non-zero count) and filled."""
+    dtype = result.dtype
+    size, xstart, xstep = _arange_bounds(dtype, result.device, start, end, step)
     if result.numel() != size:
         if result.numel() > 0:
             warnings.warn(
@@ -271,12 +297,15 @@ def arange_into(result, start, end, step):
 
         call("resize_", result, [size])
     if result._np is not None and size:
-        values = _arange_values(xstart, xstep, size, dtype, integral)
+        values = _arange_values(xstart, xstep, size, dtype, not dtype.is_floating_point)
         if result.is_contiguous():
             result._np.reshape(-1)[...] = values
         else:
             result._np[...] = values.reshape(result._np.shape)
     return result
+
+
+_INT64_NP = np.dtype(np.int64)
 
 
 # arange's vectors are 32 bytes under every capability: upstream's AVX512 build runs its AVX2
@@ -290,8 +319,12 @@ def _arange_values(start, step, n: int, dtype, integral: bool) -> np.ndarray:
     dtype (``Vectorized::arange``), the tail the scalar formula."""
     np_dt = D.numpy_dtype(dtype)
     idx = np.arange(n, dtype=np.int64)
-    if integral:  # exact in int64, wrapped to the width
-        return (np.int64(start) + np.int64(step) * idx).astype(np_dt)
+    if integral:  # exact in int64, wrapped to the width (in place: the same int64 arithmetic)
+        if step != 1:
+            np.multiply(idx, np.int64(step), out=idx)
+        if start != 0:
+            np.add(idx, np.int64(start), out=idx)
+        return idx if np_dt == _INT64_NP else idx.astype(np_dt)
     acc = np.float32 if dtype in D.REDUCED_FLOATING else np.float64
     a_start, a_step = acc(start), acc(step)
     scalar = fma(np.full(n, a_step), idx.astype(acc), a_start)

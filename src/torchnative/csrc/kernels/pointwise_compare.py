@@ -154,8 +154,28 @@ def where(condition, self, other):
     npdt = D.numpy_dtype(dt)
     x = operand(self, dt, npdt)
     y = operand(other, dt, npdt)
-    r = broadcasting(lambda: np.where(c, x, y), condition, self, other)
+    r = _where_over_copy(c, x, y, npdt)
+    if r is None:
+        r = broadcasting(lambda: np.where(c, x, y), condition, self, other)
     return finish(np.asarray(r, dtype=npdt), dt, condition, self, other)
+
+
+def _where_over_copy(c, x, y, npdt):
+    """np.where(c, x, y) as a copy of ``y`` with ``x`` written where ``c`` holds, when ``y``
+    already has the result's shape (a logits row with a masked scalar: half np.where's time).
+    Only for C-contiguous operands of the result's dtype, whose np.where result is C-contiguous
+    too; the same elements, bit for bit. None where np.where itself must run."""
+    if type(y) is not np.ndarray or y.size < 1024 or y.dtype != npdt or \
+            not (y.flags.c_contiguous and c.flags.c_contiguous) or \
+            getattr(x, "dtype", None) != npdt or \
+            (type(x) is np.ndarray and not x.flags.c_contiguous):
+        return None
+    r = y.copy()
+    try:  # c and x broadcast to y's shape, or the result is larger than y
+        np.copyto(r, x, where=c)
+    except ValueError:
+        return None
+    return r
 
 
 
