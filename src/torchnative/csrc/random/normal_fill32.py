@@ -48,6 +48,7 @@ _COS_P = [float(p) for p in COS_P]
 _SIN_P = [float(p) for p in SIN_P]
 _DP3 = float(DP3)
 _HALF_ROW = np.dtype("V32")  # 8 lanes of 4 bytes moved as one item
+_SQRTHF_BITS = np.int32(SQRTHF.view(np.int32))
 
 
 def _rounder(binade: int) -> float:
@@ -71,10 +72,10 @@ class Work:
     several times the arithmetic on it), or the first ``n`` lanes of ``base``'s."""
 
     __slots__ = ("n", "m", "x", "xs", "z", "y", "ys", "e", "f", "yf", "ei", "j", "sign_sin",
-                 "swap", "sign_cos", "d", "below", "x64", "t", "k1", "k2", "radius", "cs")
+                 "swap", "sign_cos", "d", "x64", "t", "k1", "k2", "radius", "cs")
     _LANES = {F32: ("m", "x", "xs", "z", "y", "ys", "e", "f", "yf", "radius"),
               np.int32: ("ei", "j", "sign_sin", "swap", "sign_cos", "d"),
-              np.bool_: ("below",), F64: ("x64", "t"), np.uint32: ("k1", "k2")}
+              F64: ("x64", "t"), np.uint32: ("k1", "k2")}
 
     def __init__(self, n: int, base: "Work | None" = None):
         self.n = n
@@ -117,12 +118,17 @@ def _fused_in_binade(t: np.ndarray, c: float, rounder: float) -> np.ndarray:
 def log_grid(u1: np.ndarray, w: Work | None = None) -> np.ndarray:
     """``log256_ps(u1)`` for ``u1 = 1 - k * 2**-24``, into ``w.x``."""
     w = Work(u1.size) if w is None else w
-    m, ex = np.frexp(u1, out=(w.m, w.ei))  # m in [0.5, 1), u1 = m * 2**ex: the reference's e
-    below = np.less(m, SQRTHF, out=w.below)  # below sqrt(1/2) the reference doubles m:
-    x = np.subtract(m, ONE, out=w.x)  # x = (m - 1) + m, exact either way (Sterbenz)
-    x += np.multiply(m, below, out=w.f)
-    e = np.subtract(ex, below, out=w.e, casting="unsafe")  # small integers: exact
-    z = np.multiply(x, x, out=w.z)
+    # The reference splits u1 = m * 2**ex (m in [0.5, 1)) and, where m < sqrt(1/2), doubles m and
+    # takes one from ex: u1 = r * 2**e with r in [sqrt(1/2), sqrt(2)). On the bits (u1 > 0 is
+    # normal): (bits(u1) - bits(sqrt(1/2))) >> 23 is e, and taking e << 23 off bits(u1) gives r.
+    d = np.subtract(u1.view(np.int32), _SQRTHF_BITS, out=w.ei)
+    d >>= 23  # arithmetic: e <= 0 here
+    e = w.e
+    np.copyto(e, d, casting="unsafe")  # small integers: exact
+    d <<= 23
+    np.subtract(u1.view(np.int32), d, out=d)
+    x = np.subtract(d.view(F32), ONE, out=w.x)  # r - 1: exact (Sterbenz), as the reference's
+    z = np.multiply(x, x, out=w.z)              # (m - 1) or (m - 1) + m
     x64, t, y = w.x64, w.t, w.y
     np.copyto(x64, x)
     np.multiply(x64, _LOG_P[0], out=t)
@@ -235,7 +241,7 @@ def fill_from_words(words: np.ndarray, out: np.ndarray, mean: float, std: float)
         np.copyto(k2.view(_HALF_ROW), halves[lo:hi, 1])
         k1 &= _MASK24
         k2 &= _MASK24
-        u1 = w.m  # log_grid reads u1 before it writes m
+        u1 = w.m  # log_grid only reads it
         np.copyto(u1, k1, casting="unsafe")  # < 2**24: exact
         u1 *= -_GRID
         u1 += ONE  # 1 - k * 2**-24, exact
