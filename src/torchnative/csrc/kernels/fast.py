@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .support import blas_threads
+from .support.gemv import vector_matrix
 from ..core.construct import from_result
 from .support.common import arr
 from ..ops.kernel_registry import kernel
@@ -46,11 +47,11 @@ def linear(input, weight, bias=None):
     rows = 1
     for n in x.shape[:-1]:
         rows *= n
-    blas_threads.for_product(rows, w.shape[1], w.shape[0])
-    if rows == 1:
-        out = np.dot(x.reshape(-1), w.T).reshape(x.shape[:-1] + (w.shape[0],))
+    if rows == 1 and w.shape[1] > 0:  # the composite's mm of one row (linalg._gemm)
+        out = vector_matrix(x.reshape(-1), w.T).reshape(x.shape[:-1] + (w.shape[0],))
     else:  # one matrix product, as upstream's addmm on the flattened input (a stacked matmul
         # would partition the sum differently)
+        blas_threads.for_product(rows, w.shape[1], w.shape[0])
         out = np.matmul(x.reshape(rows, w.shape[1]), w.T).reshape(x.shape[:-1] + (w.shape[0],))
     if bias is not None:
         out += arr(bias)

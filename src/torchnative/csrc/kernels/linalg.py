@@ -16,6 +16,7 @@ import os
 import numpy as np
 
 from .support import blas_threads
+from .support.gemv import matrix_vector, vector_matrix
 from ..core import dtypes as D
 from ..core.construct import empty
 from ..core.device import CPU
@@ -73,18 +74,16 @@ def _by_real_products(product, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _gemm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a @ b for 2-d arrays. A single row (decode) or column goes through BLAS gemv, which numpy
-    only picks for 1-d operands and which is several times faster than gemm there."""
+    """a @ b for 2-d arrays. A single row (decode) or column is a matrix-vector product
+    (support/gemv.py), several times faster than gemm there."""
     if a.dtype.kind == "c":
         return _by_real_products(_gemm, a, b)
-    blas_threads.for_product(a.shape[0], a.shape[1], b.shape[1])
     if a.shape[0] == 1 and a.shape[1] > 0:
-        out = np.dot(a[0], b)[None, :]
-    elif b.shape[1] == 1 and b.shape[0] > 0:
-        out = np.dot(a, b[:, 0])[:, None]
-    else:
-        out = np.matmul(a, b)
-    return out
+        return vector_matrix(a[0], b)[None, :]
+    if b.shape[1] == 1 and b.shape[0] > 0:
+        return matrix_vector(a, b[:, 0])[:, None]
+    blas_threads.for_product(a.shape[0], a.shape[1], b.shape[1])
+    return np.matmul(a, b)
 
 
 def _batched(a: np.ndarray, b: np.ndarray) -> np.ndarray:

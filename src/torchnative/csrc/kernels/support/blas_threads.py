@@ -41,10 +41,22 @@ def _apply(n: int) -> None:
     _state["current"] = n
 
 
-def for_product(m: int, k: int, n: int) -> None:
-    """Set the thread count for an (m x k) @ (k x n) product about to run."""
+def _budget() -> int:
     budget = _state["budget"]
     if budget is None:
         ctl = _controller()
         budget = _state["budget"] = ctl.num_threads if ctl is not None else 1
+    return budget
+
+
+def for_product(m: int, k: int, n: int) -> None:
+    """Set the thread count for an (m x k) @ (k x n) product about to run."""
+    budget = _budget()
     _apply(1 if budget == 1 or m * k * n < SMALL_FLOPS else budget)
+
+
+def single() -> None:
+    """One thread, whatever the budget: for per-row dot products (gemv.py), whose sums a second
+    thread would split differently."""
+    _budget()  # read before the first change, or the budget would be read as this 1
+    _apply(1)
