@@ -64,7 +64,8 @@ def _validate(query, key, value, attn_mask):
                            f"query.dtype: {typemeta(query._dtype)} key.dtype: "
                            f"{typemeta(key._dtype)} and value.dtype: {typemeta(value._dtype)} "
                            "instead.")
-    if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
+    # len(_size) is dim(): the C++ checks never ask a subclass (and a decode step asks often)
+    if len(query._size) < 2 or len(key._size) < 2 or len(value._size) < 2:
         raise RuntimeError("Expected query, key, and value to all be  at least 2 dimensional, but "
                            f"got query.dim: {query.dim()} key.dim: {key.dim()} and value.dim: "
                            f"{value.dim()} instead.")
@@ -78,7 +79,7 @@ def _flash_ok(query, key, value, attn_mask, dropout_p, enable_gqa) -> bool:
     """use_flash_attention_cpp's constraints, in its order."""
     if not _sdp_flag("_get_flash_sdp_enabled") or dropout_p > 0.0:
         return False
-    if not (query.dim() == key.dim() == value.dim() == 4):
+    if not (len(query._size) == len(key._size) == len(value._size) == 4):
         return False
     (bq, hq, lq, eq), (bk, hk, sk, ek), (bv, hv, _, ev) = query._size, key._size, value._size
     if not (bq == bk == bv):
@@ -94,10 +95,10 @@ def _flash_ok(query, key, value, attn_mask, dropout_p, enable_gqa) -> bool:
         ms = attn_mask._size
         if ms[-2] not in (lq, 1) or ms[-1] not in (sk, 1):
             return False
-        if attn_mask.dim() == 4:
+        if len(ms) == 4:
             if ms[0] not in (1, bq) or ms[1] not in (1, hq):
                 return False
-        elif attn_mask.dim() != 2:
+        elif len(ms) != 2:
             return False
     if not (eq == ek == ev):
         return False
@@ -120,8 +121,8 @@ def _convert_bool_mask(attn_mask, dtype):
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, *, scale=None, enable_gqa=False):
     _validate(query, key, value, attn_mask)
-    out_shape = list(query._size[:-1]) + [value.size(-1)]
-    if 0 in out_shape or key.size(-2) == 0:
+    out_shape = list(query._size[:-1]) + [value._size[-1]]  # every one at least 2-d (_validate)
+    if 0 in out_shape or key._size[-2] == 0:
         # nothing to attend: zeros, still connected to every input for autograd
         out = call("zeros", out_shape, dtype=query._dtype, layout=None, device=query.device,
                    pin_memory=None)
@@ -228,7 +229,7 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
     if not dt.is_floating_point:
         raise RuntimeError(f"{name}: Expected data type in FP32, FP64, BF16, FP16, but got "
                            f"{dt._cpp_name} instead.")
-    if not (query.dim() == key.dim() == value.dim() == 4):
+    if not (len(query._size) == len(key._size) == len(value._size) == 4):
         raise RuntimeError(f"{name}: Accept only 4 dims inputs shape of {{B, H, T, K}}")
     if dropout_p != 0.0:
         raise RuntimeError(f"{name}: Currently do not support dropout > 0")
@@ -236,7 +237,7 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
         raise RuntimeError(f"{name}: Q/K/V should have the same head size")
     if attn_mask is not None and attn_mask._dtype not in (_BOOL, _F32, dt):
         raise RuntimeError(f"{name}: Attention mask is the same data type as query")
-    if attn_mask is not None and attn_mask.dim() not in (2, 4):
+    if attn_mask is not None and len(attn_mask._size) not in (2, 4):
         raise RuntimeError(f"{name}: Attention mask dim in {{2, 4}}")
     b, h, lq, e = query._size
     hk, s = key._size[1], key._size[2]
@@ -245,8 +246,7 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
     # the logsumexp is written (b, lq, h) and returned transposed, as upstream's kernel: not a
     # view to autograd (the operator's schema returns a fresh tensor)
     lse_arr = np.empty((b, lq, h), acc)
-    lse_t = make(new_storage(lse_arr.nbytes, CPU, lse_arr.reshape(-1).view(np.uint8)), acc_dt,
-                 (b, h, lq), (lq * h, 1, h), 0, np_view=lse_arr.transpose(0, 2, 1))
+    lse_t = _over_buffer(lse_arr, lse_arr.transpose(0, 2, 1), acc_dt, (lq * h, 1, h))
     if 0 in query._size:
         return _empty_like(query, dt, query.device, None), lse_t
     g = h // hk
@@ -327,9 +327,20 @@ def _like_query(query, dt):
     if order is False:
         return _empty_like(query, dt, query.device, None)
     buf = np.empty(order[0], D.numpy_dtype(dt))
-    view = buf.transpose(order[1])
-    return make(new_storage(buf.nbytes, CPU, buf.reshape(-1).view(np.uint8)), dt, size, stride,
-                0, np_view=view)
+    return _over_buffer(buf, buf.transpose(order[1]), dt, stride)
+
+
+def _over_buffer(buf: np.ndarray, view: np.ndarray, dt, stride: tuple):
+    """A fresh tensor of ``stride`` whose storage is ``buf`` (C-contiguous) and whose array is
+    ``view`` (a transpose of it). Where the view is C-contiguous too (a decode step's single
+    query row: only size-1 dims move), it is a kernel result whose storage is made from the
+    view when first asked for (the same bytes); else the storage is made now."""
+    if view.size and view.flags.c_contiguous:
+        t = from_result(view, dt)
+        t._stride = stride
+        return t
+    return make(new_storage(buf.nbytes, CPU, buf.reshape(-1).view(np.uint8)), dt, view.shape,
+                stride, 0, np_view=view)
 
 
 _DENSE_ORDER: dict = {}   # (size, stride) -> (buffer shape, its transpose to size), or False
