@@ -1,6 +1,7 @@
 """One training step (forward + backward + optimizer step), ours vs upstream, in the same run.
 
 Usage: .venv/bin/python bench/train_step.py [--rounds 3] [--threads 2]
+       (TRAIN_STEP_CASES=mlp,cnn in the environment runs only those cases)
 Cases (issue 6): an MLP 64->128->10 on a digits-sized batch (64 random 8x8 images; SGD with
 momentum), a small CNN with BatchNorm and Dropout in train mode (batch 16 of 1x16x16; Adam), and
 all-MiniLM-L6-v2 on a batch of 4 short sentences (mean pooling, linear head, cross-entropy; AdamW).
@@ -104,11 +105,16 @@ CASES = {"mlp 64-128-10, batch 64, SGD": (mlp, 3, 20),
 
 
 def worker(threads: int) -> None:
+    import os
+
     import torch
 
     torch.set_num_threads(threads)
     result = {}
+    only = os.environ.get("TRAIN_STEP_CASES")  # e.g. "mlp,cnn": a subset, by first word
     for name, (make, warm, n) in CASES.items():
+        if only and name.split()[0] not in only.split(","):
+            continue
         timed = _timed(*make(torch), n, warm)
         result[name] = timed.pop("step")
         for phase, ms in timed.items():

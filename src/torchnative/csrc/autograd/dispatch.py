@@ -20,13 +20,15 @@ from .views import check_inplace as _check_inplace, rebase_history, requires_gra
 
 _NO_DEFAULT = object()
 _NO_EDGE = (None, 0)  # an argument that does not require grad
+_AS_IS = frozenset((int, float, bool, str, type(None)))
 
 
 class _Plan:
     """How to read an operator's arguments by name (schema convention: positional, then
     keyword-only), and its formula spec."""
 
-    __slots__ = ("names", "kwonly", "defaults", "spec", "fallback", "op", "view", "ns", "fname")
+    __slots__ = ("names", "kwonly", "defaults", "spec", "fallback", "op", "view", "ns", "fname",
+                 "edge_names", "ranges")
 
     def __init__(self, op):
         from .generated import NS, spec_for
@@ -43,6 +45,12 @@ class _Plan:
         key = op.name.split("::", 1)[1] if op.qualname.startswith("aten::") else None
         self.spec = spec_for(key) if key else None
         self.fallback = None
+        # without a list argument every node of the op has the same ranges: one shared dict
+        # (nodes only read it), and the edges read by name alone
+        self.edge_names = self.ranges = None
+        if self.spec is not None and all(kind != "list" for _, kind in self.spec.edges):
+            self.edge_names = tuple(name for name, _ in self.spec.edges)
+            self.ranges = {name: (i, i + 1, False) for i, name in enumerate(self.edge_names)}
         if self.spec is not None and not self.spec.available:
             # formulas we cannot run: differentiate through upstream's decomposition instead.
             # An operator without formulas gets upstream's NotImplemented node, decomposition
@@ -147,23 +155,36 @@ def _record(op, plan, spec, args, kwargs, computed=_NO_DEFAULT):
         check_inplace(self_t, True)
     # next edges, in the order of the arguments with formulas; ``wanted``: the arguments with
     # a live edge, whose gradients will be computed (only what their formulas use is saved)
-    edges, ranges, wanted = [], {}, set()
-    for name, kind in spec.edges:
-        v = vals.get(name)
-        start = len(edges)
-        if kind == "list":
-            for t in v or ():
-                e = gradient_edge(t) if isinstance(t, TensorBase) else _NO_EDGE
+    edges, wanted = [], set()
+    ranges = plan.ranges
+    if ranges is not None and plan.spec is spec:
+        for name in plan.edge_names:
+            v = vals.get(name)
+            if isinstance(v, TensorBase):
+                e = gradient_edge(v)
+                if e[0] is not None:
+                    wanted.add(name)
+                edges.append(e)
+            else:
+                edges.append(_NO_EDGE)
+    else:
+        ranges = {}
+        for name, kind in spec.edges:
+            v = vals.get(name)
+            start = len(edges)
+            if kind == "list":
+                for t in v or ():
+                    e = gradient_edge(t) if isinstance(t, TensorBase) else _NO_EDGE
+                    edges.append(e)
+                    if e[0] is not None:
+                        wanted.add(name)
+                ranges[name] = (start, len(edges), True)
+            else:
+                e = gradient_edge(v) if isinstance(v, TensorBase) else _NO_EDGE
                 edges.append(e)
                 if e[0] is not None:
                     wanted.add(name)
-            ranges[name] = (start, len(edges), True)
-        else:
-            e = gradient_edge(v) if isinstance(v, TensorBase) else _NO_EDGE
-            edges.append(e)
-            if e[0] is not None:
-                wanted.add(name)
-            ranges[name] = (start, start + 1, False)
+                ranges[name] = (start, start + 1, False)
     any_rg = bool(wanted)
     if not any_rg:
         # a view made in no_grad of a tensor that requires grad requires grad but has no edge:
@@ -187,7 +208,7 @@ def _record(op, plan, spec, args, kwargs, computed=_NO_DEFAULT):
     after = []
     written = _written_args(op) if spec.kind == "mutable" else ()
     for name, plain, code, users in spec.saved_inputs:
-        if users and not (users & wanted):
+        if users and users.isdisjoint(wanted):
             continue
         if plain is not None and plain in written:
             # running_mean/var of training-mode batch norm: the op updates them in place and
@@ -201,7 +222,9 @@ def _record(op, plan, spec, args, kwargs, computed=_NO_DEFAULT):
                 v = _clone_for_save(v)
         else:
             v = eval(code, plan.ns, vals)
-        saved[name] = _save(v, False)
+        tv = type(v)
+        # a Python scalar, None or a string is saved as it is (``_save``'s answer, uncalled)
+        saved[name] = v if tv in _AS_IS else _save(v, False)
     result = _below(op, args, kwargs) if computed is _NO_DEFAULT else computed
     for name, v in after:
         saved[name] = _save(v, False)
@@ -237,14 +260,14 @@ def _record(op, plan, spec, args, kwargs, computed=_NO_DEFAULT):
         if plan.view is not None:
             _stamp_views(outs, vals.get("self"), plan.view)
     for name, idx, users in spec.saved_outputs:
-        if users and not (users & wanted):
+        if users and users.isdisjoint(wanted):
             continue
         o = self_t if inplace else outs[idx]
         saved[name] = _save(o, o is not None and o._grad_fn is node)
     if spec.derived_outputs:
         named = dict(zip(spec.output_names, outs))
         for name, code, users in spec.derived_outputs:
-            if users and not (users & wanted):
+            if users and users.isdisjoint(wanted):
                 continue
             saved[name] = _save(eval(code, plan.ns, named), False)
     return result

@@ -14,7 +14,7 @@ import weakref
 from collections import OrderedDict
 
 from ..core.grad_mode import TLS as _GRAD
-from ..core.tensor import TensorBase
+from ..core.tensor import TensorBase, alias as _alias
 from ..dispatch import python_dispatch as _python_dispatch
 from .accumulate import accumulate_grad
 from .graph_task import TLS as _TASK
@@ -537,10 +537,8 @@ def shallow_copy_and_detach(t: TensorBase) -> TensorBase:
     """TensorImpl::shallow_copy_and_detach, sharing ``t``'s version counter: under a dispatch
     mode, or for a tensor subclass, upstream asks Python for ``aten::detach`` (so a trace records
     the detach that saving an output and unpacking it make); otherwise a plain alias."""
-    from ..core.construct import alias
-
     if not _python_detaches(t):
-        return alias(t)
+        return _alias(t)
     from ..dispatch.call import op
     from ..dispatch.python_dispatch import dispatch
 
