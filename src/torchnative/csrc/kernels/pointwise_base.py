@@ -123,6 +123,17 @@ def quiet_exit(token) -> None:
         _ERR_CV.reset(token)
 
 
+def _no_state(_):
+    return None
+
+
+# quiet_enter/quiet_exit as the C calls themselves, for the hottest loops (no Python frame):
+# ``token = QUIET_SET(QUIET_STATE)`` ... ``if token is not None: QUIET_RESET(token)``
+QUIET_SET = _ERR_CV.set if _ERR_CV is not None else _no_state
+QUIET_RESET = _ERR_CV.reset if _ERR_CV is not None else _no_state
+QUIET_STATE = _ERR_IGNORE
+
+
 def check(kernel: str, dt: D.dtype, allowed) -> None:
     """AT_DISPATCH's refusal for a dtype outside the kernel's type group."""
     if dt not in allowed:

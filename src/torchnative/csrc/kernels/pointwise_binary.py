@@ -23,6 +23,8 @@ from .pointwise_base import (ALL_H, ALL_HB, ALL_HBC, ALL_HC, BOOL, COMPLEX, F8, 
                              original_f32, py_dtype, quiet, result_type, shapes_of)
 from .pointwise_math import exact, fma
 from ..ops.kernel_registry import kernel
+from .pointwise_base import QUIET_RESET as _QUIET_RESET, QUIET_SET as _QUIET_SET, \
+    QUIET_STATE as _QUIET_STATE
 from .pointwise_base import NATIVE as _NATIVE, QUIET as _FLOATS, quiet_enter, quiet_exit, \
     scalar_value
 from ..core.construct import from_result
@@ -70,16 +72,22 @@ def apply2(fn, a, b, dt: D.dtype, out_dt: D.dtype | None = None, reduced_scalar:
         # the common cases: a dense tensor already in the compute dtype with another such
         # tensor, or with a Python number (converted as the wrapped-number path converts it)
         x = a._np
-        y = _native_operand(b, dt) if x is not None else None
+        if x is None:
+            y = None
+        elif isinstance(b, TensorBase) and b._dtype is dt and not b._wrapped:
+            y = b._np  # _native_operand's first case, without its frame
+        else:
+            y = _native_operand(b, dt)
         if y is not None:
-            token = quiet_enter() if dt in _FLOATS else None
+            token = _QUIET_SET(_QUIET_STATE) if dt in _FLOATS else None
             try:
                 r = fn(x, y)
             except ValueError:
                 broadcast_shape(*shapes_of(a, b))
                 raise
             finally:
-                quiet_exit(token)
+                if token is not None:
+                    _QUIET_RESET(token)
             if type(r) is np.ndarray and r.flags.c_contiguous and x.flags.c_contiguous and \
                     (type(y) is not np.ndarray or y.flags.c_contiguous) and \
                     r.dtype == x.dtype and out_dt is None:
@@ -150,9 +158,18 @@ def _axpy(alpha, dt):
     return lambda x, y: x + al * y
 
 
+# real dtypes whose add/mul are their plain numpy loops (no bool, complex, reduced or float8
+# rule applies): _add's and mul's checks and branches all end in apply2 with np.add/np.multiply
+_PLAIN_REAL = frozenset(D.BY_NAME[n] for n in ("float32", "float64", "int64", "int32", "int16",
+                                              "int8", "uint8"))
+
+
 @kernel("add.Tensor", "add.Scalar")
 def add(self, other, alpha=1):
-    return _add(self, other, alpha, dtype2(self, other))
+    dt = dtype2(self, other)
+    if dt in _PLAIN_REAL and type(alpha) is int and alpha == 1:
+        return apply2(np.add, self, other, dt)
+    return _add(self, other, alpha, dt)
 
 
 def _sub_check(a, b) -> None:
@@ -187,6 +204,8 @@ def rsub(self, other, alpha=1):
 @kernel("mul.Tensor", "mul.Scalar")
 def mul(self, other):
     dt = dtype2(self, other)
+    if dt in _PLAIN_REAL:
+        return apply2(np.multiply, self, other, dt)
     if dt in F8:  # float8 multiplies tensors only; a scalar operand takes the reduced-float path
         if not all(isinstance(t, TensorBase) and not t._wrapped for t in (self, other)):
             raise NotImplementedError(f'"mul_cpu_reduced_float" not implemented for '

@@ -19,7 +19,8 @@ from ..core.construct import from_result
 from .pointwise_base import (ALL_H, ALL_HC, BOOL, C32, COMPLEX, F8, F32, F64, FLOAT_H, FLOAT_HC,
                              INTEGRAL,
                              NATIVE, NOTHING, QUIET, REDUCED, check, checked, compute_dtype, finish,
-                             needs_quiet, operand, quiet, quiet_enter, quiet_exit)
+                             needs_quiet, operand, quiet, QUIET_RESET, QUIET_SET,
+                             QUIET_STATE)
 from .pointwise_math import erf, erf_vec32, erfc, erfinv, exact, vectorized_mask
 from ..ops.kernel_registry import kernel
 
@@ -33,11 +34,12 @@ def apply1(fn, self, dt: D.dtype, out_dt: D.dtype | None = None):
     x = self._np
     if dt in NATIVE and self._dtype is dt and x is not None:
         # the common case: a dense tensor already in the compute dtype
-        token = quiet_enter() if dt in QUIET else None
+        token = QUIET_SET(QUIET_STATE) if dt in QUIET else None
         try:
             r = fn(x)
         finally:
-            quiet_exit(token)
+            if token is not None:
+                QUIET_RESET(token)
         if type(r) is np.ndarray and r.flags.c_contiguous and x.flags.c_contiguous and \
                 r.dtype == x.dtype and out_dt is None:
             return from_result(r, dt)
