@@ -1,13 +1,13 @@
 """The matrix-vector product of a decode step: one row of activations times a weight.
 
 BLAS gemv over a matrix whose rows are contiguous (a ``nn.Linear`` weight, ``y = W @ x``) is a
-dot of each row with the vector, and OpenBLAS's kernel for it (gemv_t) streams the matrix at
-about half the memory bandwidth once the matrix is not in cache: a model's weights never are
-during decoding (each is read once per token, 540 MB for SmolLM2-135M). One BLAS dot per row
-(numpy's ``vecdot``) streams it at full bandwidth and is within ~20% of gemv when the matrix is
-in cache (docs/performance.md, "The decode's products"). Each output is then one dot of one
-row, so its bits do not depend on how many threads run, and no thread is added (a memory-bound
-product gains little from a second core that other work may hold).
+dot of each row with the vector. Once the matrix is not in cache -- a model's weights never are
+while decoding: each is read once per token, 540 MB for SmolLM2-135M -- OpenBLAS's kernel for it
+(gemv_t) is slower than one BLAS dot per row (numpy's ``vecdot``): SmolLM2's 211 products per
+token 47 against 33 CPU ms, while in cache the dots are ~15% slower (8.1 against 9.3 ms;
+``bench/decode_products.py``, docs/performance.md "The decode's products"). Each output is then
+one dot of one row, so its bits do not depend on how many threads run, and no thread is added
+(a memory-bound product gains little from a second core that other work may hold).
 
 A matrix whose columns are contiguous (``x @ W`` for a row-major ``W``) keeps BLAS gemv: its
 kernel (gemv_n, an update per column) streams at full bandwidth already.

@@ -1,0 +1,83 @@
+"""A decode step's matrix products alone, ours vs upstream: SmolLM2-135M's 211 ``F.linear`` of
+one token (30 layers of q, k, v, o, gate, up, down and the 49152-row lm_head), each weight its
+own 540 MB in all, so every product reads its weight from memory as a decode step does; and the
+same products with one layer's weights reused (in cache). CPU ms per token, medians.
+
+Usage: .venv/bin/python bench/decode_products.py [--rounds 3] [--threads 1]
+
+Ours' worker also times the numpy primitives a one-row product can use on the same arrays:
+BLAS gemv over the row-major weight (``np.dot(x, w.T)``), one BLAS dot per row (``np.vecdot``,
+kernels/support/gemv.py) and ``np.einsum``. Upstream's worker reports the same keys with its
+own ``F.linear`` only, so the numpy rows print against upstream's ``F.linear``.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _harness  # noqa: E402
+
+SHAPES = [(576, 576), (192, 576), (192, 576), (576, 576), (1536, 576), (1536, 576), (576, 1536)]
+LAYERS, VOCAB = 30, 49152
+
+
+def _ms(fn, repeats: int = 5) -> float:
+    fn()
+    times = []
+    for _ in range(repeats):
+        c = time.process_time()
+        fn()
+        times.append(time.process_time() - c)
+    return statistics.median(times) * 1e3
+
+
+def worker(threads: int) -> None:
+    import torch
+    import torch.nn.functional as F
+
+    torch.set_num_threads(threads)
+    g = torch.Generator().manual_seed(0)
+    weights = [torch.randn(s, generator=g) for _ in range(LAYERS) for s in SHAPES]
+    weights.append(torch.randn(VOCAB, 576, generator=g))
+    hot = [w for w in weights[:len(SHAPES)] for _ in range(LAYERS)]  # one layer's, reused
+    xs = {k: torch.randn(1, 1, k, generator=g) for k in (576, 1536)}
+    result = {}
+    with torch.inference_mode():
+        for name, ws in (("streamed", weights), ("in cache", hot)):
+            result[f"F.linear, {name} (CPU ms/token)"] = _ms(
+                lambda ws=ws: [F.linear(xs[w.shape[1]], w) for w in ws])
+        ours = sys.modules.get("torchnative.csrc.dispatch.door") is not None
+        prims = ("np.dot(x, w.T)", "np.vecdot(w, x)", "np.einsum")
+        for name, ws in (("streamed", weights), ("in cache", hot)):
+            if not ours:  # upstream: its F.linear stands in each numpy row
+                for prim in prims:
+                    result[f"{prim}, {name} (CPU ms/token)"] = result[f"F.linear, {name} (CPU ms/token)"]
+                continue
+            import numpy as np
+
+            a = {k: v.numpy().reshape(-1) for k, v in xs.items()}
+            arrs = [w.numpy() for w in ws]
+            fns = (lambda w: np.dot(a[w.shape[1]], w.T), lambda w: np.vecdot(w, a[w.shape[1]]),
+                   lambda w: np.einsum("ij,j->i", w, a[w.shape[1]]))
+            for prim, fn in zip(prims, fns):
+                result[f"{prim}, {name} (CPU ms/token)"] = _ms(
+                    lambda fn=fn, arrs=arrs: [fn(w) for w in arrs])
+    _harness.emit(result)
+
+
+def main() -> None:
+    h = _harness.worker_args()
+    if h.worker:
+        worker(h.threads)
+        return
+    rows = _harness.compare(Path(__file__), h.rounds, h.threads, [], unit="")
+    print("(numpy rows: ours' primitives against upstream's F.linear of the same row)")
+    return rows
+
+
+if __name__ == "__main__":
+    main()
