@@ -689,3 +689,57 @@ def test_binding_recipes_and_index_entry_as_upstream():
     # control: a function mode and the subclass did see the calls made after the recipes
     assert ours["dunder"][2][2] and ours["int index"][2][2] == ["__getitem__"]
     assert ours["subclass index"][2][3] and ours["tensor-like index"][2][3]
+
+
+# a generate loop's per-step calls (the logits processor's mask, the stopping test, the cache
+# position) take kernel shortcuts: arange made at its size, isin's equality lane, where's copy
+# of a full-shape other, scalar_tensor's float lane. Each case is run plain, under a dispatch
+# mode and a function mode, and with a tensor that requires grad; tensors, errors and what the
+# modes see must be upstream's.
+STEP_PROGRAM = _TRACING + r"""
+from prelude import function_tracing
+g = torch.Generator().manual_seed(0)
+logits = torch.randn(1, 4096, generator=g)
+logits.view(-1)[::97] = float("nan")
+eos = torch.tensor([2])
+ids = torch.tensor([[1, 504, 3458, 282, 2]])
+leaf = torch.randn(1, 4096, generator=g).requires_grad_()
+cases = {
+    "arange vocab": lambda: torch.arange(4096),
+    "arange position": lambda: torch.arange(7, 8, dtype=torch.int64),
+    "arange floats": lambda: torch.arange(0.5, 9.0, 0.75),
+    "arange bad": lambda: torch.arange(0, 5, 0),
+    "isin vocab": lambda: torch.isin(torch.arange(4096), eos),
+    "isin last id": lambda: torch.isin(ids[:, -1:], eos),
+    "isin ids 0-d": lambda: torch.isin(ids, torch.tensor(2)),
+    "isin inverted": lambda: torch.isin(ids, torch.tensor([2, 282]), invert=True),
+    "isin mixed dtypes": lambda: torch.isin(ids, torch.tensor([2.0])),
+    "where mask": lambda: torch.where(torch.isin(torch.arange(4096), eos), -float("inf"), logits),
+    "where scalar other": lambda: torch.where(logits > 0, logits, 0.0),
+    "where requires grad": lambda: torch.where(logits > 0, -float("inf"), leaf),
+    "scalar_tensor": lambda: torch.scalar_tensor(-float("inf")),
+    "scalar_tensor too big": lambda: torch.scalar_tensor(1e300, dtype=torch.float32),
+}
+REPEAT = 2
+
+
+def describe(fn):
+    with tracing() as ops:
+        fn()
+    with function_tracing() as names:
+        fn()
+    v = fn()
+    grad = None
+    if v.requires_grad:
+        v.masked_fill(v.isinf(), 0).sum().backward()
+        grad = [type(v.grad_fn).__name__, leaf.grad.reshape(-1)[:40:7].tolist()]
+        leaf.grad = None
+    return [ops, names, str(v.dtype), list(v.shape), list(v.stride()),
+            [x if x == x else "nan" for x in v.detach().reshape(-1)[:60:5].tolist()], grad]
+""" + _RUN_CASES
+
+
+def test_generate_step_calls_as_upstream():
+    from torchnative.testing import upstream
+
+    assert upstream.run_json_ours(STEP_PROGRAM) == upstream.run_json(STEP_PROGRAM)
