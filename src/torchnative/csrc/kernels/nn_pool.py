@@ -155,11 +155,8 @@ def max_pool2d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation
     x = _values(self)
     low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     xp = _padded(x, kh, kw, dh, dw, ph, pw, dilh, dilw, oh, ow, low)
-    valid = _valid(h, w, kh, kw, dh, dw, ph, pw, dilh, dilw, oh, ow)
+    valid, reach, corner = _windows_of(h, w, kh, kw, dh, dw, ph, pw, dilh, dilw, oh, ow)
     vals, pick = _scan_max(xp, kh, kw, dh, dw, dilh, dilw, oh, ow, valid, low)
-    # the window offset k = kr * kw + kc -> its input position's offset from the window's corner
-    reach = (np.arange(kh)[:, None] * (dilh * w) + np.arange(kw)[None, :] * dilw).reshape(-1)
-    corner = (np.arange(oh)[:, None] * dh - ph) * w + (np.arange(ow)[None, :] * dw - pw)
     index = reach[pick]
     index += corner
     return _output(self, vals, dt, cl), _output(self, index, _INT64, cl)
@@ -221,6 +218,27 @@ def _padded(x, kh, kw, dh, dw, ph, pw, dilh, dilw, oh, ow, fill):
 def _padded_windows(x, kh, kw, dh, dw, ph, pw, dilh, dilw, oh, ow, fill):
     return _windows(_padded(x, kh, kw, dh, dw, ph, pw, dilh, dilw, oh, ow, fill),
                     kh, kw, dh, dw, dilh, dilw, oh, ow)
+
+
+_WINDOWS: dict = {}
+
+
+def _windows_of(*geometry):
+    """``_valid``'s mask, each window offset's (k = kr * kw + kc) reach from the window's corner
+    and each window's corner in the flat input plane, made once per pooling geometry (the
+    training step pools the same shapes every step) and kept read-only."""
+    plan = _WINDOWS.get(geometry)
+    if plan is None:
+        h, w, kh, kw, dh, dw, ph, pw, dilh, dilw, oh, ow = geometry
+        reach = (np.arange(kh)[:, None] * (dilh * w) + np.arange(kw)[None, :] * dilw).reshape(-1)
+        corner = (np.arange(oh)[:, None] * dh - ph) * w + (np.arange(ow)[None, :] * dw - pw)
+        plan = (_valid(*geometry), reach, corner)
+        for a in plan:
+            a.flags.writeable = False
+        if len(_WINDOWS) >= 64:
+            _WINDOWS.clear()
+        _WINDOWS[geometry] = plan
+    return plan
 
 
 def _valid(h, w, kh, kw, dh, dw, ph, pw, dilh, dilw, oh, ow) -> np.ndarray:
