@@ -586,6 +586,19 @@ def test_grid_box_muller_control(monkeypatch):
     assert _grid_mismatches(G, A, 0, 1 << 20) > 0
 
 
+def test_grid_box_muller_control_kept_steps(monkeypatch):
+    """log's Horner steps kept in float64 are load-bearing on their own: rounding their product
+    and sum to float32 separately (an unfused build) differs from the reference."""
+    from torchnative.csrc.random import avx_mathfun as A, normal_fill32 as G
+
+    def unfused(t, c, scratch):
+        np.copyto(t, (t.astype(np.float32) + np.float32(c)).astype(np.float64))
+        return t
+
+    monkeypatch.setattr(G, "_fused_kept", unfused)
+    assert _grid_mismatches(G, A, 4 << 20, 1 << 20) > 0  # u1 near 3/4: |x| is not small
+
+
 def test_grid_fill_is_the_reference_fill():
     """The whole fill (words to rows of 16, both halves, the caller's mean and std through each
     of its three roundings) against the reference on random words, over several chunks."""

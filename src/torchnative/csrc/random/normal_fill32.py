@@ -17,6 +17,8 @@ What makes each step cheap without changing a bit:
 * Any other fused step is one float64 multiply and one float64 add whose result numpy rounds to
   float32 as it stores it. The product is exact in float64, so that is the exact sum rounded
   twice; on these inputs that never differs from fma's single rounding (the exhaustive check).
+  log's Horner value stays in float64 between its steps, rounded through a float32 scratch
+  (a cast down and back): single-dtype passes, cheaper than numpy's buffered mixed-dtype ones.
 * What the grid rules out is not computed: ``1 - u`` is never <= 0 (no invalid lanes, no clamp
   to the smallest normal) and ``TWO_PI * u`` is never negative (no sign to carry into sin).
 * The caller's ``* std + mean`` is a plain float32 multiply and add when ``mean`` is zero (the
@@ -108,6 +110,16 @@ def _fused(t: np.ndarray, c, out: np.ndarray) -> np.ndarray:
     return np.add(t, c, out=out, casting="same_kind")
 
 
+def _fused_kept(t: np.ndarray, c: float, scratch: np.ndarray) -> np.ndarray:
+    """``t = float32(t + c)`` kept in float64: ``_fused``'s rounding (the float64 sum rounded
+    as numpy stores it) through ``scratch``. Four single-dtype passes cost less than the two
+    mixed-dtype ones (numpy buffers the operand it casts)."""
+    np.add(t, c, out=t)
+    np.copyto(scratch, t, casting="same_kind")
+    np.copyto(t, scratch)
+    return t
+
+
 def _fused_in_binade(t: np.ndarray, c: float, rounder: float) -> np.ndarray:
     """``t = t + c`` rounded once to the float32 ulp ``rounder`` stands for, kept in float64."""
     t += rounder + c  # exact constant: c is a multiple of that ulp and C + c < 2**53 ulps
@@ -131,12 +143,10 @@ def log_grid(u1: np.ndarray, w: Work | None = None) -> np.ndarray:
     z = np.multiply(x, x, out=w.z)              # (m - 1) or (m - 1) + m
     x64, t, y = w.x64, w.t, w.y
     np.copyto(x64, x)
-    np.multiply(x64, _LOG_P[0], out=t)
-    _fused(t, _LOG_P[1], y)
-    for c in _LOG_P[2:-1]:
-        np.multiply(y, x64, out=t)
-        _fused(t, c, y)
-    np.multiply(y, x64, out=t)
+    np.multiply(x64, _LOG_P[0], out=t)  # the Horner value stays in t: every pass is one dtype
+    for c in _LOG_P[1:-1]:
+        _fused_kept(t, c, y)
+        t *= x64
     _fused_in_binade(t, _LOG_P[-1], _LOG_LAST)
     t *= x64  # exact: the float32 product x * y, rounded as it is stored
     np.copyto(y, t, casting="same_kind")
