@@ -1,7 +1,7 @@
 """A decode step's matrix-vector product (kernels/support/gemv.py): a weight with contiguous rows
 is read as one dot per row, whatever the thread budget, and every path to that product (the
-inference fast lane of ``linear``, the composite autograd records, ``mm``, ``matmul``) gives the
-same bits, as upstream's one product does."""
+inference fast lane of ``linear``, the composite autograd records, ``mm``, ``matmul``, ``mv``,
+``addmv``) gives the same bits, as upstream's do."""
 
 from __future__ import annotations
 
@@ -107,3 +107,9 @@ def test_every_path_to_the_product_agrees(bias, lead):
         plain = plain + b
     assert torch.equal(fast.reshape(1, 1536), plain)
     assert torch.equal(torch.mm(x.reshape(1, 576), w.t()), (x.reshape(1, 576) @ w.t()))
+    # the matrix-vector spellings of the same product (upstream's agree bit for bit too)
+    v = x.reshape(576)
+    assert torch.equal(torch.mv(w, v), (x.reshape(1, 576) @ w.t()).reshape(1536))
+    assert torch.equal(w @ v, torch.mv(w, v))
+    if b is not None:
+        assert torch.equal(torch.addmv(b, w, v), fast.reshape(1536))

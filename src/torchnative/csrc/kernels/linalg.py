@@ -16,7 +16,7 @@ import os
 import numpy as np
 
 from .support import blas_threads
-from .support.gemv import matrix_vector, vector_matrix
+from .support.gemv import by_rows, matrix_vector, vector_matrix
 from ..core import dtypes as D
 from ..core.construct import empty
 from ..core.device import CPU
@@ -319,6 +319,15 @@ def _check_addmv(self, mat, vec, self_dtype):
     return m, k
 
 
+def _mv_product(m: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """mat @ vec: the product one row of ``linear`` makes (support/gemv.py) where it applies, so
+    ``mv(w, x)`` and ``linear(x, w)`` agree bit for bit, as upstream's do."""
+    if by_rows(m, v):
+        return matrix_vector(m, v)
+    blas_threads.for_product(m.shape[0], m.shape[1], 1)
+    return np.matmul(m, v)
+
+
 @kernel("addmv")
 def addmv(self, mat, vec, *, beta=1, alpha=1):
     m, k = _check_addmv(self, mat, vec, self._dtype)
@@ -330,8 +339,7 @@ def addmv(self, mat, vec, *, beta=1, alpha=1):
         raise not_implemented("addmv_impl_cpu", dt)
     om = opmath_dtype(dt)
     a, b = scalar_to(alpha, om), scalar_to(beta, om)
-    blas_threads.for_product(m, k, 1)
-    prod = np.matmul(_operand(mat, dt), _operand(vec, dt))
+    prod = _mv_product(_operand(mat, dt), _operand(vec, dt))
     return wrap(_scaled(prod, a, _operand(self_b, dt) if b != 0 else None, b), dt)
 
 
@@ -346,8 +354,7 @@ def mv(self, vec):
         return _zeros((m,), dt)
     if dt not in _STD:
         raise not_implemented("addmv_impl_cpu", dt)
-    blas_threads.for_product(m, k, 1)
-    return wrap(np.matmul(_operand(self, dt), _operand(vec, dt)), dt)
+    return wrap(_mv_product(_operand(self, dt), _operand(vec, dt)), dt)
 
 
 def _dot_check(self, other):

@@ -23,14 +23,15 @@ _VECDOT = getattr(np, "vecdot", None)  # numpy >= 2.0
 _FLOATS = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 
 
-def _by_rows(m: np.ndarray, v: np.ndarray) -> bool:
+def by_rows(m: np.ndarray, v: np.ndarray) -> bool:
+    """Is ``m @ v`` taken as one dot per row (``m``'s rows contiguous, a real float dtype)?"""
     return (_VECDOT is not None and m.dtype in _FLOATS and m.strides[1] == m.itemsize
             and m.shape[1] > 0 and v.dtype == m.dtype)
 
 
 def matrix_vector(m: np.ndarray, v: np.ndarray) -> np.ndarray:
     """``m @ v`` for a 2-d ``m`` and a 1-d ``v`` of one dtype, as a 1-d array."""
-    if _by_rows(m, v):
+    if by_rows(m, v):
         blas_threads.single()
         return _VECDOT(m, v)
     blas_threads.for_product(m.shape[0], m.shape[1], 1)
@@ -39,7 +40,7 @@ def matrix_vector(m: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 def vector_matrix(v: np.ndarray, m: np.ndarray) -> np.ndarray:
     """``v @ m`` for a 1-d ``v`` and a 2-d ``m`` of one dtype, as a 1-d array."""
-    if _by_rows(m.T, v):
+    if by_rows(m.T, v):
         blas_threads.single()
         return _VECDOT(m.T, v)
     blas_threads.for_product(1, m.shape[0], m.shape[1])
