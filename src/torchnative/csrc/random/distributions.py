@@ -247,10 +247,12 @@ def _uniform_scaled_f32(gen, n: int, width: F32, frm: F32, out: np.ndarray | Non
     for lo in range(0, n, _CHUNK):
         k = gen.random(min(_CHUNK, n - lo))
         k &= _MASK24
-        if exact:
+        if exact:  # single-dtype passes: numpy buffers an operand it casts in a mixed one
             tk = t[:k.size]
-            np.multiply(k, scale, out=tk, dtype=F64)  # exact: 24 bits times 24 bits
-            np.add(tk, f64, out=out[lo:lo + k.size], casting="same_kind")
+            np.copyto(tk, k)
+            tk *= scale  # exact: 24 bits times 24 bits
+            tk += f64  # exact (_sum_is_exact)
+            np.copyto(out[lo:lo + k.size], tk, casting="same_kind")  # the one rounding
         elif fused:
             u = k.astype(F64)
             u *= 2.0 ** -24
