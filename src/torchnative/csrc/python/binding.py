@@ -509,10 +509,12 @@ def _check_out_type_matches(out, options) -> None:
                            f"({out.layout})")
 
 
-def call_function(fn, sp: Spelling, args: tuple, kwargs: dict):
-    key = tuple(map(type, args))
-    if kwargs or not NOT_SEQUENCES.issuperset(key):
-        key = _call_cache.key_of(None, args, kwargs)
+def call_function(fn, sp: Spelling, args: tuple, kwargs: dict, key=None):
+    """``key``: the call's key_of, where the spelling already made it."""
+    if key is None:
+        key = tuple(map(type, args))
+        if kwargs or not NOT_SEQUENCES.issuperset(key):
+            key = _call_cache.key_of(None, args, kwargs)
     recipe = sp.recipes.get(key)
     if recipe and not (_TF_TLS.stack and _TF_TLS.state != 2):
         if recipe.run is not None:
@@ -546,8 +548,10 @@ def not_a_tensor(name: str, obj) -> TypeError:
                      f"'{type(obj).__name__}' object")
 
 
-def call_method(method, sp: Spelling, self, args: tuple, kwargs: dict):
-    if kwargs:
+def call_method(method, sp: Spelling, self, args: tuple, kwargs: dict, key=None):
+    if key is not None:
+        pass  # the spelling's key_of
+    elif kwargs:
         key = _call_cache.key_of(self, args, kwargs)
     else:  # the common pattern, inline: types only
         key = (type(self), *map(type, args))

@@ -10,7 +10,7 @@ land here.
 from __future__ import annotations
 
 from ..ops.spellings_table import spellings
-from .call_cache import NOT_SEQUENCES
+from .call_cache import NOT_SEQUENCES, key_of
 
 # namespace of the binding table -> the torch._C (sub)module that holds its functions
 MODULES = {
@@ -45,8 +45,13 @@ def make_function(name: str, sigs, module: str):
             key = tuple(map(type, args))
             if NOT_SEQUENCES.issuperset(key):
                 recipe = recipes.get(_with_keywords(key, kwargs) if kwargs else key)
-                if recipe and recipe.run is not None:
-                    return recipe.run(None, args, kwargs)
+            else:  # a list or tuple argument (cat's tensors, a size): its elements' types too
+                key = key_of(None, args, kwargs)
+                recipe = recipes.get(key)
+                if not (recipe and recipe.run is not None):
+                    return call_function(fn, sp, args, kwargs, key)
+            if recipe and recipe.run is not None:
+                return recipe.run(None, args, kwargs)
         return call_function(fn, sp, args, kwargs)
 
     fn.__name__ = fn.__qualname__ = name
@@ -67,8 +72,13 @@ def make_method(name: str, sigs):
             key = (type(self), *map(type, args))
             if NOT_SEQUENCES.issuperset(key):
                 recipe = recipes.get(_with_keywords(key, kwargs) if kwargs else key)
-                if recipe and recipe.run is not None:
-                    return recipe.run(self, args, kwargs)
+            else:  # a list or tuple argument (a size): its elements' types too
+                key = key_of(self, args, kwargs)
+                recipe = recipes.get(key)
+                if not (recipe and recipe.run is not None):
+                    return call_method(method, sp, self, args, kwargs, key)
+            if recipe and recipe.run is not None:
+                return recipe.run(self, args, kwargs)
         return call_method(method, sp, self, args, kwargs)
 
     method.__name__ = method.__qualname__ = name
