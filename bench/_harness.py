@@ -91,17 +91,19 @@ def main(script: str, worker, unit: str = "us") -> None:
     compare(Path(script), args.rounds, args.threads, [], unit=unit)
 
 
-def median_ms(fn, runs: int, warm: int = 1) -> float:
-    """Median wall time of ``runs`` calls of ``fn`` after ``warm`` unmeasured ones, in ms."""
+def median_ms(fn, runs: int, warm: int = 1, timer=None) -> float:
+    """Median time of ``runs`` calls of ``fn`` after ``warm`` unmeasured ones, in ms: wall
+    time, or ``timer``'s (``time.process_time`` for CPU time)."""
     import time
 
+    timer = timer or time.perf_counter
     for _ in range(warm):
         fn()
     times = []
     for _ in range(runs):
-        t0 = time.perf_counter()
+        t0 = timer()
         fn()
-        times.append(time.perf_counter() - t0)
+        times.append(timer() - t0)
     return statistics.median(times) * 1e3
 
 

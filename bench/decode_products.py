@@ -13,7 +13,6 @@ own ``F.linear`` only, so the numpy rows print against upstream's ``F.linear``.
 
 from __future__ import annotations
 
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -25,14 +24,8 @@ SHAPES = [(576, 576), (192, 576), (192, 576), (576, 576), (1536, 576), (1536, 57
 LAYERS, VOCAB = 30, 49152
 
 
-def _ms(fn, repeats: int = 5) -> float:
-    fn()
-    times = []
-    for _ in range(repeats):
-        c = time.process_time()
-        fn()
-        times.append(time.process_time() - c)
-    return statistics.median(times) * 1e3
+def _ms(fn) -> float:
+    return _harness.median_ms(fn, 5, timer=time.process_time)
 
 
 def worker(threads: int) -> None:

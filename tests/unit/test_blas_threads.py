@@ -9,24 +9,8 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-import pytest
 
 from torchnative.csrc.kernels.support import blas_threads as bt
-
-
-@pytest.fixture
-def applied(monkeypatch):
-    """The thread counts applied, with the budget set to two."""
-    seen = []
-
-    def fake_apply(n):
-        seen.append(n)
-        bt._state["current"] = n
-
-    monkeypatch.setitem(bt._state, "current", bt._state["current"])
-    monkeypatch.setattr(bt, "_apply", fake_apply)
-    monkeypatch.setitem(bt._state, "budget", 2)
-    return seen
 
 
 def test_small_products_run_on_one_thread(applied):

@@ -12,19 +12,6 @@ from torchnative.csrc.kernels.support import blas_threads as bt
 from torchnative.csrc.kernels.support import gemv
 
 
-@pytest.fixture
-def applied(monkeypatch):
-    seen = []
-
-    def fake_apply(n):
-        seen.append(n)
-        bt._state["current"] = n
-
-    monkeypatch.setattr(bt, "_apply", fake_apply)
-    monkeypatch.setitem(bt._state, "budget", 2)
-    return seen
-
-
 def _exact(m, v):
     return m.astype(np.float64) @ v.astype(np.float64)
 

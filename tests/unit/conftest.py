@@ -1,0 +1,23 @@
+"""Fixtures shared by the unit tests."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def applied(monkeypatch):
+    """The BLAS thread counts applied (kernels/support/blas_threads.py), recorded instead of set,
+    with the budget set to two."""
+    from torchnative.csrc.kernels.support import blas_threads as bt
+
+    seen = []
+
+    def fake_apply(n):
+        seen.append(n)
+        bt._state["current"] = n
+
+    monkeypatch.setitem(bt._state, "current", bt._state["current"])
+    monkeypatch.setattr(bt, "_apply", fake_apply)
+    monkeypatch.setitem(bt._state, "budget", 2)
+    return seen
