@@ -207,9 +207,12 @@ def _transposed(x, w, stride, padding, dilation, output_padding, groups):
     full = [out[i] + 2 * padding[i] for i in range(d)]
     if cols.dtype == np.float64 and cols.size <= _COL2IM_MAX:
         # bincount adds each target's contributions in the order they come, from 0.0, in
-        # double: fed offset by offset, that is the loop below's order, in one pass
+        # double. The loop below adds a target's contributions kernel offset by kernel offset;
+        # a target's offsets ascend exactly as its input positions descend (position * stride
+        # + offset * dilation is fixed), so the products read backwards, in memory order, give
+        # every target the loop's order, in one pass and without a transposing copy
         idx = _col2im_index(n, g, og, ins, ks, stride, dilation, full)
-        src = cols.reshape(n, g, p, og, kk).transpose(4, 0, 1, 2, 3).ravel()
+        src = cols.reshape(-1)[::-1]
         acc = np.bincount(idx, weights=src, minlength=n * g * og * int(np.prod(full))).reshape(
             (n, g, og) + tuple(full))
         crop = tuple(slice(padding[i], padding[i] + out[i]) for i in range(d))
@@ -230,8 +233,8 @@ _COL2IM: dict = {}
 
 
 def _col2im_index(n, g, og, ins, ks, stride, dilation, full) -> np.ndarray:
-    """Target of each col2im contribution, flat in the (N, G, O/G, *full) accumulator, listed
-    kernel offset by kernel offset (row-major), then (n, g, input position, o)."""
+    """Target of each col2im contribution, flat in the (N, G, O/G, *full) accumulator, for the
+    products (n, g, input position, o, kernel offset) read from last to first."""
     key = (n, g, og, tuple(ins), tuple(ks), tuple(stride), tuple(dilation), tuple(full))
     idx = _COL2IM.get(key)
     if idx is None:
@@ -243,11 +246,11 @@ def _col2im_index(n, g, og, ins, ks, stride, dilation, full) -> np.ndarray:
         for i in range(d):
             pos = np.add.outer(pos, np.arange(ins[i], dtype=np.int64) * (stride[i] * fstride[i]))
             off = np.add.outer(off, np.arange(ks[i], dtype=np.int64) * (dilation[i] * fstride[i]))
-        idx = (off.reshape(-1, 1, 1, 1, 1) +
-               np.arange(n, dtype=np.int64).reshape(1, -1, 1, 1, 1) * (g * og * plane) +
-               np.arange(g, dtype=np.int64).reshape(1, 1, -1, 1, 1) * (og * plane) +
-               pos.reshape(1, 1, 1, -1, 1) +
-               np.arange(og, dtype=np.int64).reshape(1, 1, 1, 1, -1) * plane).reshape(-1)
+        idx = (np.arange(n, dtype=np.int64).reshape(-1, 1, 1, 1, 1) * (g * og * plane) +
+               np.arange(g, dtype=np.int64).reshape(1, -1, 1, 1, 1) * (og * plane) +
+               pos.reshape(1, 1, -1, 1, 1) +
+               np.arange(og, dtype=np.int64).reshape(1, 1, 1, -1, 1) * plane +
+               off.reshape(1, 1, 1, 1, -1)).reshape(-1)[::-1].copy()
         if len(_COL2IM) >= 16:
             _COL2IM.clear()
         _COL2IM[key] = idx
