@@ -12,10 +12,15 @@ from torchnative.csrc.kernels.support import blas_threads as bt
 from torchnative.csrc.kernels.support import gemv
 
 
+needs_vecdot = pytest.mark.skipif(gemv._VECDOT is None,
+                                  reason="numpy < 2.0 has no vecdot: BLAS gemv throughout")
+
+
 def _exact(m, v):
     return m.astype(np.float64) @ v.astype(np.float64)
 
 
+@needs_vecdot
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape", [(1536, 576), (49152, 64), (7, 3), (1, 1)])
 def test_rows_are_dotted_one_by_one_on_one_thread(applied, dtype, shape):
@@ -29,6 +34,7 @@ def test_rows_are_dotted_one_by_one_on_one_thread(applied, dtype, shape):
     assert np.array_equal(gemv.vector_matrix(v, m.T), out)
 
 
+@needs_vecdot
 def test_bits_do_not_depend_on_the_budget():
     rng = np.random.default_rng(1)
     m = rng.standard_normal((49152, 576)).astype(np.float32)  # above SMALL_FLOPS
