@@ -21,3 +21,20 @@ def applied(monkeypatch):
     monkeypatch.setattr(bt, "_apply", fake_apply)
     monkeypatch.setitem(bt._state, "budget", 2)
     return seen
+
+
+@pytest.fixture
+def dispatch_recorder():
+    """A ``TorchDispatchMode`` class whose instances list the operators they see (``.seen``)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Recorder(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.seen = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    return Recorder

@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from torchnative.csrc.kernels import isin as isin_kernel
 
@@ -66,20 +65,10 @@ def test_control_sees_a_wrong_answer():
     assert _describe(torch.isin(a, b)) != _describe(torch.isin(a, torch.tensor([3])))
 
 
-class _Recorder(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.seen = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.seen.append(str(func))
-        return func(*args, **(kwargs or {}))
-
-
-def test_dispatch_mode_sees_isin_only():
+def test_dispatch_mode_sees_isin_only(dispatch_recorder):
     a, b = CASES["vocab, one id"]
     strided, mixed = torch.arange(12).reshape(3, 4).t(), b.double()
-    with _Recorder() as rec:
+    with dispatch_recorder() as rec:
         torch.isin(a, b)
         torch.isin(strided, mixed)
     assert rec.seen == ["aten.isin.Tensor_Tensor", "aten.isin.Tensor_Tensor"]

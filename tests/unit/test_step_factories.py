@@ -12,9 +12,8 @@ import struct
 import numpy as np
 import pytest
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
-from torchnative.csrc.kernels import factories, pointwise_compare
+from torchnative.csrc.kernels import pointwise_compare
 
 
 def _describe(t):
@@ -145,20 +144,10 @@ def test_controls_are_seen(monkeypatch):
         float(np.nextafter(np.float32(1.0), np.float32(2.0)))))
 
 
-class _Recorder(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.seen = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.seen.append(str(func))
-        return func(*args, **(kwargs or {}))
-
-
-def test_dispatch_mode_sees_the_operators_only():
+def test_dispatch_mode_sees_the_operators_only(dispatch_recorder):
     scores = torch.randn(1, 4096)
     mask = torch.isin(torch.arange(4096), torch.tensor([2]))
-    with _Recorder() as rec:
+    with dispatch_recorder() as rec:
         torch.arange(4096)
         torch.arange(3, 9, dtype=torch.int64)
         torch.scalar_tensor(-math.inf)
