@@ -28,7 +28,7 @@ class _Plan:
     keyword-only), and its formula spec."""
 
     __slots__ = ("names", "kwonly", "defaults", "spec", "fallback", "op", "view", "ns", "fname",
-                 "edge_names", "ranges")
+                 "ranges")
 
     def __init__(self, op):
         from .generated import NS, spec_for
@@ -46,11 +46,10 @@ class _Plan:
         self.spec = spec_for(key) if key else None
         self.fallback = None
         # without a list argument every node of the op has the same ranges: one shared dict
-        # (nodes only read it), and the edges read by name alone
-        self.edge_names = self.ranges = None
+        # (nodes only read it)
+        self.ranges = None
         if self.spec is not None and all(kind != "list" for _, kind in self.spec.edges):
-            self.edge_names = tuple(name for name, _ in self.spec.edges)
-            self.ranges = {name: (i, i + 1, False) for i, name in enumerate(self.edge_names)}
+            self.ranges = {name: (i, i + 1, False) for i, (name, _) in enumerate(self.spec.edges)}
         if self.spec is not None and not self.spec.available:
             # formulas we cannot run: differentiate through upstream's decomposition instead.
             # An operator without formulas gets upstream's NotImplemented node, decomposition
@@ -156,34 +155,24 @@ def _record(op, plan, spec, args, kwargs, computed=_NO_DEFAULT):
     # next edges, in the order of the arguments with formulas; ``wanted``: the arguments with
     # a live edge, whose gradients will be computed (only what their formulas use is saved)
     edges, wanted = [], set()
-    ranges = plan.ranges
-    if ranges is not None and plan.spec is spec:
-        for name in plan.edge_names:
-            v = vals.get(name)
-            if isinstance(v, TensorBase):
-                e = gradient_edge(v)
-                if e[0] is not None:
-                    wanted.add(name)
-                edges.append(e)
-            else:
-                edges.append(_NO_EDGE)
-    else:
-        ranges = {}
-        for name, kind in spec.edges:
-            v = vals.get(name)
-            start = len(edges)
-            if kind == "list":
-                for t in v or ():
-                    e = gradient_edge(t) if isinstance(t, TensorBase) else _NO_EDGE
-                    edges.append(e)
-                    if e[0] is not None:
-                        wanted.add(name)
-                ranges[name] = (start, len(edges), True)
-            else:
-                e = gradient_edge(v) if isinstance(v, TensorBase) else _NO_EDGE
+    shared = plan.ranges if plan.spec is spec else None  # set only for specs without lists
+    ranges = {} if shared is None else shared
+    for name, kind in spec.edges:
+        v = vals.get(name)
+        start = len(edges)
+        if kind == "list":
+            for t in v or ():
+                e = gradient_edge(t) if isinstance(t, TensorBase) else _NO_EDGE
                 edges.append(e)
                 if e[0] is not None:
                     wanted.add(name)
+            ranges[name] = (start, len(edges), True)
+        else:
+            e = gradient_edge(v) if isinstance(v, TensorBase) else _NO_EDGE
+            edges.append(e)
+            if e[0] is not None:
+                wanted.add(name)
+            if shared is None:
                 ranges[name] = (start, start + 1, False)
     any_rg = bool(wanted)
     if not any_rg:

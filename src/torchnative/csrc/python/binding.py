@@ -549,13 +549,10 @@ def not_a_tensor(name: str, obj) -> TypeError:
 
 
 def call_method(method, sp: Spelling, self, args: tuple, kwargs: dict, key=None):
-    if key is not None:
-        pass  # the spelling's key_of
-    elif kwargs:
-        key = _call_cache.key_of(self, args, kwargs)
-    else:  # the common pattern, inline: types only
-        key = (type(self), *map(type, args))
-        if not NOT_SEQUENCES.issuperset(key):
+    """``key``: the call's key_of, where the spelling already made it."""
+    if key is None:
+        key = (type(self), *map(type, args))  # the common pattern, inline: types only
+        if kwargs or not NOT_SEQUENCES.issuperset(key):
             key = _call_cache.key_of(self, args, kwargs)
     recipe = sp.recipes.get(key)
     if recipe and not (_TF_TLS.stack and _TF_TLS.state != 2):
