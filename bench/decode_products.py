@@ -8,7 +8,8 @@ Usage: .venv/bin/python bench/decode_products.py [--rounds 3] [--threads 1]
 Ours' worker also times the numpy primitives a one-row product can use on the same arrays:
 BLAS gemv over the row-major weight (``np.dot(x, w.T)``), one BLAS dot per row (``np.vecdot``,
 kernels/support/gemv.py) and ``np.einsum``. Upstream's worker reports the same keys with its
-own ``F.linear`` only, so the numpy rows print against upstream's ``F.linear``.
+own ``F.linear`` only, so the numpy rows print against upstream's ``F.linear``. The error rows
+are each side's one-row ``F.linear`` against its float64 product of the same seeded operands.
 """
 
 from __future__ import annotations
@@ -43,6 +44,11 @@ def worker(threads: int) -> None:
         for name, ws in (("streamed", weights), ("in cache", hot)):
             result[f"F.linear, {name} (CPU ms/token)"] = _ms(
                 lambda ws=ws: [F.linear(xs[w.shape[1]], w) for w in ws])
+        # accuracy: the largest error of a one-row product against the float64 one, per shape
+        for n, k in ((1536, 576), (576, 1536), (VOCAB, 576)):
+            w, x = torch.randn(n, k, generator=g), torch.randn(1, 1, k, generator=g)
+            err = (F.linear(x, w).double() - F.linear(x.double(), w.double())).abs().max()
+            result[f"max error vs float64, {n}x{k} (x1e-6)"] = float(err) * 1e6
         ours = sys.modules.get("torchnative.csrc.dispatch.door") is not None
         prims = ("np.dot(x, w.T)", "np.vecdot(w, x)", "np.einsum")
         for name, ws in (("streamed", weights), ("in cache", hot)):
