@@ -19,6 +19,7 @@ from ..core.construct import from_result
 from ..core.tensor import TensorBase
 from .copy import strides_for
 from .reduction_dims import check_ndim, dim_list, reduce_axes, reduced_numel, reduced_shape  # noqa: F401
+from .reduction_cols import COL_PLANS as _COL_PLANS, col_plan
 from .reduction_mean_plan import MEAN_PLANS as _MEAN_PLANS, mean_plan
 from .support.cascade_sum import CascadeSum, exact, geometry
 from .support.common import BOOL, INT64, arr, as_compute, wrap
@@ -160,6 +161,15 @@ def sum_values(self: TensorBase, out_dt: D.dtype, axes, keepdim, ignore_nan=Fals
 
 @kernel("sum.dim_IntList")
 def sum_dim(self, dim, keepdim=False, *, dtype=None):
+    if dtype is None and dim is not None and not self._math_bits:
+        x = self._np
+        if x is not None and x.flags.c_contiguous:
+            key = (x.shape, self._dtype, dim if type(dim) is int else tuple(dim), keepdim)
+            plan = _COL_PLANS.get(key)
+            if plan is None:
+                plan = _COL_PLANS[key] = col_plan(self, dim, keepdim) or False
+            if plan and not (plan[1] and get_num_threads() > 1):
+                return from_result(plan[0](x), self._dtype)
     out_dt = sum_dtype(self, dtype)
     return finish(sum_values(self, out_dt, reduce_axes(self, dim), keepdim), out_dt)
 

@@ -1,0 +1,123 @@
+"""The column-sum plan (reduction_cols) gives the general cascade loop's bits on every sum it
+takes: leading dims of dense float32/float64 tensors, column counts around the vector blocks,
+row counts around the cascade's levels and ILP, special values; sums it must not take keep the
+general path. Upstream itself is compared in tests/differential/test_sum_order.py; here the plan
+is held to the loop it replaces, and a control shows the comparison sees another order."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from torchnative.csrc.kernels import reduction, reduction_cols
+from torchnative.csrc.kernels.support import cascade_sum as cs
+
+
+def _general(t, dim, keepdim):
+    """sum_dim's general path (the cascade's geometry, loops and stores)."""
+    axes = reduction.reduce_axes(t, dim)
+    return reduction.sum_values(t, t.dtype, axes, keepdim)
+
+
+def _values(rng, shape, dt):
+    x = rng.standard_normal(shape) * np.exp(rng.uniform(-8, 8, shape))
+    return torch.from_numpy(x.astype(dt))
+
+
+ROWS = [2, 3, 4, 5, 7, 15, 16, 17, 63, 64, 65, 255, 256, 257, 1025]
+COLS = [2, 3, 4, 5, 7, 8, 9, 10, 16, 31, 32, 33, 64, 100, 128, 130]
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_plan_matches_general_loop(dt):
+    rng = np.random.default_rng(11)
+    taken = 0
+    for R in ROWS:
+        for C in COLS:
+            t = _values(rng, (R, C), dt)
+            for dim, keepdim in (([0], True), (0, False), ((0,), False), ([-2], True)):
+                got = torch.ops.aten.sum.dim_IntList(t, dim, keepdim)
+                want = _general(t, dim, keepdim)
+                assert got.shape == want.shape and got.numpy().tobytes() == want.tobytes(), \
+                    (dt, R, C, dim, keepdim)
+            taken += bool(reduction_cols.col_plan(t, [0], False))
+    assert taken == len(ROWS) * len(COLS)
+
+
+@pytest.mark.parametrize("shape,dim", [((4, 5, 33), [0, 1]), ((3, 1, 7, 40), [0, 1, 2]),
+                                       ((2, 6, 1, 9), [0, 1]), ((16, 8, 8, 8), [0]),
+                                       ((64, 1), [0]), ((1, 64), [0]), ((5, 7, 9), [0, 2]),
+                                       ((5, 7, 9), [1]), ((8, 12), [1])])
+def test_other_shapes_and_dims(shape, dim):
+    rng = np.random.default_rng(12)
+    for dt in (np.float32, np.float64):
+        t = _values(rng, shape, dt)
+        for keepdim in (False, True):
+            got = torch.ops.aten.sum.dim_IntList(t, dim, keepdim)
+            assert got.numpy().tobytes() == _general(t, dim, keepdim).tobytes(), (shape, dim)
+
+
+def test_special_values():
+    rng = np.random.default_rng(13)
+    specials = np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 1e-45, -1e-45, 3.4e38, -3.4e38,
+                         1e-40, 1.0, -1.0])
+    for dt in (np.float32, np.float64):
+        for R, C in ((64, 128), (64, 10), (5, 33), (17, 3)):
+            x = rng.choice(specials, (R, C)).astype(dt)
+            x[:, 0] = -0.0                         # a column of negative zeros sums to +0
+            t = torch.from_numpy(x)
+            got = torch.ops.aten.sum.dim_IntList(t, [0], False).numpy()
+            assert got.tobytes() == _general(t, [0], False).tobytes(), (dt, R, C)
+            assert not np.signbit(got[0])
+
+
+def test_not_taken():
+    rng = np.random.default_rng(14)
+    x = _values(rng, (40, 24), np.float32)
+    for t, dim, kw in ((x.t(), [0], {}),                          # strided columns
+                       (x, [1], {}),                              # rows
+                       (x, [0], {"dtype": torch.float64}),        # a dtype argument
+                       (x[:, :20], [0], {}),                      # rows with gaps
+                       (x.to(torch.float16), [0], {})):
+        reduction_cols.COL_PLANS.clear()
+        got = torch.ops.aten.sum.dim_IntList(t, dim, False, **kw)
+        assert not any(reduction_cols.COL_PLANS.values()), (t.shape, t.stride(), dim, kw)
+        want = reduction.sum_values(t, got.dtype, reduction.reduce_axes(t, dim), False)
+        assert got.numpy().tobytes() == want.astype(got.numpy().dtype).tobytes()
+    # a negative view reaches the kernel resolved: the plan sums its values
+    n = x._neg_view()
+    assert torch.ops.aten.sum.dim_IntList(n, [0], False).numpy().tobytes() == \
+        (-_general(x, [0], False)).tobytes()
+
+
+def test_threads_that_would_split_keep_the_general_path(monkeypatch):
+    rng = np.random.default_rng(15)
+    t = _values(rng, (512, 128), np.float32)            # numel >= GRAIN_SIZE
+    calls = []
+    real = cs.CascadeSum.run
+    monkeypatch.setattr(cs.CascadeSum, "run", lambda self, a: calls.append(1) or real(self, a))
+    torch.ops.aten.sum.dim_IntList(t, [0], False)
+    old = torch.get_num_threads()
+    assert not calls or old > 1
+    torch.set_num_threads(1)
+    calls.clear()
+    torch.ops.aten.sum.dim_IntList(t, [0], False)
+    assert not calls                                    # one thread: the plan
+    torch.set_num_threads(2)
+    try:
+        torch.ops.aten.sum.dim_IntList(t, [0], False)
+        assert calls                                    # two threads: the general path
+    finally:
+        torch.set_num_threads(old)
+
+
+def test_control_other_order_is_seen():
+    rng = np.random.default_rng(16)
+    differ = 0
+    for R in (65, 257, 1025):
+        t = _values(rng, (R, 64), np.float32)
+        differ += np.add.reduce(t.numpy(), axis=0).tobytes() != _general(t, [0], False).tobytes()
+        differ += (np.add.accumulate(t.numpy(), axis=0)[-1].tobytes() !=
+                   _general(t, [0], False).tobytes())
+    assert differ >= 5, differ
