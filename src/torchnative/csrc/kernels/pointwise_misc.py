@@ -21,7 +21,11 @@ from .pointwise_binary import maximum, minimum
 from .pointwise_math import (CHUNK, ONEDNN_AVX2, ONEDNN_AVX512, ONEDNN_BF16, ONEDNN_FP16,
                              ONEDNN_SSE41, SIMD_MATH, erf, erf_vec32, exact, fma, gelu_onednn,
                              gelu_onednn_avx2, vectorized_mask)
+from .support.zero_select import zero_where
+from ..core.construct import from_result
 from ..ops.kernel_registry import kernel
+
+_SELECT = frozenset((F32, D.BY_NAME["float64"]))   # dtypes of the bit-select lane
 
 
 def _apply(fn, self, dt, *more):
@@ -87,7 +91,21 @@ def _clamp_min(self, min, dt):
         return _nan_result(self, dt)
     check("clamp_min_scalar_cpu", dt, ALL_H)
     lo = checked(min, dt)
+    if lo == 0 and dt is self._dtype and not np.signbit(lo):
+        fast = _relu_select(self)
+        if fast is not None:
+            return fast
     return _apply(lambda x: _above(x, lo), self, dt)
+
+
+def _relu_select(self):
+    """max(x, +0.0) of a C-contiguous float32/float64 tensor: x itself (-0.0 and NaN too) unless
+    x < 0, where it is all-zero bits -- a bit select (support/zero_select.py); else None."""
+    x = self._np
+    if self._dtype not in _SELECT or x is None or not x.ndim or not x.flags.c_contiguous or \
+            self._math_bits:
+        return None
+    return from_result(zero_where(np.less(x, x.dtype.type(0)), x), self._dtype)
 
 
 def _clamp_max(self, max, dt):
@@ -240,6 +258,9 @@ def _act(kname, self, fn, types=FLOAT_H):
 
 @kernel("relu")
 def relu(self):
+    fast = _relu_select(self)
+    if fast is not None:
+        return fast
     if self._dtype is BOOL:
         raise RuntimeError("Boolean inputs not supported for relu")
     return clamp_min(self, 0)
