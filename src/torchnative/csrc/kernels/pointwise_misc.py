@@ -16,13 +16,16 @@ import numpy as np
 from ..core import dtypes as D
 from .pointwise_base import (ALL_H, ALL_HB, ALL_HC, BF16, BOOL, COMPLEX, F16, F32, FLOAT_H,
                              FLOAT_HC, INTEGRAL, NOTHING, REDUCED, U8, broadcasting, check, checked,
-                             compute_dtype, finish, needs_quiet, operand, quiet, result_type)
+                             compute_dtype, finish, needs_quiet, operand, quiet, quiet_enter,
+                             quiet_exit, result_type)
 from .pointwise_binary import maximum, minimum
 from .pointwise_math import (CHUNK, ONEDNN_AVX2, ONEDNN_AVX512, ONEDNN_BF16, ONEDNN_FP16,
                              ONEDNN_SSE41, SIMD_MATH, erf, erf_vec32, exact, fma, gelu_onednn,
                              gelu_onednn_avx2, vectorized_mask)
 from .support.zero_select import zero_where
 from ..core.construct import from_result
+from ..core.tensor import TensorBase
+from ..dispatch.structured import inplace_wrapper
 from ..ops.kernel_registry import kernel
 
 _SELECT = frozenset((F32, D.BY_NAME["float64"]))   # dtypes of the bit-select lane
@@ -180,6 +183,10 @@ def clamp_max_tensor(self, max):
 
 # ---- lerp, addcmul, addcdiv ---------------------------------------------------------------------
 def _lerp(x, end, w):
+    if not isinstance(w, np.ndarray):   # one weight: one branch for every element
+        if np.abs(w) < 0.5:
+            return fma(w, end - x, x)
+        return fma(w - 1, end - x, end)
     small = np.abs(w) < 0.5
     coeff = np.where(small, w, w - 1)
     base = np.where(small, x, end)
@@ -245,8 +252,69 @@ def addcdiv(self, tensor1, tensor2, *, value=1):
             "to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
             "float inputs. The future addcdiv behavior is just the latter implementation: "
             "(input + value * tensor1 / tensor2), for all dtypes.")
-    return _pointwise3("addcdiv", self, tensor1, tensor2, value,
-                       lambda a, b, c, v: a + v * b / c)
+    return _pointwise3("addcdiv", self, tensor1, tensor2, value, _addcdiv)
+
+
+def _addcdiv(a, b, c, v):
+    return a + v * b / c
+
+
+# ---- their in-place forms: the functional's values written into self ----------------------------
+def _inplace_lane(self, *others):
+    """``self``'s array when it is a dense C-contiguous float32/float64 tensor and ``others``
+    dense tensors of its dtype and shape (no wrapped numbers, no lazy bits): then the in-place
+    kernels below compute the functional's values from the arrays themselves and copy them in,
+    as the derived in-place kernel would, without the functional's operand and result steps;
+    else None (the derived kernel runs)."""
+    x = self._np
+    if self._dtype not in _SELECT or x is None or not x.flags.c_contiguous or self._math_bits \
+            or self._wrapped:
+        return None
+    for o in others:
+        if not isinstance(o, TensorBase) or o._dtype is not self._dtype or o._np is None or \
+                o._size != self._size or o._math_bits or o._wrapped:
+            return None
+    return x
+
+
+def _written(self, x, fn, *args):
+    """``fn(*args)`` computed quietly (float exceptions are values) and copied into ``x``."""
+    token = quiet_enter()
+    try:
+        r = fn(*args)
+    finally:
+        quiet_exit(token)
+    np.copyto(x, r)
+    return self
+
+
+_LERP_SCALAR_ = inplace_wrapper(lerp_scalar, "lerp_.Scalar")
+_ADDCMUL_ = inplace_wrapper(addcmul, "addcmul_")
+_ADDCDIV_ = inplace_wrapper(addcdiv, "addcdiv_")
+
+
+@kernel("lerp_.Scalar")
+def lerp_scalar_(self, end, weight):
+    x = _inplace_lane(self, end)
+    if x is None:
+        return _LERP_SCALAR_(self, end, weight)
+    return _written(self, x, _lerp, x, end._np, checked(weight, self._dtype))
+
+
+@kernel("addcmul_")
+def addcmul_(self, tensor1, tensor2, *, value=1):
+    x = _inplace_lane(self, tensor1, tensor2)
+    if x is None:
+        return _ADDCMUL_(self, tensor1, tensor2, value=value)
+    return _written(self, x, _addcmul, x, tensor1._np, tensor2._np, checked(value, self._dtype))
+
+
+@kernel("addcdiv_")
+def addcdiv_(self, tensor1, tensor2, *, value=1):
+    x = _inplace_lane(self, tensor1, tensor2)
+    if x is None:
+        return _ADDCDIV_(self, tensor1, tensor2, value=value)
+    return _written(self, x, _addcdiv, x, tensor1._np, tensor2._np, checked(value, self._dtype))
 
 
 # ---- activations --------------------------------------------------------------------------------
