@@ -127,7 +127,12 @@ def log_softmax_int(self, dim, dtype=None):
 def softmax_int_fast(self, dim, dtype=None):
     """softmax.int straight to the _softmax kernel when nobody observes the composite (a meta
     tensor has no values for it: the composite's operators reach the meta functions)."""
-    if (dtype is not None and dtype != self._dtype) or self._np is None:
+    x = self._np
+    if dtype is None and x is not None and self._dtype in _NATIVE and x.flags.c_contiguous and \
+            x.size and type(dim) is int and -x.ndim <= dim < x.ndim:
+        # _softmax's dense case without its frame (an in-range int dim needs no wrap_dim)
+        return from_result(softmax_array(x, dim % x.ndim), self._dtype)
+    if (dtype is not None and dtype != self._dtype) or x is None:
         return softmax_int(self, dim, dtype)
     return _softmax(self, dim, False)
 

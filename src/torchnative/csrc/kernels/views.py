@@ -9,7 +9,10 @@ from __future__ import annotations
 from ..core import construct
 from ..core.conj_neg_bits import CONJ, NEG, set_bits
 from ..core.construct import contiguous_strides_of, make
-from ..core.creation_meta import note_view
+from ..core.creation_meta import (DEFAULT, INFERENCE_MODE, MULTI_OUTPUT_NODE, NO_GRAD_MODE,
+                                  note_view, propagate)
+from ..core.grad_mode import TLS as _GRAD
+from ..core.python_classes import TENSOR as _TENSOR_CLASS_LIST
 from ..core.size import Size
 from ..core.tensor import TensorBase, wrap_dim
 from ..ops.kernel_registry import kernel
@@ -23,20 +26,56 @@ def view_of(base: TensorBase, size, stride, offset, dtype=None, np_view=None,
     storage = base._st
     if storage is None:
         storage = base._storage  # a fresh result's storage, made on first use
-    # a plain Tensor whatever the base's class, as upstream's kernels: a subclass gets its own
-    # class back from its __torch_function__ (not under DisableTorchFunctionSubclass); make's
-    # arguments by position (every view pays for a keyword call)
-    out = make(storage, dtype or base._dtype, size, stride, offset, None,
-               base._version_ref, base if root is None else root, np_view)
+    if np_view is None or not _TENSOR_CLASS_LIST:
+        out = make(storage, dtype or base._dtype, size, stride, offset, None,
+                   base._version_ref, base if root is None else root, np_view)
+        d = out.__dict__
+        if "_tn_inference" in base.__dict__:
+            d["_tn_inference"] = True  # views of inference tensors are inference tensors
+        elif "_tn_inference" in d:
+            del d["_tn_inference"]  # a view of a normal tensor made in inference mode is normal
+        if base._math_bits:
+            set_bits(out, base._math_bits)  # a view of a lazily conjugated/negated tensor too
+        note_view(out, base, multi_output)
+        return out
+    # the common case (the kernel's own numpy view): make's fields and note_view's stamp set
+    # inline, one read of the grad mode for both (every view pays for two calls otherwise)
+    out = _new(_TENSOR_CLASS_LIST[0])
+    out._st = storage
+    out._dtype = dtype or base._dtype
+    out._size = size if type(size) is tuple else tuple(size)
+    out._stride = stride if type(stride) is tuple else tuple(stride)
+    out._offset = offset
+    out._np = np_view
+    out._version_ref = version = base._version_ref
+    out._requires_grad = False
+    out._grad = None
+    out._grad_fn = None
+    out._view_base = base if root is None else root
+    out._retains_grad = False
+    out._output_nr = 0
+    out._wrapped = False
+    bd = base.__dict__
+    if _GRAD.inference:
+        creation = INFERENCE_MODE
+    elif not _GRAD.grad_enabled:
+        creation = NO_GRAD_MODE
+    else:
+        creation = MULTI_OUTPUT_NODE if multi_output else DEFAULT
+    if root is not None:
+        prev = bd.get("_tn_view")
+        if prev is not None:
+            creation = propagate(prev[1], creation)
     d = out.__dict__
-    if "_tn_inference" in base.__dict__:
+    if "_tn_inference" in bd:
         d["_tn_inference"] = True  # views of inference tensors are inference tensors
-    elif "_tn_inference" in d:
-        del d["_tn_inference"]  # a view of a normal tensor made in inference mode is normal
     if base._math_bits:
-        set_bits(out, base._math_bits)  # a view of a lazily conjugated/negated tensor reads so too
-    note_view(out, base, multi_output)
+        set_bits(out, base._math_bits)  # a view of a lazily conjugated/negated tensor too
+    d["_tn_view"] = [version[0], creation]
     return out
+
+
+_new = object.__new__
 
 
 def infer_size(shape, numel: int) -> list[int]:

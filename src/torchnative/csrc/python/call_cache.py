@@ -63,7 +63,7 @@ NOT_SEQUENCES: set = set(_SCALAR_TYPES)
 
 def _type_key(v):
     t = type(v)
-    if isinstance(v, (list, tuple)):
+    if t is tuple or t is list or isinstance(v, (list, tuple)):
         return (t, *map(type, v))
     NOT_SEQUENCES.add(t)
     return t

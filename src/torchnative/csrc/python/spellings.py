@@ -10,7 +10,7 @@ land here.
 from __future__ import annotations
 
 from ..ops.spellings_table import spellings
-from .call_cache import NOT_SEQUENCES, key_of
+from .call_cache import NOT_SEQUENCES, _type_key, key_of
 
 # namespace of the binding table -> the torch._C (sub)module that holds its functions
 MODULES = {
@@ -46,7 +46,9 @@ def make_function(name: str, sigs, module: str):
             if NOT_SEQUENCES.issuperset(key):
                 recipe = recipes.get(_with_keywords(key, kwargs) if kwargs else key)
             else:  # a list or tuple argument (cat's tensors, a size): its elements' types too
-                key = key_of(None, args, kwargs)
+                key = tuple(map(_type_key, args))  # key_of's, without its first attempt
+                if kwargs:
+                    key = _with_keywords(key, kwargs) or key_of(None, args, kwargs)
                 recipe = recipes.get(key)
                 if not (recipe and recipe.run is not None):
                     return call_function(fn, sp, args, kwargs, key)
@@ -73,7 +75,9 @@ def make_method(name: str, sigs):
             if NOT_SEQUENCES.issuperset(key):
                 recipe = recipes.get(_with_keywords(key, kwargs) if kwargs else key)
             else:  # a list or tuple argument (a size): its elements' types too
-                key = key_of(self, args, kwargs)
+                key = (_type_key(self), *map(_type_key, args))  # key_of's, as above
+                if kwargs:
+                    key = _with_keywords(key, kwargs) or key_of(self, args, kwargs)
                 recipe = recipes.get(key)
                 if not (recipe and recipe.run is not None):
                     return call_method(method, sp, self, args, kwargs, key)
