@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from ..core import dtypes as D
-from ..core.construct import empty
+from ..core.construct import empty, from_result
 from ..core.device import CPU
 from ..core.layouts import channels_last, channels_last_3d, contiguous_format
 from .support.common import arr, as_compute, wrap
@@ -224,7 +224,8 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
         n = input.numel() // c if c else 0
         # accumulate in double as upstream's acc_type<float> on CPU does
         xd = x.astype(np.float64, copy=False)
-        mean64 = xd.mean(axis=axes)
+        mean64 = np.add.reduce(xd, axis=axes)       # ndarray.mean's steps without its frames
+        mean64 /= n
         var_sum = np.square(xd - _channel_view(mean64, ndim)).sum(axis=axes)
         var = var_sum / n
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -254,16 +255,37 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
 
 
 def _write(t, values):
-    """Store float64 values into t in place, rounded to its dtype as upstream's store does."""
+    """Store float64 values into t in place, rounded to its dtype as upstream's store does
+    (float32: numpy's cast rounds to nearest even, as the C++ conversion does)."""
     from ..core.cast import cast_array
 
-    np.copyto(arr(t), cast_array(np.asarray(values, dtype=np.float64), _B["float64"], t._dtype))
+    values = np.asarray(values, dtype=np.float64)
+    if t._dtype in _NATIVE:
+        with np.errstate(over="ignore"):
+            np.copyto(arr(t), values, casting="unsafe")
+        return
+    np.copyto(arr(t), cast_array(values, _B["float64"], t._dtype))
+
+
+_NATIVE = frozenset((_F32, _B["float64"]))
+# (size, stride) -> whether empty_like's suggested layout of such an input is C-contiguous
+_PLAIN_LAYOUT: dict = {}
 
 
 def _like_input(input, y, dt):
     """The output in the input's suggested memory format (empty_like), holding y."""
     from .copy import strides_for
 
+    key = (input._size, input._stride)
+    plain = _PLAIN_LAYOUT.get(key)
+    if plain is None:
+        if len(_PLAIN_LAYOUT) > 256:
+            _PLAIN_LAYOUT.clear()
+        plain = _PLAIN_LAYOUT[key] = (
+            tuple(strides_for(input, _suggested_format(input))) ==
+            tuple(np.empty(input._size, np.uint8).strides) if all(input._size) else False)
+    if plain and y.dtype == D.numpy_dtype(dt) and y.flags.c_contiguous:
+        return from_result(y, dt)          # y (fma's result) is fresh: it is that tensor
     out = empty(input._size, dt, CPU, stride=strides_for(input, _suggested_format(input)))
     from ..core.cast import cast_array
 

@@ -139,6 +139,9 @@ def fma32(a, b, c) -> np.ndarray:
             _redo_inexact(r, s, [v.astype(F64) if v.ndim else v for v in ops],
                           np.flatnonzero(_needs_recheck(s)))
         return r.reshape(shape)
+    if len(shape) > 1 and shape[0] > 1 and n // shape[0] <= _CHUNK and \
+            any(v.ndim and v.shape != shape for v in (a, b, c)):
+        return _fma32_rows(a, b, c, shape, n)
     ops = [_lanes(v, shape) for v in (a, b, c)]
     out = np.empty(n, F32)
     wide_all, s_buf, low_buf, near_buf, abs_buf, tiny_buf, nz_buf = _buffers()
@@ -158,15 +161,50 @@ def fma32(a, b, c) -> np.ndarray:
         np.multiply(part[0], part[1], out=s)
         np.add(s, part[2], out=s)
         out[lo:hi] = s
-        near = near_buf[:k]
-        np.equal(np.bitwise_and(s.view(np.int64), _LOW32, out=low_buf[:k]), _MID32, out=near)
-        mag = np.abs(s, out=abs_buf[:k])
-        tiny = np.less(mag, _TINY32, out=tiny_buf[:k])
-        nonzero = np.not_equal(mag, 0, out=nz_buf[:k])
-        near |= np.bitwise_and(tiny, nonzero, out=tiny)  # a zero sum is exact (above)
+        near = _near_buffered(s)
         if near.any():  # only an inexact sum can round twice: check those lanes exactly
             _redo_inexact(out[lo:hi], s, part, np.flatnonzero(near))
     return out.reshape(shape)
+
+
+def _near_buffered(s) -> np.ndarray:
+    """``_needs_recheck(s)`` for a chunk ``s`` (1-d, at most _CHUNK lanes) in this thread's
+    buffers (no allocation): a view of the near buffer."""
+    k = s.size
+    _, _, low_buf, near_buf, abs_buf, tiny_buf, nz_buf = _buffers()
+    near = near_buf[:k]
+    np.equal(np.bitwise_and(s.view(np.int64), _LOW32, out=low_buf[:k]), _MID32, out=near)
+    mag = np.abs(s, out=abs_buf[:k])
+    tiny = np.less(mag, _TINY32, out=tiny_buf[:k])
+    nonzero = np.not_equal(mag, 0, out=nz_buf[:k])
+    near |= np.bitwise_and(tiny, nonzero, out=tiny)  # a zero sum is exact (above)
+    return near
+
+
+def _fma32_rows(a, b, c, shape, n) -> np.ndarray:
+    """fma32's large path over a broadcast ``shape`` (batch norm's ``x * alpha + beta``), in
+    chunks of whole leading rows: the operands broadcast inside numpy's loops (widened there)
+    instead of being materialized and copied; the same float64 sums, roundings and rechecks."""
+    rows = shape[0]
+    per = n // rows
+    step = max(1, _CHUNK // per)
+    out = np.empty(shape, F32)
+    s_buf = _buffers()[1]
+    nd = len(shape)
+    for lo in range(0, rows, step):
+        hi = min(lo + step, rows)
+        part = [v[lo:hi] if v.ndim == nd and v.shape[0] != 1 else v for v in (a, b, c)]
+        s = s_buf[:(hi - lo) * per].reshape((hi - lo,) + shape[1:])
+        np.multiply(part[0], part[1], out=s, dtype=F64)
+        np.add(s, part[2], out=s, dtype=F64)
+        out[lo:hi] = s
+        flat = s.reshape(-1)
+        near = _near_buffered(flat)
+        if near.any():
+            ops = [np.broadcast_to(v, s.shape).reshape(-1).astype(F64) if v.ndim else
+                   v.astype(F64) for v in part]
+            _redo_inexact(out[lo:hi].reshape(-1), flat, ops, np.flatnonzero(near))
+    return out
 
 
 def _inexact(s, ops, i) -> np.ndarray:
