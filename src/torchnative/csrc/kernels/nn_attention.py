@@ -263,7 +263,7 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
     else:
         scores *= sc
     if is_causal:
-        np.copyto(scores, -np.inf, where=_above_diagonal(lq, s))
+        _mask_causal(scores)
     # the ufuncs' own reductions: ndarray.max/sum call exactly these through Python wrappers
     row_max = np.maximum.reduce(scores, axis=-1, keepdims=True)
     _replace(row_max, -np.inf, 0)  # fully masked rows: exp(-inf) = 0
@@ -388,6 +388,27 @@ def _causal_exp(scores: np.ndarray) -> None:
 
 
 _EXP_BLOCK = 32768  # scores per block of _causal_exp (its two float64 buffers stay in cache)
+
+
+def _mask_causal(scores: np.ndarray) -> None:
+    """``np.copyto(scores, -inf, where=_above_diagonal(lq, s))`` for (..., lq, s) scores: a block
+    of rows masks every key at or past its last row's with one fill, and only its diagonal
+    square through the boolean mask (a prefill's masked copy reads and tests every score)."""
+    lq, s = scores.shape[-2:]
+    if lq < 2 * _MASK_ROWS or not scores.flags.c_contiguous:
+        np.copyto(scores, -np.inf, where=_above_diagonal(lq, s))
+        return
+    S = scores.reshape(-1, lq, s)
+    above = _above_diagonal(lq, s)
+    for r0 in range(0, min(lq, s), _MASK_ROWS):
+        r1 = min(lq, r0 + _MASK_ROWS)
+        c = min(s, r1)
+        if c < s:
+            S[:, r0:r1, c:] = -np.inf
+        np.copyto(S[:, r0:r1, r0:c], -np.inf, where=above[r0:r1, r0:c])
+
+
+_MASK_ROWS = 32  # query rows per block of _mask_causal
 
 
 @functools.lru_cache(maxsize=64)
