@@ -116,6 +116,7 @@ def test_both_scan_orientations_are_exercised(monkeypatch):
         return real(xp, *args)
 
     monkeypatch.setattr(nn_pool, "_scan_max", spy)
-    A.max_pool2d_with_indices(torch.randn(16, 8, 6, 6), [2, 2], [2, 2], [0, 0], [1, 1], False)
-    A.max_pool2d_with_indices(torch.randn(1, 1, 4, 40), [2, 2], [2, 2], [0, 0], [1, 1], False)
+    # overlapping windows: exactly tiling ones take the tiled scan (test_max_pool_tiles.py)
+    A.max_pool2d_with_indices(torch.randn(16, 8, 7, 7), [3, 3], [2, 2], [0, 0], [1, 1], False)
+    A.max_pool2d_with_indices(torch.randn(1, 1, 5, 41), [3, 3], [2, 2], [0, 0], [1, 1], False)
     assert seen == [True, False]

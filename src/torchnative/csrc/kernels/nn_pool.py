@@ -154,9 +154,13 @@ def max_pool2d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation
         raise not_implemented("max_pool2d", dt)
     x = _values(self)
     low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    xp = _padded(x, kh, kw, dh, dw, ph, pw, dilh, dilw, oh, ow, low)
     valid, reach, corner = _windows_of(h, w, kh, kw, dh, dw, ph, pw, dilh, dilw, oh, ow)
-    vals, pick = _scan_max(xp, kh, kw, dh, dw, dilh, dilw, oh, ow, valid, low)
+    if (kh, kw) == (dh, dw) and not (ph or pw) and dilh == dilw == 1 and \
+            oh * kh == h and ow * kw == w:
+        vals, pick = _scan_tiles(x, kh, kw, oh, ow)
+    else:
+        xp = _padded(x, kh, kw, dh, dw, ph, pw, dilh, dilw, oh, ow, low)
+        vals, pick = _scan_max(xp, kh, kw, dh, dw, dilh, dilw, oh, ow, valid, low)
     index = reach[pick]
     index += corner
     return _output(self, vals, dt, cl), _output(self, index, _INT64, cl)
@@ -197,6 +201,28 @@ def _scan_max(xp, kh, kw, dh, dw, dilh, dilw, oh, ow, valid, low):
             pick = np.where(take, r * kw + c, pick)  # unpredictable masks
     if inner:
         return np.moveaxis(best, (0, 1), (-2, -1)), np.moveaxis(pick, (0, 1), (-2, -1))
+    return best, pick
+
+
+def _scan_tiles(x, kh, kw, oh, ow):
+    """``_scan_max`` where the windows tile the plane exactly (kernel == stride, no padding or
+    dilation, no remainder): every window is whole, so its first offset is taken outright (a
+    value above the initial ``low``, or ``low`` itself, or NaN: the same value and offset 0), and
+    the other offsets are scanned in row-major order over a strided view of ``x`` itself."""
+    V = x.reshape(x.shape[:-2] + (oh, kh, ow, kw))
+    best = V[..., 0, :, 0]
+    pick = np.zeros(best.shape, np.intp)
+    nan = x.dtype.kind == "f" and bool(np.isnan(x).any())
+    take = np.empty(best.shape, bool)
+    for r in range(kh):
+        for c in range(kw):
+            if r or c:
+                v = V[..., r, :, c]
+                np.greater(v, best, out=take)
+                if nan:
+                    take |= np.isnan(v)
+                best = np.where(take, v, best)
+                pick = np.where(take, r * kw + c, pick)
     return best, pick
 
 
