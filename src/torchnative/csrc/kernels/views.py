@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..core import construct
 from ..core.conj_neg_bits import CONJ, NEG, set_bits
-from ..core.construct import contiguous_strides_of, make
+from ..core.construct import _CONTIGUOUS, contiguous_strides_of, make
 from ..core.creation_meta import (DEFAULT, INFERENCE_MODE, MULTI_OUTPUT_NODE, NO_GRAD_MODE,
                                   note_view, propagate)
 from ..core.grad_mode import TLS as _GRAD
@@ -145,7 +145,8 @@ def compute_stride(oldshape, oldstride, newshape):
 @kernel("view", meta=True)
 def view(self, size):
     npa = self._np
-    if npa is not None and self._stride == contiguous_strides_of(self._size) and npa.size:
+    if npa is not None and npa.size and self._stride == (
+            _CONTIGUOUS.get(self._size) or contiguous_strides_of(self._size)):
         # a contiguous dense base: the view is contiguous too, and numpy reshapes without a copy;
         # taken for plain non-negative ints whose product is the size (``-1`` and the rest are
         # parsed below)
@@ -157,8 +158,8 @@ def view(self, size):
                 break
             n *= s
         if n == npa.size:
-            return view_of(self, shape, contiguous_strides_of(shape), self._offset, None,
-                           npa.reshape(shape))
+            return view_of(self, shape, _CONTIGUOUS.get(shape) or contiguous_strides_of(shape),
+                           self._offset, None, npa.reshape(shape))
     # only plain ints key the table (a size given as tensors or symbols is parsed every time)
     key = (self._size, self._stride, tuple(size)) if all(type(s) is int for s in size) else None
     geometry = _VIEW_GEOMETRY.get(key) if key is not None else None
@@ -263,7 +264,7 @@ def transpose(self, dim0, dim1):
     stride[d0], stride[d1] = stride[d1], stride[d0]
     npa = self._np
     if npa is not None and npa.size:
-        return view_of(self, size, stride, self._offset, np_view=npa.swapaxes(d0, d1))
+        return view_of(self, size, stride, self._offset, None, npa.swapaxes(d0, d1))
     return view_of(self, size, stride, self._offset)
 
 

@@ -27,6 +27,10 @@ MODULES = {
 def _with_keywords(key: tuple, kwargs: dict):
     """key_of's key for plain-typed arguments ``key`` and these keywords, or None where a
     keyword's value is a sequence (key_of's own path)."""
+    if len(kwargs) == 1:  # the common one keyword (dim=, keepdim=): no tuples built to test it
+        for name, value in kwargs.items():
+            tp = type(value)
+            return key + ((name, tp),) if tp in NOT_SEQUENCES else None
     types = tuple(map(type, kwargs.values()))
     return key + tuple(zip(kwargs, types)) if NOT_SEQUENCES.issuperset(types) else None
 
