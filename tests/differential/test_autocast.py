@@ -78,6 +78,21 @@ for lowp in (torch.bfloat16, torch.float16):
 out["after_state"] = [torch.is_autocast_enabled("cpu"), torch._C._is_any_autocast_enabled()]
 with torch.autocast("cpu"):
     out["prioritize"] = err(lambda: torch.cat([a.to(torch.float16), a.to(torch.bfloat16)]))
+# the state queries' device argument: a type name, "type:index", or refused as upstream refuses
+# (a device type autocast does not know is refused, its dtype unset; every other is a type name)
+def res(f):
+    try:
+        return ["ok", str(f())]
+    except Exception as e:
+        return [type(e).__name__, str(e).split("\n")[0]]
+out["device_args"] = [[str(d), res(lambda: f(d))]
+                      for f in (torch.is_autocast_enabled, torch.get_autocast_dtype)
+                      for d in ("cpu", "cuda", "cpu:0", "meta", "lazy", "ve", "cpux", "", 3,
+                                torch.device("cpu"), "xla", "hpu", "maia", "mps", "xpu")]
+out["set_device_args"] = [res(lambda: torch.set_autocast_enabled(d, False)) for d in (3, "cpux", "meta")]
+out["set_dtype_args"] = [res(lambda: torch.set_autocast_dtype("cpu", 3)), str(torch.get_autocast_dtype("cpu")),
+                         res(lambda: torch.set_autocast_dtype("meta", torch.float16)),
+                         str(torch.get_autocast_dtype("meta")), torch._C._is_autocast_available("meta")]
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     out["deprecated"] = [torch._C.is_autocast_cpu_enabled(), str(torch._C.get_autocast_cpu_dtype())]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import builtins
 import re
 
+from .typename import TP_NAMES
+
 DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
                 "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
                 "privateuseone")
@@ -26,6 +28,8 @@ class device:
         if not isinstance(type, str):
             raise TypeError(f"device() received an invalid combination of arguments - got "
                             f"({builtins.type(type).__name__})")
+        if not type:
+            raise RuntimeError("Device string must not be empty")
         name, sep, idx = type.partition(":")
         if name not in DEVICE_TYPES:
             raise RuntimeError(
@@ -84,3 +88,4 @@ CPU = device("cpu")
 META = device("meta")
 
 TORCH_C = {"torch._C.device": device}
+TP_NAMES[device] = "torch.device"

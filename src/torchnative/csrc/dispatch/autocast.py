@@ -26,7 +26,11 @@ from ..core.tensor import TensorBase
 
 _F32 = D.BY_NAME["float32"]
 _F64 = D.BY_NAME["float64"]
-_DEFAULT_DTYPE = {"cpu": "bfloat16", "xla": "bfloat16", "hpu": "bfloat16"}
+# the device types autocast knows (c10's autocast dispatch keys), each with its default dtype
+_DEFAULT_DTYPE = {"cpu": "bfloat16", "xla": "bfloat16", "hpu": "bfloat16", "maia": "bfloat16",
+                  "cuda": "float16", "xpu": "float16", "mps": "float16", "ipu": "float16",
+                  "mtia": "float16", "privateuseone": "float16"}
+DEVICE_TYPES = frozenset(_DEFAULT_DTYPE)
 
 # any thread has CPU autocast on: the door's one check on its hot path
 LIVE = [False]
@@ -74,7 +78,12 @@ def any_enabled() -> bool:
 
 
 def get_dtype(device_type: str):
-    return TLS.dtype.get(device_type, D.BY_NAME[_DEFAULT_DTYPE.get(device_type, "float16")])
+    dtype = TLS.dtype.get(device_type)
+    if dtype is None:
+        if device_type not in _DEFAULT_DTYPE:   # another device type: nothing was ever set
+            raise RuntimeError("unsupported scalarType")
+        dtype = D.BY_NAME[_DEFAULT_DTYPE[device_type]]
+    return dtype
 
 
 def set_dtype(device_type: str, dtype) -> None:

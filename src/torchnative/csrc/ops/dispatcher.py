@@ -99,7 +99,12 @@ class Registry:
         return self._ops.get(qualname, {})
 
     def find(self, qualname: str, overload: str) -> OperatorHandle | None:
-        return self.overloads(qualname).get(overload)
+        # `overloads` inlined: queries such as `_dispatch_has_kernel_for_dispatch_key` arrive
+        # on every call of a custom operator's layer
+        if qualname not in self._builtin_loaded:
+            self._load_builtin(qualname)
+        ops = self._ops.get(qualname)
+        return None if ops is None else ops.get(overload)
 
     def define(self, schema_str: str, tags=()) -> OperatorHandle:
         from .schema import parse_schema

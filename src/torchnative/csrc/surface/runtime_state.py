@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import threading
 
-from ..core.device import device as _device
+from ..core.device import DEVICE_TYPES, device as _device
 from ..core.tensor import TensorBase
 from ..ops.dispatch_keys import DispatchKeySet, FUNCTIONALITIES, SPLIT, BACKENDS
 from ..ops.dispatch_keys import TLS as _KEYS
 from ..core.enums import DispatchKey, ENUMS
 from ..core.refuse import TorchnativeNotImplementedError
+from ..core.dtypes import dtype as _dtype
+from ..core.typename import typename
 from ..dispatch import autocast as _autocast
 
 _globals = {"warn_always": False,
@@ -48,20 +50,37 @@ def set_mkldnn_enabled(flag: bool) -> None:
 
 # --- autocast (the state and the kernel live in dispatch/autocast.py) --------------------------
 
-def _device_type(device_type: str) -> str:
+_PLAIN_TYPES = frozenset(DEVICE_TYPES)
+
+
+def _device_type(device_type: str, fn: str) -> str:
+    # a bare type name is its own type; "cpu:0" or a bad name is parsed (kernels ask
+    # `is_autocast_enabled("cpu")` on every call: no device object for that)
+    if device_type.__class__ is str and device_type in _PLAIN_TYPES:
+        return device_type
+    if not isinstance(device_type, str):
+        raise TypeError(f"{fn}(): argument 'device_type' (position 1) must be str, not "
+                        f"{typename(device_type)}")
     return _device(device_type).type
 
 
+def _autocast_type(device_type: str, fn: str) -> str:
+    device_type = _device_type(device_type, fn)
+    if device_type not in _autocast.DEVICE_TYPES:
+        raise RuntimeError(
+            "unknown device type for autocast in get_autocast_dispatch_key_from_device_type")
+    return device_type
+
+
 def is_autocast_available(device_type: str) -> bool:
-    return device_type in ("cpu", "cuda", "xpu", "mps", "hpu", "mtia", "maia", "xla", "ipu",
-                           "privateuseone")
+    return device_type in _autocast.DEVICE_TYPES
 
 
 def is_autocast_enabled(device_type: str | None = None) -> bool:
     if device_type is None:
         _deprecated("torch.is_autocast_enabled()", "torch.is_autocast_enabled('cuda')")
         device_type = "cuda"
-    return _autocast.is_enabled(_device_type(device_type))
+    return _autocast.is_enabled(_autocast_type(device_type, "is_autocast_enabled"))
 
 
 def set_autocast_enabled(*args) -> None:
@@ -70,15 +89,18 @@ def set_autocast_enabled(*args) -> None:
                     "torch.set_autocast_enabled('cuda', enabled)")
         args = ("cuda", args[0])
     device_type, enabled = args
-    _autocast.set_enabled(_device_type(device_type), enabled)
+    _autocast.set_enabled(_autocast_type(device_type, "set_autocast_enabled"), enabled)
 
 
 def get_autocast_dtype(device_type: str):
-    return _autocast.get_dtype(_device_type(device_type))
+    return _autocast.get_dtype(_device_type(device_type, "get_autocast_dtype"))
 
 
 def set_autocast_dtype(device_type: str, dtype) -> None:
-    _autocast.set_dtype(_device_type(device_type), dtype)
+    if not isinstance(dtype, _dtype):
+        raise TypeError("set_autocast_dtype(): argument 'dtype' (position 2) must be "
+                        f"torch.dtype, not {typename(dtype)}")
+    _autocast.set_dtype(_device_type(device_type, "set_autocast_dtype"), dtype)
 
 
 def is_autocast_cache_enabled() -> bool:
