@@ -32,7 +32,8 @@ def _rope(rng, b, length, start):
 
 def _cases(rng):
     """(case, shape tag, inputs, extra) in the shapes a SmolLM2 forward produces."""
-    for tag, b, lq, lk in (("prefill", 2, 7, 7), ("decode", 2, 1, 17)):
+    # "step": one sequence's decode step, the single row the kernels treat on their own
+    for tag, b, lq, lk in (("prefill", 2, 7, 7), ("decode", 2, 1, 17), ("step", 1, 1, 9)):
         # hidden states carry a few large outlier channels, as real ones do
         x = rng.standard_normal((b, lq, HIDDEN)) * np.where(rng.random(HIDDEN) < 0.01, 40.0, 1.0)
         yield ("rms_norm", tag, {"x": x, "weight": 1 + 0.3 * rng.standard_normal(HIDDEN)},
@@ -155,7 +156,7 @@ def verdicts(ref, got, key, dtype) -> dict[str, str | None]:
 
 
 KEYS = ([f"{c}-{t}-{d}" for c in ("rms_norm", "rotary", "silu", "silu_and_mul", "attention")
-         for t in ("prefill", "decode") for d in DTYPES]
+         for t in ("prefill", "decode", "step") for d in DTYPES]
         + [f"attention-padded-{d}" for d in DTYPES])
 
 
@@ -174,7 +175,7 @@ def test_kernel_agrees_with_upstream_unfused_layer(runs, key):
 def test_wrong_kernel_is_rejected(runs, case):
     _, ref, _, wrong = runs
     # float32 and float64 (the half-precision SiLU is no error at 16 bits)
-    for key in (f"{case}-{tag}-{dtype}" for tag in ("prefill", "decode")
+    for key in (f"{case}-{tag}-{dtype}" for tag in ("prefill", "decode", "step")
                 for dtype in ("float32", "float64")):
         res = verdicts(ref, wrong, key, key.rsplit("-", 1)[1])
         assert any(res[n] is not None for n in res if n.startswith("out")), (key, res)

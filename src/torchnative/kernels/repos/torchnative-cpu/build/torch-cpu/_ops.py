@@ -10,6 +10,8 @@ to a 16-bit input dtype before the weight multiplies them: that cast is part of 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 from torch._library.custom_ops import OPDEFS
@@ -19,6 +21,7 @@ from torch._library.custom_ops import OPDEFS
 NAMESPACE = __name__.split(".")[0]
 _NARROW = (torch.float16, torch.bfloat16)
 _WIDE = (torch.float32, torch.float64)
+_NUMPY = {torch.float32: np.float32, torch.float64: np.float64}
 
 
 def _np(t: torch.Tensor, dtype: torch.dtype | None = None) -> np.ndarray:
@@ -32,6 +35,16 @@ def _np(t: torch.Tensor, dtype: torch.dtype | None = None) -> np.ndarray:
     if t.requires_grad:
         t = t.data
     return t.to(torch.float64).numpy()
+
+
+def _values(t: torch.Tensor, dtype: torch.dtype) -> np.ndarray:
+    """A tensor's values for float64 arithmetic (``dtype``: the tensor's): a float32/float64
+    tensor's own array, which the forward kernels' first operation on it widens exactly
+    (``dtype=np.float64``) without a separate cast; a 16-bit tensor widened by ``_np``."""
+    return t.numpy(force=True) if dtype in _WIDE else _np(t, dtype)
+
+
+_F64 = np.float64
 
 
 def _promoted(a: torch.dtype, b: torch.dtype) -> torch.dtype:
@@ -49,6 +62,16 @@ def _tensor(a: np.ndarray, dtype: torch.dtype) -> torch.Tensor:
 def _rounded(a: np.ndarray, dtype: torch.dtype) -> np.ndarray:
     """``a`` rounded to a 16-bit ``dtype`` and widened back to float64."""
     return _tensor(a, dtype).to(torch.float64).numpy()
+
+
+def _computed(ufunc, x: np.ndarray, y: np.ndarray, shape: tuple, dtype: torch.dtype) -> torch.Tensor:
+    """``ufunc(x, y)`` (float64, of ``shape``) rounded once to ``dtype``: a float32/float64
+    result is written by the ufunc itself, without a float64 temporary and a cast."""
+    if dtype in _WIDE:
+        out = np.empty(shape, _NUMPY[dtype])
+        ufunc(x, y, out=out, casting="same_kind")
+        return torch.from_numpy(out)
+    return _tensor(ufunc(x, y), dtype)
 
 
 def _custom_op(name, schema_fn, **kw):
@@ -69,24 +92,35 @@ def _unbroadcast(a: np.ndarray, shape) -> np.ndarray:
 
 # --- RMSNorm ---------------------------------------------------------------------------------
 
-def _normalized(x: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
-    """(x / rms(x), 1 / rms(x)) over the last dimension."""
-    # np.mean's own steps (a sum, then a division by the count) without its Python wrapper;
-    # the per-row steps after the sum in place (the same float64 operations, no temporaries)
-    r = np.add.reduce(x * x, axis=-1, keepdims=True)
-    r /= x.shape[-1]
-    r += eps
-    np.sqrt(r, out=r)
-    np.divide(1.0, r, out=r)
-    return x * r, r
+def _normalized(x: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray | float]:
+    """(x / rms(x), 1 / rms(x)) over the last dimension, in float64. A zero row with eps 0
+    normalizes to NaN (1 / 0 is inf), an infinite one too (1 / inf is 0), as upstream's
+    layer's, and as there without a warning."""
+    # np.mean's own steps (a sum, then a division by the count) without its Python wrapper
+    r = np.add.reduce(np.multiply(x, x, dtype=_F64), axis=-1, keepdims=True)
+    if r.size == 1:
+        # one row (a decode step): its scale from Python floats, the same IEEE operations
+        m = math.sqrt(r.item() / x.shape[-1] + eps)
+        if 0.0 < m < math.inf:
+            r = 1.0 / m
+            return np.multiply(x, r, dtype=_F64), r
+        r = 1.0 / m if m else math.inf
+    else:   # the per-row steps in place (the same float64 operations, no temporaries)
+        r /= x.shape[-1]
+        r += eps
+        np.sqrt(r, out=r)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if not isinstance(r, float):
+            np.divide(1.0, r, out=r)
+        return np.multiply(x, r, dtype=_F64), r
 
 
 def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
     xd, wd = x.dtype, weight.dtype
-    h, _ = _normalized(_np(x, xd), eps)
+    h, _ = _normalized(_values(x, xd), eps)
     if xd in _NARROW:
         h = _rounded(h, xd)
-    return _tensor(_np(weight, wd) * h, _promoted(wd, xd))
+    return _computed(np.multiply, _values(weight, wd), h, h.shape, _promoted(wd, xd))
 
 
 def _rms_norm_backward(grad: torch.Tensor, x: torch.Tensor, weight: torch.Tensor,
@@ -129,12 +163,18 @@ def _rotate_half_t(a: np.ndarray) -> np.ndarray:
 def _rotary(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
             unsqueeze_dim: int) -> list[torch.Tensor]:
     cd = cos.dtype
-    c, s = _unsqueezed(_np(cos, cd), unsqueeze_dim), _unsqueezed(_np(sin), unsqueeze_dim)
+    c = _unsqueezed(_values(cos, cd), unsqueeze_dim)
+    s = _unsqueezed(_values(sin, sin.dtype), unsqueeze_dim)
     h = c.shape[-1] // 2
-    s_lo, s_hi = s[..., :h], s[..., h:]   # the sine's halves, shared by q and k
+    # rotate_half(a) * s, as halves: (a_hi * -s_lo, a_lo * s_hi); the sign goes on the sine
+    # once for q and k (x * -y is exactly -(x * y))
+    s = np.multiply(s.reshape(s.shape[:-1] + (2, h)), _HALF_SIGNS, dtype=_F64)
     qd, kd = q.dtype, k.dtype
-    return [_tensor(_rotated(_np(q, qd), c, s_lo, s_hi), _promoted(qd, cd)),
-            _tensor(_rotated(_np(k, kd), c, s_lo, s_hi), _promoted(kd, cd))]
+    return [_rotated(_values(q, qd), c, s, _promoted(qd, cd)),
+            _rotated(_values(k, kd), c, s, _promoted(kd, cd))]
+
+
+_HALF_SIGNS = np.array([[-1.0], [1.0]])
 
 
 def _unsqueezed(a: np.ndarray, dim: int) -> np.ndarray:
@@ -147,15 +187,14 @@ def _unsqueezed(a: np.ndarray, dim: int) -> np.ndarray:
     return a.reshape(a.shape[:dim] + (1,) + a.shape[dim:])
 
 
-def _rotated(a: np.ndarray, c: np.ndarray, s_lo: np.ndarray, s_hi: np.ndarray) -> np.ndarray:
-    """``a * c + rotate_half(a) * s`` (``s_lo``/``s_hi`` the halves of ``s``) without building
-    ``rotate_half(a)``: each element sees the same float64 operations (adding ``-(x * y)`` is
-    subtracting ``x * y``), in fewer passes."""
-    h = a.shape[-1] // 2
-    out = a * c
-    out[..., :h] -= a[..., h:] * s_lo
-    out[..., h:] += a[..., :h] * s_hi
-    return out
+def _rotated(a: np.ndarray, c: np.ndarray, s_halves: np.ndarray,
+             dtype: torch.dtype) -> torch.Tensor:
+    """``a * c + rotate_half(a) * s`` rounded once to ``dtype`` (``s_halves``: the sine as
+    (..., 2, d/2) with its first half negated): the halves of ``a`` swapped by a view."""
+    d = a.shape[-1]
+    turned = np.multiply(a.reshape(a.shape[:-1] + (2, d // 2))[..., ::-1, :], s_halves, dtype=_F64)
+    turned = turned.reshape(turned.shape[:-2] + (d,))
+    return _computed(np.add, np.multiply(a, c, dtype=_F64), turned, turned.shape, dtype)
 
 
 def _rotary_backward(gq: torch.Tensor, gk: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
@@ -194,7 +233,13 @@ def _silu_np(a: np.ndarray) -> np.ndarray:
 
 
 def _silu(x: torch.Tensor) -> torch.Tensor:
-    return _tensor(_silu_np(_np(x)), x.dtype)
+    xd = x.dtype
+    a = _values(x, xd)
+    den = np.negative(a, dtype=_F64)
+    with np.errstate(over="ignore"):      # exp(-a) overflows to inf for a < -709: silu -> -0
+        np.exp(den, out=den)
+    den += 1
+    return _computed(np.divide, a, den, a.shape, xd)
 
 
 def _silu_grad_np(a: np.ndarray) -> np.ndarray:
@@ -208,9 +253,10 @@ def _silu_backward(grad: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
 
 
 def _silu_and_mul(x: torch.Tensor) -> torch.Tensor:
-    a = _np(x)
+    xd = x.dtype
+    a = _values(x, xd)
     d = a.shape[-1] // 2
-    return _tensor(_silu_np(a[..., :d]) * a[..., d:], x.dtype)
+    return _computed(np.multiply, _silu_np(a[..., :d].astype(_F64, copy=False)), a[..., d:], a.shape[:-1] + (d,), xd)
 
 
 def _silu_and_mul_backward(grad: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
@@ -283,7 +329,7 @@ def _probs(q, k, scaling, causal, mask):
 
 
 def _mask(mask: torch.Tensor | None) -> np.ndarray | None:
-    return None if mask is None else mask.detach().numpy().astype(bool, copy=False)
+    return None if mask is None else mask.numpy(force=True).astype(bool, copy=False)
 
 
 def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None,

@@ -16,22 +16,23 @@ def _needs_grad(*tensors) -> bool:
 _PLAIN = (torch.Tensor, nn.Parameter)
 
 
-def _unobserved(op, *tensors) -> bool:
-    """May a layer that needs no gradient run ``op``'s kernel function itself? Calling the
-    operator costs more than a decode step's kernel (the custom-op wrappers, the dispatcher,
-    the aliasing check), and gives the same tensor where nothing watches the dispatch: no
+def _direct(op, *tensors) -> bool:
+    """May the layer run ``op``'s kernel function itself? Calling the operator costs more than
+    a decode step's kernel (the custom-op wrappers, the dispatcher, the aliasing check), and
+    gives the same tensor where no gradient is needed and nothing watches the dispatch: no
     dispatch or function mode, no functorch transform, no profiler, no tracing compiler, no
     autocast, no CPU kernel registered over the operator's own, every tensor a plain dense CPU
-    tensor (a Parameter is one). Anywhere else the operator runs, so modes, subclasses, fake
-    and meta tensors meet it as before."""
+    tensor (a Parameter is one). Anywhere else the operator runs (through autograd when a
+    gradient is needed), so modes, subclasses, fake and meta tensors meet it as before."""
     C = torch._C
     if (C._len_torch_dispatch_stack() or C._is_torch_function_mode_enabled() or
             C._are_functorch_transforms_active() or torch.autograd.profiler._is_profiler_enabled
             or torch.compiler.is_compiling() or torch.is_autocast_enabled("cpu")):
         return False
+    grad = torch.is_grad_enabled()
     for t in tensors:
         if t is not None and (type(t) not in _PLAIN or t.device.type != "cpu" or
-                              t.layout is not torch.strided):
+                              t.layout is not torch.strided or grad and t.requires_grad):
             return False
     return not C._dispatch_has_kernel_for_dispatch_key(op._qualname, "CPU")
 
@@ -108,10 +109,10 @@ class RMSNorm(nn.Module):
 
     def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
         weight = self.weight  # a module attribute lookup each time it is read
+        if _direct(_ops.rms_norm, hidden_states, weight):
+            return _ops._rms_norm(hidden_states, weight, self.variance_epsilon)
         if _needs_grad(hidden_states, weight):
             return _RMSNormFn.apply(hidden_states, weight, self.variance_epsilon)
-        if _unobserved(_ops.rms_norm, hidden_states, weight):
-            return _ops._rms_norm(hidden_states, weight, self.variance_epsilon)
         return _ops.rms_norm(hidden_states, weight, self.variance_epsilon)
 
 
@@ -121,10 +122,10 @@ class RotaryPosEmb(nn.Module):
     can_torch_compile = False
 
     def forward(self, q, k, cos, sin, unsqueeze_dim=1):
+        if _direct(_ops.rotary, q, k, cos, sin):
+            return tuple(_ops._rotary(q, k, cos, sin, unsqueeze_dim))
         if _needs_grad(q, k, cos, sin):
             return _RotaryFn.apply(q, k, cos, sin, unsqueeze_dim)
-        if _unobserved(_ops.rotary, q, k, cos, sin):
-            return tuple(_ops._rotary(q, k, cos, sin, unsqueeze_dim))
         return tuple(_ops.rotary(q, k, cos, sin, unsqueeze_dim))
 
 
@@ -133,10 +134,10 @@ class SiLU(nn.Module):
     can_torch_compile = False
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
+        if _direct(_ops.silu, input):
+            return _ops._silu(input)
         if _needs_grad(input):
             return _SiluFn.apply(input)
-        if _unobserved(_ops.silu, input):
-            return _ops._silu(input)
         return _ops.silu(input)
 
 
@@ -146,10 +147,10 @@ class SiluAndMul(nn.Module):
     can_torch_compile = False
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if _direct(_ops.silu_and_mul, x):
+            return _ops._silu_and_mul(x)
         if _needs_grad(x):
             return _SiluAndMulFn.apply(x)
-        if _unobserved(_ops.silu_and_mul, x):
-            return _ops._silu_and_mul(x)
         return _ops.silu_and_mul(x)
 
 
@@ -175,8 +176,8 @@ def attention(module, query, key, value, attention_mask, scaling=None, dropout=0
         if mask.shape[-1] != key.shape[-2]:
             raise NotImplementedError("torchnative-cpu attention: a mask covering fewer keys than "
                                       "the cache holds (a static cache)")
+    if _direct(_ops.attention, query, key, value, mask):
+        return _ops._attention(query, key, value, mask, scaling, causal), None
     if _needs_grad(query, key, value):
         return _AttentionFn.apply(query, key, value, mask, scaling, causal), None
-    if _unobserved(_ops.attention, query, key, value, mask):
-        return _ops._attention(query, key, value, mask, scaling, causal), None
     return _ops.attention(query, key, value, mask, scaling, causal), None
