@@ -1,6 +1,6 @@
 """Where a SmolLM2 decode step's time goes on our torch (a profile, not a comparison).
 
-Usage: .venv/bin/python bench/profile_decode.py [--threads 1] [--new-tokens 16] [--kernels]
+Usage: .venv/bin/python bench/profile_decode.py [--threads 1] [--new-tokens 16] [--kernels [--attention]]
        [--top 25] [--dtype bfloat16] [--prefill 128]
 
 ``--prefill N`` profiles one forward over an N-token prompt (bench/decode.py's prefill ids)
@@ -67,6 +67,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--new-tokens", type=int, default=16)
     ap.add_argument("--kernels", action="store_true", help="the fused kernels bundle swapped in")
+    ap.add_argument("--attention", action="store_true",
+                    help="with --kernels: the bundle's attention function too")
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32",
                     help="the dtype the checkpoint is loaded in")
@@ -91,6 +93,8 @@ def main() -> None:
     with torch.inference_mode():
         if args.kernels:
             model.set_use_kernels(True)
+            if args.attention:
+                model.set_attn_implementation("torchnative/cpu-kernels:attention")
         work(model, prompt, 2)
         c = time.process_time()
         work(model, prompt, n)
