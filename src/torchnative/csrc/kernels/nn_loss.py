@@ -144,8 +144,30 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
         return wrap(out, dt), _scalar(0.0, dt)
     if t.size == 0:
         return _scalar(np.nan if reduction == MEAN else 0.0, dt), _scalar(0.0, dt)
+    if weight is None and dt in _NATIVE and t.size == x2.shape[0] and \
+            every_target_kept(t, ignore_index, n_classes):
+        # _gather_losses and _reduce_nll with every item kept and unit weights (a product with
+        # 1.0 is the value itself): the same sum, roundings and division
+        picked = x2[np.arange(t.size), t].astype(np.float64)
+        acc = x2.dtype.type
+        loss_r = np.asarray(-picked.sum(), acc)
+        total_r = np.asarray(float(t.size), acc)
+        if reduction == MEAN:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                loss_r = np.asarray(loss_r / total_r, acc)
+        return wrap(loss_r, dt), wrap(total_r, dt)
     picked, w, keep = _gather_losses(x2, t, weight, ignore_index, n_classes)
     return _reduce_nll(picked, w, keep, reduction, dt, weight is not None)
+
+
+_NATIVE = frozenset((_B["float32"], _F64))
+
+
+def every_target_kept(t: np.ndarray, ignore_index: int, n_classes: int) -> bool:
+    """Whether every target (a non-empty integer array) is a class and none is ignored: then no
+    target is refused or masked. Otherwise the general steps decide (and name a bad target)."""
+    lo, hi = int(np.minimum.reduce(t)), int(np.maximum.reduce(t))
+    return 0 <= lo and hi < n_classes and not lo <= ignore_index <= hi
 
 
 @kernel("nll_loss2d_forward")

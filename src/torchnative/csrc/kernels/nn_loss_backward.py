@@ -14,7 +14,7 @@ import numpy as np
 
 from ..core import dtypes as D
 from .nn_loss import (_FLOATS, _REDUCED, _check_target_dtype, _rounded, _shape, _vals, MEAN,
-                      NONE, check_nll2d_inputs, check_nll_shapes)
+                      NONE, check_nll2d_inputs, check_nll_shapes, every_target_kept)
 from .support.common import arr, wrap
 from .support.nn_util import not_implemented
 from ..ops.kernel_registry import kernel
@@ -90,6 +90,12 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
     dt, acc = _dtypes(self, target, "nll_loss_backward_out_frame", grad_output, weight, total_weight)
     batch = 1 if self.dim() == 1 else self._size[0]
     gi = np.zeros((batch, n_classes), acc)
+    if weight is None and not per_item:
+        t = arr(target).reshape(-1)
+        if t.size == batch and batch and every_target_kept(t, ignore_index, n_classes):
+            # every item kept, unit weights: each target class gets the scaled gradient itself
+            gi[np.arange(t.size), t] = _scaled(grad_output, total_weight, reduction, dt, acc)
+            return wrap(gi.reshape(self._size), dt)
     t, keep = _targets(target, ignore_index, n_classes)
     rows = np.nonzero(keep)[0]
     safe = t[keep]
