@@ -1,6 +1,7 @@
-"""Where one small operator's time goes on ours: each layer of ``a + b``, ``v.view(32, 16)`` and
-``v[1]`` called directly, so the differences between rows are the layers' own costs; and
-``torch.from_numpy``'s binding, construction and tensor object.
+"""Where one small operator's time goes on ours: each layer of ``a + b``, ``v.view(32, 16)``,
+``v[1]``, ``torch.softmax``, ``transpose`` and ``torch.cat`` called directly, so the differences
+between rows are the layers' own costs; and ``torch.from_numpy``'s binding, construction and
+tensor object.
 
 Usage: .venv/bin/python bench/dispatch_phases.py [--rounds 15]
 Rows (CPU time per call, one thread; each row timed in turn, ``--rounds`` times, the minimum
@@ -37,6 +38,14 @@ def rows():
     flat, row = v._np.reshape((32, 16)), v._np[1]
     arr = np.random.default_rng(0).standard_normal((1, 1, 576)).astype(np.float32)
     st = torch.from_numpy(arr).untyped_storage()
+    from torchnative.csrc.kernels.nn_softmax import softmax_array, softmax_int_fast
+
+    s = torch.rand(12, 1, 64)
+    h1, h2 = torch.rand(1, 9, 1, 32), torch.rand(1, 9, 1, 32)
+    softmax, transpose, cat = op("softmax.int"), op("transpose.int"), op("cat")
+    # (softmax.int is a composite: the door's plain lane calls its fast kernel)
+    ksoftmax, ktranspose, kcat = softmax_int_fast, KERNELS["transpose.int"], KERNELS["cat"]
+    sx, halves = s._np, (h1._np, h2._np)
     return {
         "add: a + b": lambda: a + b,
         "add: door": lambda: door.aten_dispatch(add, (a, b), {}),
@@ -55,6 +64,17 @@ def rows():
         "index: kernel": lambda: kselect(v, 0, 1),
         "index: view_of (the view tensor)": lambda: view_of(v, (8, 16), (16, 1), 128,
                                                             np_view=row),
+        "softmax: torch.softmax(s, dim=-1)": lambda: torch.softmax(s, dim=-1),
+        "softmax: door": lambda: door.aten_dispatch(softmax, (s, -1, None), {}),
+        "softmax: kernel": lambda: ksoftmax(s, -1, None),
+        "softmax: softmax_array (numpy)": lambda: softmax_array(sx, 2),
+        "transpose: v.transpose(0, 1)": lambda: v.transpose(0, 1),
+        "transpose: door": lambda: door.aten_dispatch(transpose, (v, 0, 1), {}),
+        "transpose: kernel": lambda: ktranspose(v, 0, 1),
+        "cat: torch.cat((h1, h2), dim=-1)": lambda: torch.cat((h1, h2), dim=-1),
+        "cat: door": lambda: door.aten_dispatch(cat, ((h1, h2), -1), {}),
+        "cat: kernel": lambda: kcat((h1, h2), -1),
+        "cat: np.concatenate": lambda: np.concatenate(halves, -1),
         "from_numpy: torch.from_numpy": lambda: torch.from_numpy(arr),
         "from_numpy: tensor_from_numpy": lambda: tensor_from_numpy(arr),
         "from_numpy: make": lambda: make(st, f32, (1, 1, 576), (576, 576, 1), 0, None,
@@ -81,7 +101,9 @@ def main() -> None:
     for name, us in best.items():
         print(f"{name:36s} {us:7.2f} us")
     for op, total in (("add", "add: a + b"), ("view", "view: v.view(32, 16)"),
-                      ("index", "index: v[1]")):
+                      ("index", "index: v[1]"), ("softmax", "softmax: torch.softmax(s, dim=-1)"),
+                      ("transpose", "transpose: v.transpose(0, 1)"),
+                      ("cat", "cat: torch.cat((h1, h2), dim=-1)")):
         print(f"{op}: binding {best[total] - best[op + ': door']:.2f} us, door "
               f"{best[op + ': door'] - best[op + ': kernel']:.2f} us, kernel "
               f"{best[op + ': kernel']:.2f} us")
