@@ -267,9 +267,9 @@ def _inplace_lane(self, *others):
     as the derived in-place kernel would, without the functional's operand and result steps;
     else None (the derived kernel runs)."""
     x = self._np
-    if self._dtype not in _SELECT or x is None or not x.flags.c_contiguous or self._math_bits \
-            or self._wrapped:
-        return None
+    if self._dtype not in _SELECT or type(x) is not np.ndarray or not x.flags.c_contiguous or \
+            self._math_bits or self._wrapped:
+        return None     # (a 0-d result may hold a numpy scalar, which cannot be written)
     for o in others:
         if not isinstance(o, TensorBase) or o._dtype is not self._dtype or o._np is None or \
                 o._size != self._size or o._math_bits or o._wrapped:
