@@ -31,6 +31,11 @@ def _flash_attention_backward(grad_out, query, key, value, out, logsumexp, dropo
             "the dropout mask of the forward is not recorded")
     E = query.size(-1)
     s = 1.0 / math.sqrt(E) if scale is None else scale
+    # 16-bit inputs: the kernel's arithmetic is float32 (its log-sum-exp is float32 too), its
+    # gradients are rounded to the inputs' dtypes once at the end
+    dtypes = query.dtype, key.dtype, value.dtype
+    if query.dtype in (torch.bfloat16, torch.float16):
+        query, key, value, grad_out, out = (t.float() for t in (query, key, value, grad_out, out))
     # grouped key/value heads (enable_gqa): each key/value head serves hq // hk query heads; its
     # gradient is the sum over the query heads of its group
     hq, hk, hv = query.size(-3), key.size(-3), value.size(-3)
@@ -57,4 +62,4 @@ def _flash_attention_backward(grad_out, query, key, value, out, logsumexp, dropo
         dk = dk.unflatten(-3, (hk, hq // hk)).sum(-3)
     if hv != hq:
         dv = dv.unflatten(-3, (hv, hq // hv)).sum(-3)
-    return dq, dk, dv
+    return dq.to(dtypes[0]), dk.to(dtypes[1]), dv.to(dtypes[2])
