@@ -14,7 +14,8 @@ beside its default one ("again"), so upstream's disagreement with itself is know
 ``kernel`` (our torch) runs the torchnative-cpu kernel layers on the same inputs, then
 deliberately wrong variants of them (eps off, rotation reversed, half precision, gate and up
 swapped, scale off), which the comparison must reject. Every run records the
-forward output and the gradients of ``sum(out * grad_out)`` with respect to each floating input.
+forward output and the gradients of ``sum(out * grad_out)`` with respect to each floating input;
+attention's output is recorded a second time from a call under ``no_grad`` ("inference0").
 Inputs are stored as float64 and cast here, so both sides start from identical values.
 """
 
@@ -149,6 +150,11 @@ def run(side: str, inputs: dict, spec: list) -> dict:
                     out[f"{key}/dtype/out{i}"] = np.array(str(o.dtype).removeprefix("torch."))
             for n, g in zip(names, grads):
                 out[f"{key}/{tag}/d_{n}"] = g.to(torch.float64).numpy()
+            if case == "attention":   # with no gradient to record (a prefill takes torch's sdpa)
+                with torch.no_grad():
+                    result = (_reference(case, args, extra, tag) if side == "reference" else
+                              _kernel(case, args, extra, side == "wrong"))
+                out[f"{key}/{tag}/inference0"] = result.to(torch.float64).numpy()
     return out
 
 

@@ -165,8 +165,9 @@ def test_kernel_agrees_with_upstream_unfused_layer(runs, key):
     _, ref, ours, _ = runs
     dtype = key.rsplit("-", 1)[1]
     res = verdicts(ref, ours, key, dtype)
-    # forward outputs and a gradient for every floating input
+    # forward outputs and a gradient for every floating input (attention: and its no-grad call)
     assert sum(n.startswith("out") for n in res) == N_OUTS.get(key.split("-")[0], 1)
+    assert ("inference0" in res) == key.startswith("attention")
     assert any(n.startswith("d_") for n in res)
     assert all(v is None for v in res.values()), res
 
@@ -180,3 +181,5 @@ def test_wrong_kernel_is_rejected(runs, case):
         res = verdicts(ref, wrong, key, key.rsplit("-", 1)[1])
         assert any(res[n] is not None for n in res if n.startswith("out")), (key, res)
         assert any(res[n] is not None for n in res if n.startswith("d_")), (key, res)
+        if case == "attention":    # the call without a gradient is compared too
+            assert res["inference0"] is not None, (key, res)

@@ -4,6 +4,7 @@ takes the parameters of the layer it replaces and reads that layer's own attribu
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from . import _ops
@@ -154,9 +155,27 @@ class SiluAndMul(nn.Module):
         return _ops.silu_and_mul(x)
 
 
+def _sdpa(q, k, v, mask, scaling, causal):
+    """More than one query and no gradient (an inference prefill): torch's own scaled dot
+    product attention, whose kernel walks the scores a block at a time, where the operator's
+    one numpy pass would hold every score (and its mask and exponential) of a long prompt in
+    float64 at once. Causality is aligned to the last key, as the operator's. With a gradient
+    the operator runs: its float64 backward keeps the cancellations (a first query's one key)
+    exact that a float32 one does not."""
+    lq, lk = q.shape[-2], k.shape[-2]
+    if causal and mask is None and lq == lk:
+        mask, causal = None, True
+    elif causal:
+        tri = torch.ones(lq, lk, dtype=torch.bool, device=q.device).tril(lk - lq)
+        mask, causal = (tri if mask is None else mask & tri), False
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, scale=scaling,
+                                         enable_gqa=q.shape[1] != k.shape[1])
+    return out.transpose(1, 2).contiguous()
+
+
 def attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
-    """transformers' attention interface over one operator, with its sdpa function's semantics.
-    ``attention_mask`` is a boolean mask broadcastable to (batch, heads, queries, keys), True
+    """transformers' attention interface with its sdpa function's semantics, over one operator
+    (an inference prefill: ``_sdpa``). ``attention_mask`` is a boolean mask broadcastable to (batch, heads, queries, keys), True
     where a query may attend (transformers' sdpa mask), which then decides alone; or a 2-D
     padding mask (batch, keys), to which causality is added; or None, when causality (from
     ``is_causal``, else ``module.is_causal``) applies to more than one query."""
@@ -176,8 +195,10 @@ def attention(module, query, key, value, attention_mask, scaling=None, dropout=0
         if mask.shape[-1] != key.shape[-2]:
             raise NotImplementedError("torchnative-cpu attention: a mask covering fewer keys than "
                                       "the cache holds (a static cache)")
-    if _direct(_ops.attention, query, key, value, mask):
-        return _ops._attention(query, key, value, mask, scaling, causal), None
     if _needs_grad(query, key, value):
         return _AttentionFn.apply(query, key, value, mask, scaling, causal), None
+    if query.shape[-2] > 1:
+        return _sdpa(query, key, value, mask, scaling, causal), None
+    if _direct(_ops.attention, query, key, value, mask):
+        return _ops._attention(query, key, value, mask, scaling, causal), None
     return _ops.attention(query, key, value, mask, scaling, causal), None
