@@ -65,7 +65,8 @@ def _operands():
     return {
         "dense": (x, y), "float64": (x.double(), y.double()), "transposed": (x.t(), y.t()),
         "one transposed": (x.t().contiguous(), y.t()), "broadcast row": (x, y[:1]),
-        "0-dim": (x, y[0, 0]), "0-dim first": (y[0, 0], x), "wrapped number": (x, 2.5),
+        "0-dim": (x, y[0, 0]), "0-dim first": (y[0, 0], x), "0-dim pair": (x[0, 0], y[0, 1]),
+        "wrapped number": (x, 2.5),
         "mixed dtypes": (x, y.double()), "half": (x.half(), y.half()),
         "ints": (x.int(), y.int()), "empty": (x[:0], y[:0]), "mismatched": (x, y[:, :3]),
         "scalar first": (2.5, x), "complex": (x.to(torch.complex64), y.to(torch.complex64)),
@@ -79,7 +80,8 @@ def _outcome(fn, *args):
             r = fn(*args)
     except Exception as e:  # noqa: BLE001 - the error is the outcome
         return type(e).__name__, str(e)
-    return r._dtype, r._size, r._stride, r._np.tobytes(), r._np.strides
+    # the array's type too: a 0-d result held as a numpy scalar cannot be written in place
+    return r._dtype, r._size, r._stride, type(r._np), r._np.tobytes(), r._np.strides
 
 
 @pytest.mark.parametrize("name", list(_operands()))

@@ -137,7 +137,9 @@ def _float_pair(fn, a, b):
                     return None  # sizes that do not broadcast: apply2 names them
                 finally:
                     _QUIET_RESET(token)
-                if r.flags.c_contiguous and x.flags.c_contiguous and y.flags.c_contiguous:
+                # 0-d operands give a numpy scalar, which only finish makes an array
+                if type(r) is np.ndarray and r.flags.c_contiguous and x.flags.c_contiguous and \
+                        y.flags.c_contiguous:
                     return from_result(r, dt)
                 return finish(r, dt, a, b)
     return None
