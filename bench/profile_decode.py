@@ -27,6 +27,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _kernel_timing import kernels_timed  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 
 # file-path fragments -> layer, first match wins (BLAS is numpy's dot/matmul called by kernels)
@@ -80,7 +83,6 @@ def main() -> None:
 
     sys.path.insert(0, str(REPO / "src"))
     from torchnative.apps.chat import load
-    from torchnative.csrc.dispatch import door
 
     torch.set_num_threads(args.threads)
     _, model = load(None, None, quiet=True, dtype=getattr(torch, args.dtype))
@@ -100,34 +102,10 @@ def main() -> None:
         work(model, prompt, n)
         step = (time.process_time() - c) / n * 1e3
 
-        excl, calls, stack = collections.Counter(), collections.Counter(), []
-        clock = time.process_time
-
-        def timed(impl):
-            fn, name = impl.fn, f"{impl.name} [{impl.path}]"
-
-            def run(*a, **k):
-                t = clock()
-                stack.append(0.0)
-                try:
-                    return fn(*a, **k)
-                finally:
-                    dt = clock() - t
-                    inner = stack.pop()
-                    excl[name] += dt - inner
-                    calls[name] += 1
-                    if stack:
-                        stack[-1] += dt
-            return run
-
-        originals = [(impl, impl.fn) for impl in list(door._IMPLS)]
-        for impl, _ in originals:
-            impl.fn = timed(impl)
-        c = time.process_time()
-        work(model, prompt, n)
-        timed_step = (time.process_time() - c) / n * 1e3
-        for impl, fn in originals:
-            impl.fn = fn
+        with kernels_timed(lambda impl: f"{impl.name} [{impl.path}]") as (excl, calls):
+            c = time.process_time()
+            work(model, prompt, n)
+            timed_step = (time.process_time() - c) / n * 1e3
 
         prof = cProfile.Profile(time.process_time)
         prof.enable()

@@ -22,6 +22,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _kernel_timing import kernels_timed  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -41,49 +44,27 @@ def _ids(n):
     return torch.arange(n).remainder(1000).add(10).reshape(1, n)
 
 
+def _forward_ms(model, ids, repeats) -> float:
+    """CPU ms per forward after a warm-up forward."""
+    model(ids)
+    c = time.process_time()
+    for _ in range(repeats):
+        model(ids)
+    return (time.process_time() - c) / repeats * 1e3
+
+
 def ours(tokens, repeats):
     """{tokens: {"forward": CPU ms, "ops": {name: [ms per forward, calls per forward]}}}"""
     import torch
-    from torchnative.csrc.dispatch import door
 
     model, out = _model(), {}
     for n in tokens:
         ids = _ids(n)
         with torch.inference_mode():
-            model(ids)
-            c = time.process_time()
-            for _ in range(repeats):
-                model(ids)
-            forward = (time.process_time() - c) / repeats * 1e3
-            excl, calls, stack = collections.Counter(), collections.Counter(), []
-            clock = time.process_time
-
-            def timed(impl):
-                fn, name = impl.fn, impl.name
-
-                def run(*a, **k):
-                    t = clock()
-                    stack.append(0.0)
-                    try:
-                        return fn(*a, **k)
-                    finally:
-                        dt = clock() - t
-                        inner = stack.pop()
-                        excl[name] += dt - inner
-                        calls[name] += 1
-                        if stack:
-                            stack[-1] += dt
-                return run
-
-            originals = [(impl, impl.fn) for impl in list(door._IMPLS)]
-            for impl, _ in originals:
-                impl.fn = timed(impl)
-            try:
+            forward = _forward_ms(model, ids, repeats)
+            with kernels_timed() as (excl, calls):
                 for _ in range(repeats):
                     model(ids)
-            finally:
-                for impl, fn in originals:
-                    impl.fn = fn
         out[n] = {"forward": forward,
                   "ops": {k: [v / repeats * 1e3, calls[k] / repeats] for k, v in excl.items()}}
     return out
@@ -97,11 +78,7 @@ def upstream(tokens, repeats):
     for n in tokens:
         ids = _ids(n)
         with torch.inference_mode():
-            model(ids)
-            c = time.process_time()
-            for _ in range(repeats):
-                model(ids)
-            forward = (time.process_time() - c) / repeats * 1e3
+            forward = _forward_ms(model, ids, repeats)
             with profile(activities=[ProfilerActivity.CPU]) as prof:
                 for _ in range(repeats):
                     model(ids)

@@ -292,6 +292,18 @@ import torch
 from prelude import tracing
 """
 
+# a subclass that lists the functions its __torch_function__ sees (programs that need it add it)
+_SEEING_SUB = """
+
+class Sub(torch.Tensor):
+    seen = []
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.seen.append(getattr(func, "__name__", str(func)))
+        return super().__torch_function__(func, types, args, kwargs or {})
+"""
+
 INDEX_PROGRAM = _TRACING + r"""
 
 q = torch.arange(2 * 9 * 4 * 64, dtype=torch.float32).reshape(2, 4, 9, 64).transpose(1, 2)
@@ -616,21 +628,10 @@ def test_no_grad_lane_admits_tensors_that_require_grad_as_upstream(monkeypatch):
     assert asked == [(True, False)] and y.grad_fn is not None
 
 
-BINDING_PROGRAM = _TRACING + r"""
+BINDING_PROGRAM = _TRACING + _SEEING_SUB + r"""
 from prelude import function_tracing
 
 a = torch.arange(6, dtype=torch.float32).reshape(2, 3)
-
-
-class Sub(torch.Tensor):
-    seen = []
-
-    @classmethod
-    def __torch_function__(cls, func, types, args=(), kwargs=None):
-        cls.seen.append(getattr(func, "__name__", str(func)))
-        return super().__torch_function__(func, types, args, kwargs or {})
-
-
 s = a.as_subclass(Sub)
 idx = torch.tensor([1, 0]).as_subclass(Sub)  # (a 0-dim one: ours' int() dispatches nothing yet)
 calls = {
@@ -755,19 +756,9 @@ def test_generate_step_calls_as_upstream():
 # subclass and with tensors that require grad, in grad mode, no_grad and inference mode; what
 # the modes and the subclass see, results, view relations, version counters and errors must
 # be upstream's
-SMALL_OPS_PROGRAM = _TRACING + r"""
+SMALL_OPS_PROGRAM = _TRACING + _SEEING_SUB + r"""
 import warnings
 from prelude import function_tracing
-
-
-class Sub(torch.Tensor):
-    seen = []
-
-    @classmethod
-    def __torch_function__(cls, func, types, args=(), kwargs=None):
-        cls.seen.append(getattr(func, "__name__", str(func)))
-        return super().__torch_function__(func, types, args, kwargs or {})
-
 
 g = torch.Generator().manual_seed(0)
 a = torch.randn(4, 8, 16, generator=g)

@@ -114,25 +114,14 @@ def test_control_one_branch_is_caught(monkeypatch):
     assert not _same(got, want)
 
 
-def test_modes_and_autograd_see_the_same_calls():
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    class Log(TorchDispatchMode):
-        def __init__(self):
-            super().__init__()
-            self.ops = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.ops.append(str(func))
-            return func(*args, **(kwargs or {}))
-
+def test_modes_and_autograd_see_the_same_calls(dispatch_recorder):
     s, a, b = (_operand((4, 5), torch.float32, k, positive=(k == 2)) for k in range(3))
     plain = s.clone()
     plain.lerp_(a, 0.3).addcmul_(a, b, value=0.5).addcdiv_(a, b, value=2.0)
     moded = s.clone()
-    with Log() as log:
+    with dispatch_recorder() as log:
         moded.lerp_(a, 0.3).addcmul_(a, b, value=0.5).addcdiv_(a, b, value=2.0)
-    assert log.ops == ["aten.lerp_.Scalar", "aten.addcmul_.default", "aten.addcdiv_.default"]
+    assert log.seen == ["aten.lerp_.Scalar", "aten.addcmul_.default", "aten.addcdiv_.default"]
     assert _same(plain, moded)
     # under grad mode, a non-leaf self records the in-place ops' history
     w = s.clone().requires_grad_()
