@@ -1,0 +1,45 @@
+"""sum, nansum and mean treat float exceptions as values, as upstream's C++ does: inf - inf is
+NaN and a sum past the range is inf, without a numpy RuntimeWarning (upstream warns nothing)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import pytest
+import torch
+
+from torchnative.csrc.kernels import reduction
+
+
+def _cases():
+    x = torch.randn(64, 128, generator=torch.Generator().manual_seed(0))
+    x[3, 5], x[4, 5], x[7, 9] = math.inf, -math.inf, math.nan
+    huge = torch.full((200, 576), 3e38)
+    return [
+        ("column sum through inf - inf", lambda: x.sum(0)[5], math.nan),
+        ("whole sum", lambda: x.sum(), math.nan),
+        ("nansum column", lambda: x.nansum(0)[5], math.nan),
+        ("mean column", lambda: x.mean(0)[5], math.nan),
+        ("sum past the range", lambda: torch.full((1000,), 3e38).sum(), math.inf),
+        ("mean past the range", lambda: torch.full((1000,), 3e38).mean(), math.inf),
+        ("row means past the range", lambda: huge.mean(-1)[0], math.inf),
+        ("empty mean", lambda: torch.empty(0).mean(), math.nan),
+    ]
+
+
+@pytest.mark.parametrize("name,fn,want", _cases(), ids=[c[0] for c in _cases()])
+def test_no_numpy_warning_and_upstreams_value(name, fn, want):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = fn().item()
+    assert (math.isnan(got) and math.isnan(want)) or got == want
+
+
+def test_control_without_the_quiet_state_numpy_warns(monkeypatch):
+    monkeypatch.setattr(reduction, "quiet_enter", lambda: None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeWarning):
+            for _, fn, _ in _cases():
+                fn()
