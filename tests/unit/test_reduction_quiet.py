@@ -1,4 +1,4 @@
-"""sum, nansum and mean treat float exceptions as values, as upstream's C++ does: inf - inf is
+"""sum, nansum, mean and nll_loss treat float exceptions as values, as upstream's C++ does: inf - inf is
 NaN and a sum past the range is inf, without a numpy RuntimeWarning (upstream warns nothing)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import warnings
 import pytest
 import torch
 
-from torchnative.csrc.kernels import reduction
+from torchnative.csrc.kernels import pointwise_base
 
 
 def _cases():
@@ -25,6 +25,8 @@ def _cases():
         ("mean past the range", lambda: torch.full((1000,), 3e38).mean(), math.inf),
         ("row means past the range", lambda: huge.mean(-1)[0], math.inf),
         ("empty mean", lambda: torch.empty(0).mean(), math.nan),
+        ("nll_loss through inf - inf", lambda: torch.nn.functional.nll_loss(
+            torch.tensor([[math.inf, 0.0], [-math.inf, 0.0]]), torch.tensor([0, 0])), math.nan),
     ]
 
 
@@ -37,7 +39,7 @@ def test_no_numpy_warning_and_upstreams_value(name, fn, want):
 
 
 def test_control_without_the_quiet_state_numpy_warns(monkeypatch):
-    monkeypatch.setattr(reduction, "quiet_enter", lambda: None)
+    monkeypatch.setattr(pointwise_base, "quiet_enter", lambda: None)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(RuntimeWarning):

@@ -20,17 +20,21 @@ def propagate(prev: int, new: int) -> int:
     return prev if prev == INFERENCE_MODE else new
 
 
-def note_view(view, base, multi_output: bool = False) -> None:
-    """Stamp a view made by a view kernel (``base`` is the tensor it was taken of): the version
-    it is made at and the mode it is made in (upstream's as_view). ``multi_output``: one of
-    several views one call returns (unbind, split, split_with_sizes)."""
+def creation_now(multi_output: bool, base_stamp) -> int:
+    """The creation of a view made now, in the current grad mode; ``base_stamp``: its base's own
+    stamp when the base is itself a view (else None), whose special creation it inherits."""
     if _GRAD.inference:
         creation = INFERENCE_MODE
     elif not _GRAD.grad_enabled:
         creation = NO_GRAD_MODE
     else:
         creation = MULTI_OUTPUT_NODE if multi_output else DEFAULT
+    return creation if base_stamp is None else propagate(base_stamp[1], creation)
+
+
+def note_view(view, base, multi_output: bool = False) -> None:
+    """Stamp a view made by a view kernel (``base`` is the tensor it was taken of): the version
+    it is made at and the mode it is made in (upstream's as_view). ``multi_output``: one of
+    several views one call returns (unbind, split, split_with_sizes)."""
     prev = base.__dict__.get("_tn_view") if base._view_base is not None else None
-    if prev is not None:
-        creation = propagate(prev[1], creation)
-    view.__dict__["_tn_view"] = [view._version_ref[0], creation]
+    view.__dict__["_tn_view"] = [view._version_ref[0], creation_now(multi_output, prev)]

@@ -17,6 +17,7 @@ import numpy as np
 from ..core import dtypes as D
 from ..core.cast import cast_array
 from ..core.promotion import can_cast, promote_types
+from .pointwise_base import quietly
 from .support.common import arr, as_compute, wrap
 from .support.broadcast import infer_size
 from ..dispatch.call import call
@@ -123,6 +124,7 @@ def check_nll2d_inputs(self, target, weight) -> None:
 
 
 @kernel("nll_loss_forward")
+@quietly
 def nll_loss_forward(self, target, weight, reduction, ignore_index):
     _check_target_dtype(target)
     check_nll_shapes(self, target)
@@ -152,9 +154,8 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
         acc = x2.dtype.type
         loss_r = np.asarray(-picked.sum(), acc)
         total_r = np.asarray(float(t.size), acc)
-        if reduction == MEAN:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                loss_r = np.asarray(loss_r / total_r, acc)
+        if reduction == MEAN:   # by a positive count: numpy has nothing to warn about
+            loss_r = np.asarray(loss_r / total_r, acc)
         return wrap(loss_r, dt), wrap(total_r, dt)
     picked, w, keep = _gather_losses(x2, t, weight, ignore_index, n_classes)
     return _reduce_nll(picked, w, keep, reduction, dt, weight is not None)

@@ -11,6 +11,8 @@ overflow" (``checked``).
 
 from __future__ import annotations
 
+import functools
+
 import numbers
 
 import numpy as np
@@ -121,6 +123,19 @@ def quiet_enter():
 def quiet_exit(token) -> None:
     if token is not None:
         _ERR_CV.reset(token)
+
+
+def quietly(fn):
+    """A kernel that computes in the quiet float state (``quiet_enter``) throughout: its float
+    exceptions are values (inf - inf is NaN, a sum past the range inf), as in C++."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        token = quiet_enter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            quiet_exit(token)
+    return run
 
 
 def _no_state(_):

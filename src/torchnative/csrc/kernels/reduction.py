@@ -9,7 +9,6 @@ the split across intra-op threads. Integer sums are exact in any order.
 
 from __future__ import annotations
 
-import functools
 import warnings
 
 import numpy as np
@@ -19,7 +18,7 @@ from ..core.cast import cast_array
 from ..core.construct import from_result
 from ..core.tensor import TensorBase
 from .copy import strides_for
-from .pointwise_base import quiet_enter, quiet_exit
+from .pointwise_base import quietly
 from .reduction_dims import check_ndim, dim_list, reduce_axes, reduced_numel, reduced_shape  # noqa: F401
 from .reduction_cols import COL_PLANS as _COL_PLANS, col_plan
 from .reduction_mean_plan import MEAN_PLANS as _MEAN_PLANS, mean_plan
@@ -161,21 +160,8 @@ def sum_values(self: TensorBase, out_dt: D.dtype, axes, keepdim, ignore_nan=Fals
     return s
 
 
-def _quietly(fn):
-    """Float exceptions are values here (inf - inf is NaN, a sum past the range inf), as in
-    C++: numpy must not warn about them."""
-    @functools.wraps(fn)
-    def run(*args, **kwargs):
-        token = quiet_enter()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            quiet_exit(token)
-    return run
-
-
 @kernel("sum.dim_IntList")
-@_quietly
+@quietly
 def sum_dim(self, dim, keepdim=False, *, dtype=None):
     if dtype is None and dim is not None and not self._math_bits:
         x = self._np
@@ -196,7 +182,7 @@ def sum_all(self, *, dtype=None):
 
 
 @kernel("nansum")
-@_quietly
+@quietly
 def nansum(self, dim=None, keepdim=False, *, dtype=None):
     if self.dtype.is_complex:
         raise RuntimeError("nansum on CPU does not support complex inputs")
@@ -218,7 +204,7 @@ def _check_mean_dtype(self, dtype):
 
 
 @kernel("mean.dim")
-@_quietly
+@quietly
 def mean_dim(self, dim, keepdim=False, *, dtype=None):
     if dtype is None:
         x = self._np

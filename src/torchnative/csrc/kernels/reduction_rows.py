@@ -28,29 +28,21 @@ def _seq(k: int):
     return lambda v: _reduce(v, axis=1)
 
 
-def _seq_rows(k: int):
-    """``_seq`` for many rows: the sum along axis -2 of (..., k, W), strictly left to right, as
-    k - 1 adds into one accumulator. numpy's reduce along a middle axis steps through every
-    (row, term) pair with a W-wide inner loop; an add of whole (..., W) slices steps through
-    the rows only, so it costs about half (a prefill's 512 x 576 mean: 180 -> 100 us)."""
+def _seq_rows(k: int, axis: int = -2):
+    """``_seq`` for many rows: the sum along ``axis`` (-2: of (..., k, W); -1: of (..., k)),
+    strictly left to right, as k - 1 adds into one accumulator. numpy's reduce along a middle
+    axis steps through every (row, term) pair with a W-wide inner loop; an add of whole slices
+    steps through the rows only, so it costs about half (a prefill's 512 x 576 mean: 180 -> 100
+    us). The last axis is the lanes' ``_accumulate(lanes, axis=1)[:, -1]``."""
+    tail = (slice(None),) if axis == -2 else ()
+    terms = [(Ellipsis, j) + tail for j in range(k)]
     if k == 1:
-        return lambda v: v[..., 0, :]
+        return lambda v: v[terms[0]]
 
     def run(v):
-        acc = _add(v[..., 0, :], v[..., 1, :])
-        for j in range(2, k):
-            _add(acc, v[..., j, :], out=acc)
-        return acc
-
-    return run
-
-
-def _last_rows(k: int):
-    """``_accumulate(lanes, axis=1)[:, -1]`` of many rows: the lanes added left to right."""
-    def run(lanes):
-        acc = _add(lanes[:, 0], lanes[:, 1])
-        for j in range(2, k):
-            _add(acc, lanes[:, j], out=acc)
+        acc = _add(v[terms[0]], v[terms[1]])
+        for j in terms[2:]:
+            _add(acc, v[j], out=acc)
         return acc
 
     return run
@@ -79,7 +71,7 @@ def row_plan(R: int, n: int, vs: int):
     seq1 = seq(m) if m else None
     chunk = _seq_rows(step) if many and m else None
     lane_sum = seq(ILP + left) if many else None
-    last = _last_rows(vs + (n - nv * vs)) if many else None
+    last = _seq_rows(vs + (n - nv * vs), -1) if many else None
 
     if R == 1 and not left and not tail:
         return _one_row(n, q, W, vs, step, m, k0, lead)

@@ -9,9 +9,7 @@ from __future__ import annotations
 from ..core import construct
 from ..core.conj_neg_bits import CONJ, NEG, set_bits
 from ..core.construct import _CONTIGUOUS, contiguous_strides_of, make
-from ..core.creation_meta import (DEFAULT, INFERENCE_MODE, MULTI_OUTPUT_NODE, NO_GRAD_MODE,
-                                  note_view, propagate)
-from ..core.grad_mode import TLS as _GRAD
+from ..core.creation_meta import creation_now, note_view
 from ..core.python_classes import TENSOR as _TENSOR_CLASS_LIST
 from ..core.size import Size
 from ..core.tensor import TensorBase, wrap_dim
@@ -38,8 +36,8 @@ def view_of(base: TensorBase, size, stride, offset, dtype=None, np_view=None,
             set_bits(out, base._math_bits)  # a view of a lazily conjugated/negated tensor too
         note_view(out, base, multi_output)
         return out
-    # the common case (the kernel's own numpy view): make's fields and note_view's stamp set
-    # inline, one read of the grad mode for both (every view pays for two calls otherwise)
+    # the common case (the kernel's own numpy view): make's fields set inline, and note_view's
+    # stamp without its frame (every view pays for these calls otherwise)
     out = _new(_TENSOR_CLASS_LIST[0])
     out._st = storage
     out._dtype = dtype or base._dtype
@@ -56,22 +54,13 @@ def view_of(base: TensorBase, size, stride, offset, dtype=None, np_view=None,
     out._output_nr = 0
     out._wrapped = False
     bd = base.__dict__
-    if _GRAD.inference:
-        creation = INFERENCE_MODE
-    elif not _GRAD.grad_enabled:
-        creation = NO_GRAD_MODE
-    else:
-        creation = MULTI_OUTPUT_NODE if multi_output else DEFAULT
-    if root is not None:
-        prev = bd.get("_tn_view")
-        if prev is not None:
-            creation = propagate(prev[1], creation)
     d = out.__dict__
     if "_tn_inference" in bd:
         d["_tn_inference"] = True  # views of inference tensors are inference tensors
     if base._math_bits:
         set_bits(out, base._math_bits)  # a view of a lazily conjugated/negated tensor too
-    d["_tn_view"] = [version[0], creation]
+    d["_tn_view"] = [version[0], creation_now(multi_output,
+                                              None if root is None else bd.get("_tn_view"))]
     return out
 
 
