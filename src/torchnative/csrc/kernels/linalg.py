@@ -112,6 +112,15 @@ def _scaled(prod: np.ndarray, alpha, self_np, beta) -> np.ndarray:
     return prod
 
 
+def _alpha_beta(alpha, beta, dt):
+    """alpha and beta in opmath; the defaults (int 1, what linear passes) as they are: they
+    convert to 1 in every dtype, and ``_scaled`` only compares them with 0 and 1."""
+    if type(alpha) is int and type(beta) is int and alpha == 1 and beta == 1:
+        return 1, 1
+    om = opmath_dtype(dt)
+    return scalar_to(alpha, om), scalar_to(beta, om)
+
+
 def _beta_only(self_t, beta, dt, shape):
     """The k == 0 (or empty batch) result: zeros if beta == 0, else self * beta."""
     if beta == 0:
@@ -169,8 +178,7 @@ def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         return _beta_only(self_b, beta, dt, (n, p))
     if dt not in _ADDMM:
         raise not_implemented("addmm_impl_cpu_", dt)
-    om = opmath_dtype(dt)
-    a, b = scalar_to(alpha, om), scalar_to(beta, om)
+    a, b = _alpha_beta(alpha, beta, dt)
     prod = _mm_product(mat1, mat2, dt)
     return wrap(_scaled(prod, a, _operand(self_b, dt) if b != 0 else None, b), dt)
 
@@ -230,8 +238,7 @@ def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
     if k == 0:
         return _beta_only(self_b, beta, dt, (bs, n, p))
     _bmm_dispatch(batch1, batch2, "baddbmm", k, n, p)
-    om = opmath_dtype(dt)
-    a, b = scalar_to(alpha, om), scalar_to(beta, om)
+    a, b = _alpha_beta(alpha, beta, dt)
     prod = _batched(_operand(batch1, dt), _operand(batch2, dt))
     return wrap(_scaled(prod, a, _operand(self_b, dt) if b != 0 else None, b), dt)
 
@@ -337,8 +344,7 @@ def addmv(self, mat, vec, *, beta=1, alpha=1):
         return _beta_only(self_b, beta, dt, (m,))
     if dt not in _STD:
         raise not_implemented("addmv_impl_cpu", dt)
-    om = opmath_dtype(dt)
-    a, b = scalar_to(alpha, om), scalar_to(beta, om)
+    a, b = _alpha_beta(alpha, beta, dt)
     prod = _mv_product(_operand(mat, dt), _operand(vec, dt))
     return wrap(_scaled(prod, a, _operand(self_b, dt) if b != 0 else None, b), dt)
 

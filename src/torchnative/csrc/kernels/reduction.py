@@ -21,6 +21,7 @@ from .copy import strides_for
 from .pointwise_base import quietly
 from .reduction_dims import check_ndim, dim_list, reduce_axes, reduced_numel, reduced_shape  # noqa: F401
 from .reduction_cols import COL_PLANS as _COL_PLANS, col_plan
+from .reduction_sum_rows import ROW_SUM_PLANS as _ROW_SUM_PLANS, sum_rows_plan
 from .reduction_mean_plan import MEAN_PLANS as _MEAN_PLANS, mean_plan
 from .support.cascade_sum import CascadeSum, exact, geometry
 from .support.common import BOOL, INT64, arr, as_compute, wrap
@@ -172,6 +173,12 @@ def sum_dim(self, dim, keepdim=False, *, dtype=None):
                 plan = _COL_PLANS[key] = col_plan(self, dim, keepdim) or False
             if plan and not (plan[1] and get_num_threads() > 1):
                 return from_result(plan[0](x), self._dtype)
+            if plan is False:
+                rows = _ROW_SUM_PLANS.get(key)
+                if rows is None:
+                    rows = _ROW_SUM_PLANS[key] = sum_rows_plan(self, dim, keepdim) or False
+                if rows:
+                    return from_result(rows(x), self._dtype)
     out_dt = sum_dtype(self, dtype)
     return finish(sum_values(self, out_dt, reduce_axes(self, dim), keepdim), out_dt)
 
