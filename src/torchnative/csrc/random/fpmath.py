@@ -135,9 +135,7 @@ def fma32(a, b, c) -> np.ndarray:
         s = np.add(np.multiply(a, b, dtype=F64), c, dtype=F64).reshape(-1)
         r = s.astype(F32)
         if n and _any_recheck(s):
-            ops = [_lanes(v, shape) for v in (a, b, c)]
-            _redo_inexact(r, s, [v.astype(F64) if v.ndim else v for v in ops],
-                          np.flatnonzero(_needs_recheck(s)))
+            _redo_lanes(r, s, (a, b, c), shape, np.flatnonzero(_needs_recheck(s)))
         return r.reshape(shape)
     if len(shape) > 1 and shape[0] > 1 and n // shape[0] <= _CHUNK and \
             any(v.ndim and v.shape != shape for v in (a, b, c)):
@@ -201,10 +199,24 @@ def _fma32_rows(a, b, c, shape, n) -> np.ndarray:
         flat = s.reshape(-1)
         near = _near_buffered(flat)
         if near.any():
-            ops = [np.broadcast_to(v, s.shape).reshape(-1).astype(F64) if v.ndim else
-                   v.astype(F64) for v in part]
-            _redo_inexact(out[lo:hi].reshape(-1), flat, ops, np.flatnonzero(near))
+            _redo_lanes(out[lo:hi].reshape(-1), flat, part, s.shape, np.flatnonzero(near))
     return out
+
+
+def _redo_lanes(r, s, ops, shape, i) -> None:
+    """``_redo_inexact`` of the flat lanes ``i`` of ``r``/``s``, with the float32 operands
+    (broadcasting to ``shape``) read at those lanes only: the few lanes a recheck flags no
+    longer widen whole broadcast operands."""
+    at = np.unravel_index(i, shape) if shape else ()
+    nd = len(shape)
+    lanes = []
+    for v in ops:  # v's dims are shape's last ones; a broadcast dim reads index 0
+        off = nd - v.ndim
+        lanes.append(np.asarray(v[tuple(at[off + k] if n != 1 else 0
+                                        for k, n in enumerate(v.shape))], F64))
+    ri = r[i]
+    _redo_inexact(ri, s[i], lanes, np.arange(i.size))
+    r[i] = ri
 
 
 def _inexact(s, ops, i) -> np.ndarray:
