@@ -284,6 +284,40 @@ def test_from_numpy_of_a_read_only_array_as_upstream():
     assert upstream.run_json_ours(READONLY_PROGRAM) == upstream.run_json(READONLY_PROGRAM)
 
 
+FROM_NUMPY_STORAGE_PROGRAM = r"""
+import json
+import numpy as np, torch
+out = []
+a = np.arange(12, dtype=np.float32).reshape(3, 4)
+for arr in (a, a[None], np.ones((3, 1)), np.ones((1, 5), np.int64)[:, None], a.T.copy()):
+    t = torch.from_numpy(arr)
+    st = t.untyped_storage()
+    out.append([t.stride(), st.nbytes(), st.resizable(), t.data_ptr() == arr.ctypes.data,
+                t.view(-1)[1:3].tolist() if t.is_contiguous() else None])
+t = torch.from_numpy(a)
+v = t[1]                                      # a view made before the storage was asked for
+v[0] = 100.0
+out.append([a[1, 0].item(), t.untyped_storage().data_ptr() == a.ctypes.data])
+for make in (lambda: torch.from_numpy(np.ones(4, np.float32)), lambda: torch.ones(4)):
+    try:
+        make().resize_(100)
+        out.append("resized")
+    except RuntimeError as e:
+        out.append(str(e).split("\n")[0])
+print(json.dumps(out))
+"""
+
+
+def test_from_numpy_storage_as_upstream():
+    # the storage object over a from_numpy array is made when first asked for: it must be
+    # upstream's all the same (numpy's strides, the array's address, not resizable)
+    from torchnative.testing import upstream
+
+    ours = upstream.run_json_ours(FROM_NUMPY_STORAGE_PROGRAM)
+    assert ours == upstream.run_json(FROM_NUMPY_STORAGE_PROGRAM)
+    assert ours[-2] != "resized" and ours[-1] == "resized"   # the control: torch.ones grows
+
+
 # programs that record the operators __torch_dispatch__ sees use the harness prelude's tracing
 _TRACING = f"""
 import json, sys

@@ -144,6 +144,13 @@ def tensor_from_numpy(arr: np.ndarray, cls=None, writable: bool = False) -> Tens
         # the tensor reads through its own plain ndarray over the same memory (one the
         # caller cannot reshape in place, whatever ndarray subclass it passed)
         view = arr.view(np.ndarray)
+        if cls is None:
+            # as a kernel's result: the storage object is made when first asked for, over
+            # the same bytes; numpy keeps owning them, so that storage is not resizable
+            t = from_result(view, dt)
+            t._stride = strides   # numpy's own (a size-1 dimension's may be anything)
+            t.__dict__["_tn_borrowed"] = True
+            return t
         # new_storage's fields, set inline (as TensorBase._storage's); the bytes as one flat
         # uint8 run (``reshape(-1)`` of a contiguous array is a view)
         scls = _STORAGE[0] if _STORAGE else storage_class()

@@ -254,7 +254,8 @@ class TensorBase(metaclass=_TensorMeta):
             st._data = flat.view(np.uint8)
             st._nbytes = flat.nbytes
             st._device = CPU
-            st._resizable = True
+            # numpy owns a from_numpy array's bytes: upstream's storage over them is fixed
+            st._resizable = "_tn_borrowed" not in self.__dict__
         return st
 
     @_storage.setter

@@ -151,9 +151,19 @@ def find_or_throw(name: str, overload: str = "") -> OperatorHandle:
     return op
 
 
+# "ns::op.overload" -> its handle, once found (handles are never removed: a name keeps its
+# handle); a custom operator's layer asks ``_dispatch_has_kernel_for_dispatch_key`` every call
+_BY_NAME: dict[str, OperatorHandle] = {}
+
+
 def _op_from_name(name: str) -> OperatorHandle | None:
-    qual, overload = split_name(name)
-    return REGISTRY.find(qual, overload)
+    op = _BY_NAME.get(name)
+    if op is None:
+        qual, overload = split_name(name)
+        op = REGISTRY.find(qual, overload)
+        if op is not None:
+            _BY_NAME[name] = op
+    return op
 
 
 # --- the torch._C functions upstream's torch/_ops.py and torch/library.py call -------------------
@@ -165,7 +175,8 @@ def dispatch_has_kernel(name: str) -> bool:
 
 def dispatch_has_kernel_for_dispatch_key(name: str, key) -> bool:
     op = _op_from_name(name)
-    key = key.name if isinstance(key, DispatchKey) else str(key)
+    if type(key) is not str:
+        key = key.name if isinstance(key, DispatchKey) else str(key)
     return op is not None and op.has_kernel_for(key)
 
 

@@ -300,32 +300,38 @@ def _groups(q: np.ndarray, k: np.ndarray) -> np.ndarray:
 
 
 def _probs(q, k, scaling, causal, mask):
-    """Softmax probabilities, grouped; ``mask`` is boolean, broadcastable to (batch, heads,
-    queries, keys), True where a query may attend."""
-    qg = _groups(q, k)                                       # b, hkv, rep, lq, d
-    scores = np.matmul(qg, k.swapaxes(-1, -2)[:, :, None])
+    """Softmax probabilities, grouped as (batch, kv heads, rep, queries, keys); ``mask`` is
+    boolean, broadcastable to (batch, heads, queries, keys), True where a query may attend.
+    A group's queries of all its heads are one matrix, so a decode step's scores are one
+    product per kv head."""
+    b, h, lq, d = q.shape
+    hkv = k.shape[1]
+    rep = h // hkv
+    scores = np.matmul(q.reshape(b, hkv, rep * lq, d), k.swapaxes(-1, -2))
     scores *= scaling
-    lq, lk = scores.shape[-2], scores.shape[-1]
+    lk = scores.shape[-1]
+    scores = scores.reshape(b, hkv, rep, lq, lk)
     allowed = None  # every key (a decode step without a mask): nothing to hide
     if causal and lq > 1:
         # aligned to the last key, as with a cache
         allowed = np.tril(np.ones((lq, lk), bool), lk - lq)
     if mask is not None:
-        b, heads = mask.shape[:2]
-        grouped = mask[:, None] if heads == 1 else mask.reshape(b, *qg.shape[1:3], *mask.shape[2:])
+        mb, heads = mask.shape[:2]
+        grouped = mask[:, None] if heads == 1 else mask.reshape(mb, hkv, rep, *mask.shape[2:])
         allowed = grouped if allowed is None else allowed & grouped
     if allowed is not None:
         scores = np.where(allowed, scores, -np.inf)
-    # the reductions are ndarray.max/sum's own ufunc reductions without their Python wrappers,
-    # and each step after the product writes into the fresh scores array (same operations)
+    # the reductions are ndarray.max/sum's own ufunc reductions without their Python wrappers;
+    # each step after the product writes into the scores array. A query that may see no key
+    # (a left-padded position) keeps its -inf scores unshifted and its zero sum undivided: all-
+    # zero probabilities, as flash attention gives it, rather than NaN reaching the real
+    # positions via v (the same holds for a row whose maximum is +inf or NaN: left as it is)
     top = np.maximum.reduce(scores, axis=-1, keepdims=True)
-    # a query that may see no key (a left-padded position) gets all-zero probabilities, as
-    # flash attention gives it, rather than NaN that would reach the real positions via v
-    scores -= np.where(np.isfinite(top), top, 0.0)
+    np.subtract(scores, top, out=scores, where=np.isfinite(top))
     p = np.exp(scores, out=scores)
     total = np.add.reduce(p, axis=-1, keepdims=True)
-    p /= np.where(total > 0, total, 1.0)
-    return qg, p
+    np.divide(p, total, out=p, where=total > 0)
+    return _groups(q, k), p
 
 
 def _mask(mask: torch.Tensor | None) -> np.ndarray | None:
@@ -334,10 +340,12 @@ def _mask(mask: torch.Tensor | None) -> np.ndarray | None:
 
 def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None,
                scaling: float, causal: bool) -> torch.Tensor:
-    a_q, a_k, a_v = _np(q), _np(k), _np(v)
-    _, p = _probs(a_q, a_k, scaling, causal, _mask(mask))
-    out = np.matmul(p, a_v[:, :, None])                      # b, hkv, rep, lq, d
-    b, h, lq, d = q.shape
+    a_q, a_v = _np(q), _np(v)
+    with np.errstate(invalid="ignore"):   # NaN/inf scores are values, as upstream's (no warning)
+        _, p = _probs(a_q, _np(k), scaling, causal, _mask(mask))
+        b, h, lq, d = a_q.shape
+        hkv = a_v.shape[1]
+        out = np.matmul(p.reshape(b, hkv, h // hkv * lq, p.shape[-1]), a_v)
     return _tensor(out.reshape(b, h, lq, d).transpose(0, 2, 1, 3), q.dtype)
 
 
@@ -345,15 +353,16 @@ def _attention_backward(grad: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v:
                         mask: torch.Tensor | None, scaling: float,
                         causal: bool) -> list[torch.Tensor]:
     a_q, a_k, a_v = _np(q), _np(k), _np(v)
-    qg, p = _probs(a_q, a_k, scaling, causal, _mask(mask))
-    b, h, lq, d = q.shape
-    g = _groups(_np(grad).transpose(0, 2, 1, 3), a_k)        # b, hkv, rep, lq, d
-    dp = np.matmul(g, np.expand_dims(a_v.swapaxes(-1, -2), 2))
-    ds = p * (dp - (dp * p).sum(-1, keepdims=True)) * scaling
-    dq = np.matmul(ds, np.expand_dims(a_k, 2)).reshape(b, h, lq, d)
-    dk = np.matmul(ds.swapaxes(-1, -2), qg).sum(2)
-    dv = np.matmul(p.swapaxes(-1, -2), g).sum(2)
-    return [_tensor(dq, q.dtype), _tensor(dk, k.dtype), _tensor(dv, v.dtype)]
+    with np.errstate(all="ignore"):   # NaN/inf/past-the-range gradients are values (no warning)
+        qg, p = _probs(a_q, a_k, scaling, causal, _mask(mask))
+        b, h, lq, d = q.shape
+        g = _groups(_np(grad).transpose(0, 2, 1, 3), a_k)        # b, hkv, rep, lq, d
+        dp = np.matmul(g, np.expand_dims(a_v.swapaxes(-1, -2), 2))
+        ds = p * (dp - (dp * p).sum(-1, keepdims=True)) * scaling
+        dq = np.matmul(ds, np.expand_dims(a_k, 2)).reshape(b, h, lq, d)
+        dk = np.matmul(ds.swapaxes(-1, -2), qg).sum(2)
+        dv = np.matmul(p.swapaxes(-1, -2), g).sum(2)
+        return [_tensor(dq, q.dtype), _tensor(dk, k.dtype), _tensor(dv, v.dtype)]
 
 
 attention = _custom_op("attention", _attention)
