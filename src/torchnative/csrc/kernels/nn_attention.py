@@ -283,7 +283,7 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
     total = np.add.reduce(scores, axis=-1, keepdims=True)
     if dt in _REDUCED:  # the probabilities enter the second product in the input dtype
         scores = as_compute(wrap(scores, dt), dt)
-    dst = np.matmul(scores, v)
+    dst = _causal_product(scores, v) if is_causal else np.matmul(scores, v)
     _replace(total, 0, 1)
     recip = np.reciprocal(total)
     if acc_dt is dt:
@@ -305,6 +305,29 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
 
 _F32_NP = np.dtype(np.float32)
 _SMALL = 4096  # scores evaluated in one widened step (exact's chunks start above this size)
+
+
+def _causal_product(p: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``p @ v`` for causal probabilities p (..., lq, s): a block of query rows [r0, r1) takes
+    the keys before min(s, r1) only: the others' probabilities are exactly 0 (or the row is NaN
+    through its visible keys too), and with finite values each adds a zero. A value that is inf
+    or NaN makes every row that multiplies it by 0 NaN, as upstream's product does, so then the
+    whole product is taken. The sum over fewer keys is not always the same bits as the whole
+    product's: BLAS splits a long sum into blocks of its own (here from 256 keys on)."""
+    lq, s = p.shape[-2:]
+    rows = _PRODUCT_ROWS
+    if lq < 2 * rows or not np.isfinite(v).all():
+        return np.matmul(p, v)
+    dst = np.empty(np.broadcast_shapes(p.shape[:-2], v.shape[:-2]) + (lq, v.shape[-1]),
+                   np.result_type(p, v))
+    for r0 in range(0, lq, rows):
+        r1 = min(lq, r0 + rows)
+        c = min(s, r1)
+        np.matmul(p[..., r0:r1, :c], v[..., :c, :], out=dst[..., r0:r1, :])
+    return dst
+
+
+_PRODUCT_ROWS = 32  # query rows per block of _causal_product
 
 
 def _replace(a: np.ndarray, old, new) -> None:
