@@ -15,7 +15,7 @@ from .support.gemv import vector_matrix
 from ..core.construct import from_result
 from .support.common import arr
 from ..ops.kernel_registry import kernel
-from .views import compute_stride, infer_size, view_of
+from .views import view_as_geometry, view_geometry
 
 _PLAIN = frozenset(("float32", "float64"))
 _WIDENED = frozenset(("bfloat16", "float16"))  # products over cached float32 copies (linalg.py)
@@ -62,10 +62,9 @@ def linear(input, weight, bias=None):
 
 @kernel("reshape", fast=True)
 def reshape(self, shape):
-    shape = infer_size(shape, self.numel())
-    stride = compute_stride(self._size, self._stride, shape)
+    shape, stride = view_geometry(self, shape)
     if stride is not None:
-        return view_of(self, shape, stride, self._offset)
+        return view_as_geometry(self, shape, stride)
     from .composites import reshape as composite
 
-    return composite(self, shape)
+    return composite(self, list(shape))

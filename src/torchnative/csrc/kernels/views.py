@@ -131,6 +131,40 @@ def compute_stride(oldshape, oldstride, newshape):
     return newstride
 
 
+def view_geometry(self, size) -> tuple:
+    """(sizes, strides) of ``self`` viewed as ``size`` (a ``-1`` inferred), the strides None
+    where no view exists (``reshape`` copies then, ``view`` refuses); an invalid size raises
+    infer_size's error. Plain-int sizes are memoized: a model views the same few geometries
+    every step (``view(*shape, -1, head_dim)``, ``reshape(*shape, -1)``)."""
+    key = (self._size, self._stride, tuple(size))
+    for s in key[2]:
+        if type(s) is not int:
+            key = None  # sizes given as tensors or symbols: parsed every time
+            break
+    else:
+        geometry = _VIEW_GEOMETRY.get(key)
+        if geometry is not None:
+            return geometry
+    shape = infer_size(size, self.numel())
+    stride = compute_stride(self._size, self._stride, shape)
+    geometry = (tuple(shape), None if stride is None else tuple(stride))
+    if key is not None:
+        if len(_VIEW_GEOMETRY) >= 4096:
+            _VIEW_GEOMETRY.clear()
+        _VIEW_GEOMETRY[key] = geometry
+    return geometry
+
+
+def view_as_geometry(self, shape: tuple, stride: tuple) -> TensorBase:
+    """The view of ``self`` with a geometry ``view_geometry`` found; over a contiguous dense
+    base numpy reshapes it without a copy."""
+    npa = self._np
+    if npa is not None and npa.size and self._stride == (
+            _CONTIGUOUS.get(self._size) or contiguous_strides_of(self._size)):
+        return view_of(self, shape, stride, self._offset, None, npa.reshape(shape))
+    return view_of(self, shape, stride, self._offset)
+
+
 @kernel("view", meta=True)
 def view(self, size):
     npa = self._np
@@ -149,30 +183,15 @@ def view(self, size):
         if n == npa.size:
             return view_of(self, shape, _CONTIGUOUS.get(shape) or contiguous_strides_of(shape),
                            self._offset, None, npa.reshape(shape))
-    # only plain ints key the table (a size given as tensors or symbols is parsed every time)
-    key = (self._size, self._stride, tuple(size)) if all(type(s) is int for s in size) else None
-    geometry = _VIEW_GEOMETRY.get(key) if key is not None else None
-    if geometry is None:
-        shape = infer_size(size, self.numel())
-        stride = compute_stride(self._size, self._stride, shape)
-        if stride is None:
-            raise RuntimeError("view size is not compatible with input tensor's size and stride "
-                               "(at least one dimension spans across two contiguous subspaces). "
-                               "Use .reshape(...) instead.")
-        geometry = (tuple(shape), tuple(stride))
-        if key is not None:
-            if len(_VIEW_GEOMETRY) >= 4096:
-                _VIEW_GEOMETRY.clear()
-            _VIEW_GEOMETRY[key] = geometry
-    if npa is not None and npa.size and self._stride == contiguous_strides_of(self._size):
-        # a contiguous dense base (a ``-1`` size): numpy reshapes it without a copy
-        return view_of(self, geometry[0], geometry[1], self._offset,
-                       np_view=npa.reshape(geometry[0]))
-    return view_of(self, geometry[0], geometry[1], self._offset)
+    shape, stride = view_geometry(self, size)
+    if stride is None:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride "
+                           "(at least one dimension spans across two contiguous subspaces). "
+                           "Use .reshape(...) instead.")
+    return view_as_geometry(self, shape, stride)
 
 
-# (sizes, strides, requested size) -> the view's (sizes, strides): a model views the same few
-# geometries every step (``view(*shape, -1, head_dim)``); only valid views are kept
+# (sizes, strides, requested size) -> (sizes, strides or None): see view_geometry
 _VIEW_GEOMETRY: dict = {}
 
 
