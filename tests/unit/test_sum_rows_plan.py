@@ -82,8 +82,9 @@ def test_short_rows_against_row_sums_before_the_final_zero():
     for dt, vs in ((np.float32, 8), (np.float64, 4)):
         for n in range(vs, 4 * vs):
             X = rng.choice(specials, (40, n)).astype(dt)
-            a = reduction_sum_rows.short_rows(n, vs)(X)
-            b = cascade_rows.row_sums(X, vs)
+            with np.errstate(all="ignore"):      # inf - inf: a NaN value, as the kernel's
+                a = reduction_sum_rows.short_rows(n, vs)(X)
+                b = cascade_rows.row_sums(X, vs)
             np.testing.assert_array_equal(a, b)
             assert (a + dt(0)).tobytes() == (b + dt(0)).tobytes()
 
