@@ -6,6 +6,7 @@ import operator
 
 
 _tuple_getitem = tuple.__getitem__
+_new_tuple = tuple.__new__
 
 
 class Size(tuple):
@@ -39,7 +40,8 @@ class Size(tuple):
         if type(item) is int and type(self) is Size:
             return _tuple_getitem(self, item)  # x.shape[-1]: without super()'s lookup
         r = super().__getitem__(item)
-        return Size(r) if isinstance(item, slice) else r
+        # a slice's items were checked when this Size was made (x.shape[:-1] on every layer)
+        return _new_tuple(Size, r) if isinstance(item, slice) else r
 
     def __add__(self, other):
         if not isinstance(other, tuple):
