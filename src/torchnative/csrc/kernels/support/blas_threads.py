@@ -58,5 +58,6 @@ def for_product(m: int, k: int, n: int) -> None:
 def single() -> None:
     """One thread, whatever the budget: for per-row dot products (gemv.py), whose sums a second
     thread would split differently."""
-    _budget()  # read before the first change, or the budget would be read as this 1
-    _apply(1)
+    if _state["current"] != 1:  # already one: a decode step asks this before every product
+        _budget()  # read before the first change, or the budget would be read as this 1
+        _apply(1)
