@@ -51,6 +51,8 @@ def _cases(rng):
     # a left-padded prefill under transformers' 4-D sdpa mask (padded queries see no key)
     yield ("attention", "padded", _qkv(rng, 2, 7, 7),
            {"scaling": HEAD_DIM ** -0.5, "key_mask": [[1] * 7, [0] * 3 + [1] * 4], "mask4d": True})
+    # a decode step over a long cache (no gradient: torch's sdpa rather than the operator)
+    yield ("attention", "long", _qkv(rng, 1, 1, 200), {"scaling": HEAD_DIM ** -0.5})
 
 
 def _qkv(rng, b, lq, lk):
@@ -157,7 +159,7 @@ def verdicts(ref, got, key, dtype) -> dict[str, str | None]:
 
 KEYS = ([f"{c}-{t}-{d}" for c in ("rms_norm", "rotary", "silu", "silu_and_mul", "attention")
          for t in ("prefill", "decode", "step") for d in DTYPES]
-        + [f"attention-padded-{d}" for d in DTYPES])
+        + [f"attention-{t}-{d}" for t in ("long", "padded") for d in DTYPES])
 
 
 @pytest.mark.parametrize("key", KEYS)
