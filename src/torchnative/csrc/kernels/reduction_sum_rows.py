@@ -28,14 +28,13 @@ _NATIVE = frozenset((D.BY_NAME["float32"], D.BY_NAME["float64"]))
 ROW_SUM_PLANS: dict = {}
 
 
-def sum_rows_plan(t, dim, keepdim):
-    """The plan for ``t.sum(dim, keepdim)`` (``t`` C-contiguous, no dtype argument): a function
-    of ``t``'s array, or None."""
+def trailing_rows(t, dim):
+    """``t`` (C-contiguous, float32/float64) reduced over trailing dims ``dim`` as the cascade's
+    contiguous-rows loop reduces it, whatever the thread count: (rows R, row length n, lanes
+    vs, axes), or None where the general path decides (errors included)."""
     shape = t._size
     if t._dtype not in _NATIVE or not shape or 0 in shape or dim is None:
         return None
-    if len(ROW_SUM_PLANS) > 256:
-        ROW_SUM_PLANS.clear()
     try:
         axes = reduce_axes(t, dim)
     except (RuntimeError, IndexError, TypeError):
@@ -54,6 +53,19 @@ def sum_rows_plan(t, dim, keepdim):
     if not (g.rows and g.sizes[0] == n and g.sizes[1] == R and n >= vs and
             (R > 1 or R * n < GRAIN_SIZE)):
         return None
+    return R, n, vs, axes
+
+
+def sum_rows_plan(t, dim, keepdim):
+    """The plan for ``t.sum(dim, keepdim)`` (``t`` C-contiguous, no dtype argument): a function
+    of ``t``'s array, or None."""
+    if len(ROW_SUM_PLANS) > 256:
+        ROW_SUM_PLANS.clear()
+    found = trailing_rows(t, dim)
+    if found is None:
+        return None
+    R, n, vs, axes = found
+    shape = t._size
     rows = short_rows(n, vs) if n // vs < ILP else row_plan(R, n, vs)
     out_shape = reduced_shape(shape, axes, keepdim)
     zero = t._np.dtype.type(0)
