@@ -156,8 +156,8 @@ class SiluAndMul(nn.Module):
 
 
 # A decode step over more cached keys than this runs torch's sdpa: the operator's float64 copies
-# of the keys and values grow with the cache (one query: 44 against 47 us at 128 keys, 68
-# against 59 at 256, 151 against 84 at 512, one thread; a rule of the shape, never a timing)
+# of the keys and values grow with the cache (about even at 128 keys, sdpa ahead from 256:
+# bench/attention_keys.py; a rule of the shape, never a timing)
 _OPERATOR_KEYS = 128
 
 
