@@ -29,6 +29,12 @@ def test_a_single_thread_budget_is_kept(applied):
     assert applied == [1]
 
 
+def test_single_switches_to_one_thread_once(applied):
+    bt.single()
+    bt.single()          # BLAS already runs one thread: nothing to ask again
+    assert applied == [1]
+
+
 def test_the_choice_ignores_time(applied, monkeypatch):
     """The same sizes get the same counts in the same order, whatever the clock says."""
     import time

@@ -182,7 +182,10 @@ class TensorBase(metaclass=_TensorMeta):
 
     def stride(self, dim=None):
         if dim is None:
-            return tuple(self._stride)
+            # a new tuple per call, as upstream's: tensors share stride tuples (memoized
+            # geometries), and pickle would write a shared one as a back-reference (torch.save's
+            # bytes would differ from upstream's)
+            return (*self._stride,)
         return self._stride[wrap_dim(dim, len(self._size))] if self._size else \
             _scalar_dim(dim)
 
