@@ -9,32 +9,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from .reduction_dims import reduced_shape
-from .reduction_rows import row_plan
-from .reduction_sum_rows import trailing_rows
+from .reduction_sum_rows import row_sum
 
 # (shape, dtype, dim, keepdim) -> plan, or False where the general path is taken
 MEAN_PLANS: dict = {}
 
 
 def mean_plan(t, dim, keepdim):
-    """The plan for ``t.mean(dim, keepdim)`` (``t`` C-contiguous), or None."""
+    """The plan for ``t.mean(dim, keepdim)`` (``t`` C-contiguous), or None: the row-sum plan's
+    sum, divided by the count in place."""
     if len(MEAN_PLANS) > 256:
         MEAN_PLANS.clear()
-    found = trailing_rows(t, dim)
+    found = row_sum(t, dim, keepdim)
     if found is None:
         return None
-    R, n, vs, axes = found
-    shape = t._size
-    rows = row_plan(R, n, vs)
-    out_shape = reduced_shape(shape, axes, keepdim)
-    zero = t._np.dtype.type(0)
+    total, n = found
     count = t._np.dtype.type(n)
-    add, divide = np.add, np.divide
+    divide = np.divide
 
     def run(x):
-        s = add(rows(x.reshape(R, n)), zero)
+        s = total(x)
         divide(s, count, out=s)
-        return s.reshape(out_shape)
+        return s
 
     return run

@@ -61,20 +61,26 @@ def sum_rows_plan(t, dim, keepdim):
     of ``t``'s array, or None."""
     if len(ROW_SUM_PLANS) > 256:
         ROW_SUM_PLANS.clear()
+    found = row_sum(t, dim, keepdim)
+    return None if found is None else found[0]
+
+
+def row_sum(t, dim, keepdim):
+    """(the row-sum function of ``t``'s array, the count of each row), or None: the sum plan,
+    and the mean plan's sum before its division."""
     found = trailing_rows(t, dim)
     if found is None:
         return None
     R, n, vs, axes = found
-    shape = t._size
     rows = short_rows(n, vs) if n // vs < ILP else row_plan(R, n, vs)
-    out_shape = reduced_shape(shape, axes, keepdim)
+    out_shape = reduced_shape(t._size, axes, keepdim)
     zero = t._np.dtype.type(0)
     add = np.add
 
     def run(x):
         return add(rows(x.reshape(R, n)), zero).reshape(out_shape)
 
-    return run
+    return run, n
 
 
 def short_rows(n: int, vs: int):
