@@ -12,17 +12,7 @@ import torch
 
 from torchnative.csrc.kernels import reduction, reduction_cols
 from torchnative.csrc.kernels.support import cascade_sum as cs
-
-
-def _general(t, dim, keepdim):
-    """sum_dim's general path (the cascade's geometry, loops and stores)."""
-    axes = reduction.reduce_axes(t, dim)
-    return reduction.sum_values(t, t.dtype, axes, keepdim)
-
-
-def _values(rng, shape, dt):
-    x = rng.standard_normal(shape) * np.exp(rng.uniform(-8, 8, shape))
-    return torch.from_numpy(x.astype(dt))
+from sum_plan_checks import assert_sums_as_general, general as _general, values as _values
 
 
 ROWS = [2, 3, 4, 5, 7, 15, 16, 17, 63, 64, 65, 255, 256, 257, 1025]
@@ -50,12 +40,7 @@ def test_plan_matches_general_loop(dt):
                                        ((64, 1), [0]), ((1, 64), [0]), ((5, 7, 9), [0, 2]),
                                        ((5, 7, 9), [1]), ((8, 12), [1])])
 def test_other_shapes_and_dims(shape, dim):
-    rng = np.random.default_rng(12)
-    for dt in (np.float32, np.float64):
-        t = _values(rng, shape, dt)
-        for keepdim in (False, True):
-            got = torch.ops.aten.sum.dim_IntList(t, dim, keepdim)
-            assert got.numpy().tobytes() == _general(t, dim, keepdim).tobytes(), (shape, dim)
+    assert_sums_as_general(shape, dim, 12)
 
 
 def test_special_values():

@@ -12,17 +12,7 @@ import torch
 
 from torchnative.csrc.kernels import reduction, reduction_sum_rows
 from torchnative.csrc.kernels.support import cascade_rows
-
-
-def _general(t, dim, keepdim):
-    """sum_dim's general path (the cascade's geometry, loops and stores)."""
-    axes = reduction.reduce_axes(t, dim)
-    return reduction.sum_values(t, t.dtype, axes, keepdim)
-
-
-def _values(rng, shape, dt):
-    x = rng.standard_normal(shape) * np.exp(rng.uniform(-8, 8, shape))
-    return torch.from_numpy(x.astype(dt))
+from sum_plan_checks import assert_sums_as_general, general as _general, values as _values
 
 
 ROWS = [1, 2, 3, 5, 16, 64, 97, 130]
@@ -51,12 +41,7 @@ def test_plan_matches_general_loop(dt):
                                        ((2, 6, 1, 9), [-1]), ((16, 8, 8, 8), [1, 2, 3]),
                                        ((64, 10), [1]), ((5, 7, 9), [0, 2]), ((8, 12), [0])])
 def test_other_shapes_and_dims(shape, dim):
-    rng = np.random.default_rng(22)
-    for dt in (np.float32, np.float64):
-        t = _values(rng, shape, dt)
-        for keepdim in (False, True):
-            got = torch.ops.aten.sum.dim_IntList(t, dim, keepdim)
-            assert got.numpy().tobytes() == _general(t, dim, keepdim).tobytes(), (shape, dim)
+    assert_sums_as_general(shape, dim, 22)
 
 
 def test_special_values():
