@@ -304,10 +304,9 @@ def _probs(q, k, scaling, causal, mask):
     boolean, broadcastable to (batch, heads, queries, keys), True where a query may attend.
     A group's queries of all its heads are one matrix, so a decode step's scores are one
     product per kv head."""
-    b, h, lq, d = q.shape
-    hkv = k.shape[1]
-    rep = h // hkv
-    scores = np.matmul(q.reshape(b, hkv, rep * lq, d), k.swapaxes(-1, -2))
+    qg = _groups(q, k)                                       # b, hkv, rep, lq, d
+    b, hkv, rep, lq, d = qg.shape
+    scores = np.matmul(qg.reshape(b, hkv, rep * lq, d), k.swapaxes(-1, -2))
     scores *= scaling
     lk = scores.shape[-1]
     scores = scores.reshape(b, hkv, rep, lq, lk)
@@ -331,7 +330,7 @@ def _probs(q, k, scaling, causal, mask):
     p = np.exp(scores, out=scores)
     total = np.add.reduce(p, axis=-1, keepdims=True)
     np.divide(p, total, out=p, where=total > 0)
-    return _groups(q, k), p
+    return qg, p
 
 
 def _mask(mask: torch.Tensor | None) -> np.ndarray | None:
