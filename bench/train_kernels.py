@@ -5,7 +5,8 @@ Usage: .venv/bin/python bench/train_kernels.py [--rounds 3] [--threads 1]
 Each case calls the ATen operator directly (torch.ops.aten), so the figure is the kernel plus
 one door call on ours, against upstream's dispatcher and kernel: the CNN's convolutions, max
 pooling and batch norm (batch 16 of 1x16x16, 8 then 16 channels), the MLP's and CNN's loss and
-activation backwards, MiniLM's layer norm and GELU backwards (4 sentences x 10 tokens).
+activation backwards, the MLP's row sum and addmm, MiniLM's layer norm and GELU backwards (4
+sentences x 10 tokens).
 """
 
 from __future__ import annotations
@@ -60,6 +61,9 @@ def cases(torch):
     gp = torch.randn(64, 10)
     out["mlp _log_softmax_backward_data"] = lambda: A._log_softmax_backward_data(
         gp, logp, 1, torch.float32)
+    out["mlp sum.dim_IntList (64, 10), dim 1"] = lambda: A.sum.dim_IntList(gp, [1], True)
+    h1, w1, b1 = torch.randn(64, 64), torch.randn(128, 64).t(), torch.randn(128)  # linear's
+    out["mlp addmm (64, 64) x (64, 128)^T"] = lambda: A.addmm(b1, h1, w1)
     x = torch.randn(4, 10, 384)
     w, b = torch.rand(384) + 0.5, torch.randn(384)
     _, mean, rstd = A.native_layer_norm(x, [384], w, b, 1e-12)
