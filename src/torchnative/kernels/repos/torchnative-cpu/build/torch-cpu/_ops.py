@@ -1,12 +1,17 @@
 """Fused CPU operators: each a ``torch.library`` custom operator whose kernel is numpy, so a
 fused layer costs one operator call where the unfused layer dispatched many.
 
-Every kernel computes in float64 and rounds once, to the dtype the unfused layer returns. The
-unfused layers round after each of their operations (and ``LlamaRMSNorm`` narrows even float64
-input to float32), so a result rounded once is never farther from the exact value than theirs
-by more than half an ulp: it agrees with upstream within upstream's own error, including where
-the formula cancels. The one rounding kept is RMSNorm's explicit cast of the normalized states
-to a 16-bit input dtype before the weight multiplies them: that cast is part of the layer."""
+The rotary embedding (one float32 or float64 dtype) and float32 SiLU take the unfused layers' own
+float steps: each step is one correctly rounded operation (SiLU's exp: a float64 exp rounded
+once), so their bits are the unfused layers' (SiLU's wherever the unfused exp rounds correctly),
+and they run same-dtype numpy loops. The other kernels, which sum (RMSNorm, attention, every
+backward), and mixed or 16-bit dtypes compute in float64 and round once, to the dtype the unfused
+layer returns. The unfused layers round after each of their operations (and ``LlamaRMSNorm``
+narrows even float64 input to float32), so a result rounded once is never farther from the
+exact value than theirs by more than half an ulp: it agrees with upstream within upstream's own
+error, including where the formula cancels. The one rounding kept is RMSNorm's explicit cast of
+the normalized states to a 16-bit input dtype before the weight multiplies them: that cast is
+part of the layer."""
 
 from __future__ import annotations
 
@@ -97,20 +102,24 @@ def _normalized(x: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray | flo
     normalizes to NaN (1 / 0 is inf), an infinite one too (1 / inf is 0), as upstream's
     layer's, and as there without a warning."""
     # np.mean's own steps (a sum, then a division by the count) without its Python wrapper
-    r = np.add.reduce(np.multiply(x, x, dtype=_F64), axis=-1, keepdims=True)
-    if r.size == 1:
-        # one row (a decode step): its scale from Python floats, the same IEEE operations
-        m = math.sqrt(r.item() / x.shape[-1] + eps)
+    if x.size == x.shape[-1] and x.size:
+        # one row (a decode step): widened once, so each pass is a same-dtype loop, and its
+        # scale from Python floats: the same IEEE operations as the rows' below
+        h = x.astype(_F64)
+        m = math.sqrt(np.add.reduce(h * h, axis=-1).item() / x.shape[-1] + eps)
         if 0.0 < m < math.inf:
             r = 1.0 / m
-            return np.multiply(x, r, dtype=_F64), r
+            h *= r
+            return h, r
         r = 1.0 / m if m else math.inf
-    else:   # the per-row steps in place (the same float64 operations, no temporaries)
-        r /= x.shape[-1]
-        r += eps
-        np.sqrt(r, out=r)
+    else:
+        r = np.add.reduce(np.multiply(x, x, dtype=_F64), axis=-1, keepdims=True)
+    # (an empty last dimension: NaN scales of no element, without a warning, as upstream)
     with np.errstate(divide="ignore", invalid="ignore"):
-        if not isinstance(r, float):
+        if not isinstance(r, float):   # the per-row steps in place (the same float64 steps)
+            r /= x.shape[-1]
+            r += eps
+            np.sqrt(r, out=r)
             np.divide(1.0, r, out=r)
         return np.multiply(x, r, dtype=_F64), r
 
@@ -120,7 +129,11 @@ def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor
     h, _ = _normalized(_values(x, xd), eps)
     if xd in _NARROW:
         h = _rounded(h, xd)
-    return _computed(np.multiply, _values(weight, wd), h, h.shape, _promoted(wd, xd))
+    w, dtype = _values(weight, wd), _promoted(wd, xd)
+    if h.size == h.shape[-1] and w.shape == h.shape[-1:] and dtype in _WIDE:
+        h *= w   # one row, h its own: scaled in place, then rounded once by the cast
+        return torch.from_numpy(h.astype(_NUMPY[dtype], copy=False))
+    return _computed(np.multiply, w, h, h.shape, dtype)
 
 
 def _rms_norm_backward(grad: torch.Tensor, x: torch.Tensor, weight: torch.Tensor,
@@ -163,6 +176,8 @@ def _rotate_half_t(a: np.ndarray) -> np.ndarray:
 def _rotary(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
             unsqueeze_dim: int) -> list[torch.Tensor]:
     cd = cos.dtype
+    if cd in _WIDE and q.dtype == cd and k.dtype == cd and sin.dtype == cd:
+        return _rotary_steps(q, k, cos, sin, unsqueeze_dim)
     c = _unsqueezed(_values(cos, cd), unsqueeze_dim)
     s = _unsqueezed(_values(sin, sin.dtype), unsqueeze_dim)
     h = c.shape[-1] // 2
@@ -175,6 +190,29 @@ def _rotary(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tens
 
 
 _HALF_SIGNS = np.array([[-1.0], [1.0]])
+
+
+def _rotary_steps(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
+                  unsqueeze_dim: int) -> list[torch.Tensor]:
+    """One float32 or float64 dtype throughout: the unfused layer's own operations in that
+    dtype, ``q * cos + cat(-q2, q1) * sin``. Each is one correctly rounded IEEE operation and no
+    sum is reordered, so the bits are the unfused layer's (NaN signs included), and a decode
+    step runs same-dtype numpy loops instead of widening casts."""
+    c = _unsqueezed(cos.numpy(force=True), unsqueeze_dim)
+    s = _unsqueezed(sin.numpy(force=True), unsqueeze_dim)
+    out = []
+    for t in (q, k):
+        a = t.numpy(force=True)
+        d = a.shape[-1]
+        h = d // 2
+        turned = np.empty(a.shape, a.dtype)           # rotate_half(a): cat(-a[h:], a[:h])
+        np.negative(a[..., h:], out=turned[..., :d - h])
+        turned[..., d - h:] = a[..., :h]
+        r = np.multiply(a, c, order="C")
+        turned = np.multiply(turned, s)
+        same = r.shape == turned.shape
+        out.append(torch.from_numpy(np.add(r, turned, out=r if same else None, order="C")))
+    return out
 
 
 def _unsqueezed(a: np.ndarray, dim: int) -> np.ndarray:
@@ -232,9 +270,37 @@ def _silu_np(a: np.ndarray) -> np.ndarray:
         return a / (1 + np.exp(-a))
 
 
+# float32 elements whose float64 temporaries are made at once (a prefill's activation takes
+# several such blocks: fresh temporaries of its whole size page-fault on every call)
+_BLOCK = 16384
+
+
+def _silu32(a: np.ndarray) -> np.ndarray:
+    """float32 silu as the unfused layer's steps, ``x / (1 + exp(-x))`` in float32, with the
+    exponential rounded once from float64: the bits are the unfused layer's wherever its
+    vectorized exp rounds correctly."""
+    # exp(-x) past float32's range is inf (silu -> -0; -inf / inf -> NaN): values, no warning
+    with np.errstate(over="ignore", invalid="ignore"):
+        if a.size <= _BLOCK:
+            d = np.exp(np.negative(a, dtype=_F64, order="C")).astype(np.float32)
+            d += 1
+            return np.divide(a, d, out=d)
+        flat = a.reshape(-1)
+        out = np.empty(flat.shape, np.float32)
+        for i in range(0, flat.size, _BLOCK):
+            x, d = flat[i:i + _BLOCK], out[i:i + _BLOCK]
+            w = np.negative(x, dtype=_F64)
+            np.copyto(d, np.exp(w, out=w), casting="same_kind")
+            d += 1
+            np.divide(x, d, out=d)
+    return out.reshape(a.shape)
+
+
 def _silu(x: torch.Tensor) -> torch.Tensor:
     xd = x.dtype
     a = _values(x, xd)
+    if xd == torch.float32:
+        return torch.from_numpy(_silu32(a))
     den = np.negative(a, dtype=_F64)
     with np.errstate(over="ignore"):      # exp(-a) overflows to inf for a < -709: silu -> -0
         np.exp(den, out=den)
@@ -256,6 +322,8 @@ def _silu_and_mul(x: torch.Tensor) -> torch.Tensor:
     xd = x.dtype
     a = _values(x, xd)
     d = a.shape[-1] // 2
+    if xd == torch.float32:                # the unfused silu(x1) * x2, in float32
+        return torch.from_numpy(np.multiply(_silu32(a[..., :d]), a[..., d:]))
     return _computed(np.multiply, _silu_np(a[..., :d].astype(_F64, copy=False)), a[..., d:], a.shape[:-1] + (d,), xd)
 
 
