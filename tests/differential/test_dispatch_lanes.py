@@ -318,6 +318,39 @@ def test_from_numpy_storage_as_upstream():
     assert ours[-2] != "resized" and ours[-1] == "resized"   # the control: torch.ones grows
 
 
+# a pointwise result laid out as its transposed or channels-last operand: numpy's own K-order
+# array, whose memory becomes the storage when first asked for
+PERMUTED_RESULT_PROGRAM = r"""
+import hashlib, io, json
+import torch
+out = []
+x = torch.arange(24, dtype=torch.float32).reshape(2, 3, 4)
+cl = torch.arange(120, dtype=torch.float32).reshape(2, 3, 4, 5).to(memory_format=torch.channels_last)
+for make in (lambda: -x.transpose(0, 2), lambda: x.transpose(1, 2) * 2, lambda: cl + 1,
+             lambda: torch.exp(x.permute(2, 0, 1)), lambda: -x.transpose(0, 2)[1:]):
+    y = make()
+    st = y.untyped_storage()
+    row = [list(y.shape), y.stride(), y.is_contiguous(), st.nbytes(), st.resizable(),
+           y.storage_offset(), y.data_ptr() == st.data_ptr()]
+    v = y.view(-1) if y.is_contiguous() else y.transpose(0, -1)
+    v.mul_(10)                                # a view's write reaches y and its storage
+    row.append(y.flatten().tolist())
+    buf = io.BytesIO()
+    torch.save([y, y[0]], buf)
+    row.append(hashlib.sha256(buf.getvalue()).hexdigest())
+    y.resize_(5, 7)                           # a kernel's storage grows, as upstream's
+    row += [y.stride(), y.untyped_storage().nbytes()]
+    out.append(row)
+print(json.dumps(out))
+"""
+
+
+def test_permuted_results_storage_as_upstream():
+    from torchnative.testing import upstream
+
+    assert upstream.run_json_ours(PERMUTED_RESULT_PROGRAM) == upstream.run_json(PERMUTED_RESULT_PROGRAM)
+
+
 # programs that record the operators __torch_dispatch__ sees use the harness prelude's tracing
 _TRACING = f"""
 import json, sys

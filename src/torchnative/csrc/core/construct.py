@@ -16,7 +16,8 @@ from .refuse import TorchnativeNotImplementedError
 from .grad_mode import TLS as _GRAD
 from . import python_classes
 from .storage import new_storage, storage_class
-from .tensor import MAX_DIMS, TensorBase, _tensor_class, alias, contiguous_strides, make, too_many_dims
+from .tensor import (MAX_DIMS, TensorBase, _tensor_class, alias, contiguous_strides, dense_run,
+                     make, too_many_dims)
 
 
 _CLASS = python_classes.TENSOR
@@ -56,6 +57,41 @@ def from_result(arr: np.ndarray, dt) -> TensorBase:
     if _GRAD.inference:
         t.__dict__["_tn_inference"] = True
     return t
+
+
+def from_dense_result(arr: np.ndarray, dt) -> TensorBase | None:
+    """``from_result`` for a fresh result whose elements fill one run in another dimension order
+    (numpy follows its inputs' memory order: a transposed operand's product, a channels-last
+    activation): the tensor keeps the array's strides, its storage is that run when first asked
+    for. None when the elements do not fill one run."""
+    if dense_run(arr) is None:
+        return None
+    t = from_result(arr, dt)
+    t._stride = element_strides(arr)
+    return t
+
+
+def element_strides(arr: np.ndarray) -> tuple:
+    """An array's strides in elements, memoized; from_numpy's errors for strides that are
+    negative or not a multiple of the item size."""
+    item = arr.dtype.itemsize
+    byte_strides = arr.strides
+    strides = _ELEMENT_STRIDES.get((byte_strides, item))
+    if strides is None:
+        for s in byte_strides:
+            if s < 0:
+                raise ValueError("At least one stride in the given numpy array is negative, "
+                                 "and tensors with negative strides are not currently "
+                                 "supported. (You can probably work around this by making a "
+                                 "copy of your array  with array.copy().) ")
+            if s % item:
+                raise ValueError("given numpy array strides not a multiple of the element "
+                                 "byte size. Copy the numpy array to reallocate the memory.")
+        strides = tuple(s // item for s in byte_strides)
+        if len(_ELEMENT_STRIDES) > 4096:
+            _ELEMENT_STRIDES.clear()
+        _ELEMENT_STRIDES[(byte_strides, item)] = strides
+    return strides
 
 
 # shape -> c10's contiguous strides (shapes repeat: a model's activations have a few dozen)
@@ -122,22 +158,7 @@ def tensor_from_numpy(arr: np.ndarray, cls=None, writable: bool = False) -> Tens
             raise unsupported_numpy(npdt)
         _FROM_NUMPY[npdt] = dt
     item = npdt.itemsize
-    byte_strides = arr.strides
-    strides = _ELEMENT_STRIDES.get((byte_strides, item))
-    if strides is None:
-        for s in byte_strides:
-            if s < 0:
-                raise ValueError("At least one stride in the given numpy array is negative, "
-                                 "and tensors with negative strides are not currently "
-                                 "supported. (You can probably work around this by making a "
-                                 "copy of your array  with array.copy().) ")
-            if s % item:
-                raise ValueError("given numpy array strides not a multiple of the element "
-                                 "byte size. Copy the numpy array to reallocate the memory.")
-        strides = tuple(s // item for s in byte_strides)
-        if len(_ELEMENT_STRIDES) > 4096:
-            _ELEMENT_STRIDES.clear()
-        _ELEMENT_STRIDES[(byte_strides, item)] = strides
+    strides = element_strides(arr)
     flags = arr.flags
     if flags.c_contiguous and flags.writeable and arr.size:
         # the common case (a kernel's result): its bytes are one flat run, viewed directly

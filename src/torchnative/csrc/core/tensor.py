@@ -57,6 +57,16 @@ def contiguous_strides(size) -> tuple:
     return tuple(reversed(strides))
 
 
+def dense_run(a: np.ndarray) -> np.ndarray | None:
+    """The memory of an array whose elements fill one run in another dimension order than C's
+    (numpy's K-order result of strided inputs), as a flat view starting at its first element;
+    None when they do not (a copy would be needed, so no storage can be made of it)."""
+    if not a.size or min(a.strides, default=0) < 0:
+        return None
+    c = a.transpose(sorted(range(a.ndim), key=a.strides.__getitem__, reverse=True))
+    return c.reshape(-1) if c.flags.c_contiguous else None
+
+
 def numpy_view(storage, dt, size, stride, offset):
     """The numpy array over ``storage`` that a tensor with this geometry reads and writes."""
     data = storage._data
@@ -250,7 +260,8 @@ class TensorBase(metaclass=_TensorMeta):
         asks for it (a view, data_ptr, saving): its numpy array already owns the bytes."""
         st = self._st
         if st is None:
-            flat = self._np.reshape(-1)
+            a = self._np
+            flat = a.reshape(-1) if a.flags.c_contiguous else dense_run(a)
             # StorageBase._wrap's fields, set inline: every first view of a result passes here
             cls = _STORAGE[0] if _STORAGE else _storage_class(StorageBase)
             st = self._st = cls.__new__(cls)

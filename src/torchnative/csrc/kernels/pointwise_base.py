@@ -357,20 +357,22 @@ def finish(r, dt: D.dtype, *operands):
     if type(r) is not np.ndarray:
         r = np.asarray(r)
     if r.ndim > 1 and not (r.flags.c_contiguous and _all_c(operands)):
-        if r.flags.c_contiguous and r.size and r.dtype == _TO_NUMPY.get(dt):
-            # numpy's C order already has TensorIterator's layout in most such calls (a decode
-            # step's rotary halves): the strides the steps below settle on, kept per geometry
+        if r.size and r.dtype == _TO_NUMPY.get(dt):
+            # numpy's order (C, or its inputs' own) already has TensorIterator's layout in most
+            # such calls (a decode step's rotary halves, a prefill's transposed projections):
+            # the strides the steps below settle on, kept per geometry
             key = (r.shape, r.strides, r.dtype,
                    *[(t._size, t._stride) for t in operands if isinstance(t, TensorBase) and t._size])
             plan = _C_PLANS.get(key, _NO_PLAN)
             if plan is _NO_PLAN:
                 plan = _c_plan(r.shape, r.strides, r.dtype.itemsize,
-                               [t for t in operands if isinstance(t, TensorBase) and t._size])
+                               [t for t in operands if isinstance(t, TensorBase) and t._size],
+                               r.flags.c_contiguous)
                 if len(_C_PLANS) >= _ITER_STRIDES_MAX:
                     _C_PLANS.clear()
                 _C_PLANS[key] = plan
             if plan is True:
-                return from_result(r, dt)
+                return from_result(r, dt) if r.flags.c_contiguous else wrap(r, dt)
             if plan is not None:
                 t = from_result(np.ndarray(r.shape, r.dtype, r, 0, plan[1]), dt)
                 t._stride = plan[0]
@@ -408,18 +410,18 @@ _NO_PLAN = object()
 _TO_NUMPY = D._TO_NUMPY
 
 
-def _c_plan(shape: tuple, strides: tuple, item: int, tensors: list):
-    """What ``finish`` makes of a non-empty C-contiguous result of its storage dtype: True where
-    it is the tensor as it is (the canonical strides), (the tensor's strides, its array's byte
-    strides) where only size-1 strides differ, None where the general steps decide (a copy into
-    another layout, or no tensor operand to follow)."""
+def _c_plan(shape: tuple, strides: tuple, item: int, tensors: list, c_contiguous: bool):
+    """What ``finish`` makes of a non-empty result of its storage dtype: True where it is the
+    tensor as it is (its strides are TensorIterator's), for a C-contiguous one (the tensor's
+    strides, its array's byte strides) where only size-1 strides differ, None where the general
+    steps decide (a copy into another layout, or no tensor operand to follow)."""
     if not tensors:
         return None
     want = iter_strides(shape, tensors)
     have = tuple(s // item for s in strides)
     if have == want:
         return True
-    if not _same_layout(shape, have, want):
+    if not (c_contiguous and _same_layout(shape, have, want)):
         return None
     return want, tuple(s * item for s in want)
 

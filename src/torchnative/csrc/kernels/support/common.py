@@ -14,7 +14,7 @@ import numpy as np
 
 from ...core import dtypes as D
 from ...core.cast import cast_array, readable
-from ...core.construct import from_result, scalar_tensor
+from ...core.construct import from_dense_result, from_result, scalar_tensor, tensor_from_numpy
 from ...core.promotion import SCALAR, TENSOR, ZERODIM, result_type_of
 from ...core.refuse import TorchnativeNotImplementedError
 from ...core.tensor import TensorBase
@@ -73,9 +73,8 @@ def wrap(result: np.ndarray, dt: D.dtype) -> TensorBase:
         result = np.asarray(result, dtype=npdt)
     if result.flags.c_contiguous:
         return from_result(result, dt)
-    from ...core.construct import tensor_from_numpy
-
-    return tensor_from_numpy(result)
+    t = from_dense_result(result, dt)
+    return tensor_from_numpy(result) if t is None else t
 
 
 def operand_kind(x):
