@@ -9,7 +9,8 @@ ours with the bundle's layer forward installed as ``kernelize`` installs it (the
 upstream transformers' own layer (upstream has no kernels). Cases: ``LlamaRMSNorm`` on
 (1, 1, 576); ``apply_rotary_pos_emb`` on 9 query and 3 key heads of one position; the MLP's
 SiLU on (1, 1, 1536); attention of 9 query heads over 3 key/value heads of 40 cached positions
-(ours: the bundle's ``attention``; upstream: transformers' ``sdpa_attention_forward``). CPU
+(ours: the bundle's ``attention``; upstream: transformers' ``sdpa_attention_forward``); and
+RMSNorm, rotary and SiLU on a 128-token prefill's inputs (rotary on a 512-token one too). CPU
 time per call, median of five repeats; the ratio column is ours' fused cost over upstream's
 unfused cost.
 """
@@ -37,6 +38,12 @@ def cases(torch):
     k = torch.randn(1, 1, 3, 64, generator=g).transpose(1, 2)
     cos, sin = torch.randn(1, 1, 64, generator=g), torch.randn(1, 1, 64, generator=g)
     kc, vc = torch.randn(1, 3, 40, 64, generator=g), torch.randn(1, 3, 40, 64, generator=g)
+    # a 128- and a 512-token prefill's inputs of the same layers
+    xp, gatep = torch.randn(1, 128, 576, generator=g), torch.randn(1, 128, 1536, generator=g)
+    qp = {n: torch.randn(1, n, 9, 64, generator=g).transpose(1, 2) for n in (128, 512)}
+    kp = {n: torch.randn(1, n, 3, 64, generator=g).transpose(1, 2) for n in (128, 512)}
+    cp = {n: (torch.randn(1, n, 64, generator=g), torch.randn(1, n, 64, generator=g))
+          for n in (128, 512)}
     norm, act, rot = ml.LlamaRMSNorm(576, eps=1e-5), ACT2FN["silu"], ml.apply_rotary_pos_emb
     attn = ml.LlamaAttention(ml.LlamaConfig(hidden_size=576, num_attention_heads=9,
                                             num_key_value_heads=3, head_dim=64), 0)
@@ -56,6 +63,10 @@ def cases(torch):
         "SiLU (1,1,1536)": lambda: act(gate),
         "attention (9 heads over 3, 40 keys)": lambda: attention(attn, q, kc, vc, None,
                                                                  scaling=0.125),
+        "RMSNorm (1,128,576)": lambda: norm(xp),
+        "rotary (9+3 heads, 128 positions)": lambda: rot(qp[128], kp[128], *cp[128]),
+        "rotary (9+3 heads, 512 positions)": lambda: rot(qp[512], kp[512], *cp[512]),
+        "SiLU (1,128,1536)": lambda: act(gatep),
     }
 
 
