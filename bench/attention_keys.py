@@ -5,7 +5,7 @@ Usage: .venv/bin/python bench/attention_keys.py [--rounds 3] [--threads 1]
 
 One query of 9 heads over 3 key/value heads of head size 64 (SmolLM2's), under
 ``torch.inference_mode``, for 16 to 1,024 cached keys. On ours: the bundle's operator kernel
-(``_ops._attention``, what a decode step over at most ``_OPERATOR_KEYS`` keys runs) and the
+(``_ops._attention``, what a decode step over at most ``_OPERATOR_SCORES`` keys runs) and the
 layer's ``_sdpa`` (torch's sdpa, what it runs beyond), from the repository in
 ``src/torchnative/kernels/repos`` (no rebuild needed); on upstream both rows time
 ``sdpa_attention_forward``. CPU time per call, median of five repeats.

@@ -53,6 +53,10 @@ def _cases(rng):
            {"scaling": HEAD_DIM ** -0.5, "key_mask": [[1] * 7, [0] * 3 + [1] * 4], "mask4d": True})
     # a decode step over a long cache (no gradient: torch's sdpa rather than the operator)
     yield ("attention", "long", _qkv(rng, 1, 1, 200), {"scaling": HEAD_DIM ** -0.5})
+    # a 24-token prefill, the second sequence left-padded (no gradient: torch's sdpa, causality
+    # added to the padding mask)
+    yield ("attention", "wide", _qkv(rng, 2, 24, 24),
+           {"scaling": HEAD_DIM ** -0.5, "key_mask": [[1] * 24, [0] * 5 + [1] * 19]})
 
 
 def _qkv(rng, b, lq, lk):
@@ -159,7 +163,7 @@ def verdicts(ref, got, key, dtype) -> dict[str, str | None]:
 
 KEYS = ([f"{c}-{t}-{d}" for c in ("rms_norm", "rotary", "silu", "silu_and_mul", "attention")
          for t in ("prefill", "decode", "step") for d in DTYPES]
-        + [f"attention-{t}-{d}" for t in ("long", "padded") for d in DTYPES])
+        + [f"attention-{t}-{d}" for t in ("long", "padded", "wide") for d in DTYPES])
 
 
 @pytest.mark.parametrize("key", KEYS)

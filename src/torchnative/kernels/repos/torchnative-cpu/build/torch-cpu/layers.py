@@ -155,15 +155,18 @@ class SiluAndMul(nn.Module):
         return _ops.silu_and_mul(x)
 
 
-# A decode step over more cached keys than this runs torch's sdpa: the operator's float64 copies
-# of the keys and values grow with the cache (about even at 128 keys, sdpa ahead from 256:
-# bench/attention_keys.py; a rule of the shape, never a timing)
-_OPERATOR_KEYS = 128
+# A call without a gradient whose scores per head (queries x keys) outnumber this runs torch's
+# sdpa: the operator's float64 copies of the keys and values, and its scores, grow with them (a
+# decode step: about even at 128 keys, sdpa ahead from 256, bench/attention_keys.py). A shorter
+# call keeps the operator, which is also the faster there and rounds once: a few-token prompt's
+# float32 products through OpenBLAS's AVX2 kernels err about twice as much as through its AVX-512
+# small-matrix path, past upstream's own error on such a call. A rule of the shape, never a timing.
+_OPERATOR_SCORES = 128
 
 
 def _sdpa(q, k, v, mask, scaling, causal):
-    """No gradient and more than one query (an inference prefill) or a long cache: torch's own
-    scaled dot product attention, whose kernel walks the scores a block at a time, where the
+    """No gradient and more scores than ``_OPERATOR_SCORES`` (a prefill, a long cache): torch's
+    own scaled dot product attention, whose kernel walks the scores a block at a time, where the
     operator's one numpy pass would hold every score (and its mask and exponential) of a long
     prompt in float64 at once. Causality is aligned to the last key, as the operator's. With a
     gradient the operator runs: its float64 backward keeps the cancellations (a first query's
@@ -183,7 +186,7 @@ def _sdpa(q, k, v, mask, scaling, causal):
 
 def attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
     """transformers' attention interface with its sdpa function's semantics, over one operator
-    (an inference prefill: ``_sdpa``). ``attention_mask`` is a boolean mask broadcastable to (batch, heads, queries, keys), True
+    (a longer call without a gradient: ``_sdpa``). ``attention_mask`` is a boolean mask broadcastable to (batch, heads, queries, keys), True
     where a query may attend (transformers' sdpa mask), which then decides alone; or a 2-D
     padding mask (batch, keys), to which causality is added; or None, when causality (from
     ``is_causal``, else ``module.is_causal``) applies to more than one query."""
@@ -205,7 +208,7 @@ def attention(module, query, key, value, attention_mask, scaling=None, dropout=0
                                       "the cache holds (a static cache)")
     if _needs_grad(query, key, value):
         return _AttentionFn.apply(query, key, value, mask, scaling, causal), None
-    if query.shape[-2] > 1 or key.shape[-2] > _OPERATOR_KEYS:
+    if query.shape[-2] * key.shape[-2] > _OPERATOR_SCORES:
         return _sdpa(query, key, value, mask, scaling, causal), None
     if _direct(_ops.attention, query, key, value, mask):
         return _ops._attention(query, key, value, mask, scaling, causal), None
