@@ -21,7 +21,7 @@ from ..platform.cpp_names import scalar_cpp
 from ..core import dtypes as D
 from ..core.cast import cast_array, readable
 from ..core.construct import from_result
-from ..core.tensor import TensorBase
+from ..core.tensor import TensorBase, dense_run
 from .support.common import arr, opmath, result_type, wrap  # noqa: F401  (result_type: re-exported)
 from .support.iteration import ti_perm
 from .support.broadcast import broadcast_shape  # noqa: F401  (re-exported to other kernels)
@@ -365,17 +365,17 @@ def finish(r, dt: D.dtype, *operands):
                    *[(t._size, t._stride) for t in operands if isinstance(t, TensorBase) and t._size])
             plan = _C_PLANS.get(key, _NO_PLAN)
             if plan is _NO_PLAN:
-                plan = _c_plan(r.shape, r.strides, r.dtype.itemsize,
-                               [t for t in operands if isinstance(t, TensorBase) and t._size],
-                               r.flags.c_contiguous)
+                plan = _c_plan(r, [t for t in operands if isinstance(t, TensorBase) and t._size])
                 if len(_C_PLANS) >= _ITER_STRIDES_MAX:
                     _C_PLANS.clear()
                 _C_PLANS[key] = plan
             if plan is True:
-                return from_result(r, dt) if r.flags.c_contiguous else wrap(r, dt)
+                return from_result(r, dt)
             if plan is not None:
-                t = from_result(np.ndarray(r.shape, r.dtype, r, 0, plan[1]), dt)
-                t._stride = plan[0]
+                strides, nbytes = plan
+                t = from_result(r if nbytes is None else np.ndarray(r.shape, r.dtype, r, 0, nbytes),
+                                dt)
+                t._stride = strides
                 return t
         tensors = [t for t in operands if isinstance(t, TensorBase) and t._size]
         if tensors:
@@ -410,18 +410,23 @@ _NO_PLAN = object()
 _TO_NUMPY = D._TO_NUMPY
 
 
-def _c_plan(shape: tuple, strides: tuple, item: int, tensors: list, c_contiguous: bool):
-    """What ``finish`` makes of a non-empty result of its storage dtype: True where it is the
-    tensor as it is (its strides are TensorIterator's), for a C-contiguous one (the tensor's
-    strides, its array's byte strides) where only size-1 strides differ, None where the general
-    steps decide (a copy into another layout, or no tensor operand to follow)."""
+def _c_plan(r: np.ndarray, tensors: list):
+    """What ``finish`` makes of a non-empty result ``r`` of its storage dtype: True where it is
+    the tensor as it is (C-contiguous, canonical strides); (the tensor's strides, None) where
+    ``r`` already has TensorIterator's strides in another order and fills one run of memory (its
+    storage, when asked for: ``dense_run``); for a C-contiguous ``r``, (the tensor's strides, the
+    array's byte strides) where only size-1 strides differ; None where the general steps decide
+    (a copy into another layout, or no tensor operand to follow)."""
     if not tensors:
         return None
-    want = iter_strides(shape, tensors)
-    have = tuple(s // item for s in strides)
+    item = r.dtype.itemsize
+    want = iter_strides(r.shape, tensors)
+    have = tuple(s // item for s in r.strides)
+    if not r.flags.c_contiguous:
+        return (want, None) if have == want and dense_run(r) is not None else None
     if have == want:
         return True
-    if not (c_contiguous and _same_layout(shape, have, want)):
+    if not _same_layout(r.shape, have, want):
         return None
     return want, tuple(s * item for s in want)
 
