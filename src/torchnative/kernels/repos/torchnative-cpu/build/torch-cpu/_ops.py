@@ -278,22 +278,24 @@ _BLOCK = 16384
 def _silu32(a: np.ndarray) -> np.ndarray:
     """float32 silu as the unfused layer's steps, ``x / (1 + exp(-x))`` in float32, with the
     exponential rounded once from float64: the bits are the unfused layer's wherever its
-    vectorized exp rounds correctly."""
+    vectorized exp rounds correctly. A C-contiguous result, a block at a time."""
+    out = np.empty(a.shape, np.float32)
     # exp(-x) past float32's range is inf (silu -> -0; -inf / inf -> NaN): values, no warning
     with np.errstate(over="ignore", invalid="ignore"):
         if a.size <= _BLOCK:
-            d = np.exp(np.negative(a, dtype=_F64, order="C")).astype(np.float32)
-            d += 1
-            return np.divide(a, d, out=d)
-        flat = a.reshape(-1)
-        out = np.empty(flat.shape, np.float32)
+            _silu32_into(a, out)
+            return out
+        flat, dst = a.reshape(-1), out.reshape(-1)
         for i in range(0, flat.size, _BLOCK):
-            x, d = flat[i:i + _BLOCK], out[i:i + _BLOCK]
-            w = np.negative(x, dtype=_F64)
-            np.copyto(d, np.exp(w, out=w), casting="same_kind")
-            d += 1
-            np.divide(x, d, out=d)
-    return out.reshape(a.shape)
+            _silu32_into(flat[i:i + _BLOCK], dst[i:i + _BLOCK])
+    return out
+
+
+def _silu32_into(x: np.ndarray, d: np.ndarray) -> None:
+    w = np.negative(x, dtype=_F64)
+    np.copyto(d, np.exp(w, out=w), casting="same_kind")
+    d += 1
+    np.divide(x, d, out=d)
 
 
 def _silu(x: torch.Tensor) -> torch.Tensor:
