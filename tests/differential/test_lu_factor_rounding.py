@@ -1,16 +1,21 @@
-"""LU factorization rounded as upstream's LAPACK: in the input's own precision, the column scaled
-by the pivot's reciprocal. Exactly singular float32 inputs then find upstream's exact zero pivot
-(info and the error of lu_factor), and most small factorizations agree bit for bit.
+"""LU factorization rounded as upstream's LAPACK (MKL's getrf): in the input's own precision,
+the column scaled by the pivot's reciprocal, the trailing update fused into one multiply-add on
+MKL's AVX2/AVX-512 branches and not on the others (``csrc/platform/mkl_path.py``). Exactly
+singular inputs then find upstream's exact zero pivot where its branch does (info and the error
+of lu_factor) and its 1e-10 residue where it does not, and most small factorizations agree bit
+for bit, under the branch MKL takes on this machine and under each branch pinned by
+``MKL_CBWR`` (both sides read it).
 
-The control runs the former computation (float64, columns divided, rounded once to float32) on
-the same inputs: it misses the zero pivots and the bit-for-bit agreement, so the criteria below
-can tell the two apart."""
+The controls run the former computation (float64, columns divided, rounded once) and the other
+branch's rounding on the same inputs: each misses the bit-for-bit agreement, so the criteria
+below can tell them apart."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from torchnative.csrc.platform import cpu_capability, mkl_path
 from torchnative.testing import upstream
 
 PROGRAM = r'''
@@ -45,16 +50,40 @@ def results():
     return upstream.run_both(PROGRAM)
 
 
-def test_exactly_singular_inputs_find_upstreams_zero_pivot(results):
-    ours, theirs = results
-    assert [r[-1] for r in theirs["singular"] if r[1] == 3] == [3, 3]  # upstream: U[3,3] == 0
-    assert ours["singular"] == theirs["singular"]
-
-
 def _bit_identical(rows_a, rows_b) -> float:
     same = [np.array_equal(np.asarray(a[2]), np.asarray(b[2])) and a[3] == b[3]
             for a, b in zip(rows_a, rows_b)]
     return sum(same) / len(same)
+
+
+def _singular_as_upstream(ours, theirs) -> None:
+    """info codes, pivots and lu_factor's error as upstream's; the 3x3 factors bit for bit; the
+    4x4 ones (rank 2: their trailing block is rounding residue, which MKL's exact update order
+    decides) within a few ulp of the matrix's unit scale."""
+    assert len(ours) == len(theirs) == 6
+    for o, t in zip(ours, theirs):
+        assert o[:2] == t[:2]
+        if o[1] == "raises":
+            assert o == t
+            continue
+        assert o[3:] == t[3:]                                  # pivots, info
+        if o[1] == 3:
+            assert o[2] == t[2]
+        else:
+            eps = np.finfo(np.float32 if o[0] == "torch.float32" else np.float64).eps
+            np.testing.assert_allclose(o[2], t[2], rtol=0, atol=8 * eps)
+
+
+def test_mkl_branch_as_predicted(results):
+    """Upstream's exactly singular 3x3 has its zero pivot (info 3) exactly where ours predicts
+    that MKL's branch on this machine does not fuse the update."""
+    _, theirs = results
+    assert [r[-1] for r in theirs["singular"] if r[1] == 3] == ([0, 0] if mkl_path.FUSED else [3, 3])
+
+
+def test_exactly_singular_inputs_as_upstream(results):
+    ours, theirs = results
+    _singular_as_upstream(ours["singular"], theirs["singular"])
 
 
 def test_small_factorizations_agree_bit_for_bit(results):
@@ -88,4 +117,31 @@ def test_control_the_former_rounding_fails_both_criteria(results):
     assert _bit_identical(control, theirs["random"]) < 0.5
     singular = np.sin(np.arange(9, dtype=np.float32)).reshape(3, 3)
     lu, _ = _wide_divided(singular, np.float32)
-    assert lu[2][2] != 0.0  # no zero pivot: upstream's info 3 would be missed
+    assert lu[2][2] != 0.0  # no zero pivot: the unfused branch's info 3 would be missed
+
+
+def _branch_available(branch: str) -> None:
+    if branch != "COMPATIBLE" and not {"avx2", "fma"} <= cpu_capability.FLAGS:
+        pytest.skip(f"MKL's {branch} branch needs AVX2 and FMA, which this CPU lacks")
+
+
+@pytest.mark.parametrize("branch", ("COMPATIBLE", "AVX2"))
+def test_each_mkl_branch_as_upstream(branch):
+    """Both sides with MKL_CBWR pinning one branch: ours follows it."""
+    if not upstream.available():
+        upstream.missing("upstream torch environment (.venv-upstream)")
+    _branch_available(branch)
+    ours, theirs = upstream.run_both(PROGRAM, env={"MKL_CBWR": branch})
+    fused = branch != "COMPATIBLE"
+    assert [r[-1] for r in theirs["singular"] if r[1] == 3] == ([0, 0] if fused else [3, 3])
+    _singular_as_upstream(ours["singular"], theirs["singular"])
+    assert _bit_identical(ours["random"], theirs["random"]) >= 0.9
+
+
+def test_control_the_other_branch_fails(results):
+    """Ours rounding as the branch MKL does not take here misses upstream's bits."""
+    _, theirs = results
+    other = "COMPATIBLE" if mkl_path.FUSED else "AVX2"
+    _branch_available(other)
+    ours = upstream.run_json_ours(PROGRAM, env={"MKL_CBWR": other})
+    assert _bit_identical(ours["random"], theirs["random"]) < 0.5

@@ -174,18 +174,20 @@ def ours_python() -> str:
     return str(cand) if cand.exists() else sys.executable
 
 
-def run_json_ours(code: str, timeout: float = 600):
-    """Run ``code`` on our torch in a fresh process (same contract as ``run_json``)."""
+def run_json_ours(code: str, timeout: float = 600, env: dict[str, str] | None = None):
+    """Run ``code`` on our torch in a fresh process (same contract as ``run_json``; ``env``:
+    extra variables)."""
     proc = subprocess.run([ours_python(), "-c", textwrap.dedent(code)], capture_output=True,
-                          text=True, timeout=timeout)
+                          text=True, timeout=timeout, env={**os.environ, **(env or {})})
     if proc.returncode != 0:
         raise RuntimeError(f"our code failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def run_both(code: str, timeout: float = 600):
-    """(ours, upstream): the same program run on each torch in its own process."""
-    return run_json_ours(code, timeout), run_json(code, timeout)
+def run_both(code: str, timeout: float = 600, env: dict[str, str] | None = None):
+    """(ours, upstream): the same program run on each torch in its own process (``env``: extra
+    variables for both)."""
+    return run_json_ours(code, timeout, env), run_json(code, timeout, env)
 
 
 def run_with_float64_rerun(code: str, timeout: float = 600):

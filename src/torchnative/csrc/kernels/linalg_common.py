@@ -13,6 +13,8 @@ import numpy as np
 
 from ..core import dtypes as D
 from ..core.construct import empty
+from ..platform import mkl_path
+from ..random.fpmath import fma32, fma64
 from .support.broadcast import infer_size
 from .support.common import arr, wrap
 
@@ -175,7 +177,8 @@ def getrf(a: np.ndarray):
     """LU with partial pivoting (getrf): (LU, 1-based int32 pivots, int32 info) per matrix,
     computed in ``a``'s precision (pass float32 to get sgetrf's zero pivots). info is the first
     zero pivot (1-based), 0 when none; the factorization continues past it as LAPACK's does.
-    Unblocked (getf2's order): bit for bit with upstream's for most matrices up to 16 columns."""
+    Unblocked (getf2's order): bit for bit with upstream's for most matrices up to 16 columns,
+    on either of MKL's paths (``_update``)."""
     *batch, m, n = a.shape
     lu = np.array(a, copy=True).reshape(int(np.prod(batch, dtype=np.int64)), m, n)
     b = lu.shape[0]
@@ -203,8 +206,22 @@ def getrf(a: np.ndarray):
                 scaled = np.where((np.abs(scale) >= tiny)[:, None], col * recip[:, None],
                                   col / scale[:, None])
             lu[:, j + 1:, j] = np.where(zero[:, None], col, scaled)
-            lu[:, j + 1:, j + 1:] -= lu[:, j + 1:, j:j + 1] * lu[:, j:j + 1, j + 1:]
+            _update(lu[:, j + 1:, j + 1:], lu[:, j + 1:, j:j + 1], lu[:, j:j + 1, j + 1:])
     return lu.reshape(*batch, m, n), piv.reshape(*batch, k), info.reshape(batch)
+
+
+def _update(a: np.ndarray, col: np.ndarray, row: np.ndarray) -> None:
+    """getf2's trailing update ``a -= col * row`` in place, rounded as upstream's MKL rounds it
+    on this machine: one fused multiply-add per element on its AVX2/AVX-512 branches
+    (``platform/mkl_path.py``), a product then a difference on the others (and for complex)."""
+    if not a.size:
+        return
+    if mkl_path.FUSED and a.dtype in (np.float32, np.float64):
+        with np.errstate(all="ignore"):
+            fused = (fma32 if a.dtype == np.float32 else fma64)(-col, row, a)
+        a[...] = np.reshape(fused, a.shape)
+        return
+    a -= col * row
 
 
 def permutation_of(piv: np.ndarray, m: int) -> np.ndarray:
