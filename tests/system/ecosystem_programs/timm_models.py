@@ -18,7 +18,7 @@ def forward(name, size, **kw):
             torch.manual_seed(0)
             m = timm.create_model(name, pretrained=False, num_classes=7, **kw).to(dt).eval()
             with torch.no_grad():
-                return {"logits": m(image((2, 3, size, size), dt)),
+                return {"logits": m(image((8, 3, size, size), dt)),
                         "features": m.forward_features(image((1, 3, size, size), dt, 2))}
         return run
     return case
