@@ -145,3 +145,15 @@ def test_control_the_other_branch_fails(results):
     _branch_available(other)
     ours = upstream.run_json_ours(PROGRAM, env={"MKL_CBWR": other})
     assert _bit_identical(ours["random"], theirs["random"]) < 0.5
+
+
+@pytest.mark.parametrize("env", [{"MKL_CBWR": "COMPATIBLE,STRICT"}, {"MKL_CBWR": "bogus"},
+                                 {"MKL_ENABLE_INSTRUCTIONS": "SSE4_2"}],
+                         ids=["strict", "unknown-branch", "enable-sse4_2"])
+def test_mkl_switches_read_as_upstream(env):
+    """MKL's switches as MKL reads them: a ``,STRICT`` suffix, an unknown branch (ignored), an
+    instruction cap; ours' zero pivots are upstream's under each."""
+    if not upstream.available():
+        upstream.missing("upstream torch environment (.venv-upstream)")
+    ours, theirs = upstream.run_both(PROGRAM, env=env)
+    _singular_as_upstream(ours["singular"], theirs["singular"])
