@@ -46,8 +46,23 @@ def load_average() -> str:
         return "unknown"
 
 
+def cpu_model() -> str:
+    """The CPU's model name and vendor (figures move with them: upstream's MKL takes its own
+    vendor's kernels, docs/performance.md "On an Intel Xeon")."""
+    fields = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        return "unknown"
+    return f"{fields.get('model name', 'unknown')} ({fields.get('vendor_id', '?')})"
+
+
 def compare(script: Path, rounds: int, threads: int, extra: list[str], unit: str = "us"):
     results: dict[str, dict[str, list[float]]] = {"ours": {}, "upstream": {}}
+    print(f"cpu: {cpu_model()}")
     print(f"load average before: {load_average()} ({rounds} rounds, {threads} threads)",
           flush=True)
     for _ in range(rounds):
