@@ -57,7 +57,8 @@ def cpu_model() -> str:
                 fields.setdefault(key.strip(), value.strip())
     except OSError:
         return "unknown"
-    return f"{fields.get('model name', 'unknown')} ({fields.get('vendor_id', '?')})"
+    return (f"{fields.get('model name', 'unknown')} ({fields.get('vendor_id', '?')}, family "
+            f"{fields.get('cpu family', '?')} model {fields.get('model', '?')})")
 
 
 def compare(script: Path, rounds: int, threads: int, extra: list[str], unit: str = "us"):
