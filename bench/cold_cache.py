@@ -9,8 +9,8 @@ multiply, a cache ``cat``, a residual add, a reshape) run with the interpreter's
 library's own code and data cold. Each case times five such operators (wall time, the median
 of 200 tries) after a one-row ``F.linear`` over a 1536x576 weight that is streamed (one of 60
 distinct weights, 212 MB in all, taken in turn) and after one over a 64x576 weight that stays in
-cache. The difference is the cost of the refill: it scales with how much code and data a side
-touches per operator.
+cache. The difference is the cost of the refill (docs/performance.md, "On an Intel Xeon": on a
+quiet machine about the same on both sides).
 """
 
 from __future__ import annotations
