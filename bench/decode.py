@@ -23,9 +23,9 @@ of ``--decode-repeats`` decodes, ours' three configurations taking turns in a ro
 none is always measured last in its process), and a prefill forward of 128 and 512 tokens
 (tokens/s, and CPU ms). Ours switches back to its unfused layers with the contract's own
 ``kernelize`` under an empty mapping (every layer falls back to its original forward). Peak
-resident memory of each process is reported too (MB), and the CPU time of the step's matrix products alone (every ``nn.Linear``
-once on a one-token input): upstream's decode CPU time over ours' products is printed as the
-ceiling no cut above the products can pass. ``--rounds`` alternating ours/upstream process
+resident memory of each process is reported too (MB), and the CPU time of the step's matrix
+products alone (every ``nn.Linear`` once on a one-token input): upstream's decode CPU time over
+ours' products is printed as the ceiling no cut above the products can pass. ``--rounds`` alternating ours/upstream process
 pairs are run; each figure is the median over rounds. The load average is printed before and
 after: on a shared machine read the CPU rows (lower is better there) when it is above the thread
 count.

@@ -32,17 +32,22 @@ _BY_ENV = {"avx512": AVX512, "avx2": AVX2, "default": DEFAULT} if _X86 else \
     {"sve256": SVE256, "default": DEFAULT} if _ARM else {"default": DEFAULT}
 
 
-def cpu_flags() -> frozenset:
-    """The CPU's feature flags as the kernel reports them (x86 "flags", arm "Features")."""
+def cpuinfo(*keys: str) -> str | None:
+    """The first of ``keys``' values in /proc/cpuinfo (the first CPU's), None when absent."""
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                key = line.split(":", 1)[0].strip()
-                if key in ("flags", "Features"):
-                    return frozenset(line.split(":", 1)[1].split())
+                key, _, value = line.partition(":")
+                if key.strip() in keys:
+                    return value.strip()
     except OSError:
         pass
-    return frozenset()
+    return None
+
+
+def cpu_flags() -> frozenset:
+    """The CPU's feature flags as the kernel reports them (x86 "flags", arm "Features")."""
+    return frozenset((cpuinfo("flags", "Features") or "").split())
 
 
 def _sve_bits() -> int:
