@@ -13,7 +13,11 @@ import torchnative.ecosystem  # noqa: E402
 torchnative.ecosystem.install()
 import torch  # noqa: E402
 from torchvision import ops  # noqa: E402
-from torchvision.ops.roi_align import _roi_align  # noqa: E402
+from torchvision.ops.roi_align import _roi_align as _lazily_compiled  # noqa: E402
+
+# the Python function itself, eagerly: torchvision compiles it on first call, and inductor's C++
+# build (its compiler, its cache, its choice of vector ISA) is no part of what is checked here
+_roi_align = _lazily_compiled.__wrapped__
 
 torch.manual_seed(0)
 d = torch.float64
