@@ -4,7 +4,7 @@ One program builds seeded inputs with numpy and runs every case on each torch in
 (``sides.on_both``); results are compared element by element at the tolerance
 derived from upstream's own float32-vs-float64 error, elementwise or normwise
 (agreement_compare.py), or within upstream's own run-to-run spread (MKL's LAPACK is not
-reproducible on a loaded machine: a second upstream run measures it). Decompositions
+reproducible: upstream's reruns measure it). Decompositions
 whose factors are unique only up to signs or phases are compared through what is unique
 (eigenvalues, singular values, reconstructions, projectors); QR, LU and Cholesky factors are
 compared directly, since LAPACK's conventions fix them. Errors compare by type and message.
@@ -112,7 +112,13 @@ print(json.dumps(RESULTS))
 @pytest.fixture(scope="module")
 def results():
     ours, up = sides.on_both(PROGRAM, profiles=True)
-    return ours, up, sides.on_upstream(PROGRAM)  # upstream again: its run-to-run spread
+    # upstream again: its run-to-run spread. Under the AVX2 profile its float64 lstsq gave three
+    # results in 15 runs, the most common (9) 6 ulp from ours' and the others 2-3 ulp: one rerun
+    # often saw only that one
+    return ours, up, sides.upstream_reruns(PROGRAM, AGAIN)
+
+
+AGAIN = 16
 
 
 def _names(kind):
@@ -138,14 +144,15 @@ def test_errors_agree(results, name):
 
 
 def test_comparison_catches_a_wrong_value(results):
-    """Control: the comparison must reject a result off by a relative 1e-4 (or a sign)."""
-    ours, up, _ = results
-    for key in ("det.float64", "inv.float32"):
-        assert compare(ours, up, key, normwise=True) is None
+    """Control: the comparison must reject a result off by a relative 1e-4 (or a sign), with
+    upstream's reruns' spread too (lstsq: where upstream moves from run to run)."""
+    ours, up, again = results
+    for key in ("det.float64", "inv.float32", "lstsq.float64"):
+        assert compare(ours, up, key, normwise=True, again=again) is None
         bad = {key: {**ours[key], "values": _scaled(ours[key]["values"], 1 + 1e-4)}}
-        assert compare(bad, up, key, normwise=True) is not None
+        assert compare(bad, up, key, normwise=True, again=again) is not None
         flipped = {key: {**ours[key], "values": _scaled(ours[key]["values"], -1)}}
-        assert compare(flipped, up, key, normwise=True) is not None
+        assert compare(flipped, up, key, normwise=True, again=again) is not None
 
 
 def test_linalg_error_is_a_runtime_error():

@@ -32,6 +32,17 @@ def on_upstream(code: str, timeout: float = 600, env: dict | None = None):
     return upstream.run_json(program(code), timeout, env)
 
 
+def upstream_reruns(code: str, n: int, timeout: float = 600) -> list:
+    """``n`` documents of ``code`` run again and again in one upstream process: where upstream
+    does not reproduce itself (MKL's LAPACK, within one process too), their spread is its own."""
+    rerun = (f"import contextlib, io\n_docs = []\nfor _ in range({n}):\n    RESULTS.clear()\n"
+             f"    _out = io.StringIO()\n    with contextlib.redirect_stdout(_out):\n"
+             f"        exec({textwrap.dedent(code)!r})\n"
+             f"    _docs.append(json.loads(_out.getvalue().strip().splitlines()[-1]))\n"
+             f"print(json.dumps(_docs))\n")
+    return on_upstream(rerun, timeout)
+
+
 def on_ours(code: str, timeout: float = 600):
     """The JSON document ``code`` prints on ours, in a fresh process."""
     return upstream.run_json_ours(program(code), timeout)
