@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .support import blas_threads
-from .support.gemv import vector_matrix
 from ..core.construct import from_result
+from .linalg import _gemm
 from .support.common import arr
 from ..ops.kernel_registry import kernel
 from .views import view_as_geometry, view_geometry
@@ -47,12 +46,9 @@ def linear(input, weight, bias=None):
     rows = 1
     for n in x.shape[:-1]:
         rows *= n
-    if rows == 1 and w.shape[1] > 0:  # the composite's mm of one row (linalg._gemm)
-        out = vector_matrix(x.reshape(-1), w.T).reshape(x.shape[:-1] + (w.shape[0],))
-    else:  # one matrix product, as upstream's addmm on the flattened input (a stacked matmul
-        # would partition the sum differently)
-        blas_threads.for_product(rows, w.shape[1], w.shape[0])
-        out = np.matmul(x.reshape(rows, w.shape[1]), w.T).reshape(x.shape[:-1] + (w.shape[0],))
+    # one matrix product, the composite's (upstream's addmm on the flattened input; a stacked
+    # matmul would partition the sum differently)
+    out = _gemm(x.reshape(rows, w.shape[1]), w.T).reshape(x.shape[:-1] + (w.shape[0],))
     if bias is not None:
         out += arr(bias)
     if not out.flags.c_contiguous:
