@@ -1,15 +1,15 @@
 """Products of a few rows (a short prompt's prefill, a small batch), ours vs upstream: ``F.linear``
-of 2-128 rows over SmolLM2's weight shapes, CPU µs per call, in the same run.
+of 2-512 rows over SmolLM2's weight shapes, CPU µs per call, in the same run.
 
 Usage: .venv/bin/python bench/few_rows.py [--rounds 3] [--threads 1]
+       (``OPENBLAS_CORETYPE=Haswell`` in front: the kernels an AVX2 or Zen CPU takes)
 
-Ours' ``F.linear`` of several rows is one BLAS gemm, ``x @ w.T`` (kernels/fast.py). Ours' worker
-also times the same product the other way round, ``(w @ x.T).T`` copied to C order (the layout
-the result must have), whose bits OpenBLAS's SkylakeX kernels keep and its Haswell kernels do not
-(one-off probe); upstream's worker reports its own ``F.linear`` under that key too, so the row
-prints against upstream's ``F.linear``. OpenBLAS's gemm is slow for a few rows of output: the
-turned product is where one would gain, if a rule per kernel were taken (docs/performance.md,
-"Few rows").
+Ours' ``F.linear`` of several rows is one BLAS gemm (kernels/linalg.py ``_gemm``), taken turned
+round for at most 16 rows and 65,536 outputs: OpenBLAS packs all of the weight for a gemm of so
+few rows. Ours' worker also times both orientations as bare numpy calls on the same arrays:
+"plain", ``x @ w.T``, and "turned", ``(w @ x.T).T`` copied to C order (the layout the result must
+have). Upstream's worker reports its own ``F.linear`` under those keys too, so the numpy rows
+print against upstream's ``F.linear`` (docs/performance.md, "Few rows").
 """
 
 from __future__ import annotations
@@ -20,11 +20,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _harness  # noqa: E402
 
-SHAPES = ((576, 576), (1536, 576), (576, 1536))
-ROWS = (2, 4, 8, 16, 32, 64, 128)
+SHAPES = {(576, 576): (2, 4, 8, 16, 32, 64, 128, 512), (1536, 576): (2, 4, 8, 16, 32, 64, 128),
+          (576, 1536): (2, 4, 8, 16, 32, 64, 128), (49152, 576): (2, 4, 8, 16)}
 
 
 def worker(threads: int) -> None:
+    import numpy as np
     import torch
     import torch.nn.functional as F
 
@@ -33,21 +34,18 @@ def worker(threads: int) -> None:
     ours = sys.modules.get("torchnative.csrc.dispatch.door") is not None
     result = {}
     with torch.inference_mode():
-        for n, k in SHAPES:
+        for (n, k), rows in SHAPES.items():
             w = torch.randn(n, k, generator=g)
-            for m in ROWS:
+            for m in rows:
                 x = torch.randn(1, m, k, generator=g)
                 name = f"{m} x {k} @ {k} x {n}"
-                result[f"{name}, F.linear"] = lin = _harness.cpu_us_per_call(
-                    lambda x=x, w=w: F.linear(x, w))
-                if ours:
-                    import numpy as np
-
-                    a, b = x.numpy()[0], w.numpy()
-                    result[f"{name}, turned"] = _harness.cpu_us_per_call(
-                        lambda a=a, b=b: np.ascontiguousarray(np.matmul(b, a.T).T))
-                else:
-                    result[f"{name}, turned"] = lin
+                lin = _harness.cpu_us_per_call(lambda x=x, w=w: F.linear(x, w))
+                result[f"{name}, F.linear"] = lin
+                a, b = x.numpy()[0], w.numpy()
+                for how, fn in (("plain", lambda a=a, b=b: np.matmul(a, b.T)),
+                                ("turned", lambda a=a, b=b: np.ascontiguousarray(
+                                    np.matmul(b, a.T).T))):
+                    result[f"{name}, {how}"] = _harness.cpu_us_per_call(fn) if ours else lin
     _harness.emit(result)
 
 

@@ -11,8 +11,8 @@ float32 result is. float64 cases use the float32 tolerance carried over in ulps.
 and solves are only reproducible normwise (LAPACK's error bounds are normwise; a blocked and an
 unblocked algorithm round differently): with ``normwise=True`` an element also agrees within the
 same rtol relative to the output's largest magnitude. Where upstream disagrees with itself from
-run to run (MKL's LAPACK, even on one thread: its lstsq of a 5x3 matrix lands on one of four
-results that lie up to 300 ulp apart), ``again`` (upstream's reruns) widens the bar to that
+run to run (MKL's LAPACK, even on one thread: 300 calls of its lstsq of a 5x3 matrix land on
+four or five results, up to 311 ulp apart), ``again`` (upstream's reruns) widens the bar to that
 disagreement, as the golden harness's ``normwise`` does; so do upstream's reruns under
 this machine's other CPU profiles (``sides.on_both(..., profiles=True)``): how far upstream's
 numbers move from themselves across CPUs, at the output's largest element (docs/cpu.md).
