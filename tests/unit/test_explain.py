@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
-SAMPLE = ["add.Tensor", "add_.Tensor", "softmax.int", "addr", "mm",
+SAMPLE = ["add.Tensor", "mul_.Scalar", "softmax.int", "addr", "mm",
           "_sparse_coo_tensor_with_dims", "aten::sum.dim_IntList"]
 
 
@@ -69,9 +69,9 @@ def test_kernel_path_points_at_the_kernel_definition(explained):
 
 
 def test_structured_path_names_the_functional_kernel(explained):
-    path, code = _serving(explained["aten::add_.Tensor"], "CPU")
-    assert path == "structured: inplace variant of add.Tensor (kernel)"
-    assert _code_at(code).lstrip().startswith("def add(")
+    path, code = _serving(explained["aten::mul_.Scalar"], "CPU")
+    assert path == "structured: inplace variant of mul.Scalar (kernel)"
+    assert _code_at(code).lstrip().startswith("def mul(")
 
 
 def test_composite_decomposition_and_refusal_paths(explained):

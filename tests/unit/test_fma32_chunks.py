@@ -105,7 +105,7 @@ def test_small_path_recheck_is_what_catches_the_midpoints(n, monkeypatch):
     """Control: with the recheck switched off the planted lanes round twice (2**24 + 4), so the
     test above can fail."""
     a, b, c = _planted(n, n)
-    monkeypatch.setattr(fpmath, "_any_recheck", lambda s: False)
+    monkeypatch.setattr(fpmath, "_any_recheck", lambda s, r: False)
     assert (fma32(a, b, c)[::7] == np.float32(2.0 ** 24 + 4)).all()
 
 
@@ -117,9 +117,16 @@ def test_small_path_recheck_flags_exactly_the_risky_lanes():
     mid = np.float64(2.0 ** 24 + 3)  # exactly a float32 midpoint (between 2**24 + 2 and + 4)
     for v in vals:
         s = np.array([1.5, v, 0.25])
-        assert fpmath._any_recheck(s) == bool(fpmath._needs_recheck(s).any()), v
-    assert fpmath._any_recheck(np.array([mid])) and fpmath._any_recheck(np.array([2.0 ** -130]))
-    assert not fpmath._any_recheck(np.array([0.0, -0.0, 1.0, np.inf]))
+        assert _any_recheck(s) == bool(fpmath._needs_recheck(s).any()), v
+        assert _any_recheck(s[::-1]) == bool(fpmath._needs_recheck(s).any()), v
+    assert _any_recheck(np.array([mid])) and _any_recheck(np.array([2.0 ** -130]))
+    assert _any_recheck(np.array([np.nan, 2.0 ** -130]))  # a NaN hides no subnormal-range lane
+    assert not _any_recheck(np.array([0.0, -0.0, 1.0, np.inf]))
+
+
+def _any_recheck(s) -> bool:
+    with np.errstate(over="ignore"):
+        return fpmath._any_recheck(s, s.astype(np.float32))
 
 
 @pytest.mark.parametrize("shapes", [((3, 1), (1, 5), ()), ((), (4,), (4,)), ((2, 3), (), (3,)),

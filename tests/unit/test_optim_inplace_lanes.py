@@ -108,7 +108,7 @@ def test_meta_and_autograd_unchanged():
 def test_control_one_branch_is_caught(monkeypatch):
     s, a, _ = (_operand((64,), torch.float32, k) for k in range(3))
     want = A.lerp.Scalar(s, a, 0.75)
-    monkeypatch.setattr(pm, "_lerp", lambda x, e, w: pm.fma(w, e - x, x))
+    monkeypatch.setattr(pm, "_lerp", lambda x, e, w, out=None: pm.fma(w, e - x, x, out))
     got = s.clone()
     got.lerp_(a, 0.75)
     assert not _same(got, want)

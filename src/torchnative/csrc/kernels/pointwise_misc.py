@@ -16,15 +16,14 @@ import numpy as np
 from ..core import dtypes as D
 from .pointwise_base import (ALL_H, ALL_HB, ALL_HC, BF16, BOOL, COMPLEX, F16, F32, FLOAT_H,
                              FLOAT_HC, INTEGRAL, NOTHING, REDUCED, U8, broadcasting, check, checked,
-                             compute_dtype, finish, needs_quiet, operand, quiet, quiet_enter,
-                             quiet_exit, result_type)
+                             compute_dtype, finish, needs_quiet, operand, quiet, result_type)
 from .pointwise_binary import maximum, minimum
 from .pointwise_math import (CHUNK, ONEDNN_AVX2, ONEDNN_AVX512, ONEDNN_BF16, ONEDNN_FP16,
                              ONEDNN_SSE41, SIMD_MATH, erf, erf_vec32, exact, fma, gelu_onednn,
                              gelu_onednn_avx2, vectorized_mask)
+from .inplace_lane import lane as _inplace_lane, written as _written
 from .support.zero_select import zero_where
 from ..core.construct import from_result
-from ..core.tensor import TensorBase
 from ..dispatch.structured import inplace_wrapper
 from ..ops.kernel_registry import kernel
 
@@ -182,15 +181,15 @@ def clamp_max_tensor(self, max):
 
 
 # ---- lerp, addcmul, addcdiv ---------------------------------------------------------------------
-def _lerp(x, end, w):
+def _lerp(x, end, w, out=None):
     if not isinstance(w, np.ndarray):   # one weight: one branch for every element
         if np.abs(w) < 0.5:
-            return fma(w, end - x, x)
-        return fma(w - 1, end - x, end)
+            return fma(w, end - x, x, out)
+        return fma(w - 1, end - x, end, out)
     small = np.abs(w) < 0.5
     coeff = np.where(small, w, w - 1)
     base = np.where(small, x, end)
-    return fma(coeff, end - x, base)  # upstream: fmadd(coeff, end - start, base)
+    return fma(coeff, end - x, base, out)  # upstream: fmadd(coeff, end - start, base)
 
 
 def _same_dtype(self, other, what):
@@ -230,8 +229,10 @@ def _pointwise3(name, self, t1, t2, value, fn):
     return _apply(lambda a, b, c: fn(a, b, c, v), self, dt, t1, t2)
 
 
-def _addcmul(a, b, c, v):
-    return fma(v * b, c, a) if a.dtype.kind == "f" else a + v * b * c
+def _addcmul(a, b, c, v, out=None):
+    if a.dtype.kind == "f":
+        return fma(v * b, c, a, out)
+    return np.add(a, v * b * c, out=out)
 
 
 @kernel("addcmul")
@@ -255,39 +256,11 @@ def addcdiv(self, tensor1, tensor2, *, value=1):
     return _pointwise3("addcdiv", self, tensor1, tensor2, value, _addcdiv)
 
 
-def _addcdiv(a, b, c, v):
-    return a + v * b / c
+def _addcdiv(a, b, c, v, out=None):
+    return np.add(a, v * b / c, out=out)
 
 
 # ---- their in-place forms: the functional's values written into self ----------------------------
-def _inplace_lane(self, *others):
-    """``self``'s array when it is a dense C-contiguous float32/float64 tensor and ``others``
-    dense tensors of its dtype and shape (no wrapped numbers, no lazy bits): then the in-place
-    kernels below compute the functional's values from the arrays themselves and copy them in,
-    as the derived in-place kernel would, without the functional's operand and result steps;
-    else None (the derived kernel runs)."""
-    x = self._np
-    if self._dtype not in _SELECT or type(x) is not np.ndarray or not x.flags.c_contiguous or \
-            self._math_bits or self._wrapped:
-        return None     # (a 0-d result may hold a numpy scalar, which cannot be written)
-    for o in others:
-        if not isinstance(o, TensorBase) or o._dtype is not self._dtype or o._np is None or \
-                o._size != self._size or o._math_bits or o._wrapped:
-            return None
-    return x
-
-
-def _written(self, x, fn, *args):
-    """``fn(*args)`` computed quietly (float exceptions are values) and copied into ``x``."""
-    token = quiet_enter()
-    try:
-        r = fn(*args)
-    finally:
-        quiet_exit(token)
-    np.copyto(x, r)
-    return self
-
-
 _LERP_SCALAR_ = inplace_wrapper(lerp_scalar, "lerp_.Scalar")
 _ADDCMUL_ = inplace_wrapper(addcmul, "addcmul_")
 _ADDCDIV_ = inplace_wrapper(addcdiv, "addcdiv_")

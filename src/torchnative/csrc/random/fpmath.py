@@ -89,19 +89,16 @@ def _needs_recheck(s) -> np.ndarray:
     return near
 
 
-# The same test in fewer numpy calls, for small arrays where each call's overhead is the cost:
-# key = 2|s| - 1 on the bits (a zero wraps to the largest key), so a subnormal-range sum is a
-# key below _TINY_KEY and a midpoint is a key whose low 30 bits are 2**29 - 1.
-_U1 = np.uint64(1)
-_LOW30 = np.uint64((1 << 30) - 1)
-_NEAR30 = np.uint64((1 << 29) - 1)
-_TINY_KEY = np.uint64(2 * int(np.array(_TINY32).view(np.int64)) - 1)
+# The same test in fewer numpy calls, given the float32 roundings ``r`` too: a midpoint is a sum
+# whose low 29 bits are 2**28; a sum in the subnormal range rounds to |r| <= 2**-125 (rounding is
+# monotone and 2**-125 is a float32), so a smallest |r| above that (NaN-free) rules them all out.
+_TINY32_F32 = F32(2.0 ** -125)
 
 
-def _any_recheck(s) -> bool:
-    key = s.view(np.uint64) << _U1
-    key -= _U1
-    return bool(key.min() < _TINY_KEY) or bool(((key & _LOW30) == _NEAR30).any())
+def _any_recheck(s, r) -> bool:
+    if ((s.view(np.int64) & _LOW32) == _MID32).any():
+        return True
+    return not (np.abs(r).min() > _TINY32_F32) and bool(_needs_recheck(s).any())
 
 
 def _shape3(a, b, c) -> tuple:
@@ -118,30 +115,35 @@ def _shape3(a, b, c) -> tuple:
     return shape
 
 
-def fma32(a, b, c) -> np.ndarray:
-    """float32 ``a * b + c`` rounded once (like vfmadd*ps).
+def fma32(a, b, c, out=None) -> np.ndarray:
+    """float32 ``a * b + c`` rounded once (like vfmadd*ps), into ``out`` when given (a float32
+    array of the broadcast shape; it may be one of the operands themselves).
 
     The product is exact in float64, so ``s = p + c`` in float64 is the exact result rounded
     once; rounding ``s`` to float32 then gives the single-rounding answer unless ``s`` is
     inexact and sits exactly on a float32 midpoint (the only way a second rounding can go wrong)
     or in float32's subnormal range. Those few lanes are redone with round-to-odd. Large
     operands are widened chunk by chunk into reused float64 buffers (widening whole arrays first
-    made the optimizers' multiply-adds memory-bound).
+    made the optimizers' multiply-adds memory-bound), and their roundings written straight into
+    the destination.
     """
     a, b, c = np.asarray(a, F32), np.asarray(b, F32), np.asarray(c, F32)
     shape = _shape3(a, b, c)
     n = math.prod(shape)
+    if out is not None and (n <= _SMALL or not _chunks_into(out, shape, (a, b, c))):
+        np.copyto(out, fma32(a, b, c))
+        return out
     if n <= _SMALL:
         s = np.add(np.multiply(a, b, dtype=F64), c, dtype=F64).reshape(-1)
         r = s.astype(F32)
-        if n and _any_recheck(s):
+        if n and _any_recheck(s, r):
             _redo_lanes(r, s, (a, b, c), shape, np.flatnonzero(_needs_recheck(s)))
         return r.reshape(shape)
-    if len(shape) > 1 and shape[0] > 1 and n // shape[0] <= _CHUNK and \
+    if out is None and len(shape) > 1 and shape[0] > 1 and n // shape[0] <= _CHUNK and \
             any(v.ndim and v.shape != shape for v in (a, b, c)):
         return _fma32_rows(a, b, c, shape, n)
     ops = [_lanes(v, shape) for v in (a, b, c)]
-    out = np.empty(n, F32)
+    dest = np.empty(n, F32) if out is None else out.reshape(-1)
     wide_all, s_buf, low_buf, near_buf, abs_buf, tiny_buf, nz_buf = _buffers()
     wide = [w if v.ndim else None for v, w in zip(ops, wide_all)]
     for lo in range(0, n, _CHUNK):
@@ -158,25 +160,45 @@ def fma32(a, b, c) -> np.ndarray:
         s = s_buf[:k]
         np.multiply(part[0], part[1], out=s)
         np.add(s, part[2], out=s)
-        out[lo:hi] = s
-        near = _near_buffered(s)
-        if near.any():  # only an inexact sum can round twice: check those lanes exactly
-            _redo_inexact(out[lo:hi], s, part, np.flatnonzero(near))
-    return out.reshape(shape)
+        r = dest[lo:hi]
+        r[...] = s  # every operand lane of the chunk is read (widened) before it is written
+        near = _near_buffered(s, r)
+        if near is not None:  # only an inexact sum can round twice: check those lanes exactly
+            _redo_inexact(r, s, part, np.flatnonzero(near))
+    return dest.reshape(shape) if out is None else out
 
 
-def _near_buffered(s) -> np.ndarray:
-    """``_needs_recheck(s)`` for a chunk ``s`` (1-d, at most _CHUNK lanes) in this thread's
-    buffers (no allocation): a view of the near buffer."""
+def _chunks_into(out, shape, ops) -> bool:
+    """Whether the chunked loop can write into ``out``: a C-contiguous float32 array of
+    ``shape``, and every operand either ``out``'s own lanes or memory apart from it (a partly
+    overlapping operand would be read after its lanes were written)."""
+    if out.shape != shape or out.dtype != F32 or not out.flags.c_contiguous or \
+            not out.flags.writeable:
+        return False
+    for v in ops:
+        if v.ndim and v is not out and np.may_share_memory(v, out) and not (
+                v.shape == shape and v.strides == out.strides and
+                v.ctypes.data == out.ctypes.data):
+            return False
+    return True
+
+
+def _near_buffered(s, r=None):
+    """The lanes of a chunk ``s`` (1-d, at most _CHUNK lanes) that ``_needs_recheck`` flags, as
+    a view of this thread's near buffer (no allocation), or None when there are none. Given the
+    chunk's float32 roundings ``r``, a smallest ``|r|`` above 2**-125 rules out the subnormal
+    range without its four passes (see ``_any_recheck``)."""
     k = s.size
     _, _, low_buf, near_buf, abs_buf, tiny_buf, nz_buf = _buffers()
     near = near_buf[:k]
     np.equal(np.bitwise_and(s.view(np.int64), _LOW32, out=low_buf[:k]), _MID32, out=near)
+    if r is not None and np.abs(r, out=abs_buf[:k].view(F32)[:k]).min() > _TINY32_F32:
+        return near if near.any() else None
     mag = np.abs(s, out=abs_buf[:k])
     tiny = np.less(mag, _TINY32, out=tiny_buf[:k])
     nonzero = np.not_equal(mag, 0, out=nz_buf[:k])
     near |= np.bitwise_and(tiny, nonzero, out=tiny)  # a zero sum is exact (above)
-    return near
+    return near if near.any() else None
 
 
 def _fma32_rows(a, b, c, shape, n) -> np.ndarray:
@@ -197,9 +219,10 @@ def _fma32_rows(a, b, c, shape, n) -> np.ndarray:
         np.add(s, part[2], out=s, dtype=F64)
         out[lo:hi] = s
         flat = s.reshape(-1)
-        near = _near_buffered(flat)
-        if near.any():
-            _redo_lanes(out[lo:hi].reshape(-1), flat, part, s.shape, np.flatnonzero(near))
+        rounded = out[lo:hi].reshape(-1)
+        near = _near_buffered(flat, rounded)
+        if near is not None:
+            _redo_lanes(rounded, flat, part, s.shape, np.flatnonzero(near))
     return out
 
 
@@ -281,12 +304,17 @@ def fma64(a, b, c) -> np.ndarray:
     return np.where(np.isfinite(out), out, naive)
 
 
-def contracted32(a, b, c) -> np.ndarray:
+def contracted32(a, b, c, out=None) -> np.ndarray:
     """float32 ``a * b + c`` as upstream's build compiles it: one rounding where the compiler
-    contracts it (AVX2/AVX512 builds), two in the DEFAULT build (no FMA instruction)."""
+    contracts it (AVX2/AVX512 builds), two in the DEFAULT build (no FMA instruction); into
+    ``out`` when given (see ``fma32``)."""
     if cpu_capability.CONTRACTS_FMA:
-        return fma32(a, b, c)
-    return np.asarray(np.asarray(a, F32) * np.asarray(b, F32) + np.asarray(c, F32), F32)
+        return fma32(a, b, c, out)
+    r = np.asarray(np.asarray(a, F32) * np.asarray(b, F32) + np.asarray(c, F32), F32)
+    if out is None:
+        return r
+    np.copyto(out, r)
+    return out
 
 
 def contracted64(a, b, c) -> np.ndarray:
