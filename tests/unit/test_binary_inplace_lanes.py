@@ -3,7 +3,7 @@ operand a tensor of its dtype and size or a real number) writes the bits the der
 kernel writes (the functional's result copied into self): special values on both sides, alphas
 that take the fused multiply-add, an operand that is self, sizes on both sides of fma32's
 chunked path; what is outside the lane takes the derived kernel with its errors. Controls: an
-unfused alpha and a lane that ignores alpha are caught."""
+alpha rounded the other way and a lane that ignores alpha are caught."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from torchnative.csrc.kernels import pointwise_binary_inplace as pbi
+from torchnative.csrc.platform import cpu_capability
 from torchnative.csrc.random import fpmath
 
 _SPECIAL = [0.0, -0.0, float("nan"), float("inf"), -float("inf"), 1e-45, -1e-45, 3e38, -3e38,
@@ -146,12 +147,17 @@ def test_modes_and_autograd_see_the_same_calls(dispatch_recorder):
 
 
 @pytest.mark.parametrize("n", [fpmath._SMALL, 2 * fpmath._CHUNK + 77])
-def test_control_unfused_alpha_is_caught(n, monkeypatch):
-    """add_ with alpha rounds once; a lane that rounds the product first must differ somewhere
+def test_control_other_rounding_of_alpha_is_caught(n, monkeypatch):
+    """add_ with alpha rounds as upstream's build does (once where it contracts the multiply-add,
+    twice under the DEFAULT capability); a lane that rounds the other way must differ somewhere
     (over these random values a few lanes in ten thousand do)."""
     s, o = _operand((n,), torch.float32, 1), _operand((n,), torch.float32, 2)
     want = _derived(torch.add, s, o, alpha=-1e-3)
-    monkeypatch.setattr(pbi, "fma", lambda a, b, c, out: np.add(c, a * b, out=out))
+    if cpu_capability.CONTRACTS_FMA:
+        other = lambda a, b, c, out: np.add(c, a * b, out=out)  # noqa: E731
+    else:
+        other = fpmath.fma32
+    monkeypatch.setattr(pbi, "fma", other)
     got = s.clone()
     got.add_(o, alpha=-1e-3)
     assert not _same(got, want)
