@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import warnings
 
+from ..core.mem_overlap import assert_no_internal_overlap, check_written
 from ..core.promotion import can_cast
 from ..core.tensor import TensorBase
 
@@ -83,8 +84,19 @@ def write_into(dest: TensorBase, result: TensorBase) -> None:
 
 def inplace_wrapper(functional, op):
     """An in-place kernel from a functional one: the result must have ``self``'s shape and be
-    castable to its dtype, then it is copied into ``self`` (``op``: an operator or its name)."""
+    castable to its dtype, then it is copied into ``self`` (``op``: an operator or its name).
+    A TensorIterator operation first refuses a ``self`` with internal overlap or an operand that
+    partly overlaps it, as upstream's iterator does before anything else."""
+    name = op if isinstance(op, str) else op.name
+    ti = []  # decided on the first call: the table is not needed to import the kernels
+
     def inplace(self, *args, **kwargs):
+        if not ti:
+            ti.append(is_tensor_iterator(name))
+        if ti[0]:
+            check_written(self, args)
+            if kwargs:
+                check_written(self, kwargs.values())
         result = functional(self, *args, **kwargs)
         if tuple(result._size) != tuple(self._size):
             raise RuntimeError(f"output with shape {list(self._size)} doesn't match the broadcast "
@@ -93,7 +105,7 @@ def inplace_wrapper(functional, op):
         write_into(self, result)
         return self
 
-    inplace.__name__ = op if isinstance(op, str) else op.name
+    inplace.__name__ = name
     return inplace
 
 
@@ -158,7 +170,8 @@ _RESIZE_FIRST = frozenset(("pow.Scalar_out",))
 
 
 def _structured_kinds() -> dict:
-    """{out overload name: "ti" or "structured"} for upstream's structured out= kernels (from
+    """{overload name: "ti" or "structured"} for upstream's structured kernels: their out=
+    overloads and the functional and in-place overloads that delegate to them (from
     native_functions.yaml through torchgen, cached on disk like the operator table)."""
     from ..ops.native_functions import cached_generated
 
@@ -169,14 +182,44 @@ def _structured_kinds() -> dict:
 
         yaml_path, tags_path, _ = yaml_paths()
         parsed = parse_native_yaml(str(yaml_path), str(tags_path))
-        return {str(f.func.name): ("ti" if f.structured_inherits == "TensorIteratorBase"
-                                   else "structured")
-                for f in parsed.native_functions if f.structured}
+        kinds = {str(f.func.name): ("ti" if f.structured_inherits == "TensorIteratorBase"
+                                    else "structured")
+                 for f in parsed.native_functions if f.structured}
+        for f in parsed.native_functions:
+            if f.structured_delegate is not None and str(f.structured_delegate) in kinds:
+                kinds[str(f.func.name)] = kinds[str(f.structured_delegate)]
+        return kinds
 
     global _KINDS
     if _KINDS is None:
-        _KINDS = cached_generated("structured_out_kinds", generate)
+        _KINDS = cached_generated("structured_kinds", generate)
     return _KINDS
+
+
+def is_tensor_iterator(name: str) -> bool:
+    """Whether upstream writes the overload ``name`` ("add_.Tensor", "aten::add.out") through a
+    TensorIterator that checks its outputs' memory overlap: a structured TensorIterator kernel,
+    or an in-place/out= form of another pointwise operator (relu_, nan_to_num_, where.self_out,
+    the Scalar overloads that call their Tensor siblings...) but masked_fill's, which only warns
+    about an expanded self."""
+    short = name.split("::", 1)[-1]
+    kind = _structured_kinds().get(short)
+    if kind is not None:
+        return kind == "ti"
+    global _POINTWISE_WRITTEN
+    if _POINTWISE_WRITTEN is None:
+        from ..ops.native_functions import native_functions
+
+        nfs = native_functions()
+        pointwise = {f"{f.name}.{f.overload}".rstrip(".") for f in nfs if "pointwise" in f.tags}
+        _POINTWISE_WRITTEN = frozenset(
+            f"{f.name}.{f.overload}".rstrip(".") for f in nfs
+            if f.kind in ("inplace", "out") and f.functional in pointwise
+            and not f.name.startswith("masked_fill"))
+    return short in _POINTWISE_WRITTEN
+
+
+_POINTWISE_WRITTEN = None
 
 
 _KINDS = None
@@ -213,11 +256,16 @@ def out_wrapper(functional, op, functional_op):
         rule == "dtype_from_out" or (rule == "generated" and not _kwarg_dtype(op.schema)))
     complex_to_float = op.name == "aten::abs.out"
     returns_nothing = not op.schema.returns
+    ti = rule != "generated" and is_tensor_iterator(op.name)
     check = {"cast": _check_cast, "same": _check_same, "structured": _check_exact,
              "dtype_from_out": _check_cast, "generated": _check_exact}[rule]
 
     def with_out(*args, **kwargs):
         outs = [kwargs.pop(n) for n in out_names]
+        if ti:  # the iterator's overlap checks come before the meta function's
+            for out in outs:
+                check_written(out, args)
+                check_written(out, kwargs.values())
         chk = check
         if complex_to_float and args and isinstance(args[0], TensorBase) and \
                 args[0].dtype.is_complex:
@@ -242,6 +290,8 @@ def out_wrapper(functional, op, functional_op):
                 if resize_first:  # generated: resize_out_helper, then copy_arg's check
                     resize_out(d, r._size)
                     chk(r.dtype, d)
+                    if rule == "generated":
+                        assert_no_internal_overlap(d)  # the copy_ into out checks it
                 else:
                     chk(r.dtype, d)
                     resize_out(d, r._size)

@@ -15,6 +15,7 @@ from ..core.conj_neg_bits import apply_bits
 from ..core import dtypes as D
 from ..core.cast import cast_array
 from ..core.construct import checked_device, empty
+from ..core.mem_overlap import check_written
 from ..core.layouts import channels_last, channels_last_3d, contiguous_format, preserve_format
 from ..core.storage import new_storage
 from ..core.tensor import TensorBase, contiguous_strides
@@ -50,8 +51,19 @@ def copy_into(dest: TensorBase, src: TensorBase) -> None:
                            f"shape {list(shape)}") from None
 
 
+def _same_data(self, src) -> bool:
+    """copy_'s early return: ``src`` is a view of exactly ``self``'s elements, read the same way."""
+    st = self._st
+    return st is not None and st is src._st and self._offset == src._offset and \
+        tuple(self._stride) == tuple(src._stride) and tuple(self._size) == tuple(src._size) and \
+        self._dtype is src._dtype and self._math_bits == src._math_bits
+
+
 @kernel("copy_")
 def copy_(self, src, non_blocking=False):
+    if self is src or _same_data(self, src):
+        return self
+    check_written(self, (src,))  # the iterator's overlap checks
     if self._np is not None and src._np is not None and \
             np.shares_memory(self._np, src._np) and self._np is not src._np:
         src = _clone(src, contiguous_format)  # overlapping copies read the source first

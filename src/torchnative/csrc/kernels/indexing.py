@@ -18,6 +18,8 @@ import numpy as np
 from ..platform.cpp_names import typemeta
 from ..core import dtypes as D
 from ..core.construct import empty
+from ..core.mem_overlap import (YES, assert_no_internal_overlap, assert_no_overlap,
+                                assert_no_partial_overlap, internal_overlap)
 from ..core.tensor import TensorBase, contiguous_strides, wrap_dim
 from .support.common import INT64, arr, opmath, wrap
 from .pointwise_math import fma
@@ -100,51 +102,6 @@ def new_with_strides(result: np.ndarray, dt, strides) -> TensorBase:
     out = empty(result.shape, dt, stride=strides)
     np.copyto(out._np, result)
     return out
-
-
-# ----------------------------------------------------------------------------------- overlaps
-def _has_internal_overlap(t: TensorBase) -> bool:
-    return any(st == 0 and sz > 1 for sz, st in zip(t._size, t._stride))
-
-
-def assert_no_internal_overlap(t: TensorBase) -> None:
-    if _has_internal_overlap(t):
-        raise RuntimeError("unsupported operation: more than one element of the written-to tensor "
-                           "refers to a single memory location. Please clone() the tensor before "
-                           "performing the operation.")
-
-
-def _overlap(a: TensorBase, b: TensorBase) -> str:
-    """at::get_overlap_status: "full", "partial" or "" (none, or too hard to tell)."""
-    if a is None or b is None or a._storage is not b._storage:
-        return ""
-    if not (a.is_non_overlapping_and_dense() and b.is_non_overlapping_and_dense()):
-        return ""
-    if a.numel() == 0 or b.numel() == 0:
-        return ""
-    a0, b0 = a._offset * a.element_size(), b._offset * b.element_size()
-    a1, b1 = a0 + a.numel() * a.element_size(), b0 + b.numel() * b.element_size()
-    if (a0, a1) == (b0, b1):
-        return "full"
-    return "partial" if a0 < b1 and b0 < a1 else ""
-
-
-def assert_no_partial_overlap(a: TensorBase, b: TensorBase) -> None:
-    """at::assert_no_partial_overlap: the same elements exactly (an out= that is the input) pass."""
-    if _overlap(a, b) == "partial":
-        _overlap_error()
-
-
-def assert_no_overlap(a: TensorBase, b: TensorBase) -> None:
-    """at::assert_no_overlap: dense tensors on one storage whose byte ranges meet."""
-    if _overlap(a, b):
-        _overlap_error()
-
-
-def _overlap_error():
-    raise RuntimeError("unsupported operation: some elements of the input tensor and the "
-                       "written-to tensor refer to a single memory location. Please clone() "
-                       "the tensor before performing the operation.")
 
 
 # ----------------------------------------------------------------------------- advanced index
@@ -323,7 +280,7 @@ def _index_put_impl_(self, indices, values, accumulate=False, unsafe=False):
     indices = list(indices)
     single = _single_index(self, indices, writing=True)
     if single is not None and values._dtype == self._dtype and values._storage is not \
-            self._storage and not _has_internal_overlap(self):
+            self._storage and internal_overlap(self) != YES:
         d, idx = single
         shape = self._size[:d] + tuple(idx.shape) + self._size[d + 1:]
         if len(values._size) <= len(shape) and all(
@@ -337,7 +294,7 @@ def _index_put_impl_(self, indices, values, accumulate=False, unsafe=False):
     if len(indices) > self.dim():
         raise IndexError(f"too many indices for tensor of dimension {self.dim()} "
                          f"(got {len(indices)})")
-    if _has_internal_overlap(self):
+    if internal_overlap(self) == YES:
         warnings.warn("Use of index_put_ on expanded tensors is deprecated. Please clone() the "
                       "tensor before performing this operation. This also applies to advanced "
                       "indexing e.g. tensor[indices] = tensor", UserWarning, stacklevel=3)
@@ -874,7 +831,7 @@ def index_fill__scalar(self, dim, index, value):
     if index._dtype._name != "int64":
         raise IndexError("index_fill_(): Expected dtype int64 for index.")
     assert_no_overlap(self, index)
-    if _has_internal_overlap(self):
+    if internal_overlap(self) == YES:
         warnings.warn("Use of index_fill_ on expanded tensors is deprecated. Please clone() the "
                       "tensor before performing this operation. This also applies to advanced "
                       "indexing e.g. tensor[mask] = scalar", UserWarning, stacklevel=3)

@@ -3,14 +3,15 @@
 tensors of its dtype and size or real numbers. There the functional's own numpy computation
 writes straight into ``self``'s array (``out=``): the bits the derived in-place kernel writes
 (the functional's result, then copied in), without allocating that result and copying it.
-numpy computes an ``out=`` that overlaps an operand as if the operand were copied first, which
-is what computing the result before the copy does."""
+An operand that shares only some of ``self``'s elements is refused first, as upstream's
+TensorIterator refuses it."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..core import dtypes as D
+from ..core.mem_overlap import assert_no_partial_overlap
 from ..core.tensor import TensorBase
 from .pointwise_base import compute_dtype, quiet_enter, quiet_exit, scalar_value
 
@@ -37,6 +38,7 @@ def lane(self, *others):
         if not isinstance(o, TensorBase) or o._dtype is not self._dtype or o._np is None or \
                 o._size != self._size or o._math_bits or o._wrapped:
             return None
+    _no_partial_overlap(self, others)
     return x
 
 
@@ -54,7 +56,18 @@ def operand(self, other):
         return scalar_value(other._np.item(), dt, compute_dtype(dt))
     if other._dtype is not dt or other._np is None or other._size != self._size:
         return None
+    _no_partial_overlap(self, (other,))
     return other._np
+
+
+def _no_partial_overlap(self, others) -> None:
+    """The iterator's refusal of an operand that shares only some of ``self``'s elements (a
+    C-contiguous ``self`` has no internal overlap)."""
+    st = self._st
+    if st is not None:
+        for o in others:
+            if o._st is st and o is not self:
+                assert_no_partial_overlap(self, o)
 
 
 def written(self, x, fn, *args):

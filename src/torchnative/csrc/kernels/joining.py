@@ -156,7 +156,7 @@ def cat_out(tensors, dim=0, *, out):
     """cat into ``out``: every input is cast straight to out's dtype (not through the
     promoted type), after upstream's type and overlap checks."""
     from ..core.promotion import can_cast
-    from .indexing import assert_no_internal_overlap, assert_no_overlap
+    from ..core.mem_overlap import assert_no_internal_overlap, assert_no_overlap
     from ..dispatch.structured import resize_out
 
     result = cat(tensors, dim)  # shape, checks and promoted dtype

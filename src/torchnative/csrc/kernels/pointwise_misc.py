@@ -24,6 +24,7 @@ from .pointwise_math import (CHUNK, ONEDNN_AVX2, ONEDNN_AVX512, ONEDNN_BF16, ONE
 from .inplace_lane import lane as _inplace_lane, written as _written
 from .support.zero_select import zero_where
 from ..core.construct import from_result
+from ..core.mem_overlap import assert_no_internal_overlap
 from ..dispatch.structured import inplace_wrapper
 from ..ops.kernel_registry import kernel
 
@@ -120,7 +121,8 @@ def _clamp_max(self, max, dt):
 
 def _clamp_inplace(functional):
     """clamp_ / clamp_min_ / clamp_max_: the meta function refuses a promoted result type with
-    its own message (the dtype printed as caffe2's type name)."""
+    its own message (the dtype printed as caffe2's type name), then its iterator a ``self``
+    with internal overlap."""
     def inplace(self, *bounds):
         from ..platform.cpp_names import typemeta
         from ..dispatch.structured import write_into
@@ -130,6 +132,7 @@ def _clamp_inplace(functional):
             name = typemeta(self._dtype._name, self._dtype._cpp_name)
             raise RuntimeError(f"result type {result._dtype._cpp_name} can't be cast to the "
                                f"desired output type {name}")
+        assert_no_internal_overlap(self)
         write_into(self, result)
         return self
 

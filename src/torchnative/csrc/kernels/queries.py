@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from ..core.conj_neg_bits import CONJ, NEG, is_conj, is_neg
+from ..core.mem_overlap import internal_overlap
 from ..dispatch.call import call
 from ..ops.kernel_registry import kernel
 
@@ -59,11 +60,7 @@ def is_nonzero(self) -> bool:
 @kernel("_debug_has_internal_overlap", meta=True)
 def debug_has_internal_overlap(self) -> int:
     """0: no overlap, 1: overlap, 2: too hard to tell (at::has_internal_overlap)."""
-    if self.is_non_overlapping_and_dense():
-        return 0
-    if any(st == 0 and sz > 1 for sz, st in zip(self._size, self._stride)):
-        return 1
-    return 2
+    return internal_overlap(self)
 
 
 @kernel("lift_fresh", meta=True)

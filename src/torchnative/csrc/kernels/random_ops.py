@@ -23,7 +23,8 @@ from ..core.construct import checked_device, empty
 from ..core.promotion import promote_types
 from ..core.tensor import TensorBase
 from .support.common import INT64, arr, opmath, wrap
-from .indexing import _name, assert_no_internal_overlap, expand_inplace_check, infer_size, ti_perm
+from ..core.mem_overlap import assert_no_internal_overlap
+from .indexing import _name, expand_inplace_check, infer_size, ti_perm
 from .support.scalar import scalar_to
 from ..ops.kernel_registry import kernel
 

@@ -14,7 +14,7 @@ from ..platform.cpp_names import typemeta
 from ..core import dtypes as D
 from ..dispatch.structured import resize_out, write_into
 from .support.common import INT64
-from .indexing import assert_no_overlap
+from ..core.mem_overlap import assert_no_overlap
 from .reduction import (all_all, all_dim, all_dims, any_all, any_dim, any_dims, finish, logsumexp,
                         mean_dim, nansum, prod_all, prod_dim, sum_dim)
 from .reduction_minmax import (_aminmax_all, _aminmax_dim, aminmax, amax, amin, argmax, argmin,
