@@ -96,7 +96,7 @@ _TINY32_F32 = F32(2.0 ** -125)
 
 
 def _any_recheck(s, r) -> bool:
-    if ((s.view(np.int64) & _LOW32) == _MID32).any():
+    if np.count_nonzero((s.view(np.int64) & _LOW32) == _MID32):
         return True
     return not (np.abs(r).min() > _TINY32_F32) and bool(_needs_recheck(s).any())
 
@@ -130,15 +130,18 @@ def fma32(a, b, c, out=None) -> np.ndarray:
     a, b, c = np.asarray(a, F32), np.asarray(b, F32), np.asarray(c, F32)
     shape = _shape3(a, b, c)
     n = math.prod(shape)
-    if out is not None and (n <= _SMALL or not _chunks_into(out, shape, (a, b, c))):
-        np.copyto(out, fma32(a, b, c))
-        return out
-    if n <= _SMALL:
+    if n <= _SMALL:  # whole-array temporaries: every operand is read before ``out`` is written
         s = np.add(np.multiply(a, b, dtype=F64), c, dtype=F64).reshape(-1)
         r = s.astype(F32)
         if n and _any_recheck(s, r):
             _redo_lanes(r, s, (a, b, c), shape, np.flatnonzero(_needs_recheck(s)))
-        return r.reshape(shape)
+        if out is None:
+            return r.reshape(shape)
+        np.copyto(out, r.reshape(shape))
+        return out
+    if out is not None and not _chunks_into(out, shape, (a, b, c)):
+        np.copyto(out, fma32(a, b, c))
+        return out
     if out is None and len(shape) > 1 and shape[0] > 1 and n // shape[0] <= _CHUNK and \
             any(v.ndim and v.shape != shape for v in (a, b, c)):
         return _fma32_rows(a, b, c, shape, n)
