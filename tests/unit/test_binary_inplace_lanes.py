@@ -11,26 +11,16 @@ import numpy as np
 import pytest
 import torch
 
+from inplace_checks import SPECIAL, operand, same as _same
 from torchnative.csrc.kernels import pointwise_binary_inplace as pbi
 from torchnative.csrc.platform import cpu_capability
 from torchnative.csrc.random import fpmath
 
-_SPECIAL = [0.0, -0.0, float("nan"), float("inf"), -float("inf"), 1e-45, -1e-45, 3e38, -3e38,
-            1.0, -1.0, 0.5, 2.0 ** -126]
+_SPECIAL = SPECIAL + [2.0 ** -126]
 
 
 def _operand(shape, dtype, seed):
-    g = torch.Generator().manual_seed(seed)
-    t = torch.randn(shape, generator=g, dtype=dtype) * torch.rand(shape, generator=g,
-                                                                   dtype=dtype) * 1e3
-    flat = t.view(-1)
-    for i in range(min(len(_SPECIAL), flat.numel())):
-        flat[(i * (seed + 3)) % flat.numel()] = _SPECIAL[(i + seed) % len(_SPECIAL)]
-    return t
-
-
-def _same(a, b):
-    return a.dtype == b.dtype and a.shape == b.shape and a.numpy().tobytes() == b.numpy().tobytes()
+    return operand(shape, dtype, seed, special=_SPECIAL)
 
 
 def _derived(functional, self, *args, **kw):

@@ -7,35 +7,17 @@ always takes the small-weight branch is caught."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 import torch
 
+from inplace_checks import operand as _operand, same as _same
 from torchnative.csrc.kernels import pointwise_misc as pm
 
 A = torch.ops.aten
-_SPECIAL = [0.0, -0.0, float("nan"), float("inf"), -float("inf"), 1e-45, -1e-45, 3e38, -3e38,
-            1.0, -1.0, 0.5]
-
-
-def _operand(shape, dtype, seed, positive=False):
-    g = torch.Generator().manual_seed(seed)
-    t = torch.randn(shape, generator=g, dtype=dtype) * torch.rand(shape, generator=g,
-                                                                   dtype=dtype) * 1e3
-    flat = t.view(-1)
-    for i in range(min(len(_SPECIAL), flat.numel())):
-        flat[(i * (seed + 3)) % flat.numel()] = _SPECIAL[(i + seed) % len(_SPECIAL)]
-    return t.abs() if positive else t
-
-
 def _derived(functional, self, *args, **kw):
     out = self.clone()
     out.copy_(functional(self, *args, **kw))
     return out
-
-
-def _same(a, b):
-    return a.dtype == b.dtype and a.shape == b.shape and a.numpy().tobytes() == b.numpy().tobytes()
 
 
 CASES = [

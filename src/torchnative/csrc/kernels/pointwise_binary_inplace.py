@@ -58,17 +58,16 @@ def sub_(self, other, *, alpha=1):
     return _SUB_(self, other, alpha=alpha)
 
 
-@kernel("mul_.Tensor")
-def mul_(self, other):
-    pair = _lane(self, other)
-    if pair is not None:
-        return written(self, pair[0], np.multiply, *pair)
-    return _MUL_(self, other)
+def _ufunc_inplace(ufunc, derived):
+    """mul_/div_: the lane's numpy ufunc into self, else the derived kernel."""
+    def inplace(self, other):
+        pair = _lane(self, other)
+        if pair is not None:
+            return written(self, pair[0], ufunc, *pair)
+        return derived(self, other)
+
+    return inplace
 
 
-@kernel("div_.Tensor")
-def div_(self, other):
-    pair = _lane(self, other)
-    if pair is not None:
-        return written(self, pair[0], np.true_divide, *pair)
-    return _DIV_(self, other)
+mul_ = kernel("mul_.Tensor")(_ufunc_inplace(np.multiply, _MUL_))
+div_ = kernel("div_.Tensor")(_ufunc_inplace(np.true_divide, _DIV_))
