@@ -18,7 +18,7 @@ from .call_cache import NOT_SEQUENCES, _is_int
 from .results import named as _named
 from ..dispatch import door
 from ..dispatch.call import op as _op
-from ..dispatch.schema_binding import describe_arguments
+from .invalid_arguments import format_invalid_args
 from ..core.construct import wrapped_number as _wrapped_number
 from ..core.device import CPU
 from ..core.tensor import TensorBase as _TensorBase
@@ -192,8 +192,8 @@ _IDENTITY_KINDS = frozenset(("bool", "std::string", "c10::string_view", "Layout"
 
 
 class Param:
-    __slots__ = ("name", "kind", "allow_none", "size", "default", "kwarg_only", "role",
-                 "aliases", "numbers_ok", "check", "needs_convert")
+    __slots__ = ("name", "kind", "allow_none", "size", "default", "default_text", "kwarg_only",
+                 "role", "aliases", "numbers_ok", "check", "needs_convert")
 
     def __init__(self, arg, numbers_ok: bool, method: bool = True):
         t = arg.type
@@ -204,10 +204,11 @@ class Param:
             t, _, n = t.partition("[")
             self.size = int(n.rstrip("]")) if n.rstrip("]") else 0
         self.kind = t
-        # torchgen's PythonArgument.argument_str: a function's `self` is spelled `input`
-        self.name = "input" if arg.name == "self" and not method and t in ("Tensor", "Scalar") \
-            else arg.name
+        # torchgen's PythonArgument.argument_str: a function's Tensor `self` is spelled `input`
+        # (a Scalar `self`, as pow's, keeps its name)
+        self.name = "input" if arg.name == "self" and not method and t == "Tensor" else arg.name
         self.default = _parse_default(self.kind, arg.default, self.size)
+        self.default_text = arg.default
         self.kwarg_only = arg.kwarg_only
         self.role = arg.role
         self.aliases = NUMPY_NAMES.get(self.name, ())
@@ -323,8 +324,7 @@ class Signature:
     def parse(self, args: tuple, kwargs: dict) -> list:
         nargs = len(args)
         if nargs > self.max_pos and not self.varargs:
-            raise _NoMatch(lambda: f"{self.name}() takes {self.max_pos} positional arguments but "
-                           f"{nargs} were given")
+            raise _NoMatch(lambda: self._extra_args(nargs))
         out = []
         convert = []  # upstream converts only once the whole signature has matched
         pos = 0
@@ -334,7 +334,7 @@ class Signature:
             obj = _MISSING
             if pos < nargs:
                 if p.kwarg_only:
-                    raise _NoMatch(lambda: f"{self.name}() got too many positional arguments")
+                    raise _NoMatch(lambda: self._extra_args(nargs))
                 obj = args[pos]
             elif kwargs:
                 obj = kwargs.get(p.name, _MISSING)
@@ -346,7 +346,7 @@ class Signature:
             if (obj is _MISSING and p.optional) or (obj is None and p.allow_none):
                 out.append(p.python_default() if obj is _MISSING else None)
             elif obj is _MISSING:
-                raise _NoMatch(lambda p=p: f"{self.name}() missing required argument \"{p.name}\"")
+                raise _NoMatch(lambda i=len(out): self._missing_args(i))
             elif self.varargs and pos == 0 and not is_kwd and (
                     (nargs > 1 or not p.check(obj)) and all(_is_int(a) or _one_int(a) for a in args)):
                 out.append([a if _is_int(a) else _size_int(a) for a in args])
@@ -366,12 +366,45 @@ class Signature:
             elif obj is not _MISSING:
                 remaining -= 1
         if remaining > 0:
-            names = {p.name for p in self.params} | {a for p in self.params for a in p.aliases}
-            bad = next((k for k in kwargs if k not in names), next(iter(kwargs)))
-            raise _NoMatch(lambda: f"{self.name}() got an unexpected keyword argument '{bad}'")
+            raise _NoMatch(lambda: self._extra_kwargs(kwargs, nargs))
         for i, p in convert:
             out[i] = p.convert(out[i])
         return out
+
+    # PythonArgParser's messages for a call this signature cannot take
+    def _extra_args(self, nargs: int) -> str:
+        lo, hi = self.min_args, self.max_pos
+        if lo != hi:
+            return f"{self.name}() takes from {lo} to {hi} positional arguments but {nargs} were given"
+        return (f"{self.name}() takes {hi} positional argument{'' if hi == 1 else 's'} but "
+                f"{nargs} {'was' if nargs == 1 else 'were'} given")
+
+    def _missing_args(self, i: int) -> str:
+        names = [f'"{p.name}"' for p in self.params[i:] if not p.optional]
+        # (upstream's plural is the other way round)
+        return (f"{self.name}() missing {len(names)} required positional argument"
+                f"{'s' if len(names) == 1 else ''}: {', '.join(names)}")
+
+    def _extra_kwargs(self, kwargs: dict, nargs: int) -> str:
+        for k in kwargs:
+            i = next((i for i, p in enumerate(self.params) if p.name == k), -1)
+            if i < 0:
+                return f"{self.name}() got an unexpected keyword argument '{k}'"
+            if i < nargs:
+                return f"{self.name}() got multiple values for argument '{k}'"
+        return "invalid keyword arguments"
+
+    @property
+    def printed(self) -> str:
+        """FunctionSignature::toString: ``(Tensor other, *, Number alpha = 1)``."""
+        parts, starred = [], False
+        for p in self.params:
+            if p.kwarg_only and not starred:
+                parts.append("*")
+                starred = True
+            text = f"{_TYPE_NAMES.get(p.kind, p.kind)} {p.name}"
+            parts.append(text if p.default_text is None else f"{text} = {p.default_text}")
+        return "(" + ", ".join(parts) + ")"
 
     def plan(self, with_out: bool) -> "_Plan":
         plan = self._maps.get(with_out)
@@ -483,14 +516,17 @@ def _parse_any(compiled: list[Signature], args, kwargs):
             return sig, sig.parse(args, kwargs)
         except _NoMatch as e:
             errors.append((sig, str(e)))
+    if len(compiled) == 1:
+        raise TypeError(errors[0][1])
+    # PythonArgParser::print_error: the one visible signature whose argument count fits names
+    # its own mismatch; else format_invalid_args over the visible signatures
+    n = len(args) + len(kwargs)
+    plausible = [e for s, e in errors if not s.deprecated and s.min_args <= n <= len(s.params)]
+    if len(plausible) == 1:
+        raise TypeError(plausible[0])
     visible = [s for s, _ in errors if not s.deprecated]
-    if len(compiled) == 1 or len(visible) == 1:
-        raise TypeError(errors[0][1] if len(compiled) == 1 else
-                        next(e for s, e in errors if not s.deprecated))
-    name = compiled[0].name
-    options = "\n".join(f" * {s.text.split('|')[0][len(name):]}" for s in visible)
-    raise TypeError(f"{name}() received an invalid combination of arguments - got "
-                    f"{describe_arguments(args, kwargs)}, but expected one of:\n{options}")
+    raise TypeError(format_invalid_args(compiled[0].name, args, kwargs,
+                                        [s.printed for s in visible]))
 
 
 def _recipe_for(sp: Spelling, key, sig, self_tensor, args, kwargs) -> None:
