@@ -3,8 +3,11 @@ separate processes. The signature whose argument count fits names its own mismat
 positional arguments, a missing one, a keyword given twice, an unexpected keyword, an argument of
 the wrong type); otherwise upstream's format_invalid_args: the signatures as printed (``Number``,
 ``int``, ``= default``), ``!``-marked misfits, the lines saying why a signature of the right
-length did not match; a Scalar ``self`` keeps its name as a keyword. Not compared: an int list
-whose later element is not an int (upstream fails while unpacking it; ours on its first check)."""
+length did not match; a Scalar ``self`` keeps its name as a keyword. Int lists: the check reads
+the first element ("found element of type bool at pos 0"), the others are unpacked once the
+signature matched (an int, a bool, a numpy integer, a one-element integer tensor; anything else
+"failed to unpack the object at pos N"), and the positional arguments make the list only if the
+first is an int."""
 from __future__ import annotations
 
 from bugfix_probe import assert_agree
@@ -65,6 +68,51 @@ CASES = {
     "xlogy input keyword": "E(lambda: torch.xlogy(input=2., other=x))",
 }
 
+INT_LISTS = {
+    "zeros str later": "E(lambda: torch.zeros(2, 3, 'a'))",
+    "zeros float later": "E(lambda: torch.zeros(2, 3.0))",
+    "zeros None in tuple": "E(lambda: torch.zeros((2, None)))",
+    "zeros float tensor": "E(lambda: torch.zeros((2, torch.tensor(3.))))",
+    "zeros numpy int": "torch.zeros((2, np.int64(3))).shape",
+    "zeros bool later": "torch.zeros((2, True)).shape",
+    "zeros bool first": "E(lambda: torch.zeros((True, 2)))",
+    "zeros bool first, positional": "E(lambda: torch.zeros(True, 2))",
+    "zeros float first": "E(lambda: torch.zeros((2.0, 3)))",
+    "zeros float first, positional": "E(lambda: torch.zeros(2.0, 3))",
+    "zeros float alone": "E(lambda: torch.zeros(2.0))",
+    "zeros list later": "E(lambda: torch.zeros((2, [3])))",
+    "zeros keyword float later": "E(lambda: torch.zeros(size=(2, 3.0)))",
+    "zeros keyword float first": "E(lambda: torch.zeros(size=(2.0, 3)))",
+    "zeros int tensor later": "torch.zeros((2, torch.tensor(3))).shape",
+    "zeros one-element int tensor later": "torch.zeros((2, torch.tensor([3]))).shape",
+    "zeros numpy bool later": "E(lambda: torch.zeros((2, np.bool_(True))))",
+    "zeros numpy float later": "E(lambda: torch.zeros((2, np.float64(3))))",
+    "view str": "E(lambda: y.view(3, 'a'))",
+    "view tuple float": "E(lambda: y.view((4, 6.0)))",
+    "view float first": "E(lambda: y.view(4.0, 6))",
+    "permute str": "E(lambda: y.permute(1, 'a', 0))",
+    "permute float alone": "E(lambda: y.permute(1.5))",
+    "permute list float first": "E(lambda: y.permute([1.5, 0, 2]))",
+    "permute keyword list float first": "E(lambda: y.permute(dims=[1.5, 0, 2]))",
+    "permute numpy bool": "E(lambda: y.permute([0, np.bool_(True), 2]))",
+    "sum dim tuple str": "E(lambda: torch.sum(y, (1, 'a')))",
+    "sum dim tuple float": "E(lambda: torch.sum(y, (1, 2.0)))",
+    "expand str": "E(lambda: y.expand(1, 'a'))",
+    "reshape nested": "E(lambda: y.reshape([3, [2]]))",
+    "reshape float": "E(lambda: y.reshape(4, 6.0))",
+    "flip float later": "E(lambda: y.flip((0, 1.0)))",
+    "new_zeros float later": "E(lambda: y.new_zeros((2, 3.0)))",
+    "empty_strided float stride": "E(lambda: torch.empty_strided((2, 3), (3, 1.0)))",
+    "repeat float": "E(lambda: y.repeat(1, 2.0, 1))",
+    "tile float": "E(lambda: y.tile((1, 2.0)))",
+    "unflatten bool first": "E(lambda: y.unflatten(1, (True, 3)))",
+    "unflatten float later": "E(lambda: y.unflatten(1, (1, 3.0)))",
+}
+
 
 def test_messages_agree_line_for_line():
     assert_agree(CASES, setup=SETUP)
+
+
+def test_int_lists_as_upstream_unpacks_them():
+    assert_agree(INT_LISTS, setup=SETUP + "import numpy as np\ny = torch.ones(2, 3, 4)\n")

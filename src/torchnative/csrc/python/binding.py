@@ -12,13 +12,14 @@ for positional schema arguments, keywords for keyword-only ones.
 from __future__ import annotations
 
 import numbers
+import operator
 
 from . import call_cache as _call_cache
 from .call_cache import NOT_SEQUENCES, _is_int
 from .results import named as _named
 from ..dispatch import door
 from ..dispatch.call import op as _op
-from .invalid_arguments import format_invalid_args
+from .invalid_arguments import format_invalid_args, tp_name
 from ..core.construct import wrapped_number as _wrapped_number
 from ..core.device import CPU
 from ..core.tensor import TensorBase as _TensorBase
@@ -74,6 +75,25 @@ def _one_int(obj) -> bool:
     upstream's parser allows (``t.resize_(torch.LongTensor([n]))``)."""
     return (isinstance(obj, _TensorBase) and obj.numel() == 1 and not obj.requires_grad
             and not obj.dtype.is_floating_point and not obj.dtype.is_complex)
+
+
+class _Unpack(Exception):
+    """An int list's element (after the first, which the check read) that is not an int."""
+
+    def __init__(self, index: int, obj):
+        super().__init__(index, obj)
+        self.index, self.obj = index, obj
+
+
+def _list_int(obj, index: int):
+    """An int list's element as upstream unpacks it: an int (a bool too), a symbolic int, or
+    whatever ``__index__`` makes an int (numpy integers, one-element integer tensors)."""
+    if type(obj).__name__ == "SymInt":
+        return obj
+    try:
+        return operator.index(obj)
+    except Exception:
+        raise _Unpack(index, obj) from None
 
 
 def _size_int(obj) -> int:
@@ -241,7 +261,7 @@ class Param:
             return obj.item() if isinstance(obj, _TensorBase) else obj
         if k in ("IntArrayRef", "SymIntArrayRef"):
             if isinstance(obj, (tuple, list)):
-                return [int(o) if isinstance(o, _TensorBase) else o for o in obj]
+                return [o if type(o) is int else _list_int(o, i) for i, o in enumerate(obj)]
             return [_size_int(obj)] * max(self.size, 1)
         if k == "ScalarType" and obj in (int, float, bool, complex):
             from ..core import dtypes
@@ -323,7 +343,8 @@ class Signature:
 
     def parse(self, args: tuple, kwargs: dict) -> list:
         nargs = len(args)
-        if nargs > self.max_pos and not self.varargs:
+        if nargs > self.max_pos and not (self.varargs and (_is_int(args[0]) or _one_int(args[0]))):
+            # (an int list may come as the positional arguments themselves if the first is one)
             raise _NoMatch(lambda: self._extra_args(nargs))
         out = []
         convert = []  # upstream converts only once the whole signature has matched
@@ -347,9 +368,11 @@ class Signature:
                 out.append(p.python_default() if obj is _MISSING else None)
             elif obj is _MISSING:
                 raise _NoMatch(lambda i=len(out): self._missing_args(i))
-            elif self.varargs and pos == 0 and not is_kwd and (
-                    (nargs > 1 or not p.check(obj)) and all(_is_int(a) or _one_int(a) for a in args)):
-                out.append([a if _is_int(a) else _size_int(a) for a in args])
+            elif self.varargs and pos == 0 and not is_kwd and (nargs > 1 or not p.check(obj)) \
+                    and (_is_int(args[0]) or _one_int(args[0])):
+                # the call's positional arguments are the list (upstream checks the first)
+                out.append(args)
+                convert.append((len(out) - 1, p))
                 pos = nargs
                 continue
             elif p.check(obj):
@@ -360,7 +383,10 @@ class Signature:
                 raise _NoMatch(lambda p=p, is_kwd=is_kwd, pos=pos, obj=obj: (
                     f"{self.name}(): argument '{p.name}'"
                     + ("" if is_kwd else f" (position {pos + 1})")
-                    + f" must be {_TYPE_NAMES.get(p.kind, p.kind)}, not {type(obj).__name__}"))
+                    + f" must be {_TYPE_NAMES.get(p.kind, p.kind)}, "
+                    + (f"but found element of type {tp_name(obj[0])} at pos 0"
+                       if not is_kwd and p.kind in _INT_LISTS and isinstance(obj, (tuple, list))
+                       and obj else f"not {tp_name(obj)}")))
             if not is_kwd:
                 pos += 1
             elif obj is not _MISSING:
@@ -368,7 +394,13 @@ class Signature:
         if remaining > 0:
             raise _NoMatch(lambda: self._extra_kwargs(kwargs, nargs))
         for i, p in convert:
-            out[i] = p.convert(out[i])
+            try:
+                out[i] = p.convert(out[i])
+            except _Unpack as e:  # the signature matched: no other is tried
+                raise TypeError(
+                    f"{self.name}(): argument '{p.name}' failed to unpack the object at pos "
+                    f"{e.index + 1} with error \"type must be tuple of ints,but got "
+                    f"{tp_name(e.obj)}\"") from None
         return out
 
     # PythonArgParser's messages for a call this signature cannot take
@@ -479,6 +511,7 @@ class _Plan:
             p.kind == "Tensor" and p.role == "input" for p in sig.params)
 
 
+_INT_LISTS = ("IntArrayRef", "SymIntArrayRef")
 _TYPE_NAMES = {"Tensor": "Tensor", "Scalar": "Number", "int64_t": "int", "SymInt": "int",
                "double": "float", "complex": "complex", "TensorList": "tuple of Tensors",
                "IntArrayRef": "tuple of ints", "SymIntArrayRef": "tuple of ints",

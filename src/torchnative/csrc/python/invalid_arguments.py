@@ -47,21 +47,33 @@ class _Option:
             name, accepted = self.arguments[i] if i < len(self.arguments) else (None, ())
             obj = kwargs[name] if is_kwarg else args[i]
             text = (f"{name}=" if is_kwarg else "") + _typename(obj)
-            parts.append(text if type(obj).__name__ in accepted else f"!{text}!")
+            parts.append(text if tp_name(obj) in accepted else f"!{text}!")
         return _joined(parts, args)
+
+
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE
+
+
+def tp_name(obj) -> str:
+    """``Py_TYPE(obj)->tp_name``, which upstream prints: a class defined in Python gives its
+    name, a type defined in C its dotted name as compiled in (``numpy.float64``; builtins bare)."""
+    t = type(obj)
+    if t.__flags__ & _HEAPTYPE or t.__module__ == "builtins":
+        return t.__name__
+    return f"{t.__module__}.{t.__name__}"
 
 
 def _typename(obj) -> str:
     if isinstance(obj, (tuple, list)):
-        inner = ", ".join(type(o).__name__ for o in obj)
+        inner = ", ".join(tp_name(o) for o in obj)
         if isinstance(obj, tuple):
             return f"tuple of ({inner}{',' if len(obj) == 1 else ''})"
         return f"list of [{inner}]"
-    return type(obj).__name__
+    return tp_name(obj)
 
 
 def _plain(args, kwargs) -> str:
-    parts = [type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()]
+    parts = [tp_name(a) for a in args] + [f"{k}={tp_name(v)}" for k, v in kwargs.items()]
     return _joined(parts, args)
 
 
