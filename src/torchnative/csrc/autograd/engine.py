@@ -379,7 +379,10 @@ def _accumulate(old, new, create_graph):
     """InputBuffer::accumulate: sum the gradients reaching one input."""
     if create_graph:
         return call("add.Tensor", old, new)
-    if old._size == new._size and old.__dict__.get("_tn_buffer_owned"):
+    if old._size == new._size and old.__dict__.get("_tn_buffer_owned") and (
+            old._st is None or new._st is not old._st):
+        # (upstream adds in place only into a buffer nothing else holds: a gradient that is a
+        # view of it, as a node handing back its incoming gradient transposed, is not added so)
         call("add_.Tensor", old, new)
         return old
     out = call("add.Tensor", old, new)

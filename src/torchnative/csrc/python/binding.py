@@ -86,10 +86,15 @@ class _Unpack(Exception):
 
 
 def _list_int(obj, index: int):
-    """An int list's element as upstream unpacks it: an int (a bool too), a symbolic int, or
-    whatever ``__index__`` makes an int (numpy integers, one-element integer tensors)."""
+    """An int list's element as upstream unpacks it: an int (a bool too), a symbolic int, a
+    one-element integer tensor (a bool one is refused as its Scalar is read), or whatever
+    ``__index__`` makes an int (numpy integers)."""
     if type(obj).__name__ == "SymInt":
         return obj
+    if isinstance(obj, _TensorBase):
+        if _one_int(obj):
+            return _size_int(obj)
+        raise _Unpack(index, obj)
     try:
         return operator.index(obj)
     except Exception:
