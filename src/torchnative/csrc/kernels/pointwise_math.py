@@ -17,6 +17,7 @@ import numpy as np
 
 from ..platform import cpu_capability
 from ..random.fpmath import contracted32, contracted64, fma32
+from .pointwise_base import quiet
 
 _WIDER = {np.dtype(np.float32): np.float64, np.dtype(np.complex64): np.complex128,
           np.dtype(np.float16): np.float64}
@@ -413,7 +414,7 @@ def fma(a, b, c, out=None):
     DEFAULT capability; complex and reduced-precision types always). ``out``: an array of the
     result's shape and dtype to write it into (an in-place kernel's own)."""
     a = np.asarray(a)
-    with np.errstate(all="ignore"):
+    with quiet():
         if a.dtype == np.float32:
             return contracted32(a, b, c, out)
         if a.dtype == np.float64:

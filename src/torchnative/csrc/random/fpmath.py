@@ -95,10 +95,13 @@ def _needs_recheck(s) -> np.ndarray:
 _TINY32_F32 = F32(2.0 ** -125)
 
 
-def _any_recheck(s, r) -> bool:
+def _any_recheck(s) -> bool:
+    """Whether any lane of the sums ``s`` needs the recheck: a smallest ``|s|`` above 2**-125
+    rules out the subnormal range without its passes (``mag < _TINY32`` then holds nowhere)."""
     if np.count_nonzero((s.view(np.int64) & _LOW32) == _MID32):
         return True
-    return not (np.abs(r).min() > _TINY32_F32) and bool(_needs_recheck(s).any())
+    return not (np.minimum.reduce(np.abs(s), axis=None) > _TINY32) and \
+        bool(_needs_recheck(s).any())
 
 
 def _shape3(a, b, c) -> tuple:
@@ -131,10 +134,19 @@ def fma32(a, b, c, out=None) -> np.ndarray:
     shape = _shape3(a, b, c)
     n = math.prod(shape)
     if n <= _SMALL:  # whole-array temporaries: every operand is read before ``out`` is written
-        s = np.add(np.multiply(a, b, dtype=F64), c, dtype=F64).reshape(-1)
-        r = s.astype(F32)
-        if n and _any_recheck(s, r):
-            _redo_lanes(r, s, (a, b, c), shape, np.flatnonzero(_needs_recheck(s)))
+        s = np.multiply(a, b, dtype=F64)
+        if type(s) is np.ndarray and s.shape == shape:  # (0-d operands give a numpy scalar)
+            np.add(s, c, out=s)
+        else:
+            s = np.add(s, c, dtype=F64)
+        flat = s.reshape(-1)
+        if not (n and _any_recheck(flat)):  # the common case: one rounding of the sums
+            if out is None:
+                return flat.astype(F32).reshape(shape)
+            np.copyto(out, s, casting="unsafe")
+            return out
+        r = flat.astype(F32)
+        _redo_lanes(r, flat, (a, b, c), shape, np.flatnonzero(_needs_recheck(flat)))
         if out is None:
             return r.reshape(shape)
         np.copyto(out, r.reshape(shape))
