@@ -24,8 +24,9 @@ edges = {
     torch.int64: [2 ** 63 - 1, 9.3e18, -9.3e18],
     torch.float16: [65504.0, 65519.0, 65520.0, 1e5, float("inf"), float("nan"), 2 ** 17],
     torch.bfloat16: [3.0e38, 3.4e38, 1e39, float("-inf")],
-    torch.float32: [3.4e38, 3.5e38, 1e300, -float("inf")],
-    torch.complex64: [1e39, complex(1, 2), complex(3e38, 0)],
+    torch.float32: [3.4e38, 3.5e38, 1e300, -float("inf"), float("nan"), -0.01],
+    torch.float64: [1.7e308, -float("inf"), float("nan"), -0.01],
+    torch.complex64: [1e39, complex(1, 2), complex(3e38, 0), complex(0, 1e39), complex(float("inf"), 1e39)],
 }
 out = {}
 for dt, values in edges.items():
@@ -36,6 +37,10 @@ for dt, values in edges.items():
         out[f"index_fill {key}"] = res(lambda: z(dt).index_fill(0, torch.tensor([0]), v))
         out[f"scatter {key}"] = res(lambda: z(dt).scatter(0, torch.tensor([[0, 1]]), v))
         out[f"index_add alpha {key}"] = res(lambda: z(dt).index_add(0, torch.tensor([1]), z(dt)[:1], alpha=v))
+        # the optimizers' in-place forms (their dense lanes read a float scalar on a short path)
+        out[f"add_ alpha {key}"] = res(lambda: z(dt).add_(z(dt) * 3, alpha=v))
+        out[f"lerp_ {key}"] = res(lambda: z(dt).lerp_(z(dt) * 3, v))
+        out[f"addcmul_ value {key}"] = res(lambda: z(dt).addcmul_(z(dt) * 3, z(dt), value=v))
 for v in (complex(1, 2), complex(3, 0)):
     out[f"index_fill float32 {v!r}"] = res(lambda: z(torch.float32).index_fill(0, torch.tensor([0]), v))
 print(json.dumps(out))

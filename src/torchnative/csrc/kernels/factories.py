@@ -16,7 +16,7 @@ from ..core.layouts import preserve_format
 from .pointwise_math import fma
 from .support.common import INT64, arr, opmath, wrap
 from .copy import _empty_like, fill_scalar
-from .support.scalar import scalar_to
+from .support.scalar import plain_float, scalar_to
 from .support.nn_util import not_implemented
 from ..ops.kernel_registry import kernel
 
@@ -188,19 +188,13 @@ def full_like(self, fill_value, *, dtype=None, layout=None, device=None, pin_mem
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None):
     dt = _dtype(dtype)
     if type(s) is float and (device is None or device is CPU):
-        # a Python float into float32/float64 (where's scalar, a mask's -inf): scalar_to's
-        # conversion (one rounding from double) with its overflow check (a finite value
-        # beyond the type's range takes the general path, which raises)
-        npdt = _FLOAT_NP.get(dt)
-        if npdt is not None and (s != s or -_FLOAT_MAX[dt] <= s <= _FLOAT_MAX[dt] or
-                                 s in _INFINITIES):
-            return from_result(np.array(s, npdt), dt)
+        # a Python float into float32/float64 (where's scalar, a mask's -inf) on the short
+        # path; a finite value beyond the type's range takes the general one, which raises
+        v = plain_float(s, dt)
+        if v is not None:
+            return from_result(np.array(v), dt)
     return full((), s, dtype=dt, device=device)
 
-
-_FLOAT_NP = {D.BY_NAME["float32"]: np.dtype(np.float32), D.BY_NAME["float64"]: np.dtype(np.float64)}
-_FLOAT_MAX = {d: float(np.finfo(n).max) for d, n in _FLOAT_NP.items()}
-_INFINITIES = (math.inf, -math.inf)
 
 
 # arange_out's AT_DISPATCH_ALL_TYPES_AND2(Half, BFloat16): no bool, complex or uint16+

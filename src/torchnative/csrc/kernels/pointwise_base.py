@@ -25,6 +25,7 @@ from ..core.tensor import TensorBase, dense_run
 from .support.common import arr, opmath, result_type, wrap  # noqa: F401  (result_type: re-exported)
 from .support.iteration import ti_perm
 from .support.broadcast import broadcast_shape  # noqa: F401  (re-exported to other kernels)
+from .support.scalar import overflows, plain_float
 
 B = D.BY_NAME
 BOOL, U8, I64 = B["bool"], B["uint8"], B["int64"]
@@ -231,18 +232,22 @@ def is_scalar_operand(x) -> bool:
 # ---- Scalar.to<T>() ---------------------------------------------------------------------------
 
 
-_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e+38,
-              "float32": 3.4028234663852886e+38, "float64": 1.7976931348623157e+308}
-
-
 def checked(v, dt: D.dtype):
     """``Scalar.to<T>()`` for ``dt``: c10::checked_convert, as a numpy scalar of dt's compute
     dtype. Out-of-range values raise upstream's RuntimeError instead of wrapping."""
+    if type(v) is float:  # the optimizers' alpha, value, weight on float32/float64
+        f = plain_float(v, dt)
+        if f is not None:
+            return f
     cdt = opmath(dt)
     if isinstance(v, TensorBase):
         v = v.item()
     if dt in COMPLEX:
-        return cdt.type(complex(v))
+        w = complex(v)
+        if overflows(w, dt):
+            raise RuntimeError(f"value cannot be converted to type {scalar_cpp(dt._name)} "
+                               "without overflow")
+        return cdt.type(w)
     if isinstance(v, (complex, np.complexfloating)):
         if dt is not BOOL:  # real part, after the imaginary check callers do themselves
             v = v.real
@@ -263,10 +268,9 @@ def checked(v, dt: D.dtype):
         raise RuntimeError(f"value cannot be converted to type {scalar_cpp(dt._name)} without "
                            "overflow")
     v = float(v)
-    if np.isfinite(v):
-        if abs(v) > _FLOAT_MAX[dt._name]:
-            raise RuntimeError(f"value cannot be converted to type {scalar_cpp(dt._name)} without "
-                               "overflow")
+    if overflows(v, dt):
+        raise RuntimeError(f"value cannot be converted to type {scalar_cpp(dt._name)} without "
+                           "overflow")
     if dt in REDUCED:  # the value a scalar_t holds, then widened
         return np.float32(cast_array(np.asarray(v, np.float64), F64, dt).astype(np.float32))
     return cdt.type(v)

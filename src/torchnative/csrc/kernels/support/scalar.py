@@ -12,31 +12,38 @@ from ...core.tensor import TensorBase
 
 _BOOL, _INT64 = D.BY_NAME["bool"], D.BY_NAME["int64"]
 _F64, _C128 = D.BY_NAME["float64"], D.BY_NAME["complex128"]
-_BFLOAT16_MAX = 3.3895313892515355e38
-# the float8 types' largest finite values; only e5m2 has infinities
-_FLOAT8_MAX = {D.BY_NAME["float8_e4m3fn"]: 448.0, D.BY_NAME["float8_e4m3fnuz"]: 240.0,
-               D.BY_NAME["float8_e5m2"]: 57344.0, D.BY_NAME["float8_e5m2fnuz"]: 57344.0}
+# the largest finite value of each floating type (c10's numeric_limits<T>::max()); only e5m2
+# among the float8 types has infinities
+FLOAT_MAX = {D.BY_NAME["float16"]: 65504.0, D.BY_NAME["bfloat16"]: 3.3895313892515355e38,
+             D.BY_NAME["float32"]: float(np.finfo(np.float32).max),
+             D.BY_NAME["float64"]: float(np.finfo(np.float64).max),
+             D.BY_NAME["float8_e4m3fn"]: 448.0, D.BY_NAME["float8_e4m3fnuz"]: 240.0,
+             D.BY_NAME["float8_e5m2"]: 57344.0, D.BY_NAME["float8_e5m2fnuz"]: 57344.0,
+             D.BY_NAME["float8_e8m0fnu"]: 2.0 ** 127}
+_NO_INFINITY = frozenset(D.BY_NAME[n] for n in ("float8_e4m3fn", "float8_e4m3fnuz",
+                                                "float8_e5m2fnuz", "float8_e8m0fnu"))
+_INFINITIES = (float("inf"), -float("inf"))
 
 
 def overflows(value, dt) -> bool:
-    """c10::overflows<T>(value): infinities and NaN pass into floating types; negative integers
-    wrap into unsigned ones (two's complement, as upstream allows); a complex value with an
-    imaginary part overflows any real type."""
+    """c10::overflows<T>(value): NaN passes into floating types, infinities into those that have
+    them; negative integers wrap into unsigned ones (two's complement, as upstream allows); a
+    complex value with an imaginary part overflows any real type, and goes into a complex type
+    component by component."""
     if isinstance(value, complex):
-        if not dt.is_complex and value.imag != 0:
+        if dt.is_complex:
+            return overflows(value.real, dt) or overflows(value.imag, dt)
+        if value.imag != 0:
             return True
         value = value.real
     if dt.is_complex:
         dt = dt.to_real()
-    if dt in _FLOAT8_MAX:  # c10::overflows with the type's numeric_limits
-        if isinstance(value, float) and value != value:
-            return False
-        if dt._name == "float8_e5m2" and value in (float("inf"), -float("inf")):
-            return False
-        return value < -_FLOAT8_MAX[dt] or value > _FLOAT8_MAX[dt]
-    if dt.is_floating_point:
-        hi = _BFLOAT16_MAX if dt._name == "bfloat16" else float(np.finfo(D.numpy_dtype(dt)).max)
-        if isinstance(value, float) and (value != value or value in (float("inf"), -float("inf"))):
+    hi = FLOAT_MAX.get(dt)
+    if hi is None and dt.is_floating_point:
+        hi = float(np.finfo(D.numpy_dtype(dt)).max)
+    if hi is not None:
+        if isinstance(value, float) and (value != value or
+                                         value in _INFINITIES and dt not in _NO_INFINITY):
             return False
         return value < -hi or value > hi
     info = np.iinfo(D.numpy_dtype(dt))
@@ -45,6 +52,19 @@ def overflows(value, dt) -> bool:
     if info.min == 0:
         return value > info.max or (value < 0 and -value > info.max)
     return value < info.min or value > info.max
+
+
+_PLAIN_FLOATS = {D.BY_NAME["float32"]: np.float32, D.BY_NAME["float64"]: np.float64}
+
+
+def plain_float(value: float, dt):
+    """A Python float read as a float32/float64 scalar (one rounding from double), or None where
+    the general conversion decides: another type, or a finite value beyond the type's range
+    (which overflows)."""
+    conv = _PLAIN_FLOATS.get(dt)
+    if conv is None or abs(value) > FLOAT_MAX[dt] and value not in _INFINITIES:
+        return None
+    return conv(value)
 
 
 def scalar_to(value, dt, checked=True):
