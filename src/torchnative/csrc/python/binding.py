@@ -85,6 +85,15 @@ class _Unpack(Exception):
         self.index, self.obj = index, obj
 
 
+class _NotTensor(Exception):
+    """A tensor list's element that is not a tensor: upstream's check raises at once
+    (is_tensor_list_and_append_overloaded with throw_error), no other signature is tried."""
+
+    def __init__(self, index: int, obj):
+        super().__init__(index, obj)
+        self.index, self.obj = index, obj
+
+
 def _list_int(obj, index: int):
     """An int list's element as upstream unpacks it: an int (a bool too), a symbolic int, a
     one-element integer tensor (a bool one is refused as its Scalar is read), or whatever
@@ -148,11 +157,15 @@ def _checker(p: "Param"):
             # after it still gets a 0-dim tensor (tensor_split's sections)
             return size > 0 and (_is_int(obj) or _zero_dim_ok(obj, True) or _one_int(obj))
     elif k in ("TensorList", "c10::List<::std::optional<Tensor>>"):
-        none_ok = k != "TensorList"
-
+        # (None is no tensor here either: only operators called through torch.ops take
+        # an optional tensor list's holes)
         def fn(obj):
-            return isinstance(obj, (tuple, list)) and all(
-                isinstance(o, T) or (none_ok and o is None) or _tensor_like(o) for o in obj)
+            if not isinstance(obj, (tuple, list)):
+                return False
+            for i, o in enumerate(obj):
+                if not (isinstance(o, T) or _tensor_like(o)):
+                    raise _NotTensor(i, o)
+            return True
     elif k == "ArrayRef<double>":
         def fn(obj):
             return isinstance(obj, (tuple, list)) and all(isinstance(o, numbers.Number)
@@ -355,7 +368,7 @@ class Signature:
         convert = []  # upstream converts only once the whole signature has matched
         pos = 0
         remaining = len(kwargs)
-        for p in self.params:
+        for i, p in enumerate(self.params):
             is_kwd = False
             obj = _MISSING
             if pos < nargs:
@@ -380,7 +393,7 @@ class Signature:
                 convert.append((len(out) - 1, p))
                 pos = nargs
                 continue
-            elif p.check(obj):
+            elif self._check(p, i, obj):
                 if p.needs_convert:
                     convert.append((len(out), p))
                 out.append(obj)
@@ -407,6 +420,14 @@ class Signature:
                     f"{e.index + 1} with error \"type must be tuple of ints,but got "
                     f"{tp_name(e.obj)}\"") from None
         return out
+
+    @staticmethod
+    def _check(p, i: int, obj) -> bool:
+        try:
+            return p.check(obj)
+        except _NotTensor as e:
+            raise TypeError(f"expected Tensor as element {e.index} in argument {i}, but got "
+                            f"{tp_name(e.obj)}") from None
 
     # PythonArgParser's messages for a call this signature cannot take
     def _extra_args(self, nargs: int) -> str:

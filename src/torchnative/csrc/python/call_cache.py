@@ -76,11 +76,11 @@ def _type_determined(obj, kind: str, plain: frozenset) -> bool:
     if tp in plain:
         return kind in _TENSOR_TYPE_ONLY
     if isinstance(obj, (list, tuple)):
-        # an int list's check reads its first element (a 0-dim tensor would be accepted);
-        # a tensor list's, whether every element is a tensor
-        if all(type(x) in _SCALAR_TYPES for x in obj):
-            return True
-        return kind in _TENSOR_LISTS and all(type(x) in plain or x is None for x in obj)
+        # a tensor list's check reads every element (one that is no tensor raises: the
+        # parser's own path); an int list's, its first (a 0-dim tensor would be accepted)
+        if kind in _TENSOR_LISTS:
+            return all(type(x) in plain for x in obj)
+        return all(type(x) in _SCALAR_TYPES for x in obj)
     return False
 
 
