@@ -21,6 +21,7 @@ from .function import _FunctionBase
 from .graph_task import TLS
 from .manual.reduction import sum_to
 from .node import ANOMALY as _Anomaly, AccumulateGrad, GraphRoot, gradient_edge
+from ..platform.torch_warn import torch_warn
 
 
 _TASKS = itertools.count()
@@ -345,14 +346,11 @@ def _call_function_anomaly(fn, inputs):
 
 
 def _print_stack(fn) -> None:
-    import warnings
-
     meta = fn._metadata or {}
     stack = meta.get("traceback_")
     if stack is None:
-        warnings.warn(f"Error detected in {fn.name()}. No forward pass information available. "
-                      "Enable detect anomaly during forward pass for more information.",
-                      stacklevel=2)
+        torch_warn(f"Error detected in {fn.name()}. No forward pass information available. "
+                   "Enable detect anomaly during forward pass for more information.")
         return
     msg = [f"Error detected in {fn.name()}. Traceback of forward call that caused the error:\n"
            + "".join(stack)]
@@ -365,7 +363,7 @@ def _print_stack(fn) -> None:
         msg.append(f"\n\nPrevious calculation was induced by {parent.name()}. Traceback of "
                    "forward call that induced the previous calculation:\n" + "".join(pstack))
         parent = pmeta.get("parent_")
-    warnings.warn("".join(msg), stacklevel=2)
+    torch_warn("".join(msg))
 
 
 def _check_nan(fn, outs):

@@ -34,12 +34,11 @@ x86-64 build has concrete answers, measured on torch 2.13.0 and reproduced here:
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from . import complex_half, float8
 from . import dtypes as D
+from ..platform.torch_warn import torch_warn
 
 _B = D.BY_NAME
 _BOOL, _F32, _F64 = _B["bool"], _B["float32"], _B["float64"]
@@ -61,7 +60,7 @@ def _warn_complex_to_real():
     global _warned_complex
     if not _warned_complex:
         _warned_complex = True
-        warnings.warn(_COMPLEX_WARNING, UserWarning, stacklevel=3)
+        torch_warn(_COMPLEX_WARNING)
 
 
 def _cvtt(x: np.ndarray, bits: int) -> np.ndarray:

@@ -6,8 +6,6 @@ the fields the door, the kernels and autograd read are always set.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from . import dtypes as D
@@ -18,6 +16,7 @@ from . import python_classes
 from .storage import new_storage, storage_class
 from .tensor import (MAX_DIMS, TensorBase, _tensor_class, alias, contiguous_strides, dense_run,
                      make, too_many_dims)
+from ..platform.torch_warn import torch_warn
 
 
 _CLASS = python_classes.TENSOR
@@ -206,7 +205,7 @@ def warn_not_writable() -> None:
     same; writes reach the array's memory)."""
     if not _warned_not_writable[0]:
         _warned_not_writable[0] = True
-        warnings.warn(_NOT_WRITABLE, UserWarning, stacklevel=4)
+        torch_warn(_NOT_WRITABLE)
 
 
 def _byte_view(arr: np.ndarray, extent: int, writable: bool) -> np.ndarray:

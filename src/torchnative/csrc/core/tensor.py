@@ -25,6 +25,7 @@ from .storage import StorageBase
 from .torch_function import disabled_torch_function_impl
 from .cast import readable
 from .conj_neg_bits import CONJ, logical_array
+from ..platform.torch_warn import torch_warn
 
 
 class _TensorMeta(type):
@@ -651,10 +652,7 @@ class TensorBase(metaclass=_TensorMeta):
 
     @property
     def volatile(self) -> bool:
-        import warnings
-
-        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning,
-                      stacklevel=2)
+        torch_warn("volatile was removed (Variable.volatile is always False)")
         return False
 
     is_xla = property(lambda self: False)

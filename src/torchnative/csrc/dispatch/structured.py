@@ -26,11 +26,10 @@ of their own):
 
 from __future__ import annotations
 
-import warnings
-
 from ..core.mem_overlap import assert_no_internal_overlap, check_written
 from ..core.promotion import can_cast
 from ..core.tensor import TensorBase
+from ..platform.torch_warn import torch_warn
 
 
 def _check_cast(result_dtype, dest: TensorBase) -> None:
@@ -114,12 +113,12 @@ def resize_out(out: TensorBase, shape) -> None:
     if tuple(out._size) == shape:
         return
     if out.numel() != 0:
-        warnings.warn(
+        torch_warn(
             f"An output with one or more elements was resized since it had shape "
             f"{list(out._size)}, which does not match the required output shape {list(shape)}. "
             "This behavior is deprecated, and in a future PyTorch release outputs will not be "
             "resized unless they have zero elements. You can explicitly reuse an out tensor t by "
-            "resizing it, inplace, to zero elements with t.resize_(0).", UserWarning, stacklevel=3)
+            "resizing it, inplace, to zero elements with t.resize_(0).")
     from .call import call
 
     call("resize_", out, list(shape))

@@ -4,7 +4,6 @@ and the ``*_like`` family. Factories honour ``dtype``/``device``; only cpu and m
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
@@ -19,6 +18,7 @@ from .copy import _empty_like, fill_scalar
 from .support.scalar import plain_float, scalar_to
 from .support.nn_util import not_implemented
 from ..ops.kernel_registry import kernel
+from ..platform.torch_warn import torch_warn
 
 
 def _dtype(dtype):
@@ -282,11 +282,11 @@ def arange_into(result, start, end, step):
     size, xstart, xstep = _arange_bounds(dtype, result.device, start, end, step)
     if result.numel() != size:
         if result.numel() > 0:
-            warnings.warn(
+            torch_warn(
                 f"The number of elements in the out tensor of shape {list(result._size)} is "
                 f"{result.numel()} which does not match the computed number of elements {size}. "
                 "Note that this may occur as a result of rounding error. The out tensor will be "
-                f"resized to a tensor of shape ({size},).", UserWarning, stacklevel=2)
+                f"resized to a tensor of shape ({size},).")
         from ..dispatch.call import call
 
         call("resize_", result, [size])

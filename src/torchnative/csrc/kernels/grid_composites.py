@@ -14,6 +14,7 @@ import numpy as np
 
 from ..dispatch.call import call
 from ..ops.kernel_registry import kernel
+from ..platform.torch_warn import torch_warn
 
 def _type_name(t) -> str:
     name = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
@@ -66,11 +67,9 @@ _warned_indexing = False
 def meshgrid(tensors):
     global _warned_indexing
     if not _warned_indexing:  # TORCH_WARN_ONCE: once per process
-        import warnings
-
         _warned_indexing = True
-        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
-                      "indexing argument.", UserWarning, stacklevel=3)
+        torch_warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                   "indexing argument.")
     return _meshgrid(tensors, "ij")
 
 

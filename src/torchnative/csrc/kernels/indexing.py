@@ -11,8 +11,6 @@ sequential order (``np.ufunc.at`` visits indices in order), so float sums round 
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from ..platform.cpp_names import typemeta
@@ -23,6 +21,7 @@ from ..core.mem_overlap import (YES, assert_no_internal_overlap, assert_no_overl
 from ..core.tensor import TensorBase, contiguous_strides, wrap_dim
 from .support.common import INT64, arr, opmath, wrap
 from .pointwise_math import fma
+from .pointwise_compare import warn_if_expanded
 from .support.scalar import scalar_to
 from .support.broadcast import infer_size
 from ..ops.kernel_registry import kernel
@@ -40,6 +39,7 @@ def _shape_str(shape) -> str:
 
 # ------------------------------------------------------------------------------ TensorIterator
 from .support.iteration import ti_perm  # noqa: E402  (re-exported: other kernels import it from here)
+from ..platform.torch_warn import torch_warn
 
 
 def ti_output_strides(shape, operands, same_shape: bool = False) -> tuple:
@@ -128,8 +128,8 @@ class _Advanced:
             a = arr(idx)
             if idx._dtype._name in ("bool", "uint8"):
                 if idx._dtype._name == "uint8":
-                    warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use "
-                                  "a dtype torch.bool instead.", UserWarning, stacklevel=3)
+                    torch_warn("indexing with dtype torch.uint8 is now deprecated, please use "
+                               "a dtype torch.bool instead.")
                 for j in range(a.ndim):
                     src = len(expanded) + j
                     if a.shape[j] != self_.size(src):
@@ -295,15 +295,16 @@ def _index_put_impl_(self, indices, values, accumulate=False, unsafe=False):
         raise IndexError(f"too many indices for tensor of dimension {self.dim()} "
                          f"(got {len(indices)})")
     if internal_overlap(self) == YES:
-        warnings.warn("Use of index_put_ on expanded tensors is deprecated. Please clone() the "
-                      "tensor before performing this operation. This also applies to advanced "
-                      "indexing e.g. tensor[indices] = tensor", UserWarning, stacklevel=3)
+        torch_warn("Use of index_put_ on expanded tensors is deprecated. Please clone() the "
+                   "tensor before performing this operation. This also applies to advanced "
+                   "indexing e.g. tensor[indices] = tensor")
     if not accumulate:
         mask = _masked_fill_dispatch(self, indices, values)
         if mask is not None:
             if self._dtype in D.FLOAT8:  # upstream's index_put_ becomes masked_fill_ here
                 raise NotImplementedError(f"\"masked_fill\" not implemented for "
                                           f"'{self._dtype._cpp_name}'")
+            warn_if_expanded(self)
             a = arr(self)
             value = scalar_to(values.item(), self._dtype)
             np.copyto(a, value, where=np.broadcast_to(mask, a.shape))
@@ -521,9 +522,9 @@ def _warn_scatter_reduce_src():
     global _warned_scatter_reduce
     if not _warned_scatter_reduce:
         _warned_scatter_reduce = True
-        warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and "
-                      "will be removed in a future PyTorch release. Use torch.scatter_reduce "
-                      "instead for more reduction options.", UserWarning, stacklevel=3)
+        torch_warn("The reduce argument of torch.scatter with Tensor src is deprecated and "
+                   "will be removed in a future PyTorch release. Use torch.scatter_reduce "
+                   "instead for more reduction options.")
 
 
 @kernel("scatter_.src")
@@ -832,9 +833,9 @@ def index_fill__scalar(self, dim, index, value):
         raise IndexError("index_fill_(): Expected dtype int64 for index.")
     assert_no_overlap(self, index)
     if internal_overlap(self) == YES:
-        warnings.warn("Use of index_fill_ on expanded tensors is deprecated. Please clone() the "
-                      "tensor before performing this operation. This also applies to advanced "
-                      "indexing e.g. tensor[mask] = scalar", UserWarning, stacklevel=3)
+        torch_warn("Use of index_fill_ on expanded tensors is deprecated. Please clone() the "
+                   "tensor before performing this operation. This also applies to advanced "
+                   "indexing e.g. tensor[mask] = scalar")
     if not self._dtype.is_complex and isinstance(value, complex) or \
             (isinstance(value, TensorBase) and value.is_complex() and not self.is_complex()):
         raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not "
@@ -903,9 +904,8 @@ def masked_select(self, mask):
 @kernel("masked_scatter_")
 def masked_scatter_(self, mask, source):
     if mask._dtype._name == "uint8":
-        warnings.warn("masked_scatter_ received a mask with dtype torch.uint8, this behavior is "
-                      "now deprecated,please use a mask with dtype torch.bool instead.",
-                      UserWarning, stacklevel=3)
+        torch_warn("masked_scatter_ received a mask with dtype torch.uint8, this behavior is "
+                   "now deprecated,please use a mask with dtype torch.bool instead.")
     if mask._dtype._name != "bool":
         raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with dtype "
                            f"{_name(mask._dtype)}")
@@ -1045,8 +1045,7 @@ def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
                            f"amin but got {reduce}.")
     if not _warned_index_reduce:  # TORCH_WARN_ONCE in the kernel, after the meta checks
         _warned_index_reduce = True
-        warnings.warn("index_reduce() is in beta and the API may change at any time.",
-                      UserWarning, stacklevel=3)
+        torch_warn("index_reduce() is in beta and the API may change at any time.")
     idx = arr(index).reshape(-1)
     if idx.size == 0 or self.numel() == 0:
         return self

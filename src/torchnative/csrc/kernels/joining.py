@@ -11,8 +11,6 @@ keeps channels-last inputs channels-last, everything else is contiguous.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from ..core import dtypes as D
@@ -25,6 +23,7 @@ from .support.common import INT64, arr, result_type, wrap
 from .indexing import _name, _shape_str, infer_size
 from .support.scalar import scalar_to
 from ..ops.kernel_registry import kernel
+from ..platform.torch_warn import torch_warn
 
 
 def _call(name, *args, **kwargs):
@@ -830,10 +829,10 @@ _warned_noncontig: set = set()
 def _warn_noncontiguous(what: str, t: TensorBase) -> None:
     if t is not None and not t.is_contiguous() and what not in _warned_noncontig:
         _warned_noncontig.add(what)
-        warnings.warn(f"torch.searchsorted(): {what} tensor is non-contiguous, this will lower the "
-                      "performance due to extra data copy when converting non-contiguous tensor "
-                      f"to contiguous, please use contiguous {what} tensor if possible. This "
-                      "message will only appear once per program.", UserWarning, stacklevel=4)
+        torch_warn(f"torch.searchsorted(): {what} tensor is non-contiguous, this will lower the "
+                   "performance due to extra data copy when converting non-contiguous tensor "
+                   f"to contiguous, please use contiguous {what} tensor if possible. This "
+                   "message will only appear once per program.")
 
 
 def _bsearch(bd: np.ndarray, vals: np.ndarray, right: bool) -> np.ndarray:

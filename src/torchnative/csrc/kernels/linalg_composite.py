@@ -20,6 +20,7 @@ from .linalg_common import (C64, C128, F32, F64, check_errors, check_floating_or
                             check_is_matrix, check_square, float_or_double)
 from .support.common import arr
 from .support.nn_util import may_require_fw_or_bw_grad
+from ..platform.torch_warn import torch_warn
 
 
 @kernel("_linalg_check_errors", meta=True)
@@ -569,11 +570,9 @@ def vander(x, N=None, increasing=False):
 
 @kernel("chain_matmul", composite=True)
 def chain_matmul(matrices):
-    import warnings
-
-    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
-                  "release. Use torch.linalg.multi_dot instead, which accepts a list of two or "
-                  "more tensors rather than multiple parameters.", UserWarning, stacklevel=2)
+    torch_warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
+               "release. Use torch.linalg.multi_dot instead, which accepts a list of two or "
+               "more tensors rather than multiple parameters.")
     if len(matrices) == 0:
         raise RuntimeError("chain_matmul(): Expected one or more input tensors")
     if len(matrices) == 1:

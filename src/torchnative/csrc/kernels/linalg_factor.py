@@ -17,6 +17,7 @@ from .linalg_common import (INT32, check_floating_or_complex, dispatch, is_vecto
                             permutation_of, potrf, real_of, trsm, wide)
 from .support.common import arr
 from .linalg_common import check_errors as raise_info
+from ..platform.torch_warn import torch_warn
 
 
 # --- LU ---------------------------------------------------------------------------------------
@@ -246,14 +247,12 @@ def linalg_cholesky_ex(A, *, upper=False, check_errors=False):
 
 @kernel("cholesky")
 def cholesky(self, upper=False):
-    import warnings
-
-    warnings.warn(
+    torch_warn(
         "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a "
         "future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = "
         "torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\nshould be replaced "
         "with\nU = torch.linalg.cholesky(A).mH\nThis transform will produce equivalent results "
-        "for all valid (symmetric positive definite) inputs.", UserWarning, stacklevel=2)
+        "for all valid (symmetric positive definite) inputs.")
     check_square(self, "cholesky")
     check_floating_or_complex(self, "cholesky", allow_low=True)
     dispatch("cholesky_cpu", self.dtype)

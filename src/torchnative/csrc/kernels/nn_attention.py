@@ -33,6 +33,7 @@ from ..ops.kernel_registry import kernel
 from .copy import _empty_like
 from .views import transpose as _transpose
 from ..core.refuse import TorchnativeNotImplementedError as _REFUSED
+from ..platform.torch_warn import torch_warn
 
 _B = D.BY_NAME
 _F32, _BOOL = _B["float32"], _B["bool"]
@@ -205,9 +206,7 @@ def _scaled_dot_product_attention_math(query, key, value, attn_mask=None, dropou
     attn = call("_safe_softmax", attn, -1)
     if dropout_p > 0.0:
         if dropout_mask is not None:
-            import warnings
-
-            warnings.warn("Dropout mask should only be used for testing purposes.")
+            torch_warn("Dropout mask should only be used for testing purposes.")
             attn = call("masked_fill.Scalar", attn, call("logical_not", dropout_mask), 0.0)
             scaled_v = call("mul.Scalar", value, 1.0 / (1 - dropout_p))
             return call("matmul", attn, scaled_v), attn

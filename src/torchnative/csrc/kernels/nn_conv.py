@@ -26,6 +26,7 @@ from .support.common import arr, as_compute
 from ..dispatch.call import call
 from .support.nn_util import is_channels_last, typemeta
 from ..ops.kernel_registry import kernel
+from ..platform.torch_warn import torch_warn
 
 _B = D.BY_NAME
 
@@ -472,10 +473,8 @@ def _convolution_mode(input, weight, bias, stride, padding, dilation, groups):
     if pad_l == pad_r:
         return call("convolution", input, weight, bias, list(stride), pad_l, list(dilation),
                     False, [0] * dim, groups)
-    import warnings
-
-    warnings.warn("Using padding='same' with even kernel lengths and odd dilation may require a "
-                  "zero-padded copy of the input be created", UserWarning, stacklevel=2)
+    torch_warn("Using padding='same' with even kernel lengths and odd dilation may require a "
+               "zero-padded copy of the input be created")
     pad_nd = [0] * (2 * dim)
     for i in range(dim):
         delta = pad_r[i] - pad_l[i]

@@ -11,8 +11,6 @@ then the statistics are float too. Rows are normalized as upstream's kernels do:
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from ..core import dtypes as D
@@ -24,6 +22,7 @@ from ..dispatch.call import call
 from .pointwise_math import fma
 from .support.nn_util import contiguous, is_channels_last, not_implemented, typemeta
 from ..ops.kernel_registry import kernel
+from ..platform.torch_warn import torch_warn
 
 _B = D.BY_NAME
 _F32 = _B["float32"]
@@ -191,9 +190,9 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if _suggest_channels_last(input) or input._dtype.is_complex:
         return _rms_norm_composite(input, normalized_shape, weight, eps)[0]
     if weight is not None and weight._dtype is not input._dtype:
-        warnings.warn("Mismatch dtype between input and weight: input dtype = "
-                      f"{typemeta(input._dtype)}, weight dtype = {typemeta(weight._dtype)}, "
-                      "Cannot dispatch to fused implementation.", UserWarning, stacklevel=2)
+        torch_warn("Mismatch dtype between input and weight: input dtype = "
+                   f"{typemeta(input._dtype)}, weight dtype = {typemeta(weight._dtype)}, "
+                   "Cannot dispatch to fused implementation.")
         return _rms_norm_composite(input, normalized_shape, weight, eps)[0]
     return call("_fused_rms_norm", input, list(normalized_shape), weight, eps)[0]
 

@@ -6,13 +6,12 @@ upstream's order, with upstream's checks and messages.
 
 from __future__ import annotations
 
-import warnings
-
 from ..core import dtypes as D
 from ..core.tensor import TensorBase, wrap_dim
 from ..dispatch.call import call
 from ..ops.kernel_registry import COMPOSITE, kernel
 from .composite_out import register_out_forms
+from ..platform.torch_warn import torch_warn
 
 _BOOL = D.BY_NAME["bool"]
 _LONG = D.BY_NAME["int64"]
@@ -73,11 +72,10 @@ def diff(self, n=1, dim=-1, prepend=None, append=None):
 @kernel("cross", composite=True)
 def cross(self, other, dim=None):
     if dim is None:
-        warnings.warn(
+        torch_warn(
             "Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass "
             "the dim explicitly or simply use torch.linalg.cross.\nThe default value of dim will "
-            "change to agree with that of linalg.cross in a future release.", UserWarning,
-            stacklevel=2)
+            "change to agree with that of linalg.cross in a future release.")
         for i, s in enumerate(self.shape):
             if s == 3:
                 dim = i
@@ -143,8 +141,8 @@ def cov(self, *, correction=1, fweights=None, aweights=None):
     else:
         norm = call("sub.Scalar", w_sum, correction)
     if bool(call("le.Scalar", norm, 0).item()):
-        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
-                      "than the number of observations.", UserWarning, stacklevel=2)
+        torch_warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                   "than the number of observations.")
         norm = call("zeros_like", norm)
     x = call("sub.Tensor", x, call("unsqueeze", avg, 1))
     rhs = call("mul.Tensor", x, w) if w is not None else x

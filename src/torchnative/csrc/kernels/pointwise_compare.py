@@ -7,12 +7,11 @@ negative or too-large shift gives 0 (left) or the sign fill (right), never C's u
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from ..platform.cpp_names import scalar_cpp, typemeta
 from ..core import dtypes as D
+from ..core.mem_overlap import YES, internal_overlap
 from ..core.tensor import TensorBase
 from .support.common import arr, wrap
 from .support.scalar import scalar_to
@@ -22,6 +21,7 @@ from .pointwise_base import (ALL_HB, BOOL, COMPLEX, INTEGRAL, INTEGRAL_B, U8,
 from .pointwise_binary import apply2, dtype2
 from ..dispatch.structured import inplace_wrapper
 from ..ops.kernel_registry import kernel
+from ..platform.torch_warn import torch_warn
 
 
 def _compare(name, fn, ordered):
@@ -142,9 +142,9 @@ def where(condition, self, other):
     if cond._dtype is U8:
         if not _warned_uint8_where:
             _warned_uint8_where = True
-            warnings.warn("where received a uint8 condition tensor. This behavior is deprecated "
-                          "and will be removed in a future version of PyTorch. Use a boolean "
-                          "condition instead.", UserWarning, stacklevel=2)
+            torch_warn("where received a uint8 condition tensor. This behavior is deprecated "
+                       "and will be removed in a future version of PyTorch. Use a boolean "
+                       "condition instead.")
         c = arr(cond) != 0
     elif cond._dtype is BOOL:
         c = arr(cond)
@@ -218,6 +218,15 @@ def masked_fill(self, mask, value):
     return wrap(out, self._dtype)
 
 
+def warn_if_expanded(self) -> None:
+    """masked_fill_'s deprecation warning on a tensor with internal overlap (index_put_ with one
+    boolean mask and a one-element value becomes masked_fill_ upstream, and warns it too)."""
+    if internal_overlap(self) == YES:
+        torch_warn("Use of masked_fill_ on expanded tensors is deprecated. Please clone() the "
+                   "tensor before performing this operation. This also applies to advanced "
+                   "indexing e.g. tensor[mask] = scalar")
+
+
 @kernel("masked_fill_.Scalar", "masked_fill_.Tensor")
 def masked_fill_(self, mask, value):
     _check_mask(mask)
@@ -226,10 +235,7 @@ def masked_fill_(self, mask, value):
     if shape != tuple(self._size):
         raise RuntimeError(f"output with shape {list(self._size)} doesn't match the broadcast "
                            f"shape {list(shape)}")
-    if any(st == 0 and sz > 1 for sz, st in zip(self._size, self._stride)):
-        warnings.warn("Use of masked_fill_ on expanded tensors is deprecated. Please clone() the "
-                      "tensor before performing this operation. This also applies to advanced "
-                      "indexing e.g. tensor[mask] = scalar", UserWarning, stacklevel=2)
+    warn_if_expanded(self)
     fill = _fill_value(self, value)
     target = arr(self)
     if target.size:

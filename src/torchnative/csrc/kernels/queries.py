@@ -7,6 +7,7 @@ from ..core.conj_neg_bits import CONJ, NEG, is_conj, is_neg
 from ..core.mem_overlap import internal_overlap
 from ..dispatch.call import call
 from ..ops.kernel_registry import kernel
+from ..platform.torch_warn import torch_warn
 
 
 @kernel("_is_zerotensor", meta=True)
@@ -137,8 +138,6 @@ def is_pinned(self, device=None) -> bool:
     """Pinned memory belongs to an accelerator's allocator; with none, no tensor is pinned (the
     answer upstream's CPU-only build gives)."""
     if device is not None:
-        import warnings
-
-        warnings.warn("The argument 'device' of Tensor.is_pinned() is deprecated. Please do not "
-                      "pass this argument.", DeprecationWarning, stacklevel=2)
+        torch_warn("The argument 'device' of Tensor.is_pinned() is deprecated. Please do not "
+                   "pass this argument.", DeprecationWarning)
     return False

@@ -9,8 +9,6 @@ the split across intra-op threads. Integer sums are exact in any order.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from ..core import dtypes as D
@@ -374,8 +372,3 @@ def count_nonzero_dims(self, dim):
 @kernel("count_nonzero")
 def count_nonzero(self, dim=None):
     return count_nonzero_dims(self, [] if dim is None else [dim])
-
-
-def warn(message: str) -> None:
-    """A TORCH_WARN: a UserWarning, as upstream's warning handler raises it in Python."""
-    warnings.warn(message, UserWarning, stacklevel=3)

@@ -17,7 +17,8 @@ import numpy as np
 from ..core import dtypes as D
 from ..core.promotion import promote_types
 from .support.common import as_compute
-from .reduction import dim_list, finish, iterated, reduce_axes, reduced_shape, warn, widened
+from .reduction import dim_list, finish, iterated, reduce_axes, reduced_shape, widened
+from ..platform.torch_warn import torch_warn
 from .support.norm_order import (VEC_BYTES, generic_accumulate, lastdim_sumsq, magnitudes,
                                  project, rows_in_order)
 from .support.parallel import get_num_threads
@@ -98,8 +99,8 @@ def _std_var(fname, self, dim, correction, keepdim, take_sqrt, with_mean):
             out_n *= s
     per_out = self.numel() // out_n if out_n else 0
     if per_out - c <= 0:
-        warn(f"{fname}(): degrees of freedom is <= 0. Correction should be strictly less than the "
-             "reduction factor (input numel divided by output numel).")
+        torch_warn(f"{fname}(): degrees of freedom is <= 0. Correction should be strictly "
+                   "less than the reduction factor (input numel divided by output numel).")
     x = widened(as_compute(self, self.dtype))
     if x.dtype.kind == "c":  # var of the real part plus var of the imaginary part
         vr, mr = _var(self, np.ascontiguousarray(x.real), axes, keepdim, c, with_mean)

@@ -8,10 +8,9 @@ upstream's warning."""
 
 from __future__ import annotations
 
-import warnings
-
 from ..dispatch.call import call
 from ..ops.kernel_registry import kernel
+from ..platform.torch_warn import torch_warn
 
 _BY_ROOT_N, _BY_N = 1, 2  # fft_norm_mode
 _PAD_WARNING = ("The length of signal is shorter than the length parameter. Result is being "
@@ -27,7 +26,7 @@ def _warn_once(message: str):
     """TORCH_WARN_ONCE: once per process."""
     if message not in _warned:
         _warned.add(message)
-        warnings.warn(message, UserWarning, stacklevel=3)
+        torch_warn(message)
 
 
 def _b(v) -> str:

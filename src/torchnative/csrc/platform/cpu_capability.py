@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import platform
-import warnings
+from .torch_warn import torch_warn
 
 DEFAULT, AVX2, AVX512, SVE256 = "DEFAULT", "AVX2", "AVX512", "SVE256"
 
@@ -74,7 +74,7 @@ def compute(env: str | None, flags: frozenset) -> str:
     if env is not None:
         if env in _BY_ENV:
             return _BY_ENV[env]
-        warnings.warn(f"ignoring invalid value for ATEN_CPU_CAPABILITY: {env}", stacklevel=2)
+        torch_warn(f"ignoring invalid value for ATEN_CPU_CAPABILITY: {env}")
     return detect(flags)
 
 

@@ -124,12 +124,9 @@ def new_tensor(self, data, dtype=None, device=None, requires_grad=False, **kwarg
     from ..core.python_data import tensor_from_data
 
     if isinstance(data, TensorBase):
-        import warnings
-
-        warnings.warn("To copy construct from a tensor, it is recommended to use "
-                      "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
-                      "requires_grad_(True), rather than tensor.new_tensor(sourceTensor).",
-                      UserWarning, stacklevel=2)
+        torch_warn("To copy construct from a tensor, it is recommended to use "
+                   "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
+                   "requires_grad_(True), rather than tensor.new_tensor(sourceTensor).")
     t = tensor_from_data(data, dtype or self._dtype, device or self.device)
     if requires_grad:
         t.requires_grad_(True)
@@ -146,13 +143,10 @@ def new(self, *args, **kwargs):
 def _T(self):
     n = self.dim()
     if n != 2 and n != 0:
-        import warnings
-
-        warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their "
-                      "shape is deprecated and it will throw an error in a future release. "
-                      "Consider `x.mT` to transpose batches of matrices or `x.permute(*torch.ara"
-                      "nge(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
-                      UserWarning, stacklevel=2)
+        torch_warn("The use of `x.T` on tensors of dimension other than 2 to reverse their "
+                   "shape is deprecated and it will throw an error in a future release. "
+                   "Consider `x.mT` to transpose batches of matrices or `x.permute(*torch.ara"
+                   "nge(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.")
     return call("permute", self, list(range(n - 1, -1, -1)))
 
 
@@ -228,12 +222,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     from ..core.python_data import tensor_from_data
 
     if isinstance(data, TensorBase):
-        import warnings
-
-        warnings.warn("To copy construct from a tensor, it is recommended to use "
-                      "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
-                      "requires_grad_(True), rather than torch.tensor(sourceTensor).",
-                      UserWarning, stacklevel=2)
+        torch_warn("To copy construct from a tensor, it is recommended to use "
+                   "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
+                   "requires_grad_(True), rather than torch.tensor(sourceTensor).")
     t = tensor_from_data(data, dtype, device)
     # upstream hands the new tensor to the dispatcher once (lift_fresh), so modes see it
     t = call("lift_fresh", t)
@@ -298,12 +289,9 @@ def torch_nonzero(input, *, out=None, as_tuple=False):
 
 def torch_range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None,
                 pin_memory=False, requires_grad=False):
-    import warnings
-
-    warnings.warn("torch.range is deprecated and will be removed in a future release because "
-                  "its behavior is inconsistent with Python's range builtin. Instead, use "
-                  "torch.arange, which produces values in [start, end).", UserWarning,
-                  stacklevel=2)
+    torch_warn("torch.range is deprecated and will be removed in a future release because "
+               "its behavior is inconsistent with Python's range builtin. Instead, use "
+               "torch.arange, which produces values in [start, end).")
     kwargs = {"dtype": dtype, "layout": layout, "device": device, "pin_memory": pin_memory}
     t = call("range.out", start, end, step, out=out) if out is not None else \
         call("range.step", start, end, step, **kwargs)
@@ -388,6 +376,7 @@ from .getitem import TENSOR_METHODS as _INDEXING, getitem_entry as _getitem_entr
 
 TENSOR_METHODS.update(_INDEXING)
 from .subclassing import TENSOR_METHODS as _SUBCLASSING  # noqa: E402
+from ..platform.torch_warn import torch_warn
 
 TENSOR_METHODS.update(_SUBCLASSING)
 TENSOR_METHODS["data"] = property(_getter_with_torch_function(_data, "data"), _TENSOR_DATA.fset)

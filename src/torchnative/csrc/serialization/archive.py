@@ -25,7 +25,6 @@ import ctypes
 import io
 import os
 import struct
-import warnings
 import zipfile
 import zlib
 
@@ -34,6 +33,7 @@ import numpy as np
 from ..core import dtypes as D
 from ..core.device import CPU
 from ..core.storage import storage_class
+from ..platform.torch_warn import torch_warn
 
 _U32 = 0xFFFFFFFF
 _M64 = (1 << 64) - 1
@@ -164,8 +164,8 @@ def _data_bytes(data, size: int, what: str):
     elif isinstance(data, (bytes, bytearray, memoryview)):
         raw = memoryview(data).cast("B")
     elif isinstance(data, int) and not isinstance(data, bool):
-        warnings.warn("write_record(): Passing Storage by data pointer is deprecated and will be an "
-                      "error in the future, please pass the Storage object instead.", stacklevel=3)
+        torch_warn("write_record(): Passing Storage by data pointer is deprecated and will be an "
+                   "error in the future, please pass the Storage object instead.")
         return memoryview((ctypes.c_char * size).from_address(data)).cast("B") if size else b""
     elif hasattr(data, "_data") and hasattr(data, "nbytes"):
         if data._data is None:
@@ -344,7 +344,7 @@ class PyTorchFileWriter:
             try:
                 self.write_end_of_file()
             except Exception as e:   # a destructor cannot raise; upstream would terminate
-                warnings.warn(f"PyTorchFileWriter: finishing the archive failed: {e}")
+                torch_warn(f"PyTorchFileWriter: finishing the archive failed: {e}")
 
 
 # ---- reader -------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from ..core.refuse import TorchnativeNotImplementedError
 from ..core.dtypes import dtype as _dtype
 from ..core.typename import typename
 from ..dispatch import autocast as _autocast
+from ..platform.torch_warn import torch_warn
 
 _globals = {"warn_always": False,
             "float32_matmul_precision": "highest", "mkldnn": True}
@@ -122,10 +123,7 @@ def autocast_decrement_nesting() -> int:
 
 
 def _deprecated(old: str, new: str) -> None:
-    import warnings
-
-    warnings.warn(f"{old} is deprecated. Please use {new} instead.", DeprecationWarning,
-                  stacklevel=3)
+    torch_warn(f"{old} is deprecated. Please use {new} instead.", DeprecationWarning)
 
 
 def _warned(old: str, new: str, fn):
