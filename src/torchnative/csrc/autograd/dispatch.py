@@ -433,8 +433,10 @@ def _record_not_implemented(op, args, kwargs):
     from .node import NotImplementedNode
 
     if _dont_require(op):
-        return _below(op, args, kwargs)  # upstream's DONT_REQUIRE_DERIVATIVE: outputs depend
-        # on no input's values (ones_like of the loss each backward): no edges to read
+        # upstream's DONT_REQUIRE_DERIVATIVE (outputs that depend on no input's values:
+        # ones_like of the loss each backward), or outputs that derivatives.yaml declares
+        # non-differentiable: nothing is recorded
+        return _below(op, args, kwargs)
     edges = []
     for a in list(args) + list(kwargs.values()):
         if isinstance(a, TensorBase):
@@ -466,8 +468,10 @@ def _dont_require(op) -> bool:
     if d is None:
         from .formulas import table
 
+        t = table()
         d = op.cache["autograd_dont_require"] = \
-            op.qualname.split("::")[-1] in table()["__dont_require__"]
+            op.qualname.split("::")[-1] in t["__dont_require__"] or \
+            op.name.split("::", 1)[-1] in t["__nondiff_outputs__"]
     return d
 
 

@@ -38,7 +38,6 @@ class OpFormulas:
     saved_outputs: tuple  # names among result, result0, result1...
     diff_outputs: tuple  # indices of the differentiable outputs (the node's grads)
     output_names: tuple  # names of all outputs (for grad_<name>)
-    nondiff_outputs_all: bool = False  # output_differentiability says nothing differentiates
     single_grad: bool = False
     # ((name, python expr), ...) saved values computed from the outputs after the forward
     # (``S_sym_argsize_minus_1``: ``S.sym_size(-1)``), named among saved_outputs too
@@ -143,6 +142,14 @@ def _generate() -> dict:
     from torchgen.packaged.autograd.gen_variable_type import DONT_REQUIRE_DERIVATIVE
 
     table["__dont_require__"] = frozenset(DONT_REQUIRE_DERIVATIVE)
+    # overloads whose output_differentiability is all False (histc, view.dtype, the
+    # comparisons...): upstream's VariableType records nothing for them, not even a
+    # NotImplemented node, and their outputs never require grad
+    table["__nondiff_outputs__"] = frozenset(
+        str(fn.func.func.name) for fn in matched_derivatives()
+        if fn.info is not None and "Default" in fn.info
+        and fn.info["Default"].output_differentiability is not None
+        and not any(fn.info["Default"].output_differentiability))
     return table
 
 

@@ -546,8 +546,20 @@ def view_as_complex(self):
                    self._offset // 2, dtype=comp)
 
 
+def _not_differentiable(view: TensorBase) -> TensorBase:
+    """make_variable_non_differentiable_view: the storage and version counter shared, but no
+    base recorded (``_base`` is None), so autograd's view rules do not apply to it."""
+    view._view_base = None
+    view.__dict__.pop("_tn_view", None)
+    return view
+
+
 @kernel("view.dtype", meta=True)
 def view_dtype(self, dtype):
+    return _not_differentiable(_view_dtype(self, dtype))
+
+
+def _view_dtype(self, dtype):
     if dtype == self.dtype:
         return alias(self)
     if self._math_bits & CONJ:
