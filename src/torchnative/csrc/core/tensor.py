@@ -27,6 +27,11 @@ from .cast import readable
 from .conj_neg_bits import CONJ, logical_array
 from ..platform.torch_warn import torch_warn
 
+# the dtypes tensor_to_numpy converts (aten_to_numpy_dtype)
+_NUMPY_DTYPES = frozenset(D.BY_NAME[n] for n in (
+    "float64", "float32", "float16", "complex128", "complex64", "int64", "int32", "int16", "int8",
+    "uint8", "uint16", "uint32", "uint64", "bool"))
+
 
 class _TensorMeta(type):
     """torch._C._TensorMeta: TensorBase's metaclass. As upstream's (THPVariableMetaType_init), a
@@ -476,19 +481,26 @@ class TensorBase(metaclass=_TensorMeta):
         return a.tolist()
 
     def numpy(self, *, force: bool = False):
-        if self._np is None:
-            raise TorchnativeNotImplementedError("Tensor.numpy() on a meta tensor")
-        if not force and self.requires_grad:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
-                               "tensor.detach().numpy() instead.")
-        if self._dtype in D.BIT_STORED:  # numpy has no such type (we hold bit patterns)
+        # tensor_to_numpy's checks in its order: without force the device, grad mode with
+        # requires_grad, the conjugate and negative bits; then the copy to the CPU (a meta
+        # tensor has no data) and the dtype numpy has (not bfloat16, complex32, float8...)
+        if not force:
+            if self._np is None:
+                raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                                "Tensor.cpu() to copy the tensor to host memory first.")
+            if _GRAD_TLS.grad_enabled and self.requires_grad:
+                raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                                   "tensor.detach().numpy() instead.")
+            if self._math_bits:
+                which = ("conjugate", "conj") if self._math_bits & CONJ else ("negative", "neg")
+                raise RuntimeError(f"Can't call numpy() on Tensor that has {which[0]} bit set. "
+                                   f"Use tensor.resolve_{which[1]}().numpy() instead.")
+        elif self._np is None:
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        if self._dtype not in _NUMPY_DTYPES:
             raise TypeError(f"Got unsupported ScalarType {self._dtype._cpp_name}")
         if self._math_bits:
-            if force:
-                return logical_array(self)
-            which = ("conjugate", "conj") if self._math_bits & CONJ else ("negative", "neg")
-            raise RuntimeError(f"Can't call numpy() on Tensor that has {which[0]} bit set. Use "
-                               f"tensor.resolve_{which[1]}().numpy() instead.")
+            return logical_array(self)
         self._storage._tn_aliased = True  # writes through the array are not seen
         return self._np
 
