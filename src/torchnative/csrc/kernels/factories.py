@@ -196,9 +196,9 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None):
     return full((), s, dtype=dt, device=device)
 
 
-
-# arange_out's AT_DISPATCH_ALL_TYPES_AND2(Half, BFloat16): no bool, complex or uint16+
-_ARANGE_TYPES = frozenset(D.BY_NAME[n] for n in (
+# arange_out's and range_out's AT_DISPATCH_ALL_TYPES_AND2(Half, BFloat16): no bool, complex or
+# uint16+
+RANGE_TYPES = frozenset(D.BY_NAME[n] for n in (
     "uint8", "int8", "int16", "int32", "int64", "float32", "float64", "float16", "bfloat16"))
 
 
@@ -246,7 +246,7 @@ def _arange_bounds(dtype, dev, start, end, step):
     """arange_out's checks and its size, and the bounds in the accumulate type of ``dtype``
     (int64 for integral types, so float bounds truncate; double for float/double; float for
     Half/BFloat16): (size, start, step)."""
-    if dev.type == "cpu" and dtype not in _ARANGE_TYPES:
+    if dev.type == "cpu" and dtype not in RANGE_TYPES:
         raise not_implemented("arange_cpu", dtype)
     integral = not dtype.is_floating_point
     # the checks see the bounds as doubles, whatever the dtype
@@ -254,7 +254,7 @@ def _arange_bounds(dtype, dev, start, end, step):
     if dstep == 0:
         raise RuntimeError("step must be nonzero")
     if not (math.isfinite(dstart) and math.isfinite(dend)):
-        raise RuntimeError(f"unsupported range: {_cpp_number(dstart)} -> {_cpp_number(dend)}")
+        raise RuntimeError(f"unsupported range: {cpp_number(dstart)} -> {cpp_number(dend)}")
     if not ((dstep > 0 and dend >= dstart) or (dstep < 0 and dend <= dstart)):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if integral:
@@ -291,12 +291,18 @@ def arange_into(result, start, end, step):
 
         call("resize_", result, [size])
     if result._np is not None and size:
-        values = _arange_values(xstart, xstep, size, dtype, not dtype.is_floating_point)
-        if result.is_contiguous():
-            result._np.reshape(-1)[...] = values
-        else:
-            result._np[...] = values.reshape(result._np.shape)
+        write_range(result, _arange_values(xstart, xstep, size, dtype,
+                                           not dtype.is_floating_point))
     return result
+
+
+def write_range(result, values: np.ndarray) -> None:
+    """A range's values (in ``result``'s dtype, C order) stored into ``result``, contiguous or
+    not (the out= forms' ``result.copy_(r)``)."""
+    if result.is_contiguous():
+        result._np.reshape(-1)[...] = values
+    else:
+        result._np[...] = values.reshape(result._np.shape)
 
 
 _INT64_NP = np.dtype(np.int64)
@@ -337,7 +343,7 @@ def _arange_values(start, step, n: int, dtype, integral: bool) -> np.ndarray:
     return np.concatenate([vec, scalar[cut:]]).astype(np_dt)
 
 
-def _cpp_number(x: float) -> str:
+def cpp_number(x: float) -> str:
     """A double as C++'s ostream prints it in upstream's messages."""
     return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf") if math.isinf(x) else f"{x:g}"
 

@@ -25,6 +25,7 @@ from .pointwise_compare import warn_if_expanded
 from .support.scalar import scalar_to
 from .support.broadcast import infer_size
 from ..ops.kernel_registry import kernel
+from ..platform.torch_warn import torch_warn
 
 _INDEX_DTYPES = ("int64", "int32")
 
@@ -39,7 +40,6 @@ def _shape_str(shape) -> str:
 
 # ------------------------------------------------------------------------------ TensorIterator
 from .support.iteration import ti_perm  # noqa: E402  (re-exported: other kernels import it from here)
-from ..platform.torch_warn import torch_warn
 
 
 def ti_output_strides(shape, operands, same_shape: bool = False) -> tuple:

@@ -15,14 +15,13 @@ import math
 import numpy as np
 
 from ..core import dtypes as D
+from ..core.cast import cast_array
 from ..core.construct import checked_device, empty
 from ..ops.kernel_registry import kernel
+from .factories import RANGE_TYPES, cpp_number, write_range
 from .support.nn_util import not_implemented
 from .support.scalar import scalar_to
 
-# AT_DISPATCH_ALL_TYPES_AND2(kHalf, kBFloat16)
-_TYPES = frozenset(D.BY_NAME[n] for n in (
-    "uint8", "int8", "int16", "int32", "int64", "float32", "float64", "float16", "bfloat16"))
 _INT64 = D.BY_NAME["int64"]
 _F32, _F64 = D.BY_NAME["float32"], D.BY_NAME["float64"]
 
@@ -33,24 +32,18 @@ def _acc(dtype):
     return _F32 if dtype in D.REDUCED_FLOATING else _F64
 
 
-def _cpp(x) -> str:
-    """A bound as C++'s ostream prints it (an integer as itself, a double as %g)."""
-    if isinstance(x, (int, np.integer)):
-        return str(int(x))
-    x = float(x)
-    return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf") if math.isinf(x) else f"{x:g}"
-
-
 def _values(result, start, end, step) -> np.ndarray:
     dtype = result.dtype
-    if dtype not in _TYPES:
+    if dtype not in RANGE_TYPES:
         raise not_implemented("range_cpu", dtype)
     acc = _acc(dtype)
     xstart, xend, xstep = (scalar_to(v, acc) for v in (start, end, step))
     if not (xstep > 0 or xstep < 0):
         raise RuntimeError("step must be nonzero")
     if not (math.isfinite(float(xstart)) and math.isfinite(float(xend))):
-        raise RuntimeError(f"unsupported range: {_cpp(xstart)} -> {_cpp(xend)}")
+        # (only floating bounds can fail this: integral ones are int64 already)
+        raise RuntimeError(f"unsupported range: {cpp_number(float(xstart))} -> "
+                           f"{cpp_number(float(xend))}")
     if not ((xstep > 0 and xend >= xstart) or (xstep < 0 and xend <= xstart)):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if acc is _INT64:  # C++'s integer division truncates towards zero
@@ -73,13 +66,7 @@ def range_into(result, start, end, step):
 
         call("resize_", result, [size])
     if result._np is not None and size:
-        from ..core.cast import cast_array
-
-        stored = cast_array(values, _acc(result.dtype), result.dtype)
-        if result.is_contiguous():
-            result._np.reshape(-1)[...] = stored
-        else:
-            result._np[...] = stored.reshape(result._np.shape)
+        write_range(result, cast_array(values, _acc(result.dtype), result.dtype))
     return result
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import platform
+
 from .torch_warn import torch_warn
 
 DEFAULT, AVX2, AVX512, SVE256 = "DEFAULT", "AVX2", "AVX512", "SVE256"

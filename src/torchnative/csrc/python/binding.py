@@ -89,9 +89,9 @@ class _NotTensor(Exception):
     """A tensor list's element that is not a tensor: upstream's check raises at once
     (is_tensor_list_and_append_overloaded with throw_error), no other signature is tried."""
 
-    def __init__(self, index: int, obj):
+    def __init__(self, param: "Param", index: int, obj):
         super().__init__(index, obj)
-        self.index, self.obj = index, obj
+        self.param, self.index, self.obj = param, index, obj
 
 
 def _list_int(obj, index: int):
@@ -164,7 +164,7 @@ def _checker(p: "Param"):
                 return False
             for i, o in enumerate(obj):
                 if not (isinstance(o, T) or _tensor_like(o)):
-                    raise _NotTensor(i, o)
+                    raise _NotTensor(p, i, o)
             return True
     elif k == "ArrayRef<double>":
         def fn(obj):
@@ -368,7 +368,7 @@ class Signature:
         convert = []  # upstream converts only once the whole signature has matched
         pos = 0
         remaining = len(kwargs)
-        for i, p in enumerate(self.params):
+        for p in self.params:
             is_kwd = False
             obj = _MISSING
             if pos < nargs:
@@ -393,7 +393,7 @@ class Signature:
                 convert.append((len(out) - 1, p))
                 pos = nargs
                 continue
-            elif self._check(p, i, obj):
+            elif p.check(obj):
                 if p.needs_convert:
                     convert.append((len(out), p))
                 out.append(obj)
@@ -420,14 +420,6 @@ class Signature:
                     f"{e.index + 1} with error \"type must be tuple of ints,but got "
                     f"{tp_name(e.obj)}\"") from None
         return out
-
-    @staticmethod
-    def _check(p, i: int, obj) -> bool:
-        try:
-            return p.check(obj)
-        except _NotTensor as e:
-            raise TypeError(f"expected Tensor as element {e.index} in argument {i}, but got "
-                            f"{tp_name(e.obj)}") from None
 
     # PythonArgParser's messages for a call this signature cannot take
     def _extra_args(self, nargs: int) -> str:
@@ -575,6 +567,9 @@ def _parse_any(compiled: list[Signature], args, kwargs):
             return sig, sig.parse(args, kwargs)
         except _NoMatch as e:
             errors.append((sig, str(e)))
+        except _NotTensor as e:  # "argument n": the parameter's place in the signature
+            raise TypeError(f"expected Tensor as element {e.index} in argument "
+                            f"{sig.params.index(e.param)}, but got {tp_name(e.obj)}") from None
     if len(compiled) == 1:
         raise TypeError(errors[0][1])
     # PythonArgParser::print_error: the one visible signature whose argument count fits names

@@ -21,6 +21,7 @@ from ..core.conj_neg_bits import is_conj, is_neg
 from ..kernels.queries import is_complex, is_floating_point, is_inference, is_signed
 from ..core.construct import tensor_from_numpy, unsupported_numpy, warn_not_writable
 from ..core.python_data import from_numpy as _from_numpy
+from ..platform.torch_warn import torch_warn
 
 
 # --- Tensor.to ---------------------------------------------------------------------------------
@@ -376,7 +377,6 @@ from .getitem import TENSOR_METHODS as _INDEXING, getitem_entry as _getitem_entr
 
 TENSOR_METHODS.update(_INDEXING)
 from .subclassing import TENSOR_METHODS as _SUBCLASSING  # noqa: E402
-from ..platform.torch_warn import torch_warn
 
 TENSOR_METHODS.update(_SUBCLASSING)
 TENSOR_METHODS["data"] = property(_getter_with_torch_function(_data, "data"), _TENSOR_DATA.fset)

@@ -89,15 +89,15 @@ def _needs_recheck(s) -> np.ndarray:
     return near
 
 
-# The same test in fewer numpy calls, given the float32 roundings ``r`` too: a midpoint is a sum
-# whose low 29 bits are 2**28; a sum in the subnormal range rounds to |r| <= 2**-125 (rounding is
-# monotone and 2**-125 is a float32), so a smallest |r| above that (NaN-free) rules them all out.
+# The same test in fewer numpy calls: a midpoint is a sum whose low 29 bits are 2**28, and a
+# smallest |s| above 2**-125 (NaN-free) rules out the subnormal range; given the float32 roundings
+# ``r`` (the chunked loop has them), a smallest |r| above 2**-125 does too, since rounding is
+# monotone and 2**-125 is a float32.
 _TINY32_F32 = F32(2.0 ** -125)
 
 
 def _any_recheck(s) -> bool:
-    """Whether any lane of the sums ``s`` needs the recheck: a smallest ``|s|`` above 2**-125
-    rules out the subnormal range without its passes (``mag < _TINY32`` then holds nowhere)."""
+    """Whether any lane of the sums ``s`` needs the recheck (``_needs_recheck``)."""
     if np.count_nonzero((s.view(np.int64) & _LOW32) == _MID32):
         return True
     return not (np.minimum.reduce(np.abs(s), axis=None) > _TINY32) and \
