@@ -38,5 +38,5 @@ def test_range_agrees_with_upstream():
     ours, theirs = sides.on_both(PROGRAM)
     assert ours.keys() == theirs.keys()
     assert sum("inconsistent with step sign" in str(v) for v in theirs.values()) >= 5
-    wrong = {k: (ours[k], theirs[k]) for k in theirs if ours[k] != theirs[k]}
+    wrong = sides.differing(ours, theirs)
     assert wrong == {}

@@ -53,5 +53,5 @@ def test_scalar_conversion_agrees_with_upstream_at_the_overflow_edges():
     # the edges are reached: some conversions refuse, some wrap or saturate to a value
     assert sum("without overflow" in r.get("message", "") for r in theirs.values()) >= 20
     assert sum("hex" in r for r in theirs.values()) >= 40
-    wrong = {k: (ours[k], theirs[k]) for k in theirs if ours[k] != theirs[k]}
+    wrong = sides.differing(ours, theirs)
     assert wrong == {}

@@ -47,7 +47,7 @@ def test_tensor_list_elements_are_checked_as_upstream_checks_them():
     assert ours.keys() == theirs.keys()
     # the cases reach the element check: most refuse with the element's TypeError
     assert sum("expected Tensor as element" in str(v) for v in theirs.values()) >= 10
-    wrong = {k: (ours[k], theirs[k]) for k in theirs if ours[k] != theirs[k]}
+    wrong = sides.differing(ours, theirs)
     assert wrong == {}
 
 
@@ -97,5 +97,5 @@ def test_warnings_land_where_upstream_puts_them():
     # on torch/functional.py's, upstream's Python that calls in)
     assert all(v and isinstance(v[0], list) for v in theirs.values()), theirs
     assert sum(w[2] for v in theirs.values() for w in v) >= 9
-    wrong = {k: (ours[k], theirs[k]) for k in theirs if ours[k] != theirs[k]}
+    wrong = sides.differing(ours, theirs)
     assert wrong == {}

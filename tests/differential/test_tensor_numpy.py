@@ -48,5 +48,5 @@ print(json.dumps(out))
 def test_numpy_agrees_with_upstream():
     ours, theirs = sides.on_both(PROGRAM)
     assert theirs["bfloat16"][0] == "TypeError" and theirs["requires grad under no_grad"][0] == "ok"
-    wrong = {k: (ours[k], theirs[k]) for k in theirs if ours[k] != theirs[k]}
+    wrong = sides.differing(ours, theirs)
     assert wrong == {}

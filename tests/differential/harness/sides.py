@@ -66,6 +66,11 @@ def on_both(code: str, timeout: float = 600, profiles: bool = False):
     return on_ours(code, timeout), up
 
 
+def differing(ours: dict, theirs: dict) -> dict:
+    """The entries of upstream's document whose value on ours differs: {key: (ours, upstream)}."""
+    return {k: (ours[k], v) for k, v in theirs.items() if ours[k] != v}
+
+
 def here(code: str) -> dict:
     """The namespace ``code`` leaves in this process (ours), for running cases one by one."""
     ns: dict = {"__name__": "snippet"}
