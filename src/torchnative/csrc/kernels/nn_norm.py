@@ -17,6 +17,7 @@ from ..core import dtypes as D
 from ..core.construct import empty, from_result
 from ..core.device import CPU
 from ..core.layouts import channels_last, channels_last_3d, contiguous_format
+from .support.channels import channel_row, channel_sums64, rows
 from .support.common import arr, as_compute, wrap
 from ..dispatch.call import call
 from .pointwise_math import fma
@@ -222,10 +223,13 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
         axes = (0,) + tuple(range(2, ndim))
         n = input.numel() // c if c else 0
         # accumulate in double as upstream's acc_type<float> on CPU does
-        xd = x.astype(np.float64, copy=False)
-        mean64 = np.add.reduce(xd, axis=axes)       # ndarray.mean's steps without its frames
-        mean64 /= n
-        var_sum = np.square(xd - _channel_view(mean64, ndim)).sum(axis=axes)
+        if x.dtype == np.float32 and x.flags.c_contiguous and n:
+            mean64, var_sum = _channel_stats(x, c, n)
+        else:
+            xd = x.astype(np.float64, copy=False)
+            mean64 = np.add.reduce(xd, axis=axes)       # ndarray.mean's steps without its frames
+            mean64 /= n
+            var_sum = np.square(xd - _channel_view(mean64, ndim)).sum(axis=axes)
         var = var_sum / n
         with np.errstate(divide="ignore", invalid="ignore"):
             invstd = np.where((var == 0) & (eps == 0), 0.0, 1 / np.sqrt(var + eps))
@@ -251,6 +255,22 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
     y = fma(x, _channel_view(alpha, ndim), _channel_view(beta, ndim))
     out = _like_input(input, y, dt)
     return out, save_mean, save_invstd
+
+
+def _channel_stats(x, c, n):
+    """Each channel's mean and sum of squared deviations from it, in double, of a C-contiguous
+    float32 (N, C, ...) array with ``n`` elements per channel: the general steps' values up to
+    the order of the double sums (far below a float32 rounding), in contiguous passes
+    (support/channels.py) and einsum's row-wise dot for the squares."""
+    xd = x.astype(np.float64)
+    inner = n // x.shape[0]
+    mean64 = channel_sums64(xd, c)
+    mean64 /= n
+    r = rows(xd)
+    r -= channel_row(mean64, inner)
+    per = xd.reshape(-1, inner)
+    var_sum = np.einsum("ij,ij->i", per, per).reshape(-1, c).sum(0)
+    return mean64, var_sum
 
 
 def _write(t, values):

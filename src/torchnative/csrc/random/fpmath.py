@@ -226,12 +226,20 @@ def _fma32_rows(a, b, c, shape, n) -> np.ndarray:
     out = np.empty(shape, F32)
     s_buf = _buffers()[1]
     nd = len(shape)
+    # numpy runs a float32 operand of a float64 ufunc through its buffered casting loop, and a
+    # broadcast one (stride 0 in the inner loop) through its generic strided loop, each several
+    # times a contiguous same-dtype pass. So an operand the rows share (batch norm's per-channel
+    # vectors) is widened once into one whole row, and a row-varying first factor is widened by
+    # a plain copy into the sums' buffer: the same exact products and one rounding of each sum
+    varies = [v.ndim == nd and v.shape[0] != 1 for v in (a, b, c)]
+    ops = [v if vary else _widened_row(v, shape) for v, vary in zip((a, b, c), varies)]
     for lo in range(0, rows, step):
         hi = min(lo + step, rows)
-        part = [v[lo:hi] if v.ndim == nd and v.shape[0] != 1 else v for v in (a, b, c)]
+        part = [v[lo:hi] if vary else v for v, vary in zip(ops, varies)]
         s = s_buf[:(hi - lo) * per].reshape((hi - lo,) + shape[1:])
-        np.multiply(part[0], part[1], out=s, dtype=F64)
-        np.add(s, part[2], out=s, dtype=F64)
+        np.copyto(s, part[0])
+        np.multiply(s, part[1], out=s)
+        np.add(s, part[2], out=s)
         out[lo:hi] = s
         flat = s.reshape(-1)
         rounded = out[lo:hi].reshape(-1)
@@ -239,6 +247,15 @@ def _fma32_rows(a, b, c, shape, n) -> np.ndarray:
         if near is not None:
             _redo_lanes(rounded, flat, part, s.shape, np.flatnonzero(near))
     return out
+
+
+def _widened_row(v, shape) -> np.ndarray:
+    """``v`` (broadcasting to one row of ``shape``) as a float64 array of one whole row: its
+    own few values widened, then copied out by a same-dtype broadcast (a widening cast of the
+    broadcast view runs numpy's generic strided loop)."""
+    row = np.empty((1,) + shape[1:], F64)
+    row[...] = v.astype(F64)
+    return row
 
 
 def _redo_lanes(r, s, ops, shape, i) -> None:
