@@ -1,8 +1,7 @@
-"""The convolution kernels' gathers give the very arrays of the code they replaced, so every
-convolution and convolution_backward result keeps its bits: im2col's take holds the windows'
-values (against explicit loops) in the C-contiguous layout the window view's reshape copied
-into, and where that reshape is a view the view itself is kept (so the product's BLAS call is
-unchanged); col2im's bincount equals the kernel's offset-by-offset strided adds bit for bit
+"""The convolution kernels' gathers: the offset-major windows the forward and the weight
+gradient multiply hold the windows' values (against explicit loops) in the layout the product
+reads, a contiguous copy or, where the window view reshapes without one (a 1x1 kernel), that
+view itself; col2im's bincount equals the kernel's offset-by-offset strided adds bit for bit
 (same order from 0.0, in double) over 1-3 spatial dims, strides, dilation, padding,
 output_padding and groups. Control: the same sums taken in reverse offset order differ."""
 
@@ -31,24 +30,25 @@ def _geometries(count=60):
 
 
 def _naive(x, padding, out, ks, stride, dilation, g, batch_inner):
-    """im2col by explicit loops: row (n, g, window) holds channel-major, offset-major values."""
+    """The windows by explicit loops: row (n, g, channel, offset) holds every output position's
+    value, channel-major then offset-major; with ``batch_inner`` (g, channel/offset, n * P)."""
     xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
     n, c = xp.shape[:2]
     cg = c // g
-    rows = np.empty((n, g, int(np.prod(out)), cg * int(np.prod(ks))))
+    rows = np.empty((n, g, cg * int(np.prod(ks)), int(np.prod(out))))
     for b, gi in itertools.product(range(n), range(g)):
         for p, pos in enumerate(itertools.product(*(range(o) for o in out))):
-            col = 0
+            row = 0
             for ch in range(cg):
                 for off in itertools.product(*(range(k) for k in ks)):
                     at = tuple(q * s + o * dl for q, s, o, dl in zip(pos, stride, off, dilation))
-                    rows[b, gi, p, col] = xp[(b, gi * cg + ch) + at]
-                    col += 1
-    return rows.transpose(1, 0, 2, 3).reshape(g, -1, rows.shape[-1]) if batch_inner else rows
+                    rows[b, gi, row, p] = xp[(b, gi * cg + ch) + at]
+                    row += 1
+    return rows.transpose(1, 2, 0, 3).reshape(g, rows.shape[2], -1) if batch_inner else rows
 
 
 @pytest.mark.parametrize("batch_inner", [False, True])
-def test_im2col_equals_the_window_reshape(batch_inner):
+def test_windows_hold_the_values(batch_inner):
     rnd = np.random.default_rng(0)
     for n, c, g, ks, st, dl, pd, sp in _geometries():
         x = rnd.standard_normal((n, c) + tuple(sp))
@@ -57,19 +57,17 @@ def test_im2col_equals_the_window_reshape(batch_inner):
             out = [nn_conv._out_size(sp[i] + 2 * pd[i], ks[i], st[i], 0, dl[i])
                    for i in range(len(ks))]
             want = _naive(layout, pd, out, ks, st, dl, g, batch_inner)
-            got = nn_conv._im2col(layout, pd, out, ks, st, dl, g, batch_inner)
+            got = nn_conv._windows_by_offset(layout, pd, out, ks, st, dl, g, batch_inner)
             assert got.shape == want.shape and np.array_equal(got, want)
-            # a copy is C-contiguous, as the reshape's copy was; otherwise it is the
-            # (read-only) window view itself
+            # a copy is C-contiguous; otherwise it is the (read-only) window view itself
             assert got.flags.c_contiguous or not got.flags.writeable
 
 
 def test_a_view_stays_a_view():
-    """A 1x1 kernel without padding: the window reshape is a view of the input (its strides,
-    not a contiguous copy's, reach the product), as before."""
-    x = np.random.default_rng(0).standard_normal((1, 3, 2, 4))
-    got = nn_conv._im2col(x, [0, 0], [2, 4], (1, 1), [1, 1], [1, 1], 1, True)
-    assert np.shares_memory(got, x) and not got.flags.c_contiguous
+    """A 1x1 kernel without padding: the windows are a view of the input, no copy."""
+    x = np.random.default_rng(0).standard_normal((2, 3, 2, 4))
+    got = nn_conv._windows_by_offset(x, [0, 0], [2, 4], (1, 1), [1, 1], [1, 1], 1)
+    assert np.shares_memory(got, x) and got.shape == (2, 1, 3, 8)
 
 
 def _transposed_both(monkeypatch, x, w, st, pd, dl, op, g):

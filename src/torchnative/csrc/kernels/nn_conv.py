@@ -22,6 +22,7 @@ from ..core.construct import empty
 from ..core.device import CPU
 from ..core.layouts import channels_last, channels_last_3d, contiguous_format
 from ..core.refuse import TorchnativeNotImplementedError
+from .support.channels import channel_row, rows
 from .support.common import arr, as_compute
 from ..dispatch.call import call
 from .support.nn_util import is_channels_last, typemeta
@@ -114,66 +115,10 @@ def _pad(x, padding):
     return out
 
 
-_IM2COL: dict = {}
-
-
-def _im2col_index(padded, groups, out, ks, stride, dilation) -> np.ndarray:
-    """Flat positions in one (C, *padded) image of the im2col matrix (G, P, C/G * K): row p of
-    group g holds window p's values, channel-major then kernel offsets in row-major order."""
-    key = (padded, groups, tuple(out), tuple(ks), tuple(stride), tuple(dilation))
-    idx = _IM2COL.get(key)
-    if idx is None:
-        c, sp = padded[0], padded[1:]
-        plane = int(np.prod(sp, dtype=np.int64))
-        pstride = [int(np.prod(sp[i + 1:], dtype=np.int64)) for i in range(len(sp))]
-        pos = np.zeros((), np.int64)
-        off = np.zeros((), np.int64)
-        for i in range(len(sp)):
-            pos = np.add.outer(pos, np.arange(out[i], dtype=np.int64) * (stride[i] * pstride[i]))
-            off = np.add.outer(off, np.arange(ks[i], dtype=np.int64) * (dilation[i] * pstride[i]))
-        cg = c // groups
-        idx = (np.arange(groups, dtype=np.int64)[:, None, None, None] * (cg * plane) +
-               pos.reshape(1, -1, 1, 1) + np.arange(cg, dtype=np.int64)[None, None, :, None] *
-               plane + off.reshape(1, 1, 1, -1)).reshape(-1)
-        if len(_IM2COL) >= 64:
-            _IM2COL.clear()
-        _IM2COL[key] = idx
-    return idx
-
-
-def _im2col(x, padding, out, ks, stride, dilation, groups, batch_inner=False) -> np.ndarray:
-    """The windows of x (N, C, *sp) padded with zeros, (N, G, P, C/G * K), or (G, N * P,
-    C/G * K) with ``batch_inner``: the strided window view reshaped, as a view where numpy can
-    (its strides then decide the product's BLAS call, so they are kept), else its values
-    gathered by one take into the C-contiguous array the reshape would have copied (the
-    reshape's copy ran in rows of a kernel row, ten times slower)."""
-    xp = _pad(x, padding)
-    n, c = xp.shape[:2]
-    d = len(ks)
-    g, cg = groups, c // groups
-    kk = int(np.prod(ks, dtype=np.int64))
-    st = xp.strides
-    win = np.lib.stride_tricks.as_strided(
-        xp, (n, g, cg) + tuple(out) + tuple(ks),
-        (st[0], cg * st[1], st[1]) + tuple(st[2 + i] * stride[i] for i in range(d)) +
-        tuple(st[2 + i] * dilation[i] for i in range(d)), writeable=False)
-    lead = (1, 0) if batch_inner else (0, 1)
-    order = lead + tuple(range(3, 3 + d)) + (2,) + tuple(range(3 + d, 3 + 2 * d))
-    p = int(np.prod(out, dtype=np.int64))
-    shape = (g, n * p, cg * kk) if batch_inner else (n, g, p, cg * kk)
-    try:
-        return np.reshape(win.transpose(order), shape, copy=False)
-    except ValueError:
-        pass
-    xp = np.ascontiguousarray(xp)
-    idx = _im2col_index(xp.shape[1:], g, out, ks, stride, dilation)
-    cols = np.take(xp.reshape(n, c * int(np.prod(xp.shape[2:], dtype=np.int64))), idx,
-                   axis=1).reshape(n, g, p, cg * kk)
-    return cols.transpose(1, 0, 2, 3).reshape(shape) if batch_inner else cols
-
-
 def _forward(x, w, stride, padding, dilation, groups):
-    """x (N, C, *sp), w (O, C/G, *k) -> (N, O, *out) by im2col and a matmul per group."""
+    """x (N, C, *sp), w (O, C/G, *k) -> (N, O, *out): per image and group, the weight matrix
+    times the windows laid out offset-major (``_windows_by_offset``), which is the output's own
+    layout: no transposing copy after the product."""
     n, c = x.shape[:2]
     o = w.shape[0]
     ks = w.shape[2:]
@@ -183,11 +128,38 @@ def _forward(x, w, stride, padding, dilation, groups):
     g, cg, og = groups, c // groups, o // groups
     p = int(np.prod(out, dtype=np.int64))
     kk = int(np.prod(ks, dtype=np.int64))
-    cols = _im2col(x, padding, out, ks, stride, dilation, g)  # (n, g, p, cg*kk)
-    wmat = w.reshape(g, og, cg * kk).transpose(0, 2, 1)
+    cols = _windows_by_offset(x, padding, out, ks, stride, dilation, g)  # (n, g, cg*kk, p)
+    wmat = w.reshape(g, og, cg * kk)
     blas_threads.for_product(n * g * p, cg * kk, og)
-    res = np.matmul(cols, wmat)  # (n, g, p, og)
-    return res.transpose(0, 1, 3, 2).reshape((n, o) + tuple(out))
+    res = np.matmul(wmat, cols)  # (n, g, og, p)
+    return res.reshape((n, o) + tuple(out))
+
+
+def _windows_by_offset(x, padding, out, ks, stride, dilation, groups, batch_inner=False):
+    """The windows of x (N, C, *sp) padded with zeros as (N, G, C/G * K, P), or (G, C/G * K,
+    N * P) with ``batch_inner``: row (c, offset) holds that channel's values at that kernel
+    offset for every output position. A view where numpy can reshape the window view without a
+    copy (a 1x1 kernel), else one contiguous copy whose inner runs are output rows (im2col's
+    window-major layout took a gather)."""
+    xp = _pad(x, padding)
+    n, c = xp.shape[:2]
+    d = len(ks)
+    g, cg = groups, c // groups
+    kk = int(np.prod(ks, dtype=np.int64))
+    p = int(np.prod(out, dtype=np.int64))
+    st = xp.strides
+    lead = ((g, cg * st[1]), (cg, st[1])) + tuple(
+        (ks[i], st[2 + i] * dilation[i]) for i in range(d))
+    batch = ((n, st[0]),)
+    rest = tuple((out[i], st[2 + i] * stride[i]) for i in range(d))
+    dims = lead + batch + rest if batch_inner else batch + lead + rest
+    win = np.lib.stride_tricks.as_strided(xp, tuple(s for s, _ in dims),
+                                          tuple(b for _, b in dims), writeable=False)
+    shape = (g, cg * kk, n * p) if batch_inner else (n, g, cg * kk, p)
+    try:
+        return np.reshape(win, shape, copy=False)
+    except ValueError:
+        return np.ascontiguousarray(win).reshape(shape)
 
 
 def _transposed(x, w, stride, padding, dilation, output_padding, groups):
@@ -308,7 +280,11 @@ def _convolution_impl(input, weight, bias, stride, padding, dilation, transposed
         res = _forward(x, w, stride, padding, dilation, groups)
     if bias is not None:
         b = _compute(bias, bias._dtype).astype(res.dtype, copy=False)
-        res = np.add(res, b.reshape((1, -1) + (1,) * dim), out=res)  # res is our own array
+        if res.flags.c_contiguous and res.size:   # res is our own array
+            r = rows(res)
+            np.add(r, channel_row(b, r.shape[1] // b.size), out=r)
+        else:
+            res = np.add(res, b.reshape((1, -1) + (1,) * dim), out=res)
     fmt = contiguous_format
     if dim in (2, 3) and _channels_last_output(input, weight):
         fmt = channels_last if dim == 2 else channels_last_3d
@@ -516,10 +492,10 @@ def _weight_grad(x, g, ks, stride, padding, dilation, groups):
     gr, cg, og = groups, c // groups, o // groups
     p = int(np.prod(outs, dtype=np.int64))
     kk = int(np.prod(ks, dtype=np.int64))
-    cols = _im2col(x, padding, outs, ks, stride, dilation, gr, batch_inner=True)
+    cols = _windows_by_offset(x, padding, outs, ks, stride, dilation, gr, batch_inner=True)
     gm = g.reshape(n, gr, og, p).transpose(1, 2, 0, 3).reshape(gr, og, n * p)
     blas_threads.for_product(gr * og, n * p, cg * kk)
-    res = np.matmul(gm, cols)  # (g, og, cg*kk)
+    res = np.matmul(gm, cols.transpose(0, 2, 1))  # (g, og, cg*kk)
     return res.reshape((o, cg) + tuple(ks))
 
 
