@@ -14,6 +14,8 @@ import math
 
 import numpy as np
 
+from . import blas_threads
+
 
 def rows(a: np.ndarray) -> np.ndarray:
     """``a`` (N, C, ...), C-contiguous, as N rows of C * inner values (a view)."""
@@ -28,9 +30,21 @@ def channel_row(v: np.ndarray, inner: int) -> np.ndarray:
 
 def channel_sums64(a: np.ndarray, c: int) -> np.ndarray:
     """Each channel's sum in double of ``a`` (N, C, ...), C-contiguous: the values widened by a
-    contiguous copy (a float64 ``a`` is read as it is), summed by a matrix-vector product."""
-    wide = a if a.dtype == np.float64 else a.astype(np.float64)
+    contiguous copy (a float64 ``a`` is read as it is), a bounded block of rows at a time, and
+    summed by a matrix-vector product."""
     lead = a.shape[0]
     inner = a.size // (lead * c)
-    per_row = wide.reshape(lead * c, inner) @ np.ones(inner)
+    flat = a.reshape(lead * c, inner)
+    blas_threads.for_product(lead * c, inner, 1)
+    ones = np.ones(inner)
+    if a.dtype == np.float64:
+        per_row = flat @ ones
+    else:
+        per_row = np.empty(lead * c)
+        step = max(1, _WIDEN_BLOCK // inner)
+        for lo in range(0, lead * c, step):
+            np.matmul(flat[lo:lo + step].astype(np.float64), ones, out=per_row[lo:lo + step])
     return per_row.reshape(lead, c).sum(0)
+
+
+_WIDEN_BLOCK = 1 << 20  # values widened at once (8 MB of float64)
