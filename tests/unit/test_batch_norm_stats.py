@@ -53,14 +53,3 @@ def test_control_without_centring_is_caught(monkeypatch):
     x = torch.randn(16, 8, 4, 4, generator=torch.Generator().manual_seed(3)) + 5
     assert _run(x, 8) != _run(_strided(x), 8)
 
-
-def test_channel_sums_in_blocks(monkeypatch):
-    """Widened a block of rows at a time (bounded memory), the sums are the whole array's."""
-    from torchnative.csrc.kernels.support import channels
-
-    a = np.random.default_rng(5).standard_normal((6, 5, 7, 9)).astype(np.float32) * 100
-    whole = channels.channel_sums64(a, 5)
-    monkeypatch.setattr(channels, "_WIDEN_BLOCK", 20)      # two rows of 9 per block
-    assert channels.channel_sums64(a, 5).tobytes() == whole.tobytes()
-    want = a.astype(np.float64).sum((0, 2, 3))
-    assert np.allclose(whole, want, rtol=1e-12, atol=0)

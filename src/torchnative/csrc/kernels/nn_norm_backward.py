@@ -19,7 +19,6 @@ from ..core import dtypes as D
 from ..core.construct import wrapped_number
 from ..ops.kernel_registry import KERNELS, kernel
 from .nn_softmax_backward import computation_dtype, to_dtype
-from .support.channels import channel_row, channel_sums64, rows
 from .support.common import arr, wrap
 
 
@@ -121,10 +120,7 @@ def _channel_sums(t, axes, comp):
     per-plane vector sums, which a double sum keeps far more often than the float32 sum kernel's
     cascade (upstream's batch norm does not use that kernel). In float64, the sum kernel's."""
     if comp is D.BY_NAME["float32"]:
-        a = arr(t)
-        sums = channel_sums64(a, a.shape[1]) if a.flags.c_contiguous and a.size and \
-            a.ndim > 1 else np.sum(a, axis=tuple(axes), dtype=np.float64)
-        return wrap(sums.astype(np.float32), comp)
+        return wrap(np.sum(arr(t), axis=tuple(axes), dtype=np.float64).astype(np.float32), comp)
     return _k("sum.dim_IntList")(t, axes)
 
 
@@ -132,33 +128,24 @@ def _numpy_backward(grad, x, w, mean, invstd, train, mask, axes, norm, comp, out
     """The decomposition's elementwise steps as the mul/sub kernels compute them on dense
     arrays of one dtype (each product and difference rounded in that dtype, the Python float
     ``norm`` entering as that dtype, as a wrapped number does), in the same order; the
-    per-channel sums in double (``_channel_sums``). The arrays are taken as N rows of C * inner
-    values and each per-channel vector as one repeated row (support/channels.py): the same
-    elementwise operations on contiguous operands."""
+    per-channel sums in double (``_channel_sums``)."""
     cdt = D.numpy_dtype(comp)
     g, xa = arr(grad), arr(x)
-    c = mask[1]
-    inner = xa.size // (xa.shape[0] * c) if xa.size else 1
-    g_rows = rows(g)
     with np.errstate(all="ignore"):
-        xm = rows(xa) - channel_row(arr(mean), inner)
+        xm = xa - arr(mean).reshape(mask)
         grad_sum = _channel_sums(grad, axes, comp)
-        dot_p = _channel_sums(wrap((g_rows * xm).reshape(g.shape), comp), axes, comp)
+        dot_p = _channel_sums(wrap(g * xm, comp), axes, comp)
         n = cdt.type(norm)
-        grad_mean = arr(grad_sum) * n
+        grad_mean = (arr(grad_sum) * n).reshape(mask)
         inv = arr(invstd)
-        proj_scale = (arr(dot_p) * n) * (inv * inv)
-        grad_scale = inv * cdt.type(1.0) if w is None else inv * arr(w)
+        proj_scale = ((arr(dot_p) * n) * (inv * inv)).reshape(mask)
+        grad_scale = (inv * cdt.type(1.0) if w is None else inv * arr(w)).reshape(mask)
         if train:
-            gi = xm
-            gi *= channel_row(proj_scale, inner)
-            np.subtract(g_rows, gi, out=gi)
-            gi -= channel_row(grad_mean, inner)
-            gi *= channel_row(grad_scale, inner)
+            gi = ((g - xm * proj_scale) - grad_mean) * grad_scale
         else:
-            gi = g_rows * channel_row(grad_scale, inner)
+            gi = g * grad_scale
         gw = wrap(arr(dot_p) * inv, comp) if output_mask[1] else None
-    return wrap(gi.reshape(g.shape), comp), gw, grad_sum if output_mask[2] else None
+    return wrap(gi, comp), gw, grad_sum if output_mask[2] else None
 
 
 # ---- native_layer_norm_backward -----------------------------------------------------------------

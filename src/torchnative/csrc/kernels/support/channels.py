@@ -29,22 +29,10 @@ def channel_row(v: np.ndarray, inner: int) -> np.ndarray:
 
 
 def channel_sums64(a: np.ndarray, c: int) -> np.ndarray:
-    """Each channel's sum in double of ``a`` (N, C, ...), C-contiguous: the values widened by a
-    contiguous copy (a float64 ``a`` is read as it is), a bounded block of rows at a time, and
-    summed by a matrix-vector product."""
+    """Each channel's sum of ``a`` (N, C, ...), a C-contiguous float64 array, as a
+    matrix-vector product of its rows of one channel's values with ones."""
     lead = a.shape[0]
     inner = a.size // (lead * c)
-    flat = a.reshape(lead * c, inner)
     blas_threads.for_product(lead * c, inner, 1)
-    ones = np.ones(inner)
-    if a.dtype == np.float64:
-        per_row = flat @ ones
-    else:
-        per_row = np.empty(lead * c)
-        step = max(1, _WIDEN_BLOCK // inner)
-        for lo in range(0, lead * c, step):
-            np.matmul(flat[lo:lo + step].astype(np.float64), ones, out=per_row[lo:lo + step])
+    per_row = a.reshape(lead * c, inner) @ np.ones(inner)
     return per_row.reshape(lead, c).sum(0)
-
-
-_WIDEN_BLOCK = 1 << 20  # values widened at once (8 MB of float64)
