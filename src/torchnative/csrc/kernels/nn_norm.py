@@ -17,7 +17,8 @@ from ..core import dtypes as D
 from ..core.construct import empty, from_result
 from ..core.device import CPU
 from ..core.layouts import channels_last, channels_last_3d, contiguous_format
-from .support.channels import channel_row, channel_sums64, rows
+from .support import blas_threads
+from .support.channels import channel_row, rows
 from .support.common import arr, as_compute, wrap
 from ..dispatch.call import call
 from .pointwise_math import fma
@@ -260,15 +261,17 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
 def _channel_stats(x, c, n):
     """Each channel's mean and sum of squared deviations from it, in double, of a C-contiguous
     float32 (N, C, ...) array with ``n`` elements per channel: the general steps' values up to
-    the order of the double sums (far below a float32 rounding), in contiguous passes
-    (support/channels.py) and einsum's row-wise dot for the squares."""
+    the order of the double sums (far below a float32 rounding), in contiguous passes over one
+    row per (sample, channel): the sums by a matrix-vector product, the means subtracted as one
+    repeated row (support/channels.py), the squares by einsum's row-wise dot."""
     xd = x.astype(np.float64)
     inner = n // x.shape[0]
-    mean64 = channel_sums64(xd, c)
+    per = xd.reshape(-1, inner)
+    blas_threads.for_product(per.shape[0], inner, 1)
+    mean64 = (per @ np.ones(inner)).reshape(-1, c).sum(0)
     mean64 /= n
     r = rows(xd)
     r -= channel_row(mean64, inner)
-    per = xd.reshape(-1, inner)
     var_sum = np.einsum("ij,ij->i", per, per).reshape(-1, c).sum(0)
     return mean64, var_sum
 
