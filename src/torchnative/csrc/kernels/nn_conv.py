@@ -131,12 +131,6 @@ def _forward(x, w, stride, padding, dilation, groups):
     cols = _windows_by_offset(x, padding, out, ks, stride, dilation, g)  # (n, g, cg*kk, p)
     wmat = w.reshape(g, og, cg * kk)
     blas_threads.for_product(n * g * p, cg * kk, og)
-    if og > cg * kk and not cols.flags.writeable:
-        # a 1x1 kernel's windows are the input itself: widening to more channels, OpenBLAS's
-        # product is faster turned round (as it ran before these windows: 1.2-1.3x at 64 -> 128
-        # and 32 -> 64 channels), and slower so when narrowing (0.8-0.9x)
-        res = np.matmul(cols.transpose(0, 1, 3, 2), wmat.transpose(0, 2, 1)).transpose(0, 1, 3, 2)
-        return res.reshape((n, o) + tuple(out))
     res = np.matmul(wmat, cols)  # (n, g, og, p)
     return res.reshape((n, o) + tuple(out))
 
