@@ -8,6 +8,7 @@ import pytest
 from torchnative.csrc.platform.mkl_path import compute
 
 AVX512 = frozenset({"avx2", "fma", "avx512f", "avx512vl", "avx512bw", "avx512dq"})
+AVX2 = frozenset({"avx2", "fma"})
 SSE = frozenset({"sse4_2", "avx"})
 
 
@@ -20,7 +21,11 @@ SSE = frozenset({"sse4_2", "avx"})
     ("AVX", None, "GenuineIntel", AVX512, False),
     ("AVX2", None, "GenuineIntel", AVX512, True),
     ("avx512,strict", None, "GenuineIntel", AVX512, True),
-    ("AVX2", None, "AuthenticAMD", AVX512, True),     # assumed, not measured on AMD: pinned wins
+    ("AVX2", None, "AuthenticAMD", AVX2, False),      # measured: AMD EPYC, AVX2 (no AVX-512)
+    ("AVX512", None, "AuthenticAMD", AVX2, False),    # measured there too: no pin takes a
+    ("AUTO", None, "AuthenticAMD", AVX2, False),      # fused branch on another vendor's CPU
+    (None, "AVX2", "AuthenticAMD", AVX2, False),
+    ("AVX2", None, "AuthenticAMD", AVX512, False),
     (None, "AVX", "GenuineIntel", AVX512, False),     # MKL_ENABLE_INSTRUCTIONS caps it
     ("AVX2", None, "GenuineIntel", SSE, False),       # no FMA instruction on the CPU
     ("bogus", None, "GenuineIntel", AVX512, True),    # an unknown value: the CPU decides

@@ -10,11 +10,13 @@ upstream's ``torch.linalg.lu_factor_ex`` (tests/differential/test_lu_factor_roun
 
 * ``MKL_CBWR`` = COMPATIBLE, SSE4_2 or AVX: no fused update (on an Intel Xeon with AVX-512);
   AVX2, AVX512 or AUTO there: fused;
-* unset, an Intel Xeon with AVX-512 (and FMA): fused; an AMD EPYC with AVX-512: not fused
-  (MKL's branches for its own vendor's CPUs are not taken on others).
+* unset, an Intel Xeon with AVX-512 (and FMA): fused; an AMD EPYC with AVX-512: not fused;
+* an AMD EPYC with AVX2 and FMA (no AVX-512): not fused, unset and under every ``MKL_CBWR``
+  (COMPATIBLE, SSE4_2, AVX, AVX2, AVX2,STRICT, AVX512, AUTO) and ``MKL_ENABLE_INSTRUCTIONS``
+  (SSE4_2, AVX, AVX2, AVX512) value: MKL's fused branches are its own vendor's, and a pin does
+  not take them on another's CPU.
 
-``MKL_ENABLE_INSTRUCTIONS`` caps the branch as ``MKL_CBWR`` pins it; a pinned branch is taken
-as named on any vendor's CPU (assumed: not measured on AMD). Decided once per process.
+``MKL_ENABLE_INSTRUCTIONS`` caps the branch as ``MKL_CBWR`` pins it. Decided once per process.
 """
 
 from __future__ import annotations
@@ -43,12 +45,12 @@ def compute(cbwr: str | None, enable: str | None, vendor: str, flags: frozenset)
     the CPU's vendor and flags."""
     if not {"avx2", "fma"} <= flags:
         return False          # no fused multiply-add instruction to take
+    if vendor != "GenuineIntel":
+        return False          # no pin reaches the fused branches on another vendor's CPU
     if _branch(enable) is False:
         return False
     pinned = _branch(cbwr)
-    if pinned is not None:
-        return pinned
-    return vendor == "GenuineIntel"
+    return True if pinned is None else pinned
 
 
 FUSED = compute(os.environ.get("MKL_CBWR"), os.environ.get("MKL_ENABLE_INSTRUCTIONS"),
