@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
@@ -184,10 +185,24 @@ def run_json_ours(code: str, timeout: float = 600, env: dict[str, str] | None = 
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def concurrently(*calls) -> list:
+    """The results of ``calls`` (functions of no argument, each running its own process), run at
+    the same time: the sides of a comparison share nothing, and while one process runs alone
+    the machine's other core idles. Every call ends (a timeout kills its own process) before the
+    first failure, in the order given, is raised."""
+    if len(calls) == 1:
+        return [calls[0]()]
+    with ThreadPoolExecutor(len(calls)) as pool:
+        futures = [pool.submit(call) for call in calls]
+    return [f.result() for f in futures]
+
+
 def run_both(code: str, timeout: float = 600, env: dict[str, str] | None = None):
-    """(ours, upstream): the same program run on each torch in its own process (``env``: extra
-    variables for both)."""
-    return run_json_ours(code, timeout, env), run_json(code, timeout, env)
+    """(ours, upstream): the same program run on each torch in its own process, both at once
+    (``env``: extra variables for both)."""
+    ours, theirs = concurrently(lambda: run_json_ours(code, timeout, env),
+                                lambda: run_json(code, timeout, env))
+    return ours, theirs
 
 
 def run_with_float64_rerun(code: str, timeout: float = 600):
@@ -195,5 +210,9 @@ def run_with_float64_rerun(code: str, timeout: float = 600):
     ours and upstream run it in float32 and upstream again in float64, the reference the derived
     tolerance is measured against. A program draws its random inputs in float32 and converts
     them, so the rerun sees the same values."""
-    ours, up32 = run_both(code.replace("torch.DTYPE", "torch.float32"), timeout)
-    return ours, up32, run_json(code.replace("torch.DTYPE", "torch.float64"), timeout)
+    code32 = code.replace("torch.DTYPE", "torch.float32")
+    code64 = code.replace("torch.DTYPE", "torch.float64")
+    ours, up32, up64 = concurrently(lambda: run_json_ours(code32, timeout),
+                                    lambda: run_json(code32, timeout),
+                                    lambda: run_json(code64, timeout))
+    return ours, up32, up64

@@ -59,11 +59,14 @@ class Upstream(dict):
 def on_both(code: str, timeout: float = 600, profiles: bool = False):
     """(ours, upstream): the same snippet on each torch in its own process; with ``profiles``,
     upstream's document carries its reruns under the other CPU profiles (``Upstream.moved``)."""
-    up = on_upstream(code, timeout)
+    envs = list(upstream.other_cpu_profiles().values()) if profiles else []
+    ours, up, *moved = upstream.concurrently(
+        lambda: on_ours(code, timeout), lambda: on_upstream(code, timeout),
+        *(lambda env=env: on_upstream(code, timeout, env) for env in envs))
     if profiles:
         up = Upstream(up)
-        up.moved = [on_upstream(code, timeout, env) for env in upstream.other_cpu_profiles().values()]
-    return on_ours(code, timeout), up
+        up.moved = moved
+    return ours, up
 
 
 def differing(ours: dict, theirs: dict) -> dict:
@@ -98,9 +101,12 @@ def script_on_ours(path: str | Path, *args: str, timeout: float = 1800,
 
 def script_on_both(path: str | Path, *args: str, timeout: float = 1800,
                    env: dict | None = None):
-    """(ours, upstream): a script file run with the same arguments and variables on each."""
-    return (script_on_ours(path, *args, timeout=timeout, env=env),
-            script_on_upstream(path, *args, timeout=timeout, env=env))
+    """(ours, upstream): a script file run with the same arguments and variables on each, both
+    at once."""
+    ours, theirs = upstream.concurrently(
+        lambda: script_on_ours(path, *args, timeout=timeout, env=env),
+        lambda: script_on_upstream(path, *args, timeout=timeout, env=env))
+    return ours, theirs
 
 
 def replay_on_upstream(cases_path: Path, arrays_path: Path, low_only: bool = False,
