@@ -53,5 +53,9 @@ def compute(cbwr: str | None, enable: str | None, vendor: str, flags: frozenset)
     return True if pinned is None else pinned
 
 
-FUSED = compute(os.environ.get("MKL_CBWR"), os.environ.get("MKL_ENABLE_INSTRUCTIONS"),
-                cpuinfo("vendor_id") or "", FLAGS)
+def on_this_cpu(cbwr: str | None, enable: str | None) -> bool:
+    """``compute`` for this machine's CPU, under these two switches' values."""
+    return compute(cbwr, enable, cpuinfo("vendor_id") or "", FLAGS)
+
+
+FUSED = on_this_cpu(os.environ.get("MKL_CBWR"), os.environ.get("MKL_ENABLE_INSTRUCTIONS"))
