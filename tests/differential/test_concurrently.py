@@ -41,7 +41,3 @@ def test_first_failure_in_call_order_after_every_call_ended():
     with pytest.raises(RuntimeError, match="^second$"):
         concurrently(slow_ok, fails("second"), fails("third"))
     assert sorted(ended) == ["second", "slow", "third"]
-
-
-def test_a_single_call_runs_in_this_thread():
-    assert concurrently(lambda: threading.current_thread()) == [threading.current_thread()]

@@ -190,8 +190,6 @@ def concurrently(*calls) -> list:
     the same time: the sides of a comparison share nothing, and while one process runs alone
     the machine's other core idles. Every call ends (a timeout kills its own process) before the
     first failure, in the order given, is raised."""
-    if len(calls) == 1:
-        return [calls[0]()]
     with ThreadPoolExecutor(len(calls)) as pool:
         futures = [pool.submit(call) for call in calls]
     return [f.result() for f in futures]

@@ -48,8 +48,8 @@ def _fma32_exact(a64, b64, c64) -> np.ndarray:
     return _round_to_odd(np.atleast_1d(s), np.atleast_1d(err)).astype(F32)
 
 
-# the 29 float64 mantissa bits float32 drops: exactly half an ulp (0-d arrays: a numpy scalar
-# operand costs a ufunc call more than the whole comparison on a small array)
+# the 29 float64 mantissa bits float32 drops: exactly half an ulp (0-d arrays: a ufunc converts
+# a numpy scalar operand on every call, a sizeable part of the recheck on a small array)
 _MID32 = np.array(1 << 28, np.int64)
 _LOW32 = np.array((1 << 29) - 1, np.int64)
 _TINY32 = F64(2.0 ** -125)  # below this float32's ulp is coarser (subnormals): no shortcut
