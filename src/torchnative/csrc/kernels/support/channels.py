@@ -1,9 +1,9 @@
 """Per-channel work on a C-contiguous (N, C, ...) array as contiguous numpy passes.
 
 numpy broadcasts a (1, C, 1, ...) vector through its generic strided loops, several times slower
-than a contiguous pass at batch norm's sizes. Seen as N rows
-of C * inner values (``rows``), a per-channel vector becomes one repeated row (``channel_row``)
-that the rows broadcast against contiguously: the same elementwise results.
+than a contiguous pass at batch norm's sizes. Seen as N rows of C * inner values (``rows``), a
+per-channel vector becomes one repeated row (``channel_row``) that the rows broadcast against
+contiguously: the same elementwise results.
 """
 
 from __future__ import annotations
