@@ -179,3 +179,40 @@ def test_mkl_switches_read_as_upstream(env):
         upstream.missing("upstream torch environment (.venv-upstream)")
     ours, theirs = upstream.run_both(PROGRAM, env=env)
     _singular_as_upstream(ours["singular"], theirs["singular"])
+
+
+SOLVE_PROGRAM = r'''
+import json, torch
+torch.manual_seed(0)
+out = []
+def err(f):
+    try:
+        f()
+        return None
+    except Exception as e:
+        return f"{type(e).__name__}: {e}"
+for dt in (torch.float32, torch.float64):
+    for A in (torch.sin(torch.arange(9, dtype=dt)).reshape(3, 3), torch.randn(4, 4, dtype=dt),
+              torch.randn(4, 4, dtype=dt).mT):
+        _, LU, piv, info = torch.ops.aten._linalg_solve_ex(A, torch.eye(A.shape[0], dtype=dt))
+        out.append([str(dt), LU.tolist(), piv.tolist(), info.item(),
+                    torch.linalg.inv_ex(A).info.item(), torch.linalg.det(A).item(),
+                    err(lambda: torch.linalg.inv(A)), err(lambda: torch.linalg.solve(A, A))])
+print(json.dumps(out))
+'''
+
+
+def test_solve_and_inverse_factor_as_upstream():
+    """solve and inv factor A itself (2.13's _linalg_solve_ex; det and slogdet factor A^T) in
+    A's precision: the saved LU, pivots and info are upstream's, so an exactly singular float32
+    matrix is refused by the same error where upstream's branch finds the zero pivot, and det
+    keeps upstream's residue."""
+    if not upstream.available():
+        upstream.missing("upstream torch environment (.venv-upstream)")
+    ours, theirs = upstream.run_both(SOLVE_PROGRAM)
+    assert len(ours) == len(theirs) == 6
+    for o, t in zip(ours, theirs):
+        assert o[2:5] == t[2:5] and o[6:] == t[6:], (o[0], o[2:], t[2:])
+        eps = np.finfo(np.float32 if o[0] == "torch.float32" else np.float64).eps
+        np.testing.assert_allclose(o[1], t[1], rtol=0, atol=8 * eps)
+        np.testing.assert_allclose(o[5], t[5], rtol=0, atol=8 * eps)

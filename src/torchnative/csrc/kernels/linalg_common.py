@@ -87,7 +87,8 @@ def is_vector_rhs(A, B) -> bool:
 
 def uses_A_T(A) -> bool:
     """Upstream factors A^T when A is contiguous and real (lu_factor wants it F-contiguous):
-    det, slogdet and solve then save that LU, and their backward formulas rely on it."""
+    det and slogdet then save that LU, and their backward formulas rely on it (2.13's solve
+    factors A itself)."""
     return A.is_contiguous() and not A.dtype.is_complex
 
 

@@ -139,7 +139,9 @@ def _perm_sign(piv: np.ndarray) -> np.ndarray:
 
 
 def _factor(A):
-    a = wide(A)
+    """getrf of A (A^T where upstream factors that) in A's own precision, as upstream's LAPACK
+    factors it: its exact zero pivots (info) are upstream's."""
+    a = own(A)
     return getrf(np.swapaxes(a, -1, -2).copy() if uses_A_T(A) else a)
 
 
@@ -193,20 +195,7 @@ def _linalg_solve_ex(A, B, *, left=True, check_errors=False):
         raise RuntimeError(f"{fn}: Incompatible shapes of A and B for the equation {eq} "
                            f"({n}x{n} and {shown})")
     dispatch("lu_cpu", A.dtype)
-    use_A_T = uses_A_T(A)
-    a = wide(A)
-    if use_A_T:
-        a = np.swapaxes(a, -1, -2)
-    batch = broadcast_batch(b, a)
-    lu, piv, info = getrf(np.broadcast_to(a, batch + a.shape[-2:]).copy())
-    b = np.broadcast_to(b, batch + b.shape[-2:])
-    # linalg_lu_solve(LU, pivots, B, left, adjoint=use_A_T), as upstream solves
-    with np.errstate(all="ignore"):
-        if left:
-            x = _getrs(lu, piv, b, use_A_T)
-        else:  # X A = B  <=>  A^H X^H = B^H
-            bh = np.conj(np.swapaxes(b, -1, -2))
-            x = np.conj(np.swapaxes(_getrs(lu, piv, bh, not use_A_T), -1, -2))
+    x, lu, piv, info = _solve(A, b, left)
     if vector:
         x = x[..., 0] if left else x[..., 0, :]
     if check_errors:
@@ -214,17 +203,33 @@ def _linalg_solve_ex(A, B, *, left=True, check_errors=False):
     return out(x, A.dtype), out(lu, A.dtype), out(piv, INT32), out(info, INT32)
 
 
+def _solve(A, b: np.ndarray, left: bool):
+    """(X, LU, pivots, info) of A X = b (X A = b unless ``left``), ``b`` a wide array of
+    matrices: A's own LU (upstream 2.13 factors A, never A^T, here), in A's precision as its
+    LAPACK factors it (so its exact zero pivots), then the triangular solves in double."""
+    a = own(A)
+    batch = broadcast_batch(b, a)
+    lu, piv, info = getrf(np.broadcast_to(a, batch + a.shape[-2:]).copy())
+    lu = lu.astype(b.dtype, copy=False)
+    b = np.broadcast_to(b, batch + b.shape[-2:])
+    with np.errstate(all="ignore"):
+        if left:
+            x = _getrs(lu, piv, b, False)
+        else:  # X A = B  <=>  A^H X^H = B^H
+            bh = np.conj(np.swapaxes(b, -1, -2))
+            x = np.conj(np.swapaxes(_getrs(lu, piv, bh, True), -1, -2))
+    return x, lu, piv, info
+
+
 @kernel("linalg_inv_ex")
 def linalg_inv_ex(A, *, check_errors=False):
     fn = "linalg.inv"
     check_square(A, fn)
     check_floating_or_complex(A, fn)
-    a = wide(A)
-    n = a.shape[-1]
-    lu, piv, info = getrf(a)
-    eye = np.broadcast_to(np.eye(n, dtype=a.dtype), a.shape)
-    with np.errstate(all="ignore"):
-        x = _getrs(lu, piv, eye, False)
+    n = A.shape[-1]
+    wide_dt = np.complex128 if A.dtype.is_complex else np.float64
+    # upstream's inverse is linalg_solve_ex(A, I)
+    x, _, _, info = _solve(A, np.broadcast_to(np.eye(n, dtype=wide_dt), tuple(A.shape)), True)
     if check_errors:
         raise_info(info, "linalg.inv_ex", A.dim() == 2)
     return out(x, A.dtype), out(info, INT32)

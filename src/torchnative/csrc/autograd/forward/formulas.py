@@ -68,7 +68,7 @@ class FwSpec:
             if not f.source:
                 self.formulas.append(Compiled(f, None, f.error, ()))
                 continue
-            src = _KERNEL_FLAGS.get(key, lambda s: s)(f.source)
+            src = f.source
             names = generated._free_names(src)
             # upstream's efficient zero tangents: the arithmetic and views that short-circuit
             zsrc = zero_tangent.compile_zero_aware(src)
@@ -124,15 +124,6 @@ def _methods_as_cpp_calls(src: str) -> str:
             changed = True
     return ast.unparse(tree) if changed else src
 
-
-def _solve_flag(src: str) -> str:
-    return src.replace("linalg_solve_jvp(A_t, B_t, result, LU, pivots, left)",
-                       "linalg_solve_jvp(A_t, B_t, result, LU, pivots, left, "
-                       "solve_factors_A_T(A))")
-
-
-# formulas handed a fact about what our kernel saved, which upstream's formula no longer needs
-_KERNEL_FLAGS = {"_linalg_solve_ex": _solve_flag, "_linalg_solve_ex.result": _solve_flag}
 
 _ARG_NAMES: dict = {}
 _SPECS: dict = {}

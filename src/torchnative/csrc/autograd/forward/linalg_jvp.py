@@ -8,18 +8,11 @@ An input without a tangent reaches these as zeros (``dispatch._zeros``)."""
 
 from __future__ import annotations
 
-from ...kernels.linalg_common import is_vector_rhs, uses_A_T
+from ...kernels.linalg_common import is_vector_rhs
 from ..cpp_shims import _torch
 
 
-def solve_factors_A_T(A) -> bool:
-    """Whether our ``_linalg_solve_ex`` kernel saved the LU of A^T (A contiguous and real, as
-    upstream's releases before 2.13 did; 2.13 saves A's own LU). Its forward formula is handed
-    this flag, as those releases' derivatives.yaml handed it."""
-    return uses_A_T(A)
-
-
-def linalg_solve_jvp(dA, dB, X, LU, pivots, left, use_A_T=False):
+def linalg_solve_jvp(dA, dB, X, LU, pivots, left):
     """X = A^{-1} B: dX = A^{-1} (dB - dA X) (X dA on the right for left=False), through the
     saved LU."""
     torch = _torch()
@@ -27,7 +20,7 @@ def linalg_solve_jvp(dA, dB, X, LU, pivots, left, use_A_T=False):
     X_ = X.unsqueeze(-1) if vector else X
     dB_ = dB.unsqueeze(-1) if vector else dB
     R_ = dA.matmul(X_) if left else X_.matmul(dA)
-    dX_ = torch.linalg.lu_solve(LU, pivots, dB_ - R_, left=left, adjoint=use_A_T)
+    dX_ = torch.linalg.lu_solve(LU, pivots, dB_ - R_, left=left)
     return dX_.squeeze(-1) if vector else dX_
 
 

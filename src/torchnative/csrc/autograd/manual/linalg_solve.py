@@ -121,8 +121,7 @@ def linalg_solve_backward(gX, X, A, LU, pivots, left, B_requires_grad):
     if _GRAD.grad_enabled:
         gB_ = torch.linalg.solve(A.mH, to_matrix(gX), left=left)
     else:
-        gB_ = torch.linalg.lu_solve(LU, pivots, to_matrix(gX), left=left,
-                                    adjoint=not uses_A_T(A))
+        gB_ = torch.linalg.lu_solve(LU, pivots, to_matrix(gX), left=left, adjoint=True)
     gA_ = None
     if A_requires_grad:
         X_ = to_matrix(X)
