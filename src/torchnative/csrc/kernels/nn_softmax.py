@@ -39,7 +39,7 @@ def _prepare(input, dim, half_to_float, name):
 
 
 _max, _sum = np.maximum.reduce, np.add.reduce
-_sub, _exp, _rec, _mul = np.subtract, np.exp, np.reciprocal, np.multiply
+_sub, _exp, _rec, _mul, _log = np.subtract, np.exp, np.reciprocal, np.multiply, np.log
 
 
 def softmax_array(x: np.ndarray, axis: int) -> np.ndarray:
@@ -55,12 +55,12 @@ def softmax_array(x: np.ndarray, axis: int) -> np.ndarray:
 
 
 def log_softmax_array(x: np.ndarray, axis: int) -> np.ndarray:
-    """(x - max) - log(sum(exp(x - max)))."""
-    m = np.maximum.reduce(x, axis=axis, keepdims=True)
-    shifted = np.subtract(x, m)
-    s = np.add.reduce(np.exp(shifted), axis=axis, keepdims=True)
-    np.log(s, out=s)
-    shifted -= s
+    """(x - max) - log(sum(exp(x - max))), positionally as softmax_array."""
+    m = _max(x, axis, None, None, True)
+    shifted = _sub(x, m)
+    s = _sum(_exp(shifted), axis, None, None, True)
+    _log(s, s)
+    _sub(shifted, s, shifted)
     return shifted
 
 
@@ -82,6 +82,10 @@ def _softmax(self, dim, half_to_float):
 
 @kernel("_log_softmax")
 def _log_softmax(self, dim, half_to_float):
+    x = self._np
+    if self._dtype in _NATIVE and x is not None and x.size and x.ndim and not half_to_float and \
+            x.flags.c_contiguous:
+        return from_result(log_softmax_array(x, wrap_dim(dim, x.ndim)), self._dtype)
     x, d, dt = _prepare(self, dim, half_to_float, "log_softmax")
     if x is None:
         return empty(self._size, dt, CPU)
