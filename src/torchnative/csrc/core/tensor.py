@@ -771,8 +771,10 @@ def alias(t: TensorBase, cls=None) -> TensorBase:
         out._np = None
         out.__dict__["_tn_batched"] = batched
         return out
+    # the same geometry reads through the same array object (no array rebuilt per alias: a
+    # saved output is one; nothing changes an array's shape or strides in place)
     out = make(t._storage, t._dtype, t._size, t._stride, t._offset, cls or type(t),
-               t._version_ref)
+               t._version_ref, np_view=t._np)
     if "_tn_inference" in t.__dict__:
         out.__dict__["_tn_inference"] = True  # aliases of inference tensors are inference tensors
     if t._math_bits:
