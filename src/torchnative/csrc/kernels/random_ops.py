@@ -80,8 +80,8 @@ def _sampled(t: TensorBase, draw, direct: bool = False) -> TensorBase:
         if direct and t.is_contiguous():
             a = arr(t)
             values = draw((t.numel(),), _dtype_name(t), out=a)
-            if values.__array_interface__["data"][0] == a.__array_interface__["data"][0]:
-                return t  # filled in place
+            if np.may_share_memory(values, a):
+                return t  # filled in place (a sampler's own array is fresh: it shares nothing)
             return _fill(t, values)
         return _fill(t, draw((t.numel(),), _dtype_name(t)))
 

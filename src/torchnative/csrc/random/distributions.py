@@ -202,11 +202,14 @@ def uniform_(gen, shape, dtype="float32", a: float = 0.0, b: float = 1.0,
         out = contracted64(uniform_double(gen, n), b - a, a)
     else:
         out = dt.from_float32(_uniform_scaled_f32(gen, n, F32(b) - F32(a), F32(a), _into(out, n, name)), name)
-    to_s, from_s = dt.scalar_to(b, name), dt.scalar_to(a, name)
+    to_s = dt.scalar_to(b, name)
     hit = out == to_s
-    if hit.any():
-        out[hit] = from_s
+    if _ANY(hit):
+        out[hit] = dt.scalar_to(a, name)
     return out.reshape(shape)
+
+
+_ANY = np.logical_or.reduce  # ndarray.any's Python wrapper costs more than the pass
 
 
 def _lowest_bit(v: float) -> float:
@@ -221,8 +224,18 @@ def _lowest_bit(v: float) -> float:
 def _sum_is_exact(width: F32, frm: F32) -> bool:
     """Whether ``k * 2**-24 * width + frm`` is exact in float64 for every k < 2**24: all its
     terms are multiples of the smallest lowest bit, and the sum stays below 2**53 of those."""
-    q = min(_lowest_bit(float(width)) * 2.0 ** -24, _lowest_bit(float(frm)))
-    return q == math.inf or abs(float(frm)) + abs(float(width)) < 2.0 ** 53 * q
+    key = (float(width), float(frm))
+    got = _EXACT_SUMS.get(key)
+    if got is None:
+        q = min(_lowest_bit(key[0]) * 2.0 ** -24, _lowest_bit(key[1]))
+        got = q == math.inf or abs(key[1]) + abs(key[0]) < 2.0 ** 53 * q
+        if len(_EXACT_SUMS) > 256:
+            _EXACT_SUMS.clear()
+        _EXACT_SUMS[key] = got
+    return got
+
+
+_EXACT_SUMS: dict = {}  # (width, from) -> _sum_is_exact: a model's initializers reuse a few ranges
 
 
 def _into(out: np.ndarray | None, n: int, name: str) -> np.ndarray | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..platform.cpp_names import TYPEMETA
@@ -42,13 +44,19 @@ def np_dtype(name: str) -> np.dtype:
 
 def float_range(name: str) -> tuple[float, float]:
     """(lowest, max) of a floating dtype as doubles."""
-    if name == "bfloat16":
-        import ml_dtypes
+    got = _RANGES.get(name)
+    if got is None:
+        if name == "bfloat16":
+            import ml_dtypes
 
-        info = ml_dtypes.finfo(ml_dtypes.bfloat16)
-    else:
-        info = np.finfo(np.dtype(name))
-    return float(info.min), float(info.max)
+            info = ml_dtypes.finfo(ml_dtypes.bfloat16)
+        else:
+            info = np.finfo(np.dtype(name))
+        got = _RANGES[name] = (float(info.min), float(info.max))
+    return got
+
+
+_RANGES: dict = {}  # every sampler call checks its bounds: finfo once per dtype
 
 
 def from_float32(x: np.ndarray, name: str) -> np.ndarray:
@@ -82,4 +90,17 @@ def from_int64(x: np.ndarray, name: str) -> np.ndarray:
 
 def scalar_to(value: float, name: str) -> float:
     """One Python number cast like ``static_cast<scalar_t>(double)``, back as a Python float."""
-    return float(from_double(np.array([value], np.float64), name)[0])
+    key = (value, name, math.copysign(1.0, value)) if type(value) is float else None
+    got = _CASTS.get(key) if key is not None else None
+    if got is None:
+        got = float(from_double(np.array([value], np.float64), name)[0])
+        if key is not None:
+            if len(_CASTS) > 256:
+                _CASTS.clear()
+            _CASTS[key] = got
+    return got
+
+
+# (float, dtype name, its sign) -> the cast: a sampler's bounds (0.0 and 1.0 mostly) on every
+# call; the sign keeps -0.0 apart from 0.0, and NaN keys never match (cast each time)
+_CASTS: dict = {}
