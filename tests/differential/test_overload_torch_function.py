@@ -50,6 +50,15 @@ x = torch.ones(1)
 with Mode():
     torch.ops.aten.sin.default(x)
 out["mode"] = seen[-1:]
+# a packet call with only strings and None (its overload remembered by argument types) still
+# reaches a mode, before and after the choice was remembered
+seen.clear()
+torch.ops.profiler._record_function_exit(torch.ops.profiler._record_function_enter_new("a", None))
+with Mode():
+    handle = torch.ops.profiler._record_function_enter_new("b", None)
+    torch.ops.profiler._record_function_exit(handle)
+    torch.ops.profiler._record_function_enter_new("c")
+out["mode_plain_args"] = seen[:]
 
 class D(torch.Tensor):
     @classmethod
@@ -79,4 +88,5 @@ print(json.dumps(out))
 def test_overload_calls_see_torch_function_as_upstream():
     ours, theirs = run_both(PROGRAM)
     assert theirs["overload"] == theirs["packet"] == "Sub"  # the program reaches what it tests
+    assert len(theirs["mode_plain_args"]) == 3
     assert ours == theirs

@@ -655,12 +655,27 @@ def packet_callable(qualname: str):
     """Calling ``torch.ops.ns.name(...)`` picks the overload whose schema binds the arguments."""
 
     ordered = [packet_overloads(qualname)]
+    # argument types -> the overload, for calls whose arguments are all numbers, strings and
+    # None: whether such a value binds depends on its type alone (schema_binding._matches), and
+    # only a torch function mode could see the call first
+    chosen: dict = {}
+    from ..core.torch_function import TLS as tf
 
     def call(*args, **kwargs):
         from .schema_binding import select_overload
 
         if len(ordered[0]) != len(REGISTRY.overloads(qualname)):  # an overload defined since
             ordered[0] = packet_overloads(qualname)
+            chosen.clear()
+        key = tuple(map(type, args))
+        if kwargs:
+            key += tuple(kwargs) + tuple(map(type, kwargs.values()))
+        if _SIMPLE.issuperset(key[:len(args)] + key[len(key) - len(kwargs):]) and \
+                not (tf.stack and tf.state != 2):
+            op = chosen.get(key)
+            if op is None:
+                op = chosen[key] = select_overload(ordered[0], args, kwargs)
+            return aten_dispatch(op, args, kwargs)
 
         relevant = _torch_function_first(args, kwargs)
         if relevant is not None:  # with the packet as the function
@@ -675,6 +690,9 @@ def packet_callable(qualname: str):
 
     call.__name__ = qualname.split("::")[-1]
     return call
+
+
+_SIMPLE = frozenset((int, float, bool, complex, str, type(None)))
 
 
 def redispatch(op: OperatorHandle, keyset, args: tuple, kwargs: dict) -> Any:
