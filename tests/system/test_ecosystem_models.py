@@ -22,8 +22,7 @@ MHA_FASTPATH = "aten::_native_multi_head_attention (nn.MultiheadAttention's infe
 def _runs(d, cases):
     if not upstream.available():
         pytest.skip("upstream environment missing")
-    return tuple(compare.run(side, "tv_models", dt, d, cases)
-                 for side, dt in (("ours", "float32"), ("upstream", "float32"), ("upstream", "float64")))
+    return compare.sides("tv_models", d, cases, profiles=False)[:3]
 
 
 @pytest.fixture(scope="module")

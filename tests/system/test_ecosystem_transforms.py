@@ -20,9 +20,7 @@ def runs(tmp_path_factory):
     if not upstream.available():
         pytest.skip("upstream environment missing")
     d = tmp_path_factory.mktemp("tv_transforms")
-    return tuple(compare.run(side, "tv_transforms", dt, d)
-                 for side, dt in (("ours", "float32"), ("upstream", "float32"),
-                                  ("upstream", "float64"))) + (compare.profile_runs("tv_transforms", d),)
+    return compare.sides("tv_transforms", d)
 
 
 def _check(runs, case):

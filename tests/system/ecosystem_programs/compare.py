@@ -55,9 +55,8 @@ def run(side: str, program: str, dtype: str, out_dir: Path, cases=(), timeout=18
     return Run(arrays, info)
 
 
-def profile_runs(program: str, out_dir: Path, cases=()) -> list[Run]:
-    """Upstream's float32 run under each other CPU profile this machine has."""
-    return [run("upstream", program, "float32", out_dir, cases, profile=name)
+def _profile_calls(program: str, out_dir: Path, cases) -> list:
+    return [lambda name=name: run("upstream", program, "float32", out_dir, cases, profile=name)
             for name in upstream.other_cpu_profiles()]
 
 
@@ -92,13 +91,22 @@ def disagreements(ours: dict, up32: dict, up64: dict, tol_from: dict | None = No
     return bad
 
 
+def sides(program: str, out_dir: Path, cases=(), profiles: bool = True) -> tuple:
+    """(ours float32, upstream float32, upstream float64, [upstream float32 under each other CPU
+    profile]; empty without ``profiles``): processes that share nothing, run at once."""
+    ours, up32, up64, *moved = upstream.concurrently(
+        lambda: run("ours", program, "float32", out_dir, cases),
+        lambda: run("upstream", program, "float32", out_dir, cases),
+        lambda: run("upstream", program, "float64", out_dir, cases),
+        *(_profile_calls(program, out_dir, cases) if profiles else ()))
+    return ours, up32, up64, moved
+
+
 def three_runs(program: str, out_dir: Path, cases=()) -> tuple[Run, Run, Run]:
     """(ours float32, upstream float32, upstream float64): what ``disagreements`` compares;
     upstream's float32 run carries its reruns under the other CPU profiles (``Run.moved``)."""
-    up32 = run("upstream", program, "float32", out_dir, cases)
-    up32.moved = profile_runs(program, out_dir, cases)
-    return (run("ours", program, "float32", out_dir, cases), up32,
-            run("upstream", program, "float64", out_dir, cases))
+    ours, up32, up64, up32.moved = sides(program, out_dir, cases)
+    return ours, up32, up64
 
 
 def check(runs: tuple[Run, Run, Run], case: str) -> None:
