@@ -33,12 +33,12 @@ needs_upstream = pytest.mark.skipif(not upstream.available(), reason="no upstrea
 @pytest.fixture(scope="module")
 def up_cases(tmp_path_factory):
     d = tmp_path_factory.mktemp("autograd")
-    out = {}
-    for dt in ("float32", "float64"):
-        path = d / f"{dt}.npz"
-        upstream.run_script(HERE / "autograd_cases.py", str(path), dt)
-        out[dt] = (dict(np.load(path)), json.loads(Path(str(path) + ".json").read_text()))
-    return out
+    paths = {dt: d / f"{dt}.npz" for dt in ("float32", "float64")}
+    upstream.concurrently(*[lambda dt=dt: upstream.run_script(HERE / "autograd_cases.py",
+                                                              str(paths[dt]), dt)
+                            for dt in paths])
+    return {dt: (dict(np.load(p)), json.loads(Path(str(p) + ".json").read_text()))
+            for dt, p in paths.items()}
 
 
 def _agrees(ours: np.ndarray, low: np.ndarray, high: np.ndarray) -> str | None:
@@ -141,10 +141,10 @@ def test_behaviour_agrees():
         proc = upstream.run_script(HERE / "autograd_behaviour.py", env=env)
         return json.loads(proc.stdout.strip().splitlines()[-1])
 
-    theirs = run()
-    # upstream under this machine's other CPU profiles: how far its float64 values move there
-    # (BLAS products, SLEEF against glibc) widens the bar (docs/cpu.md)
-    others = [run(env) for env in upstream.other_cpu_profiles().values()]
+    # upstream, and upstream under this machine's other CPU profiles (at once): how far its
+    # float64 values move there (BLAS products, SLEEF against glibc) widens the bar (docs/cpu.md)
+    theirs, *others = upstream.concurrently(
+        run, *[lambda env=env: run(env) for env in upstream.other_cpu_profiles().values()])
     ours = json.loads(json.dumps(autograd_behaviour.probes(torch)))
     assert set(ours) == set(theirs)
     diffs = {k: (ours[k], theirs[k]) for k in theirs
@@ -192,10 +192,9 @@ def _same(a, b, others=()) -> bool:
 def test_optimizers_agree_step_by_step():
     import torch
 
-    up32 = json.loads(upstream.run_script(HERE / "autograd_training.py", "float32")
-                      .stdout.strip().splitlines()[-1])
-    up64 = json.loads(upstream.run_script(HERE / "autograd_training.py", "float64")
-                      .stdout.strip().splitlines()[-1])
+    up32, up64 = (json.loads(p.stdout.strip().splitlines()[-1]) for p in upstream.concurrently(
+        lambda: upstream.run_script(HERE / "autograd_training.py", "float32"),
+        lambda: upstream.run_script(HERE / "autograd_training.py", "float64")))
     ours = autograd_training.run(torch, torch.float32)
     problems = []
     for key in up32:

@@ -346,13 +346,15 @@ def _run_upstream(cases, profiles: bool = False):
     approx = [c for c in cases if c.startswith("~")]
     code = SETUP + (f"\nprint(json.dumps([[{RUN % ('c', False)} for c in {json.dumps(cases)!s}], "
                     f"[{RUN % ('c', True)} for c in {json.dumps(approx)!s}]]))\n")
-    low, high = sides.on_upstream(code)
     if not profiles:
+        low, high = sides.on_upstream(code)
         return dict(zip(cases, low)), dict(zip(approx, high))
-    code = SETUP + f"\nprint(json.dumps([{RUN % ('c', False)} for c in {json.dumps(approx)!s}]))\n"
-    moved = [dict(zip(approx, sides.on_upstream(code, env=env)))
-             for env in upstream.other_cpu_profiles().values()]
-    return dict(zip(cases, low)), dict(zip(approx, high)), moved
+    again = SETUP + f"\nprint(json.dumps([{RUN % ('c', False)} for c in {json.dumps(approx)!s}]))\n"
+    (low, high), *moved = upstream.concurrently(
+        lambda: sides.on_upstream(code),
+        *[lambda env=env: sides.on_upstream(again, env=env)
+          for env in upstream.other_cpu_profiles().values()])
+    return dict(zip(cases, low)), dict(zip(approx, high)), [dict(zip(approx, m)) for m in moved]
 
 
 @pytest.fixture(scope="module")
