@@ -48,7 +48,9 @@ def test_special_values():
     specials = np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 1e-45, -1e-45, 3.4e38, -3.4e38,
                          1e-40, 1.0, -1.0])
     for dt in (np.float32, np.float64):
-        for R, C in ((64, 128), (64, 10), (5, 33), (17, 3)):
+        # (256, 128), (1025, 33): cascade levels with no rows of their own (left out of the
+        # plan's sums); (3, 10): fewer rows than row_sum's four partial sums
+        for R, C in ((64, 128), (64, 10), (5, 33), (17, 3), (256, 128), (1025, 33), (3, 10)):
             x = rng.choice(specials, (R, C)).astype(dt)
             x[:, 0] = -0.0                         # a column of negative zeros sums to +0
             t = torch.from_numpy(x)
