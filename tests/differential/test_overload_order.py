@@ -38,6 +38,14 @@ print(json.dumps({
     "upsample_nearest2d": torch.ops.aten.upsample_nearest2d(a, [6, 6]).flatten().tolist(),
     "upsample_bilinear2d": torch.ops.aten.upsample_bilinear2d(a, [3, 5], False).flatten().tolist(),
     "sum": torch.ops.aten.sum(a).item(),
+    # the operators upstream lets a number stand for a Tensor (should_allow_numbers_as_tensors)
+    # take their Tensor overload for plain numbers, as wrapped numbers
+    "numbers": {name: [repr(v), str(v.dtype)] for name, v in (
+        ("add", torch.ops.aten.add(1, 2)), ("add_float", torch.ops.aten.add(1.5, 2)),
+        ("add_bool", torch.ops.aten.add(True, 2)), ("sub", torch.ops.aten.sub(5, 3)),
+        ("div", torch.ops.aten.div(7, 2)), ("floor_divide", torch.ops.aten.floor_divide(7, 2)),
+        ("mul_half", torch.ops.aten.mul(2.0, torch.ones(2, dtype=torch.float16))),
+        ("add_int_tensor", torch.ops.aten.add(torch.ones(2, dtype=torch.int32), 1.5)))},
 }))
 '''
 

@@ -10,16 +10,19 @@ from __future__ import annotations
 import numbers
 
 from ..core.tensor import TensorBase
+from ..ops.numbers_as_tensors import should_allow_numbers_as_tensors
 
 _MISSING = object()
 
 
-def _matches(value, t) -> bool:
+def _matches(value, t, as_tensors: bool = False) -> bool:
+    """``as_tensors``: a Tensor parameter takes a Python number too (upstream converts it to a
+    wrapped-number tensor for the operators ``should_allow_numbers_as_tensors`` lists)."""
     kind = t.kind()
     if kind == "OptionalType":
-        return value is None or _matches(value, t.getElementType())
+        return value is None or _matches(value, t.getElementType(), as_tensors)
     if kind == "TensorType":
-        return isinstance(value, TensorBase)
+        return isinstance(value, TensorBase) or as_tensors and isinstance(value, numbers.Number)
     if kind in ("IntType", "SymIntType"):
         return isinstance(value, numbers.Integral) and not isinstance(value, bool) or (
             isinstance(value, TensorBase) and value.dim() == 0 and not value.is_floating_point())
@@ -52,7 +55,7 @@ def _matches(value, t) -> bool:
     return True  # dtype/layout/device/generator/... : accepted, the kernel validates
 
 
-def binds(schema, args: tuple, kwargs: dict) -> bool:
+def binds(schema, args: tuple, kwargs: dict, as_tensors: bool = False) -> bool:
     params = schema.arguments
     positional = [a for a in params if not a.kwarg_only]
     if len(args) > len(positional):
@@ -69,9 +72,16 @@ def binds(schema, args: tuple, kwargs: dict) -> bool:
                 if a.has_default_value():
                     continue
                 return False  # an optional argument without a default must be given, as upstream
-        if not _matches(value, a.real_type):
+        if not _matches(value, a.real_type, as_tensors):
             return False
     return True
+
+
+def numbers_as_tensors(qualname: str) -> bool:
+    """upstream's opAllowsNumbersAsTensors: prims' operators, and aten's that
+    should_allow_numbers_as_tensors lists (add, mul, div, to, ...)."""
+    ns, _, name = qualname.partition("::")
+    return ns in ("prims", "nvprims") or ns == "aten" and should_allow_numbers_as_tensors(name)
 
 
 def describe_arguments(args, kwargs) -> str:
@@ -82,8 +92,11 @@ def describe_arguments(args, kwargs) -> str:
 
 def select_overload(overloads: dict, args: tuple, kwargs: dict):
     """For ``torch.ops.aten.foo(...)``: the first overload whose schema binds the arguments."""
+    as_tensors = None
     for op in overloads.values():
-        if binds(op.schema, args, kwargs):
+        if as_tensors is None:
+            as_tensors = numbers_as_tensors(op.qualname)
+        if binds(op.schema, args, kwargs, as_tensors):
             return op
     name = next(iter(overloads.values())).qualname if overloads else "operator"
     raise RuntimeError(f"{name}() Expected a value of a matching type for the arguments "

@@ -20,7 +20,7 @@ IMPLEMENTING = [
     "serialization.archive", "serialization.storage_io", "ops.return_types",
     "distributed", "surface.fx_node", "surface.captured_traceback", "dispatch.python_dispatcher",
     "python.lift_flags", "surface.functionalization_tls", "surface.device_guard",
-    "python.numbers_as_tensors", "surface.storage_access_flags", "ops.schema_info",
+    "ops.numbers_as_tensors", "surface.storage_access_flags", "ops.schema_info",
     "surface.compiled_autograd",
     "core.conj_neg_bits", "dispatch.tensor_keys", "core.determinism", "autograd.version_counter",
     "autograd.requires_grad",
