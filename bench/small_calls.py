@@ -1,0 +1,71 @@
+"""Public calls a small training step or a decode step makes, one by one, ours vs upstream in the
+same run: CPU µs per call (median of five repeats), with and without autograd recording.
+
+Usage: .venv/bin/python bench/small_calls.py [--rounds 3] [--threads 1]
+Shapes are bench/train_step.py's MLP (a batch of 64 through 64 -> 128 -> 10) and SmolLM2's decode
+rows (1 x 576, 1 x 1536); the samplers' are a few elements (dropout's a CNN's 16 x 256), where a
+call's fixed costs are all there is. Each case is the public spelling a user's program uses
+(a method, a function, a module, an optimizer), so the figure includes the binding, the door,
+autograd's recording and the kernel.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _harness  # noqa: E402
+
+
+def cases(torch):
+    nn, F = torch.nn, torch.nn.functional
+    torch.manual_seed(0)
+    h, w = torch.rand(64, 128), torch.rand(64, 10, requires_grad=True)
+    wd = w.detach()
+    y = torch.randint(0, 10, (64,))
+    logp = torch.log_softmax(w, 1)
+    lin = nn.Linear(64, 128)
+    x = torch.rand(64, 64)
+    row, wide = torch.rand(1, 1, 576), torch.rand(1, 1, 1536)
+    drop = torch.rand(16, 256)
+    p = nn.Parameter(torch.rand(72))
+    p.grad = torch.rand(72)
+    sgd = torch.optim.SGD([p], lr=0.01, momentum=0.9)
+    adam = torch.optim.Adam([p], lr=1e-3)
+    sgd.step()
+    adam.step()
+    return {
+        "add 64x10, recorded": lambda: w + w,
+        "add 64x10": lambda: wd + wd,
+        "neg 64x10, recorded": lambda: -w,
+        "relu 64x128": lambda: torch.relu(h),
+        "log_softmax 64x10, recorded": lambda: torch.log_softmax(w, 1),
+        "log_softmax 64x10": lambda: torch.log_softmax(wd, 1),
+        "nll_loss 64x10, recorded": lambda: F.nll_loss(logp, y),
+        "cross_entropy 64x10, recorded": lambda: F.cross_entropy(w, y),
+        "sum(0) 64x128": lambda: h.sum(0),
+        "sum(0) 64x10": lambda: wd.sum(0),
+        "nn.Linear 64->128, recorded": lambda: lin(x),
+        "detach": lambda: w.detach(),
+        "view(1, 1, -1, 64) of 1x1x576": lambda: row.view(1, 1, -1, 64),
+        "mean(-1, keepdim) 1x1x576": lambda: row.mean(-1, keepdim=True),
+        "silu 1x1x1536": lambda: F.silu(wide),
+        "rand(10)": lambda: torch.rand(10),
+        "randn(10)": lambda: torch.randn(10),
+        "dropout(0.25) 16x256, training": lambda: F.dropout(drop, 0.25, True),
+        "SGD momentum step, one 72-value parameter": sgd.step,
+        "Adam step, one 72-value parameter": adam.step,
+        "record_function enter": lambda: torch.ops.profiler._record_function_enter_new("x", None),
+    }
+
+
+def worker(threads: int) -> None:
+    import torch
+
+    torch.set_num_threads(threads)
+    _harness.emit({k: _harness.cpu_us_per_call(f) for k, f in cases(torch).items()})
+
+
+if __name__ == "__main__":
+    _harness.main(__file__, worker)
