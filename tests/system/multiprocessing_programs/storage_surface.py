@@ -8,11 +8,14 @@ import signal
 import torch
 
 
-def tr(f):
+def tr(f, pid=None):
+    """``f()``, or its exception's type and message cut to 150 characters; ``pid`` is written
+    PID before the cut (its digit count would move the cut otherwise)."""
     try:
         return f()
     except Exception as e:  # noqa: BLE001 - the type and message are what is compared
-        return f"{type(e).__name__}: {str(e)[:150]}"
+        msg = str(e) if pid is None else str(e).replace(str(pid), "PID")
+        return f"{type(e).__name__}: {msg[:150]}"
 
 
 def die(sig):
@@ -56,7 +59,7 @@ if __name__ == "__main__":
         p.start()
         os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)  # dead, not reaped
         C._set_worker_pids(10, (p.pid,))
-        verdicts.append(str(tr(C._error_if_any_worker_fails)).replace(str(p.pid), "PID"))
+        verdicts.append(str(tr(C._error_if_any_worker_fails, p.pid)))
         C._remove_worker_pids(10)
         p.join()
         verdicts.append(p.exitcode)
