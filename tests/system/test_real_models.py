@@ -67,10 +67,14 @@ def runs(request):
     which = request.param
     up_py = str(upstream.UPSTREAM_PYTHON)
     env = upstream.upstream_env()
-    moved = [_run(up_py, which, False, env | profile)
-             for profile in upstream.other_cpu_profiles().values()]
-    return which, (_run(upstream.ours_python(), which, False),
-                   _run(up_py, which, False, env), _run(up_py, which, True, env), moved)
+    # ours, upstream in float32 and float64, and upstream under the other CPU profiles: processes
+    # that share nothing, at once
+    ours, up32, up64, *moved = upstream.concurrently(
+        lambda: _run(upstream.ours_python(), which, False),
+        lambda: _run(up_py, which, False, env), lambda: _run(up_py, which, True, env),
+        *[lambda profile=profile: _run(up_py, which, False, env | profile)
+          for profile in upstream.other_cpu_profiles().values()])
+    return which, (ours, up32, up64, moved)
 
 
 def _agrees(ours, up32, up64, summed: bool = False, moved=()) -> str | None:
