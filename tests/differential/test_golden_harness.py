@@ -136,9 +136,10 @@ def _ours_import_error() -> str | None:
 
 
 def _replay_and_report(python: str, label: str) -> dict:
-    pipeline.generate(FAST)
+    # two workers, as the sweep's command line runs them: each key is its own computation
+    pipeline.generate(FAST, jobs=2)
     try:
-        pipeline.replay(FAST, python, label)
+        pipeline.replay(FAST, python, label, jobs=2)
         return report.build(FAST, label, pipeline.judge_all(FAST, label))
     finally:
         import shutil
