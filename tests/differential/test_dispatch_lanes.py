@@ -164,8 +164,7 @@ def test_pointwise_output_layout_kept_per_pattern_matches_upstream():
     # strides) pattern and reused; the reused answer must be TensorIterator's, as upstream's
     from torchnative.testing import upstream
 
-    ours = upstream.run_json_ours(LAYOUT_PROGRAM)
-    theirs = upstream.run_json(LAYOUT_PROGRAM)
+    ours, theirs = upstream.run_both(LAYOUT_PROGRAM)
     assert ours == theirs
 
 
@@ -211,7 +210,8 @@ def describe(fn):
 def test_view_geometry_kept_per_pattern_matches_upstream():
     from torchnative.testing import upstream
 
-    assert upstream.run_json_ours(VIEW_PROGRAM) == upstream.run_json(VIEW_PROGRAM)
+    ours, theirs = upstream.run_both(VIEW_PROGRAM)
+    assert ours == theirs
 
 
 def _same(a, b) -> bool:
@@ -281,7 +281,8 @@ print(json.dumps([[str(w.message).split(" (Triggered")[0] for w in seen], r.toli
 def test_from_numpy_of_a_read_only_array_as_upstream():
     from torchnative.testing import upstream
 
-    assert upstream.run_json_ours(READONLY_PROGRAM) == upstream.run_json(READONLY_PROGRAM)
+    ours, theirs = upstream.run_both(READONLY_PROGRAM)
+    assert ours == theirs
 
 
 FROM_NUMPY_STORAGE_PROGRAM = r"""
@@ -313,8 +314,8 @@ def test_from_numpy_storage_as_upstream():
     # upstream's all the same (numpy's strides, the array's address, not resizable)
     from torchnative.testing import upstream
 
-    ours = upstream.run_json_ours(FROM_NUMPY_STORAGE_PROGRAM)
-    assert ours == upstream.run_json(FROM_NUMPY_STORAGE_PROGRAM)
+    ours, theirs = upstream.run_both(FROM_NUMPY_STORAGE_PROGRAM)
+    assert ours == theirs
     assert ours[-2] != "resized" and ours[-1] == "resized"   # the control: torch.ones grows
 
 
@@ -349,7 +350,8 @@ print(json.dumps(out))
 def test_permuted_results_storage_as_upstream():
     from torchnative.testing import upstream
 
-    assert upstream.run_json_ours(PERMUTED_RESULT_PROGRAM) == upstream.run_json(PERMUTED_RESULT_PROGRAM)
+    ours, theirs = upstream.run_both(PERMUTED_RESULT_PROGRAM)
+    assert ours == theirs
 
 
 # programs that record the operators __torch_dispatch__ sees use the harness prelude's tracing
@@ -405,7 +407,8 @@ def test_basic_indexing_dispatches_as_upstream():
     # starting past 0 reads no size: the dispatched operators, views and errors stay upstream's
     from torchnative.testing import upstream
 
-    assert upstream.run_json_ours(INDEX_PROGRAM) == upstream.run_json(INDEX_PROGRAM)
+    ours, theirs = upstream.run_both(INDEX_PROGRAM)
+    assert ours == theirs
 
 
 EMPTY_PROGRAM = r"""
@@ -430,7 +433,8 @@ print(json.dumps(out))
 def test_contiguous_empty_is_a_fresh_result_as_upstream():
     from torchnative.testing import upstream
 
-    assert upstream.run_json_ours(EMPTY_PROGRAM) == upstream.run_json(EMPTY_PROGRAM)
+    ours, theirs = upstream.run_both(EMPTY_PROGRAM)
+    assert ours == theirs
 
 
 FLASH_PROGRAM = r"""
@@ -458,7 +462,8 @@ print(json.dumps(out))
 def test_flash_attention_outputs_are_laid_out_as_upstream():
     from torchnative.testing import upstream
 
-    assert upstream.run_json_ours(FLASH_PROGRAM) == upstream.run_json(FLASH_PROGRAM)
+    ours, theirs = upstream.run_both(FLASH_PROGRAM)
+    assert ours == theirs
 
 
 def test_flash_attention_contiguous_lane_equals_the_strided_one():
@@ -507,7 +512,8 @@ def test_to_dtype_lane_as_upstream():
     # x.to(dtype) skips Tensor.to's general parse: same dispatches, identity and layout
     from torchnative.testing import upstream
 
-    assert upstream.run_json_ours(TO_PROGRAM) == upstream.run_json(TO_PROGRAM)
+    ours, theirs = upstream.run_both(TO_PROGRAM)
+    assert ours == theirs
 
 
 NUMPY_MODE_PROGRAM = _TRACING + r"""
@@ -526,7 +532,8 @@ def test_from_numpy_and_frombuffer_unseen_by_function_modes_as_upstream():
     # upstream's from_numpy/frombuffer bindings check no mode (as_tensor's does)
     from torchnative.testing import upstream
 
-    assert upstream.run_json_ours(NUMPY_MODE_PROGRAM) == upstream.run_json(NUMPY_MODE_PROGRAM)
+    ours, theirs = upstream.run_both(NUMPY_MODE_PROGRAM)
+    assert ours == theirs
 
 
 FUSED_LANE_PROGRAM = _TRACING + f"""
@@ -622,8 +629,8 @@ def test_fused_layers_call_their_kernel_only_where_nothing_observes():
     # tensors are the operator's (bits, dtype, strides, inference) on ours and upstream alike
     from torchnative.testing import upstream
 
-    ours = upstream.run_json_ours(FUSED_LANE_PROGRAM)
-    assert ours == upstream.run_json(FUSED_LANE_PROGRAM)
+    ours, theirs = upstream.run_both(FUSED_LANE_PROGRAM)
+    assert ours == theirs
     assert ours.pop("short prefill")[-1] == ["_attention"]
     for name, row in ours.items():
         if name in ("meta", "overridden", "prefill"):
@@ -685,7 +692,8 @@ def test_no_grad_lane_admits_tensors_that_require_grad_as_upstream(monkeypatch):
     # plain lane (autograd records nothing then); what every observer sees stays upstream's
     from torchnative.testing import upstream
 
-    assert upstream.run_json_ours(NO_GRAD_LANE_PROGRAM) == upstream.run_json(NO_GRAD_LANE_PROGRAM)
+    ours, theirs = upstream.run_both(NO_GRAD_LANE_PROGRAM)
+    assert ours == theirs
     # control: the lane is taken under no_grad and refused under grad mode, where the result
     # must record (a lane leaking into grad mode would return a tensor without grad_fn)
     asked = []
@@ -762,8 +770,8 @@ def test_binding_recipes_and_index_entry_as_upstream():
     # modes and subclasses see stay upstream's on every repeat
     from torchnative.testing import upstream
 
-    ours = upstream.run_json_ours(BINDING_PROGRAM)
-    assert ours == upstream.run_json(BINDING_PROGRAM)
+    ours, theirs = upstream.run_both(BINDING_PROGRAM)
+    assert ours == theirs
     # control: a function mode and the subclass did see the calls made after the recipes
     assert ours["dunder"][2][2] and ours["int index"][2][2] == ["__getitem__"]
     assert ours["subclass index"][2][3] and ours["tensor-like index"][2][3]
@@ -820,7 +828,8 @@ def describe(fn):
 def test_generate_step_calls_as_upstream():
     from torchnative.testing import upstream
 
-    assert upstream.run_json_ours(STEP_PROGRAM) == upstream.run_json(STEP_PROGRAM)
+    ours, theirs = upstream.run_both(STEP_PROGRAM)
+    assert ours == theirs
 
 
 # the small operators' inline cases (views made without make's and note_view's calls, a float
@@ -926,8 +935,8 @@ def describe(fn):
 def test_small_op_inline_cases_as_upstream():
     from torchnative.testing import upstream
 
-    ours = upstream.run_json_ours(SMALL_OPS_PROGRAM)
-    assert ours == upstream.run_json(SMALL_OPS_PROGRAM)
+    ours, theirs = upstream.run_both(SMALL_OPS_PROGRAM)
+    assert ours == theirs
     # controls: the modes and the subclass saw the calls after the inline cases were taken
     assert ours["add"][1][0][2] == ["aten.add.Tensor"] and ours["add"][1][0][3]
     assert ours["mul subclass"][1][0][1] and ours["softmax subclass"][1][0][1]
