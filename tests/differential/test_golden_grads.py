@@ -34,7 +34,7 @@ pytestmark = pytest.mark.golden
 def cases():
     if not upstream.available():
         upstream.missing(f"upstream interpreter missing: {upstream.UPSTREAM_PYTHON} (tools/setup.sh)")
-    return grads.generate(FAST)
+    return grads.generate(FAST, jobs=2)  # two workers, as the sweep's command line runs them
 
 
 @functools.lru_cache(maxsize=None)
@@ -47,7 +47,7 @@ def _ours_import_error() -> str | None:
 
 def _report(python: str, label: str, keys=None) -> dict:
     try:
-        grads.replay(FAST, python, label, keys=keys)
+        grads.replay(FAST, python, label, jobs=2, keys=keys)
         return grads.build(FAST, label, grads.judge_all(FAST, label, keys))
     finally:
         shutil.rmtree(grads.results_dir(FAST, label), ignore_errors=True)
