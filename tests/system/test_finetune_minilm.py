@@ -91,13 +91,17 @@ def runs():
     if not upstream.available():
         pytest.skip("upstream environment missing")
     up_py, env = str(upstream.UPSTREAM_PYTHON), upstream.upstream_env()
-    ours = _run(upstream.ours_python(), False, 1e-4)
-    ours_frozen = _run(upstream.ours_python(), False, 0.0)  # the control: no update at all
-    up32 = _run(up_py, False, 1e-4, env)
-    # upstream as it computes on this machine's other CPU profiles: how far it moves from itself
-    up32["profiles"] = [_run(up_py, False, 1e-4, {**env, **profile})
-                        for profile in upstream.other_cpu_profiles().values()]
-    return ours, ours_frozen, up32, _run(up_py, True, 1e-4, env)
+    # every run at once (processes that share nothing): ours, ours with lr=0 (the control: no
+    # update at all), upstream in float32 and float64, and upstream as it computes on this
+    # machine's other CPU profiles (how far it moves from itself)
+    ours, ours_frozen, up32, up64, *profiles = upstream.concurrently(
+        lambda: _run(upstream.ours_python(), False, 1e-4),
+        lambda: _run(upstream.ours_python(), False, 0.0),
+        lambda: _run(up_py, False, 1e-4, env), lambda: _run(up_py, True, 1e-4, env),
+        *[lambda profile=profile: _run(up_py, False, 1e-4, {**env, **profile})
+          for profile in upstream.other_cpu_profiles().values()])
+    up32["profiles"] = profiles
+    return ours, ours_frozen, up32, up64
 
 
 def _agrees(ours, up32, up64, moved=()) -> str | None:
