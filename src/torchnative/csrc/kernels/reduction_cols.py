@@ -14,7 +14,7 @@ import numpy as np
 
 from ..core import dtypes as D
 from .reduction_dims import reduce_axes, reduced_shape
-from .support.cascade_rows import ILP, _seq, level_step
+from .support.cascade_rows import ILP, multi_row_plan
 from .support.cascade_sum import GRAIN_SIZE, VEC_BYTES, geometry
 
 _NATIVE = frozenset((D.BY_NAME["float32"], D.BY_NAME["float64"]))
@@ -51,18 +51,19 @@ def col_plan(t, dim, keepdim):
     zero = t._np.dtype.type(0)
     split = R * C >= GRAIN_SIZE          # threads would split the columns: the general path
     add, accumulate = np.add, np.add.accumulate
-    blocks = _rows_plan(R) if nb else None
-    parts = _rows_plan(q) if rest and q else None
+    # the cascades without their empty levels: the +0 added last makes any zero's sign +
+    blocks = multi_row_plan(R, False) if nb else None
+    parts = multi_row_plan(q, False) if rest and q else None
     left = R - q * ILP                   # rows row_sum adds after its first partial sum
 
     def run(x):
         X = x.reshape(R, C)
         if not rest:
-            out = blocks(X)
+            out = blocks(X[None])[0]
         else:
             out = np.empty(C, x.dtype)
             if nb:
-                out[:nb] = blocks(X[:, :nb])
+                out[:nb] = blocks(X[None, :, :nb])[0]
             # row_sum: four interleaved cascades, the rows left over added into the first,
             # then the four joined left to right
             T = X[:, nb:] if nb else X
@@ -70,7 +71,7 @@ def col_plan(t, dim, keepdim):
                 z = np.zeros((1, rest), x.dtype)
                 terms = np.concatenate((z, T, z, z, z))
             else:
-                p = parts(T[:q * ILP].reshape(q, ILP * rest)).reshape(ILP, rest)
+                p = parts(T[:q * ILP].reshape(1, q, ILP * rest)).reshape(ILP, rest)
                 terms = np.concatenate((p[:1], T[q * ILP:], p[1:])) if left else p
             out[nb:] = accumulate(terms, axis=0)[-1]
         add(out, zero, out=out)
@@ -78,37 +79,3 @@ def col_plan(t, dim, keepdim):
 
     return run, split
 
-
-def _rows_plan(n: int):
-    """multi_row_sum over the ``n`` rows of an (n, L) array (L >= 2), the cascade's geometry
-    worked out once, each level summed by ``_seq`` as ``_multi_row_sum`` sums it. A level with
-    nothing to add (the sum of no rows, +0) is left out rather than added: that can change only
-    the sign of a zero, and the plan adds +0 to every result last, as the loop does."""
-    step = level_step(n)
-    m = n // step
-    g1 = m // step
-    g2 = g1 // step
-    t0, t1, t2 = n - m * step, m - g1 * step, g1 - g2 * step
-
-    def chunks(x, groups):
-        return _seq(x[:, :groups * step].reshape(1, groups, step, x.shape[2]), 2)
-
-    def run(X):
-        X = X[None]
-        terms = [_seq(X[:, m * step:])] if t0 else []
-        if m:
-            c0 = chunks(X, m)
-            if t1:
-                terms.append(_seq(c0[:, g1 * step:]))
-            if g1:
-                c1 = chunks(c0, g1)
-                if t2:
-                    terms.append(_seq(c1[:, g2 * step:]))
-                if g2:
-                    terms.append(_seq(chunks(c1, g2)))
-        acc = terms[0]             # never empty: n >= 1 rows land in some level
-        for v in terms[1:]:
-            acc = acc + v
-        return acc[0]
-
-    return run

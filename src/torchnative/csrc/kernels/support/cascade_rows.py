@@ -11,6 +11,8 @@ sequential sum is ``np.add.accumulate`` (strictly left to right), never numpy's 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 ILP = 4          # row_sum's interleaved partial sums
@@ -49,22 +51,43 @@ def _final(lanes: np.ndarray) -> np.ndarray:
 
 def _multi_row_sum(x: np.ndarray) -> np.ndarray:
     """multi_row_sum over axis 1 of ``x`` (R, n, L): R*L independent cascades."""
-    R, n, L = x.shape
+    return multi_row_plan(x.shape[1])(x)
+
+
+@functools.lru_cache(maxsize=None)
+def multi_row_plan(n: int, zero_levels: bool = True):
+    """multi_row_sum over the ``n`` rows (axis 1) of an (R, n, L) array, its cascade geometry
+    worked out once: the rows left over at each level, the chunks of ``level_step(n)`` rows, the
+    levels' sums joined left to right. Without ``zero_levels`` a level with no rows of its own
+    (its sum +0) is left out rather than added: only a zero's sign can differ then, for a caller
+    that adds +0 to the result last, as the column loop does."""
     step = level_step(n)
     m = n // step
-    acc0 = _seq(x[:, m * step:])                       # the tail stays in level 0
-    if m == 0:
-        return acc0
-    c0 = _seq(x[:, :m * step].reshape(R, m, step, L), 2)
     g1 = m // step
-    r1 = _seq(c0[:, g1 * step:])
-    if g1 == 0:
-        return acc0 + r1
-    c1 = _seq(c0[:, :g1 * step].reshape(R, g1, step, L), 2)
     g2 = g1 // step
-    r2 = _seq(c1[:, g2 * step:])
-    r3 = _seq(_seq(c1[:, :g2 * step].reshape(R, g2, step, L), 2))   # level 3 never flushes
-    return ((acc0 + r1) + r2) + r3
+    keep = zero_levels
+
+    def chunks(x, groups):
+        return _seq(x[:, :groups * step].reshape(x.shape[0], groups, step, x.shape[2]), 2)
+
+    def run(x):
+        terms = [_seq(x[:, m * step:])] if keep or n > m * step else []   # the tail: level 0
+        if m:
+            c0 = chunks(x, m)
+            if keep or m > g1 * step:
+                terms.append(_seq(c0[:, g1 * step:]))
+            if g1:
+                c1 = chunks(c0, g1)
+                if keep or g1 > g2 * step:
+                    terms.append(_seq(c1[:, g2 * step:]))
+                if keep or g2:
+                    terms.append(_seq(chunks(c1, g2)))  # level 3 never flushes
+        acc = terms[0]  # never empty: n >= 1 rows land in some level
+        for v in terms[1:]:
+            acc = acc + v
+        return acc
+
+    return run
 
 
 def row_sums(X: np.ndarray, vs: int) -> np.ndarray:
