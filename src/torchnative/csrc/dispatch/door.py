@@ -669,9 +669,10 @@ def packet_callable(qualname: str):
             chosen.clear()
         key = tuple(map(type, args))
         if kwargs:
-            key += tuple(kwargs) + tuple(map(type, kwargs.values()))
-        if _SIMPLE.issuperset(key[:len(args)] + key[len(key) - len(kwargs):]) and \
-                not (tf.stack and tf.state != 2):
+            key += tuple(map(type, kwargs.values()))
+        if _SIMPLE.issuperset(key) and not (tf.stack and tf.state != 2):
+            if kwargs:
+                key += tuple(kwargs)  # the names bind too
             op = chosen.get(key)
             if op is None:
                 op = chosen[key] = select_overload(ordered[0], args, kwargs)

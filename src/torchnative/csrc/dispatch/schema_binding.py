@@ -92,12 +92,10 @@ def describe_arguments(args, kwargs) -> str:
 
 def select_overload(overloads: dict, args: tuple, kwargs: dict):
     """For ``torch.ops.aten.foo(...)``: the first overload whose schema binds the arguments."""
-    as_tensors = None
+    name = next(iter(overloads.values())).qualname if overloads else "operator"
+    as_tensors = numbers_as_tensors(name)
     for op in overloads.values():
-        if as_tensors is None:
-            as_tensors = numbers_as_tensors(op.qualname)
         if binds(op.schema, args, kwargs, as_tensors):
             return op
-    name = next(iter(overloads.values())).qualname if overloads else "operator"
     raise RuntimeError(f"{name}() Expected a value of a matching type for the arguments "
                        f"{describe_arguments(args, kwargs)}: no overload of {name} accepts them")
