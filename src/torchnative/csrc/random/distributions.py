@@ -18,6 +18,7 @@ contiguous tensor of that shape. Facts that decide the bits:
 
 from __future__ import annotations
 
+import functools
 import math
 from numbers import Number
 
@@ -221,21 +222,12 @@ def _lowest_bit(v: float) -> float:
     return math.ldexp(bits & -bits, e - 53)
 
 
-def _sum_is_exact(width: F32, frm: F32) -> bool:
+@functools.lru_cache(maxsize=256)  # a model's initializers reuse a few ranges
+def _sum_is_exact(width: float, frm: float) -> bool:
     """Whether ``k * 2**-24 * width + frm`` is exact in float64 for every k < 2**24: all its
     terms are multiples of the smallest lowest bit, and the sum stays below 2**53 of those."""
-    key = (float(width), float(frm))
-    got = _EXACT_SUMS.get(key)
-    if got is None:
-        q = min(_lowest_bit(key[0]) * 2.0 ** -24, _lowest_bit(key[1]))
-        got = q == math.inf or abs(key[1]) + abs(key[0]) < 2.0 ** 53 * q
-        if len(_EXACT_SUMS) > 256:
-            _EXACT_SUMS.clear()
-        _EXACT_SUMS[key] = got
-    return got
-
-
-_EXACT_SUMS: dict = {}  # (width, from) -> _sum_is_exact: a model's initializers reuse a few ranges
+    q = min(_lowest_bit(width) * 2.0 ** -24, _lowest_bit(frm))
+    return q == math.inf or abs(frm) + abs(width) < 2.0 ** 53 * q
 
 
 def _into(out: np.ndarray | None, n: int, name: str) -> np.ndarray | None:
@@ -254,7 +246,7 @@ def _uniform_scaled_f32(gen, n: int, width: F32, frm: F32, out: np.ndarray | Non
     case) rounding it is the fused result and needs no check."""
     out = np.empty(n, F32) if out is None else out
     fused = cpu_capability.CONTRACTS_FMA
-    exact = fused and _sum_is_exact(width, frm)
+    exact = fused and _sum_is_exact(float(width), float(frm))
     scale, f64 = float(width) * 2.0 ** -24, np.float64(frm)
     t = np.empty(min(n, _CHUNK), F64)
     for lo in range(0, n, _CHUNK):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -42,21 +43,16 @@ def np_dtype(name: str) -> np.dtype:
     return np.dtype(name)
 
 
+@functools.lru_cache(maxsize=None)
 def float_range(name: str) -> tuple[float, float]:
-    """(lowest, max) of a floating dtype as doubles."""
-    got = _RANGES.get(name)
-    if got is None:
-        if name == "bfloat16":
-            import ml_dtypes
+    """(lowest, max) of a floating dtype as doubles (every sampler call checks its bounds)."""
+    if name == "bfloat16":
+        import ml_dtypes
 
-            info = ml_dtypes.finfo(ml_dtypes.bfloat16)
-        else:
-            info = np.finfo(np.dtype(name))
-        got = _RANGES[name] = (float(info.min), float(info.max))
-    return got
-
-
-_RANGES: dict = {}  # every sampler call checks its bounds: finfo once per dtype
+        info = ml_dtypes.finfo(ml_dtypes.bfloat16)
+    else:
+        info = np.finfo(np.dtype(name))
+    return float(info.min), float(info.max)
 
 
 def from_float32(x: np.ndarray, name: str) -> np.ndarray:
@@ -90,17 +86,15 @@ def from_int64(x: np.ndarray, name: str) -> np.ndarray:
 
 def scalar_to(value: float, name: str) -> float:
     """One Python number cast like ``static_cast<scalar_t>(double)``, back as a Python float."""
-    key = (value, name, math.copysign(1.0, value)) if type(value) is float else None
-    got = _CASTS.get(key) if key is not None else None
-    if got is None:
-        got = float(from_double(np.array([value], np.float64), name)[0])
-        if key is not None:
-            if len(_CASTS) > 256:
-                _CASTS.clear()
-            _CASTS[key] = got
-    return got
+    if type(value) is float:  # a sampler's bounds on every call: remembered, -0.0 apart from 0.0
+        return _float_to(value, name, math.copysign(1.0, value))
+    return _cast(value, name)
 
 
-# (float, dtype name, its sign) -> the cast: a sampler's bounds (0.0 and 1.0 mostly) on every
-# call; the sign keeps -0.0 apart from 0.0, and NaN keys never match (cast each time)
-_CASTS: dict = {}
+def _cast(value, name: str) -> float:
+    return float(from_double(np.array([value], np.float64), name)[0])
+
+
+@functools.lru_cache(maxsize=256)
+def _float_to(value: float, name: str, sign: float) -> float:
+    return _cast(value, name)
