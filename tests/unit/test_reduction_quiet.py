@@ -1,4 +1,4 @@
-"""sum, nansum, mean and nll_loss treat float exceptions as values, as upstream's C++ does: inf - inf is
+"""sum, nansum, mean, nll_loss, softmax and log_softmax treat float exceptions as values, as upstream's C++ does: inf - inf is
 NaN and a sum past the range is inf, without a numpy RuntimeWarning (upstream warns nothing)."""
 
 from __future__ import annotations
@@ -27,6 +27,10 @@ def _cases():
         ("empty mean", lambda: torch.empty(0).mean(), math.nan),
         ("nll_loss through inf - inf", lambda: torch.nn.functional.nll_loss(
             torch.tensor([[math.inf, 0.0], [-math.inf, 0.0]]), torch.tensor([0, 0])), math.nan),
+        ("log_softmax of a row holding inf", lambda: torch.log_softmax(
+            torch.tensor([[0.0, math.inf, 1.0]]), 1)[0, 0], math.nan),
+        ("softmax of a row holding inf", lambda: torch.softmax(
+            torch.tensor([[0.0, math.inf, 1.0]]), 1)[0, 0], math.nan),
     ]
 
 
