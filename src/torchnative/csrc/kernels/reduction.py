@@ -159,24 +159,34 @@ def sum_values(self: TensorBase, out_dt: D.dtype, axes, keepdim, ignore_nan=Fals
     return s
 
 
+def dense_sum_plan(self, dim, keepdim):
+    """The array function computing ``self.sum(dim, keepdim)`` (no dtype argument) from a
+    C-contiguous ``self``'s array, as the sum kernel would, or None where the kernel's general
+    steps decide. Call it in the quiet float state."""
+    if dim is None or self._math_bits:
+        return None
+    x = self._np
+    if x is None or not x.flags.c_contiguous:
+        return None
+    key = (x.shape, self._dtype, dim if type(dim) is int else tuple(dim), keepdim)
+    plan = _COL_PLANS.get(key)
+    if plan is None:
+        plan = _COL_PLANS[key] = col_plan(self, dim, keepdim) or False
+    if plan:
+        return None if plan[1] and get_num_threads() > 1 else plan[0]
+    rows = _ROW_SUM_PLANS.get(key)
+    if rows is None:
+        rows = _ROW_SUM_PLANS[key] = sum_rows_plan(self, dim, keepdim) or False
+    return rows or None
+
+
 @kernel("sum.dim_IntList")
 @quietly
 def sum_dim(self, dim, keepdim=False, *, dtype=None):
-    if dtype is None and dim is not None and not self._math_bits:
-        x = self._np
-        if x is not None and x.flags.c_contiguous:
-            key = (x.shape, self._dtype, dim if type(dim) is int else tuple(dim), keepdim)
-            plan = _COL_PLANS.get(key)
-            if plan is None:
-                plan = _COL_PLANS[key] = col_plan(self, dim, keepdim) or False
-            if plan and not (plan[1] and get_num_threads() > 1):
-                return from_result(plan[0](x), self._dtype)
-            if plan is False:
-                rows = _ROW_SUM_PLANS.get(key)
-                if rows is None:
-                    rows = _ROW_SUM_PLANS[key] = sum_rows_plan(self, dim, keepdim) or False
-                if rows:
-                    return from_result(rows(x), self._dtype)
+    if dtype is None:
+        run = dense_sum_plan(self, dim, keepdim)
+        if run is not None:
+            return from_result(run(self._np), self._dtype)
     out_dt = sum_dtype(self, dtype)
     return finish(sum_values(self, out_dt, reduce_axes(self, dim), keepdim), out_dt)
 
