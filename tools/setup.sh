@@ -72,6 +72,8 @@ if [ "$(cat .venv/.torchnative-deps 2>/dev/null)" != "$want" ]; then
   # upstream's OpInfo sample generators (torch.testing._internal) import these: the golden sweep
   # regenerates on ours the seeded samples it cannot carry between interpreters
   .venv/bin/pip install -q expecttest==0.3.0 hypothesis==6.170.17
+  # the suite's files spread over the machine's cores (test.sh)
+  .venv/bin/pip install -q pytest-xdist==3.8.0
   echo "$want" > .venv/.torchnative-deps
 fi
 # the default kernel bundle (torchnative/cpu-kernels), rebuilt when its sources change
