@@ -144,7 +144,7 @@ def test_behaviour_agrees():
     # upstream, and upstream under this machine's other CPU profiles (at once): how far its
     # float64 values move there (BLAS products, SLEEF against glibc) widens the bar (docs/cpu.md)
     theirs, *others = upstream.concurrently(
-        run, *[lambda env=env: run(env) for env in upstream.other_cpu_profiles().values()])
+        run, *upstream.under_other_profiles(run))
     ours = json.loads(json.dumps(autograd_behaviour.probes(torch)))
     assert set(ours) == set(theirs)
     diffs = {k: (ours[k], theirs[k]) for k in theirs

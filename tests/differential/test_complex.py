@@ -352,8 +352,7 @@ def _run_upstream(cases, profiles: bool = False):
     again = SETUP + f"\nprint(json.dumps([{RUN % ('c', False)} for c in {json.dumps(approx)!s}]))\n"
     (low, high), *moved = upstream.concurrently(
         lambda: sides.on_upstream(code),
-        *[lambda env=env: sides.on_upstream(again, env=env)
-          for env in upstream.other_cpu_profiles().values()])
+        *upstream.under_other_profiles(lambda env: sides.on_upstream(again, env=env)))
     return dict(zip(cases, low)), dict(zip(approx, high)), [dict(zip(approx, m)) for m in moved]
 
 

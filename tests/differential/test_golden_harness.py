@@ -226,6 +226,18 @@ def test_other_cpu_profiles_exclude_the_capability_in_force():
         assert upstream.run_json(probe, env=env) == name
 
 
+def test_under_other_profiles_runs_each_profile_over_the_base_env():
+    """One call per other profile, the profile's variables over the caller's environment (which
+    they override), and each reaches upstream under that profile."""
+    probe = ("import json, os, torch; print(json.dumps([torch.backends.cpu.get_cpu_capability(), "
+             "os.environ.get('TN_BASE')]))")
+    base = {**upstream.upstream_env(), "TN_BASE": "kept", "ATEN_CPU_CAPABILITY": "not-a-profile"}
+    calls = upstream.under_other_profiles(lambda env: upstream.run_json(probe, env=env), base)
+    assert len(calls) == len(upstream.other_cpu_profiles())
+    got = upstream.concurrently(*calls)
+    assert got == [[name, "kept"] for name in upstream.other_cpu_profiles()]
+
+
 # ---------------------------------------------------------------------------------------------- (e)
 
 _POSING = "try:\n    import torch\nexcept BaseException:\n    pass\nprint('compared')\n"

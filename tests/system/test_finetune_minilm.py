@@ -98,8 +98,7 @@ def runs():
         lambda: _run(upstream.ours_python(), False, 1e-4),
         lambda: _run(upstream.ours_python(), False, 0.0),
         lambda: _run(up_py, False, 1e-4, env), lambda: _run(up_py, True, 1e-4, env),
-        *[lambda profile=profile: _run(up_py, False, 1e-4, {**env, **profile})
-          for profile in upstream.other_cpu_profiles().values()])
+        *upstream.under_other_profiles(lambda e: _run(up_py, False, 1e-4, e), env))
     up32["profiles"] = profiles
     return ours, ours_frozen, up32, up64
 

@@ -72,8 +72,7 @@ def runs(request):
     ours, up32, up64, *moved = upstream.concurrently(
         lambda: _run(upstream.ours_python(), which, False),
         lambda: _run(up_py, which, False, env), lambda: _run(up_py, which, True, env),
-        *[lambda profile=profile: _run(up_py, which, False, env | profile)
-          for profile in upstream.other_cpu_profiles().values()])
+        *upstream.under_other_profiles(lambda e: _run(up_py, which, False, e), env))
     return which, (ours, up32, up64, moved)
 
 

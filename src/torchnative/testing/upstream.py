@@ -9,6 +9,7 @@ compiled build (``TORCHNATIVE_UPSTREAM_PYTHON`` pointed at our environment fails
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -193,6 +194,14 @@ def concurrently(*calls) -> list:
     with ThreadPoolExecutor(len(calls)) as pool:
         futures = [pool.submit(call) for call in calls]
     return [f.result() for f in futures]
+
+
+def under_other_profiles(run, env: dict[str, str] | None = None) -> list:
+    """Calls of ``run(profile_env)`` for each of this CPU's other profiles (``env`` with the
+    profile's variables over it), for ``concurrently``: how far upstream moves from itself
+    across CPUs is part of a comparison's bar (docs/cpu.md)."""
+    return [functools.partial(run, {**(env or {}), **profile})
+            for profile in other_cpu_profiles().values()]
 
 
 def run_both(code: str, timeout: float = 600, env: dict[str, str] | None = None):
