@@ -1,7 +1,8 @@
 """Where the small MLP training step of bench/train_step.py spends its time, on whichever torch
-runs this script: the phases (forward, backward, optimizer step; wall µs, medians), the forward
-again under ``no_grad`` (what recording for autograd adds), and on ours each backward node's
-``_run`` timed on its own.
+runs this script: the phases (forward, backward, optimizer step: CPU µs, medians, as
+bench/train_step.py times them; the whole step in wall µs), the forward again under
+``no_grad`` (what recording for autograd adds), and on ours each backward node's ``_run`` timed
+on its own (wall µs).
 
 Usage: .venv/bin/python bench/step_profile.py [--steps 200]
        .venv-upstream/bin/python bench/step_profile.py     (upstream's phases, for comparison)
@@ -12,18 +13,14 @@ from __future__ import annotations
 import argparse
 import collections
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import torch
 
-
-def _mlp():
-    nn = torch.nn
-    torch.manual_seed(0)
-    net = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
-    x, y = torch.rand(64, 64) * 16, torch.randint(0, 10, (64,))
-    opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
-    return opt, lambda: nn.functional.cross_entropy(net(x), y)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import train_step  # noqa: E402
 
 
 def _node_timer():
@@ -50,34 +47,22 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=200)
     steps = ap.parse_args().steps
     torch.set_num_threads(1)
-    opt, loss_fn = _mlp()
-    for _ in range(30):
-        opt.zero_grad()
-        loss_fn().backward()
-        opt.step()
-    phases = {"forward": [], "backward": [], "optimizer": [], "forward, no_grad": []}
-    for _ in range(steps):
-        opt.zero_grad()
-        t0 = time.perf_counter()
-        loss = loss_fn()
-        t1 = time.perf_counter()
-        loss.backward()
-        t2 = time.perf_counter()
-        opt.step()
-        t3 = time.perf_counter()
-        with torch.no_grad():
+    opt, loss_fn = train_step.mlp(torch)
+    phases = train_step._timed(opt, loss_fn, steps, 30)  # CPU ms per phase, wall ms per step
+    with torch.no_grad():
+        plain = []
+        for _ in range(steps):
+            t = time.process_time()
             loss_fn()
-        t4 = time.perf_counter()
-        for k, a, b in (("forward", t0, t1), ("backward", t1, t2), ("optimizer", t2, t3),
-                        ("forward, no_grad", t3, t4)):
-            phases[k].append(b - a)
+            plain.append(time.process_time() - t)
+    phases["forward, no_grad"] = statistics.median(plain) * 1e3
     try:
         times, undo = _node_timer()
     except ImportError:  # upstream: its nodes are C++
         times = undo = None
     print("torch:", "upstream" if times is None else "ours (torchnative)")
     for k, v in phases.items():
-        print(f"  {k:18s} {statistics.median(v) * 1e6:8.0f} µs")
+        print(f"  {k:18s} {v * 1e3:8.0f} µs")
     if times is None:
         return
     try:
