@@ -162,7 +162,7 @@ def sum_values(self: TensorBase, out_dt: D.dtype, axes, keepdim, ignore_nan=Fals
 def dense_sum_plan(self, dim, keepdim):
     """The array function computing ``self.sum(dim, keepdim)`` (no dtype argument) from a
     C-contiguous ``self``'s array, as the sum kernel would, or None where the kernel's general
-    steps decide. Call it in the quiet float state."""
+    steps decide. Call the function it returns in the quiet float state."""
     if dim is None or self._math_bits:
         return None
     x = self._np
