@@ -2,16 +2,18 @@
 upstream, same run, without the fused kernels bundle (so a bundle being edited cannot stop it).
 
 Usage: .venv/bin/python bench/decode_unfused.py [--rounds 1] [--threads 2] [--new-tokens 64]
-       [--dtype bfloat16]
+       [--dtype bfloat16] [--decode-repeats 3]
 
-The figures are decode.py's (its ``_measure``): decode tokens/s and CPU ms per token after an
-8-token prompt, prefill of 128 and 512 tokens, dispatches per token, and the process's peak
-resident memory (MB).
+The figures are decode.py's unfused ones: decode tokens/s and CPU ms per token after an 8-token
+prompt (the median of ``--decode-repeats`` decodes after a warm-up), prefill of 128 and 512
+tokens, dispatches per token, the step's matrix products alone, and the process's peak resident
+memory (MB).
 """
 
 from __future__ import annotations
 
 import resource
+import statistics
 import sys
 from pathlib import Path
 
@@ -20,7 +22,7 @@ import _harness  # noqa: E402
 import decode  # noqa: E402
 
 
-def worker(threads: int, new_tokens: int, dtype: str) -> None:
+def worker(threads: int, new_tokens: int, dtype: str, decode_repeats: int) -> None:
     import torch
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
@@ -31,7 +33,12 @@ def worker(threads: int, new_tokens: int, dtype: str) -> None:
     result = {}
     prompt = torch.tensor([[1, 504, 3458, 282, 4649, 314, 6, 7]])
     with torch.inference_mode():
-        decode._measure(model, prompt, new_tokens, "", result)
+        model.generate(prompt, max_new_tokens=2, do_sample=False)  # warm-up, as decode.py's
+        runs = [decode._decode(model, prompt, new_tokens) for _ in range(decode_repeats)]
+        result["decode tokens/s"] = statistics.median(r[0] for r in runs)
+        result["decode CPU ms/token"] = statistics.median(r[1] for r in runs)
+        decode._prefill(model, "", result)
+        result[decode.PRODUCTS] = decode._products_ms(model)
     result["peak memory MB"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     _harness.emit(result)
 
