@@ -254,12 +254,16 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
     k = _acc(key, acc)[:, :, None]
     v = _acc(value, acc)[:, :, None]
     blas_threads.for_product(b * h * lq, e, s)
-    scores = np.matmul(q, np.swapaxes(k, -1, -2))  # (b, hk, g, lq, s)
+    kt = np.swapaxes(k, -1, -2)
     if attn_mask is not None:
+        scores = np.matmul(q, kt)  # (b, hk, g, lq, s)
         m = _mask_values(attn_mask, acc)
         m4 = np.broadcast_to(m.reshape((1,) * (4 - m.ndim) + m.shape), (b, h, lq, s))
         scores = fma(scores, sc, m4.reshape(b, hk, g, lq, s))  # qk * scale + mask, fused
+    elif is_causal:
+        scores = _causal_scores(q, kt, sc)
     else:
+        scores = np.matmul(q, kt)
         scores *= sc
     if is_causal:
         _mask_causal(scores)
@@ -304,6 +308,33 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
 
 _F32_NP = np.dtype(np.float32)
 _SMALL = 4096  # scores evaluated in one widened step (exact's chunks start above this size)
+
+
+def _causal_scores(q: np.ndarray, kt: np.ndarray, sc) -> np.ndarray:
+    """``(q @ kt) * sc`` for causal (top-left aligned) attention (..., lq, s): a block of query
+    rows [r0, r1) multiplies the keys before min(s, r1) only; the scores past them are left
+    unwritten, each above its row's diagonal, where ``_mask_causal`` writes -inf whatever its
+    own blocks (a prefill's half of the first product is not computed). Each score is still one dot
+    over the head dimension, but BLAS may round a block's differently from the whole product's
+    (OpenBLAS's Haswell kernels do): test_causal_scores.py holds them to its error bound."""
+    lq, s = q.shape[-2], kt.shape[-1]
+    rows = _SCORE_ROWS
+    if lq < 2 * rows:
+        scores = np.matmul(q, kt)
+        scores *= sc
+        return scores
+    out = np.empty(np.broadcast_shapes(q.shape[:-2], kt.shape[:-2]) + (lq, s),
+                   np.result_type(q, kt))
+    for r0 in range(0, lq, rows):
+        r1 = min(lq, r0 + rows)
+        c = min(s, r1)
+        blk = out[..., r0:r1, :c]
+        np.matmul(q[..., r0:r1, :], kt[..., :c], out=blk)
+        blk *= sc
+    return out
+
+
+_SCORE_ROWS = 64  # query rows per block of _causal_scores
 
 
 def _causal_product(p: np.ndarray, v: np.ndarray) -> np.ndarray:
