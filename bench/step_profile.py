@@ -1,8 +1,9 @@
 """Where the small MLP training step of bench/train_step.py spends its time, on whichever torch
 runs this script: the phases (forward, backward, optimizer step: CPU µs, medians, as
 bench/train_step.py times them; the whole step in wall µs), the forward again under
-``no_grad`` (what recording for autograd adds), and on ours each backward node's ``_run`` timed
-on its own (wall µs).
+``no_grad`` (what recording for autograd adds), and on ours each backward node's ``_run``, the
+engine's checks of the gradients it hands on (a bias gradient's sum) and the backward's seed
+gradient timed on their own (wall µs).
 
 Usage: .venv/bin/python bench/step_profile.py [--steps 200]
        .venv-upstream/bin/python bench/step_profile.py     (upstream's phases, for comparison)
@@ -24,22 +25,32 @@ import train_step  # noqa: E402
 
 
 def _node_timer():
-    """Per node class: the seconds of each ``_run`` (ours only), and the patch's undo."""
-    from torchnative.csrc.autograd import generated, node
+    """Per node class: the seconds of each ``_run`` (ours only); the engine's
+    ``validate_outputs`` (a broadcast gradient's ``sum_to``, the biases') and the backward's
+    seed (upstream's ``_make_grads``: ``ones_like`` of the loss) under their own names; and the
+    patches' undo."""
+    import torch.autograd
+    from torchnative.csrc.autograd import engine, generated, node
 
     times = collections.defaultdict(list)
     undo = []
-    for cls in (generated.FormulaNode, node.AccumulateGrad):
-        orig = cls._run
 
-        def timed(self, grads, _orig=orig):
+    def patch(owner, attr, label, method):
+        orig = getattr(owner, attr)
+
+        def timed(*args, **kwargs):
             t = time.perf_counter()
-            out = _orig(self, grads)
-            times[type(self).__name__].append(time.perf_counter() - t)
+            out = orig(*args, **kwargs)
+            times[type(args[0]).__name__ if method else label].append(time.perf_counter() - t)
             return out
-        cls._run = timed
-        undo.append((cls, orig))
-    return times, lambda: [setattr(cls, "_run", orig) for cls, orig in undo]
+        setattr(owner, attr, timed)
+        undo.append((owner, attr, orig))
+
+    for cls in (generated.FormulaNode, node.AccumulateGrad):
+        patch(cls, "_run", None, True)
+    patch(engine, "_validate", "(engine) validate_outputs", False)
+    patch(torch.autograd, "_make_grads", "(torch.autograd) _make_grads", False)
+    return times, lambda: [setattr(owner, attr, orig) for owner, attr, orig in undo]
 
 
 def main() -> None:
@@ -72,9 +83,9 @@ def main() -> None:
             opt.step()
     finally:
         undo()
-    print("  backward nodes (ours): calls per step, µs per step, median µs per call")
+    print("  backward (ours): calls per step, µs per step, median µs per call")
     for name, v in sorted(times.items(), key=lambda kv: -sum(kv[1])):
-        print(f"    {name:24s} {len(v) // steps:3d} {sum(v) / steps * 1e6:8.1f} "
+        print(f"    {name:30s} {len(v) // steps:3d} {sum(v) / steps * 1e6:8.1f} "
               f"{statistics.median(v) * 1e6:8.1f}")
 
 
