@@ -310,6 +310,16 @@ _F32_NP = np.dtype(np.float32)
 _SMALL = 4096  # scores evaluated in one widened step (exact's chunks start above this size)
 
 
+def _causal_blocks(lq: int, s: int, rows: int, stop: int | None = None):
+    """The blocks of ``rows`` query rows [r0, r1) of causal (top-left aligned) attention of
+    ``lq`` queries over ``s`` keys (the blocks starting before ``stop``, default all), each with
+    ``c = min(s, r1)``: every key at or past c lies above the diagonal of all the block's rows,
+    so the causal steps below leave those keys out of a block's work."""
+    for r0 in range(0, lq if stop is None else stop, rows):
+        r1 = min(lq, r0 + rows)
+        yield r0, r1, min(s, r1)
+
+
 def _causal_scores(q: np.ndarray, kt: np.ndarray, sc) -> np.ndarray:
     """``(q @ kt) * sc`` for causal (top-left aligned) attention (..., lq, s): a block of query
     rows [r0, r1) multiplies the keys before min(s, r1) only; the scores past them are left
@@ -325,9 +335,7 @@ def _causal_scores(q: np.ndarray, kt: np.ndarray, sc) -> np.ndarray:
         return scores
     out = np.empty(np.broadcast_shapes(q.shape[:-2], kt.shape[:-2]) + (lq, s),
                    np.result_type(q, kt))
-    for r0 in range(0, lq, rows):
-        r1 = min(lq, r0 + rows)
-        c = min(s, r1)
+    for r0, r1, c in _causal_blocks(lq, s, rows):
         blk = out[..., r0:r1, :c]
         np.matmul(q[..., r0:r1, :], kt[..., :c], out=blk)
         blk *= sc
@@ -350,9 +358,7 @@ def _causal_product(p: np.ndarray, v: np.ndarray) -> np.ndarray:
         return np.matmul(p, v)
     dst = np.empty(np.broadcast_shapes(p.shape[:-2], v.shape[:-2]) + (lq, v.shape[-1]),
                    np.result_type(p, v))
-    for r0 in range(0, lq, rows):
-        r1 = min(lq, r0 + rows)
-        c = min(s, r1)
+    for r0, r1, c in _causal_blocks(lq, s, rows):
         np.matmul(p[..., r0:r1, :c], v[..., :c, :], out=dst[..., r0:r1, :])
     return dst
 
@@ -427,9 +433,7 @@ def _causal_exp(scores: np.ndarray) -> None:
     rows = max(1, _EXP_BLOCK // (heads * s))
     wide = np.empty(heads * rows * min(s, lq), np.float64)
     val = np.empty_like(wide)
-    for r0 in range(0, lq, rows):
-        r1 = min(lq, r0 + rows)
-        c = min(s, r1)
+    for r0, r1, c in _causal_blocks(lq, s, rows):
         blk = S[:, r0:r1, :c]
         w = wide[:blk.size].reshape(blk.shape)
         v = val[:blk.size].reshape(blk.shape)
@@ -453,9 +457,7 @@ def _mask_causal(scores: np.ndarray) -> None:
         return
     S = scores.reshape(-1, lq, s)
     above = _above_diagonal(lq, s)
-    for r0 in range(0, min(lq, s), _MASK_ROWS):
-        r1 = min(lq, r0 + _MASK_ROWS)
-        c = min(s, r1)
+    for r0, r1, c in _causal_blocks(lq, s, _MASK_ROWS, min(lq, s)):
         if c < s:
             S[:, r0:r1, c:] = -np.inf
         np.copyto(S[:, r0:r1, r0:c], -np.inf, where=above[r0:r1, r0:c])
