@@ -40,7 +40,7 @@ def _within_bound(got, q, kt, sc, dt) -> bool:
     above = na._above_diagonal(lq, s)
     visible = ~above
     with np.errstate(invalid="ignore"):
-        ok = (np.abs(got - ref) <= 2 * bound)[..., visible].all()
+        ok = (np.abs(got - ref) <= bound)[..., visible].all()
     return bool(ok and (got[..., above] == -np.inf).all())
 
 
