@@ -8,9 +8,10 @@ numpy's own OpenBLAS on one thread): "fresh" times the shape first thing, "after
 multiplies two 512x512 zero matrices. Each figure is the median of five batches; the table gives
 GFLOPS, the ratio, and whether both processes' products of the same seeded operands have the
 same bytes.
-On the AMD EPYC of family 23 (Zen) the shapes up to a few hundred rows run up to 3.7x slower
+On the AMD EPYC of family 23 (Zen) the shapes up to a few hundred rows run up to 3.5x slower
 fresh, bits unchanged, and ``perf annotate`` puts the time on OpenBLAS's sgemm kernel right after
-its ``prefetcht1`` into the packing buffer (docs/performance.md, "A process's first products").
+its ``prefetcht1`` into the packing buffer (docs/performance.md, "Prefill's causal attention,
+bfloat16, and a process's first products").
 """
 
 from __future__ import annotations

@@ -35,21 +35,21 @@ def _node_timer():
     times = collections.defaultdict(list)
     undo = []
 
-    def patch(owner, attr, label, method):
+    def patch(owner, attr, label=None):  # no label: a method, timed under its node's class
         orig = getattr(owner, attr)
 
         def timed(*args, **kwargs):
             t = time.perf_counter()
             out = orig(*args, **kwargs)
-            times[type(args[0]).__name__ if method else label].append(time.perf_counter() - t)
+            times[label or type(args[0]).__name__].append(time.perf_counter() - t)
             return out
         setattr(owner, attr, timed)
         undo.append((owner, attr, orig))
 
     for cls in (generated.FormulaNode, node.AccumulateGrad):
-        patch(cls, "_run", None, True)
-    patch(engine, "_validate", "(engine) validate_outputs", False)
-    patch(torch.autograd, "_make_grads", "(torch.autograd) _make_grads", False)
+        patch(cls, "_run")
+    patch(engine, "_validate", "(engine) validate_outputs")
+    patch(torch.autograd, "_make_grads", "(torch.autograd) _make_grads")
     return times, lambda: [setattr(owner, attr, orig) for owner, attr, orig in undo]
 
 
