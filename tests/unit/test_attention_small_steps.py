@@ -124,3 +124,23 @@ def test_control_a_float32_exp_is_seen(monkeypatch):
     assert _reference(q, k, v, None, False, None, torch.float32)[0].tobytes() == got
     monkeypatch.setitem(globals(), "exact", lambda fn, x: fn(x))
     assert _reference(q, k, v, None, False, None, torch.float32)[0].tobytes() != got
+
+
+@pytest.mark.parametrize("lq", [1, 40, 300])
+@pytest.mark.parametrize("mask", [None, "causal", "float"])
+def test_non_finite_inputs_raise_no_float_warning(lq, mask):
+    """inf - inf in a row's shift is a NaN value, as in upstream's C++ kernel, never a numpy
+    RuntimeWarning (upstream prints nothing)."""
+    q = torch.randn(1, 4, lq, 16)
+    k, v = torch.randn(1, 2, 300, 16), torch.randn(1, 2, 300, 16)
+    k = k.repeat_interleave(2, 1)
+    v = v.repeat_interleave(2, 1)
+    k[0, 1, 0, 3] = math.inf      # the first key: every row sees it
+    q[0, 2, 0, 5] = math.nan
+    m = torch.zeros(lq, 300) if mask == "float" else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+            q, k, v, 0.0, mask == "causal", attn_mask=m)[:2]
+    assert out[0, 2, 0].isnan().all()          # the NaN query's row
+    assert not out[0, 0].isnan().any()         # a head without either
