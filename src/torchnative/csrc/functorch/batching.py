@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ..core.grad_mode import TLS as _GRAD
 from ..core.refuse import TorchnativeNotImplementedError
-from ..dispatch.door import _any_requires_grad, aten_dispatch, resolve_composite_implicit
+from ..dispatch.door import _any_requires_grad, aten_dispatch, call, resolve_composite_implicit
 from ..ops.dispatch_keys import autograd_excluded
 from ..dispatch.boxing import normalized
 from ..core.tensor import TensorBase, wrap_dim
@@ -138,7 +138,7 @@ def batched_call(op, level, args, kwargs):
         cia = op.cache["CompositeImplicitAutograd"] = resolve_composite_implicit(op)
     if cia is not None:
         try:
-            return cia.fn(*args, **kwargs)
+            return call(cia, args, kwargs)
         except (TorchnativeNotImplementedError, AttributeError) as e:
             # a few of torchnative's composite kernels read values or call kernels directly
             # (not through the door): such a call runs per element instead

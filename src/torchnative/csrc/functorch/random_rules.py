@@ -7,7 +7,7 @@ expanded along it)."""
 from __future__ import annotations
 
 from ..core.tensor import TensorBase
-from ..dispatch.door import aten_dispatch, resolve_composite_implicit
+from ..dispatch.door import aten_dispatch, call, resolve_composite_implicit
 from . import levels
 from .batching import RANDOM, at_front, batch_size, fallback, front, is_inplace, unwrap, wrap
 
@@ -34,7 +34,7 @@ def random_call(op, level, args, kwargs):
     if cia is _UNRESOLVED:
         cia = op.cache["CompositeImplicitAutograd"] = resolve_composite_implicit(op)
     if cia is not None:  # dropout and friends: their parts draw (as upstream decomposes them)
-        return cia.fn(*args, **kwargs)
+        return call(cia, args, kwargs)
     tensors = [(i, a) for i, a in enumerate(args) if isinstance(a, TensorBase)]
     batched = [i for i, a in tensors if unwrap(a, level)[1] is not None]
     if mode == "same" and is_inplace(op) and batched == [0]:

@@ -14,7 +14,6 @@ from ..core import dtypes as D
 from ..core.construct import empty, from_result
 from ..core.device import CPU
 from ..core.tensor import wrap_dim
-from .pointwise_base import QUIET_RESET, QUIET_SET, QUIET_STATE
 from .support.common import arr, as_compute, wrap
 from ..dispatch.call import call
 from .support.nn_util import not_implemented
@@ -45,35 +44,25 @@ _sub, _exp, _rec, _mul, _log = np.subtract, np.exp, np.reciprocal, np.multiply, 
 
 def softmax_array(x: np.ndarray, axis: int) -> np.ndarray:
     """exp(x - max) * (1 / sum), in x's dtype, into a new contiguous array (the ufuncs called
-    positionally: keyword parsing is a sizeable part of a small softmax). Quietly: a row holding
-    inf gives NaN (inf - inf) without a warning, as in C++."""
-    token = QUIET_SET(QUIET_STATE)
-    try:
-        m = _max(x, axis, None, None, True)
-        e = _sub(x, m)
-        _exp(e, e)
-        s = _sum(e, axis, None, None, True)
-        _rec(s, s)
-        _mul(e, s, e)
-        return e
-    finally:
-        if token is not None:
-            QUIET_RESET(token)
+    positionally: keyword parsing is a sizeable part of a small softmax). A row holding inf gives
+    NaN (inf - inf), without a warning in the door's quiet float state, as in C++."""
+    m = _max(x, axis, None, None, True)
+    e = _sub(x, m)
+    _exp(e, e)
+    s = _sum(e, axis, None, None, True)
+    _rec(s, s)
+    _mul(e, s, e)
+    return e
 
 
 def log_softmax_array(x: np.ndarray, axis: int) -> np.ndarray:
-    """(x - max) - log(sum(exp(x - max))), positionally and quietly as softmax_array."""
-    token = QUIET_SET(QUIET_STATE)
-    try:
-        m = _max(x, axis, None, None, True)
-        shifted = _sub(x, m)
-        s = _sum(_exp(shifted), axis, None, None, True)
-        _log(s, s)
-        _sub(shifted, s, shifted)
-        return shifted
-    finally:
-        if token is not None:
-            QUIET_RESET(token)
+    """(x - max) - log(sum(exp(x - max))), positionally as softmax_array."""
+    m = _max(x, axis, None, None, True)
+    shifted = _sub(x, m)
+    s = _sum(_exp(shifted), axis, None, None, True)
+    _log(s, s)
+    _sub(shifted, s, shifted)
+    return shifted
 
 
 _NATIVE = frozenset(D.BY_NAME[n] for n in ("float32", "float64"))

@@ -11,7 +11,6 @@ import numpy as np
 from ..core import dtypes as D
 from ..core.construct import from_result
 from ..ops.kernel_registry import KERNELS, kernel
-from .pointwise_base import QUIET_RESET, QUIET_SET, QUIET_STATE
 from .pointwise_math import exact
 from .reduction import dense_sum_plan
 from .support.common import result_type
@@ -55,13 +54,8 @@ def _dense_lane(grad_output, output, dim, input_dtype):
     total = dense_sum_plan(grad_output, [dim], True)
     if total is None:
         return None
-    token = QUIET_SET(QUIET_STATE)
-    try:
-        r = _mul(exact(_exp, o), total(g))
-        _sub(g, r, r)
-    finally:
-        if token is not None:
-            QUIET_RESET(token)
+    r = _mul(exact(_exp, o), total(g))   # (the door's quiet float state)
+    _sub(g, r, r)
     return from_result(r, dt)
 
 

@@ -18,6 +18,8 @@ import numbers
 import numpy as np
 
 from ..platform.cpp_names import scalar_cpp
+from ..platform.float_state import (  # noqa: F401  (re-exported to the kernels)
+    quiet, quiet_enter, quiet_exit)
 from ..core import dtypes as D
 from ..core.cast import cast_array, readable
 from ..core.construct import from_result
@@ -83,49 +85,6 @@ class _Nothing:
 NOTHING = _Nothing()
 
 
-def _ignoring_extobj():
-    """numpy's error-state context variable and its all-ignore value (numpy >= 2 keeps errstate
-    in a ContextVar); (None, None) where numpy does not have it."""
-    try:
-        from numpy._core._ufunc_config import _extobj_contextvar as cv
-    except ImportError:
-        return None, None
-    with np.errstate(all="ignore"):
-        return cv, cv.get()
-
-
-_ERR_CV, _ERR_IGNORE = _ignoring_extobj()
-
-
-class _Quiet:
-    """np.errstate(all="ignore") without rebuilding the state on every entry."""
-
-    __slots__ = ("_token",)
-
-    def __enter__(self):
-        self._token = _ERR_CV.set(_ERR_IGNORE)
-        return self
-
-    def __exit__(self, *exc):
-        _ERR_CV.reset(self._token)
-        return False
-
-
-def quiet():
-    """Float exceptions are values here (inf, nan), as in C++; numpy must not warn about them."""
-    return _Quiet() if _ERR_CV is not None else np.errstate(all="ignore")
-
-
-def quiet_enter():
-    """The hot-path form of ``quiet``: a token for ``quiet_exit`` (None: nothing to undo)."""
-    return _ERR_CV.set(_ERR_IGNORE) if _ERR_CV is not None else None
-
-
-def quiet_exit(token) -> None:
-    if token is not None:
-        _ERR_CV.reset(token)
-
-
 def quietly(fn):
     """A kernel that computes in the quiet float state (``quiet_enter``) throughout: its float
     exceptions are values (inf - inf is NaN, a sum past the range inf), as in C++."""
@@ -137,17 +96,6 @@ def quietly(fn):
         finally:
             quiet_exit(token)
     return run
-
-
-def _no_state(_):
-    return None
-
-
-# quiet_enter/quiet_exit as the C calls themselves, for the hottest loops (no Python frame):
-# ``token = QUIET_SET(QUIET_STATE)`` ... ``if token is not None: QUIET_RESET(token)``
-QUIET_SET = _ERR_CV.set if _ERR_CV is not None else _no_state
-QUIET_RESET = _ERR_CV.reset if _ERR_CV is not None else _no_state
-QUIET_STATE = _ERR_IGNORE
 
 
 def check(kernel: str, dt: D.dtype, allowed) -> None:

@@ -23,10 +23,7 @@ from .pointwise_base import (ALL_H, ALL_HB, ALL_HBC, ALL_HC, BOOL, COMPLEX, F8, 
                              original_f32, py_dtype, quiet, result_type, shapes_of)
 from .pointwise_math import exact, fma
 from ..ops.kernel_registry import kernel
-from .pointwise_base import QUIET_RESET as _QUIET_RESET, QUIET_SET as _QUIET_SET, \
-    QUIET_STATE as _QUIET_STATE
-from .pointwise_base import NATIVE as _NATIVE, QUIET as _FLOATS, quiet_enter, quiet_exit, \
-    scalar_value
+from .pointwise_base import NATIVE as _NATIVE, quiet_enter, quiet_exit, scalar_value
 from ..core.construct import from_result
 
 
@@ -78,16 +75,12 @@ def apply2(fn, a, b, dt: D.dtype, out_dt: D.dtype | None = None, reduced_scalar:
             y = b._np  # _native_operand's first case, without its frame
         else:
             y = _native_operand(b, dt)
-        if y is not None:
-            token = _QUIET_SET(_QUIET_STATE) if dt in _FLOATS else None
+        if y is not None:   # (float exceptions: the door runs kernels in the quiet state)
             try:
                 r = fn(x, y)
             except ValueError:
                 broadcast_shape(*shapes_of(a, b))
                 raise
-            finally:
-                if token is not None:
-                    _QUIET_RESET(token)
             if type(r) is np.ndarray and r.flags.c_contiguous and x.flags.c_contiguous and \
                     (type(y) is not np.ndarray or y.flags.c_contiguous) and \
                     r.dtype == x.dtype and out_dt is None:
@@ -130,13 +123,10 @@ def _float_pair(fn, a, b):
         if b._dtype is dt and dt in _NATIVE_FLOATS and not a._wrapped and not b._wrapped:
             x, y = a._np, b._np
             if x is not None and y is not None:
-                token = _QUIET_SET(_QUIET_STATE)
                 try:
                     r = fn(x, y)
                 except ValueError:
                     return None  # sizes that do not broadcast: apply2 names them
-                finally:
-                    _QUIET_RESET(token)
                 # 0-d operands give a numpy scalar, which only finish makes an array
                 if type(r) is np.ndarray and r.flags.c_contiguous and x.flags.c_contiguous and \
                         y.flags.c_contiguous:

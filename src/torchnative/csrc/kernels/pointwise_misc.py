@@ -15,8 +15,8 @@ import numpy as np
 
 from ..core import dtypes as D
 from .pointwise_base import (ALL_H, ALL_HB, ALL_HC, BF16, BOOL, COMPLEX, F16, F32, FLOAT_H,
-                             FLOAT_HC, INTEGRAL, NOTHING, REDUCED, U8, broadcasting, check, checked,
-                             compute_dtype, finish, needs_quiet, operand, quiet, result_type)
+                             FLOAT_HC, INTEGRAL, REDUCED, U8, broadcasting, check, checked,
+                             compute_dtype, finish, operand, result_type)
 from .pointwise_binary import maximum, minimum
 from .pointwise_math import (CHUNK, ONEDNN_AVX2, ONEDNN_AVX512, ONEDNN_BF16, ONEDNN_FP16,
                              ONEDNN_SSE41, SIMD_MATH, erf, erf_vec32, exact, fma, gelu_onednn,
@@ -35,8 +35,7 @@ def _apply(fn, self, dt, *more):
     """``fn`` over self (and ``more`` tensors) cast to ``dt``, in its compute dtype."""
     cdt = compute_dtype(dt)
     xs = [operand(t, dt, cdt) for t in (self, *more)]
-    with quiet() if needs_quiet(dt) else NOTHING:
-        r = broadcasting(lambda: fn(*xs), self, *more)
+    r = broadcasting(lambda: fn(*xs), self, *more)   # (the door's quiet float state)
     return finish(r, dt, self, *more)
 
 

@@ -18,9 +18,8 @@ from ..core.cast import cast_array
 from ..core.construct import from_result
 from .pointwise_base import (ALL_H, ALL_HC, BOOL, C32, COMPLEX, F8, F32, F64, FLOAT_H, FLOAT_HC,
                              INTEGRAL,
-                             NATIVE, NOTHING, QUIET, REDUCED, check, checked, compute_dtype, finish,
-                             needs_quiet, operand, quiet, QUIET_RESET, QUIET_SET,
-                             QUIET_STATE)
+                             NATIVE, NOTHING, REDUCED, check, checked, compute_dtype, finish,
+                             needs_quiet, operand, quiet)
 from .pointwise_math import erf, erf_vec32, erfc, erfinv, exact, vectorized_mask
 from ..ops.kernel_registry import kernel
 
@@ -33,13 +32,9 @@ def float_dtype(self) -> D.dtype:
 def apply1(fn, self, dt: D.dtype, out_dt: D.dtype | None = None):
     x = self._np
     if dt in NATIVE and self._dtype is dt and x is not None:
-        # the common case: a dense tensor already in the compute dtype
-        token = QUIET_SET(QUIET_STATE) if dt in QUIET else None
-        try:
-            r = fn(x)
-        finally:
-            if token is not None:
-                QUIET_RESET(token)
+        # the common case: a dense tensor already in the compute dtype (float exceptions: the
+        # door runs kernels in the quiet state)
+        r = fn(x)
         if type(r) is np.ndarray and r.flags.c_contiguous and x.flags.c_contiguous and \
                 r.dtype == x.dtype and out_dt is None:
             return from_result(r, dt)

@@ -16,7 +16,6 @@ from ..core.cast import cast_array
 from ..core.construct import from_result
 from ..core.tensor import TensorBase
 from .copy import strides_for
-from .pointwise_base import quietly
 from .reduction_dims import check_ndim, dim_list, reduce_axes, reduced_numel, reduced_shape  # noqa: F401
 from .reduction_cols import COL_PLANS as _COL_PLANS, col_plan
 from .reduction_sum_rows import ROW_SUM_PLANS as _ROW_SUM_PLANS, sum_rows_plan
@@ -181,7 +180,6 @@ def dense_sum_plan(self, dim, keepdim):
 
 
 @kernel("sum.dim_IntList")
-@quietly
 def sum_dim(self, dim, keepdim=False, *, dtype=None):
     if dtype is None:
         run = dense_sum_plan(self, dim, keepdim)
@@ -197,7 +195,6 @@ def sum_all(self, *, dtype=None):
 
 
 @kernel("nansum")
-@quietly
 def nansum(self, dim=None, keepdim=False, *, dtype=None):
     if self.dtype.is_complex:
         raise RuntimeError("nansum on CPU does not support complex inputs")
@@ -219,7 +216,6 @@ def _check_mean_dtype(self, dtype):
 
 
 @kernel("mean.dim")
-@quietly
 def mean_dim(self, dim, keepdim=False, *, dtype=None):
     if dtype is None:
         x = self._np
