@@ -360,7 +360,8 @@ def resolve_composite_implicit(op: OperatorHandle):
 
 def _quiet_unless_view(op: OperatorHandle, impl: Impl) -> None:
     """A view (every return an alias its call does not write) does no float arithmetic: it
-    skips the quiet state's two context-variable calls (~0.3 us here), which views pay most."""
+    skips the quiet state (its two context-variable calls and the cache miss of numpy's next
+    read of its state, ~1 us a call here: measured in docs/performance.md)."""
     returns = op.schema.returns
     if returns and all(r.alias_info is not None and not r.alias_info.is_write for r in returns):
         impl.quiet = False
