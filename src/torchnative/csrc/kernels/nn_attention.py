@@ -28,7 +28,6 @@ from ..core.device import CPU
 from .support.common import arr, as_compute, wrap
 from ..dispatch.call import call
 from .support.nn_util import subclass_like, typemeta
-from .pointwise_base import quietly
 from .pointwise_math import exact, fma
 from ..ops.kernel_registry import kernel
 from .copy import _empty_like
@@ -222,7 +221,6 @@ def _scaled_dot_product_attention_math(query, key, value, attn_mask=None, dropou
 # ---- the flash kernel -------------------------------------------------------------------------
 
 @kernel("_scaled_dot_product_flash_attention_for_cpu")
-@quietly  # a row's shift by an infinite maximum (inf - inf) is a NaN value, as in C++
 def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0,
                                                 is_causal=False, *, attn_mask=None, scale=None):
     dt = query._dtype

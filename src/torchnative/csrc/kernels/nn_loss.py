@@ -17,7 +17,6 @@ import numpy as np
 from ..core import dtypes as D
 from ..core.cast import cast_array
 from ..core.promotion import can_cast, promote_types
-from .pointwise_base import quietly
 from .support.common import arr, as_compute, wrap
 from .support.broadcast import infer_size
 from ..dispatch.call import call
@@ -124,7 +123,6 @@ def check_nll2d_inputs(self, target, weight) -> None:
 
 
 @kernel("nll_loss_forward")
-@quietly
 def nll_loss_forward(self, target, weight, reduction, ignore_index):
     _check_target_dtype(target)
     check_nll_shapes(self, target)

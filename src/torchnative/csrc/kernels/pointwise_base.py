@@ -11,8 +11,6 @@ overflow" (``checked``).
 
 from __future__ import annotations
 
-import functools
-
 import numbers
 
 import numpy as np
@@ -62,40 +60,9 @@ def compute_dtype(dt: D.dtype) -> np.dtype:
     return cdt
 
 
-# dtypes whose storage type is their compute type (no opmath widening, no cast on the way in),
-# and those of them whose loops raise floating-point flags
+# dtypes whose storage type is their compute type (no opmath widening, no cast on the way in)
 NATIVE = frozenset(D.BY_NAME[n] for n in ("float32", "float64", "int64", "int32", "int16",
                                          "int8", "uint8", "complex64", "complex128"))
-QUIET = frozenset(D.BY_NAME[n] for n in ("float32", "float64", "complex64", "complex128"))
-
-
-def needs_quiet(dt: D.dtype) -> bool:
-    """Only floating-point loops raise the IEEE flags numpy turns into warnings."""
-    return dt.is_floating_point or dt.is_complex
-
-
-class _Nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-NOTHING = _Nothing()
-
-
-def quietly(fn):
-    """A kernel that computes in the quiet float state (``quiet_enter``) throughout: its float
-    exceptions are values (inf - inf is NaN, a sum past the range inf), as in C++."""
-    @functools.wraps(fn)
-    def run(*args, **kwargs):
-        token = quiet_enter()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            quiet_exit(token)
-    return run
 
 
 def check(kernel: str, dt: D.dtype, allowed) -> None:

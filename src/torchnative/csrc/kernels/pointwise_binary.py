@@ -18,8 +18,8 @@ from ..core import dtypes as D
 from ..core.tensor import TensorBase
 from .pointwise_base import (ALL_H, ALL_HB, ALL_HBC, ALL_HC, BOOL, COMPLEX, F8, F64, FLOAT_H,
                              FLOAT_HC,
-                             I64, INTEGRAL, NOTHING, REDUCED, broadcast_shape, check, checked,
-                             compute_dtype, finish, is_scalar_operand, needs_quiet, operand,
+                             I64, INTEGRAL, REDUCED, broadcast_shape, check, checked,
+                             compute_dtype, finish, is_scalar_operand, operand,
                              original_f32, py_dtype, quiet, result_type, shapes_of)
 from .pointwise_math import exact, fma
 from ..ops.kernel_registry import kernel
@@ -92,12 +92,11 @@ def apply2(fn, a, b, dt: D.dtype, out_dt: D.dtype | None = None, reduced_scalar:
         y = original_f32(b)
     else:
         y = operand(b, dt, cdt)
-    with quiet() if needs_quiet(dt) else NOTHING:
-        try:
-            r = fn(x, y)
-        except ValueError:
-            broadcast_shape(*shapes_of(a, b))
-            raise
+    try:
+        r = fn(x, y)
+    except ValueError:
+        broadcast_shape(*shapes_of(a, b))
+        raise
     return finish(r, out_dt or dt, a, b)
 
 

@@ -18,8 +18,8 @@ from ..core.cast import cast_array
 from ..core.construct import from_result
 from .pointwise_base import (ALL_H, ALL_HC, BOOL, C32, COMPLEX, F8, F32, F64, FLOAT_H, FLOAT_HC,
                              INTEGRAL,
-                             NATIVE, NOTHING, REDUCED, check, checked, compute_dtype, finish,
-                             needs_quiet, operand, quiet)
+                             NATIVE, REDUCED, check, checked, compute_dtype, finish,
+                             operand, quiet)
 from .pointwise_math import erf, erf_vec32, erfc, erfinv, exact, vectorized_mask
 from ..ops.kernel_registry import kernel
 
@@ -40,8 +40,7 @@ def apply1(fn, self, dt: D.dtype, out_dt: D.dtype | None = None):
             return from_result(r, dt)
         return finish(r, out_dt or dt, self)
     x = operand(self, dt, compute_dtype(dt))
-    with quiet() if needs_quiet(dt) else NOTHING:
-        r = fn(x)
+    r = fn(x)
     return finish(r, out_dt or dt, self)
 
 
