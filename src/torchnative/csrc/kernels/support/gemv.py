@@ -9,8 +9,7 @@ products of one token, CPU ms streamed / in cache; docs/performance.md):
 * an AMD EPYC with AVX-512 (Zen 4): one BLAS dot per row (numpy's ``vecdot``) 26.8 / 9.3,
   OpenBLAS's gemv (gemv_t) 45.7 / 8.1; under OpenBLAS's Haswell kernels and numpy without
   AVX-512 the dots still won, 23.8 against 44.3;
-* an Intel Xeon with AVX-512: gemv 52.0 / 14.3, the dots 53.3 / 15.5 (43.7 / 47.0 in a
-  same-process alternation);
+* an Intel Xeon with AVX-512: gemv 52.0 / 14.3, the dots 53.3 / 15.5;
 * an AMD EPYC with AVX2 only (Zen): gemv 42.9 / 13.4, the dots 47.1 / 16.7 (each dot's call
   costs ~16-20 ns a row, the cached difference).
 
