@@ -47,10 +47,12 @@ if [ "$(cat "$site/torch-2.13.0.dist-info/torchnative-stamp" 2>/dev/null)" != "$
   .venv/bin/python tools/vendor_torch.py --site-packages "$site"
   echo "$want" > "$site/torch-2.13.0.dist-info/torchnative-stamp"
 fi
-# bytecode for the vendored tree, as pip writes it for what it installs (current files are
-# skipped; the one Python 3.12-only test helper fails to compile here, as it does for pip)
+# bytecode for the vendored tree and for ours (an editable install, for which pip writes none),
+# as pip writes it for what it installs: an import need not compile, even where the caller sets
+# PYTHONDONTWRITEBYTECODE (current files are skipped; the one Python 3.12-only test helper fails
+# to compile here, as it does for pip)
 .venv/bin/python -m compileall -q -j 2 -x 'py312_intrinsics\.py$' "$site/torch" "$site/functorch" \
-  "$site/torchgen" >/dev/null
+  "$site/torchgen" src/torchnative >/dev/null
 want=$(stamp $REQ pyproject.toml tools/setup.sh)
 if [ "$(cat .venv/.torchnative-deps 2>/dev/null)" != "$want" ]; then
   # torch's own runtime requirements come from the vendored METADATA, so pip sees torch as present
