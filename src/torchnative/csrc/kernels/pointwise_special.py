@@ -146,21 +146,24 @@ def digamma(self):
 
 
 def _trigamma(x):
-    """upstream's calc_trigamma: reflection, six recurrence steps, asymptotic series; the
-    accumulator is a double even for float inputs."""
-    x64 = x.astype(np.float64)
+    """calc_trigamma in x's own precision, as upstream's float and double overloads compute it
+    (float16 and bfloat16 through the float one): reflection through sin(pi x), six recurrence
+    steps, the asymptotic series with its multiply-adds contracted as the compiled code
+    contracts them."""
+    t = x.dtype.type
+    one, pi = t(1), t(np.pi)
     with quiet():
-        neg = x64 < 0.5
-        s = C.sin(np.pi * x64)
-        result = np.where(neg, -(np.pi * np.pi) / (s * s), 0.0)
-        y = np.where(neg, 1 - x, x).astype(x.dtype)
+        neg = x < t(0.5)
+        s = C.sin(pi * x)
+        result = np.where(neg, t(0) - (pi * pi) / (s * s), t(0))
+        y = np.where(neg, one - x, x)
         for _ in range(6):
-            result = result + 1 / (y.astype(np.float64) * y)
-            y = y + x.dtype.type(1)
-        y = y.astype(np.float64)
-        ixx = 1 / (y * y)
-        result = result + (1 + 1 / (2 * y) + ixx * (1 / 6 - ixx * (1 / 30 - ixx * (1 / 42)))) / y
-        return np.where(neg, -result, result).astype(x.dtype)
+            result = result + one / (y * y)
+            y = y + one
+        ixx = one / (y * y)
+        series = fma(-ixx, fma(-ixx, one / t(42), one / t(30)), one / t(6))
+        result = result + fma(ixx, series, one + one / (t(2) * y)) / y
+        return np.where(neg, -result, result)
 
 
 @kernel("polygamma")
