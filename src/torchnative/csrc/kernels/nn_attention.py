@@ -33,6 +33,7 @@ from ..ops.kernel_registry import kernel
 from .copy import _empty_like
 from .views import transpose as _transpose
 from ..core.refuse import TorchnativeNotImplementedError as _REFUSED
+from ..platform import cpu_capability
 from ..platform.torch_warn import torch_warn
 
 _B = D.BY_NAME
@@ -269,6 +270,10 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
         _mask_causal(scores)
     # the ufuncs' own reductions: ndarray.max/sum call exactly these through Python wrappers
     row_max = np.maximum.reduce(scores, axis=-1, keepdims=True)
+    if attn_mask is None:
+        top = np.maximum.reduce(row_max, axis=None)
+        if top != top:  # a row's maximum is NaN
+            _skip_tail_nan_blocks(scores, row_max, cpu_capability.VEC_BYTES // acc.itemsize)
     _replace(row_max, -np.inf, 0)  # fully masked rows: exp(-inf) = 0
     # upstream's vectorized exp is within an ulp; numpy's float32 exp is not, and its error
     # depends on which SIMD build of it this CPU runs
@@ -304,6 +309,31 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
     np.log(total, out=total)
     np.add(total.reshape(b, h, lq), row_max.reshape(b, h, lq), out=lse_t._np)
     return out, lse_t
+
+
+_KV_SPLIT = 512  # the flash kernel's block of keys (its kv_split_size at every query length)
+
+
+def _skip_tail_nan_blocks(scores, row_max, lanes):
+    """Rows whose maximum is NaN, as upstream's kernel sees them without a mask: it takes each
+    block's maximum over whole vectors of ``lanes`` keys with a NaN-propagating maximum and over
+    the block's last ``size % lanes`` keys with std::max, which passes a NaN over, and skips a
+    block whose maximum is -inf (its probabilities zero). So NaNs only among those last keys of
+    a block whose other keys are all -inf never reach the row: such blocks become -inf here and
+    their rows' maxima are taken again (a fully skipped row is then a fully masked one)."""
+    s = scores.shape[-1]
+    for idx in map(tuple, np.argwhere(np.isnan(row_max[..., 0]))):
+        row = scores[idx]
+        skipped = False
+        for n in range(0, s, _KV_SPLIT):
+            block = row[n:n + _KV_SPLIT]
+            nan = np.isnan(block)
+            if nan.any() and not nan[:block.size // lanes * lanes].any() and \
+                    (block[~nan] == -np.inf).all():
+                block[...] = -np.inf
+                skipped = True
+        if skipped:
+            row_max[idx] = np.maximum.reduce(row)
 
 
 _F32_NP = np.dtype(np.float32)
