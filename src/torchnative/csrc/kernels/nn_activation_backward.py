@@ -1,5 +1,5 @@
 """Activation backward kernels that upstream writes in C++ (Activation.cpp): threshold_backward,
-relu's gradient, gelu_backward.
+relu's gradient.
 
 threshold_backward(grad, self, t) is ``where(self <= t, 0, grad)``: composed here of the
 comparison and where kernels themselves (their dtype promotion, broadcasting and layout), so
@@ -12,9 +12,7 @@ import numpy as np
 
 from ..core import dtypes as D
 from .copy import copy_into
-from ..platform import cpu_capability
-from .pointwise_base import ALL_H, check, compute_dtype, finish, operand
-from .pointwise_math import gelu_backward_onednn
+from .pointwise_base import ALL_H, check
 from .pointwise_binary import dtype2
 from .pointwise_compare import le, where
 from .support.common import result_type, wrap
@@ -55,52 +53,3 @@ def threshold_backward(grad_output, self, threshold):
         grad = empty(grad_output._size, dt, grad_output.device)
         copy_into(grad, grad_output)
     return where(le(self, threshold), zero, grad)
-
-
-_F32, _BF16 = D.BY_NAME["float32"], D.BY_NAME["bfloat16"]
-# the dtypes gelu_out_cpu's use_onednn hands to oneDNN (bfloat16 where oneDNN computes it)
-_ONEDNN_DTYPES = frozenset([_F32] + [_BF16] * cpu_capability.ONEDNN_BF16)
-_GELU_DECOMPOSED: list = []
-
-
-def _onednn_gelu_backward(grad_output, self):
-    """gelu_backward_out_cpu's oneDNN branch (approximate "none", ``self`` contiguous with more
-    than one element, float32 or bfloat16, oneDNN enabled), taken here when ``grad_output`` has
-    ``self``'s dtype, shape and a C-contiguous layout too; None elsewhere."""
-    import torch
-
-    dt = self._dtype
-    if dt not in _ONEDNN_DTYPES or grad_output._dtype is not dt or \
-            grad_output._size != self._size or self.numel() <= 1 or \
-            not (cpu_capability.ONEDNN_AVX2 or cpu_capability.ONEDNN_SSE41):
-        return None
-    x, g = self._np, grad_output._np
-    if x is None or g is None or not (x.flags.c_contiguous and g.flags.c_contiguous) or \
-            not torch._C._get_mkldnn_enabled():
-        return None
-    cdt = compute_dtype(dt)
-    r = gelu_backward_onednn(operand(self, dt, cdt), operand(grad_output, dt, cdt),
-                             fused=cpu_capability.ONEDNN_AVX2)
-    return finish(r, dt, self)
-
-
-@kernel("gelu_backward")
-def gelu_backward(grad_output, self, *, approximate="none"):
-    if approximate == "none":
-        fast = _onednn_gelu_backward(grad_output, self)
-        if fast is not None:
-            return fast
-    return _gelu_decomposition()(grad_output, self, approximate=approximate)
-
-
-def _gelu_decomposition():
-    """The door's decomposition of gelu_backward (what serves every other call)."""
-    if not _GELU_DECOMPOSED:
-        from ..dispatch.boxing import normalized
-        from ..dispatch.call import op
-        from ..dispatch.door import _decomposition as decomposition, _guarded_decomposition
-
-        handle = op("gelu_backward")
-        _GELU_DECOMPOSED.append(_guarded_decomposition(handle, normalized(
-            handle, decomposition(handle))))
-    return _GELU_DECOMPOSED[0]

@@ -402,29 +402,6 @@ def gelu_onednn_avx2(x: np.ndarray, fused: bool = True) -> np.ndarray:
         return fmadd(erf, s, s)
 
 
-_AS_RSQRT_PI = _bits32(0x3f106eba)  # oneDNN's table: 1 / sqrt(pi) rounded down
-
-
-def gelu_backward_onednn(x: np.ndarray, dy: np.ndarray, fused: bool = True) -> np.ndarray:
-    """oneDNN's gelu_erf backward on float32 (the same jit code on AVX512, AVX2 and, with every
-    multiply-add a multiply and an add, SSE4.1): with R = x / sqrt(2), the derivative
-    0.5 + R / sqrt(pi) * exp(-R^2) + 0.5 * erf(R), erf by Abramowitz-Stegun with oneDNN's exp,
-    times ``dy``."""
-    one, half = np.float32(1), np.float32(0.5)
-    fmadd = fma32 if fused else _mul_add32
-    with np.errstate(all="ignore"):
-        r = x * _AS_RSQRT2
-        q = _exp_onednn(-(r * r), fmadd)
-        t = (r * _AS_RSQRT_PI) * q
-        w = one / fmadd(_AS_P, np.abs(r), one)
-        p = np.full_like(x, _AS_POL[4])
-        for c in _AS_POL[3::-1]:
-            p = fmadd(p, w, c)
-        erf = fmadd(-q * w, p, one)
-        erf = np.where(np.signbit(r), -erf, erf)
-        return fmadd(erf, half, t + half) * dy
-
-
 # ---- fused multiply-add --------------------------------------------------------------------------
 # Upstream's AVX2/AVX512 builds contract ``a * b + c`` into one fused multiply-add wherever the
 # compiler sees it (vectorized and scalar loops alike), so ``addcmul``, ``add(alpha=)``, ``lerp``,
