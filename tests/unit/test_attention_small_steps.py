@@ -48,6 +48,9 @@ def _reference(q, k, v, mask, causal, scale, dt):
     if causal:
         np.copyto(scores, -np.inf, where=na._above_diagonal(lq, s))
     row_max = np.maximum.reduce(scores, axis=-1, keepdims=True)
+    if mask is None:  # upstream's unmasked block maximum passes over a NaN past the vectors
+        na._skip_tail_nan_blocks(scores, row_max,
+                                 na.cpu_capability.VEC_BYTES // np.dtype(acc).itemsize)
     np.copyto(row_max, 0, where=row_max == -np.inf)
     np.subtract(scores, row_max, out=scores)
     scores = exact(np.exp, scores)
