@@ -270,11 +270,7 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
         _mask_causal(scores)
     # the ufuncs' own reductions: ndarray.max/sum call exactly these through Python wrappers
     row_max = np.maximum.reduce(scores, axis=-1, keepdims=True)
-    if attn_mask is None:
-        top = np.maximum.reduce(row_max, axis=None)
-        if top != top:  # a row's maximum is NaN
-            _skip_tail_nan_blocks(scores, row_max, cpu_capability.VEC_BYTES // acc.itemsize)
-    _replace(row_max, -np.inf, 0)  # fully masked rows: exp(-inf) = 0
+    _settle_maxima(scores, row_max, attn_mask is None and cpu_capability.VEC_BYTES // acc.itemsize)
     # upstream's vectorized exp is within an ulp; numpy's float32 exp is not, and its error
     # depends on which SIMD build of it this CPU runs
     if acc == _F32_NP and scores.size <= _SMALL and not is_causal:
@@ -312,6 +308,21 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
 
 
 _KV_SPLIT = 512  # the flash kernel's block of keys (its kv_split_size at every query length)
+
+
+def _settle_maxima(scores, row_max, lanes) -> None:
+    """The row maxima as the softmax takes them: NaN rows first as upstream's unmasked kernel
+    sees them (``lanes``: its vector width; 0 with a mask, whose maximum propagates every NaN),
+    then fully masked rows' -inf made 0 (exp(-inf) = 0). A decode step's few maxima are read
+    once, in Python, for both tests (numpy's reductions and compares cost more than they)."""
+    small = row_max.size <= 64
+    vals = row_max.ravel().tolist() if small else None
+    if lanes and (any(map(math.isnan, vals)) if small else np.isnan(row_max).any()):
+        _skip_tail_nan_blocks(scores, row_max, lanes)
+        vals = row_max.ravel().tolist() if small else None
+    if small and -math.inf not in vals:
+        return
+    np.copyto(row_max, 0, where=row_max == -np.inf)
 
 
 def _skip_tail_nan_blocks(scores, row_max, lanes):
