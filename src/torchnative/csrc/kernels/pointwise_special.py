@@ -149,21 +149,21 @@ def _trigamma(x):
     """calc_trigamma in x's own precision, as upstream's float and double overloads compute it
     (float16 and bfloat16 through the float one): reflection through sin(pi x), six recurrence
     steps, the asymptotic series with its multiply-adds contracted as the compiled code
-    contracts them."""
+    contracts them. Reached only from the polygamma kernel, which the door runs in the quiet
+    float state (a pole's division by zero is a value)."""
     t = x.dtype.type
     one, pi = t(1), t(np.pi)
-    with quiet():
-        neg = x < t(0.5)
-        s = C.sin(pi * x)
-        result = np.where(neg, t(0) - (pi * pi) / (s * s), t(0))
-        y = np.where(neg, one - x, x)
-        for _ in range(6):
-            result = result + one / (y * y)
-            y = y + one
-        ixx = one / (y * y)
-        series = fma(-ixx, fma(-ixx, one / t(42), one / t(30)), one / t(6))
-        result = result + fma(ixx, series, one + one / (t(2) * y)) / y
-        return np.where(neg, -result, result)
+    neg = x < t(0.5)
+    s = C.sin(pi * x)
+    result = np.where(neg, t(0) - (pi * pi) / (s * s), t(0))
+    y = np.where(neg, one - x, x)
+    for _ in range(6):
+        result = result + one / (y * y)
+        y = y + one
+    ixx = one / (y * y)
+    series = fma(-ixx, fma(-ixx, one / t(42), one / t(30)), one / t(6))
+    result = result + fma(ixx, series, one + one / (t(2) * y)) / y
+    return np.where(neg, -result, result)
 
 
 @kernel("polygamma")
