@@ -126,7 +126,7 @@ def test_a_dispatch_mode_runs_in_the_callers_state():
 
 def test_views_skip_the_quiet_state():
     """Views do no float arithmetic: their CPU kernels are resolved without the quiet state
-    (its two context-variable calls cost ~0.7 us here); kernels that compute keep it."""
+    (what it costs: bench/float_state_cost.py); kernels that compute keep it."""
     from torchnative.csrc.dispatch.call import op
 
     x = torch.randn(4, 6)
