@@ -16,8 +16,7 @@ import numbers
 import numpy as np
 
 from ..platform.cpp_names import scalar_cpp
-from ..platform.float_state import (  # noqa: F401  (re-exported to the kernels)
-    quiet, quiet_enter, quiet_exit)
+from ..platform.float_state import quiet  # noqa: F401  (re-exported to the kernels)
 from ..core import dtypes as D
 from ..core.cast import cast_array, readable
 from ..core.construct import from_result

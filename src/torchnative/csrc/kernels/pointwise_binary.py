@@ -23,7 +23,7 @@ from .pointwise_base import (ALL_H, ALL_HB, ALL_HBC, ALL_HC, BOOL, COMPLEX, F8, 
                              original_f32, py_dtype, quiet, result_type, shapes_of)
 from .pointwise_math import exact, fma
 from ..ops.kernel_registry import kernel
-from .pointwise_base import NATIVE as _NATIVE, quiet_enter, quiet_exit, scalar_value
+from .pointwise_base import NATIVE as _NATIVE, scalar_value
 from ..core.construct import from_result
 
 
@@ -426,11 +426,7 @@ def pow_tensor_scalar(self, exponent):
     if type(exponent) in (int, float) and exponent == 2 and self._dtype in _REAL and \
             x is not None and x.ndim and x.flags.c_contiguous:
         # the common case (RMSNorm's square): the general path's x * x, without its checks
-        token = quiet_enter()
-        try:
-            return from_result(x * x, self._dtype)
-        finally:
-            quiet_exit(token)
+        return from_result(x * x, self._dtype)
     if (self._dtype in INTEGRAL or self._dtype is BOOL) and py_dtype(exponent) in (
             BOOL, D.BY_NAME["int64"]) and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
@@ -440,12 +436,11 @@ def pow_tensor_scalar(self, exponent):
     if _is(exponent, 1) or _is(exponent, True):  # out.copy_(base)
         return finish(operand(self, dt, D.numpy_dtype(dt)).copy(), dt, self)
     x = operand(self, dt, compute_dtype(dt))
-    with quiet():
-        if dt in INTEGRAL:
-            r = _powi(x, checked(exponent, dt))
-        else:
-            check("pow", dt, FLOAT_HC)
-            r = _pow_scalar(x, exponent, dt)
+    if dt in INTEGRAL:
+        r = _powi(x, checked(exponent, dt))
+    else:
+        check("pow", dt, FLOAT_HC)
+        r = _pow_scalar(x, exponent, dt)
     return finish(r, dt, self)
 
 
