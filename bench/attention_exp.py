@@ -1,0 +1,138 @@
+"""The flash attention kernel's exponential: how far each exp is from upstream's, and what it costs.
+
+Usage: .venv/bin/python bench/attention_exp.py [--rounds 3] [--threads 1]
+
+Upstream's CPU flash kernel exponentiates whole vectors of shifted scores with ``exp_u20`` (a
+degree-5 polynomial) and a row's last few scores with libm's ``expf``. Ours takes numpy's
+float32 exp; the alternative it replaced is a float64 exp rounded once ("rounded" below). Three
+workers: upstream, ours, ours with the rounded exp. Each reports
+
+* its exp's distance from the correctly rounded exp, in ulp: 4,096 rows whose first score is 0
+  and whose other 15 (a whole 16-lane vector with the first) lie in [-60, -21] through a float
+  mask, values the identity, so each output is the exp itself (the row's sum rounds to 1);
+* the outputs of attention with identity values (each output a probability; 4 heads, 256
+  queries, 64 keys, scores of a few units), compared with upstream's, in ulp;
+* CPU ms per call of the kernel at a SmolLM2 prefill's shapes (9 query and 3 key/value heads of
+  64, causal) of 128 and 512 tokens, and a decode step's (one query, 512 keys).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _harness  # noqa: E402
+
+
+def _rounded_exp(x, out):
+    import numpy as np
+
+    out[...] = np.exp(x.astype(np.float64)).astype(x.dtype)
+    return out
+
+
+def worker(threads: int, exp: str, save: str) -> None:
+    import numpy as np
+    import torch
+
+    if exp == "rounded":
+        from torchnative.csrc.kernels import nn_attention
+
+        nn_attention._exp = _rounded_exp
+    torch.set_num_threads(threads)
+    flash = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
+    rng = np.random.default_rng(1)
+    d = rng.uniform(-60, -21, (4096, 16)).astype(np.float32)
+    d[:, 0] = 0
+    zero_q, zero_k = torch.zeros(1, 1, 4096, 16), torch.zeros(1, 1, 16, 16)
+    eye = torch.eye(16).reshape(1, 1, 16, 16)
+    exps = flash(zero_q, zero_k, eye, 0.0, False,
+                 attn_mask=torch.from_numpy(d).reshape(1, 1, 4096, 16))[0]
+    g = torch.Generator().manual_seed(0)
+    q, k = torch.randn(1, 4, 256, 64, generator=g) * 2, torch.randn(1, 4, 64, 64, generator=g) * 2
+    probs = flash(q, k, torch.eye(64).expand(1, 4, 64, 64).contiguous(), 0.0, False)[0]
+    np.savez(save, exps=exps.numpy().reshape(4096, 16)[:, 1:], d=d[:, 1:], probs=probs.numpy())
+    result = {}
+    for name, lq, s, causal in (("prefill 128", 128, 128, True), ("prefill 512", 512, 512, True),
+                                ("decode, 512 keys", 1, 512, False)):
+        qq = torch.randn(1, 9, lq, 64, generator=g)
+        kk, vv = torch.randn(1, 3, s, 64, generator=g), torch.randn(1, 3, s, 64, generator=g)
+        kk, vv = kk.repeat_interleave(3, 1), vv.repeat_interleave(3, 1)
+        result[name] = _harness.cpu_us_per_call(
+            lambda: flash(qq, kk, vv, 0.0, causal)) / 1e3  # noqa: B023
+    _harness.emit(result)
+
+
+def _ulps(a, b):
+    import numpy as np
+
+    return np.abs(a.view(np.int32).astype(np.int64) - b.view(np.int32).astype(np.int64))
+
+
+def main() -> None:
+    import argparse
+
+    import numpy as np
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--worker", action="store_true")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--exp", default="numpy")
+    ap.add_argument("--save", default="")
+    args = ap.parse_args()
+    if args.worker:
+        worker(args.threads, args.exp, args.save)
+        return
+    sides = (("upstream", _harness.UPSTREAM, "numpy"), ("ours", _harness.OURS, "numpy"),
+             ("ours, rounded exp", _harness.OURS, "rounded"))
+    print(f"cpu: {_harness.cpu_model()}")
+    print(f"load average before: {_harness.load_average()} ({args.rounds} rounds, "
+          f"{args.threads} threads)", flush=True)
+    times = {name: {} for name, _, _ in sides}
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(args.rounds):
+            for name, python, exp in sides:
+                save = str(Path(tmp) / f"{exp}-{python.parent.parent.name}.npz")
+                out = subprocess.run(
+                    [str(python), __file__, "--worker", "--threads", str(args.threads),
+                     "--exp", exp, "--save", save],
+                    capture_output=True, text=True,
+                    env=_harness.env_for("upstream" if python == _harness.UPSTREAM else "ours",
+                                         args.threads))
+                if out.returncode != 0:
+                    raise RuntimeError(f"{name} worker failed:\n{out.stderr[-3000:]}")
+                for case, v in json.loads(out.stdout.strip().splitlines()[-1]).items():
+                    times[name].setdefault(case, []).append(v)
+        data = {name: dict(np.load(str(Path(tmp) / f"{exp}-{python.parent.parent.name}.npz")))
+                for name, python, exp in sides}
+    print(f"load average after: {_harness.load_average()}")
+    exact = np.exp(data["upstream"]["d"].astype(np.float64)).astype(np.float32)
+    print("\nexp of 61,440 scores in [-60, -21], ulp from the correctly rounded exp:")
+    for name, _, _ in sides:
+        u = _ulps(data[name]["exps"], exact)
+        print(f"  {name:<18} max {u.max()}, mean {u.mean():.3f}, {100 * (u > 0).mean():.1f}% "
+              "not correctly rounded")
+    print("\nattention probabilities (65,536), ulp from upstream's:")
+    up = data["upstream"]["probs"]
+    keep = up > 1e-30
+    for name, _, _ in sides[1:]:
+        u = _ulps(data[name]["probs"], up)[keep]
+        print(f"  {name:<18} max {u.max()}, mean {u.mean():.3f}, {100 * (u > 0).mean():.1f}% "
+              "differ")
+    print("\nCPU ms per call (median of rounds), ratio to upstream's:")
+    for case in times["upstream"]:
+        u = statistics.median(times["upstream"][case])
+        row = "  ".join(f"{name} {statistics.median(times[name][case]):.3f} "
+                        f"({statistics.median(times[name][case]) / u:.2f}x)"
+                        for name, _, _ in sides[1:])
+        print(f"  {case:<17} upstream {u:.3f}  {row}")
+
+
+if __name__ == "__main__":
+    main()
