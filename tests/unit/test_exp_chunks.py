@@ -1,12 +1,11 @@
-"""Chunked and causal lanes of an exp give the whole-array evaluation's bits.
+"""The chunked and causal lanes of float32 ``exact`` evaluation give the whole-array path's bits.
 
 ``pointwise_math._exact_chunks`` evaluates a large float32 array a chunk at a time, ``silu``
 does its steps a chunk at a time, and the flash attention kernel's ``_causal_exp`` evaluates
-(numpy's exp, in the scores' dtype) only the keys a block of causal query rows can see (the
-rest are -inf, whose exp is 0). Each is held here to the plain whole-array formula, bit for bit,
-on sizes across the chunk boundaries and with special values; the controls show the comparison
-sees a change of evaluation (numpy's own float32 exp against ``exact``) and a causal lane that
-skipped keys that are not masked."""
+only the keys a block of causal query rows can see (the rest are -inf, whose exp is 0). Each is
+held here to the plain whole-array formula, bit for bit, on sizes across the chunk boundaries
+and with special values; the controls show the comparison sees a change of evaluation (numpy's
+own float32 exp) and a causal lane that skipped keys that are not masked."""
 
 from __future__ import annotations
 
@@ -74,40 +73,20 @@ def _shifted_causal_scores(heads, lq, s, dt):
 def test_causal_exp_matches_whole_array(dt, heads, lq, s, monkeypatch):
     x = _shifted_causal_scores(heads, lq, s, dt)
     with np.errstate(all="ignore"):
-        for tail in sorted({0, s // 3, s - 1, s, na._libm_tail(s, dt)}):
-            want = _whole(x, tail)
-            for block in (na._EXP_BLOCK, heads * s, 3 * heads * s + 1):   # rows per block: 1, 3
-                monkeypatch.setattr(na, "_EXP_BLOCK", block)
-                got = x.copy()
-                na._causal_exp(got, tail)
-                assert _bits(got) == _bits(want), (block, tail)
+        want = exact(np.exp, x)
+        for block in (na._EXP_BLOCK, heads * s, 3 * heads * s + 1):   # rows per block: 1, 3
+            monkeypatch.setattr(na, "_EXP_BLOCK", block)
+            got = x.copy()
+            na._causal_exp(got)
+            assert _bits(got) == _bits(want), block
         # control: a key that is not masked must be evaluated -- one visible past row 0's
         # block is caught
         leak = x.copy()
         leak[:, 0, -1] = 0.0
-        want = _whole(leak, s)
+        want = exact(np.exp, leak)
         monkeypatch.setattr(na, "_EXP_BLOCK", heads * s)
-        na._causal_exp(leak, s)
+        na._causal_exp(leak)
     assert _bits(leak) != _bits(want)
-
-
-def _whole(x, tail):
-    """The whole array's exp: numpy's in x's dtype before key ``tail``, rounded from float64
-    from it on."""
-    out = np.exp(x)
-    out[..., tail:] = exact(np.exp, x[..., tail:])
-    return out
-
-
-def test_exp_keys_rounds_the_tail_once():
-    """Keys from the tail on take the float64 exp rounded once (upstream's libm expf), the
-    others numpy's float32 exp; control: the two differ on these scores."""
-    x = -np.abs(np.random.default_rng(5).standard_normal((4, 100)) * 6).astype(np.float32)
-    assert _bits(np.exp(x)) != _bits(exact(np.exp, x))
-    got = x.copy()
-    na._exp_keys(got, 64)
-    assert _bits(got[:, :64]) == _bits(np.exp(x[:, :64]))
-    assert _bits(got[:, 64:]) == _bits(exact(np.exp, x[:, 64:]))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
@@ -119,8 +98,8 @@ def test_flash_kernel_causal_lane_equals_whole_exp(dtype, monkeypatch):
     with torch.inference_mode():
         lane = flash(q, k, v, is_causal=True)[:2]
 
-        def whole(scores, tail):
-            scores[...] = _whole(scores, tail)
+        def whole(scores):
+            scores[...] = exact(np.exp, scores)
 
         monkeypatch.setattr(na, "_causal_exp", whole)
         plain = flash(q, k, v, is_causal=True)[:2]

@@ -271,12 +271,19 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
     # the ufuncs' own reductions: ndarray.max/sum call exactly these through Python wrappers
     row_max = np.maximum.reduce(scores, axis=-1, keepdims=True)
     _settle_maxima(scores, row_max, attn_mask is None and cpu_capability.VEC_BYTES // acc.itemsize)
-    np.subtract(scores, row_max, out=scores)
-    tail = _libm_tail(s, acc)
-    if is_causal and lq > 1 and scores.flags.c_contiguous and not np.isnan(row_max).any():
-        _causal_exp(scores, tail)
+    # upstream's vectorized exp is within an ulp; numpy's float32 exp is not, and its error
+    # depends on which SIMD build of it this CPU runs
+    if acc == _F32_NP and scores.size <= _SMALL and not is_causal:
+        # exact(np.exp, scores - row_max) with the difference rounded in float32 and written
+        # widened in one call (the float64 exp then runs on a fresh contiguous array, as there)
+        wide = np.subtract(scores, row_max, out=np.empty(scores.shape, np.float64), dtype=acc)
+        scores = np.exp(wide).astype(acc)
     else:
-        _exp_keys(scores, tail)
+        np.subtract(scores, row_max, out=scores)
+        if is_causal and lq > 1 and scores.flags.c_contiguous and not np.isnan(row_max).any():
+            _causal_exp(scores)
+        else:
+            scores = exact(np.exp, scores)
     total = np.add.reduce(scores, axis=-1, keepdims=True)
     if dt in _REDUCED:  # the probabilities enter the second product in the input dtype
         scores = as_compute(wrap(scores, dt), dt)
@@ -338,6 +345,10 @@ def _skip_tail_nan_blocks(scores, row_max, lanes):
                 skipped = True
         if skipped:
             row_max[idx] = np.maximum.reduce(row)
+
+
+_F32_NP = np.dtype(np.float32)
+_SMALL = 4096  # scores evaluated in one widened step (exact's chunks start above this size)
 
 
 def _causal_blocks(lq: int, s: int, rows: int, stop: int | None = None):
@@ -466,56 +477,30 @@ def _dense_order(size, stride):
     return tuple(size[d] for d in perm), tuple(perm.index(d) for d in range(len(size)))
 
 
-def _libm_tail(s: int, acc) -> int:
-    """The first key whose shifted score upstream exponentiates with libm rather than its
-    vector exp: float32 scores of a block of keys go through ``exp_u20`` (a degree-5 polynomial,
-    up to 4 ulp from the correctly rounded exp under AVX2/AVX512) a whole vector at a time, and
-    the block's last keys past its last whole vector through ``expf`` (correctly rounded in
-    practice); DEFAULT's generic vectors call ``expf`` for every key (0). Only the last block can
-    end mid-vector (a block is 512 keys). float64: ``s`` (numpy's float64 exp for every key)."""
-    if acc != np.float32:
-        return s
-    if not cpu_capability.SIMD_MATH:
-        return 0
-    lanes = cpu_capability.VEC_BYTES // 4
-    last = (s - 1) // _KV_SPLIT * _KV_SPLIT
-    return last + (s - last) // lanes * lanes
-
-
-def _exp_keys(scores: np.ndarray, tail: int) -> None:
-    """The shifted scores (..., s) exponentiated in place: numpy's exp in their dtype for the
-    keys before ``tail`` (for float32 within 2 ulp of the correctly rounded value, the same bits
-    from numpy's AVX2 and AVX-512 builds; bench/attention_exp.py compares it with upstream's
-    vector exp), a float64 exp rounded once for the keys from ``tail`` on (upstream's libm)."""
-    s = scores.shape[-1]
-    if tail >= s:
-        _exp(scores, out=scores)
-        return
-    last = exact(np.exp, scores[..., tail:])
-    if tail:
-        head = scores[..., :tail]
-        _exp(head, out=head)
-    scores[..., tail:] = last
-
-
-def _causal_exp(scores: np.ndarray, tail: int) -> None:
-    """``_exp_keys`` for causal scores (..., lq, s) already shifted by their row maxima (none
-    NaN): a block of query rows [r0, r1) sees no key at or past r1, where every score is -inf
-    and its exp exactly 0, so only the keys before r1 are evaluated (exp(-inf) is numpy's slow
-    special case, and half of a causal prefill's scores are masked). Each element's value is
-    the whole array's ``_exp_keys`` of it."""
+def _causal_exp(scores: np.ndarray) -> None:
+    """``exact(np.exp, scores)`` in place for causal scores (..., lq, s) already shifted by their
+    row maxima (none NaN): a block of query rows [r0, r1) sees no key at or past r1, where every
+    score is -inf and its exp exactly 0, so only the keys before r1 are evaluated (exp(-inf) is
+    numpy's slow special case, and half of a causal prefill's scores are masked). Each element's
+    value is unchanged: the same float64 exp of the same widened score, rounded once."""
     lq, s = scores.shape[-2:]
     S = scores.reshape(-1, lq, s)
     heads = S.shape[0]
     rows = max(1, _EXP_BLOCK // (heads * s))
+    wide = np.empty(heads * rows * min(s, lq), np.float64)
+    val = np.empty_like(wide)
     for r0, r1, c in _causal_blocks(lq, s, rows):
-        _exp_keys(S[:, r0:r1, :c], min(tail, c))
+        blk = S[:, r0:r1, :c]
+        w = wide[:blk.size].reshape(blk.shape)
+        v = val[:blk.size].reshape(blk.shape)
+        np.copyto(w, blk)
+        np.exp(w, out=v)
+        np.copyto(blk, v, casting="same_kind")
         if c < s:
             S[:, r0:r1, c:] = 0
 
 
-_EXP_BLOCK = 32768  # scores per block of _causal_exp
-_exp = np.exp  # the vector part's exp (bench/attention_exp.py swaps in a rounded one)
+_EXP_BLOCK = 32768  # scores per block of _causal_exp (its two float64 buffers stay in cache)
 
 
 def _mask_causal(scores: np.ndarray) -> None:
