@@ -376,21 +376,6 @@ def _causal_scores(q: np.ndarray, kt: np.ndarray, sc) -> np.ndarray:
         return scores
     out = np.empty(np.broadcast_shapes(q.shape[:-2], kt.shape[:-2]) + (lq, s),
                    np.result_type(q, kt))
-    if q.ndim == 5 and q.shape[2] > 1 and kt.shape[2] == 1 and out.dtype == q.dtype:
-        # grouped query heads (b, hk, g, lq, e) over shared keys (b, hk, 1, e, s): a block's
-        # rows of the g heads are stacked into one product per key head, g times taller (a
-        # taller product is the faster BLAS call; each score stays one dot over e)
-        b, hk, g, _, e = q.shape
-        stack = np.empty((b, hk, g, rows, e), q.dtype)
-        keys = kt[:, :, 0]
-        for r0, r1, c in _causal_blocks(lq, s, rows):
-            n = r1 - r0
-            qb = stack[:, :, :, :n]
-            np.copyto(qb, q[..., r0:r1, :])
-            prod = np.matmul(qb.reshape(b, hk, g * n, e), keys[..., :c])
-            prod *= sc
-            out[..., r0:r1, :c] = prod.reshape(b, hk, g, n, c)
-        return out
     for r0, r1, c in _causal_blocks(lq, s, rows):
         blk = out[..., r0:r1, :c]
         np.matmul(q[..., r0:r1, :], kt[..., :c], out=blk)
