@@ -315,14 +315,11 @@ def _settle_maxima(scores, row_max, lanes) -> None:
     sees them (``lanes``: its vector width; 0 with a mask, whose maximum propagates every NaN),
     then fully masked rows' -inf made 0 (exp(-inf) = 0). A decode step's few maxima are read
     once, in Python, for both tests (numpy's reductions and compares cost more than they)."""
-    small = row_max.size <= 64
-    vals = row_max.ravel().tolist() if small else None
-    if lanes and (any(map(math.isnan, vals)) if small else np.isnan(row_max).any()):
+    vals = row_max.ravel().tolist() if row_max.size <= _FEW else None
+    if lanes and (any(map(math.isnan, vals)) if vals is not None else np.isnan(row_max).any()):
         _skip_tail_nan_blocks(scores, row_max, lanes)
-        vals = row_max.ravel().tolist() if small else None
-    if small and -math.inf not in vals:
-        return
-    np.copyto(row_max, 0, where=row_max == -np.inf)
+        vals = None  # changed: _replace reads them again
+    _replace(row_max, -np.inf, 0, vals)
 
 
 def _skip_tail_nan_blocks(scores, row_max, lanes):
@@ -407,11 +404,15 @@ def _causal_product(p: np.ndarray, v: np.ndarray) -> np.ndarray:
 _PRODUCT_ROWS = 32  # query rows per block of _causal_product
 
 
-def _replace(a: np.ndarray, old, new) -> None:
-    """``a[a == old] = new`` in place; a few values (a decode step's rows) are tested in
-    Python, where numpy's compare and masked copy cost more than the values."""
-    if a.size <= 64:
-        if old not in a.ravel().tolist():
+_FEW = 64  # values tested in Python rather than by numpy's compare (a decode step's rows)
+
+
+def _replace(a: np.ndarray, old, new, vals=None) -> None:
+    """``a[a == old] = new`` in place; up to _FEW values are tested in Python (``vals``: their
+    list, when the caller has read it), where numpy's compare and masked copy cost more than
+    the values."""
+    if a.size <= _FEW:
+        if old not in (a.ravel().tolist() if vals is None else vals):
             return
     np.copyto(a, new, where=a == old)
 
