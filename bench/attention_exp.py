@@ -20,9 +20,7 @@ rounded once (numpy's float32 exp, tried in commit 074e889, moved the logits of
 
 from __future__ import annotations
 
-import json
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -78,47 +76,33 @@ def main() -> None:
     if args.worker:
         worker(args.threads, args.save)
         return
-    sides = (("upstream", _harness.UPSTREAM), ("ours", _harness.OURS))
     print(f"cpu: {_harness.cpu_model()}")
     print(f"load average before: {_harness.load_average()} ({args.rounds} rounds, "
           f"{args.threads} threads)", flush=True)
-    times = {name: {} for name, _ in sides}
+    times = {"upstream": {}, "ours": {}}
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(args.rounds):
-            for name, python in sides:
-                save = str(Path(tmp) / f"{name}.npz")
-                out = subprocess.run(
-                    [str(python), __file__, "--worker", "--threads", str(args.threads),
-                     "--save", save],
-                    capture_output=True, text=True,
-                    env=_harness.env_for("upstream" if python == _harness.UPSTREAM else "ours",
-                                         args.threads))
-                if out.returncode != 0:
-                    raise RuntimeError(f"{name} worker failed:\n{out.stderr[-3000:]}")
-                for case, v in json.loads(out.stdout.strip().splitlines()[-1]).items():
-                    times[name].setdefault(case, []).append(v)
-        data = {name: dict(np.load(str(Path(tmp) / f"{name}.npz"))) for name, _ in sides}
+            for side in times:
+                save = str(Path(tmp) / f"{side}.npz")
+                for case, v in _harness.run_worker(Path(__file__), side, args.threads,
+                                                   ["--save", save]).items():
+                    times[side].setdefault(case, []).append(v)
+        up, ours = (dict(np.load(str(Path(tmp) / f"{side}.npz"))) for side in times)
     print(f"load average after: {_harness.load_average()}")
-    exact = np.exp(data["upstream"]["d"].astype(np.float64)).astype(np.float32)
+    exact = np.exp(up["d"].astype(np.float64)).astype(np.float32)
     print("\nexp of 61,440 scores in [-60, -21], ulp from the correctly rounded exp:")
-    for name, _ in sides:
-        u = _ulps(data[name]["exps"], exact)
-        print(f"  {name:<18} max {u.max()}, mean {u.mean():.3f}, {100 * (u > 0).mean():.1f}% "
+    for side, data in (("upstream", up), ("ours", ours)):
+        u = _ulps(data["exps"], exact)
+        print(f"  {side:<8} max {u.max()}, mean {u.mean():.3f}, {100 * (u > 0).mean():.1f}% "
               "not correctly rounded")
-    print("\nattention probabilities (65,536), ulp from upstream's:")
-    up = data["upstream"]["probs"]
-    keep = up > 1e-30
-    for name, _ in sides[1:]:
-        u = _ulps(data[name]["probs"], up)[keep]
-        print(f"  {name:<18} max {u.max()}, mean {u.mean():.3f}, {100 * (u > 0).mean():.1f}% "
-              "differ")
-    print("\nCPU ms per call (median of rounds), ratio to upstream's:")
+    keep = up["probs"] > 1e-30
+    u = _ulps(ours["probs"], up["probs"])[keep]
+    print(f"\nattention probabilities (65,536), ours' ulp from upstream's: max {u.max()}, "
+          f"mean {u.mean():.3f}, {100 * (u > 0).mean():.1f}% differ")
+    print("\nCPU ms per call (median of rounds):")
     for case in times["upstream"]:
-        u = statistics.median(times["upstream"][case])
-        row = "  ".join(f"{name} {statistics.median(times[name][case]):.3f} "
-                        f"({statistics.median(times[name][case]) / u:.2f}x)"
-                        for name, _ in sides[1:])
-        print(f"  {case:<17} upstream {u:.3f}  {row}")
+        a, b = (statistics.median(times[side][case]) for side in ("upstream", "ours"))
+        print(f"  {case:<17} upstream {a:.3f}  ours {b:.3f} ({b / a:.2f}x)")
 
 
 if __name__ == "__main__":
