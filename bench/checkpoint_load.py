@@ -5,7 +5,8 @@ file (Q4_1, dequantized to float32 by transformers) through ``from_pretrained``,
 Usage: .venv/bin/python bench/checkpoint_load.py [--rounds 3] [--threads 1]
 
 Each round starts one fresh interpreter per side (the sides alternate); the worker imports torch
-and transformers untimed, then times the load (wall and CPU time of the process, children
+and transformers untimed (torchvision hidden on both sides: only ours' environment holds it), then
+times the load (wall and CPU time of the process, children
 included). Reported: medians over rounds and the ratio ours/upstream.
 """
 
@@ -29,6 +30,11 @@ def _cpu() -> float:
 
 def worker(threads: int) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # upstream's side too
+    # transformers imports torchvision whenever it is importable (its image utilities), and only
+    # ours' environment has it in site-packages (the index's torchvision for upstream's torch is a
+    # CUDA build, kept out of upstream's environment by tools/setup.sh): hidden on both sides, so
+    # the two loads import the same packages
+    sys.modules["torchvision"] = None
     import torch
     import transformers  # noqa: F401
 
