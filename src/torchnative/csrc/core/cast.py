@@ -20,7 +20,9 @@ x86-64 build has concrete answers, measured on torch 2.13.0 and reproduced here:
 * float16/bfloat16/float8 targets are reached through float32, as c10's constructors take a float:
   float64 -> float16 therefore rounds twice (1 + 2**-11 + 2**-40 -> 1.0), as upstream does, and
   int64 -> bfloat16 too. Rounding is to nearest even. bfloat16 NaN is stored as 0xFFFF from
-  float32/float64 (upstream's vectorized converter) and 0x7FC0 otherwise (c10's scalar one).
+  float32/float64 arrays (upstream's vectorized converter) and 0x7FC0 from a single value or
+  another dtype (c10's scalar one); the copy kernel then settles which of its elements took which
+  converter (kernels/support/bf16_nan.py), and a Python sequence converts value by value.
 * float8 (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz) is encoded and decoded by ``float8.py`` (c10's
   routines on the bit patterns); float8_e8m0fnu ignores the sign and stores 0 (and -0) as 2**-127.
 * complex32 is reached through complex64 (c10's complex<Half> takes each part through float):
@@ -93,8 +95,10 @@ def _float8_to_float32(a: np.ndarray, src: D.dtype) -> np.ndarray:
     return x
 
 
-def _from_float32(x: np.ndarray, src: D.dtype, dst: D.dtype, dst_np: np.dtype) -> np.ndarray:
-    """float32 values to a 16- or 8-bit float type, with upstream's overflow and NaN conventions."""
+def _from_float32(x: np.ndarray, src: D.dtype, dst: D.dtype, dst_np: np.dtype,
+                  vector_nans=None) -> np.ndarray:
+    """float32 values to a 16- or 8-bit float type, with upstream's overflow and NaN conventions
+    (``vector_nans``: see ``cast_array``)."""
     name = dst._name
     if name in float8.NAMES:
         return float8.encode(x, name)
@@ -112,9 +116,21 @@ def _from_float32(x: np.ndarray, src: D.dtype, dst: D.dtype, dst_np: np.dtype) -
         half = sign | np.uint32(0x7E00) | ((b & np.uint32(0x7FFFFF)) >> np.uint32(13))
         out.view(np.uint16)[...] = np.where(nan, half.astype(np.uint16), out.view(np.uint16))
     elif name == "bfloat16" and nan.any():
-        bits = np.uint16(0xFFFF if src in (_F32, _F64) else 0x7FC0)
+        # a 0-d array is one value: c10's scalar constructor's NaN
+        vector = src in (_F32, _F64) and x.ndim
+        bits = np.uint16(0xFFFF if vector else 0x7FC0)
         out.view(np.uint16)[...] = np.where(nan, bits, out.view(np.uint16))
+        if vector and vector_nans is not None:
+            out = vector_nans(out)
     return out
+
+
+def scalar_nans(a: np.ndarray) -> np.ndarray:
+    """``a`` (bfloat16 storage) with its NaNs stored, in place, as c10's scalar constructor
+    stores them (0x7FC0): values converted one by one, as from a Python sequence."""
+    bits = a.view(np.uint16)
+    bits[(bits & np.uint16(0x7FFF)) > np.uint16(0x7F80)] = np.uint16(0x7FC0)
+    return a
 
 
 def _bfloat16_float32(a, src: D.dtype, dst: D.dtype):
@@ -133,8 +149,12 @@ def _bfloat16_float32(a, src: D.dtype, dst: D.dtype):
     return None
 
 
-def cast_array(a, src: D.dtype, dst: D.dtype) -> np.ndarray:
+def cast_array(a, src: D.dtype, dst: D.dtype, vector_nans=None) -> np.ndarray:
     """A new array of ``dst``'s storage holding ``a`` (stored as ``src``) converted as upstream does.
+
+    ``vector_nans``: for float32/float64 -> bfloat16, a function given the result when it holds a
+    NaN (each stored 0xFFFF, the vectorized converter's) that returns it with each NaN as the
+    caller's loop stores it (the copy kernel's, kernels/support/bf16_nan.py).
 
     Refuses by name (TorchnativeNotImplementedError) when either dtype has no numpy storage.
     """
@@ -184,7 +204,7 @@ def cast_array(a, src: D.dtype, dst: D.dtype) -> np.ndarray:
         x32 = a.astype(np.float32)  # float64 and int64 round once, to nearest even
         if dst is _F32:
             return x32
-        return _from_float32(x32, orig_src, dst, dst_np)
+        return _from_float32(x32, orig_src, dst, dst_np, vector_nans)
 
 
 def readable(a: np.ndarray, d: D.dtype) -> np.ndarray:

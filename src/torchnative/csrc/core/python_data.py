@@ -8,11 +8,13 @@ arrays and tensors bring their own dtype (promoted with the rest).
 from __future__ import annotations
 
 import numbers
+from functools import partial
 
 import numpy as np
 
 from . import dtypes as D
-from .construct import checked_device, empty, tensor_from_numpy, unsupported_numpy
+from .construct import checked_device, contiguous_strides_of, empty, tensor_from_numpy, \
+    unsupported_numpy
 from .storage import StorageBase
 from .tensor import TensorBase, alias, make, register_legacy_new
 
@@ -119,7 +121,7 @@ def tensor_from_data(data, dtype=None, device=None):
     out = empty(shape, dt, dev)
     if dev.type == "meta":
         return out
-    from .cast import cast_array
+    from .cast import cast_array, scalar_nans
 
     src_dt = materialize_dtype(data)
     if src_dt is _INT64 and dt is _UINT64 and not isinstance(data, (TensorBase, np.ndarray)):
@@ -133,11 +135,44 @@ def tensor_from_data(data, dtype=None, device=None):
             if not (dt.is_floating_point or dt.is_complex):
                 raise ValueError("Overflow when unpacking long long") from None
             src, src_dt = np.asarray(np.asarray(data, dtype=object), dtype=np.float64), _F64
-    out._np[...] = cast_array(src.reshape(shape), src_dt, dt)
+    nans = None
+    if dt is _BF16 and src_dt in _WIDE:
+        # an array or a tensor goes through the copy kernel; a sequence's values are converted
+        # one by one
+        nans = partial(_bf16_copy_nans, shape=shape, dst_strides=contiguous_strides_of(shape),
+                       src_strides=_element_strides(data), src_is_f64=src_dt is _F64) \
+            if isinstance(data, (TensorBase, np.ndarray)) else scalar_nans
+    out._np[...] = cast_array(src.reshape(shape), src_dt, dt, nans)
     return out
 
 
+def _element_strides(data) -> tuple:
+    if isinstance(data, TensorBase):
+        return tuple(data._stride)
+    item = data.itemsize
+    if all(s >= 0 and s % item == 0 for s in data.strides):
+        return tuple(s // item for s in data.strides)
+    return contiguous_strides_of(data.shape)  # negative strides: upstream refuses such arrays
+
+
+def _copy_nans_not_loaded(*args):
+    raise RuntimeError("torchnative: the copy kernel's bfloat16 NaN rule is not installed "
+                       "(import torchnative.csrc.kernels.copy)")
+
+
+# installed by kernels/copy.py (the layer above): which converter upstream's copy kernel runs
+# on each element, so a NaN gets its bits (kernels/support/bf16_nan.py)
+_bf16_copy_nans = _copy_nans_not_loaded
+
+
+def register_bf16_copy_nans(fn) -> None:
+    global _bf16_copy_nans
+    _bf16_copy_nans = fn
+
+
 _INT64, _UINT64, _F64 = D.BY_NAME["int64"], D.BY_NAME["uint64"], D.BY_NAME["float64"]
+_BF16 = D.BY_NAME["bfloat16"]
+_WIDE = frozenset((D.BY_NAME["float32"], _F64))
 
 
 def _unsigned_ints(data) -> np.ndarray:

@@ -16,10 +16,12 @@ from ..core import dtypes as D
 from ..core.cast import cast_array
 from ..core.construct import checked_device, empty
 from ..core.mem_overlap import check_written
+from ..core.python_data import register_bf16_copy_nans
 from ..core.layouts import channels_last, channels_last_3d, contiguous_format, preserve_format
 from ..core.storage import new_storage
 from ..core.tensor import TensorBase, contiguous_strides
 from .support.common import arr
+from .support.bf16_nan import settle_copy
 from .support.broadcast import infer_size
 from .support.iteration import infer_dense_strides
 from .support.scalar import scalar_to
@@ -27,6 +29,8 @@ from ..dispatch.structured import register_copy
 from ..ops.kernel_registry import kernel
 
 _COMPLEX32 = D.BY_NAME["complex32"]
+_BF16, _FLOAT64 = D.BY_NAME["bfloat16"], D.BY_NAME["float64"]
+_WIDE = frozenset((D.BY_NAME["float32"], _FLOAT64))
 _COMPLEX64 = D.BY_NAME["complex64"]
 
 
@@ -42,13 +46,25 @@ def copy_into(dest: TensorBase, src: TensorBase) -> None:
     if src._math_bits:
         values = apply_bits(values.copy(), src._math_bits)
     if src.dtype != dest.dtype:
-        values = cast_array(values, src.dtype, dest.dtype)
+        nans = _bf16_nans(dest, src) if dest._dtype is _BF16 and src._dtype in _WIDE else None
+        values = cast_array(values, src.dtype, dest.dtype, nans)
     try:
         np.copyto(dest._np, values, casting="unsafe")
     except ValueError:
         shape = infer_size(dest._size, src._size)  # TensorIterator's message for a mismatch
         raise RuntimeError(f"output with shape {list(dest._size)} doesn't match the broadcast "
                            f"shape {list(shape)}") from None
+
+
+def _bf16_nans(dest, src):
+    """For a float32/float64 -> bfloat16 copy: the function that stores the NaNs of its converted
+    values (when they hold one) as upstream's copy kernel does, broadcast to ``dest``'s shape
+    (support/bf16_nan.py)."""
+    shape = dest._size
+    lead = len(shape) - len(src._size)
+    src_strides = [0] * lead + [0 if n == 1 else st for n, st in zip(src._size, src._stride)]
+    return lambda values: settle_copy(values, shape, dest._stride, src_strides,
+                                      src._dtype is _FLOAT64)
 
 
 def _same_data(self, src) -> bool:
@@ -262,3 +278,4 @@ def set_empty(self):
 
 
 register_copy(copy_into)
+register_bf16_copy_nans(settle_copy)
