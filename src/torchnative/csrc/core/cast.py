@@ -118,18 +118,26 @@ def _from_float32(x: np.ndarray, src: D.dtype, dst: D.dtype, dst_np: np.dtype,
     elif name == "bfloat16" and nan.any():
         # a 0-d array is one value: c10's scalar constructor's NaN
         vector = src in (_F32, _F64) and x.ndim
-        bits = np.uint16(0xFFFF if vector else 0x7FC0)
+        bits = BF16_VECTOR_NAN if vector else BF16_SCALAR_NAN
         out.view(np.uint16)[...] = np.where(nan, bits, out.view(np.uint16))
         if vector and vector_nans is not None:
             out = vector_nans(out)
     return out
 
 
+BF16_VECTOR_NAN = np.uint16(0xFFFF)  # upstream's vectorized float -> bfloat16 converter's NaN
+BF16_SCALAR_NAN = np.uint16(0x7FC0)  # c10's scalar constructor's
+
+
+def bf16_nans(a: np.ndarray) -> np.ndarray:
+    """Where the bfloat16 storage ``a`` holds a NaN (any sign, any payload)."""
+    return (a.view(np.uint16) & np.uint16(0x7FFF)) > np.uint16(0x7F80)
+
+
 def scalar_nans(a: np.ndarray) -> np.ndarray:
     """``a`` (bfloat16 storage) with its NaNs stored, in place, as c10's scalar constructor
-    stores them (0x7FC0): values converted one by one, as from a Python sequence."""
-    bits = a.view(np.uint16)
-    bits[(bits & np.uint16(0x7FFF)) > np.uint16(0x7F80)] = np.uint16(0x7FC0)
+    stores them: values converted one by one, as from a Python sequence."""
+    a.view(np.uint16)[bf16_nans(a)] = BF16_SCALAR_NAN
     return a
 
 

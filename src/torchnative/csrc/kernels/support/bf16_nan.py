@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.cast import BF16_SCALAR_NAN, bf16_nans
 from ...platform import cpu_capability
 from .cascade_sum import GRAIN_SIZE
 from .iteration import ti_perm
 from .parallel import get_num_threads
 
-VECTOR_NAN = np.uint16(0xFFFF)
-SCALAR_NAN = np.uint16(0x7FC0)
 _F64_BLOCK = 16  # elements a float64 -> bfloat16 vector step converts (AVX2 and AVX512 alike)
 
 
@@ -76,9 +75,7 @@ def vector_converted(shape, dst_strides, src_strides, src_is_f64: bool):
 def settle_copy(values: np.ndarray, shape, dst_strides, src_strides, src_is_f64: bool):
     """``values`` (bfloat16 storage, its NaNs stored as 0xFFFF) broadcast to ``shape``, with
     each NaN stored as upstream's copy kernel stores it there."""
-    nan = (values.view(np.uint16) & np.uint16(0x7FFF)) > np.uint16(0x7F80)
     out = np.array(np.broadcast_to(values, shape))
-    nan = np.broadcast_to(nan, shape)
-    scalar = nan & ~vector_converted(shape, dst_strides, src_strides, src_is_f64)
-    out.view(np.uint16)[scalar] = SCALAR_NAN
+    scalar = bf16_nans(out) & ~vector_converted(shape, dst_strides, src_strides, src_is_f64)
+    out.view(np.uint16)[scalar] = BF16_SCALAR_NAN
     return out
