@@ -39,8 +39,9 @@ FACTORIES = {
     "memo": lambda: MEMO(),
     "ttt": lambda: TTT(),            # online; its source model has the jointly trained rotation head
     "ttt_reset": lambda: TTT(online=False),
+    "ttt_lr0": lambda: TTT(lr=0),    # the jointly trained twin's own error: nothing moves
 }
-NEEDS_TTT_MODEL = ("ttt", "ttt_reset")
+NEEDS_TTT_MODEL = ("ttt", "ttt_reset", "ttt_lr0")
 
 
 def register(name, factory):
@@ -48,10 +49,13 @@ def register(name, factory):
 
 
 def run(method: str, setting: str, *, arch="bn", severity=5, batch_size=64, corruptions=None,
-        per_domain=None, weights=None, progress=None) -> dict:
-    """One cell of the table: error (%) and costs of ``method`` on ``setting``."""
+        per_domain=None, weights=None, progress=None, seed=0) -> dict:
+    """One cell of the table: error (%) and costs of ``method`` on ``setting``. torch's default
+    generator is seeded first (``seed``): CoTTA's, MEMO's and RoTTA's augmentations and CoTTA's
+    stochastic restore draw from it, and every process starts it from a seed of its own."""
     if method not in FACTORIES:
         raise ValueError(f"unknown method {method!r}; choose from {', '.join(FACTORIES)}")
+    torch.manual_seed(seed)
     corruptions = tuple(corruptions or dc.CORRUPTIONS)
     _, _, xe, ye = dc.load_digits_split()
     if per_domain:
