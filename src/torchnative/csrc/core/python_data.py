@@ -136,14 +136,20 @@ def tensor_from_data(data, dtype=None, device=None):
                 raise ValueError("Overflow when unpacking long long") from None
             src, src_dt = np.asarray(np.asarray(data, dtype=object), dtype=np.float64), _F64
     nans = None
-    if dt is _BF16 and src_dt in _WIDE:
+    if dt is _BF16:
         # an array or a tensor goes through the copy kernel; a sequence's values are converted
         # one by one
-        nans = partial(_bf16_copy_nans, shape=shape, dst_strides=contiguous_strides_of(shape),
-                       src_strides=_element_strides(data), src_is_f64=src_dt is _F64) \
+        nans = partial(_copied_nans, data, shape, src_dt is _F64) \
             if isinstance(data, (TensorBase, np.ndarray)) else scalar_nans
     out._np[...] = cast_array(src.reshape(shape), src_dt, dt, nans)
     return out
+
+
+def _copied_nans(data, shape, src_is_f64, values):
+    """The converted ``values`` of an array or a tensor (holding a NaN: cast_array calls this only
+    then), each NaN stored as upstream's copy kernel stores it into a contiguous result."""
+    return _bf16_copy_nans(values, shape, contiguous_strides_of(shape), _element_strides(data),
+                           src_is_f64)
 
 
 def _element_strides(data) -> tuple:
@@ -172,7 +178,6 @@ def register_bf16_copy_nans(fn) -> None:
 
 _INT64, _UINT64, _F64 = D.BY_NAME["int64"], D.BY_NAME["uint64"], D.BY_NAME["float64"]
 _BF16 = D.BY_NAME["bfloat16"]
-_WIDE = frozenset((D.BY_NAME["float32"], _F64))
 
 
 def _unsigned_ints(data) -> np.ndarray:

@@ -8,6 +8,7 @@ non-overlapping (as upstream's ``empty_like`` does), else make it contiguous.
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
@@ -30,7 +31,6 @@ from ..ops.kernel_registry import kernel
 
 _COMPLEX32 = D.BY_NAME["complex32"]
 _BF16, _FLOAT64 = D.BY_NAME["bfloat16"], D.BY_NAME["float64"]
-_WIDE = frozenset((D.BY_NAME["float32"], _FLOAT64))
 _COMPLEX64 = D.BY_NAME["complex64"]
 
 
@@ -46,7 +46,7 @@ def copy_into(dest: TensorBase, src: TensorBase) -> None:
     if src._math_bits:
         values = apply_bits(values.copy(), src._math_bits)
     if src.dtype != dest.dtype:
-        nans = _bf16_nans(dest, src) if dest._dtype is _BF16 and src._dtype in _WIDE else None
+        nans = partial(_bf16_nans, dest, src) if dest._dtype is _BF16 else None
         values = cast_array(values, src.dtype, dest.dtype, nans)
     try:
         np.copyto(dest._np, values, casting="unsafe")
@@ -56,15 +56,14 @@ def copy_into(dest: TensorBase, src: TensorBase) -> None:
                            f"shape {list(shape)}") from None
 
 
-def _bf16_nans(dest, src):
-    """For a float32/float64 -> bfloat16 copy: the function that stores the NaNs of its converted
-    values (when they hold one) as upstream's copy kernel does, broadcast to ``dest``'s shape
-    (support/bf16_nan.py)."""
+def _bf16_nans(dest, src, values):
+    """The converted ``values`` of a float32/float64 -> bfloat16 copy that holds a NaN (cast_array
+    calls this only then), broadcast to ``dest``'s shape with each NaN stored as upstream's copy
+    kernel stores it (support/bf16_nan.py)."""
     shape = dest._size
     lead = len(shape) - len(src._size)
     src_strides = [0] * lead + [0 if n == 1 else st for n, st in zip(src._size, src._stride)]
-    return lambda values: settle_copy(values, shape, dest._stride, src_strides,
-                                      src._dtype is _FLOAT64)
+    return settle_copy(values, shape, dest._stride, src_strides, src._dtype is _FLOAT64)
 
 
 def _same_data(self, src) -> bool:

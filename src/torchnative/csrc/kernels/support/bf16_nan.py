@@ -16,6 +16,8 @@ runs through (measured on torch 2.13.0, identical under ATEN_CPU_CAPABILITY avx2
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ...core.cast import BF16_SCALAR_NAN, bf16_nans
@@ -34,9 +36,7 @@ def vector_converted(shape, dst_strides, src_strides, src_is_f64: bool):
     nd = len(shape)
     if cpu_capability.CAPABILITY == cpu_capability.DEFAULT or nd == 0:
         return np.zeros(shape, bool)
-    n = 1
-    for s in shape:
-        n *= s
+    n = math.prod(shape)
     dst = [0 if shape[d] == 1 else dst_strides[d] for d in range(nd)]
     src = [0 if shape[d] == 1 else src_strides[d] for d in range(nd)]
     perm = [d for d in ti_perm(shape, [dst, src]) if shape[d] != 1]  # fastest first
