@@ -20,7 +20,6 @@ error; a method whose delta forgets one buffer fails the revert check.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -57,14 +56,9 @@ def _ours(args, timeout=900):
 
 
 @pytest.fixture(scope="session")
-def weights(tmp_path_factory):
-    """The shipped source models, in a folder of their own (the programs read them from it)."""
-    out = tmp_path_factory.mktemp("weights")
-    for norm in dm.ARCHS:
-        for ttt in (False, True):
-            src = dm.shipped_path(norm, ttt)
-            shutil.copy(src, out / src.name)
-    return out
+def weights():
+    """The folder of the shipped source models (the programs read them from it)."""
+    return dm.SHIPPED
 
 
 @pytest.fixture(scope="session")

@@ -97,7 +97,7 @@ def source_model(norm: str = "bn", path: str | os.PathLike | None = None,
                  ttt: bool = False) -> DigitsCNN:
     """The source model: the shipped weights, or those at ``path`` (trained and saved there when
     the file does not exist); ``ttt`` adds the jointly trained rotation head."""
-    from safetensors.torch import load_file, save_file
+    from safetensors.torch import load_file
 
     if norm not in ARCHS:
         raise ValueError(f"norm must be one of {ARCHS}, got {norm!r}")
@@ -107,11 +107,19 @@ def source_model(norm: str = "bn", path: str | os.PathLike | None = None,
         model.load_state_dict(load_file(str(path)))
         return model.eval()
     model = train(norm, ttt=ttt)
+    save(model, path)
+    return model
+
+
+def save(model: nn.Module, path: str | os.PathLike) -> None:
+    """``model``'s weights as safetensors at ``path``, written whole or not at all."""
+    from safetensors.torch import save_file
+
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
     save_file({k: v.detach().contiguous() for k, v in model.state_dict().items()}, str(tmp))
     os.replace(tmp, path)
-    return model
 
 
 def error(model, x: np.ndarray, y: np.ndarray) -> float:
