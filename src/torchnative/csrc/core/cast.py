@@ -40,7 +40,7 @@ import numpy as np
 
 from . import complex_half, float8
 from . import dtypes as D
-from ..platform.torch_warn import torch_warn
+from ..platform.torch_warn import torch_warn_once
 
 _B = D.BY_NAME
 _BOOL, _F32, _F64 = _B["bool"], _B["float32"], _B["float64"]
@@ -55,14 +55,10 @@ _LOWP = frozenset(d for d in D.FLOATING if d not in (_F32, _F64))  # f16, bf16, 
 _E8M0_NAN_BITS = 0x7F800001
 
 _COMPLEX_WARNING = "Casting complex values to real discards the imaginary part"
-_warned_complex = False
 
 
 def _warn_complex_to_real():
-    global _warned_complex
-    if not _warned_complex:
-        _warned_complex = True
-        torch_warn(_COMPLEX_WARNING)
+    torch_warn_once(_COMPLEX_WARNING)
 
 
 def _cvtt(x: np.ndarray, bits: int) -> np.ndarray:

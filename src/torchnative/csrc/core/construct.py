@@ -16,7 +16,7 @@ from . import python_classes
 from .storage import new_storage, storage_class
 from .tensor import (MAX_DIMS, TensorBase, _tensor_class, alias, contiguous_strides, dense_run,
                      make, too_many_dims)
-from ..platform.torch_warn import torch_warn
+from ..platform.torch_warn import torch_warn_once
 
 
 _CLASS = python_classes.TENSOR
@@ -197,15 +197,12 @@ _NOT_WRITABLE = (
     "This means writing to this tensor will result in undefined behavior. You may want to copy "
     "the array to protect its data or make it writable before converting it to a tensor. This "
     "type of warning will be suppressed for the rest of this program.")
-_warned_not_writable = [False]
 
 
 def warn_not_writable() -> None:
     """torch.from_numpy of a read-only array: TORCH_WARN_ONCE (the tensor is writable all the
     same; writes reach the array's memory)."""
-    if not _warned_not_writable[0]:
-        _warned_not_writable[0] = True
-        torch_warn(_NOT_WRITABLE)
+    torch_warn_once(_NOT_WRITABLE)
 
 
 def _byte_view(arr: np.ndarray, extent: int, writable: bool) -> np.ndarray:

@@ -25,7 +25,7 @@ from .pointwise_compare import warn_if_expanded
 from .support.scalar import scalar_to
 from .support.broadcast import infer_size
 from ..ops.kernel_registry import kernel
-from ..platform.torch_warn import torch_warn
+from ..platform.torch_warn import torch_warn, torch_warn_once
 
 _INDEX_DTYPES = ("int64", "int32")
 
@@ -455,7 +455,6 @@ def gather(self, dim, index, sparse_grad=False):
 
 
 # ------------------------------------------------------------------------------ scatter family
-_warned_scatter_reduce = False
 
 
 def _scatter_checks(self, dim, index, src=None, reduce=None, new_options=False) -> int:
@@ -519,12 +518,9 @@ def _fresh(self) -> TensorBase:
 
 
 def _warn_scatter_reduce_src():
-    global _warned_scatter_reduce
-    if not _warned_scatter_reduce:
-        _warned_scatter_reduce = True
-        torch_warn("The reduce argument of torch.scatter with Tensor src is deprecated and "
-                   "will be removed in a future PyTorch release. Use torch.scatter_reduce "
-                   "instead for more reduction options.")
+    torch_warn_once("The reduce argument of torch.scatter with Tensor src is deprecated and "
+                    "will be removed in a future PyTorch release. Use torch.scatter_reduce "
+                    "instead for more reduction options.")
 
 
 @kernel("scatter_.src")

@@ -23,7 +23,7 @@ from .support.common import INT64, arr, result_type, wrap
 from .indexing import _name, _shape_str, infer_size
 from .support.scalar import scalar_to
 from ..ops.kernel_registry import kernel
-from ..platform.torch_warn import torch_warn
+from ..platform.torch_warn import torch_warn_once
 
 
 def _call(name, *args, **kwargs):
@@ -823,13 +823,9 @@ def _pad_enum(self, pad, mode, value=None):
 
 
 # ------------------------------------------------------------------------- searchsorted family
-_warned_noncontig: set = set()
-
-
 def _warn_noncontiguous(what: str, t: TensorBase) -> None:
-    if t is not None and not t.is_contiguous() and what not in _warned_noncontig:
-        _warned_noncontig.add(what)
-        torch_warn(f"torch.searchsorted(): {what} tensor is non-contiguous, this will lower the "
+    if t is not None and not t.is_contiguous():
+        torch_warn_once(f"torch.searchsorted(): {what} tensor is non-contiguous, this will lower the "
                    "performance due to extra data copy when converting non-contiguous tensor "
                    f"to contiguous, please use contiguous {what} tensor if possible. This "
                    "message will only appear once per program.")

@@ -21,7 +21,7 @@ from .pointwise_base import (ALL_HB, BOOL, COMPLEX, INTEGRAL, INTEGRAL_B, U8,
 from .pointwise_binary import apply2, dtype2
 from ..dispatch.structured import inplace_wrapper
 from ..ops.kernel_registry import kernel
-from ..platform.torch_warn import torch_warn
+from ..platform.torch_warn import torch_warn, torch_warn_once
 
 
 def _compare(name, fn, ordered):
@@ -131,20 +131,14 @@ kernel("__irshift__.Tensor", "__irshift__.Scalar")(inplace_wrapper(rshift, "__ir
 
 
 # ---- where / masked_fill ------------------------------------------------------------------------
-_warned_uint8_where = False
-
-
 @kernel("where.self")
 def where(condition, self, other):
-    global _warned_uint8_where
     dt = dtype2(self, other)
     cond = condition
     if cond._dtype is U8:
-        if not _warned_uint8_where:
-            _warned_uint8_where = True
-            torch_warn("where received a uint8 condition tensor. This behavior is deprecated "
-                       "and will be removed in a future version of PyTorch. Use a boolean "
-                       "condition instead.")
+        torch_warn_once("where received a uint8 condition tensor. This behavior is deprecated "
+                        "and will be removed in a future version of PyTorch. Use a boolean "
+                        "condition instead.")
         c = arr(cond) != 0
     elif cond._dtype is BOOL:
         c = arr(cond)

@@ -25,3 +25,14 @@ def torch_warn(message: str, category: type = UserWarning) -> None:
         f = f.f_back
         level += 1
     warnings.warn(message, category, stacklevel=level)
+
+
+_WARNED_ONCE: set = set()
+
+
+def torch_warn_once(message: str, category: type = UserWarning) -> None:
+    """TORCH_WARN_ONCE: ``torch_warn`` the first time a message is given in this process (each of
+    upstream's call sites has a message of its own, so the message stands for the site)."""
+    if message not in _WARNED_ONCE:
+        _WARNED_ONCE.add(message)
+        torch_warn(message, category)
