@@ -25,7 +25,11 @@ from .storage import StorageBase
 from .torch_function import disabled_torch_function_impl
 from .cast import readable
 from .conj_neg_bits import CONJ, logical_array
-from ..platform.torch_warn import torch_warn
+from ..platform.torch_warn import torch_warn, torch_warn_once
+
+# float()/complex() of a tensor that requires grad warns once (python_variable_methods.cpp)
+_SCALAR_OF_GRAD = ("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+                   "behavior.\nConsider using tensor.detach() first.")
 
 # the dtypes tensor_to_numpy converts (aten_to_numpy_dtype)
 _NUMPY_DTYPES = frozenset(D.BY_NAME[n] for n in (
@@ -517,6 +521,8 @@ class TensorBase(metaclass=_TensorMeta):
         return bool(self.item())
 
     def __float__(self) -> float:
+        if self.requires_grad:
+            torch_warn_once(_SCALAR_OF_GRAD)
         return float(_scalar_for_python(self, "float"))
 
     def __int__(self) -> int:
@@ -526,6 +532,8 @@ class TensorBase(metaclass=_TensorMeta):
         return int(_scalar_for_python(self, "int"))
 
     def __complex__(self) -> complex:
+        if self.requires_grad:
+            torch_warn_once(_SCALAR_OF_GRAD)
         return complex(_scalar_for_python(self, "complex"))
 
     def __index__(self) -> int:
@@ -821,7 +829,7 @@ def _perm(seq, order):
 
 def _scalar_for_python(t: TensorBase, kind: str):
     if t.numel() != 1:
-        raise TypeError("only one element tensors can be converted to Python scalars")
+        raise ValueError("only one element tensors can be converted to Python scalars")
     return t.item()
 
 
