@@ -41,6 +41,10 @@ def implemented() -> dict[str, object]:
 
 
 def install(namespace: dict) -> None:
+    # numpy's BLAS kernels for this CPU, before any product runs
+    from ..platform.blas_kernels import choose
+
+    choose()
     # the upper layers install themselves into the lower ones when imported (the door's autograd
     # entry, the kernel loader, the copy kernel structured out= writes with)
     from .. import autograd, kernels  # noqa: F401

@@ -11,21 +11,11 @@ the budget. Switching costs under a microsecond (a direct call into the BLAS lib
 
 from __future__ import annotations
 
-import functools
+from ...platform.blas_kernels import controller as _controller
 
 SMALL_FLOPS = 1 << 22  # below this a product runs single-threaded (a 1x576 @ 576x1536 is ~1.8e6)
 
 _state = {"budget": None, "current": None}
-
-
-@functools.cache
-def _controller():
-    try:
-        from threadpoolctl import ThreadpoolController
-    except ImportError:
-        return None
-    libs = [c for c in ThreadpoolController().lib_controllers if c.user_api == "blas"]
-    return libs[0] if libs else None
 
 
 def set_budget(n: int) -> None:
