@@ -2,7 +2,8 @@
 of 2-512 rows over SmolLM2's weight shapes, CPU µs per call, in the same run.
 
 Usage: .venv/bin/python bench/few_rows.py [--rounds 3] [--threads 1]
-       (``OPENBLAS_CORETYPE=Haswell`` in front: the kernels an AVX2 or Zen CPU takes)
+       (``OPENBLAS_CORETYPE=Haswell`` or ``SkylakeX`` in front: either kernel set; our torch
+       switches an AMD Zen 4 to Haswell unless the variable is set, csrc/platform/blas_kernels.py)
 
 Ours' ``F.linear`` of several rows is one BLAS gemm (kernels/linalg.py ``_gemm``), taken turned
 round for at most 16 rows and 65,536 outputs: OpenBLAS packs all of the weight for a gemm of so
