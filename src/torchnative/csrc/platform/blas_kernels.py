@@ -3,17 +3,18 @@
 numpy's wheels bundle OpenBLAS built for many CPUs at once (DYNAMIC_ARCH): when loaded it picks
 one kernel set for the CPU it finds. On AMD's Zen 4 (family 25 with AVX-512) that is its
 SkylakeX (AVX-512) set, and there its Haswell (AVX2) set is the faster one for float32
-products: 5-20% for products of 8 rows and more, about 10% for a decode step's one-row products;
-only products of two rows lose (SkylakeX's small-matrix path: a 2x576 by 576x576 product
-28 -> 75 µs). Measured with ``bench/few_rows.py`` and ``bench/decode_products.py`` under
+products: up to 31% less time for SmolLM2's products of 8 rows and more (14-31% at 32-128 rows),
+about 10% for a decode step's one-row products; products of two rows by the smallest weights
+lose (SkylakeX's small-matrix path: 2x576 by 576x576 28 -> 75 µs). Measured with ``bench/few_rows.py`` and ``bench/decode_products.py`` under
 ``OPENBLAS_CORETYPE``, docs/performance.md "OpenBLAS's kernels on Zen 4".
 
 So on that CPU ``choose`` switches the library to its Haswell set, the one every AVX2 CPU
 already runs (the suite passes under both), through OpenBLAS's own switch: its initializer reads
 ``OPENBLAS_CORETYPE``, and DYNAMIC_ARCH builds export it with the matching finalizer. It runs
 once, when our torch is imported, before any product. The library is numpy's, so numpy's own
-products in the process run on the same set afterwards. A ``OPENBLAS_CORETYPE`` set by the user
-is left to decide, as is any other CPU or BLAS library.
+products in the process run on the same set afterwards (a numpy product running in another
+thread during the import would see its kernel table change under it). A ``OPENBLAS_CORETYPE``
+set by the user is left to decide, as is any other CPU or BLAS library.
 """
 
 from __future__ import annotations
