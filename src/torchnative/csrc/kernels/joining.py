@@ -825,10 +825,10 @@ def _pad_enum(self, pad, mode, value=None):
 # ------------------------------------------------------------------------- searchsorted family
 def _warn_noncontiguous(what: str, t: TensorBase) -> None:
     if t is not None and not t.is_contiguous():
-        torch_warn_once(f"torch.searchsorted(): {what} tensor is non-contiguous, this will lower the "
-                   "performance due to extra data copy when converting non-contiguous tensor "
-                   f"to contiguous, please use contiguous {what} tensor if possible. This "
-                   "message will only appear once per program.")
+        torch_warn_once(f"torch.searchsorted(): {what} tensor is non-contiguous, this will "
+                        "lower the performance due to extra data copy when converting "
+                        f"non-contiguous tensor to contiguous, please use contiguous {what} "
+                        "tensor if possible. This message will only appear once per program.")
 
 
 def _bsearch(bd: np.ndarray, vals: np.ndarray, right: bool) -> np.ndarray:

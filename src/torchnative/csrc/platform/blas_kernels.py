@@ -5,8 +5,9 @@ one kernel set for the CPU it finds. On AMD's Zen 4 (family 25 with AVX-512) tha
 SkylakeX (AVX-512) set, and there its Haswell (AVX2) set is the faster one for float32
 products: up to 32% less time for SmolLM2's products of 8 rows and more (14-32% at 32-128 rows),
 about 10% for a decode step's one-row products; products of two or four rows by the small
-weights lose (SkylakeX's small-matrix path: 2x576 by 576x576 28 -> 75 µs). Measured with ``bench/few_rows.py`` and ``bench/decode_products.py`` under
-``OPENBLAS_CORETYPE``, docs/performance.md "OpenBLAS's kernels on Zen 4".
+weights lose (SkylakeX's small-matrix path: 2x576 by 576x576 28 -> 75 µs). Measured with
+``bench/few_rows.py`` and ``bench/decode_products.py`` under ``OPENBLAS_CORETYPE``,
+docs/performance.md "OpenBLAS's kernels on Zen 4".
 
 So on that CPU ``choose`` switches the library to its Haswell set, the one every AVX2 CPU
 already runs (the suite passes under both), through OpenBLAS's own switch: its initializer reads
