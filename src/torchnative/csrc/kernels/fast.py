@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.construct import from_result
+from ..platform.huge_pages import streamed
 from .linalg import _gemm
 from .support.common import arr
 from ..ops.kernel_registry import kernel
@@ -46,6 +47,8 @@ def linear(input, weight, bias=None):
     rows = 1
     for n in x.shape[:-1]:
         rows *= n
+    if rows == 1:  # a decode step's product streams the whole weight
+        streamed(w)
     # one matrix product, the composite's (upstream's addmm on the flattened input; a stacked
     # matmul would partition the sum differently)
     out = _gemm(x.reshape(rows, w.shape[1]), w.T).reshape(x.shape[:-1] + (w.shape[0],))

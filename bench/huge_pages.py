@@ -1,0 +1,112 @@
+"""SmolLM2-135M's weights on 4 KiB pages and on huge pages (csrc/platform/huge_pages.py): ours
+with the collapse, ours without it (``TORCHNATIVE_HUGE_PAGES=0``) and upstream, in alternating
+processes, 1 thread.
+
+Usage: .venv/bin/python bench/huge_pages.py [--rounds 3] [--new-tokens 32]
+
+Each process loads the chat's checkpoint (not timed), decodes eight tokens (ours' weights qualify
+for the collapse at their fourth one-row product, the fifth token), then, on ours, waits for the background
+thread to finish and reports its CPU time (the one-off cost) and the resident huge pages. Then:
+the step's 211 matrix products alone (every ``nn.Linear`` once on a one-token input, CPU ms,
+median of 7) and the greedy decode (CPU ms per token, median of 3). Lower is better; the ratios
+are against upstream measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _harness  # noqa: E402
+
+SIDES = (("ours, huge pages", "ours", {}),
+         ("ours, 4 KiB pages", "ours", {"TORCHNATIVE_HUGE_PAGES": "0"}),
+         ("upstream", "upstream", {}))
+
+
+def _anon_huge_mb() -> float:
+    with open("/proc/self/smaps_rollup") as f:
+        for line in f:
+            if line.startswith("AnonHugePages:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def worker(threads: int, new_tokens: int) -> None:
+    import torch
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # upstream's side too
+    from torchnative.apps.chat import load
+
+    torch.set_num_threads(threads)
+    tok, model = load(None, None, quiet=True, dtype=torch.float32)
+    ids = tok("Write a short story about a robot.", return_tensors="pt").input_ids
+    model.generate(ids, max_new_tokens=8, min_new_tokens=8, do_sample=False)
+    result = {}
+    pages = sys.modules.get("torchnative.csrc.platform.huge_pages")
+    if pages is not None:
+        w0 = time.perf_counter()
+        pages.drain()
+        result["collapse: wait after the warm-up, wall ms"] = (time.perf_counter() - w0) * 1e3
+        result["collapse: its thread's CPU ms"] = pages.done["cpu_s"] * 1e3
+    result["huge pages resident, MB"] = _anon_huge_mb()
+    linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
+    xs = {m.in_features: torch.ones(1, 1, m.in_features) for m in linears}
+
+    def products():
+        for m in linears:
+            torch.nn.functional.linear(xs[m.in_features], m.weight, m.bias)
+
+    with torch.no_grad():
+        result["products alone, CPU ms"] = _harness.median_ms(products, 7,
+                                                               timer=time.process_time)
+    times = []
+    for _ in range(3):
+        c = time.process_time()
+        model.generate(ids, max_new_tokens=new_tokens, min_new_tokens=new_tokens, do_sample=False)
+        times.append((time.process_time() - c) / new_tokens * 1e3)
+    result["decode, CPU ms per token"] = statistics.median(times)
+    _harness.emit(result)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--worker", action="store_true")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--new-tokens", type=int, default=32)
+    args = ap.parse_args()
+    if args.worker:
+        worker(args.threads, args.new_tokens)
+        return
+    print(f"cpu: {_harness.cpu_model()}")
+    print(f"load average before: {_harness.load_average()} ({args.rounds} rounds, "
+          f"{args.threads} thread(s))", flush=True)
+    runs: dict[str, dict[str, list[float]]] = {name: {} for name, _, _ in SIDES}
+    extra = ["--new-tokens", str(args.new_tokens)]
+    for _ in range(args.rounds):
+        for name, side, env in SIDES:
+            for case, value in _harness.run_worker(Path(__file__), side, args.threads, extra,
+                                                   env).items():
+                runs[name].setdefault(case, []).append(value)
+    print(f"load average after: {_harness.load_average()}")
+    cases = list(dict.fromkeys(c for r in runs.values() for c in r))
+    width = max(map(len, cases))
+    print(f"{'':<{width}}  " + "  ".join(f"{name:>18}" for name, _, _ in SIDES))
+    for case in cases:
+        cells = [statistics.median(runs[name][case]) if case in runs[name] else float("nan")
+                 for name, _, _ in SIDES]
+        print(f"{case:<{width}}  " + "  ".join(f"{v:>18.1f}" for v in cells))
+    up = runs["upstream"]
+    for name, _, _ in SIDES[:2]:
+        for case in ("products alone, CPU ms", "decode, CPU ms per token"):
+            ratio = statistics.median(up[case]) / statistics.median(runs[name][case])
+            print(f"{name}: {case} -> upstream's speed x{ratio:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""Weights that one-row products stream, backed by transparent huge pages in place.
+
+A decode step reads every weight once per token (540 MB for SmolLM2-135M), each from memory.
+On 4 KiB pages every page of a weight costs a TLB miss and a page walk while the product streams
+through it; on a 2 MiB page one walk serves 512 of them. Linux (6.1 and later) can back an
+existing range of private anonymous memory with huge pages where it is, keeping its addresses
+and its contents (``madvise(MADV_COLLAPSE)``), whichever THP mode the system is in. Nothing a
+program can observe changes -- not an address, a value, an alias or a numpy view -- only how
+the kernel maps the bytes. Ranges are widened to whole 2 MiB blocks, so a weight's neighbours
+in the heap (usually the other weights) come along.
+
+SmolLM2-135M's 211 one-row products on an AMD Zen 4 took 25-29 CPU ms per token on 4 KiB pages
+and 20-21 on huge pages (``bench/huge_pages.py``, docs/performance.md "Weights on huge pages").
+
+A collapse costs a fresh 2 MiB page and a copy: about 60 ms per 512 MB where the kernel has free
+huge pages at hand, but up to a second on a virtual machine whose host reclaims the guest's
+free 2 MiB blocks (each first touch is then the host's fault). So it is done only for what
+repays it, and off the caller's path:
+
+* a weight of at least ``MIN_BYTES`` that one-row products have read ``READS`` times: a decode
+  that has gone on for a few tokens (a transient weight, read once, never qualifies);
+* by one background thread (the call releases the GIL), so a decode's first tokens are not
+  delayed; its CPU time is the process's all the same.
+
+``TORCHNATIVE_HUGE_PAGES=0`` turns it off. Where the call is missing (not Linux, an older
+kernel) or refused for a range (file-backed memory, ``MADV_NOHUGEPAGE``), the bytes simply stay
+on the pages they are on.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+import weakref
+
+BLOCK = 1 << 21         # a huge page on x86-64 and arm64 with 4 KiB base pages
+MIN_BYTES = 1 << 18     # smaller weights: few pages to save, the whole block to copy
+READS = 4               # one-row products of a weight before it is collapsed
+_MADV_COLLAPSE = 25
+
+ENABLED = sys.platform.startswith("linux") and os.environ.get("TORCHNATIVE_HUGE_PAGES", "1") != "0"
+
+_seen: dict[int, tuple] = {}   # id(array) -> (weakref to it, reads so far)
+_state = {"queue": None, "thread": None, "madvise": None, "lock": threading.Lock()}
+# what the thread has done: blocks collapsed, ranges refused, its CPU seconds (bench/huge_pages.py)
+done = {"blocks": 0, "refused": 0, "cpu_s": 0.0}
+
+
+def _madvise():
+    if _state["madvise"] is None:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.madvise
+        fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        fn.restype = ctypes.c_int
+        _state["madvise"] = fn
+    return _state["madvise"]
+
+
+def blocks(address: int, nbytes: int) -> tuple[int, int]:
+    """The whole 2 MiB blocks covering ``nbytes`` bytes at ``address``: (start, length)."""
+    lo = address & ~(BLOCK - 1)
+    hi = (address + nbytes + BLOCK - 1) & ~(BLOCK - 1)
+    return lo, hi - lo
+
+
+def _work(queue) -> None:
+    madvise = _madvise()
+    while True:
+        lo, n = queue.get()
+        if n == 0:  # drain()'s marker
+            lo.set()
+            continue
+        t = time.thread_time()
+        try:
+            ok = madvise(lo, n, _MADV_COLLAPSE) == 0
+        except Exception:  # the thread must outlive any one range: drain() waits on it
+            ok = False
+        done["blocks" if ok else "refused"] += n // BLOCK if ok else 1
+        done["cpu_s"] += time.thread_time() - t
+
+
+def _submit(item) -> None:
+    with _state["lock"]:
+        if _state["thread"] is None:
+            import queue
+
+            _state["queue"] = queue.SimpleQueue()
+            _state["thread"] = threading.Thread(target=_work, args=(_state["queue"],),
+                                                name="torchnative-huge-pages", daemon=True)
+            _state["thread"].start()
+        _state["queue"].put(item)
+
+
+def streamed(w) -> None:
+    """Note one one-row product over the numpy array ``w`` (a weight); at its ``READS``-th, hand
+    its blocks to the thread. ``w`` must be the same array object on every call (a tensor's own
+    array, not a view made per call)."""
+    key = id(w)
+    entry = _seen.get(key)
+    if entry is not None and entry[0]() is w:
+        reads = entry[1] + 1
+        if reads > READS:
+            return
+    else:
+        if w.nbytes < MIN_BYTES or not ENABLED:
+            return
+        reads = 1
+    _seen[key] = (weakref.ref(w, lambda _, key=key: _seen.pop(key, None)), reads)
+    if reads == READS:
+        _submit(blocks(w.ctypes.data, w.nbytes))
+
+
+def drain(timeout: float | None = None) -> bool:
+    """Wait until the thread has handled every range handed to it so far (at most ``timeout``
+    seconds); whether it has."""
+    if _state["thread"] is None:
+        return True
+    event = threading.Event()
+    _submit((event, 0))
+    return event.wait(timeout)
+
+
+def _after_fork_in_child() -> None:
+    # the thread does not exist in a forked child; the child's copy of the queue is not its own
+    _state["queue"] = _state["thread"] = None
+    _state["lock"] = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
