@@ -3,13 +3,20 @@ with the collapse, ours without it (``TORCHNATIVE_HUGE_PAGES=0``) and upstream, 
 processes, 1 thread.
 
 Usage: .venv/bin/python bench/huge_pages.py [--rounds 3] [--new-tokens 32]
+       .venv/bin/python bench/huge_pages.py --faults     (what a fresh huge page costs here)
 
-Each process loads the chat's checkpoint (not timed), decodes eight tokens (ours' weights qualify
-for the collapse at their fourth one-row product, the fifth token), then, on ours, waits for the background
-thread to finish and reports its CPU time (the one-off cost) and the resident huge pages. Then:
+Each process loads the chat's checkpoint (not timed), decodes eight tokens (ours' weights
+qualify for the collapse at their fourth one-row product, the fifth token), then, on ours, waits
+for the background thread to finish and reports its CPU time (the one-off cost) and the resident
+huge pages. Then:
 the step's 211 matrix products alone (every ``nn.Linear`` once on a one-token input, CPU ms,
 median of 7) and the greedy decode (CPU ms per token, median of 3). Lower is better; the ratios
 are against upstream measured in the same run.
+
+``--faults`` times, in one process, writing 512 MB of fresh private anonymous memory on 4 KiB
+pages and on huge pages (``MADV_HUGEPAGE``), three times each: on a virtual machine whose host
+takes back the guest's free 2 MiB blocks the first huge-page round pays the host's faults, which
+is what the collapse pays once per weight.
 """
 
 from __future__ import annotations
@@ -73,13 +80,38 @@ def worker(threads: int, new_tokens: int) -> None:
     _harness.emit(result)
 
 
+def faults() -> None:
+    import mmap
+
+    import numpy as np
+
+    size = 512 << 20
+    for round_ in range(3):
+        cells = []
+        for huge in (False, True):
+            m = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+            m.madvise(mmap.MADV_HUGEPAGE if huge else mmap.MADV_NOHUGEPAGE)
+            a = np.frombuffer(m, np.uint8)
+            t = time.perf_counter()
+            a[:] = 1
+            ms = (time.perf_counter() - t) * 1e3
+            cells.append(f"{'huge' if huge else '4 KiB'} pages {ms:.0f} ms")
+            del a
+            m.close()
+        print(f"round {round_ + 1}: writing 512 MB of fresh memory, " + ", ".join(cells))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--worker", action="store_true")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--new-tokens", type=int, default=32)
+    ap.add_argument("--faults", action="store_true")
     args = ap.parse_args()
+    if args.faults:
+        faults()
+        return
     if args.worker:
         worker(args.threads, args.new_tokens)
         return
