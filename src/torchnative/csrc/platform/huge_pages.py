@@ -99,6 +99,8 @@ def streamed(w) -> None:
     """Note one one-row product over the numpy array ``w`` (a weight); at its ``READS``-th, hand
     its blocks to the thread. ``w`` must be the same array object on every call (a tensor's own
     array, not a view made per call)."""
+    if not ENABLED:
+        return
     key = id(w)
     entry = _seen.get(key)
     if entry is not None and entry[0]() is w:
@@ -106,7 +108,7 @@ def streamed(w) -> None:
         if reads > READS:
             return
     else:
-        if w.nbytes < MIN_BYTES or not ENABLED:
+        if w.nbytes < MIN_BYTES:
             return
         reads = 1
     _seen[key] = (weakref.ref(w, lambda _, key=key: _seen.pop(key, None)), reads)
