@@ -35,7 +35,8 @@ def run_worker(script: Path, side: str, threads: int, extra: list[str],
     """One worker process of ``side``; ``env``: variables set for it on top of the usual."""
     python = OURS if side == "ours" else UPSTREAM
     out = subprocess.run([str(python), str(script), "--worker", "--threads", str(threads), *extra],
-                         capture_output=True, text=True, env={**env_for(side, threads), **(env or {})})
+                         capture_output=True, text=True,
+                         env={**env_for(side, threads), **(env or {})})
     if out.returncode != 0:
         raise RuntimeError(f"{side} worker failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])

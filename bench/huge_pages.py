@@ -8,10 +8,9 @@ Usage: .venv/bin/python bench/huge_pages.py [--rounds 3] [--new-tokens 32]
 Each process loads the chat's checkpoint (not timed), decodes eight tokens (ours' weights
 qualify for the collapse at their fourth one-row product, the fifth token), then, on ours, waits
 for the background thread to finish and reports its CPU time (the one-off cost) and the resident
-huge pages. Then:
-the step's 211 matrix products alone (every ``nn.Linear`` once on a one-token input, CPU ms,
-median of 7) and the greedy decode (CPU ms per token, median of 3). Lower is better; the ratios
-are against upstream measured in the same run.
+huge pages. Then: the step's 211 matrix products alone (every ``nn.Linear`` once on a one-token
+input, CPU ms, median of 7) and the greedy decode (CPU ms per token, median of 3). Lower is
+better; the ratios are against upstream measured in the same run.
 
 ``--faults`` times, in one process, writing 512 MB of fresh private anonymous memory on 4 KiB
 pages and on huge pages (``MADV_HUGEPAGE``), three times each: on a virtual machine whose host

@@ -1,20 +1,22 @@
 """Weights that one-row products stream, backed by transparent huge pages in place.
 
-A decode step reads every weight once per token (540 MB for SmolLM2-135M), each from memory.
-On 4 KiB pages every page of a weight costs a TLB miss and a page walk while the product streams
+A decode step reads every weight once per token (540 MB for SmolLM2-135M), each from memory. On
+4 KiB pages every page of a weight costs a TLB miss and a page walk while the product streams
 through it; on a 2 MiB page one walk serves 512 of them. Linux (6.1 and later) can back an
 existing range of private anonymous memory with huge pages where it is, keeping its addresses
-and its contents (``madvise(MADV_COLLAPSE)``), whichever THP mode the system is in. Nothing a
-program can observe changes -- not an address, a value, an alias or a numpy view -- only how
-the kernel maps the bytes. Ranges are widened to whole 2 MiB blocks, so a weight's neighbours
-in the heap (usually the other weights) come along.
+and its contents (``madvise(MADV_COLLAPSE)``), in the THP mode "madvise" too (many systems'
+default, these machines' included). Nothing a program can observe changes -- not an address, a
+value, an alias or a numpy view -- only how the kernel maps the bytes. Ranges are widened to
+whole 2 MiB blocks, so a weight's neighbours in the heap (usually the other weights) come along.
 
-SmolLM2-135M's 211 one-row products on an AMD Zen 4 took 25-29 CPU ms per token on 4 KiB pages
-and 20-21 on huge pages (``bench/huge_pages.py``, docs/performance.md "Weights on huge pages").
+SmolLM2-135M's 211 one-row products on an AMD Zen 4 took 23.1-24.6 CPU ms per token on 4 KiB
+pages and 20.7-21.3 on huge pages, its unfused decode 43.5-45.6 and 39.8-41.9
+(``bench/huge_pages.py``, docs/performance.md "Weights on huge pages").
 
-A collapse costs a fresh 2 MiB page and a copy: about 60 ms per 512 MB where the kernel has free
-huge pages at hand, but up to a second on a virtual machine whose host reclaims the guest's
-free 2 MiB blocks (each first touch is then the host's fault). So it is done only for what
+A collapse costs a fresh 2 MiB page and a copy. Writing 512 MB of fresh memory on huge pages
+took 62 ms where the kernel had free huge pages at hand, 712 ms on these virtual machines where
+it had not (their host takes back the guest's free 2 MiB blocks, so a first touch is the host's
+fault); the collapse of SmolLM2's weights cost 0.8-1.1 CPU s here. So it is done only for what
 repays it, and off the caller's path:
 
 * a weight of at least ``MIN_BYTES`` that one-row products have read ``READS`` times: a decode
