@@ -22,7 +22,9 @@ repays it, and off the caller's path:
 * a weight of at least ``MIN_BYTES`` that one-row products have read ``READS`` times: a decode
   that has gone on for a few tokens (a transient weight, read once, never qualifies);
 * by one background thread (the call releases the GIL), so a decode's first tokens are not
-  delayed; its CPU time is the process's all the same.
+  delayed; its CPU time is the process's all the same, and it is seen in
+  ``threading.enumerate()`` (a daemon named "torchnative-huge-pages", started at the first
+  weight that qualifies).
 
 ``TORCHNATIVE_HUGE_PAGES=0`` turns it off. Where the call is missing (not Linux, an older
 kernel) or refused for a range (file-backed memory, ``MADV_NOHUGEPAGE``), the bytes simply stay
