@@ -120,17 +120,6 @@ def _configure(model, suffix: str, attention: str) -> None:
     model.set_attn_implementation(ATTENTION_KERNEL if suffix == KERNELS_ATTENTION else attention)
 
 
-def _settled() -> float:
-    """Ours: wait for the weights' move onto huge pages, which the warm-up's decode steps set off
-    in a background thread (csrc/platform/huge_pages.py), so that it lands in no timed decode;
-    its CPU ms, a one-off cost reported as its own row (upstream: NaN, no such step)."""
-    pages = sys.modules.get("torchnative.csrc.platform.huge_pages")
-    if pages is None:
-        return float("nan")
-    pages.drain()
-    return pages.done["cpu_s"] * 1e3
-
-
 def _products_ms(model) -> float:
     """CPU ms of the matrix products one decode step makes, alone: every ``nn.Linear`` of the
     model (the tied lm_head included) applied once to a one-token input, median of five. No
@@ -176,7 +165,7 @@ def worker(threads: int, new_tokens: int, dtype: str, decode_repeats: int) -> No
                 else:
                     runs[suffix].append(_decode(model, prompt, new_tokens))
             if rep == 0:
-                result[HUGE_PAGES] = _settled()
+                result[HUGE_PAGES] = _harness.settle_huge_pages()
         for suffix in configs:
             if ours:
                 _configure(model, suffix, attention)
