@@ -33,7 +33,7 @@ def worker(threads: int, new_tokens: int, dtype: str, decode_repeats: int) -> No
     result = {}
     prompt = torch.tensor([[1, 504, 3458, 282, 4649, 314, 6, 7]])
     with torch.inference_mode():
-        model.generate(prompt, max_new_tokens=4, do_sample=False)  # warm-up, as decode.py's
+        model.generate(prompt, max_new_tokens=6, do_sample=False)  # warm-up: five decode steps
         result[decode.HUGE_PAGES] = _harness.settle_huge_pages()
         runs = [decode._decode(model, prompt, new_tokens) for _ in range(decode_repeats)]
         result["decode tokens/s"] = statistics.median(r[0] for r in runs)
