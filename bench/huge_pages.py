@@ -3,6 +3,7 @@ with the collapse, ours without it (``TORCHNATIVE_HUGE_PAGES=0``) and upstream, 
 processes, 1 thread.
 
 Usage: .venv/bin/python bench/huge_pages.py [--rounds 3] [--new-tokens 32]
+       .venv/bin/python bench/huge_pages.py --first 12 100 [--rounds 3]
        .venv/bin/python bench/huge_pages.py --faults     (what a fresh huge page costs here)
 
 Each process loads the chat's checkpoint (not timed), decodes eight tokens (ours' weights
@@ -11,6 +12,10 @@ for the background thread to finish and reports its CPU time (the one-off cost) 
 huge pages. Then: the step's 211 matrix products alone (every ``nn.Linear`` once on a one-token
 input, CPU ms, median of 7) and the greedy decode (CPU ms per token, median of 3). Lower is
 better; the ratios are against upstream measured in the same run.
+
+``--first N [N ...]`` times what a new process pays: the first greedy generation of N tokens
+right after the load (wall and CPU s of the process; ours' thread may still be collapsing), the
+three sides alternating ``--rounds`` times.
 
 ``--faults`` times, in one process, writing 512 MB of fresh private anonymous memory on 4 KiB
 pages and on huge pages (``MADV_HUGEPAGE``), three times each: on a virtual machine whose host
@@ -40,6 +45,21 @@ def _anon_huge_mb() -> float:
             if line.startswith("AnonHugePages:"):
                 return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def first_worker(threads: int, new_tokens: int) -> None:
+    import torch
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    from torchnative.apps.chat import load
+
+    torch.set_num_threads(threads)
+    tok, model = load(None, None, quiet=True, dtype=torch.float32)
+    ids = tok("Once upon a time", return_tensors="pt").input_ids
+    w, c = time.perf_counter(), time.process_time()
+    model.generate(ids, max_new_tokens=new_tokens, min_new_tokens=new_tokens, do_sample=False)
+    _harness.emit({f"first {new_tokens} tokens, wall s": time.perf_counter() - w,
+                   f"first {new_tokens} tokens, CPU s": time.process_time() - c})
 
 
 def worker(threads: int, new_tokens: int) -> None:
@@ -99,6 +119,31 @@ def faults() -> None:
         print(f"round {round_ + 1}: writing 512 MB of fresh memory, " + ", ".join(cells))
 
 
+def _table(runs: dict, digits: int) -> None:
+    cases = list(dict.fromkeys(c for r in runs.values() for c in r))
+    width = max(map(len, cases))
+    print(f"{'':<{width}}  " + "  ".join(f"{name:>18}" for name, _, _ in SIDES))
+    for case in cases:
+        cells = [statistics.median(runs[name][case]) if case in runs[name] else float("nan")
+                 for name, _, _ in SIDES]
+        print(f"{case:<{width}}  " + "  ".join(f"{v:>18.{digits}f}" for v in cells))
+
+
+def _first(args) -> None:
+    print(f"cpu: {_harness.cpu_model()}")
+    print(f"load average before: {_harness.load_average()} ({args.rounds} rounds)", flush=True)
+    runs: dict[str, dict[str, list[float]]] = {name: {} for name, _, _ in SIDES}
+    for _ in range(args.rounds):
+        for n in args.first:
+            for name, side, env in SIDES:
+                extra = ["--new-tokens", str(n), "--first-worker"]
+                for case, value in _harness.run_worker(Path(__file__), side, args.threads, extra,
+                                                       env).items():
+                    runs[name].setdefault(case, []).append(value)
+    print(f"load average after: {_harness.load_average()}")
+    _table(runs, 2)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--worker", action="store_true")
@@ -106,12 +151,17 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--new-tokens", type=int, default=32)
     ap.add_argument("--faults", action="store_true")
+    ap.add_argument("--first", type=int, nargs="+")
+    ap.add_argument("--first-worker", action="store_true")
     args = ap.parse_args()
     if args.faults:
         faults()
         return
     if args.worker:
-        worker(args.threads, args.new_tokens)
+        (first_worker if args.first_worker else worker)(args.threads, args.new_tokens)
+        return
+    if args.first:
+        _first(args)
         return
     print(f"cpu: {_harness.cpu_model()}")
     print(f"load average before: {_harness.load_average()} ({args.rounds} rounds, "
@@ -124,13 +174,7 @@ def main() -> None:
                                                    env).items():
                 runs[name].setdefault(case, []).append(value)
     print(f"load average after: {_harness.load_average()}")
-    cases = list(dict.fromkeys(c for r in runs.values() for c in r))
-    width = max(map(len, cases))
-    print(f"{'':<{width}}  " + "  ".join(f"{name:>18}" for name, _, _ in SIDES))
-    for case in cases:
-        cells = [statistics.median(runs[name][case]) if case in runs[name] else float("nan")
-                 for name, _, _ in SIDES]
-        print(f"{case:<{width}}  " + "  ".join(f"{v:>18.1f}" for v in cells))
+    _table(runs, 1)
     up = runs["upstream"]
     for name, _, _ in SIDES[:2]:
         for case in ("products alone, CPU ms", "decode, CPU ms per token"):

@@ -13,16 +13,18 @@ SmolLM2-135M's 211 one-row products on an AMD Zen 4 took 23.1-24.6 CPU ms per to
 pages and 20.7-21.3 on huge pages, its unfused decode 43.5-45.6 and 39.8-41.9
 (``bench/huge_pages.py``, docs/performance.md "Weights on huge pages").
 
-A collapse costs a fresh 2 MiB page and a copy. Writing 512 MB of fresh memory on huge pages
-took 62 ms where the kernel had free huge pages at hand, 712 ms on these virtual machines where
-it had not (their host takes back the guest's free 2 MiB blocks, so a first touch is the host's
-fault); the collapse of SmolLM2's weights cost 0.8-1.1 CPU s here. So it is done only for what
-repays it, and off the caller's path:
+A collapse costs a fresh 2 MiB page and a copy, made while it holds the process's memory-map
+lock for writing. Writing 512 MB of fresh memory on huge pages took 62 ms where the kernel had
+free huge pages at hand, 712 ms on these virtual machines where it had not (their host takes
+back the guest's free 2 MiB blocks, so a first touch is the host's fault); collapsing straight
+into such pages stalled the decode itself (``_fresh_huge_pages``). So the work is done only for
+what repays it, and off the caller's path:
 
 * a weight of at least ``MIN_BYTES`` that one-row products have read ``READS`` times: a decode
   that has gone on for a few tokens (a transient weight, read once, never qualifies);
-* by one background thread (the call releases the GIL), so a decode's first tokens are not
-  delayed; its CPU time is the process's all the same, and it is seen in
+* by one background thread (its calls release the GIL), which first faults in as many fresh
+  huge pages as it will need and frees them, then collapses each 2 MiB block once; its CPU time
+  is the process's all the same (about a second for SmolLM2 here), and the thread is seen in
   ``threading.enumerate()`` (a daemon named "torchnative-huge-pages", started at the first
   weight that qualifies).
 
@@ -33,6 +35,7 @@ on the pages they are on.
 
 from __future__ import annotations
 
+import mmap
 import os
 import sys
 import threading
@@ -51,9 +54,7 @@ _state = {"queue": None, "thread": None, "libc": None, "lock": threading.Lock()}
 # what the thread has done: blocks collapsed and refused, its CPU seconds (bench/huge_pages.py)
 done = {"blocks": 0, "refused": 0, "cpu_s": 0.0}
 
-_MADV_HUGEPAGE, _MADV_POPULATE_WRITE = 14, 23
-_PROT_RW, _MAP_PRIVATE_ANONYMOUS = 0x3, 0x22
-_MAP_FAILED = 2 ** 64 - 1
+_MADV_HUGEPAGE, _MADV_POPULATE_WRITE = 14, 23  # Linux's values on every architecture
 
 
 def _libc():
@@ -69,6 +70,7 @@ def _libc():
         libc.mmap.restype = ctypes.c_size_t
         libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
         libc.munmap.restype = ctypes.c_int
+        libc.map_failed = ctypes.c_size_t(-1).value
         _state["libc"] = libc
     return _state["libc"]
 
@@ -88,8 +90,9 @@ def _fresh_huge_pages(libc, nbytes: int) -> None:
     1.37 s instead of 0.56 (one-off runs). Touched here first, where only this thread waits, the
     pages the collapse is then given are backed already."""
     size = nbytes + BLOCK  # whole aligned blocks inside, however the mapping falls
-    addr = libc.mmap(None, size, _PROT_RW, _MAP_PRIVATE_ANONYMOUS, -1, 0)
-    if addr == _MAP_FAILED:
+    addr = libc.mmap(None, size, mmap.PROT_READ | mmap.PROT_WRITE,
+                     mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+    if addr == libc.map_failed:
         return
     try:
         if libc.madvise(addr, size, _MADV_HUGEPAGE) == 0:
