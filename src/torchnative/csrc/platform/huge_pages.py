@@ -86,9 +86,10 @@ def _fresh_huge_pages(libc, nbytes: int) -> None:
     """Fault in, then free, ``nbytes`` of huge pages in a scratch mapping. A collapse copies into
     fresh huge pages while it holds the process's memory-map lock for writing, so on a virtual
     machine whose host has taken the guest's free 2 MiB blocks back, each first touch there (the
-    host's fault) stalled every other thread's page faults and allocations: a 12-token decode took
-    1.37 s instead of 0.56 (one-off runs). Touched here first, where only this thread waits, the
-    pages the collapse is then given are backed already."""
+    host's fault) stalled every other thread's page faults and allocations: a new process's first
+    12 tokens took 1.42 s of wall time instead of 0.55 (``bench/huge_pages.py --first 12``, run
+    on the tree before this step). Touched here first, where only this thread waits, the pages
+    the collapse is then given are backed already (0.57-0.75 s, docs/performance.md)."""
     size = nbytes + BLOCK  # whole aligned blocks inside, however the mapping falls
     addr = libc.mmap(None, size, mmap.PROT_READ | mmap.PROT_WRITE,
                      mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
