@@ -26,12 +26,11 @@ def test_blocks_cover_whole_huge_pages():
     assert hp.blocks(3 * BLOCK + 4096, 5 * BLOCK) == (3 * BLOCK, 6 * BLOCK)
 
 
-def test_each_block_is_collapsed_once():
-    handled = set()
-    # two weights sharing their middle block, then a third over blocks already handled
-    assert hp._new_blocks([(0, 2 * BLOCK), (BLOCK, 2 * BLOCK)], handled) == [0, BLOCK, 2 * BLOCK]
-    assert hp._new_blocks([(BLOCK, BLOCK), (5 * BLOCK, BLOCK)], handled) == [5 * BLOCK]
-    assert handled == {0, BLOCK, 2 * BLOCK, 5 * BLOCK}
+def test_each_block_of_a_batch_is_collapsed_once():
+    # two weights sharing their middle block, and a third inside the first
+    assert hp._block_starts([(0, 2 * BLOCK), (BLOCK, 2 * BLOCK), (BLOCK, BLOCK)]) == \
+        [0, BLOCK, 2 * BLOCK]
+    assert hp._block_starts([(5 * BLOCK, BLOCK), (0, BLOCK)]) == [0, 5 * BLOCK]
 
 
 @pytest.fixture

@@ -102,25 +102,23 @@ def _fresh_huge_pages(libc, nbytes: int) -> None:
         libc.munmap(addr, size)
 
 
-def _new_blocks(ranges, handled: set) -> list[int]:
-    """The starts of the blocks of ``ranges`` not in ``handled`` (which they join): weights share
-    blocks with their neighbours, and each block is collapsed once, on its own (a range that
-    spans two mappings would be refused whole)."""
-    starts = sorted({lo + i * BLOCK for lo, n in ranges for i in range(n // BLOCK)} - handled)
-    handled.update(starts)
-    return starts
+def _block_starts(ranges) -> list[int]:
+    """The starts of the 2 MiB blocks ``ranges`` cover, each once: weights share blocks with their
+    neighbours, and each block is collapsed on its own (a range that spans two mappings would be
+    refused whole). Nothing is remembered between batches: memory freed and mapped again at the
+    same addresses is new memory (a block collapsed already returns at once)."""
+    return sorted({lo + i * BLOCK for lo, n in ranges for i in range(n // BLOCK)})
 
 
 def _work(queue) -> None:
     libc = _libc()
-    handled: set = set()
     while True:
         batch = [queue.get()]
         while not queue.empty():  # the ranges one decode step hands over, taken together
             batch.append(queue.get())
         t = time.thread_time()
         try:
-            starts = _new_blocks([item for item in batch if item[1]], handled)
+            starts = _block_starts([item for item in batch if item[1]])
             if starts:
                 _fresh_huge_pages(libc, len(starts) * BLOCK)
             for lo in starts:
