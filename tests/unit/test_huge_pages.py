@@ -1,7 +1,7 @@
 """Weights streamed by one-row products move onto huge pages in place (csrc/platform/huge_pages.py):
 which arrays qualify and when, the blocks a range covers, and on this machine's kernel the real
 collapse -- the bytes and their address unchanged, the range on huge pages afterwards -- in this
-process, in a forked child and not at all under ``TORCHNATIVE_HUGE_PAGES=0``."""
+process, in a forked child, and not at all unless ``TORCHNATIVE_HUGE_PAGES=1``."""
 
 from __future__ import annotations
 
@@ -124,8 +124,8 @@ def _collapsed(w) -> None:
     assert _huge_kb(address) >= 2 * BLOCK // 1024
 
 
-@pytest.mark.skipif(not hp.ENABLED, reason="TORCHNATIVE_HUGE_PAGES=0 in this environment")
-def test_the_real_collapse_keeps_bytes_and_address():
+def test_the_real_collapse_keeps_bytes_and_address(monkeypatch):
+    monkeypatch.setattr(hp, "ENABLED", True)
     m, w = _weight_in_fresh_pages()
     assert _huge_kb(w.ctypes.data) == 0  # control: 4 KiB pages before
     _collapsed(w)
@@ -133,8 +133,8 @@ def test_the_real_collapse_keeps_bytes_and_address():
     m.close()
 
 
-@pytest.mark.skipif(not hp.ENABLED, reason="TORCHNATIVE_HUGE_PAGES=0 in this environment")
-def test_a_forked_child_starts_its_own_thread():
+def test_a_forked_child_starts_its_own_thread(monkeypatch):
+    monkeypatch.setattr(hp, "ENABLED", True)
     m, w = _weight_in_fresh_pages()
     hp.drain(timeout=60)  # the parent's thread exists (or never did): the child has none
     pid = os.fork()
@@ -161,7 +161,10 @@ def test_a_forked_child_starts_its_own_thread():
 
 def test_the_switch_is_read_from_the_environment():
     code = "from torchnative.csrc.platform import huge_pages as hp; print(hp.ENABLED)"
-    for value, expected in (("0", "False"), ("1", str(sys.platform.startswith("linux")))):
+    base = {k: v for k, v in os.environ.items() if k != "TORCHNATIVE_HUGE_PAGES"}
+    for value, expected in ((None, "False"), ("0", "False"),
+                            ("1", str(sys.platform.startswith("linux")))):
+        env = base if value is None else {**base, "TORCHNATIVE_HUGE_PAGES": value}
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             env={**os.environ, "TORCHNATIVE_HUGE_PAGES": value}, timeout=120)
+                             env=env, timeout=120)
         assert out.stdout.strip() == expected, out.stderr
