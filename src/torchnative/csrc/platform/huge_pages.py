@@ -30,9 +30,9 @@ what repays it, and off the caller's path:
 
 Off unless ``TORCHNATIVE_HUGE_PAGES=1``: with it, the chat's 12-token answer to "What is 2+2?"
 (``./run.sh``) ran at 10.1-11.9 tokens/s against 22.0-23.6 without, on these VMs, where the
-move's work beside a short decode costs more than it saves; long decodes gain. Where the call is missing (not Linux, an older
-kernel) or refused for a range (file-backed memory, ``MADV_NOHUGEPAGE``), the bytes simply stay
-on the pages they are on.
+move's work beside a short decode costs more than it saves; long decodes gain. Where the call is
+missing (not Linux, an older kernel) or refused for a range (file-backed memory,
+``MADV_NOHUGEPAGE``), the bytes simply stay on the pages they are on.
 """
 
 from __future__ import annotations
