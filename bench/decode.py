@@ -18,20 +18,20 @@ nothing observes the dispatch calls its kernel function itself (no door call: on
 operators that function calls, dtype casts, count), as a decode step does.
 
 Each side loads the real checkpoint (not timed) and decodes four tokens in each configuration (a
-warm-up; on ours its decode steps set off the weights' move onto huge pages in a background
-thread, csrc/platform/huge_pages.py, which the worker waits for so that no timed decode carries
-it: its CPU ms are printed as a one-off row, NaN on upstream), then times: greedy decode of
-``--new-tokens`` tokens after an 8-token prompt with the KV cache on (tokens/s, and CPU ms per
-token; the median of ``--decode-repeats`` decodes, ours' three configurations taking turns in a
-rotating order, so none is always measured last in its process), and a prefill forward of 128
-and 512 tokens (tokens/s, and CPU ms). Ours switches back to its unfused layers with the
-contract's own ``kernelize`` under an empty mapping (every layer falls back to its original
-forward). Peak resident memory of each process is reported too (MB), and the CPU time of the
-step's matrix products alone (every ``nn.Linear`` once on a one-token input): upstream's decode
-CPU time over ours' products is printed as the ceiling no cut above the products can pass.
-``--rounds`` alternating ours/upstream process pairs are run; each figure is the median over
-rounds. The load average is printed before and after: on a shared machine read the CPU rows
-(lower is better there) when it is above the thread count.
+warm-up; on ours, under ``TORCHNATIVE_HUGE_PAGES=1``, its decode steps set off the weights' move
+onto huge pages in a background thread, csrc/platform/huge_pages.py, which the worker waits for
+so that no timed decode carries it: its CPU ms are printed as a one-off row, NaN on upstream),
+then times: greedy decode of ``--new-tokens`` tokens after an 8-token prompt with the KV cache
+on (tokens/s, and CPU ms per token; the median of ``--decode-repeats`` decodes, ours' three
+configurations taking turns in a rotating order, so none is always measured last in its
+process), and a prefill forward of 128 and 512 tokens (tokens/s, and CPU ms). Ours switches back
+to its unfused layers with the contract's own ``kernelize`` under an empty mapping (every layer
+falls back to its original forward). Peak resident memory of each process is reported too (MB),
+and the CPU time of the step's matrix products alone (every ``nn.Linear`` once on a one-token
+input): upstream's decode CPU time over ours' products is printed as the ceiling no cut above
+the products can pass. ``--rounds`` alternating ours/upstream process pairs are run; each figure
+is the median over rounds. The load average is printed before and after: on a shared machine
+read the CPU rows (lower is better there) when it is above the thread count.
 """
 
 from __future__ import annotations
