@@ -2,9 +2,10 @@
 one token (30 layers of q, k, v, o, gate, up, down and the 49152-row lm_head), each weight its
 own 540 MB in all, so every product reads its weight from memory as a decode step does; and the
 same products with one layer's weights reused (in cache). CPU ms per token, medians. Every
-weight is read four times first and ours' move of the weights onto huge pages
-(csrc/platform/huge_pages.py) waited for, as after a decode's warm-up: its one-off CPU ms is a
-row of its own (NaN on upstream), and every row after it reads the weights where they then are.
+weight is read four times first and, under ``TORCHNATIVE_HUGE_PAGES=1``, ours' move of the
+weights onto huge pages (csrc/platform/huge_pages.py) waited for, as after a decode's warm-up:
+its one-off CPU ms is a row of its own (0 without the variable, NaN on upstream), and every row
+after it reads the weights where they then are.
 
 Usage: .venv/bin/python bench/decode_products.py [--rounds 3] [--threads 1]
 
@@ -44,8 +45,8 @@ def worker(threads: int) -> None:
     xs = {k: torch.randn(1, 1, k, generator=g) for k in (576, 1536)}
     result = {}
     with torch.inference_mode():
-        # as a decode's warm-up does: ours' weights qualify for huge pages at their fourth
-        # one-row product, and the move is waited for before anything is timed
+        # as a decode's warm-up does: under the opt-in, ours' weights qualify for huge pages at
+        # their fourth one-row product, and the move is waited for before anything is timed
         for _ in range(4):
             for w in weights:
                 F.linear(xs[w.shape[1]], w)

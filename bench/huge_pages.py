@@ -47,14 +47,19 @@ def _anon_huge_mb() -> float:
     return float("nan")
 
 
-def first_worker(threads: int, new_tokens: int) -> None:
+def _load(threads: int):
+    """torch, the chat's tokenizer and float32 model, loaded as ``./run.sh`` loads them."""
     import torch
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # upstream's side too
     from torchnative.apps.chat import load
 
     torch.set_num_threads(threads)
-    tok, model = load(None, None, quiet=True, dtype=torch.float32)
+    return (torch, *load(None, None, quiet=True, dtype=torch.float32))
+
+
+def first_worker(threads: int, new_tokens: int) -> None:
+    _, tok, model = _load(threads)
     ids = tok("Once upon a time", return_tensors="pt").input_ids
     w, c = time.perf_counter(), time.process_time()
     model.generate(ids, max_new_tokens=new_tokens, min_new_tokens=new_tokens, do_sample=False)
@@ -63,13 +68,7 @@ def first_worker(threads: int, new_tokens: int) -> None:
 
 
 def worker(threads: int, new_tokens: int) -> None:
-    import torch
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # upstream's side too
-    from torchnative.apps.chat import load
-
-    torch.set_num_threads(threads)
-    tok, model = load(None, None, quiet=True, dtype=torch.float32)
+    torch, tok, model = _load(threads)
     ids = tok("Write a short story about a robot.", return_tensors="pt").input_ids
     model.generate(ids, max_new_tokens=8, min_new_tokens=8, do_sample=False)
     result = {}

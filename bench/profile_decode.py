@@ -98,7 +98,7 @@ def main() -> None:
             model.set_use_kernels(True)
             if args.attention:
                 model.set_attn_implementation("torchnative/cpu-kernels:attention")
-        work(model, prompt, 6)  # five decode steps: ours' weights go onto huge pages, waited for
+        work(model, prompt, 6)  # five decode steps (the huge-pages opt-in's move is waited for)
         _harness.settle_huge_pages()
         c = time.process_time()
         work(model, prompt, n)
