@@ -97,15 +97,18 @@ def _huge_kb(address: int) -> int:
 
 
 def _weight_in_fresh_pages(nbytes: int = 4 * BLOCK):
-    """A float32 array over private anonymous memory faulted in on 4 KiB pages."""
+    """A float32 array over private anonymous memory faulted in on 4 KiB pages, starting on a
+    2 MiB boundary: every block it covers lies inside its own mapping, so no block can be
+    refused for reaching past it (a refusal reads as a kernel without the call)."""
     if not sys.platform.startswith("linux"):
         pytest.skip("transparent huge pages are a Linux feature")
     with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
         mode = f.read()
     if "[madvise]" not in mode:
         pytest.skip(f"THP mode {mode.strip()!r}: the 4 KiB control needs 'madvise'")
-    m = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    w = np.frombuffer(m, np.float32).reshape(-1, 1024)
+    m = mmap.mmap(-1, nbytes + BLOCK, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    start = -np.frombuffer(m, np.uint8).ctypes.data % BLOCK
+    w = np.frombuffer(m, np.float32, nbytes // 4, start).reshape(-1, 1024)
     w[...] = np.arange(w.size, dtype=np.float32).reshape(w.shape)
     return m, w
 
