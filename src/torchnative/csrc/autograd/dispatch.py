@@ -15,6 +15,7 @@ from ..core.grad_mode import TLS as _GRAD
 from ..dispatch.boxing import normalize
 from ..dispatch.door import below_autograd
 from ..ops.dispatch_keys import DispatchKeySet
+from . import recorders as _recorders
 from .node import Node, SavedVariable, gradient_edge, next_sequence_nr
 from .views import check_inplace as _check_inplace, rebase_history, requires_grad, stamp
 
@@ -28,7 +29,7 @@ class _Plan:
     keyword-only), and its formula spec."""
 
     __slots__ = ("names", "kwonly", "defaults", "spec", "fallback", "op", "view", "ns", "fname",
-                 "ranges")
+                 "ranges", "recorder")
 
     def __init__(self, op):
         from .generated import NS, spec_for
@@ -55,6 +56,8 @@ class _Plan:
             # An operator without formulas gets upstream's NotImplemented node, decomposition
             # or not (upstream's VariableType does not decompose it either)
             self.fallback = _decomposition_above_autograd(op)
+        # the spec's steps written out as one function (None: ``_record`` interprets them)
+        self.recorder = _recorders.build(self, self.spec, _RECORDING_STEPS)
 
     def bind(self, args, kwargs) -> dict:
         vals = dict(self.defaults)
@@ -119,6 +122,9 @@ def autograd_dispatch(op, args, kwargs):
     if manual is not None:
         return manual(op, args, kwargs)
     plan = _plan(op)
+    rec = plan.recorder
+    if rec is not None:
+        return rec(op, args, kwargs)
     spec = plan.spec
     if spec is None or not spec.available:
         if plan.fallback is not None:
@@ -463,6 +469,18 @@ def _record_not_implemented(op, args, kwargs):
     return result
 
 
+def dont_record(op) -> bool:
+    """Whether ``autograd_dispatch`` only runs ``op`` below autograd whatever its arguments: no
+    autograd kernel registered in Python, no hand-written or formula recording, no
+    decomposition, and outputs that are never differentiable (the door's plain lane may take
+    such a call with grad mode off)."""
+    if op.py_kernels.get("AutogradCPU") or op.py_kernels.get("Autograd") or \
+            MANUAL.get(op.name) is not None:
+        return False
+    plan = _plan(op)
+    return plan.spec is None and plan.fallback is None and _dont_require(op)
+
+
 def _dont_require(op) -> bool:
     d = op.cache.get("autograd_dont_require")
     if d is None:
@@ -536,3 +554,9 @@ def _resize(op, args, kwargs):
 
 MANUAL = {"aten::copy_": _copy_, "aten::detach": _detach, "aten::resize_": _resize,
           "aten::resize_as_": _resize}
+
+
+# what a written-out recorder calls (recorders.py, which cannot import this module; plans are
+# made on first use, after this module is loaded)
+_RECORDING_STEPS = {"no_edge": _NO_EDGE, "any_view": _any_view_requires_grad, "below": _below,
+                    "as_is": _AS_IS, "save": _save, "stamp_views": _stamp_views}

@@ -14,7 +14,7 @@ import sys
 
 from ..core.tensor import TensorBase
 from ..dispatch import door as _door
-from . import helpers
+from . import formula_runners as _formula_runners, helpers
 from .formulas import table
 from .graph_task import TLS as _TASK
 from .node import Node, SavedVariable
@@ -241,6 +241,7 @@ class Spec:
         self.needs_original_self = f.kind == "inplace" and any(
             n == "self" for n, *_ in self.saved_inputs)
         self.node_cls = node_class(f.node)
+        self.runner = _UNRESOLVED  # formula_runners' function, made on the first backward
 
     def _output_index(self, name: str) -> int:
         if name in self.output_names:
@@ -266,7 +267,9 @@ class _Functions:
 NS["_FN"] = _Functions()
 
 
-def _compile_formula(src: str, env: set, filename: str):
+def _shadowed_calls(src: str, env: set):
+    """The formula's tree with each call of a helper whose name an environment value shadows
+    made through ``_FN``, or None where no call is shadowed."""
     tree = ast.parse(src, mode="eval")
     shadowed = False
     for n in ast.walk(tree):
@@ -275,9 +278,18 @@ def _compile_formula(src: str, env: set, filename: str):
             n.func = ast.Attribute(value=ast.Name("_FN", ast.Load()), attr=n.func.id,
                                    ctx=ast.Load())
             shadowed = True
-    if not shadowed:
-        return compile(src, filename, "eval")
-    return compile(ast.fix_missing_locations(tree), filename, "eval")
+    return ast.fix_missing_locations(tree) if shadowed else None
+
+
+def _compile_formula(src: str, env: set, filename: str):
+    tree = _shadowed_calls(src, env)
+    return compile(src if tree is None else tree, filename, "eval")
+
+
+def formula_source(src: str, env: set) -> str:
+    """The formula's source as ``_compile_formula`` compiles it."""
+    tree = _shadowed_calls(src, env)
+    return src if tree is None else ast.unparse(tree)
 
 
 def _free_names(src: str) -> tuple:
@@ -325,6 +337,11 @@ class FormulaNode(Node):
 
     def _run(self, grads):
         spec = self._spec
+        run = spec.runner
+        if run is _UNRESOLVED:
+            run = spec.runner = _formula_runners.build(spec, NS, formula_source)
+        if run is not None:
+            return run(self, grads)
         nxt = self._next
         out = [None] * len(nxt)
         for g in grads:
