@@ -698,9 +698,9 @@ def test_no_grad_lane_admits_tensors_that_require_grad_as_upstream(monkeypatch):
     # must record (a lane leaking into grad mode would return a tensor without grad_fn)
     asked = []
     plain = door._plain_args
+    w = torch.nn.Parameter(torch.rand(3))  # (a factory's own call takes the lane too)
     monkeypatch.setattr(door, "_plain_args", lambda v, grad=True: asked.append(
         (grad, plain(v, grad))) or asked[-1][1])
-    w = torch.nn.Parameter(torch.rand(3))
     with torch.no_grad():
         y = w * 2
     assert asked == [(False, True)] and y.grad_fn is None and not y.requires_grad

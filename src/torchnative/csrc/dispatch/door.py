@@ -50,13 +50,18 @@ class Impl:
     is our own code, run in the quiet float state (Python kernels registered by users or
     upstream see numpy's state as the caller left it)."""
 
-    __slots__ = ("fn", "path", "mutated", "fast", "name", "count", "quiet")
+    __slots__ = ("fn", "path", "mutated", "fast", "name", "count", "quiet", "grad", "factory")
 
     def __init__(self, fn: Callable, path: str, mutated: tuple, fast: Callable | None = None,
                  name: str = ""):
         self.fn, self.path, self.mutated, self.fast, self.name = fn, path, mutated, fast, name
         self.count = 0
         self.quiet = path in _OWN_PATHS
+        # as the door's plain kernel: whether autograd could record the call (False: its
+        # outputs are never differentiable), and whether its backend comes from its ``device``
+        # and ``dtype`` keywords (a factory)
+        self.grad = True
+        self.factory = False
         _IMPLS.append(self)
 
 
@@ -144,14 +149,15 @@ def aten_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
     if plain is _UNRESOLVED:
         plain = _resolve_plain(op)
     if plain is not None and not (_PD.stack or _PD.infra) and \
-            _plain_args(args, _GRAD.grad_enabled) and \
+            _plain_args(args, _GRAD.grad_enabled and plain.grad) and \
             (not kwargs or _INERT.issuperset(map(type, kwargs.values())) or  # numbers only
-             _plain_args(kwargs.values(), _GRAD.grad_enabled)) and \
-            not (_BITS_LIVE[0] and _has_bits(args, kwargs)):
+             _plain_args(kwargs.values(), _GRAD.grad_enabled and plain.grad)) and \
+            not (_BITS_LIVE[0] and _has_bits(args, kwargs)) and \
+            not (plain.factory and kwargs and _factory_elsewhere(kwargs)):
         # dense tensors that override no dispatch and, with grad mode on, neither require grad
-        # nor have history: nothing above the kernel can observe the call (the keys upstream
-        # would skip; with grad mode off its autograd key only redispatches), so it goes
-        # straight there
+        # nor have history (or the operator's outputs are never differentiable): nothing above
+        # the kernel can observe the call (the keys upstream would skip; with grad mode off its
+        # autograd key only redispatches), so it goes straight there
         plain.count += 1
         if plain.quiet:   # (``call`` inline: the hottest lane)
             token = _QUIET_SET(_QUIET_STATE)
@@ -227,15 +233,63 @@ def _resolve_plain(op: OperatorHandle):
     if cia is _UNRESOLVED:
         cia = op.cache["CompositeImplicitAutograd"] = resolve_composite_implicit(op)
     if cia is not None:
-        plain = cia.fast
-    elif any("Device" in str(a.real_type) for a in op.schema.arguments):
-        plain = None  # a factory's backend comes from its device argument: backend_key decides
-    else:
-        plain = op.cache.get("CPU")
-        if plain is None:
-            plain = op.cache["CPU"] = resolve(op, "CPU")
+        op.plain = cia.fast
+        return cia.fast
+    devices = [a for a in op.schema.arguments if "Device" in str(a.real_type)]
+    if devices and not (len(devices) == 1 and devices[0].kwarg_only and
+                        devices[0].name == "device"):
+        op.plain = None  # a device given positionally: backend_key decides
+        return None
+    plain = op.cache.get("CPU")
+    if plain is None:
+        plain = op.cache["CPU"] = resolve(op, "CPU")
+    if _dont_record[0](op):
+        # arguments that require grad may take the lane too, the kernel run with grad mode off
+        # as below autograd (its own calls record nothing)
+        cpu = plain
+        plain = Impl(_grad_mode_off(cpu.fn), cpu.path, cpu.mutated, name=cpu.name)
+        plain.quiet = cpu.quiet
+        plain.grad = False
+    # a factory's backend comes from its keywords (backend_key): the lane checks them
+    plain.factory = bool(devices)
     op.plain = plain
     return plain
+
+
+def _grad_mode_off(fn: Callable) -> Callable:
+    def run(*args, **kwargs):
+        prev = _GRAD.grad_enabled
+        _GRAD.grad_enabled = False
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _GRAD.grad_enabled = prev
+    return run
+
+
+def _factory_elsewhere(kwargs: dict) -> bool:
+    """Whether a factory's keywords send it past the CPU kernel, as backend_key reads them: a
+    dtype stored as bit patterns, or (a tensor argument would have left the lane) a meta
+    device."""
+    if kwargs.get("dtype") in _BIT_STORED:
+        return True
+    dev = kwargs.get("device")
+    return dev is not None and (getattr(dev, "type", None) == "meta" or dev == "meta" or
+                                (isinstance(dev, str) and dev.startswith("meta")))
+
+
+def _records_everything(op: OperatorHandle) -> bool:
+    return False
+
+
+# whether an operator's outputs are never differentiable, so autograd records nothing for it
+# (the autograd layer, above this one, installs its rule when imported)
+_dont_record: list = [_records_everything]
+
+
+def register_dont_record(rule: Callable) -> None:
+    """(An operator resolved before keeps the conservative answer: recorded.)"""
+    _dont_record[0] = rule
 
 
 def _bump_versions(mutated: tuple, args: tuple, kwargs: dict) -> None:
