@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import dtypes as D
-from .nn_loss import (_FLOATS, _REDUCED, _check_target_dtype, _rounded, _shape, _vals, MEAN,
-                      NONE, check_nll2d_inputs, check_nll_shapes, every_target_kept)
+from .nn_loss import (_FLOATS, _NATIVE, _REDUCED, _check_target_dtype, _rounded, _shape, _vals,
+                      MEAN, NONE, check_nll2d_inputs, check_nll_shapes, every_target_kept)
 from .support.common import arr, wrap
 from .support.nn_util import not_implemented
 from ..ops.kernel_registry import kernel
@@ -51,6 +51,21 @@ def _scaled(grad_output, total_weight, reduction, dt, acc):
         with np.errstate(divide="ignore", invalid="ignore"):
             g = _rounded(np.asarray(g / np.asarray(_vals(total_weight).reshape(-1)[0], acc)),
                          dt)
+    return -g
+
+
+def _native_scaled(grad_output, total_weight, reduction, dt):
+    """``_scaled`` for float32/float64 as a Python float (None for other dtypes and a zero total
+    weight): a float64 quotient of two float32 values rounds to float32's own quotient (53 >=
+    2 * 24 + 2 bits), as the assignment into the float32 gradient does."""
+    if dt not in _NATIVE:
+        return None
+    g = float(arr(grad_output).reshape(-1)[0])
+    if reduction == MEAN:
+        w = float(arr(total_weight).reshape(-1)[0])
+        if w == 0:
+            return None
+        g = g / w
     return -g
 
 
@@ -94,7 +109,9 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
         t = arr(target).reshape(-1)
         if t.size == batch and batch and every_target_kept(t, ignore_index, n_classes):
             # every item kept, unit weights: each target class gets the scaled gradient itself
-            gi[np.arange(t.size), t] = _scaled(grad_output, total_weight, reduction, dt, acc)
+            g = _native_scaled(grad_output, total_weight, reduction, dt)
+            gi[np.arange(t.size), t] = _scaled(grad_output, total_weight, reduction, dt, acc) \
+                if g is None else g
             return wrap(gi.reshape(self._size), dt)
     t, keep = _targets(target, ignore_index, n_classes)
     rows = np.nonzero(keep)[0]
