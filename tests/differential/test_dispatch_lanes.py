@@ -941,3 +941,76 @@ def test_small_op_inline_cases_as_upstream():
     assert ours["add"][1][0][2] == ["aten.add.Tensor"] and ours["add"][1][0][3]
     assert ours["mul subclass"][1][0][1] and ours["softmax subclass"][1][0][1]
     assert ours["view of leaf"][1][-1][0][0] == "RuntimeError"
+
+
+FACTORY_AND_UNRECORDED_PROGRAM = _TRACING + r"""
+
+torch.manual_seed(0)
+x = torch.rand(3, 4, requires_grad=True)
+y = x * 2
+g = torch.Generator().manual_seed(1)
+cases = {
+    "empty": lambda: torch.empty(2, 3).fill_(1.5),
+    "zeros float64": lambda: torch.zeros(2, 3, dtype=torch.float64),
+    "full int": lambda: torch.full((2, 2), 7),
+    "rand with a generator": lambda: torch.rand(3, generator=g),
+    "arange": lambda: torch.arange(5, dtype=torch.float32),
+    "meta device string": lambda: torch.empty(2, 3, device="meta"),
+    "meta device object": lambda: torch.ones(2, device=torch.device("meta")),
+    "float8 (stored as bits)": lambda: torch.zeros(2, 3, dtype=torch.float8_e4m3fn),
+    "bfloat16": lambda: torch.ones(2, dtype=torch.bfloat16),
+    "ones_like of a result with history": lambda: torch.ones_like(y),
+    "zeros_like of a leaf requiring grad": lambda: torch.zeros_like(x),
+    "rand_like of a leaf requiring grad": lambda: torch.rand_like(x),
+    "argmax of a result with history": lambda: y.argmax(),
+    "eq of a result with history": lambda: y == y,
+    "isnan of a leaf requiring grad": lambda: torch.isnan(x),
+}
+REPEAT = 2
+
+
+def facts(v):
+    return [list(v.shape), str(v.dtype), str(v.device), v.requires_grad, v.grad_fn is None,
+            v.is_leaf, [] if v.is_meta else v.float().reshape(-1)[:6].tolist()]
+
+
+def describe(fn):
+    plain = fn()                 # nothing observing: the lane's call
+    torch.manual_seed(0)
+    with tracing() as ops:       # a dispatch mode sees every call the lane would skip
+        traced = fn()
+    with torch.no_grad():
+        quiet = fn()
+    return [facts(plain), ops, facts(traced)[:5], facts(quiet)[:5]]
+""" + _RUN_CASES
+
+
+def test_factories_and_unrecorded_operators_lane_as_upstream():
+    # factories now take the plain lane, their device and dtype keywords checked (a meta device
+    # and a bit-stored dtype leave it); operators autograd never records take it with inputs
+    # that require grad, their kernel under grad mode off: values, dtypes, devices, autograd
+    # facts and what a dispatch mode sees stay upstream's
+    from torchnative.testing import upstream
+
+    ours, theirs = upstream.run_both(FACTORY_AND_UNRECORDED_PROGRAM)
+    assert ours == theirs
+
+
+def test_unrecorded_operators_lane_runs_the_kernel_with_grad_mode_off(monkeypatch):
+    # control for the lane above: the kernel of an operator autograd never records runs with
+    # grad mode off even when its input requires grad (its own calls must record nothing)
+    from torchnative.csrc.dispatch.call import op as op_of
+    from torchnative.csrc.kernels import factories
+
+    x = torch.rand(3, requires_grad=True)
+    torch.ones_like(x)  # resolves the lane
+    op = op_of("ones_like")
+    assert op.plain is not None and op.plain.grad is False
+    seen = []
+    like = factories._like  # what ones_like's kernel calls
+    monkeypatch.setattr(factories, "_like", lambda *a: seen.append(torch.is_grad_enabled()) or
+                        like(*a))
+    out = torch.ones_like(x)
+    assert seen == [False] and torch.is_grad_enabled() and not out.requires_grad
+    x * 2
+    assert op_of("mul.Tensor").plain.grad is True  # a differentiable operator keeps the check
