@@ -124,3 +124,25 @@ def test_saved_tensor_hooks_unpack_in_saving_order_once_each():
 def test_list_arguments_keep_the_interpreter():
     spec = generated.spec_for("cat")
     assert formula_runners.build(spec, generated.NS, generated.formula_source) is None
+
+
+def test_every_spec_written_out_compiles():
+    # every derivatives.yaml entry with an operator: its recorder and its backward, where
+    # eligible, compile (a formula or saved expression the source writer mangles fails here)
+    from torchnative.csrc.autograd import dispatch
+    from torchnative.csrc.autograd.formulas import table
+    from torchnative.csrc.ops.dispatcher import REGISTRY
+
+    written = 0
+    for key in table():
+        if key.startswith("__"):
+            continue
+        name, _, overload = key.partition(".")
+        op = REGISTRY.find(f"aten::{name}", overload)
+        if op is None:
+            continue
+        plan = dispatch._plan(op)
+        if plan.spec is not None and formula_runners.build(
+                plan.spec, generated.NS, generated.formula_source) is not None:
+            written += 1
+    assert written > 0

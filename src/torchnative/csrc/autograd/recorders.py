@@ -19,6 +19,7 @@ from .generated_source import compiled
 from .node import gradient_edge
 
 _SAFE_KINDS = ("tensor", "optional")
+_PARAMETERS = ("op", "args", "kwargs")  # the recording function's own
 
 
 def eligible(plan, spec) -> bool:
@@ -32,7 +33,8 @@ def eligible(plan, spec) -> bool:
     if any("[]" in str(r.type) or "List" in str(r.type) for r in returns):
         return False
     names = plan.names + plan.kwonly
-    if any(not n.isidentifier() or keyword.iskeyword(n) or n.startswith("_r_") for n in names):
+    if any(not n.isidentifier() or keyword.iskeyword(n) or n.startswith("_r_") or
+           n in _PARAMETERS for n in names):
         return False
     return all(i is not None for _, i, _u in spec.saved_outputs)
 
