@@ -80,8 +80,8 @@ def build(spec, ns: dict, formula_source):
         if len(f.var_names) == 1:
             add(f"        _r_out[{index[f.var_names[0]]}] = _r_r")
         else:
-            add(f"        for _r_i, _r_val, _r_m in _r_zip({tuple(index[v] for v in f.var_names)!r}, "
-                "_r_r, grad_input_mask):")
+            at = tuple(index[v] for v in f.var_names)
+            add(f"        for _r_i, _r_val, _r_m in _r_zip({at!r}, _r_r, grad_input_mask):")
             add("            if _r_m:")
             add("                _r_out[_r_i] = _r_val")
     add("    return _r_out")

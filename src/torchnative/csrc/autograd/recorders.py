@@ -87,7 +87,8 @@ def build(plan, spec, steps: dict):
         if plain is None and "lambda" in src:
             src = f"_r_eval(_r_codes[{name!r}], _r_NS, _r_locals())"
         add(f"{indent}_r_s = ({src})")
-        add(f"{indent}_r_saved[{name!r}] = _r_s if _r_type(_r_s) in _r_AS_IS else _r_save(_r_s, False)")
+        add(f"{indent}_r_saved[{name!r}] = _r_s if _r_type(_r_s) in _r_AS_IS else "
+            "_r_save(_r_s, False)")
     add("    _r_result = _r_below(op, args, kwargs)")
     add(f"    _r_node = _r_cls([{', '.join(f'_r_e{i}' for i in range(len(edge_names)))}], "
         "_r_ranges, _r_saved)")
