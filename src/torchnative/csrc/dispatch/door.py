@@ -310,6 +310,28 @@ def _bump_versions(mutated: tuple, args: tuple, kwargs: dict) -> None:
 def below_autograd(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
     """What runs under the Autograd key: batching (a live vmap), Python dispatch, then the
     backend kernel."""
+    if not (_VMAP_LIVE[0] or _BITS_LIVE[0] or _PD.stack or _PD.infra) and \
+            _plain_args(args, False) and \
+            (not kwargs or _INERT.issuperset(map(type, kwargs.values())) or
+             _plain_args(kwargs.values(), False) and not _factory_elsewhere(kwargs)):
+        # dense CPU tensors of classes that override no dispatch, no dtype stored as bits, no
+        # meta device: what the steps below would decide (no batching, no Python dispatch, the
+        # CPU kernel), decided in one pass over the arguments (a recorded call's path)
+        impl = op.cache.get("CPU")
+        if impl is None:
+            impl = op.cache["CPU"] = resolve(op, "CPU")
+        impl.count += 1
+        if impl.quiet:
+            token = _QUIET_SET(_QUIET_STATE)
+            try:
+                result = impl.fn(*args, **kwargs)
+            finally:
+                _QUIET_RESET(token)
+        else:
+            result = impl.fn(*args, **kwargs)
+        if impl.mutated:
+            _bump_versions(impl.mutated, args, kwargs)
+        return result
     if _VMAP_LIVE[0] and _batching[0](op, args, kwargs, False):
         return _batching[1](op, args, kwargs, False)
     if _BITS_LIVE[0] and _has_bits(args, kwargs):
