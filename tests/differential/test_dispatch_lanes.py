@@ -1004,7 +1004,8 @@ def test_unrecorded_operators_lane_runs_the_kernel_with_grad_mode_off(monkeypatc
     from torchnative.csrc.dispatch.call import op as op_of
     from torchnative.csrc.kernels import factories
 
-    x = torch.rand(3, requires_grad=True)
+    # (a strided input: ones_like's kernel then calls _like, which the test watches)
+    x = torch.empty_strided((3,), (2,)).fill_(1.0).requires_grad_()
     torch.ones_like(x)  # resolves the lane
     op = op_of("ones_like")
     assert op.plain is not None and op.plain.grad is False

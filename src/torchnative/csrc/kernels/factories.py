@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..core import dtypes as D
-from ..core.construct import checked_device, empty, from_result
+from ..core.construct import checked_device, contiguous_strides_of, empty, from_result
 from ..core.device import CPU
 from ..core.determinism import fill_deterministic_, fills_uninitialized_memory
 from ..core.layouts import preserve_format
@@ -160,9 +160,22 @@ def empty_like(self, *, dtype=None, layout=None, device=None, pin_memory=None,
     return _filled(_like(self, dtype, device, memory_format))
 
 
+def _same_contiguous(self, dtype, device, memory_format) -> bool:
+    """A ``*_like`` call that keeps the dtype (not one stored as bits), device and layout of a
+    CPU tensor with C-contiguous strides (a backward's seed, a zero gradient): ``_like`` would
+    make a tensor of those strides and dtype, which a fresh numpy array is. (An empty tensor or
+    a size-1 dimension may have other strides, which preserve_format keeps.)"""
+    return dtype is None and device is None and \
+        (memory_format is None or memory_format is preserve_format) and \
+        self._np is not None and self._dtype not in D.BIT_STORED and \
+        self._stride == contiguous_strides_of(self._size)
+
+
 @kernel("zeros_like", meta=True)
 def zeros_like(self, *, dtype=None, layout=None, device=None, pin_memory=None,
                memory_format=None):
+    if _same_contiguous(self, dtype, device, memory_format):
+        return from_result(np.zeros(self._size, self._np.dtype), self._dtype)
     t = _like(self, dtype, device, memory_format)
     if t._np is not None:
         t._np[...] = 0
@@ -172,6 +185,8 @@ def zeros_like(self, *, dtype=None, layout=None, device=None, pin_memory=None,
 @kernel("ones_like", meta=True)
 def ones_like(self, *, dtype=None, layout=None, device=None, pin_memory=None,
               memory_format=None):
+    if _same_contiguous(self, dtype, device, memory_format):
+        return from_result(np.ones(self._size, self._np.dtype), self._dtype)
     t = _like(self, dtype, device, memory_format)
     if t._np is not None:
         t._np[...] = _one(t.dtype)
