@@ -149,9 +149,9 @@ def aten_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
     if plain is _UNRESOLVED:
         plain = _resolve_plain(op)
     if plain is not None and not (_PD.stack or _PD.infra) and \
-            _plain_args(args, _GRAD.grad_enabled and plain.grad) and \
+            _plain_args(args, grad := _GRAD.grad_enabled and plain.grad) and \
             (not kwargs or _INERT.issuperset(map(type, kwargs.values())) or  # numbers only
-             _plain_args(kwargs.values(), _GRAD.grad_enabled and plain.grad)) and \
+             _plain_args(kwargs.values(), grad)) and \
             not (_BITS_LIVE[0] and _has_bits(args, kwargs)) and \
             not (plain.factory and kwargs and _factory_elsewhere(kwargs)):
         # dense tensors that override no dispatch and, with grad mode on, neither require grad
@@ -271,9 +271,11 @@ def _factory_elsewhere(kwargs: dict) -> bool:
     """Whether a factory's keywords send it past the CPU kernel, as backend_key reads them: a
     dtype stored as bit patterns, or (a tensor argument would have left the lane) a meta
     device."""
-    if kwargs.get("dtype") in _BIT_STORED:
-        return True
-    dev = kwargs.get("device")
+    return kwargs.get("dtype") in _BIT_STORED or _meta_device(kwargs.get("device"))
+
+
+def _meta_device(dev) -> bool:
+    """Whether a ``device`` argument (a device, a string, None) names the meta device."""
     return dev is not None and (getattr(dev, "type", None) == "meta" or dev == "meta" or
                                 (isinstance(dev, str) and dev.startswith("meta")))
 
@@ -317,21 +319,7 @@ def below_autograd(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
         # dense CPU tensors of classes that override no dispatch, no dtype stored as bits, no
         # meta device: what the steps below would decide (no batching, no Python dispatch, the
         # CPU kernel), decided in one pass over the arguments (a recorded call's path)
-        impl = op.cache.get("CPU")
-        if impl is None:
-            impl = op.cache["CPU"] = resolve(op, "CPU")
-        impl.count += 1
-        if impl.quiet:
-            token = _QUIET_SET(_QUIET_STATE)
-            try:
-                result = impl.fn(*args, **kwargs)
-            finally:
-                _QUIET_RESET(token)
-        else:
-            result = impl.fn(*args, **kwargs)
-        if impl.mutated:
-            _bump_versions(impl.mutated, args, kwargs)
-        return result
+        return _serve(op, "CPU", args, kwargs)
     if _VMAP_LIVE[0] and _batching[0](op, args, kwargs, False):
         return _batching[1](op, args, kwargs, False)
     if _BITS_LIVE[0] and _has_bits(args, kwargs):
@@ -472,7 +460,11 @@ def _resolve_composite_implicit(op: OperatorHandle):
 
 
 def backend_dispatch(op: OperatorHandle, args: tuple, kwargs: dict) -> Any:
-    key = backend_key(args, kwargs)
+    return _serve(op, backend_key(args, kwargs), args, kwargs)
+
+
+def _serve(op: OperatorHandle, key: str, args: tuple, kwargs: dict) -> Any:
+    """The kernel of ``key`` (resolved once) on the call; the versions it bumps."""
     impl = op.cache.get(key)
     if impl is None:
         impl = op.cache[key] = resolve(op, key)
@@ -522,11 +514,8 @@ def backend_key(args: tuple, kwargs: dict) -> str:
             tensors = True
             if a._dtype in _BIT_STORED:
                 bits = a._dtype
-    if not tensors:
-        dev = kwargs.get("device")
-        if dev is not None and (getattr(dev, "type", None) == "meta" or dev == "meta" or
-                                (isinstance(dev, str) and dev.startswith("meta"))):
-            return "Meta"
+    if not tensors and _meta_device(kwargs.get("device")):
+        return "Meta"
     return _BIT_KEYS[bits] if bits in _BIT_STORED else "CPU"
 
 
