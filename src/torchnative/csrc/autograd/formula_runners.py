@@ -33,7 +33,7 @@ def build(spec, ns: dict, formula_source):
         [n for n, *_ in spec.derived_outputs]
     env = set(saved_names) | {"grad", "grads", "grad_input_mask", "retain_variables"} | \
         {name for _, name in spec.grad_names}
-    names = [n for n in saved_names] + [name for _, name in spec.grad_names]
+    names = saved_names + [name for _, name in spec.grad_names]
     if len(set(names)) != len(names) or any(not n.isidentifier() or n.startswith("_r_") or
                                             n in ("node", "grads") for n in names):
         return None  # (the function's own parameters: a saved value must not replace them)

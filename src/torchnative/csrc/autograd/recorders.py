@@ -78,11 +78,7 @@ def build(plan, spec, steps: dict):
     add("    _r_saved = {}")
     raw_src = dict(spec.raw.saved_inputs)
     for name, plain, _code, users in spec.saved_inputs:
-        cond = _condition(users, flag)
-        indent = "    "
-        if cond != "True":
-            add(f"    if {cond}:")
-            indent = "        "
+        indent = _guard(add, users, flag)
         src = plain if plain is not None else raw_src[name]
         if plain is None and "lambda" in src:
             src = f"_r_eval(_r_codes[{name!r}], _r_NS, _r_locals())"
@@ -113,11 +109,7 @@ def build(plan, spec, steps: dict):
         add(f"    _r_stamp({'(_r_result,)' if n_returns == 1 else '_r_result'}, "
             f"{'self' if 'self' in names + kwonly else 'None'}, _r_view)")
     for name, idx, users in spec.saved_outputs:
-        cond = _condition(users, flag)
-        indent = "    "
-        if cond != "True":
-            add(f"    if {cond}:")
-            indent = "        "
+        indent = _guard(add, users, flag)
         add(f"{indent}_r_o = {out_of(idx)}")
         add(f"{indent}_r_saved[{name!r}] = _r_save(_r_o, _r_o is not None and "
             "_r_o._grad_fn is _r_node)")
@@ -125,11 +117,7 @@ def build(plan, spec, steps: dict):
         outs = "(_r_result,)" if n_returns == 1 else "_r_result"
         add(f"    _r_named = _r_dict(_r_zip(_r_spec.output_names, {outs}))")
         for name, _code, users in spec.derived_outputs:
-            cond = _condition(users, flag)
-            indent = "    "
-            if cond != "True":
-                add(f"    if {cond}:")
-                indent = "        "
+            indent = _guard(add, users, flag)
             add(f"{indent}_r_saved[{name!r}] = _r_save(_r_eval(_r_derived[{name!r}], _r_NS, "
                 "_r_named), False)")
     add("    return _r_result")
@@ -147,12 +135,14 @@ def build(plan, spec, steps: dict):
     return compiled("\n".join(lines), f"recorder of {spec.key}", glb)["record"]
 
 
-def _condition(users, flag) -> str:
-    """The Python test that some gradient using a saved value will be computed."""
+def _guard(add, users, flag) -> str:
+    """Opens ``if <some gradient using a saved value will be computed>:`` (nothing where every
+    gradient uses it); returns the indent of the lines under it."""
     if not users:
-        return "True"
+        return "    "
     live = [flag[u] for u in sorted(users) if u in flag]
-    return " or ".join(live) if live else "False"
+    add(f"    if {' or '.join(live) if live else 'False'}:")
+    return "        "
 
 
 def _nondiff_checker(nondiff, fname):
