@@ -45,27 +45,22 @@ def _targets(target, ignore_index, n_classes):
 
 
 def _scaled(grad_output, total_weight, reduction, dt, acc):
-    """-(grad_output / total_weight) (mean) or -grad_output, one scalar_t division."""
+    """-(grad_output / total_weight) (mean) or -grad_output, one scalar_t division. For
+    float32/float64 a Python float (a nonzero total weight): a float64 quotient of two float32
+    values rounds to float32's own quotient (53 >= 2 * 24 + 2 bits), as storing it into the
+    float32 gradient, or numpy's cast of it for a product with float32 weights, does."""
+    if dt in _NATIVE:
+        g = float(arr(grad_output).reshape(-1)[0])
+        if reduction != MEAN:
+            return -g
+        w = float(arr(total_weight).reshape(-1)[0])
+        if w != 0:
+            return -(g / w)
     g = np.asarray(_vals(grad_output).reshape(-1)[0], acc)
     if reduction == MEAN:
         with np.errstate(divide="ignore", invalid="ignore"):
             g = _rounded(np.asarray(g / np.asarray(_vals(total_weight).reshape(-1)[0], acc)),
                          dt)
-    return -g
-
-
-def _native_scaled(grad_output, total_weight, reduction, dt):
-    """``_scaled`` for float32/float64 as a Python float (None for other dtypes and a zero total
-    weight): a float64 quotient of two float32 values rounds to float32's own quotient (53 >=
-    2 * 24 + 2 bits), as the assignment into the float32 gradient does."""
-    if dt not in _NATIVE:
-        return None
-    g = float(arr(grad_output).reshape(-1)[0])
-    if reduction == MEAN:
-        w = float(arr(total_weight).reshape(-1)[0])
-        if w == 0:
-            return None
-        g = g / w
     return -g
 
 
@@ -109,9 +104,7 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
         t = arr(target).reshape(-1)
         if t.size == batch and batch and every_target_kept(t, ignore_index, n_classes):
             # every item kept, unit weights: each target class gets the scaled gradient itself
-            g = _native_scaled(grad_output, total_weight, reduction, dt)
-            gi[np.arange(t.size), t] = _scaled(grad_output, total_weight, reduction, dt, acc) \
-                if g is None else g
+            gi[np.arange(t.size), t] = _scaled(grad_output, total_weight, reduction, dt, acc)
             return wrap(gi.reshape(self._size), dt)
     t, keep = _targets(target, ignore_index, n_classes)
     rows = np.nonzero(keep)[0]
