@@ -13,6 +13,7 @@ float16/bfloat16) and round once. The output is channels-last when the input or 
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
@@ -126,8 +127,8 @@ def _forward(x, w, stride, padding, dilation, groups):
     out = [_out_size(x.shape[2 + i] + 2 * padding[i], ks[i], stride[i], 0, dilation[i])
            for i in range(d)]
     g, cg, og = groups, c // groups, o // groups
-    p = int(np.prod(out, dtype=np.int64))
-    kk = int(np.prod(ks, dtype=np.int64))
+    p = math.prod(out)
+    kk = math.prod(ks)
     cols = _windows_by_offset(x, padding, out, ks, stride, dilation, g)  # (n, g, cg*kk, p)
     wmat = w.reshape(g, og, cg * kk)
     blas_threads.for_product(n * g * p, cg * kk, og)
@@ -145,8 +146,8 @@ def _windows_by_offset(x, padding, out, ks, stride, dilation, groups, batch_inne
     n, c = xp.shape[:2]
     d = len(ks)
     g, cg = groups, c // groups
-    kk = int(np.prod(ks, dtype=np.int64))
-    p = int(np.prod(out, dtype=np.int64))
+    kk = math.prod(ks)
+    p = math.prod(out)
     st = xp.strides
     lead = ((g, cg * st[1]), (cg, st[1])) + tuple(
         (ks[i], st[2 + i] * dilation[i]) for i in range(d))
@@ -171,8 +172,8 @@ def _transposed(x, w, stride, padding, dilation, output_padding, groups):
     ins = x.shape[2:]
     out = [(ins[i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (ks[i] - 1) +
            output_padding[i] + 1 for i in range(d)]
-    p = int(np.prod(ins, dtype=np.int64))
-    kk = int(np.prod(ks, dtype=np.int64))
+    p = math.prod(ins)
+    kk = math.prod(ks)
     xs = x.reshape(n, g, cg, p).transpose(0, 1, 3, 2)  # (n, g, p, cg)
     wm = w.reshape(g, cg, og * kk)
     blas_threads.for_product(n * g * p, cg, og * kk)
@@ -186,7 +187,7 @@ def _transposed(x, w, stride, padding, dilation, output_padding, groups):
         # every target the loop's order, in one pass and without a transposing copy
         idx = _col2im_index(n, g, og, ins, ks, stride, dilation, full)
         src = cols.reshape(-1)[::-1]
-        acc = np.bincount(idx, weights=src, minlength=n * g * og * int(np.prod(full))).reshape(
+        acc = np.bincount(idx, weights=src, minlength=n * g * og * math.prod(full)).reshape(
             (n, g, og) + tuple(full))
         crop = tuple(slice(padding[i], padding[i] + out[i]) for i in range(d))
         return acc[(slice(None),) * 3 + crop].reshape((n, g * og) + tuple(out))
@@ -212,8 +213,8 @@ def _col2im_index(n, g, og, ins, ks, stride, dilation, full) -> np.ndarray:
     idx = _COL2IM.get(key)
     if idx is None:
         d = len(ks)
-        fstride = [int(np.prod(full[i + 1:], dtype=np.int64)) for i in range(d)]
-        plane = int(np.prod(full, dtype=np.int64))
+        fstride = [math.prod(full[i + 1:]) for i in range(d)]
+        plane = math.prod(full)
         pos = np.zeros((), np.int64)
         off = np.zeros((), np.int64)
         for i in range(d):
@@ -490,8 +491,8 @@ def _weight_grad(x, g, ks, stride, padding, dilation, groups):
     o = g.shape[1]
     outs = g.shape[2:]
     gr, cg, og = groups, c // groups, o // groups
-    p = int(np.prod(outs, dtype=np.int64))
-    kk = int(np.prod(ks, dtype=np.int64))
+    p = math.prod(outs)
+    kk = math.prod(ks)
     cols = _windows_by_offset(x, padding, outs, ks, stride, dilation, gr, batch_inner=True)
     gm = g.reshape(n, gr, og, p).transpose(1, 2, 0, 3).reshape(gr, og, n * p)
     blas_threads.for_product(gr * og, n * p, cg * kk)

@@ -11,6 +11,8 @@ then the statistics are float too. Rows are normalized as upstream's kernels do:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..core import dtypes as D
@@ -452,7 +454,7 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
     n, c = input.size(0), input.size(1)
     _check_group_norm_inputs(input, weight, bias, c, num_groups)
-    hxw = int(np.prod(input._size[2:], dtype=np.int64))
+    hxw = math.prod(input._size[2:])
     fmt = _suggested_format(input)
     x = input if input.is_contiguous(memory_format=fmt) else \
         call("clone", input, memory_format=fmt)

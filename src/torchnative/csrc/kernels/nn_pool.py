@@ -15,6 +15,7 @@ the padded border).
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
@@ -176,7 +177,7 @@ def _scan_max(xp, kh, kw, dh, dw, dilh, dilw, oh, ow, valid, low):
     with them innermost, so each elementwise call walks one long contiguous run instead of rows
     of ``ow`` (the values compared and taken are the same)."""
     lead = xp.shape[:-2]
-    inner = int(np.prod(lead, dtype=np.int64)) >= ow
+    inner = math.prod(lead) >= ow
     if inner:
         xp = np.ascontiguousarray(np.moveaxis(xp, (-2, -1), (0, 1)))  # (H, W, *lead)
         shape = (oh, ow) + lead

@@ -13,6 +13,8 @@ Newton steps), evaluated in the working precision as upstream does.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..platform import cpu_capability
@@ -257,7 +259,7 @@ def vectorized_mask(shape, strides, itemsize: int):
     not modelled.
     """
     step = 2 * VEC_BYTES // itemsize
-    n = int(np.prod(shape)) if shape else 1
+    n = math.prod(shape)
     dims = [(st, sz) for sz, st in zip(shape, strides) if sz != 1]
     dense = True
     expected = 1

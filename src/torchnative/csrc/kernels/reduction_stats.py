@@ -34,7 +34,7 @@ def _memory_order(t, x: np.ndarray, axes) -> np.ndarray:
     kept = [i for i in range(x.ndim) if i not in axes]
     red = sorted(axes, key=lambda i: -abs(t._stride[i]))  # stable: equal strides keep order
     moved = x.transpose(kept + red)
-    return moved.reshape(int(np.prod([x.shape[i] for i in kept], dtype=np.int64)), -1)
+    return moved.reshape(math.prod([x.shape[i] for i in kept]), -1)
 
 
 def _welford(rows: np.ndarray, correction: float):
@@ -60,7 +60,7 @@ def _all_reduce(rows: np.ndarray, correction: float, mean: float):
 
 
 def _two_pass(x: np.ndarray, axes, correction: float):
-    n = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    n = math.prod([x.shape[a] for a in axes])
     mean = np.add.reduce(x, axis=axes, keepdims=True) / n
     dev = x - mean
     return np.add.reduce(dev * dev, axis=axes) / max(0.0, n - correction), mean
