@@ -25,11 +25,7 @@ from .storage import StorageBase
 from .torch_function import disabled_torch_function_impl
 from .cast import readable
 from .conj_neg_bits import CONJ, logical_array
-from ..platform.torch_warn import torch_warn, torch_warn_once
-
-# float()/complex() of a tensor that requires grad warns once (python_variable_methods.cpp)
-_SCALAR_OF_GRAD = ("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
-                   "behavior.\nConsider using tensor.detach() first.")
+from ..platform.torch_warn import torch_warn
 
 # the dtypes tensor_to_numpy converts (aten_to_numpy_dtype)
 _NUMPY_DTYPES = frozenset(D.BY_NAME[n] for n in (
@@ -462,7 +458,10 @@ class TensorBase(metaclass=_TensorMeta):
         return self
 
     # --- Python values -----------------------------------------------------------------------
-    def item(self):
+    def _scalar_value(self):
+        """The one value as a Python number (``aten::_local_scalar_dense``'s kernel; the public
+        ``item`` and the number conversions, which dispatch that operator, are the binding
+        layer's)."""
         if self._np is None and no_values_error[0] is not None:
             no_values_error[0](self, "item")
         if self.numel() != 1:
@@ -475,6 +474,8 @@ class TensorBase(metaclass=_TensorMeta):
         if self._dtype in D.REDUCED_FLOATING or self._dtype.is_floating_point:
             return float(v)
         return v
+
+    item = _scalar_value
 
     def tolist(self):
         if self._np is None:
@@ -507,40 +508,6 @@ class TensorBase(metaclass=_TensorMeta):
             return logical_array(self)
         self._storage._tn_aliased = True  # writes through the array are not seen
         return self._np
-
-    def __nonzero__(self) -> bool:
-        return self.__bool__()
-
-    def __bool__(self) -> bool:
-        if self._np is None and no_values_error[0] is not None:
-            no_values_error[0](self, "bool")
-        if self.numel() != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous"
-                               if self.numel() > 1 else
-                               "Boolean value of Tensor with no values is ambiguous")
-        return bool(self.item())
-
-    def __float__(self) -> float:
-        if self.requires_grad:
-            torch_warn_once(_SCALAR_OF_GRAD)
-        return float(_scalar_for_python(self, "float"))
-
-    def __int__(self) -> int:
-        return int(_scalar_for_python(self, "int"))
-
-    def __long__(self) -> int:
-        return int(_scalar_for_python(self, "int"))
-
-    def __complex__(self) -> complex:
-        if self.requires_grad:
-            torch_warn_once(_SCALAR_OF_GRAD)
-        return complex(_scalar_for_python(self, "complex"))
-
-    def __index__(self) -> int:
-        if self._dtype.is_floating_point or self._dtype.is_complex or self.numel() != 1:
-            raise TypeError("only integer tensors of a single element can be converted to an "
-                            "index")
-        return int(self.item())
 
     # --- conversions ---------------------------------------------------------------------------
     def type(self, dtype=None, non_blocking=False, **kwargs):
@@ -825,12 +792,6 @@ def _is_contiguous(size, stride) -> bool:
 
 def _perm(seq, order):
     return tuple(seq[i] for i in order)
-
-
-def _scalar_for_python(t: TensorBase, kind: str):
-    if t.numel() != 1:
-        raise ValueError("only one element tensors can be converted to Python scalars")
-    return t.item()
 
 
 _LEGACY_TENSOR = {"float64": "DoubleTensor", "float32": "FloatTensor", "float16": "HalfTensor",

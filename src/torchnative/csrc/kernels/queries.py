@@ -107,8 +107,8 @@ def has_compatible_shallow_copy_type(self, from_) -> bool:
 
 @kernel("_local_scalar_dense")
 def local_scalar_dense(self):
-    """Tensor.item() as a dispatcher call (upstream: the one op that reads a value out)."""
-    return self.item()
+    """The one operator that reads a value out (Tensor.item() dispatches it)."""
+    return self._scalar_value()
 
 
 @kernel("sym_size.int", meta=True)

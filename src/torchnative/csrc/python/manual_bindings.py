@@ -379,6 +379,10 @@ TENSOR_METHODS.update(_INDEXING)
 from .subclassing import TENSOR_METHODS as _SUBCLASSING  # noqa: E402
 
 TENSOR_METHODS.update(_SUBCLASSING)
+from .python_numbers import TENSOR_METHODS as _NUMBERS  # noqa: E402
+
+TENSOR_METHODS.update(_NUMBERS)
+TENSOR_METHODS["tolist"] = TensorBase.tolist  # upstream's tolist asks __torch_function__ too
 TENSOR_METHODS["data"] = property(_getter_with_torch_function(_data, "data"), _TENSOR_DATA.fset)
 # The getters upstream's python_variable.cpp routes through handle_torch_function_getter (all
 # its properties but the two raw slots _grad and _grad_fn, which our autograd writes directly)
