@@ -35,7 +35,7 @@ def accumulate_grad(variable, new_grad) -> None:
 def _clone_obey_contract(g, variable):
     import torch
 
-    if variable.is_non_overlapping_and_dense() and g._stride != variable._stride:
+    if variable._non_overlapping_and_dense() and g._stride != variable._stride:
         out = torch.empty_strided(variable._size, variable._stride, dtype=g.dtype)
         out.copy_(g)
         return out
@@ -64,7 +64,7 @@ def _held_by_nothing_else(g) -> bool:
 def _obeys_layout_contract(g, variable) -> bool:
     """utils::obeys_layout_contract: the variable's strides (where the size is not 1), or
     contiguous when the variable is not dense."""
-    if variable.is_non_overlapping_and_dense():
+    if variable._non_overlapping_and_dense():
         return all((gst == vst) if n != 1 else gst != 0
                    for n, gst, vst in zip(g._size, g._stride, variable._stride))
     return g.is_contiguous()

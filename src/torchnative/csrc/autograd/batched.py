@@ -43,6 +43,9 @@ def vmapmode_decrement_nesting() -> int:
 
 
 _CLASS: list = []
+# what a batched tensor answers: its properties' getters and the size queries
+_METADATA = frozenset(("__get__", "size", "stride", "dim", "numel", "is_contiguous",
+                       "storage_offset", "element_size", "get_device"))
 
 
 def _batched_class():
@@ -59,9 +62,9 @@ def _batched_class():
         def __torch_function__(cls, func, types, args=(), kwargs=None):
             if func is torch._remove_batch_dim:
                 return _remove_batched(*args, **(kwargs or {}))
-            if getattr(func, "__name__", None) == "__get__":
-                # a property (shape, requires_grad, grad_fn, ...): metadata the engine and
-                # torch.autograd read, as on upstream's C++ BatchedTensor
+            if getattr(func, "__name__", None) in _METADATA:
+                # a property (shape, requires_grad, grad_fn, ...) or a size query: metadata the
+                # engine and torch.autograd read, as on upstream's C++ BatchedTensor
                 with torch._C.DisableTorchFunctionSubclass():
                     return func(*args, **(kwargs or {}))
             name = getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))

@@ -276,7 +276,7 @@ def m_is_contiguous(x, fmt=None):
 
 
 def m_is_non_overlapping_and_dense(x):
-    return x.is_non_overlapping_and_dense()
+    return x._non_overlapping_and_dense()
 
 
 def m_suggest_memory_format(x, channels_last_strides_exact_match=False):

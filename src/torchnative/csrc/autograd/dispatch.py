@@ -489,8 +489,16 @@ def _dont_require(op) -> bool:
         t = table()
         d = op.cache["autograd_dont_require"] = \
             op.qualname.split("::")[-1] in t["__dont_require__"] or \
-            op.name.split("::", 1)[-1] in t["__nondiff_outputs__"]
+            op.name.split("::", 1)[-1] in t["__nondiff_outputs__"] or _returns_numbers(op)
     return d
+
+
+def _returns_numbers(op) -> bool:
+    """Returns values but no tensor, writes nothing (``_local_scalar_dense``, ``sym_size``,
+    ``is_nonzero``...): nothing for autograd to record."""
+    schema = op.schema
+    return bool(schema.returns) and not any("Tensor" in str(r.type) for r in schema.returns) \
+        and not any(a.is_write for a in schema.arguments)
 
 
 class CopyBackwards(Node):

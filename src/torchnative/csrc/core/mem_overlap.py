@@ -16,7 +16,7 @@ NO, YES, TOO_HARD = 0, 1, 2  # at::MemOverlap
 def internal_overlap(t) -> int:
     """at::has_internal_overlap: NO for a non-overlapping dense tensor, YES when a dimension of
     more than one element has stride 0, TOO_HARD otherwise."""
-    if t.is_non_overlapping_and_dense():
+    if t._non_overlapping_and_dense():
         return NO
     if any(st == 0 and sz > 1 for sz, st in zip(t._size, t._stride)):
         return YES
@@ -43,7 +43,7 @@ def overlap_status(a, b) -> str:
     na, nb = a.numel(), b.numel()
     if na == 0 or nb == 0:
         return ""
-    if not (a.is_non_overlapping_and_dense() and b.is_non_overlapping_and_dense()):
+    if not (a._non_overlapping_and_dense() and b._non_overlapping_and_dense()):
         return ""
     ia, ib = a._dtype.itemsize, b._dtype.itemsize
     a0, b0 = a._offset * ia, b._offset * ib

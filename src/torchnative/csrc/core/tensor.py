@@ -240,7 +240,7 @@ class TensorBase(metaclass=_TensorMeta):
                 _perm(self._size, (0, 2, 3, 4, 1)), _perm(self._stride, (0, 2, 3, 4, 1)))
         raise RuntimeError(f"unsupported memory format {memory_format}")
 
-    def is_non_overlapping_and_dense(self) -> bool:
+    def _non_overlapping_and_dense(self) -> bool:
         if _is_contiguous(self._size, self._stride):
             return True  # c10: contiguous (empty included) implies non-overlapping and dense
         pairs = sorted((st, sz) for sz, st in zip(self._size, self._stride) if sz != 1)

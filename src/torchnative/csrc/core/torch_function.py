@@ -8,6 +8,8 @@ type defines ``__torch_function__`` other than the disabled default.
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 
 from .enums import TorchFunctionState
@@ -52,6 +54,31 @@ def _has_attr_override(obj) -> bool:
         if exact:  # only once torch.Tensor exists can the answer be final
             _OVERRIDE_BY_TYPE[tp] = hit
     return hit
+
+
+# torch._C's own code: this package (generated autograd code is named as its files too)
+_TORCH_C_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# the binding layer's entry points that hand a call on to another (``Tensor.__getitem__``'s fast
+# path, the operators' dunders): the caller is whoever called them
+_ENTRY_CODES: set = set()
+
+
+def entry_point(fn):
+    """Marks ``fn`` as an entry point that ``called_by_torch_c`` looks through."""
+    _ENTRY_CODES.add(fn.__code__)
+    return fn
+
+
+def called_by_torch_c(depth: int) -> bool:
+    """Is the caller ``depth`` frames above the asking function torch._C's own code (a kernel,
+    autograd, the bindings' argument parsing)? Upstream implements those in C++, whose calls of a
+    Tensor's methods and properties no __torch_function__ override or mode sees; ours are Python
+    calls, told apart by where they come from (asked only where an override or a mode could
+    answer)."""
+    frame = sys._getframe(depth + 1)
+    while frame.f_code in _ENTRY_CODES:
+        frame = frame.f_back
+    return frame.f_code.co_filename.startswith(_TORCH_C_DIR)
 
 
 def overridable_arguments(args, kwargs) -> list:

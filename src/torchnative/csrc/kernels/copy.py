@@ -103,7 +103,7 @@ def strides_for(src: TensorBase, memory_format) -> tuple:
     if memory_format is None or memory_format is preserve_format:
         # c10: a tensor without elements is contiguous, hence non-overlapping and dense, and
         # empty_like keeps its strides whatever they are
-        if src.is_non_overlapping_and_dense() or 0 in size:
+        if src._non_overlapping_and_dense() or 0 in size:
             return tuple(src._stride)
         # strided but not dense: dense strides in the input's memory order (empty_like's,
         # clone's and _to_copy's preserve rule)

@@ -89,7 +89,7 @@ def _generator_state():
 
 def _memory_order(t) -> tuple:
     """The dimension order empty_like(t) lays out (and TensorIterator walks) in memory."""
-    if t.dim() < 2 or t.is_contiguous() or not t.is_non_overlapping_and_dense():
+    if t.dim() < 2 or t.is_contiguous() or not t._non_overlapping_and_dense():
         return tuple(range(t.dim()))
     return tuple(sorted(range(t.dim()), key=lambda d: (-t._stride[d], -d)))
 

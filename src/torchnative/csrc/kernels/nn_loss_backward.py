@@ -123,7 +123,7 @@ def nll_loss2d_backward(grad_output, self, target, weight, reduction, ignore_ind
                         total_weight):
     check_nll2d_inputs(self, target, weight)
     n, c, h, w_ = self._size
-    if not self.is_contiguous() and self.is_non_overlapping_and_dense():
+    if not self.is_contiguous() and self._non_overlapping_and_dense():
         # zeros_like keeps such a layout, and the kernel writes a contiguous buffer
         raise RuntimeError("grad_input must be contiguous")
     if total_weight.numel() != 1:

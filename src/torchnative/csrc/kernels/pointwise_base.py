@@ -244,7 +244,7 @@ def _iter_strides(shape: tuple, tensors) -> tuple:
             n, c, h, w = shape
             return (h * w * c, 1, w * c, c)
         first = tensors[0]._stride
-        if all(t.is_non_overlapping_and_dense() and t._stride == first for t in tensors):
+        if all(t._non_overlapping_and_dense() and t._stride == first for t in tensors):
             return tuple(first)
     ops = []
     for t in tensors:

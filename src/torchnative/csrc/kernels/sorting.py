@@ -52,7 +52,7 @@ def sort_stable(self, *, stable=None, dim=-1, descending=False):
     if self.dim() == 0:
         return finish(a.copy(), self.dtype), finish(np.zeros((), np.int64), INT64)
     # the meta function keeps the input's strides when they are dense (issue 65863)
-    stride = self._stride if self.is_non_overlapping_and_dense() else \
+    stride = self._stride if self._non_overlapping_and_dense() else \
         infer_dense_strides(self._size, self._stride)
     idx = stable_order(values_of(self), d, descending) if a.size else \
         np.zeros(a.shape, np.int64)

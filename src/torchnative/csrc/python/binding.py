@@ -24,7 +24,8 @@ from ..core.construct import wrapped_number as _wrapped_number
 from ..core.device import CPU
 from ..core.tensor import TensorBase as _TensorBase
 from ..core.torch_function import TLS as _TF_TLS, _has_attr_override
-from ..core.torch_function import overridable_arguments, wants_torch_function as _wants_torch_function
+from ..core.torch_function import called_by_torch_c, overridable_arguments, \
+    wants_torch_function as _wants_torch_function
 
 NUMBERS_AS_TENSORS = frozenset({
     "add", "add_", "add_out", "div", "div_", "div_out", "divide", "divide_", "divide_out",
@@ -680,7 +681,8 @@ def torch_function_or(fn, name: str, method: bool):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if _wants_torch_function(args) or (kwargs and _wants_torch_function(kwargs.values())):
+        if (_wants_torch_function(args) or (kwargs and _wants_torch_function(kwargs.values()))) \
+                and not called_by_torch_c(1):
             import torch
             from torch.overrides import handle_torch_function
 

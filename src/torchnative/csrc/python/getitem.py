@@ -11,7 +11,7 @@ import numbers
 
 from ..core.python_classes import PLAIN as _PLAIN, plain_tensor_types
 from ..core.tensor import TensorBase
-from ..core.torch_function import TLS as _TF, _OVERRIDE_BY_TYPE
+from ..core.torch_function import TLS as _TF, _OVERRIDE_BY_TYPE, entry_point
 from ..dispatch.call import call as _call, op as _op
 from ..dispatch.door import aten_dispatch as _door
 
@@ -213,7 +213,7 @@ def getitem_entry(with_torch_function):
 
     __getitem__.__qualname__ = "__getitem__"
     __getitem__.__wrapped__ = getitem
-    return __getitem__
+    return entry_point(__getitem__)
 
 
 def getitem(self, index):

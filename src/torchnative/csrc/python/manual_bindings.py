@@ -331,13 +331,14 @@ TORCH_FUNCTIONS = {
 def _getter_with_torch_function(fget, name: str):
     """A Tensor property getter that tensor-likes and modes see first, as upstream's
     handle_torch_function_getter (the function they receive is ``Tensor.<name>.__get__``)."""
-    from ..core.torch_function import _OVERRIDE_BY_TYPE, TLS as tf_state, wants_torch_function
+    from ..core.torch_function import (_OVERRIDE_BY_TYPE, TLS as tf_state, called_by_torch_c,
+                                       wants_torch_function)
 
     def get(self):
         # a plain tensor under no mode (the type's answer is cached False) takes the getter
         # directly: these properties are read on every line of model code
         if (tf_state.stack or _OVERRIDE_BY_TYPE.get(type(self)) is not False) and \
-                wants_torch_function((self,)):
+                wants_torch_function((self,)) and not called_by_torch_c(1):
             import torch
             from torch.overrides import handle_torch_function
 
@@ -349,7 +350,7 @@ def _getter_with_torch_function(fget, name: str):
 
         def get(self):  # the same, with TensorBase.shape's body inline (the most read one)
             if (tf_state.stack or _OVERRIDE_BY_TYPE.get(type(self)) is not False) and \
-                    wants_torch_function((self,)):
+                    wants_torch_function((self,)) and not called_by_torch_c(1):
                 import torch
                 from torch.overrides import handle_torch_function
 
@@ -381,8 +382,42 @@ from .subclassing import TENSOR_METHODS as _SUBCLASSING  # noqa: E402
 TENSOR_METHODS.update(_SUBCLASSING)
 from .python_numbers import TENSOR_METHODS as _NUMBERS  # noqa: E402
 
-TENSOR_METHODS.update(_NUMBERS)
-TENSOR_METHODS["tolist"] = TensorBase.tolist  # upstream's tolist asks __torch_function__ too
+
+def _method_with_torch_function(fn, name: str):
+    """A hand-written Tensor method that asks __torch_function__ about ``self`` first, as
+    python_variable_methods.cpp's do (``check_has_torch_function(self)``; a mode receives
+    ``Tensor.<name>``), unless torch._C's own code calls it."""
+    from ..core.torch_function import (_OVERRIDE_BY_TYPE, TLS as tf_state, called_by_torch_c,
+                                       wants_torch_function)
+
+    overrides = _OVERRIDE_BY_TYPE.get
+
+    def method(self, *args, **kwargs):
+        # a plain tensor under no mode (the type's answer is cached False) takes the method
+        # directly: kernels and model code ask sizes all the time
+        if (tf_state.stack or overrides(type(self)) is not False) and \
+                wants_torch_function((self,)) and not called_by_torch_c(1):
+            import torch
+            from torch.overrides import handle_torch_function
+
+            return handle_torch_function(getattr(torch.Tensor, name), (self,), self, *args,
+                                         **kwargs)
+        return fn(self, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+# TensorBase's hand-written methods and the number conversions: upstream's
+# python_variable_methods.cpp asks __torch_function__ before each (``ndimension``/``nelement`` as
+# ``dim``/``numel``, which they are; each its own object, as upstream's)
+_HAND_WRITTEN = (
+    "apply_", "bfloat16", "bool", "byte", "cdouble", "cfloat", "char", "const_data_ptr", "cpu",
+    "cuda", "data_ptr", "detach_", "dim", "double", "element_size", "float", "get_device", "half",
+    "int", "ipu", "is_contiguous", "long", "map2_", "map_", "mtia", "numel", "numpy",
+    "requires_grad_", "retain_grad", "short", "size", "storage_offset", "stride", "tolist", "type",
+    "untyped_storage", "xpu")
+_SAME_AS = {"ndimension": "dim", "nelement": "numel"}
 TENSOR_METHODS["data"] = property(_getter_with_torch_function(_data, "data"), _TENSOR_DATA.fset)
 # The getters upstream's python_variable.cpp routes through handle_torch_function_getter (all
 # its properties but the two raw slots _grad and _grad_fn, which our autograd writes directly)
@@ -399,6 +434,11 @@ for _name in _GETTERS_WITH_TORCH_FUNCTION:
                                      _prop.fdel)
 TENSOR_METHODS = {k: v if isinstance(v, property) or k in _SUBCLASSING
                   else _with_torch_function(v, k, True) for k, v in TENSOR_METHODS.items()}
+TENSOR_METHODS.update({k: _method_with_torch_function(TensorBase.__dict__[k], k)
+                       for k in _HAND_WRITTEN})
+TENSOR_METHODS.update({k: _method_with_torch_function(TensorBase.__dict__[v], v)
+                       for k, v in _SAME_AS.items()})
+TENSOR_METHODS.update({k: _method_with_torch_function(v, k) for k, v in _NUMBERS.items()})
 # indexing a plain tensor by ints and slices asks no __torch_function__ question it knows the
 # answer to (getitem.getitem_entry)
 TENSOR_METHODS["__getitem__"] = _getitem_entry(TENSOR_METHODS["__getitem__"])

@@ -141,7 +141,7 @@ UNARY_DUNDERS = {"__invert__": "bitwise_not"}
 
 def _not_implemented_on_type_error(name: str, fn):
     from ..core.tensor import TensorBase
-    from ..core.torch_function import TLS as tf
+    from ..core.torch_function import TLS as tf, entry_point
     from .binding import call_method, not_a_tensor
 
     sp = METHOD_SPELLINGS.get(fn)
@@ -171,7 +171,7 @@ def _not_implemented_on_type_error(name: str, fn):
                 return NotImplemented
 
     dunder.__name__ = dunder.__qualname__ = name
-    return dunder
+    return entry_point(dunder)
 
 
 def install_methods(tensor_base: type) -> None:
