@@ -1,6 +1,7 @@
 """Tensor methods upstream binds by hand in C++ (``size``, ``dim``, ``numel``, ``stride``,
-``float``, ``cpu``, ``numpy``, ``requires_grad_``, ...) ask __torch_function__ first, as
-upstream's do; and what torch._C does inside is not seen (upstream's C++ calls no Python).
+``float``, ``cpu``, ``numpy``, ``requires_grad_``, ...), the property setters and
+``torch._C._set_grad_enabled`` ask __torch_function__ first, as upstream's do; and what torch._C
+does inside is not seen (upstream's C++ calls no Python).
 Against upstream torch 2.13.0, each in its own process: what a TorchFunctionMode and a
 __torch_function__ subclass see per method, and the calls a mode sees over a training step
 whose backward runs under it (``torch.autograd.backward`` and ``torch.autograd.grad`` have no
@@ -96,18 +97,19 @@ x, y = torch.randn(4, 1, 8, 8), torch.randint(0, 3, (4,))
 for how in ("backward method", "autograd.backward", "autograd.grad"):
     seen.clear()
     with F():
+        opt.zero_grad()  # (the gradients' setters)
         loss = nn.functional.cross_entropy(net(x), y)
         if how == "backward method":
             loss.backward()
         elif how == "autograd.backward":
             torch.autograd.backward(loss)
         else:
-            torch.autograd.grad(loss, list(net.parameters()))
+            for p, g in zip(net.parameters(), torch.autograd.grad(loss, list(net.parameters()))):
+                p.grad = g
         opt.step()
-        float(loss)
-    # (property setters and torch._C._set_grad_enabled, which upstream's mode also sees, are
-    # left out: ours do not ask yet)
-    out["step " + how] = [n for n in seen if n not in ("__set__", "_set_grad_enabled")]
+        with torch.no_grad():  # (torch._C._set_grad_enabled)
+            float(loss)
+    out["step " + how] = seen[:]
 print(json.dumps(out))
 '''
 
@@ -119,6 +121,7 @@ def test_methods_and_internal_calls_as_upstream():
     assert theirs["mode ndimension"] == ["int", ["dim"]]
     assert theirs["subclass float"] == ["S", ["float"]]
     assert "backward" in theirs["step backward method"]
+    assert {"__set__", "_set_grad_enabled"} <= set(theirs["step autograd.backward"])
     assert len(theirs["step autograd.grad"]) > 50
     different = {k: (ours.get(k), v) for k, v in theirs.items() if ours.get(k) != v}
     assert not different

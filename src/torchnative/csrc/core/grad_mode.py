@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import threading
 
+from .enums import TorchFunctionState
+from .torch_function import TLS as _TF, called_by_torch_c
+
 
 class _TLS(threading.local):
     def __init__(self):
@@ -23,7 +26,14 @@ def is_grad_enabled() -> bool:
     return TLS.grad_enabled
 
 
-def set_grad_enabled(enabled: bool) -> None:
+def _set_grad_enabled(enabled: bool) -> None:
+    if _TF.stack and _TF.state != TorchFunctionState.ALL_DISABLED and not called_by_torch_c(1):
+        # a torch function mode sees it, as upstream's binding hands it to one (no tensor
+        # argument: only modes)
+        import torch
+        from torch.overrides import handle_torch_function
+
+        return handle_torch_function(torch._C._set_grad_enabled, (), enabled)
     if not isinstance(enabled, bool):
         raise TypeError(f"enabled must be a bool (got {type(enabled).__name__})")
     TLS.grad_enabled = enabled
@@ -70,7 +80,7 @@ _is_layout_enf, _set_layout_enf = _flag("grad_layout_enforcement")
 
 TORCH_C = {
     "torch._C.is_grad_enabled": is_grad_enabled,
-    "torch._C._set_grad_enabled": set_grad_enabled,
+    "torch._C._set_grad_enabled": _set_grad_enabled,
     "torch._C.is_inference_mode_enabled": is_inference_mode_enabled,
     "torch._C._InferenceMode": InferenceMode,
     "torch._C._is_view_replay_enabled": _is_view_replay,

@@ -418,7 +418,48 @@ _HAND_WRITTEN = (
     "requires_grad_", "retain_grad", "short", "size", "storage_offset", "stride", "tolist", "type",
     "untyped_storage", "xpu")
 _SAME_AS = {"ndimension": "dim", "nelement": "numel"}
-TENSOR_METHODS["data"] = property(_getter_with_torch_function(_data, "data"), _TENSOR_DATA.fset)
+
+
+def _setter_with_torch_function(fset, name: str):
+    """A Tensor property setter that tensor-likes and modes see first, as upstream's
+    handle_torch_function_setter (the function they receive is ``Tensor.<name>.__set__``)."""
+    from ..core.torch_function import (_OVERRIDE_BY_TYPE, TLS as tf_state, called_by_torch_c,
+                                       wants_torch_function)
+
+    def set_(self, value):
+        if (tf_state.stack or _OVERRIDE_BY_TYPE.get(type(self)) is not False) and \
+                wants_torch_function((self,)) and not called_by_torch_c(1):
+            import torch
+            from torch.overrides import handle_torch_function
+
+            handle_torch_function(getattr(torch.Tensor, name).__set__, (self, value), self, value)
+            return
+        fset(self, value)
+
+    return set_
+
+
+def _not_writable(name: str):
+    """Setting or deleting a read-only attribute: CPython's error for upstream's getset
+    descriptors."""
+    def refuse(self, value=None):
+        raise AttributeError(f"attribute '{name}' of 'torch._C.TensorBase' objects is not "
+                             "writable")
+
+    return refuse
+
+
+def _set_volatile(self, value):
+    torch_warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.")
+
+
+def _delete_data(self):
+    raise RuntimeError("Deleting tensor data is not allowed. Delete tensor instead!")
+
+
+TENSOR_METHODS["data"] = property(_getter_with_torch_function(_data, "data"),
+                                  _setter_with_torch_function(_TENSOR_DATA.fset, "data"),
+                                  _delete_data)
 # The getters upstream's python_variable.cpp routes through handle_torch_function_getter (all
 # its properties but the two raw slots _grad and _grad_fn, which our autograd writes directly)
 _GETTERS_WITH_TORCH_FUNCTION = (
@@ -428,10 +469,19 @@ _GETTERS_WITH_TORCH_FUNCTION = (
     "ndim", "nbytes", "itemsize", "is_cpu", "is_cuda", "is_ipu", "is_maia", "is_meta",
     "is_mkldnn", "is_mps", "is_mtia", "is_nested", "is_quantized", "is_sparse", "is_sparse_csr",
     "is_vulkan", "is_xla", "is_xpu")
+# the setters it routes through handle_torch_function_setter (real's and imag's do not ask)
+_SETTERS_WITH_TORCH_FUNCTION = frozenset((
+    "grad", "requires_grad", "_backward_hooks", "_post_accumulate_grad_hooks", "grad_dtype",
+    "volatile"))
 for _name in _GETTERS_WITH_TORCH_FUNCTION:
     _prop = TENSOR_METHODS.get(_name) or getattr(TensorBase, _name)
-    TENSOR_METHODS[_name] = property(_getter_with_torch_function(_prop.fget, _name), _prop.fset,
-                                     _prop.fdel)
+    _fset = _set_volatile if _name == "volatile" else _prop.fset
+    if _fset is None:
+        _fset = _not_writable(_name)
+    elif _name in _SETTERS_WITH_TORCH_FUNCTION:
+        _fset = _setter_with_torch_function(_fset, _name)
+    TENSOR_METHODS[_name] = property(_getter_with_torch_function(_prop.fget, _name), _fset,
+                                     _prop.fdel or (_fset if _prop.fset is None else None))
 TENSOR_METHODS = {k: v if isinstance(v, property) or k in _SUBCLASSING
                   else _with_torch_function(v, k, True) for k, v in TENSOR_METHODS.items()}
 TENSOR_METHODS.update({k: _method_with_torch_function(TensorBase.__dict__[k], k)
