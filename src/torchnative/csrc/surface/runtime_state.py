@@ -319,6 +319,19 @@ def _plain_flags() -> dict:
     return out
 
 
+def get_onednn_allow_tf32():
+    """None: oneDNN's TF32 switch exists for Intel GPUs only, which a CPU build has not."""
+    return None
+
+
+def set_onednn_allow_tf32(value) -> None:
+    if type(value) is not bool:
+        raise RuntimeError(f"_set_onednn_allow_tf32 expects a bool, but got "
+                           f"{typename(value)}")
+    torch_warn("TF32 acceleration on top of oneDNN is available for Intel GPUs. The current "
+               "Torch version does not have Intel GPU Support.")
+
+
 # scaled-dot-product-attention backend switches: getter _get_X_sdp_enabled, setter _set_sdp_use_X
 # (upstream's defaults; the CPU path reads flash and math)
 _SDP = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True, "overrideable": True,
@@ -347,6 +360,8 @@ TORCH_C = {
     "torch._C._set_warnAlways": set_warn_always,
     "torch._C._get_warnAlways": _getter("warn_always"),
     "torch._C._set_mkldnn_enabled": set_mkldnn_enabled,
+    "torch._C._get_onednn_allow_tf32": get_onednn_allow_tf32,
+    "torch._C._set_onednn_allow_tf32": set_onednn_allow_tf32,
     "torch._C._get_mkldnn_enabled": _getter("mkldnn"),
     "torch._C._is_autocast_available": is_autocast_available,
     "torch._C.is_autocast_enabled": is_autocast_enabled,
