@@ -88,6 +88,24 @@ for name, f in {"where scalar": lambda: torch.where(u > 2, u, 0.0),
         result = run(f)
     out["call " + name] = [result, seen[:]]
 
+# the properties' own refusals and side effects
+def attempt(code):
+    v = torch.ones(2, requires_grad=True)
+    v.grad = torch.zeros(2)
+    try:
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            exec(code, {"v": v, "torch": torch})
+        return ["ok", repr(v.grad), [str(x.message) for x in w]]
+    except Exception as e:
+        return [type(e).__name__, str(e)]
+
+for code in ("v.is_leaf = True", "v.name = 'x'", "del v.is_leaf", "del v.data", "del v.grad",
+             "v.volatile = True", "v.grad = None", "v.requires_grad = 1", "v.shape = (2,)",
+             "(v * 2).requires_grad = True", "(v * 2).requires_grad = False",
+             "torch.ones(2, dtype=torch.int64).requires_grad = True"):
+    out["attribute " + code] = attempt(code)
+
 torch.manual_seed(0)
 nn = torch.nn
 net = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),

@@ -366,6 +366,17 @@ class TensorBase(metaclass=_TensorMeta):
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
+        # python_variable.cpp's setter, stricter than requires_grad_(): a bool only, and no
+        # change at all of a non-leaf's flag
+        if type(value) is not bool:
+            raise RuntimeError("requires_grad must be a bool")
+        if not self.is_leaf:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables." + (
+                "" if value else " If you want to use a computed variable in a subgraph that "
+                "doesn't require differentiation use var_no_grad = var.detach()."))
+        if value and not (self._dtype.is_floating_point or self._dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
         self.requires_grad_(value)
 
     def requires_grad_(self, requires_grad: bool = True):
