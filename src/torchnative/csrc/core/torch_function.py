@@ -81,6 +81,13 @@ def called_by_torch_c(depth: int) -> bool:
     return frame.f_code.co_filename.startswith(_TORCH_C_DIR)
 
 
+def self_asks(self, depth: int) -> bool:
+    """Does a method or property of ``self``, called ``depth`` frames above, ask __torch_function__
+    (python_variable*.cpp's ``check_has_torch_function(self)``), torch._C's own calls aside?
+    (Its callers first rule out a plain tensor under no mode, which never asks.)"""
+    return wants_torch_function((self,)) and not called_by_torch_c(depth + 1)
+
+
 def overridable_arguments(args, kwargs) -> list:
     """The values __torch_function__ overrides are looked for in: the arguments, with tensors
     inside lists too, as upstream's parser collects them from TensorList arguments."""

@@ -331,14 +331,13 @@ TORCH_FUNCTIONS = {
 def _getter_with_torch_function(fget, name: str):
     """A Tensor property getter that tensor-likes and modes see first, as upstream's
     handle_torch_function_getter (the function they receive is ``Tensor.<name>.__get__``)."""
-    from ..core.torch_function import (_OVERRIDE_BY_TYPE, TLS as tf_state, called_by_torch_c,
-                                       wants_torch_function)
+    from ..core.torch_function import _OVERRIDE_BY_TYPE, TLS as tf_state, self_asks
 
     def get(self):
         # a plain tensor under no mode (the type's answer is cached False) takes the getter
         # directly: these properties are read on every line of model code
         if (tf_state.stack or _OVERRIDE_BY_TYPE.get(type(self)) is not False) and \
-                wants_torch_function((self,)) and not called_by_torch_c(1):
+                self_asks(self, 1):
             import torch
             from torch.overrides import handle_torch_function
 
@@ -350,7 +349,7 @@ def _getter_with_torch_function(fget, name: str):
 
         def get(self):  # the same, with TensorBase.shape's body inline (the most read one)
             if (tf_state.stack or _OVERRIDE_BY_TYPE.get(type(self)) is not False) and \
-                    wants_torch_function((self,)) and not called_by_torch_c(1):
+                    self_asks(self, 1):
                 import torch
                 from torch.overrides import handle_torch_function
 
@@ -387,8 +386,7 @@ def _method_with_torch_function(fn, name: str):
     """A hand-written Tensor method that asks __torch_function__ about ``self`` first, as
     python_variable_methods.cpp's do (``check_has_torch_function(self)``; a mode receives
     ``Tensor.<name>``), unless torch._C's own code calls it."""
-    from ..core.torch_function import (_OVERRIDE_BY_TYPE, TLS as tf_state, called_by_torch_c,
-                                       wants_torch_function)
+    from ..core.torch_function import _OVERRIDE_BY_TYPE, TLS as tf_state, self_asks
 
     overrides = _OVERRIDE_BY_TYPE.get
 
@@ -396,7 +394,7 @@ def _method_with_torch_function(fn, name: str):
         # a plain tensor under no mode (the type's answer is cached False) takes the method
         # directly: kernels and model code ask sizes all the time
         if (tf_state.stack or overrides(type(self)) is not False) and \
-                wants_torch_function((self,)) and not called_by_torch_c(1):
+                self_asks(self, 1):
             import torch
             from torch.overrides import handle_torch_function
 
@@ -423,12 +421,11 @@ _SAME_AS = {"ndimension": "dim", "nelement": "numel"}
 def _setter_with_torch_function(fset, name: str):
     """A Tensor property setter that tensor-likes and modes see first, as upstream's
     handle_torch_function_setter (the function they receive is ``Tensor.<name>.__set__``)."""
-    from ..core.torch_function import (_OVERRIDE_BY_TYPE, TLS as tf_state, called_by_torch_c,
-                                       wants_torch_function)
+    from ..core.torch_function import _OVERRIDE_BY_TYPE, TLS as tf_state, self_asks
 
     def set_(self, value):
         if (tf_state.stack or _OVERRIDE_BY_TYPE.get(type(self)) is not False) and \
-                wants_torch_function((self,)) and not called_by_torch_c(1):
+                self_asks(self, 1):
             import torch
             from torch.overrides import handle_torch_function
 
