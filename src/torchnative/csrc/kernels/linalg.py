@@ -409,15 +409,15 @@ def vdot(self, other):
 # ---- matmul (CompositeImplicitAutograd: LinearAlgebra.cpp _matmul_impl) -----------------------
 
 def _should_fold(t1, t2, has_out) -> bool:
-    larger = t1.dim() >= t2.dim()
+    larger = len(t1._size) >= len(t2._size)
     big = t1 if larger else call("transpose.int", t2, -2, -1)  # tensor2.mT()
-    dim_small = t2.dim() if larger else t1.dim()
-    if not (big.dim() >= 3 and dim_small <= 2):
+    dim_small = len(t2._size) if larger else len(t1._size)
+    if not (len(big._size) >= 3 and dim_small <= 2):
         return False
     small = t2 if larger else t1
     if small.requires_grad and not has_out:
         return True
-    if t1.dim() == 2:
+    if len(t1._size) == 2:
         return False
     if big.numel() == 0:
         return True
@@ -438,7 +438,7 @@ def _broadcast_batch(a, b) -> list:
 
 
 def _matmul_impl(out, tensor1, tensor2):
-    d1, d2 = tensor1.dim(), tensor2.dim()
+    d1, d2 = len(tensor1._size), len(tensor2._size)
     if d1 == 0 or d2 == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {d1}D "
                            f"and {d2}D")
@@ -476,7 +476,7 @@ def _matmul_folded(out, tensor1, tensor2, d1, d2):
     sizes_1 = t1._size
     output_shape = list(sizes_1[:-1])
     folded = _prod(output_shape)
-    t2_is_matrix = t2.dim() == 2
+    t2_is_matrix = len(t2._size) == 2
     if t2_is_matrix:
         output_shape.append(t2._size[1])
     t1_folded = call("reshape", t1, [folded, sizes_1[-1]])
@@ -567,7 +567,7 @@ def _flatten_nd_linear(input, weight, bias):
 
 @kernel("linear", composite=True)
 def linear(input, weight, bias=None):
-    di, dw = input.dim(), weight.dim()
+    di, dw = len(input._size), len(weight._size)
     if di == 0 or dw == 0:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {di}D "
                            f"and {dw}D")
@@ -589,7 +589,7 @@ def linear(input, weight, bias=None):
 
 @kernel("linear.out")
 def linear_out(input, weight, bias=None, *, out):
-    if input.dim() == 2 and bias is not None:
+    if len(input._size) == 2 and bias is not None:
         return call("addmm.out", bias, input, call("t", weight), out=out)
     call("matmul.out", input, call("t", weight), out=out)
     if bias is not None:
@@ -606,8 +606,8 @@ def linear_widened(input, weight, bias=None):
     (a batched product, a bias added after matmul, a shape it rejects): the caller runs it."""
     if input._np is None or weight._np is None or (bias is not None and bias._np is None):
         return None
-    dt, di = input._dtype, input.dim()
-    k = weight._size[-1] if weight.dim() == 2 else -1
+    dt, di = input._dtype, len(input._size)
+    k = weight._size[-1] if len(weight._size) == 2 else -1
     if di == 0 or k < 1 or input._size[-1] != k or input.numel() == 0 or weight._size[0] == 0 \
             or weight._dtype is not dt or (bias is not None and bias._dtype is not dt):
         return None

@@ -96,11 +96,11 @@ def _reduce_nll(picked, w, keep, reduction, dt, weighted):
 
 def check_nll_shapes(self, target) -> None:
     """nll_loss's input/target shape rules (its forward's and backward's meta functions)."""
-    if not 0 < self.dim() <= 2:
+    if not 0 < len(self._size) <= 2:
         raise RuntimeError("input tensor should be 1D or 2D")
-    if target.dim() > 1:
+    if len(target._size) > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    no_batch = self.dim() == 1 and target.dim() == 0
+    no_batch = len(self._size) == 1 and len(target._size) == 0
     if not (no_batch or self._size[0] == target._size[0]):
         raise RuntimeError(f"size mismatch (got input: {_shape(self._size)}, target: "
                            f"{_shape(target._size)})")
@@ -108,12 +108,12 @@ def check_nll_shapes(self, target) -> None:
 
 def check_nll2d_inputs(self, target, weight) -> None:
     """LossNLL2d.cpp's check_inputs_nll_loss2d (forward and backward)."""
-    if target.dim() != 3:
+    if len(target._size) != 3:
         raise RuntimeError("only batches of spatial targets supported (3D tensors) but got "
-                           f"targets of dimension: {target.dim()}")
-    if self.dim() != 4:
+                           f"targets of dimension: {len(target._size)}")
+    if len(self._size) != 4:
         raise RuntimeError("only batches of spatial inputs supported (4D tensors), but got input "
-                           f"of dimension: {self.dim()}")
+                           f"of dimension: {len(self._size)}")
     n, c, h, w_ = self._size
     if weight is not None and weight.numel() != c:
         raise RuntimeError("weight tensor should be defined either for all or no classes")
@@ -127,7 +127,7 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
     _check_target_dtype(target)
     check_nll_shapes(self, target)
     n_classes = self._size[-1]
-    if weight is not None and not (weight.dim() == 1 and weight.numel() == n_classes):
+    if weight is not None and not (len(weight._size) == 1 and weight.numel() == n_classes):
         raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes "
                            f"or no classes but got weight tensor of shape: {_shape(weight._size)}")
     dt = self._dtype
@@ -138,7 +138,7 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
                            f"{weight._dtype._cpp_name}")
     x2 = _vals(self).reshape(-1, n_classes)
     t = arr(target).reshape(-1)
-    if reduction == NONE and self.dim() == 2:
+    if reduction == NONE and len(self._size) == 2:
         picked, w, keep = _gather_losses(x2, t, weight, ignore_index, n_classes)
         out = _rounded(np.where(keep, -picked * w, 0).astype(picked.dtype), dt)
         return wrap(out, dt), _scalar(0.0, dt)
@@ -204,14 +204,14 @@ def nll_loss2d(self, target, weight=None, reduction=MEAN, ignore_index=-100):
 
 @kernel("nll_loss_nd", composite=True)
 def nll_loss_nd(self, target, weight=None, reduction=MEAN, ignore_index=-100):
-    if self.dim() < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {self.dim()})")
-    if self.dim() != 1 and self._size[0] != target.size(0):
+    if len(self._size) < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {len(self._size)})")
+    if len(self._size) != 1 and self._size[0] != target.size(0):
         raise ValueError(f"Expected input batch_size ({self._size[0]}) to match target "
                          f"batch_size ({target.size(0)}).")
-    if self.dim() in (1, 2):
+    if len(self._size) in (1, 2):
         return call("nll_loss", self, target, weight, reduction, ignore_index)
-    if self.dim() == 4:
+    if len(self._size) == 4:
         return call("nll_loss2d", self, target, weight, reduction, ignore_index)
     n, c = self._size[0], self._size[1]
     out_size = [n] + list(self._size[2:])
@@ -233,15 +233,15 @@ def _log_softmax(self, dim):
 
 
 def _weight_view(weight, input, class_dim):
-    shape = [1] * input.dim()
+    shape = [1] * len(input._size)
     shape[class_dim] = weight._size[0]
     return call("view", weight, shape)
 
 
 def _prob_target(self, target, weight, reduction, label_smoothing):
-    class_dim = 0 if self.dim() == 1 else 1
+    class_dim = 0 if len(self._size) == 1 else 1
     n_classes = self.size(class_dim)
-    if weight is not None and not (weight.dim() == 1 and weight.numel() == n_classes):
+    if weight is not None and not (len(weight._size) == 1 and weight.numel() == n_classes):
         raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all "
                            f"{n_classes} classes or no classes but got weight tensor of shape: "
                            f"{_shape(weight._size)}")
@@ -254,7 +254,7 @@ def _prob_target(self, target, weight, reduction, label_smoothing):
                       label_smoothing / n_classes)
     w = None
     if weight is not None:
-        w = _weight_view(weight, input, 1) if input.dim() > 1 else weight
+        w = _weight_view(weight, input, 1) if len(input._size) > 1 else weight
     prod = call("mul.Tensor", input, target)
     if w is not None:
         prod = call("mul.Tensor", prod, w)
@@ -270,7 +270,7 @@ def _prob_target(self, target, weight, reduction, label_smoothing):
 
 
 def _label_smoothing(self, target, weight, reduction, ignore_index, label_smoothing):
-    class_dim = 0 if self.dim() == 1 else 1
+    class_dim = 0 if len(self._size) == 1 else 1
     input = _log_softmax(self, class_dim)
     nll = call("nll_loss_nd", input, target, weight, reduction, ignore_index)
     n_classes = input.size(class_dim)
@@ -324,7 +324,7 @@ def cross_entropy_loss(self, target, weight=None, reduction=MEAN, ignore_index=-
             raise RuntimeError("label_smoothing must be between 0.0 and 1.0. Got: "
                                f"{label_smoothing:g}")
         return _label_smoothing(self, target, weight, reduction, ignore_index, label_smoothing)
-    class_dim = 0 if self.dim() == 1 else 1
+    class_dim = 0 if len(self._size) == 1 else 1
     return call("nll_loss_nd", _log_softmax(self, class_dim), target, weight, reduction,
                 ignore_index)
 
@@ -500,7 +500,7 @@ def hinge_embedding_loss(self, target, margin=1.0, reduction=MEAN):
 
 @kernel("cosine_embedding_loss", composite=True)
 def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=MEAN):
-    td = target.dim()
+    td = len(target._size)
     if td not in (0, 1):
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     if td == 1 and input1.dim() != 2:

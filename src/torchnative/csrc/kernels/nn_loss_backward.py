@@ -87,7 +87,7 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
     n_classes = self._size[-1]
     if weight is not None and weight.numel() != n_classes:
         raise RuntimeError("weight tensor should be defined either for all or no classes")
-    per_item = reduction == NONE and self.dim() == 2
+    per_item = reduction == NONE and len(self._size) == 2
     if per_item:
         if grad_output.dim() != 1 or grad_output._size[0] != self._size[0]:
             got = grad_output._size[0] if grad_output.dim() else 1
@@ -98,7 +98,7 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
         raise RuntimeError(f"Expected a single element grad_output tensor, but got: "
                            f"{_shape(grad_output._size)}")
     dt, acc = _dtypes(self, target, "nll_loss_backward_out_frame", grad_output, weight, total_weight)
-    batch = 1 if self.dim() == 1 else self._size[0]
+    batch = 1 if len(self._size) == 1 else self._size[0]
     gi = np.zeros((batch, n_classes), acc)
     if weight is None and not per_item:
         t = arr(target).reshape(-1)

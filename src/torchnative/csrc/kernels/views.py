@@ -278,15 +278,15 @@ def transpose(self, dim0, dim1):
 
 @kernel("t", meta=True)
 def t(self):
-    if self.dim() > 2:
+    if len(self._size) > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
-                           f"{self.dim()}D")
-    return transpose(self, 0, 1) if self.dim() == 2 else alias(self)
+                           f"{len(self._size)}D")
+    return transpose(self, 0, 1) if len(self._size) == 2 else alias(self)
 
 
 @kernel("permute", meta=True)
 def permute(self, dims):
-    n = self.dim()
+    n = len(self._size)
     if len(dims) != n:
         raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not "
                            "match the length of the desired ordering of dimensions i.e. input.dim()"
@@ -301,7 +301,7 @@ def permute(self, dims):
 @kernel("expand", meta=True)
 def expand(self, size, *, implicit=False):
     size = list(size)
-    n_new, n_old = len(size), self.dim()
+    n_new, n_old = len(size), len(self._size)
     if n_new < n_old:
         raise RuntimeError(f"expand(torch.FloatTensor{{{list(self._size)}}}, size={size}): the "
                            "number of sizes provided ({n_new}) must be greater or equal to the "
@@ -401,7 +401,7 @@ def slice_(self, dim=0, start=None, end=None, step=1):
 
 @kernel("unsqueeze", meta=True)
 def unsqueeze(self, dim):
-    n = self.dim()
+    n = len(self._size)
     d = wrap_dim(dim, n + 1)
     sizes, strides = list(self._size), list(self._stride)
     new_stride = sizes[d] * strides[d] if d < n else 1
@@ -411,29 +411,30 @@ def unsqueeze(self, dim):
 
 
 def _squeeze_dims(self, dims):
-    keep = [i for i in range(self.dim()) if not (i in dims and self._size[i] == 1)]
+    keep = [i for i in range(len(self._size)) if not (i in dims and self._size[i] == 1)]
     return view_of(self, [self._size[i] for i in keep], [self._stride[i] for i in keep],
                    self._offset)
 
 
 @kernel("squeeze", meta=True)
 def squeeze(self):
-    return _squeeze_dims(self, set(range(self.dim())))
+    return _squeeze_dims(self, set(range(len(self._size))))
 
 
 @kernel("squeeze.dim", meta=True)
 def squeeze_dim(self, dim):
-    return _squeeze_dims(self, {wrap_dim(dim, self.dim())} if self.dim() else set())
+    return _squeeze_dims(self, {wrap_dim(dim, len(self._size))} if len(self._size) else set())
 
 
 @kernel("squeeze.dims", meta=True)
 def squeeze_dims(self, dim):
-    return _squeeze_dims(self, {wrap_dim(d, self.dim()) for d in dim} if self.dim() else set())
+    nd = len(self._size)
+    return _squeeze_dims(self, {wrap_dim(d, nd) for d in dim} if nd else set())
 
 
 @kernel("diagonal", meta=True)
 def diagonal(self, offset=0, dim1=0, dim2=1):
-    n = self.dim()
+    n = len(self._size)
     d1, d2 = wrap_dim(dim1, n), wrap_dim(dim2, n)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
@@ -454,7 +455,7 @@ def diagonal(self, offset=0, dim1=0, dim2=1):
 
 @kernel("unfold", meta=True)
 def unfold(self, dimension, size, step):
-    n = self.dim()
+    n = len(self._size)
     d = wrap_dim(dimension, n) if n else 0
     max_size = self._size[d] if n else 1
     if size > max_size:
@@ -472,7 +473,7 @@ def unfold(self, dimension, size, step):
 
 @kernel("split.Tensor", meta=True)
 def split(self, split_size, dim=0):
-    d = wrap_dim(dim, self.dim())
+    d = wrap_dim(dim, len(self._size))
     length = self._size[d]
     if split_size == 0 and length != 0:
         raise RuntimeError("split_size can only be 0 if dimension size is 0, but got dimension "
@@ -491,7 +492,7 @@ def _multi_output(base, views: list) -> list:
 
 @kernel("split_with_sizes", meta=True)
 def split_with_sizes(self, split_sizes, dim=0):
-    d = wrap_dim(dim, self.dim())
+    d = wrap_dim(dim, len(self._size))
     if sum(split_sizes) != self._size[d]:
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
                            f"{self._size[d]} (input tensor's size at dimension {d}), but got "
@@ -505,8 +506,8 @@ def split_with_sizes(self, split_sizes, dim=0):
 
 @kernel("unbind.int", meta=True)
 def unbind(self, dim=0):
-    d = wrap_dim(dim, self.dim())
-    if self.dim() == 0:
+    d = wrap_dim(dim, len(self._size))
+    if len(self._size) == 0:
         raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
     return _multi_output(self, [select(self, d, i) for i in range(self._size[d])])
 
