@@ -131,6 +131,17 @@ def wrap_dim(dim: int, ndim: int) -> int:
     return dim + n if dim < 0 else dim
 
 
+def numel_of(t) -> int:
+    """``t``'s element count: ``Tensor.numel`` as torch._C's own code asks it (the public method
+    asks __torch_function__ first)."""
+    n = 1
+    for s in t._size:
+        if type(s) is not int:
+            return symbolic_numel(t)
+        n *= s
+    return n
+
+
 def _autograd_not_loaded(t):
     raise RuntimeError("the autograd layer (torchnative.csrc.autograd) is not loaded")
 
@@ -216,12 +227,7 @@ class TensorBase(metaclass=_TensorMeta):
         return len(self._size)
 
     def numel(self) -> int:
-        n = 1
-        for s in self._size:
-            if type(s) is not int:
-                return symbolic_numel(self)
-            n *= s
-        return n
+        return numel_of(self)
 
     def nelement(self) -> int:
         return self.numel()
@@ -475,9 +481,9 @@ class TensorBase(metaclass=_TensorMeta):
         layer's)."""
         if self._np is None and no_values_error[0] is not None:
             no_values_error[0](self, "item")
-        if self.numel() != 1:
-            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to "
-                               "Scalar")
+        n = numel_of(self)
+        if n != 1:
+            raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
         if self._np is None:  # upstream's _local_scalar_dense meta kernel refuses so
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         a = readable(logical_array(self) if self._math_bits else self._np, self._dtype)

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from .support import blas_threads
+from ..core.tensor import numel_of
 from ..core import dtypes as D
 from ..core.construct import empty
 from ..core.device import CPU
@@ -51,7 +52,7 @@ def _expand(param, name, dim):
 def _check_shape_forward(input, weight, bias, stride, padding, dilation, transposed,
                          output_padding, groups):
     ws = tuple(weight._size)
-    k = input.dim()
+    k = len(input._size)
     if any(p < 0 for p in padding):
         raise RuntimeError("negative padding is not supported")
     if any(p < 0 for p in output_padding):
@@ -75,7 +76,7 @@ def _check_shape_forward(input, weight, bias, stride, padding, dilation, transpo
             raise RuntimeError(f"Given groups={groups}, weight of size {_shape(ws)}, expected "
                                f"input{_shape(input._size)} to have {ws[1] * groups} channels, but "
                                f"got {input._size[1]} channels instead")
-        if bias is not None and (bias.dim() != 1 or bias._size[0] != ws[0]):
+        if bias is not None and (len(bias._size) != 1 or bias._size[0] != ws[0]):
             raise RuntimeError(f"Given weight of size {_shape(ws)}, expected bias to be "
                                f"1-dimensional with {ws[0]} elements, but got bias of size "
                                f"{_shape(bias._size)} instead")
@@ -91,7 +92,7 @@ def _check_shape_forward(input, weight, bias, stride, padding, dilation, transpo
             raise RuntimeError(f"Given transposed=1, weight of size {_shape(ws)}, expected "
                                f"input{_shape(input._size)} to have {ws[0]} channels, but got "
                                f"{input._size[1]} channels instead")
-        if bias is not None and (bias.dim() != 1 or bias._size[0] != ws[1] * groups):
+        if bias is not None and (len(bias._size) != 1 or bias._size[0] != ws[1] * groups):
             raise RuntimeError(f"Given transposed=1, weight of size {_shape(ws)}, expected bias to "
                                f"be 1-dimensional with {ws[1] * groups} elements, but got bias of "
                                f"size {_shape(bias._size)} instead")
@@ -247,7 +248,7 @@ def _check_output_padding(output_padding, stride, dilation):
 
 def _convolution_impl(input, weight, bias, stride, padding, dilation, transposed,
                       output_padding, groups):
-    dim = weight.dim() - 2
+    dim = len(weight._size) - 2
     if dim <= 0:
         raise RuntimeError("weight should have at least three dimensions")
     if groups <= 0:
@@ -334,8 +335,8 @@ def _convolution(input, weight, bias, stride, padding, dilation, transposed, out
 
 def _batchify(input, spatial, name):
     no_batch = spatial + 1
-    batched = input.dim() == no_batch + 1
-    if not (input.dim() == no_batch or batched):
+    batched = len(input._size) == no_batch + 1
+    if not (len(input._size) == no_batch or batched):
         raise RuntimeError(f"Expected {no_batch}D (unbatched) or {no_batch + 1}D (batched) input "
                            f"to {name}, but got input of size: {_shape(input._size)}")
     return (input if batched else call("unsqueeze", input, 0)), batched
@@ -425,13 +426,13 @@ def _convolution_mode(input, weight, bias, stride, padding, dilation, groups):
                     [0], groups)
     if padding != "same":
         raise RuntimeError(f"Invalid padding string: '{padding}'")
-    k = weight.dim()
+    k = len(weight._size)
     if k <= 2:
         raise RuntimeError("weight should have at least three dimensions")
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
     dim = k - 2
-    if k != input.dim():
+    if k != len(input._size):
         raise RuntimeError(f"Expected {k}-dimensional input for {k}-dimensional weight"
                            f"{_shape(weight._size)}, but got {input.dim()}-dimensional input of "
                            f"size {_shape(input._size)} instead")
@@ -536,7 +537,7 @@ def _backend_name(dim, transposed, dilated, which):
 @kernel("convolution_backward")
 def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
                          transposed, output_padding, groups, output_mask):
-    dim = weight.dim() - 2
+    dim = len(weight._size) - 2
     if dim <= 0:
         raise RuntimeError("weight should have at least three dimensions")
     stride = _expand(stride, "stride", dim)
@@ -546,7 +547,7 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
     groups = int(groups)
     _check_shape_forward(input, weight, None, stride, padding, dilation, transposed,
                          output_padding, groups)
-    if input.dim() != grad_output.dim():
+    if len(input._size) != len(grad_output._size):
         raise RuntimeError("Expected input and grad_output to have the same number of "
                            f"dimensions, but got: {input.dim()} and {grad_output.dim()}")
     if not transposed and any(output_padding):
@@ -568,7 +569,7 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
             gb = call("zeros", sizes, dtype=weight._dtype, layout=None, device=weight.device,
                       pin_memory=None)
         return gi, gw, gb
-    if input.numel() == 0:
+    if numel_of(input) == 0:
         raise RuntimeError("Only zero batch or zero channel inputs are supported, but got input "
                            f"shape: {_shape(input._size)}")
     extra_weight = False

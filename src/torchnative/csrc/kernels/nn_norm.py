@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from ..core.tensor import numel_of
 from ..core import dtypes as D
 from ..core.construct import empty, from_result
 from ..core.device import CPU
@@ -95,12 +96,12 @@ def _check_norm_shape(input, normalized_shape, weight, bias, rms=False):
                                f"{name} of shape {_shape_str(p._size)} and normalized_shape = "
                                f"{_shape_str(shape)}")
     n = len(shape)
-    if input.dim() < n or tuple(input._size[input.dim() - n:]) != shape:
+    if len(input._size) < n or tuple(input._size[len(input._size) - n:]) != shape:
         dims = ", ".join(str(s) for s in shape)
         raise RuntimeError(f"Given normalized_shape={_shape_str(shape)}, expected input with shape "
                            f"[*{dims if rms else ', ' + dims}], but got input of size"
                            f"{_shape_str(input._size)}")
-    axis = input.dim() - n
+    axis = len(input._size) - n
     m = 1
     for s in input._size[:axis]:
         m *= s
@@ -118,14 +119,14 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     dt = input._dtype
     stat_dt = _F32 if mixed else dt
     stat_shape = tuple(input._size[:axis]) + (1,) * len(shape)
-    if m == 0 or input.numel() == 0:
+    if m == 0 or numel_of(input) == 0:
         return (empty(input._size, dt, CPU), empty(stat_shape, stat_dt, CPU),
                 empty(stat_shape, stat_dt, CPU))
     if dt not in _FLOATS:
         raise not_implemented("LayerNormKernelImpl", dt)
     if not mixed:
         _check_params_dtype(input, weight, bias)
-    n = input.numel() // m
+    n = numel_of(input) // m
     x = _values(input).reshape(m, n)
     mean, rstd = _moments(x, eps, double_eps=False)
     # upstream: fma((x - mean) * rstd, gamma, beta)
@@ -157,11 +158,11 @@ def _suggested_format(t):
     """Tensor::suggest_memory_format."""
     if not _suggest_channels_last(t):
         return contiguous_format
-    return channels_last if t.dim() == 4 else channels_last_3d
+    return channels_last if len(t._size) == 4 else channels_last_3d
 
 
 def _rms_norm_composite(input, normalized_shape, weight, eps):
-    dims = [input.dim() - i - 1 for i in range(len(normalized_shape))]
+    dims = [len(input._size) - i - 1 for i in range(len(normalized_shape))]
     dt = input._dtype
     if dt not in _RMS_TYPES:
         raise not_implemented("rms_norm", dt)
@@ -218,13 +219,13 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
     else:
         _check_params_dtype(input, weight, bias, running_mean, running_var)
     stat_dt = _F32 if mixed else dt
-    ndim = input.dim()
+    ndim = len(input._size)
     c = input._size[1]
     x = _values(input)
     acc = x.dtype
     if training:
         axes = (0,) + tuple(range(2, ndim))
-        n = input.numel() // c if c else 0
+        n = numel_of(input) // c if c else 0
         # accumulate in double as upstream's acc_type<float> on CPU does
         if x.dtype == np.float32 and x.flags.c_contiguous and n:
             mean64, var_sum = _channel_stats(x, c, n)
@@ -345,7 +346,7 @@ _ACC = {"float16": _F32, "bfloat16": _F32, "float32": _B["float64"]}
 
 
 def _check_features(name, expected, t):
-    if t.numel() != expected:
+    if numel_of(t) != expected:
         raise RuntimeError(f"{name} should contain {expected} elements not {t.numel()}")
 
 
@@ -353,7 +354,7 @@ def _check_features(name, expected, t):
 def _batch_norm_impl_index(input, weight, bias, running_mean, running_var, training, momentum,
                            eps, cudnn_enabled):
     # input.sizes()[1]: a 1-d input reads the unused (zero) slot of its size storage upstream
-    c = input._size[1] if input.dim() > 1 else 0
+    c = input._size[1] if len(input._size) > 1 else 0
     if running_mean is not None:
         _check_features("running_mean", c, running_mean)
     elif not training:
@@ -368,7 +369,7 @@ def _batch_norm_impl_index(input, weight, bias, running_mean, running_var, train
         _check_features("bias", c, bias)
     reserve = call("empty.memory_format", [0], dtype=_B["uint8"], layout=None,
                    device=input.device, pin_memory=None, memory_format=None)
-    if input.numel() == 0:
+    if numel_of(input) == 0:
         # statistics in the CPU accumulate type; the output a fresh tensor (not a view)
         acc = _ACC.get(input._dtype._name, input._dtype)
         stats = [call("empty.memory_format", [c], dtype=acc, layout=None, device=input.device,
@@ -400,12 +401,12 @@ def _check_group_norm_inputs(input, weight, bias, c, groups):
         raise RuntimeError("Expected number of channels in input to be divisible by num_groups, "
                            f"but got input of shape {_shape_str(input._size)} and "
                            f"num_groups={groups}")
-    if weight is not None and (weight.dim() != 1 or weight.numel() != c):
+    if weight is not None and (len(weight._size) != 1 or numel_of(weight) != c):
         raise RuntimeError("Expected weight to be a vector of size equal to the number of "
                            f"channels in input, but got weight of shape "
                            f"{_shape_str(weight._size)} and input of shape "
                            f"{_shape_str(input._size)}")
-    if bias is not None and (bias.dim() != 1 or bias.numel() != c):
+    if bias is not None and (len(bias._size) != 1 or numel_of(bias) != c):
         raise RuntimeError("Expected bias to be a vector of size equal to the number of "
                            "channels in input, but got bias of shape "
                            f"{_shape_str((weight if weight is not None else bias)._size)} and "
@@ -424,7 +425,7 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
         _check_mixed(weight, bias)
     dt = input._dtype
     stat_dt = _F32 if mixed else dt
-    if input.numel() == 0:
+    if numel_of(input) == 0:
         return (empty(input._size, dt, CPU), empty((N, group), stat_dt, CPU),
                 empty((N, group), stat_dt, CPU))
     if dt not in _FLOATS:

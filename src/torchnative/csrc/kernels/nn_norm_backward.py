@@ -37,7 +37,7 @@ def _sub(a, b):
 def _broadcast(x, mask):
     """The decomposition's _broadcast_batch_norm_backward: unsqueeze to the input's rank."""
     for axis, size in enumerate(mask):
-        if size == 1 and not (axis < x.dim() and x._size[axis] == size):
+        if size == 1 and not (axis < len(x._size) and x._size[axis] == size):
             x = _k("unsqueeze")(x, axis)
     return x
 
@@ -51,7 +51,7 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
     grad, x, w, r_mean, r_var, mean, invstd = (
         to_dtype(t, comp) if t is not None else None
         for t in (grad_out, input, weight, running_mean, running_var, save_mean, save_invstd))
-    rank = input.dim()
+    rank = len(input._size)
     if rank < 2:
         raise AssertionError(f"rank of the input must be at least 2, got {rank}")
     shape = input._size

@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from ..core.tensor import numel_of
 from ..core import dtypes as D
 from ..core.construct import empty
 from ..core.device import CPU
@@ -42,7 +43,7 @@ def _pair(v, name, what, allow_empty=False):
 
 
 def _suggest_cl(t) -> bool:
-    return t.dim() == 4 and is_channels_last(t)
+    return len(t._size) == 4 and is_channels_last(t)
 
 
 def _output_shape(size, k, pad, stride, dilation, ceil_mode):
@@ -68,7 +69,7 @@ def _shape_check(input, kh, kw, dh, dw, ph, pw, dilh, dilw, oh, ow, cl):
     if dilh <= 0 or dilw <= 0:
         raise RuntimeError("dilation should be greater than zero, but got dilationH: "
                            f"{dilh} dilationW: {dilw}")
-    s, nd = input._size, input.dim()
+    s, nd = input._size, len(input._size)
     valid = s[1] != 0 and s[2] != 0
     if cl:
         if not (nd == 4 and valid and s[3] != 0):
@@ -137,10 +138,10 @@ def max_pool2d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation
                        "dilation must be either a single int, or a tuple of two ints")
     cl = _suggest_cl(self)
     if cl:
-        if self.dim() != 4:
+        if len(self._size) != 4:
             raise RuntimeError("non-empty 4D (batch mode) tensor expected for input with "
                                "channels_last layout")
-    elif self.dim() not in (3, 4):
+    elif len(self._size) not in (3, 4):
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
     h, w = self._size[-2], self._size[-1]
     oh = _output_shape(h, kh, ph, dh, dilh, ceil_mode)
@@ -148,7 +149,7 @@ def max_pool2d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation
     _shape_check(self, kh, kw, dh, dw, ph, pw, dilh, dilw, oh, ow, cl)
     dt = self._dtype
     out_shape = tuple(self._size[:-2]) + (oh, ow)
-    if self.numel() == 0:
+    if numel_of(self) == 0:
         return _output(self, np.empty(out_shape, D.numpy_dtype(dt)), dt, cl), \
             _output(self, np.empty(out_shape, np.int64), _INT64, cl)
     if dt not in _MAXPOOL_TYPES:
@@ -304,10 +305,10 @@ def avg_pool2d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False,
         raise RuntimeError("divisor must be not zero")
     cl = _suggest_cl(self)
     if cl:
-        if self.dim() != 4:
+        if len(self._size) != 4:
             raise RuntimeError("non-empty 4D (batch mode) tensor expected for input with "
                                "channels_last layout")
-    elif self.dim() not in (3, 4):
+    elif len(self._size) not in (3, 4):
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
     h, w = self._size[-2], self._size[-1]
     oh = _output_shape(h, kh, ph, dh, 1, ceil_mode)
@@ -315,7 +316,7 @@ def avg_pool2d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False,
     _shape_check(self, kh, kw, dh, dw, ph, pw, 1, 1, oh, ow, cl)
     dt = self._dtype
     out_shape = tuple(self._size[:-2]) + (oh, ow)
-    if self.numel() == 0:
+    if numel_of(self) == 0:
         return _output(self, np.empty(out_shape, D.numpy_dtype(dt)), dt, cl)
     if dt not in _AVG_TYPES:
         raise not_implemented("avg_pool2d", dt)
@@ -373,7 +374,7 @@ _FLOATS = frozenset(_B[n] for n in ("float32", "float64", "float16", "bfloat16")
 def _adaptive_avg_pool2d(self, output_size):
     if len(output_size) != 2:
         raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
-    nd = self.dim()
+    nd = len(self._size)
     if nd not in (3, 4):
         raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
                            f"{_shape(self._size)}")
@@ -392,7 +393,7 @@ def _adaptive_avg_pool2d(self, output_size):
     x = _values(self)
     h, w = x.shape[-2:]
     out = np.empty(out_shape, x.dtype)
-    if self.numel() and oh and ow:
+    if numel_of(self) and oh and ow:
         if h % oh == 0 and w % ow == 0:  # equal windows: one strided view
             kh, kw = h // oh, w // ow
             win = _windows(x, kh, kw, kh, kw, 1, 1, oh, ow)
@@ -440,7 +441,7 @@ def adaptive_avg_pool2d(self, output_size):
 
 
 def _check_dim_range(name, t, lo, hi):
-    if not lo <= t.dim() < hi:
+    if not lo <= len(t._size) < hi:
         raise RuntimeError(f"Expected {lo}D to {hi - 1}D tensor for argument #1 'self' (while "
                            f"checking arguments for {name}), but got {t.dim()}D tensor "
                            f"{_shape(t._size)}")
@@ -486,7 +487,7 @@ def max_pool1d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation
 
 @kernel("max_pool1d", composite=True)
 def max_pool1d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
-    nd, s = self.dim(), self._size
+    nd, s = len(self._size), self._size
     if not ((nd == 2 and s[0] != 0 and s[1] != 0) or (nd == 3 and s[1] != 0 and s[2] != 0)):
         raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
                            f"dim batch size for input, but got:{_shape(s)}")
@@ -549,7 +550,7 @@ def _check_max_pool1d(self, kernel_size, stride, padding, dilation, ceil_mode):
 
 def adaptive_max_checks(name: str, self, output_size, spatial: int):
     """The adaptive max pools' input checks (``spatial`` pooled dimensions, optional batch)."""
-    nd = self.dim()
+    nd = len(self._size)
     if nd not in (spatial + 1, spatial + 2):
         raise RuntimeError(f"{name}(): Expected {spatial + 1}D or {spatial + 2}D tensor, but got: "
                            f"{_shape(self._size)}")
@@ -597,7 +598,7 @@ def adaptive_window_max(x: np.ndarray, out_sizes: tuple):
 @kernel("adaptive_max_pool2d")
 def adaptive_max_pool2d(self, output_size):
     adaptive_max_checks("adaptive_max_pool2d", self, output_size, 2)
-    nd = self.dim()
+    nd = len(self._size)
     oh, ow = (int(s) for s in output_size)
     dt = self._dtype
     cl = nd == 4 and _suggest_cl(self)
@@ -613,7 +614,7 @@ def adaptive_max_pool2d(self, output_size):
 def adaptive_max_pool1d(self, output_size):
     _check_dim_range("adaptive_max_pool1d", self, 2, 4)
     _check_1d("adaptive_max_pool1d", "output_size", output_size)
-    for i in range(1, self.dim()):
+    for i in range(1, len(self._size)):
         if self._size[i] <= 0:
             raise RuntimeError("adaptive_max_pool1d(): Expected input to have non-zero size for "
                                f"non-batch dimensions, but input has sizes {_shape(self._size)} "
@@ -682,7 +683,7 @@ def _params3d(kernel_size, stride, padding):
 
 
 def _check_format_3d(t):
-    if t.dim() not in (4, 5):
+    if len(t._size) not in (4, 5):
         raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
 
 
@@ -694,7 +695,7 @@ def _pool3d_shape_check(t, k, st, p, ins, outs, fn):
     if not (st[0] > 0 and st[2] > 0 and st[1] > 0):
         raise RuntimeError(f"stride should be greater than zero, but got dT: {st[0]} dH: {st[1]} "
                            f"dW: {st[2]}")
-    nd = t.dim()
+    nd = len(t._size)
     if nd not in (4, 5):
         raise RuntimeError(f"{fn}: Expected 4D or 5D tensor for input, but got: {_shape(t._size)}")
     for i in range(nd):
@@ -835,8 +836,8 @@ def avg_pool3d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False,
 
 
 def _check_dim_size(t, dim, dim_size, size):
-    if not (t.dim() == dim and t._size[dim_size] == size):
-        got = t._size[dim_size] if -t.dim() <= dim_size < t.dim() else "?"
+    if not (len(t._size) == dim and t._size[dim_size] == size):
+        got = t._size[dim_size] if -len(t._size) <= dim_size < len(t._size) else "?"
         raise RuntimeError(f"Expected a tensor of dimension {dim} and tensor.size[{dim_size}] == "
                            f"{size} but got: dimension {t.dim()} and tensor.size[{dim_size}] = "
                            f"{got}")
@@ -877,7 +878,7 @@ def avg_pool3d_backward(grad_output, self, kernel_size, stride, padding, ceil_mo
     ins = tuple(self._size[-3:])
     outs = tuple(_output_shape(ins[i], k[i], p[i], st[i], 1, ceil_mode) for i in range(3))
     _pool3d_shape_check(self, k, st, p, ins, outs, "avg_pool3d_backward()")
-    nd = self.dim()
+    nd = len(self._size)
     _check_dim_size(grad_output, nd, nd - 4, self._size[-4])
     for i in range(3):
         _check_dim_size(grad_output, nd, nd - 3 + i, outs[i])
@@ -899,7 +900,7 @@ def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mo
                         count_include_pad, divisor_override):
     kh, kw, dh, dw, ph, pw = _params("avg_pool2d", kernel_size, stride, padding)
     _check_divisor(divisor_override)
-    nd = self.dim()
+    nd = len(self._size)
     h, w = self._size[-2], self._size[-1]
     ow = _output_shape(w, kw, pw, dw, 1, ceil_mode)
     oh = _output_shape(h, kh, ph, dh, 1, ceil_mode)
@@ -1009,7 +1010,7 @@ _ADAPTIVE_TYPES = frozenset((_F32, _F64) + tuple(D.REDUCED_FLOATING))
 def _adaptive_avg_pool3d(self, output_size):
     if len(output_size) != 3:
         raise RuntimeError("adaptive_avg_pool3d: output_size must be 3")
-    nd = self.dim()
+    nd = len(self._size)
     for i in range(1, nd):
         if self._size[i] <= 0:
             raise RuntimeError("adaptive_avg_pool3d(): Expected input to have non-zero size for "
@@ -1049,7 +1050,7 @@ def _adaptive_avg_pool3d_backward(grad_output, self):
 @kernel("_adaptive_avg_pool2d_backward")
 def _adaptive_avg_pool2d_backward(grad_output, self):
     _adaptive_empty_output_check(grad_output, "adaptive_avg_pool2d_backward")
-    nd = grad_output.dim()
+    nd = len(grad_output._size)
     if nd not in (3, 4):
         raise RuntimeError("adaptive_avg_pool2d_backward_out_cpu_template: Expected 3D or 4D "
                            f"tensor, but got {_shape(self._size)}")
@@ -1072,7 +1073,7 @@ def adaptive_avg_pool3d(self, output_size):
                            f"equal to 0 but received {{{o[0]}, {o[1]},{o[2]}}}")
     if o == [1, 1, 1]:
         out = call("mean.dim", self, [-1, -2, -3], True)
-        if self.dim() == 5 and is_channels_last(self):
+        if len(self._size) == 5 and is_channels_last(self):
             n, c = self._size[0], self._size[1]
             call("as_strided_", out, [n, c, 1, 1, 1], [c, 1, c, c, c])
         return out

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.tensor import numel_of
 from ..core import dtypes as D
 from ..core.determinism import STATE
 from ..core.layouts import is_channels_last_strides
@@ -40,12 +41,12 @@ def _decomposition(*args):
 
 
 def _common_case(grad_output, self, indices) -> bool:
-    if self.dim() not in (3, 4) or grad_output.dim() != self.dim() or \
+    if len(self._size) not in (3, 4) or len(grad_output._size) != len(self._size) or \
             grad_output._dtype not in _FLOAT or indices._dtype is not _INT64:
         return False
     lead = self._size[:-2]
     return grad_output._size[:-2] == lead and indices._size == grad_output._size and \
-        self.numel() > 0 and not STATE["enabled"]
+        numel_of(self) > 0 and not STATE["enabled"]
 
 
 @kernel("max_pool2d_with_indices_backward")
@@ -63,7 +64,7 @@ def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, pad
     g = arr(grad_output)
     if g.dtype != D.numpy_dtype(acc):
         g = arr(to_dtype(grad_output, acc))
-    rows = self.numel() // (h * w)
+    rows = numel_of(self) // (h * w)
     idx = arr(indices).reshape(rows, -1)
     _check_bounds(idx, h * w, 1)
     key = (idx + (np.arange(rows, dtype=np.int64) * (h * w))[:, None]).reshape(-1)

@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from ..core.tensor import numel_of
 from ..core import dtypes as D
 from .. import random as R
 from ..core.cast import cast_array
@@ -74,16 +75,16 @@ def _sampled(t: TensorBase, draw, direct: bool = False) -> TensorBase:
     copy) or leave alone."""
     assert_no_internal_overlap(t)
     with _dispatch_errors():
-        if t.numel() == 0:
+        if numel_of(t) == 0:
             draw((0,), _dtype_name(t))  # argument and dtype checks still run
             return t
         if direct and t.is_contiguous():
             a = arr(t)
-            values = draw((t.numel(),), _dtype_name(t), out=a)
+            values = draw((numel_of(t),), _dtype_name(t), out=a)
             if np.may_share_memory(values, a):
                 return t  # filled in place (a sampler's own array is fresh: it shares nothing)
             return _fill(t, values)
-        return _fill(t, draw((t.numel(),), _dtype_name(t)))
+        return _fill(t, draw((numel_of(t),), _dtype_name(t)))
 
 
 class _dispatch_errors:
@@ -103,7 +104,7 @@ class _dispatch_errors:
 @kernel("uniform_")
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
     if self._dtype.is_complex:
-        if self.numel():
+        if numel_of(self):
             uniform_(_real_view(self), from_, to, generator=generator)
         return self
     dt = self._dtype
@@ -128,7 +129,7 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None):
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     if not std >= 0.0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_fmt(std)}")
-    if self.numel() == 0:
+    if numel_of(self) == 0:
         return self
     if self._dtype.is_complex:  # real and imaginary parts share the variance
         normal_(_real_view(self), mean, std / math.sqrt(2), generator=generator)
@@ -167,7 +168,7 @@ def random_from(self, from_, to=None, *, generator=None):
 def bernoulli_float(self, p=0.5, *, generator=None):
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_fmt(p)}")
-    if self.numel() == 0:
+    if numel_of(self) == 0:
         return self
     gen = _engine(generator)
     return _sampled(self, lambda shape, name: R.bernoulli_(gen, shape, name, float(p)))
@@ -175,20 +176,20 @@ def bernoulli_float(self, p=0.5, *, generator=None):
 
 @kernel("bernoulli_.Tensor")
 def bernoulli_tensor(self, p, *, generator=None):
-    if self.numel() == 0:
+    if numel_of(self) == 0:
         return self
     assert_no_internal_overlap(self)
     expand_inplace_check(self._size, p._size)
     gen = _engine(generator)
     pa = np.broadcast_to(arr(p), self._size)
-    if not self.is_contiguous() and self.dim() > 1:
+    if not self.is_contiguous() and len(self._size) > 1:
         pa = np.transpose(pa, _order(self))  # p is read in the output's iteration order
     if p._dtype.is_floating_point and not ((pa >= 0) & (pa <= 1)).all():
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could "
                            "this error message be improved?  If so, please report an enhancement "
                            "request to PyTorch.)")
     with _dispatch_errors():
-        values = R.bernoulli_(gen, (self.numel(),), _dtype_name(self), pa.reshape(-1))
+        values = R.bernoulli_(gen, (numel_of(self),), _dtype_name(self), pa.reshape(-1))
     return _fill(self, values)
 
 
@@ -196,7 +197,7 @@ def bernoulli_tensor(self, p, *, generator=None):
 def exponential_(self, lambd=1.0, *, generator=None):
     if not lambd > 0.0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_fmt(lambd)}")
-    if self.numel() == 0:
+    if numel_of(self) == 0:
         return self
     gen = _engine(generator)
     return _sampled(self, lambda shape, name: R.exponential_(gen, shape, name, lambd))
@@ -206,7 +207,7 @@ def exponential_(self, lambd=1.0, *, generator=None):
 def geometric_(self, p, *, generator=None):
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_fmt(p)}")
-    if self.numel() == 0:
+    if numel_of(self) == 0:
         return self
     gen = _engine(generator)
     return _sampled(self, lambda shape, name: R.geometric_(gen, shape, name, p))
@@ -219,7 +220,7 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     if not self._dtype.is_floating_point:
         raise RuntimeError("Cauchy distribution is a continuous probability distribution. dtype "
                            f"must be a floating point but you specified {_name(self._dtype)}")
-    if self.numel() == 0:
+    if numel_of(self) == 0:
         return self
     gen = _engine(generator)
     return _sampled(self, lambda shape, name: R.cauchy_(gen, shape, name, median, sigma))
@@ -229,7 +230,7 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     if not std > 0.0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_fmt(std)}")
-    if self.numel() == 0:
+    if numel_of(self) == 0:
         return self
     gen = _engine(generator)
     return _sampled(self, lambda shape, name: R.log_normal_(gen, shape, name, mean, std))
@@ -471,7 +472,7 @@ def multinomial(self, num_samples, replacement=False, *, generator=None):
 @kernel("multinomial.out")
 def multinomial_out(self, num_samples, replacement=False, *, generator=None, out):
     # multinomial_out checks out's dtype after the input's rank and dtype, before sampling
-    if 0 < self.dim() <= 2 and self.dtype.is_floating_point and out.dtype is not INT64:
+    if 0 < len(self._size) <= 2 and self.dtype.is_floating_point and out.dtype is not INT64:
         raise RuntimeError(f"multinomial expects Long tensor out, got: {out.dtype._cpp_name}")
     from ..dispatch.structured import resize_out, write_into
 

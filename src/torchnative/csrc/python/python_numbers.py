@@ -10,7 +10,7 @@ order: each conversion's own element-count check, then ``item``'s.
 
 from __future__ import annotations
 
-from ..core.tensor import no_values_error
+from ..core.tensor import no_values_error, numel_of
 from ..dispatch.call import call
 from ..platform.torch_warn import torch_warn_once
 
@@ -30,7 +30,7 @@ def _refuse_without_values(self, what: str) -> None:
 
 def _dispatched(self):
     """at::item: the element-count check, then ``aten::_local_scalar_dense`` through the door."""
-    n = self.numel()
+    n = numel_of(self)
     if n != 1:
         raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
     return call("_local_scalar_dense", self)
@@ -53,14 +53,14 @@ def _to_real(v, cpp: str):
 
 def _dispatch_to(self):
     """python_arg_parsing's dispatch_to<T>: one element, then item()."""
-    if self.numel() != 1:
+    if numel_of(self) != 1:
         raise ValueError(_ONE_ELEMENT)
     return _dispatched(self)
 
 
 def __bool__(self) -> bool:
     _refuse_without_values(self, "bool")
-    n = self.numel()
+    n = numel_of(self)
     if n != 1:  # at::is_nonzero's checks, then its item()
         raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous"
                            if n > 1 else "Boolean value of Tensor with no values is ambiguous")
@@ -90,7 +90,7 @@ def __complex__(self) -> complex:
 
 def __index__(self) -> int:
     dt = self._dtype
-    if dt.is_floating_point or dt.is_complex or self.numel() != 1:
+    if dt.is_floating_point or dt.is_complex or numel_of(self) != 1:
         raise TypeError(_NOT_AN_INDEX)
     return int(_dispatched(self))
 
