@@ -142,6 +142,11 @@ def numel_of(t) -> int:
     return n
 
 
+def contiguous_of(t) -> bool:
+    """``t.is_contiguous()`` (the default format) as torch._C's own code asks it."""
+    return _is_contiguous(t._size, t._stride)
+
+
 def _autograd_not_loaded(t):
     raise RuntimeError("the autograd layer (torchnative.csrc.autograd) is not loaded")
 

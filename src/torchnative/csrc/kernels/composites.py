@@ -8,6 +8,7 @@ every overload the two operators share (functional, in-place and ``out=``).
 
 from __future__ import annotations
 
+from ..core.tensor import contiguous_of, numel_of
 from ..core.layouts import contiguous_format
 from ..dispatch.call import call, convert_to
 from ..ops.native_functions import by_qualname
@@ -60,9 +61,9 @@ _register_aliases()
 
 @kernel("reshape", composite=True)
 def reshape(self, shape):
-    if self.is_contiguous():
+    if contiguous_of(self):
         return _call("view", self, shape)  # upstream passes the shape as given (-1 included)
-    shape = infer_size(shape, self.numel())
+    shape = infer_size(shape, numel_of(self))
     if compute_stride(self._size, self._stride, shape) is not None:
         return _call("view", self, shape)
     return _call("_unsafe_view", _call("clone", self, memory_format=contiguous_format), shape)

@@ -17,6 +17,7 @@ import numpy as np
 
 from .support import blas_threads
 from .support.gemv import by_rows, matrix_vector, vector_matrix
+from ..core.tensor import contiguous_of
 from ..core import dtypes as D
 from ..core.construct import empty
 from ..core.device import CPU
@@ -573,9 +574,9 @@ def linear(input, weight, bias=None):
                            f"and {dw}D")
     if di == 2 and bias is not None:
         return call("addmm", bias, input, call("t", weight))
-    if bias is not None and (bias.dim() == 1 or call("squeeze", bias).dim() == 1) \
-            and bias.is_contiguous():
-        if input.is_contiguous():
+    if bias is not None and (len(bias._size) == 1 or len(call("squeeze", bias)._size) == 1) \
+            and contiguous_of(bias):
+        if contiguous_of(input):
             return _flatten_nd_linear(input, weight, bias)
         if _FLATTEN_3D:
             return _flatten_nd_linear(contiguous(input), weight, bias)
