@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from .enums import TorchFunctionState
-from .torch_function import TLS as _TF, called_by_torch_c
+from .torch_function import called_by_torch_c, is_torch_function_mode_enabled
 
 
 class _TLS(threading.local):
@@ -27,7 +26,7 @@ def is_grad_enabled() -> bool:
 
 
 def _set_grad_enabled(enabled: bool) -> None:
-    if _TF.stack and _TF.state != TorchFunctionState.ALL_DISABLED and not called_by_torch_c(1):
+    if is_torch_function_mode_enabled() and not called_by_torch_c(1):
         # a torch function mode sees it, as upstream's binding hands it to one (no tensor
         # argument: only modes)
         import torch

@@ -224,18 +224,11 @@ class TensorBase(metaclass=_TensorMeta):
     def dim(self) -> int:
         return len(self._size)
 
-    def ndimension(self) -> int:
-        return len(self._size)
-
     @property
     def ndim(self) -> int:
         return len(self._size)
 
-    def numel(self) -> int:
-        return numel_of(self)
-
-    def nelement(self) -> int:
-        return self.numel()
+    numel = numel_of
 
     def storage_offset(self) -> int:
         return self._offset

@@ -74,17 +74,18 @@ def _sampled(t: TensorBase, draw, direct: bool = False) -> TensorBase:
     sampler takes ``out=``, a contiguous ``t``'s own array it may fill in place (skipping the
     copy) or leave alone."""
     assert_no_internal_overlap(t)
+    n = numel_of(t)
     with _dispatch_errors():
-        if numel_of(t) == 0:
+        if n == 0:
             draw((0,), _dtype_name(t))  # argument and dtype checks still run
             return t
         if direct and t.is_contiguous():
             a = arr(t)
-            values = draw((numel_of(t),), _dtype_name(t), out=a)
+            values = draw((n,), _dtype_name(t), out=a)
             if np.may_share_memory(values, a):
                 return t  # filled in place (a sampler's own array is fresh: it shares nothing)
             return _fill(t, values)
-        return _fill(t, draw((numel_of(t),), _dtype_name(t)))
+        return _fill(t, draw((n,), _dtype_name(t)))
 
 
 class _dispatch_errors:

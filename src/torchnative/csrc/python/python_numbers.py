@@ -52,10 +52,11 @@ def _to_real(v, cpp: str):
 
 
 def _dispatch_to(self):
-    """python_arg_parsing's dispatch_to<T>: one element, then item()."""
+    """python_arg_parsing's dispatch_to<T>: one element, then item() (whose own count check
+    that one already passed)."""
     if numel_of(self) != 1:
         raise ValueError(_ONE_ELEMENT)
-    return _dispatched(self)
+    return call("_local_scalar_dense", self)
 
 
 def __bool__(self) -> bool:
@@ -77,7 +78,7 @@ def __int__(self) -> int:
     # a floating tensor converts through double (a Python int does not overflow); the others
     # through int64_t
     if self._dtype.is_floating_point:
-        return int(float(_dispatch_to(self)))
+        return int(_dispatch_to(self))  # (a Python float)
     v = _to_real(_dispatch_to(self), "int64_t")
     return int(v)
 
