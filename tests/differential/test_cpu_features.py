@@ -36,6 +36,29 @@ def test_the_flags_are_read_from_the_cpu(monkeypatch):
     assert on == {"avx2", "sse3", "sha"}, on
 
 
+@x86
+def test_leaf_7_1_bits_are_read_from_the_c_librarys_cpuid_words(monkeypatch):
+    # control: AVX10 (EDX bit 19) counts only with the AVX-512 registers saved, and without the
+    # C library's word the flag names stand in
+    from torchnative.csrc.platform import cpu_capability, cpuid_leaves
+    from torchnative.csrc.surface import cpu_features
+
+    words = {}
+    monkeypatch.setattr(cpuid_leaves, "word", lambda index, reg: words.get((index, reg)))
+    monkeypatch.setattr(cpu_capability, "FLAGS", frozenset({"avx", "avx512f", "avx_vnni_int8"}))
+    edx = (cpuid_leaves.CPUID_INDEX_7_ECX_1, cpuid_leaves.EDX)
+
+    def on():
+        caps = cpu_features.get_cpu_capability()
+        return {k for k in cpu_features._LEAF_7_1 if caps[k]}
+
+    assert on() == {"avx_vnni_int8"}
+    words[edx] = 1 << 19 | 1 << 5
+    assert on() == {"avx10_1", "avx_ne_convert"}
+    monkeypatch.setattr(cpu_capability, "FLAGS", frozenset({"avx"}))
+    assert on() == {"avx_ne_convert"}
+
+
 QENGINES = '''
 import json, torch
 import torch.backends.quantized as q

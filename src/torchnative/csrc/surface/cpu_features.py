@@ -12,10 +12,11 @@ import os
 import re
 
 from ..core.refuse import TorchnativeNotImplementedError
-from ..platform import cpu_capability
+from ..platform import cpu_capability, cpuid_leaves
 
 # cpuinfo's key -> the Linux flag that says the same (cpuinfo checks CPUID; the kernel names the
-# bit). Keys with no Linux flag of their own (avx10_1) are read from a flag that never appears.
+# bit). The keys of CPUID leaf 7 sub-leaf 1's EDX are read from that word where the C library
+# hands it out (``_LEAF_7_1``); the flag names stand in for them elsewhere.
 _FLAGS = {
     "clflush": "clflush", "sha": "sha_ni", "aes": "aes", "lzcnt": "abm", "bmi2": "bmi2",
     "bmi": "bmi1", "fma3": "fma", "amx_fp16": "amx_fp16", "amx_tile": "amx_tile",
@@ -33,6 +34,10 @@ _FLAGS = {
     "avx512_vpopcntdq": "avx512_vpopcntdq", "avx512_vbmi2": "avx512_vbmi2",
     "avx512_bitalg": "avx512_bitalg", "avx512_vnni": "avx512_vnni",
 }
+
+# cpuinfo's key -> (its EDX bit, the flag standing for the registers it needs the OS to save)
+_LEAF_7_1 = {"avx10_1": (19, "avx512f"), "avx_vnni_int8": (4, "avx"),
+             "avx_ne_convert": (5, "avx"), "avx_vnni_int16": (10, "avx")}
 
 _CACHE = "/sys/devices/system/cpu/cpu0/cache"
 
@@ -101,6 +106,10 @@ def get_cpu_capability() -> dict:
         raise TorchnativeNotImplementedError(_QUALNAME, "no /proc/cpuinfo to read") from None
     flags = cpu_capability.FLAGS
     out: dict = {key: flag in flags for key, flag in _FLAGS.items()}
+    edx = cpuid_leaves.word(cpuid_leaves.CPUID_INDEX_7_ECX_1, cpuid_leaves.EDX)
+    if edx is not None:
+        out.update({key: regs in flags and bool(edx >> bit & 1)
+                    for key, (bit, regs) in _LEAF_7_1.items()})
     sockets = {p.get("physical id", "0") for p in procs}
     cores = {(p.get("physical id", "0"), p.get("core id", str(i))) for i, p in enumerate(procs)}
     out.update({
