@@ -141,6 +141,13 @@ def _beta_only(self_t, beta, dt, shape):
     return wrap(np.broadcast_to(_operand(self_t, dt) * b, shape).copy(), dt)
 
 
+def _broadcasts(size: tuple, shape: tuple) -> bool:
+    """Whether ``expand(size -> shape)`` would succeed: numpy's broadcasting of the array then
+    reads the same values as the expanded view (linear's bias, ``(p,)`` to ``(n, p)``)."""
+    return len(size) <= len(shape) and all(
+        s == 1 or s == t for s, t in zip(reversed(size), reversed(shape)))
+
+
 # ---- mm, addmm --------------------------------------------------------------------------------
 
 def _check_mm_shapes(m1, m2):
@@ -183,7 +190,8 @@ def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         if len(m._size) != 2:
             raise RuntimeError(f"{name} must be a matrix, got {len(m._size)}-D tensor")
     n, k, p = _check_mm_shapes(mat1, mat2)
-    self_b = self if self._size == (n, p) else _expand_view(self, [n, p])
+    self_b = self if self._size == (n, p) or _broadcasts(self._size, (n, p)) else \
+        _expand_view(self, [n, p])  # (expand's checks and errors; a bias reaches numpy as it is)
     if n == 0 or p == 0:
         return empty((n, p), dt, CPU)
     if k == 0:
