@@ -86,6 +86,12 @@ for name, make in {
     "meta": lambda: torch.ones(1, device="meta").item(),
     "float warns once": lambda: [float(torch.ones(1, requires_grad=True)), float(torch.ones(1, requires_grad=True))],
     "item of requires grad": lambda: torch.ones(1, requires_grad=True).item(),
+    # the operator itself reads the first element of any count (item() checks the count first)
+    "op of 3x4": lambda: torch.ops.aten._local_scalar_dense(torch.arange(12.).reshape(3, 4)[1:, 2:]),
+    "op of a transpose": lambda: torch.ops.aten._local_scalar_dense(torch.arange(1., 7.).reshape(2, 3).t()),
+    "op of a conj": lambda: torch.ops.aten._local_scalar_dense((torch.arange(4.) * (1 + 1j))[1:].conj()),
+    "op of bfloat16": lambda: torch.ops.aten._local_scalar_dense(torch.tensor([1 / 3, 2], dtype=torch.bfloat16)),
+    "op of 0": lambda: torch.ops.aten._local_scalar_dense(torch.ones(0, 3)),
 }.items():
     out[name] = outcome(make)
 

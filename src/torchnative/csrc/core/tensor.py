@@ -473,18 +473,23 @@ class TensorBase(metaclass=_TensorMeta):
         return self
 
     # --- Python values -----------------------------------------------------------------------
-    def _scalar_value(self):
-        """The one value as a Python number (``aten::_local_scalar_dense``'s kernel; the public
-        ``item`` and the number conversions, which dispatch that operator, are the binding
-        layer's)."""
+    def _scalar_value(self, first: bool = False):
+        """The one value as a Python number; with ``first``, the first of any number of values
+        (``aten::_local_scalar_dense``'s kernel reads the first element; the public ``item`` and
+        the number conversions, which check the count and dispatch that operator, are the
+        binding layer's)."""
         if self._np is None and no_values_error[0] is not None:
             no_values_error[0](self, "item")
         n = numel_of(self)
-        if n != 1:
-            raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        if n != 1 and not (first and n):
+            raise RuntimeError("_local_scalar_dense: Empty tensor not supported" if first else
+                               f"a Tensor with {n} elements cannot be converted to Scalar")
         if self._np is None:  # upstream's _local_scalar_dense meta kernel refuses so
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
-        a = readable(logical_array(self) if self._math_bits else self._np, self._dtype)
+        a = logical_array(self) if self._math_bits else self._np
+        if n != 1:
+            a = a[(slice(0, 1),) * a.ndim]
+        a = readable(a, self._dtype)
         v = a.reshape(()).item() if a.ndim else a.item()
         if self._dtype in D.REDUCED_FLOATING or self._dtype.is_floating_point:
             return float(v)

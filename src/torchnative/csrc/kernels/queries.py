@@ -107,8 +107,9 @@ def has_compatible_shallow_copy_type(self, from_) -> bool:
 
 @kernel("_local_scalar_dense")
 def local_scalar_dense(self):
-    """The one operator that reads a value out (Tensor.item() dispatches it)."""
-    return self._scalar_value()
+    """The one operator that reads a value out (Tensor.item() dispatches it, after its own
+    count check): the first element, as upstream's CPU kernel reads its data pointer."""
+    return self._scalar_value(first=True)
 
 
 @kernel("sym_size.int", meta=True)
