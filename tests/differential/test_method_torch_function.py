@@ -106,6 +106,17 @@ for code in ("v.is_leaf = True", "v.name = 'x'", "del v.is_leaf", "del v.data", 
              "torch.ones(2, dtype=torch.int64).requires_grad = True"):
     out["attribute " + code] = attempt(code)
 
+# requires_grad_'s parser (a Python bool only) runs before the mode is asked
+for arg in ("True", "1", "0", "None", "1.0", "'x'", "torch.tensor(True)", "requires_grad=1",
+            "requires_grad=False", "True, True", "foo=True"):
+    seen.clear()
+    with F():
+        try:
+            result = [eval(f"torch.ones(2).requires_grad_({arg}).requires_grad")]
+        except Exception as e:
+            result = [type(e).__name__, str(e)]
+    out["requires_grad_ " + arg] = [result, seen[:]]
+
 torch.manual_seed(0)
 nn = torch.nn
 net = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
@@ -141,6 +152,7 @@ def test_methods_and_internal_calls_as_upstream():
     assert "backward" in theirs["step backward method"]
     assert {"__set__", "_set_grad_enabled"} <= set(theirs["step autograd.backward"])
     assert len(theirs["step autograd.grad"]) > 50
+    assert theirs["requires_grad_ 1"][0][0] == "TypeError"
     different = {k: (ours.get(k), v) for k, v in theirs.items() if ours.get(k) != v}
     assert not different
     assert ours.keys() == theirs.keys()

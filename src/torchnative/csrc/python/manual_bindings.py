@@ -382,15 +382,18 @@ TENSOR_METHODS.update(_SUBCLASSING)
 from .python_numbers import TENSOR_METHODS as _NUMBERS  # noqa: E402
 
 
-def _method_with_torch_function(fn, name: str):
+def _method_with_torch_function(fn, name: str, parse=None):
     """A hand-written Tensor method that asks __torch_function__ about ``self`` first, as
     python_variable_methods.cpp's do (``check_has_torch_function(self)``; a mode receives
-    ``Tensor.<name>``), unless torch._C's own code calls it."""
+    ``Tensor.<name>``), unless torch._C's own code calls it. ``parse(args, kwargs)``: the
+    method's PythonArgParser, where upstream parses before it asks."""
     from ..core.torch_function import _OVERRIDE_BY_TYPE, TLS as tf_state, self_asks
 
     overrides = _OVERRIDE_BY_TYPE.get
 
     def method(self, *args, **kwargs):
+        if parse is not None:
+            parse(args, kwargs)
         # a plain tensor under no mode (the type's answer is cached False) takes the method
         # directly: kernels and model code ask sizes all the time
         if (tf_state.stack or overrides(type(self)) is not False) and \
@@ -405,6 +408,26 @@ def _method_with_torch_function(fn, name: str):
     method.__name__ = method.__qualname__ = name
     return method
 
+
+def _parse_requires_grad(args: tuple, kwargs: dict) -> None:
+    """``requires_grad_(bool requires_grad=True)``'s parser: a Python bool only."""
+    from .invalid_arguments import tp_name
+
+    if len(args) > 1:
+        raise TypeError("requires_grad_() takes from 0 to 1 positional arguments but "
+                        f"{len(args)} were given")
+    for k in kwargs:
+        if k != "requires_grad":
+            raise TypeError(f"requires_grad_() got an unexpected keyword argument '{k}'")
+        if args:
+            raise TypeError("requires_grad_() got multiple values for argument 'requires_grad'")
+    value = args[0] if args else kwargs.get("requires_grad", True)
+    if type(value) is not bool:
+        raise TypeError("requires_grad_(): argument 'requires_grad'"
+                        f"{' (position 1)' if args else ''} must be bool, not {tp_name(value)}")
+
+
+_PARSERS = {"requires_grad_": _parse_requires_grad}
 
 # TensorBase's hand-written methods and the number conversions: upstream's
 # python_variable_methods.cpp asks __torch_function__ before each (``ndimension``/``nelement`` as
@@ -481,7 +504,7 @@ for _name in _GETTERS_WITH_TORCH_FUNCTION:
                                      _prop.fdel or (_fset if _prop.fset is None else None))
 TENSOR_METHODS = {k: v if isinstance(v, property) or k in _SUBCLASSING
                   else _with_torch_function(v, k, True) for k, v in TENSOR_METHODS.items()}
-TENSOR_METHODS.update({k: _method_with_torch_function(TensorBase.__dict__[k], k)
+TENSOR_METHODS.update({k: _method_with_torch_function(TensorBase.__dict__[k], k, _PARSERS.get(k))
                        for k in _HAND_WRITTEN})
 TENSOR_METHODS.update({k: _method_with_torch_function(TensorBase.__dict__[v], v)
                        for k, v in _SAME_AS.items()})
