@@ -1,7 +1,6 @@
 """torch.cpu.get_capabilities() and the quantized engines, as this build answers them."""
 from __future__ import annotations
 
-import json
 import platform
 
 import pytest
