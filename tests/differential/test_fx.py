@@ -86,6 +86,25 @@ def test_compile_and_export_refuse_by_name():
         torch.export.export(torch.nn.Linear(2, 2), (torch.ones(1, 2),))
 
 
+def test_pre_dispatch_tracing_refuses_by_name_and_leaves_tracing_working():
+    # the door does not dispatch on PreDispatch: a mode pushed there would see no call, and the
+    # graph would hold the result as a constant. Refused before the mode is pushed, so a plain
+    # make_fx afterwards still traces every call
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from torchnative.csrc.core.refuse import TorchnativeNotImplementedError
+
+    def f(x):
+        return x.sin() + 1
+
+    for _ in range(2):
+        with pytest.raises(TorchnativeNotImplementedError, match="PreDispatch"):
+            make_fx(f, pre_dispatch=True)(torch.ones(2))
+        code = make_fx(f)(torch.ones(2)).code
+        assert "aten.sin.default" in code and "aten.add.Tensor" in code
+
+
 def torch_c():
     import torch
 

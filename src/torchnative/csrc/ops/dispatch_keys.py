@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 
 from ..core.enums import DispatchKey
+from ..core.refuse import TorchnativeNotImplementedError
 from ..core.tables import c_enums
 
 _FACTS = c_enums()["dispatch"]
@@ -195,7 +196,17 @@ def tls_set_dispatch_key_excluded(key, value: bool) -> None:
     TLS.excluded = TLS.excluded | key if value else TLS.excluded - DispatchKeySet(key)
 
 
+def pre_dispatch_refused() -> TorchnativeNotImplementedError:
+    """The door does not dispatch on the PreDispatch key: a mode pushed there (pre-dispatch
+    tracing: ``make_fx(pre_dispatch=True)``, ``torch.export``) would see no call at all."""
+    return TorchnativeNotImplementedError(
+        "DispatchKey.PreDispatch", "pre-dispatch tracing (make_fx(pre_dispatch=True), "
+        "torch.export) needs the PreDispatch dispatch key, which torchnative does not dispatch on")
+
+
 def tls_set_dispatch_key_included(key, value: bool) -> None:
+    if value and key == DispatchKey.PreDispatch:
+        raise pre_dispatch_refused()
     TLS.included = TLS.included | key if value else TLS.included - DispatchKeySet(key)
 
 

@@ -177,6 +177,10 @@ def to_functionality_key(key) -> DispatchKey:
 
 def functionality_to_backend_keys(key) -> list:
     name = key.name if isinstance(key, DispatchKey) else str(key)
+    if name == "PreDispatch":  # (asked first when a mode is pushed there: refuse before that)
+        from ..ops.dispatch_keys import pre_dispatch_refused
+
+        raise pre_dispatch_refused()
     from ..ops.dispatch_keys import PER_BACKEND
 
     if name not in PER_BACKEND:
