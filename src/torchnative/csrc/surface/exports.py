@@ -27,7 +27,7 @@ IMPLEMENTING = [
     "surface.jit_tree_views", "surface.jit_function", "autograd.forward.levels", "surface.jit_fork",
     "functorch.jvp",
     "surface.jit_type_comment", "surface.jit_compilation_unit",
-    "surface.cpu_features", "surface.quantized_engines",
+    "surface.cpu_features", "surface.quantized_engines", "surface.fp32_precision",
     "serialization.shared_storage", "surface.dataloader_workers",
 ]
 

@@ -19,8 +19,9 @@ from ..core.typename import typename
 from ..dispatch import autocast as _autocast
 from ..platform.torch_warn import torch_warn
 
-_globals = {"warn_always": False,
-            "float32_matmul_precision": "highest", "mkldnn": True}
+_globals = {"warn_always": False, "mkldnn": True}
+# switches whose state another module keeps (surface/fp32_precision.py: the float32 precisions)
+_ELSEWHERE = ("cublas_allow_tf32", "cudnn_allow_tf32", "float32_matmul_precision")
 
 
 class _TLS(threading.local):
@@ -33,12 +34,6 @@ TLS = _TLS()
 
 def _getter(key):
     return lambda: _globals[key]
-
-
-def set_float32_matmul_precision(precision: str) -> None:
-    if precision not in ("highest", "high", "medium"):
-        raise RuntimeError(f"Invalid precision: {precision}")
-    _globals["float32_matmul_precision"] = precision
 
 
 def set_warn_always(flag: bool) -> None:
@@ -307,8 +302,8 @@ def _plain_flags() -> dict:
 
     out = {}
     for name, default in c_enums()["flags"].items():
-        if name in _globals or name in ("deterministic_algorithms", "warnAlways",
-                                        "deterministic_fill_uninitialized_memory"):
+        if name in _globals or name in _ELSEWHERE or name in (
+                "deterministic_algorithms", "warnAlways", "deterministic_fill_uninitialized_memory"):
             continue
         store = {"value": default}
 
@@ -359,8 +354,6 @@ def _sdp_flags() -> dict:
 TORCH_C = {
     **_plain_flags(),
     **_sdp_flags(),
-    "torch._C._set_float32_matmul_precision": set_float32_matmul_precision,
-    "torch._C._get_float32_matmul_precision": _getter("float32_matmul_precision"),
     "torch._C._set_warnAlways": set_warn_always,
     "torch._C._get_warnAlways": _getter("warn_always"),
     "torch._C._set_mkldnn_enabled": set_mkldnn_enabled,
