@@ -28,6 +28,7 @@ IMPLEMENTING = [
     "functorch.jvp",
     "surface.jit_type_comment", "surface.jit_compilation_unit",
     "surface.cpu_features", "surface.quantized_engines", "surface.fp32_precision",
+    "surface.cublas_reductions",
     "serialization.shared_storage", "surface.dataloader_workers",
 ]
 
