@@ -409,25 +409,20 @@ def _method_with_torch_function(fn, name: str, parse=None):
     return method
 
 
-def _parse_requires_grad(args: tuple, kwargs: dict) -> None:
-    """``requires_grad_(bool requires_grad=True)``'s parser: a Python bool only."""
-    from .invalid_arguments import tp_name
+def _arg_parser(name: str, *params: tuple):
+    """upstream's PythonArgParser for a hand-written method's one signature, ``params`` as
+    (type, name, default): the generated bindings' own parser (binding.Signature) and messages."""
+    from ..ops.spellings_table import PyArg, PySignature
+    from .binding import Signature, _parse_any
 
-    if len(args) > 1:
-        raise TypeError("requires_grad_() takes from 0 to 1 positional arguments but "
-                        f"{len(args)} were given")
-    for k in kwargs:
-        if k != "requires_grad":
-            raise TypeError(f"requires_grad_() got an unexpected keyword argument '{k}'")
-        if args:
-            raise TypeError("requires_grad_() got multiple values for argument 'requires_grad'")
-    value = args[0] if args else kwargs.get("requires_grad", True)
-    if type(value) is not bool:
-        raise TypeError("requires_grad_(): argument 'requires_grad'"
-                        f"{' (position 1)' if args else ''} must be bool, not {tp_name(value)}")
+    text = f"{name}({', '.join(f'{t} {n}' + ('' if d is None else f'={d}') for t, n, d in params)})"
+    sig = Signature(PySignature(text=text, args=tuple(PyArg(n, t, d, False, "input")
+                                                      for t, n, d in params),
+                                base=name, outplace=None, deprecated=False, method=True), name)
+    return lambda args, kwargs: _parse_any([sig], args, kwargs)
 
 
-_PARSERS = {"requires_grad_": _parse_requires_grad}
+_PARSERS = {"requires_grad_": _arg_parser("requires_grad_", ("bool", "requires_grad", "True"))}
 
 # TensorBase's hand-written methods and the number conversions: upstream's
 # python_variable_methods.cpp asks __torch_function__ before each (``ndimension``/``nelement`` as
