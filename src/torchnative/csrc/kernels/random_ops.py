@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ..core.tensor import numel_of
+from ..core.tensor import contiguous_of, numel_of
 from ..core import dtypes as D
 from .. import random as R
 from ..core.cast import cast_array
@@ -45,7 +45,7 @@ def _order(t: TensorBase) -> list:
 def _iter_view(t: TensorBase) -> np.ndarray:
     """A view of ``t`` whose C order is upstream's iteration order (memory order)."""
     a = arr(t)
-    if t.is_contiguous() or a.ndim < 2:
+    if contiguous_of(t) or a.ndim < 2:
         return a
     return np.transpose(a, _order(t))
 
@@ -79,7 +79,7 @@ def _sampled(t: TensorBase, draw, direct: bool = False) -> TensorBase:
         if n == 0:
             draw((0,), _dtype_name(t))  # argument and dtype checks still run
             return t
-        if direct and t.is_contiguous():
+        if direct and contiguous_of(t):
             a = arr(t)
             values = draw((n,), _dtype_name(t), out=a)
             if np.may_share_memory(values, a):
@@ -136,7 +136,7 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
         normal_(_real_view(self), mean, std / math.sqrt(2), generator=generator)
         return self
     gen = _engine(generator)
-    contiguous = self.is_contiguous()
+    contiguous = contiguous_of(self)
     return _sampled(self, lambda shape, name, out=None: R.normal_(gen, shape, name, mean, std,
                                                                   contiguous=contiguous, out=out),
                     direct=True)
@@ -183,7 +183,7 @@ def bernoulli_tensor(self, p, *, generator=None):
     expand_inplace_check(self._size, p._size)
     gen = _engine(generator)
     pa = np.broadcast_to(arr(p), self._size)
-    if not self.is_contiguous() and len(self._size) > 1:
+    if not contiguous_of(self) and len(self._size) > 1:
         pa = np.transpose(pa, _order(self))  # p is read in the output's iteration order
     if p._dtype.is_floating_point and not ((pa >= 0) & (pa <= 1)).all():
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could "
