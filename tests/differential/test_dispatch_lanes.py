@@ -28,6 +28,18 @@ def test_recipe_recorded_and_equal_to_full_parse():
     assert torch.equal(again, a + 2 * b)
 
 
+def test_recipes_leave_keyword_defaults_out():
+    # a keyword-only argument at its schema default reaches the door as the boxed convention
+    # hands it to modes (left out); one the caller sets is filled from the call
+    a, b = torch.rand(3), torch.rand(3)
+    sp = _spelling(torch.Tensor.add)
+    a.add(b)
+    assert sp.recipes[(type(a), type(b))].kw_const == {}
+    a.add(b, alpha=2)
+    assert sp.recipes[(type(a), type(b), ("alpha", int))].kw_fills
+    assert torch.equal(a.add(b, alpha=2), a + 2 * b)
+
+
 def test_value_dependent_pattern_is_not_recorded():
     # a tensor offered for a Scalar parameter: 0-dim is accepted, others are not
     sp = _spelling(torch.Tensor.add)
@@ -737,6 +749,19 @@ calls = {
     "subclass dunder": lambda: s + s,
     "subclass index": lambda: s[1],
     "tensor-like index": lambda: a[idx],
+    # a pattern recorded under its bare types (two ints), then sequences of the same arity
+    "method two ints": lambda: a.transpose(0, 1),
+    "method int then list": lambda: (a.sum(1), a.sum([0, 1]), a.sum((1,))),
+    "function int then list": lambda: (torch.sum(a, 1), torch.sum(a, [0, 1])),
+    "method no argument": lambda: a.t(),
+    "method three ints": lambda: a.narrow(1, 0, 2),
+    "function keyword": lambda: (torch.cumsum(a, 1), torch.cumsum(a, dim=1)),
+    # keyword-only arguments at their defaults, left out of the recipes
+    "alpha default": lambda: a.add(a),
+    "alpha one given": lambda: (a.add(a, alpha=1), torch.add(a, a, alpha=1)),
+    "alpha two": lambda: (a.add(a, alpha=2), torch.sub(a, a, alpha=2)),
+    "factory defaults": lambda: (torch.zeros(2, 3), torch.full((2,), 3), torch.ones(2, dtype=torch.float64)),
+    "rounding mode": lambda: (torch.div(a, 4), torch.div(a, 4, rounding_mode="floor")),
 }
 
 
@@ -749,7 +774,7 @@ def describe(fn):
             r = [type(e).__name__, str(e)]
     seen = list(Sub.seen)  # before the result is read (ours' tolist/stride are not seen yet)
     if isinstance(r, tuple):
-        r = [type(r).__name__, [t.tolist() for t in r]]
+        r = [type(r).__name__, [[str(t.dtype), t.tolist()] for t in r]]
     elif isinstance(r, torch.Tensor):
         r = [type(r).__name__, r.tolist(), list(r.stride())]
     with function_tracing() as names:

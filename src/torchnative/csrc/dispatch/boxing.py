@@ -53,6 +53,13 @@ def _same(value, default) -> bool:
         return False
 
 
+def keyword_at_default(op, name: str, value) -> bool:
+    """Whether ``value`` of ``op``'s argument ``name`` is that argument's schema default (a
+    keyword-only one the convention leaves out)."""
+    lay = _layout(op)
+    return name in lay.names and _same(value, lay.defaults[lay.names.index(name)])
+
+
 def normalize(op, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     lay = _layout(op)
     if not kwargs and len(args) == lay.as_given:

@@ -23,6 +23,7 @@ from ..core.dtypes import dtype as _dtype
 from ..core.device import CPU, device as _device
 from ..core.layouts import CLASSES as _LAYOUT_CLASSES
 from ..core.python_classes import plain_tensor_types
+from ..dispatch.boxing import keyword_at_default
 
 _MISSING = object()
 _RECIPE_FILE = f"{__file__}:<recipe>"  # the generated place()/run() code
@@ -171,6 +172,11 @@ class Recipe:
                 self.kw_const["device"] = CPU
             if self.kw_const.get("pin_memory", _MISSING) is None:
                 self.kw_const["pin_memory"] = False
+        # a keyword-only argument at its schema default is left out, as the boxed convention
+        # hands it to modes and Python kernels (dispatch/boxing.py): the door's plain lane then
+        # sees no keywords to check (add's alpha=1)
+        self.kw_const = {name: v for name, v in self.kw_const.items()
+                         if not keyword_at_default(self.op, name, v)}
         # Python-only options (requires_grad) are applied by the caller after the call
         self.options = [(name, sources[vi][0]) for vi, name in plan.options
                         if sources[vi][0] != ("const", None) and sources[vi][0] != ("const", False)]

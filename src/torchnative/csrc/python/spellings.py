@@ -46,7 +46,13 @@ def make_function(name: str, sigs, module: str):
         # a recorded pattern of plain types under no torch function mode runs its recipe here
         # (binding.call_function's first branch, without its frame; the key is key_of's)
         if not (tf.stack and tf.state != 2):
-            key = tuple(map(type, args))
+            n = len(args)  # the key by arity: a tuple of map() costs three times these
+            key = (type(args[0]), type(args[1])) if n == 2 else (type(args[0]),) if n == 1 \
+                else tuple(map(type, args))
+            if not kwargs:
+                recipe = recipes.get(key)
+                if recipe and recipe.run is not None:  # (bare types: none was a sequence)
+                    return recipe.run(None, args, kwargs)
             if NOT_SEQUENCES.issuperset(key):
                 recipe = recipes.get(_with_keywords(key, kwargs) if kwargs else key)
             else:  # a list or tuple argument (cat's tensors, a size): its elements' types too
@@ -75,7 +81,14 @@ def make_method(name: str, sigs):
     def method(self, *args, **kwargs):
         # as make_function's: binding.call_method's first branch, without its frame
         if not (tf.stack and tf.state != 2):
-            key = (type(self), *map(type, args))
+            n = len(args)  # as make_function's
+            key = (type(self), type(args[0]), type(args[1])) if n == 2 else \
+                (type(self), type(args[0])) if n == 1 else (type(self),) if not n else \
+                (type(self), *map(type, args))
+            if not kwargs:
+                recipe = recipes.get(key)
+                if recipe and recipe.run is not None:  # (bare types: none was a sequence)
+                    return recipe.run(self, args, kwargs)
             if NOT_SEQUENCES.issuperset(key):
                 recipe = recipes.get(_with_keywords(key, kwargs) if kwargs else key)
             else:  # a list or tuple argument (a size): its elements' types too
