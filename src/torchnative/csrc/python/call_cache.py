@@ -64,7 +64,11 @@ NOT_SEQUENCES: set = set(_SCALAR_TYPES)
 
 def _type_key(v):
     t = type(v)
-    if t is tuple or t is list or isinstance(v, (list, tuple)):
+    if t is tuple or t is list:  # by length where it is short: map() costs three times these
+        n = len(v)
+        return (t, type(v[0]), type(v[1])) if n == 2 else (t, type(v[0])) if n == 1 else \
+            (t, *map(type, v))
+    if isinstance(v, (list, tuple)):
         return (t, *map(type, v))
     NOT_SEQUENCES.add(t)
     return t

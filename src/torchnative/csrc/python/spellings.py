@@ -56,7 +56,8 @@ def make_function(name: str, sigs, module: str):
             if NOT_SEQUENCES.issuperset(key):
                 recipe = recipes.get(_with_keywords(key, kwargs) if kwargs else key)
             else:  # a list or tuple argument (cat's tensors, a size): its elements' types too
-                key = tuple(map(_type_key, args))  # key_of's, without its first attempt
+                key = (_type_key(args[0]), _type_key(args[1])) if n == 2 else \
+                    (_type_key(args[0]),) if n == 1 else tuple(map(_type_key, args))  # key_of's
                 if kwargs:
                     key = _with_keywords(key, kwargs) or key_of(None, args, kwargs)
                 recipe = recipes.get(key)
@@ -92,7 +93,8 @@ def make_method(name: str, sigs):
             if NOT_SEQUENCES.issuperset(key):
                 recipe = recipes.get(_with_keywords(key, kwargs) if kwargs else key)
             else:  # a list or tuple argument (a size): its elements' types too
-                key = (_type_key(self), *map(_type_key, args))  # key_of's, as above
+                key = (type(self), _type_key(args[0])) if n == 1 else \
+                    (_type_key(self), *map(_type_key, args))  # key_of's, as above
                 if kwargs:
                     key = _with_keywords(key, kwargs) or key_of(self, args, kwargs)
                 recipe = recipes.get(key)
