@@ -54,7 +54,12 @@ def make_function(name: str, sigs, module: str):
                 if recipe and recipe.run is not None:  # (bare types: none was a sequence)
                     return recipe.run(None, args, kwargs)
             if NOT_SEQUENCES.issuperset(key):
-                recipe = recipes.get(_with_keywords(key, kwargs) if kwargs else key)
+                if len(kwargs) == 1:  # _with_keywords' common case, without its frame
+                    (kname, value), = kwargs.items()
+                    tp = type(value)
+                    recipe = recipes.get(key + ((kname, tp),)) if tp in NOT_SEQUENCES else None
+                else:
+                    recipe = recipes.get(_with_keywords(key, kwargs) if kwargs else key)
             else:  # a list or tuple argument (cat's tensors, a size): its elements' types too
                 key = (_type_key(args[0]), _type_key(args[1])) if n == 2 else \
                     (_type_key(args[0]),) if n == 1 else tuple(map(_type_key, args))  # key_of's
@@ -91,7 +96,12 @@ def make_method(name: str, sigs):
                 if recipe and recipe.run is not None:  # (bare types: none was a sequence)
                     return recipe.run(self, args, kwargs)
             if NOT_SEQUENCES.issuperset(key):
-                recipe = recipes.get(_with_keywords(key, kwargs) if kwargs else key)
+                if len(kwargs) == 1:  # _with_keywords' common case, without its frame
+                    (kname, value), = kwargs.items()
+                    tp = type(value)
+                    recipe = recipes.get(key + ((kname, tp),)) if tp in NOT_SEQUENCES else None
+                else:
+                    recipe = recipes.get(_with_keywords(key, kwargs) if kwargs else key)
             else:  # a list or tuple argument (a size): its elements' types too
                 key = (type(self), _type_key(args[0])) if n == 1 else \
                     (_type_key(self), *map(_type_key, args))  # key_of's, as above
