@@ -15,12 +15,13 @@ from torchnative.csrc.kernels import nn_softmax, pointwise_binary, views
 from torchnative.csrc.python.call_cache import key_of
 
 _SLOTS = ("_st", "_dtype", "_size", "_stride", "_offset", "_version_ref", "_requires_grad",
-          "_grad", "_grad_fn", "_view_base", "_retains_grad", "_output_nr", "_wrapped")
+          "_grad", "_grad_fn", "_view_base", "_retains_grad", "_output_nr", "_wrapped",
+          "_tn_inference")
 
 
 def _fields(t):
     out = {k: getattr(t, k) for k in _SLOTS}
-    out["_tn_view"] = list(t.__dict__.get("_tn_view", []))
+    out["_tn_view"] = list(t._tn_view or [])
     out["__dict__ keys"] = list(t.__dict__)
     out["_math_bits"] = t._math_bits
     out["class"] = type(t)

@@ -425,7 +425,7 @@ def _clone_for_save(t):
 def check_inplace(t, any_requires_grad: bool) -> None:
     if t is None:
         return
-    if t.__dict__.get("_tn_inference") and not _GRAD.inference:
+    if t._tn_inference and not _GRAD.inference:
         raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
                            "allowed.You can make a clone to get a normal tensor before doing "
                            "inplace update.See https://github.com/pytorch/rfcs/pull/17 for more "

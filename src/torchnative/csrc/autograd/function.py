@@ -204,7 +204,7 @@ def _wrap_outputs(ctx, args, output, executable):
             o._output_nr = i
             o._requires_grad = True
             if o._view_base is not None:
-                meta = o.__dict__.get("_tn_view")
+                meta = o._tn_view
                 if meta is not None:
                     meta[0] = o._version_ref[0]  # set_gradient_edge: its history is current
         if o._view_base is not None and not (is_input and is_modified):
@@ -238,7 +238,7 @@ def _view_as_self(t):
 
     out = alias(t)
     out._view_base = t._view_base if t._view_base is not None else t
-    out.__dict__["_tn_view"] = [t._version_ref[0], 0]
+    out._tn_view = [t._version_ref[0], 0]
     return out
 
 

@@ -236,11 +236,11 @@ class AccumulateGrad(Node):
 def grad_accumulator(t: TensorBase) -> AccumulateGrad:
     """The leaf's AccumulateGrad node, shared while anything holds it (upstream keeps a weak
     pointer on the tensor too)."""
-    ref = t.__dict__.get("_tn_grad_acc")
+    ref = getattr(t, "_tn_grad_acc", None)
     acc = ref() if ref is not None else None
     if acc is None:
         acc = AccumulateGrad(t)
-        t.__dict__["_tn_grad_acc"] = weakref.ref(acc)
+        t._tn_grad_acc = weakref.ref(acc)
     return acc
 
 
@@ -368,7 +368,7 @@ class SavedVariable:
                  "__weakref__")
 
     def __init__(self, t: TensorBase, is_output: bool):
-        if t.__dict__.get("_tn_inference"):
+        if t._tn_inference:
             raise RuntimeError(
                 "Inference tensors cannot be saved for backward. Please do not use Tensors "
                 "created in inference mode in computation tracked by autograd. To work around "
@@ -489,7 +489,7 @@ class SavedVariable:
         else:
             out._requires_grad = self.requires_grad
             if self.grad_acc is not None:
-                out.__dict__["_tn_grad_acc"] = weakref.ref(self.grad_acc)
+                out._tn_grad_acc = weakref.ref(self.grad_acc)
         return out
 
     def release(self) -> None:

@@ -36,7 +36,7 @@ def unsafe_set_version_counter(tensors, versions) -> None:
         raise RuntimeError(f"tensors_len={len(ts)}, versions_len={len(vs)}")
     vs = [int(v) for v in vs]
     for t, v in zip(ts, vs):
-        if "_tn_inference" in t.__dict__:
+        if t._tn_inference:
             raise RuntimeError("Tried to call torch.autograd._unsafe_set_version() on a tensor that "
                                "does not have a version counter. Was it created in inference mode?")
         if v < 0:

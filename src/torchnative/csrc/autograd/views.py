@@ -3,7 +3,7 @@ VariableHooks::grad_fn, rebase_history, handle_view_on_rebase; torch/csrc/autogr
 and functions/tensor.cpp).
 
 A view records its root base (``_view_base``, set by the view kernels) and, in
-``__dict__["_tn_view"]``, a two-item list: the version its history was computed at
+``_tn_view``, a two-item list: the version its history was computed at
 (``attr_version``) and how it was created (``creation``, upstream's CreationMeta).
 
 - An in-place op on a tensor that is not a view makes the op's node the tensor's grad_fn. On a
@@ -38,15 +38,15 @@ def stamp(view, base, creation: int) -> None:
     Its root remembers it (weakly), so that an in-place op rebasing the root refreshes its
     ``_grad_fn`` at once; reading ``grad_fn_of`` would refresh it anyway. A leaf that requires
     grad is never rebased (in-place on it is refused), so its views are not remembered."""
-    prev = base.__dict__.get("_tn_view") if base._view_base is not None else None
+    prev = base._tn_view if base._view_base is not None else None
     if prev is not None:
         creation = _propagate(prev[1], creation)
-    view.__dict__["_tn_view"] = [view._version_ref[0], creation]
+    view._tn_view = [view._version_ref[0], creation]
     root = view._view_base
     if root._grad_fn is not None or not root._requires_grad:
-        views = root.__dict__.get("_tn_views")
+        views = getattr(root, "_tn_views", None)
         if views is None:
-            views = root.__dict__["_tn_views"] = weakref.WeakSet()
+            views = root._tn_views = weakref.WeakSet()
         views.add(view)
 
 
@@ -54,7 +54,7 @@ def replace_view(old, new) -> None:
     """``new`` takes ``old``'s place among the views its root refreshes (a Python object made
     for the same view after the fact: Tensor.as_subclass into a class with slots)."""
     root = old._view_base
-    views = root.__dict__.get("_tn_views") if root is not None else None
+    views = getattr(root, "_tn_views", None) if root is not None else None
     # by identity: a WeakSet's own lookup would compare tensors with ==
     ref = next((r for r in views.data if r() is old), None) if views is not None else None
     if ref is not None:
@@ -65,21 +65,21 @@ def replace_view(old, new) -> None:
 def _refresh_views(root, skip=None) -> None:
     """After ``root`` was rebased: the views autograd made of it read their new history now
     (those whose rebase is refused keep theirs until read, where the refusal is raised)."""
-    views = root.__dict__.get("_tn_views")
+    views = getattr(root, "_tn_views", None)
     if not views:
         return
     for v in list(views):
         if v is skip:
             continue
-        meta = v.__dict__.get("_tn_view")
+        meta = v._tn_view
         if meta is not None and meta[1] == DEFAULT and v._dtype == root._dtype:
             grad_fn_of(v)
 
 
 def set_creation(view, creation: int) -> None:
-    meta = view.__dict__.get("_tn_view")
+    meta = view._tn_view
     if meta is None:
-        view.__dict__["_tn_view"] = [view._version_ref[0], creation]
+        view._tn_view = [view._version_ref[0], creation]
     else:
         meta[1] = creation
 
@@ -100,7 +100,7 @@ def grad_fn_of(t):
     root = t._view_base
     if root is None:
         return fn
-    meta = t.__dict__.get("_tn_view")
+    meta = t._tn_view
     if meta is None:
         return fn
     if fn is None and not (root._requires_grad or root._grad_fn is not None):
@@ -122,8 +122,8 @@ def grad_fn_of(t):
 def update_tensor_hooks(t, old_fn, new_fn) -> None:
     """update_tensor_hooks_on_new_gradfn: hooks registered from now on go to the new grad_fn
     (the old ones stay with the old node), and a retains_grad hook moves to the new one."""
-    if t.__dict__.get("_tn_backward_hooks") is not None:
-        t.__dict__["_tn_backward_hooks"] = None
+    if getattr(t, "_tn_backward_hooks", None) is not None:
+        t._tn_backward_hooks = None
     if t._retains_grad and old_fn is not None:
         rg = old_fn._retains_grad
         ref = rg.pop(t._output_nr, None) if rg else None
@@ -194,7 +194,7 @@ def check_inplace(t, any_requires_grad: bool) -> None:
         return
     root = t._view_base
     if root is not None:
-        meta = t.__dict__.get("_tn_view")
+        meta = t._tn_view
         if meta is not None:
             _handle_view_on_rebase(t, meta, indirect=False)
         if requires_grad(t) and root._grad_fn is None:
@@ -224,9 +224,9 @@ def rebase_history(t, node) -> None:
     root._grad_fn = copy_slices
     root._output_nr = 0
     root._requires_grad = True
-    meta = t.__dict__.get("_tn_view")
+    meta = t._tn_view
     if meta is None:  # not stamped: the view was made below autograd and nobody recorded when
-        meta = t.__dict__["_tn_view"] = [-1, DEFAULT]
+        meta = t._tn_view = [-1, DEFAULT]
     else:
         meta[0] = -1  # its history is out of date whatever the version says
     grad_fn_of(t)

@@ -53,8 +53,8 @@ def from_result(arr: np.ndarray, dt) -> TensorBase:
     t._retains_grad = False
     t._output_nr = 0
     t._wrapped = False
-    if _GRAD.inference:
-        t.__dict__["_tn_inference"] = True
+    t._tn_view = None
+    t._tn_inference = _GRAD.inference
     return t
 
 

@@ -2,7 +2,7 @@
 
 The view kernels stamp every view they make (``note_view``); autograd reads the stamp to decide
 whether an in-place change through the view may rebase its history (csrc/autograd/views.py).
-A view stores ``__dict__["_tn_view"] = [attr_version, creation]``.
+A view stores ``_tn_view = [attr_version, creation]`` (None on other tensors).
 """
 
 from __future__ import annotations
@@ -36,5 +36,5 @@ def note_view(view, base, multi_output: bool = False) -> None:
     """Stamp a view made by a view kernel (``base`` is the tensor it was taken of): the version
     it is made at and the mode it is made in (upstream's as_view). ``multi_output``: one of
     several views one call returns (unbind, split, split_with_sizes)."""
-    prev = base.__dict__.get("_tn_view") if base._view_base is not None else None
-    view.__dict__["_tn_view"] = [view._version_ref[0], creation_now(multi_output, prev)]
+    prev = base._tn_view if base._view_base is not None else None
+    view._tn_view = [view._version_ref[0], creation_now(multi_output, prev)]

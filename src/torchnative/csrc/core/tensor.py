@@ -182,10 +182,19 @@ def register_legacy_new(legacy_new) -> None:
     _legacy_new = legacy_new
 
 
+# slots a tensor gets only when they are used (a leaf's gradient accumulator, hooks, grad_dtype,
+# the views a root refreshes after an in-place change)
+LAZY_SLOTS = ("_tn_grad_acc", "_tn_backward_hooks", "_tn_post_acc_hooks", "_tn_grad_dtype",
+              "_tn_views")
+
+
 class TensorBase(metaclass=_TensorMeta):
     __slots__ = ("_st", "_dtype", "_size", "_stride", "_offset", "_np", "_version_ref",
                  "_requires_grad", "_grad", "_grad_fn", "_view_base", "_retains_grad",
-                 "_output_nr", "_wrapped", "__weakref__", "__dict__")
+                 "_output_nr", "_wrapped", "_tn_view", "_tn_inference",
+                 # set only where used, read with a default (LAZY_SLOTS): upstream keeps these
+                 # in C++, out of the instance __dict__ a user sees
+                 *LAZY_SLOTS, "__weakref__", "__dict__")
     _math_bits = 0  # lazy conjugate/negative bits (core/conj_neg_bits.py); set per tensor
 
     def __new__(*args, **kwargs):
@@ -391,7 +400,7 @@ class TensorBase(metaclass=_TensorMeta):
                 "var_no_grad = var.detach().")
         if requires_grad and not (self._dtype.is_floating_point or self._dtype.is_complex):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
-        if requires_grad and "_tn_inference" in self.__dict__ and not _GRAD_TLS.inference:
+        if requires_grad and self._tn_inference and not _GRAD_TLS.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside "
                                "InferenceMode is not allowed.")
         self._requires_grad = bool(requires_grad)
@@ -440,7 +449,7 @@ class TensorBase(metaclass=_TensorMeta):
 
     @property
     def _version(self) -> int:
-        if "_tn_inference" in self.__dict__:
+        if self._tn_inference:
             raise RuntimeError("Inference tensors do not track version counter.")
         return self._version_ref[0]
 
@@ -631,27 +640,27 @@ class TensorBase(metaclass=_TensorMeta):
 
     @property
     def grad_dtype(self):
-        return self.__dict__.get("_tn_grad_dtype")
+        return getattr(self, "_tn_grad_dtype", None)
 
     @grad_dtype.setter
     def grad_dtype(self, value) -> None:
-        self.__dict__["_tn_grad_dtype"] = value
+        self._tn_grad_dtype = value
 
     @property
     def _backward_hooks(self):
-        return self.__dict__.get("_tn_backward_hooks")
+        return getattr(self, "_tn_backward_hooks", None)
 
     @_backward_hooks.setter
     def _backward_hooks(self, value) -> None:
-        self.__dict__["_tn_backward_hooks"] = value
+        self._tn_backward_hooks = value
 
     @property
     def _post_accumulate_grad_hooks(self):
-        return self.__dict__.get("_tn_post_acc_hooks")
+        return getattr(self, "_tn_post_acc_hooks", None)
 
     @_post_accumulate_grad_hooks.setter
     def _post_accumulate_grad_hooks(self, value) -> None:
-        self.__dict__["_tn_post_acc_hooks"] = value
+        self._tn_post_acc_hooks = value
 
     @property
     def name(self):
@@ -751,8 +760,8 @@ def make(storage, dt, size, stride, offset=0, cls=None, version_ref=None, view_b
     t._retains_grad = False
     t._output_nr = 0
     t._wrapped = False
-    if _GRAD_TLS.inference:
-        t.__dict__["_tn_inference"] = True  # an inference tensor (made in inference mode)
+    t._tn_view = None  # how a view was made (creation_meta.py)
+    t._tn_inference = _GRAD_TLS.inference  # an inference tensor (made in inference mode)
     return t
 
 
@@ -770,8 +779,8 @@ def alias(t: TensorBase, cls=None) -> TensorBase:
     # saved output is one; nothing changes an array's shape or strides in place)
     out = make(t._storage, t._dtype, t._size, t._stride, t._offset, cls or type(t),
                t._version_ref, np_view=t._np)
-    if "_tn_inference" in t.__dict__:
-        out.__dict__["_tn_inference"] = True  # aliases of inference tensors are inference tensors
+    if t._tn_inference:
+        out._tn_inference = True  # aliases of inference tensors are inference tensors
     if t._math_bits:
         out._math_bits = t._math_bits  # detach of a conj view reads conjugated too
     return out

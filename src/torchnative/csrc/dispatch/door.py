@@ -298,7 +298,7 @@ def _bump_versions(mutated: tuple, args: tuple, kwargs: dict) -> None:
     for i in mutated:
         target = args[i] if isinstance(i, int) else kwargs.get(i)
         if isinstance(target, TensorBase):
-            if "_tn_inference" in target.__dict__ and not _GRAD.inference:
+            if target._tn_inference and not _GRAD.inference:
                 # upstream checks after the kernel wrote, so the write stays (as here)
                 raise RuntimeError(
                     "Inplace update to inference tensor outside InferenceMode is not allowed."
@@ -656,12 +656,12 @@ def _fresh(result):
     promises (same memory, no view base, its own version counter): upstream's kernel for a
     functional operator never returns a view, and autograd treats views differently."""
     if isinstance(result, TensorBase):
-        if result._view_base is None or set(result.__dict__) - {"_tn_inference", "_tn_view"}:
+        if result._view_base is None or result.__dict__:
             return result  # not a view, or a subclass/wrapper whose state a copy would lose
         out = make(result._st, result._dtype, result._size, result._stride, result._offset,
                    type(result), np_view=result._np)
-        if "_tn_inference" in result.__dict__:
-            out.__dict__["_tn_inference"] = True
+        if result._tn_inference:
+            out._tn_inference = True
         return out
     if isinstance(result, tuple):  # an operator returns a plain tuple, never the named tuple
         return tuple(_fresh(r) for r in result)  # a decomposition builds (bindings name it)

@@ -23,7 +23,7 @@ kernel("is_neg", composite=True)(is_neg)
 
 @kernel("is_inference", meta=True)
 def is_inference(self) -> bool:
-    return bool(self.__dict__.get("_tn_inference", False))
+    return bool(self._tn_inference)
 
 
 @kernel("resolve_conj", composite=True)

@@ -27,11 +27,9 @@ def view_of(base: TensorBase, size, stride, offset, dtype=None, np_view=None,
     if np_view is None or not _TENSOR_CLASS_LIST:
         out = make(storage, dtype or base._dtype, size, stride, offset, None,
                    base._version_ref, base if root is None else root, np_view)
-        d = out.__dict__
-        if "_tn_inference" in base.__dict__:
-            d["_tn_inference"] = True  # views of inference tensors are inference tensors
-        elif "_tn_inference" in d:
-            del d["_tn_inference"]  # a view of a normal tensor made in inference mode is normal
+        # views of inference tensors are inference tensors; a view of a normal tensor made in
+        # inference mode is normal
+        out._tn_inference = base._tn_inference
         if base._math_bits:
             set_bits(out, base._math_bits)  # a view of a lazily conjugated/negated tensor too
         note_view(out, base, multi_output)
@@ -53,14 +51,11 @@ def view_of(base: TensorBase, size, stride, offset, dtype=None, np_view=None,
     out._retains_grad = False
     out._output_nr = 0
     out._wrapped = False
-    bd = base.__dict__
-    d = out.__dict__
-    if "_tn_inference" in bd:
-        d["_tn_inference"] = True  # views of inference tensors are inference tensors
+    out._tn_inference = base._tn_inference  # views of inference tensors are inference tensors
     if base._math_bits:
         set_bits(out, base._math_bits)  # a view of a lazily conjugated/negated tensor too
-    d["_tn_view"] = [version[0], creation_now(multi_output,
-                                              None if root is None else bd.get("_tn_view"))]
+    out._tn_view = [version[0], creation_now(multi_output,
+                                             None if root is None else base._tn_view)]
     return out
 
 
@@ -551,7 +546,7 @@ def _not_differentiable(view: TensorBase) -> TensorBase:
     """make_variable_non_differentiable_view: the storage and version counter shared, but no
     base recorded (``_base`` is None), so autograd's view rules do not apply to it."""
     view._view_base = None
-    view.__dict__.pop("_tn_view", None)
+    view._tn_view = None
     return view
 
 

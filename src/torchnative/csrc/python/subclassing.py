@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..autograd.views import replace_view
 from ..core.construct import alias
-from ..core.tensor import TensorBase
+from ..core.tensor import LAZY_SLOTS, TensorBase
 from ..dispatch.call import call
 from ..dispatch.python_dispatch import TLS
 
@@ -34,7 +34,7 @@ def as_subclass(self, cls):
 
 
 _STATE = ("_requires_grad", "_grad", "_grad_fn", "_view_base", "_retains_grad", "_output_nr",
-          "_wrapped")
+          "_wrapped", "_tn_view", "_tn_inference")
 
 
 def _rehome(t, cls):
@@ -43,6 +43,9 @@ def _rehome(t, cls):
     out = alias(t, cls)
     for name in _STATE:
         setattr(out, name, getattr(t, name))
+    for name in LAZY_SLOTS:
+        if hasattr(t, name):
+            setattr(out, name, getattr(t, name))
     out.__dict__.update(t.__dict__)
     replace_view(t, out)
     return out
