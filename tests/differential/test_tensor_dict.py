@@ -1,6 +1,6 @@
 """A tensor's instance ``__dict__`` holds only what the user put there, as upstream's does:
-upstream keeps a view's creation meta, inference flag, gradient accumulator, hooks and tracked
-views in C++. Ours keeps them in slots, so ``vars(t)``, ``copy.deepcopy`` of a view and code
+upstream keeps a view's creation meta, inference flag, gradient accumulator, hooks, tracked
+views, conjugate/negative bits and forward-AD tangents in C++. Ours keeps them in slots, so ``vars(t)``, ``copy.deepcopy`` of a view and code
 that passes a parameter's ``__dict__`` on (accelerate's ``set_module_tensor_to_device``) see what
 they see upstream. The behaviour that state drives (view + in-place rules, inference tensors,
 hooks) is compared in the same program."""
@@ -60,6 +60,24 @@ out["deepcopy of a view"] = [dict_of(c), c._base is None, c.tolist()]
 tagged = base[:1]
 tagged.tag = "mine"
 out["user attribute"] = [dict_of(tagged), dict_of(copy.deepcopy(tagged))]
+
+
+z = torch.rand(3, dtype=torch.complex64)
+out["conjugate views"] = [dict_of(z.conj()), dict_of(z.conj().imag), z.conj().is_conj(),
+                          z.conj().imag.is_neg()]
+import torch.autograd.forward_ad as fwAD
+
+with fwAD.dual_level():
+    dual = fwAD.make_dual(torch.rand(3), torch.ones(3))
+    inside = [dict_of(dual), dict_of(dual * 2), fwAD.unpack_dual(dual[1:] * 2).tangent.tolist()]
+out["forward AD"] = inside + [dict_of(dual)]
+for _ in range(3):
+    lin(torch.rand(4, 3)).sum().backward()
+opt = torch.optim.SGD(lin.parameters(), lr=0.1, momentum=0.9)
+opt.step()
+opt.step()
+out["accumulated gradients and optimizer state"] = [
+    dict_of(lin.weight.grad), [dict_of(v["momentum_buffer"]) for v in opt.state.values()]]
 
 
 class Slotted(torch.Tensor):

@@ -478,7 +478,7 @@ class SavedVariable:
         if hooks is None and not _GRAD.grad_enabled and not _python_detaches(data):
             return data  # nothing can record on it: its history would go unread
         out = shallow_copy_and_detach(data)
-        if "_tn_fw" in data.__dict__:  # a forward-AD tangent, as upstream's saved fw_grad_
+        if hasattr(data, "_tn_fw"):  # a forward-AD tangent, as upstream's saved fw_grad_
             from .forward.levels import share_tangent
 
             share_tangent(data, out)

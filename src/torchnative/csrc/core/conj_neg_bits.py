@@ -28,7 +28,7 @@ def set_bits(tensor, value: int) -> None:
         tensor._math_bits = value
         LIVE[0] = True
     else:
-        tensor.__dict__.pop("_math_bits", None)
+        tensor._math_bits = 0
 
 
 def is_conj(tensor) -> bool:

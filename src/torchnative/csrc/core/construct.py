@@ -55,6 +55,7 @@ def from_result(arr: np.ndarray, dt) -> TensorBase:
     t._wrapped = False
     t._tn_view = None
     t._tn_inference = _GRAD.inference
+    t._math_bits = 0
     return t
 
 

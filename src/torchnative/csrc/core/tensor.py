@@ -183,19 +183,19 @@ def register_legacy_new(legacy_new) -> None:
 
 
 # slots a tensor gets only when they are used (a leaf's gradient accumulator, hooks, grad_dtype,
-# the views a root refreshes after an in-place change)
+# the views a root refreshes after an in-place change, forward-AD tangents)
 LAZY_SLOTS = ("_tn_grad_acc", "_tn_backward_hooks", "_tn_post_acc_hooks", "_tn_grad_dtype",
-              "_tn_views")
+              "_tn_views", "_tn_fw", "_tn_fw_nonview")
 
 
 class TensorBase(metaclass=_TensorMeta):
     __slots__ = ("_st", "_dtype", "_size", "_stride", "_offset", "_np", "_version_ref",
                  "_requires_grad", "_grad", "_grad_fn", "_view_base", "_retains_grad",
                  "_output_nr", "_wrapped", "_tn_view", "_tn_inference",
+                 "_math_bits",  # lazy conjugate/negative bits (core/conj_neg_bits.py)
                  # set only where used, read with a default (LAZY_SLOTS): upstream keeps these
                  # in C++, out of the instance __dict__ a user sees
                  *LAZY_SLOTS, "__weakref__", "__dict__")
-    _math_bits = 0  # lazy conjugate/negative bits (core/conj_neg_bits.py); set per tensor
 
     def __new__(*args, **kwargs):
         # a wildcard signature: dynamo's polyfill for Tensor.__new__ must match ours or it
@@ -761,6 +761,7 @@ def make(storage, dt, size, stride, offset=0, cls=None, version_ref=None, view_b
     t._output_nr = 0
     t._wrapped = False
     t._tn_view = None  # how a view was made (creation_meta.py)
+    t._math_bits = 0
     t._tn_inference = _GRAD_TLS.inference  # an inference tensor (made in inference mode)
     return t
 

@@ -1,7 +1,7 @@
 """Forward-AD levels and the tangents tensors carry (upstream's ForwardADLevel and ForwardGrad,
 torch/csrc/autograd/forward_grad.h, and AutogradMeta::fw_grad / set_fw_grad, variable.cpp).
 
-A tensor's tangents live in ``__dict__["_tn_fw"]`` ({level: tangent}); each level remembers
+A tensor's tangents live in its ``_tn_fw`` slot ({level: tangent}); each level remembers
 (weakly) the tensors holding a tangent for it and clears them when it is exited, as upstream's
 level releases its grads. As upstream, only one level exists at a time.
 
@@ -71,7 +71,7 @@ def _pop() -> None:
     level = len(_LEVELS) - 1
     holders = _LEVELS.pop()
     for t in list(holders):
-        grads = t.__dict__.get("_tn_fw")
+        grads = getattr(t, "_tn_fw", None)
         if grads is not None:
             grads.pop(level, None)
     if not _LEVELS and _HOOK[1] is not None:
@@ -132,17 +132,16 @@ def fw_grad(t, level: int = 0):
 
 
 def _tangent(t, level: int):
-    d = t.__dict__
-    grads = d.get("_tn_fw")
+    grads = getattr(t, "_tn_fw", None)
     if grads is not None:
         g = grads.get(level)
         if g is not None:
             return g
     base = t._view_base
-    nonview = d.get("_tn_fw_nonview")
+    nonview = getattr(t, "_tn_fw_nonview", None)
     if base is None or (nonview is not None and level >= nonview):
         return None
-    bgrad = (base.__dict__.get("_tn_fw") or {}).get(level)
+    bgrad = (getattr(base, "_tn_fw", None) or {}).get(level)
     if bgrad is None:
         return None
     # a view whose base gained a tangent after the view was made: its slice of it
@@ -169,8 +168,7 @@ def top_level(args) -> int:
 
 def has_fw_grad(t) -> bool:
     """Cheap test for the door: a tangent at a visible level, directly or through a base."""
-    d = t.__dict__
-    grads = d.get("_tn_fw")
+    grads = getattr(t, "_tn_fw", None)
     hidden = TLS.hidden
     if grads:
         if hidden is None or any(lvl < hidden for lvl in grads):
@@ -178,10 +176,10 @@ def has_fw_grad(t) -> bool:
     base = t._view_base
     if base is None:
         return False
-    nonview = d.get("_tn_fw_nonview")
+    nonview = getattr(t, "_tn_fw_nonview", None)
     if nonview == 0:
         return False
-    bgrads = base.__dict__.get("_tn_fw")
+    bgrads = getattr(base, "_tn_fw", None)
     if not bgrads:
         return False
     limit = min(x for x in (hidden, nonview) if x is not None) \
@@ -190,9 +188,9 @@ def has_fw_grad(t) -> bool:
 
 
 def _store(t, g, level: int) -> None:
-    grads = t.__dict__.get("_tn_fw")
+    grads = getattr(t, "_tn_fw", None)
     if grads is None:
-        grads = t.__dict__["_tn_fw"] = {}
+        grads = t._tn_fw = {}
     known = level in grads
     grads[level] = g
     if not known:  # a WeakSet compares a tensor already in it with ==, elementwise
@@ -226,14 +224,14 @@ def set_fw_grad(t, new_grad, level: int, is_inplace_op: bool) -> None:
                            "that of the original Tensor, this is not supported. Tensor is of "
                            f"size {list(t._size)} while the given forward gradient is of size "
                            f"{list(new_grad._size)}.")
-    existing = (t.__dict__.get("_tn_fw") or {}).get(level)
+    existing = (getattr(t, "_tn_fw", None) or {}).get(level)
     if existing is new_grad:
         return
     if existing is not None and not is_inplace_op:
         raise RuntimeError("Trying to set a forward gradient that already exists, this is not "
                            "supported.")
     base = t._view_base
-    nonview = t.__dict__.get("_tn_fw_nonview")
+    nonview = getattr(t, "_tn_fw_nonview", None)
     if is_inplace_op and base is not None and (nonview is None or level < nonview) and \
             fw_grad(base, level) is None:
         # the base gets a tangent, and this view's tangent is its slice of it
@@ -263,7 +261,7 @@ def _zeros_like_layout(grad, base):
 def share_tangent(src, dst, below: int | None = None) -> None:
     """``dst``, a new tensor object over ``src``'s data (an alias), gets ``src``'s tangents
     (those of the levels under ``below`` only, when given)."""
-    grads = src.__dict__.get("_tn_fw")
+    grads = getattr(src, "_tn_fw", None)
     if grads:
         for level, g in list(grads.items()):
             if level < len(_LEVELS) and (below is None or level < below):
@@ -277,15 +275,15 @@ def outer_tangents(src, dst, level: int) -> None:
     for lvl in range(level):
         if _visible(lvl):
             g = _tangent(src, lvl)
-            if g is not None and (dst.__dict__.get("_tn_fw") or {}).get(lvl) is None:
+            if g is not None and (getattr(dst, "_tn_fw", None) or {}).get(lvl) is None:
                 _store(dst, g, lvl)
     mark_not_forward_view(dst, level)
 
 
 def mark_not_forward_view(t, level: int = 0) -> None:
     """``t`` reads no tangent through its base at ``level`` and above."""
-    prev = t.__dict__.get("_tn_fw_nonview")
-    t.__dict__["_tn_fw_nonview"] = level if prev is None else min(prev, level)
+    prev = getattr(t, "_tn_fw_nonview", None)
+    t._tn_fw_nonview = level if prev is None else min(prev, level)
 
 
 def _enter() -> int:
