@@ -1,6 +1,7 @@
 """A tensor's instance ``__dict__`` holds only what the user put there, as upstream's does:
 upstream keeps a view's creation meta, inference flag, gradient accumulator, hooks, tracked
-views, conjugate/negative bits and forward-AD tangents in C++. Ours keeps them in slots, so ``vars(t)``, ``copy.deepcopy`` of a view and code
+views, conjugate/negative bits, forward-AD tangents, functorch's wrappers and borrowed memory in
+C++. Ours keeps them in slots, so ``vars(t)``, ``copy.deepcopy`` of a view and code
 that passes a parameter's ``__dict__`` on (accelerate's ``set_module_tensor_to_device``) see what
 they see upstream. The behaviour that state drives (view + in-place rules, inference tensors,
 hooks) is compared in the same program."""
@@ -78,6 +79,29 @@ opt.step()
 opt.step()
 out["accumulated gradients and optimizer state"] = [
     dict_of(lin.weight.grad), [dict_of(v["momentum_buffer"]) for v in opt.state.values()]]
+
+
+import numpy as np
+
+seen = []
+torch.func.vmap(lambda t: seen.append(dict_of(t)) or t * 2)(torch.rand(3, 2))
+torch.func.functionalize(lambda t: seen.append(dict_of(t)) or t.add_(1))(torch.rand(2))
+
+
+class Wrapper(torch.Tensor):
+    @staticmethod
+    def __new__(cls, x):
+        return torch.Tensor._make_wrapper_subclass(cls, x.shape, dtype=x.dtype)
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        return NotImplemented
+
+
+out["borrowed memory, wrappers, functorch"] = [
+    dict_of(torch.from_numpy(np.zeros(3, np.float32))),
+    dict_of(torch.frombuffer(bytearray(12), dtype=torch.float32)),
+    dict_of(Wrapper(torch.rand(2))), seen]
 
 
 class Slotted(torch.Tensor):

@@ -39,7 +39,7 @@ def _clone_obey_contract(g, variable):
         out = torch.empty_strided(variable._size, variable._stride, dtype=g.dtype)
         out.copy_(g)
         return out
-    if g.__dict__.get("_tn_buffer_owned") and not _GRAD.grad_enabled:
+    if getattr(g, "_tn_buffer_owned", None) and not _GRAD.grad_enabled:
         return g
     return g.clone(memory_format=torch.contiguous_format if g.is_contiguous() else
                    torch.preserve_format)
@@ -48,17 +48,17 @@ def _clone_obey_contract(g, variable):
 def mark_fresh(g) -> None:
     """The running pass made ``g`` and nothing outside it holds it (upstream reads this from the
     gradient's use count): the first gradient of a leaf may become its ``.grad`` uncopied."""
-    g.__dict__["_tn_fresh"] = _TASK.task_id
+    g._tn_fresh = _TASK.task_id
 
 
 def forget_fresh(g) -> None:
     if g is not None:
-        g.__dict__.pop("_tn_fresh", None)
+        g._tn_fresh = -1
 
 
 def _held_by_nothing_else(g) -> bool:
-    d = g.__dict__
-    return d.get("_tn_fresh", -1) == _TASK.task_id or bool(d.get("_tn_buffer_owned"))
+    return getattr(g, "_tn_fresh", -1) == _TASK.task_id or \
+        bool(getattr(g, "_tn_buffer_owned", False))
 
 
 def _obeys_layout_contract(g, variable) -> bool:

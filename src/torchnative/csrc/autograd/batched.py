@@ -94,7 +94,7 @@ def _batch(t, level: int):
     out = make(t._storage, t._dtype, t._size[1:], t._stride[1:], t._offset,
                _batched_class(), np_view=_NO_VALUES)
     out._np = None
-    out.__dict__["_tn_vmap"] = (level, t._size[0], t)
+    out._tn_vmap = (level, t._size[0], t)
     if t._grad_fn is not None or t._requires_grad:
         out._requires_grad = True  # its history is the batch's (the engine reads that)
     return out
@@ -122,7 +122,7 @@ def _remove_batch_dim(self, level, batch_size, out_dim):
 
 
 def _remove_batched(self, level, batch_size, out_dim):
-    lvl, size, x = self.__dict__["_tn_vmap"]
+    lvl, size, x = self._tn_vmap
     if lvl != level:
         raise TorchnativeNotImplementedError("nested legacy vmap (torch._remove_batch_dim of "
                                              "another level)", _WHY)
@@ -140,7 +140,7 @@ def run_batched(run, tensors, grad_tensors, keep_graph, create_graph, inputs, al
     phys = []
     for g in grad_tensors:
         if is_batched(g):
-            level, size, p = g.__dict__["_tn_vmap"]
+            level, size, p = g._tn_vmap
             phys.append(p)
         else:
             phys.append(None)

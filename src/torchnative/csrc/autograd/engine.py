@@ -296,7 +296,7 @@ def _loop(root, deps, needed, captures, captured, keep_graph, create_graph) -> N
                                           g._dtype == m[1]):
                     g = _validate(fn, i, g, nxt, nr)
                 if g is not raw or id(g) in unshared:
-                    g.__dict__["_tn_fresh"] = task_id  # mark_fresh
+                    g._tn_fresh = task_id  # mark_fresh
                 old = buf[nr]
                 buf[nr] = g if old is None else _accumulate(old, g, create_graph)
             d = deps[nxt] - 1
@@ -377,14 +377,14 @@ def _accumulate(old, new, create_graph):
     """InputBuffer::accumulate: sum the gradients reaching one input."""
     if create_graph:
         return call("add.Tensor", old, new)
-    if old._size == new._size and old.__dict__.get("_tn_buffer_owned") and (
+    if old._size == new._size and getattr(old, "_tn_buffer_owned", None) and (
             old._st is None or new._st is not old._st):
         # (upstream adds in place only into a buffer nothing else holds: a gradient that is a
         # view of it, as a node handing back its incoming gradient transposed, is not added so)
         call("add_.Tensor", old, new)
         return old
     out = call("add.Tensor", old, new)
-    out.__dict__["_tn_buffer_owned"] = True
+    out._tn_buffer_owned = True
     return out
 
 

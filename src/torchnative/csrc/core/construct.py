@@ -170,7 +170,7 @@ def tensor_from_numpy(arr: np.ndarray, cls=None, writable: bool = False) -> Tens
             # the same bytes; numpy keeps owning them, so that storage is not resizable
             t = from_result(view, dt)
             t._stride = strides   # numpy's own (a size-1 dimension's may be anything)
-            t.__dict__["_tn_borrowed"] = True
+            t._tn_borrowed = True
             return t
         # new_storage's fields, set inline (as TensorBase._storage's); the bytes as one flat
         # uint8 run (``reshape(-1)`` of a contiguous array is a view)

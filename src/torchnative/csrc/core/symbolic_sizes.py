@@ -13,7 +13,7 @@ def is_symbolic(sizes) -> bool:
 
 
 def symbolic_numel(t):
-    n = t.__dict__.get("_tn_sym_numel")
+    n = getattr(t, "_tn_sym_numel", None)
     if n is None:
         from torch.fx.experimental.proxy_tensor import disable_proxy_modes_tracing
 
@@ -21,5 +21,5 @@ def symbolic_numel(t):
         with disable_proxy_modes_tracing():
             for s in t._size:
                 n = n * s
-        t.__dict__["_tn_sym_numel"] = n
+        t._tn_sym_numel = n
     return n

@@ -183,9 +183,12 @@ def register_legacy_new(legacy_new) -> None:
 
 
 # slots a tensor gets only when they are used (a leaf's gradient accumulator, hooks, grad_dtype,
-# the views a root refreshes after an in-place change, forward-AD tangents)
+# the views a root refreshes after an in-place change, forward-AD tangents, functorch's
+# wrappers, a gradient buffer's ownership, a from_numpy tensor's borrowed memory)
 LAZY_SLOTS = ("_tn_grad_acc", "_tn_backward_hooks", "_tn_post_acc_hooks", "_tn_grad_dtype",
-              "_tn_views", "_tn_fw", "_tn_fw_nonview")
+              "_tn_views", "_tn_fw", "_tn_fw_nonview", "_tn_batched", "_tn_vmap",
+              "_tn_functional", "_tn_wrapper", "_tn_borrowed", "_tn_fresh", "_tn_buffer_owned",
+              "_tn_wrapped_number", "_tn_sym_numel")
 
 
 class TensorBase(metaclass=_TensorMeta):
@@ -288,7 +291,7 @@ class TensorBase(metaclass=_TensorMeta):
             st._nbytes = flat.nbytes
             st._device = CPU
             # numpy owns a from_numpy array's bytes: upstream's storage over them is fixed
-            st._resizable = "_tn_borrowed" not in self.__dict__
+            st._resizable = not hasattr(self, "_tn_borrowed")
         return st
 
     @_storage.setter
@@ -610,14 +613,14 @@ class TensorBase(metaclass=_TensorMeta):
         size = tuple(size)
         stride = tuple(strides) if strides is not None else contiguous_strides(size)
         t = make(storage_class()._wrap(None, 0, dev), dt, size, stride, storage_offset or 0, cls)
-        t.__dict__["_tn_wrapper"] = True
+        t._tn_wrapper = True
         if requires_grad:
             t.requires_grad_(True)
         return t
 
     @property
     def _python_dispatch(self) -> bool:
-        return bool(self.__dict__.get("_tn_wrapper")) or \
+        return bool(getattr(self, "_tn_wrapper", None)) or \
             getattr(type(self), "__torch_dispatch__", None) is not _default_torch_dispatch()
 
     def _fix_weakref(self) -> None:
@@ -626,9 +629,8 @@ class TensorBase(metaclass=_TensorMeta):
     def __getstate__(self):
         # upstream's TensorBase is a C type: object.__getstate__ sees only the instance __dict__
         # (None when empty), never the tensor's fields. Tensor.__reduce_ex__ and torch.save
-        # depend on it; our slots and `_tn_` entries are internal.
-        state = {k: v for k, v in self.__dict__.items() if not k.startswith("_tn_")}
-        return state or None
+        # depend on it; our fields are all slots, so the __dict__ is the user's alone.
+        return dict(self.__dict__) or None
 
     def _use_count(self) -> int:
         import sys
@@ -768,13 +770,13 @@ def make(storage, dt, size, stride, offset=0, cls=None, version_ref=None, view_b
 
 def alias(t: TensorBase, cls=None) -> TensorBase:
     """A new tensor object over the same storage and geometry (detach, .data, subclassing)."""
-    batched = t.__dict__.get("_tn_batched")
+    batched = getattr(t, "_tn_batched", None)
     if batched is not None:
         # a functorch BatchedTensor holds no storage: its alias presents the same batch
         out = make(None, t._dtype, t._size, t._stride, 0, cls or type(t), t._version_ref,
                    np_view=batched)
         out._np = None
-        out.__dict__["_tn_batched"] = batched
+        out._tn_batched = batched
         return out
     # the same geometry reads through the same array object (no array rebuilt per alias: a
     # saved output is one; nothing changes an array's shape or strides in place)

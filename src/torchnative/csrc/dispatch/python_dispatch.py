@@ -122,7 +122,7 @@ def dispatch(op, args, kwargs):
 
 def _unwrap_number(a):
     if isinstance(a, TensorBase) and a._wrapped:
-        sym = a.__dict__.get("_tn_wrapped_number")
+        sym = getattr(a, "_tn_wrapped_number", None)
         return a._scalar_value() if sym is None else sym
     return a
 

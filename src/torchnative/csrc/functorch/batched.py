@@ -2,7 +2,7 @@
 
 It is a ``torch.Tensor`` (as upstream's: ``type(x) is torch.Tensor``) whose geometry is the
 logical one (the physical value's sizes and strides without the batch dimension) and which
-holds no values of its own: ``__dict__["_tn_batched"]`` is ``(value, bdim, level)``, the
+holds no values of its own: its ``_tn_batched`` slot is ``(value, bdim, level)``, the
 physical tensor, where its batch dimension is, and the vmap ``Level`` it belongs to. The value
 may itself be batched at an outer level (nested vmap). Every operator call on it reaches the
 batching layer (batching.py) through the door.
@@ -23,12 +23,12 @@ _NO_VALUES = object()
 def batched_info(t):
     """``(value, bdim, level)`` for a BatchedTensor, else None."""
     if isinstance(t, TensorBase):
-        return t.__dict__.get(_KEY)
+        return getattr(t, _KEY, None)
     return None
 
 
 def is_batched(t) -> bool:
-    return isinstance(t, TensorBase) and _KEY in t.__dict__
+    return isinstance(t, TensorBase) and hasattr(t, _KEY)
 
 
 def make_batched(value, bdim: int, level: levels.Level):
@@ -38,7 +38,7 @@ def make_batched(value, bdim: int, level: levels.Level):
     t = make(None, value._dtype, size, stride, 0, tensor_class(), version_ref=value._version_ref,
              np_view=_NO_VALUES)
     t._np = None
-    t.__dict__[_KEY] = (value, bdim, level)
+    setattr(t, _KEY, (value, bdim, level))
     return t
 
 

@@ -65,7 +65,7 @@ def wants(op, args, kwargs, above_autograd: bool) -> bool:
     if not levels.TLS.vmap:
         return False  # the live vmap is another thread's
     for t in _tensors(args, kwargs):
-        if "_tn_batched" in t.__dict__:
+        if hasattr(t, "_tn_batched"):
             break
     else:
         if not _is_random(op):
@@ -88,7 +88,7 @@ def call_level(args, kwargs):
     """The innermost live level among the batched arguments (None: no batched argument)."""
     best = None
     for t in _tensors(args, kwargs):
-        info = t.__dict__.get("_tn_batched")
+        info = getattr(t, "_tn_batched", None)
         if info is not None and (best is None or info[2].number > best.number):
             best = info[2]
     return best
@@ -175,7 +175,7 @@ def _rule_for(op):
 def unwrap(t, level):
     """(physical value, bdim) of ``t`` at ``level``; (t, None) if it is not batched there."""
     if isinstance(t, TensorBase):
-        info = t.__dict__.get("_tn_batched")
+        info = getattr(t, "_tn_batched", None)
         if info is not None and info[2] is level:
             return info[0], info[1]
     return t, None

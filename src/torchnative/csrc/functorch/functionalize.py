@@ -88,7 +88,7 @@ def _apply_update(base, new, metas):
 # --- wrappers -----------------------------------------------------------------------------------
 
 def state(t):
-    return t.__dict__.get("_tn_functional") if isinstance(t, TensorBase) else None
+    return getattr(t, "_tn_functional", None) if isinstance(t, TensorBase) else None
 
 
 def _mirror(w, value) -> None:
@@ -103,8 +103,7 @@ def wrap(value, level: int, alias_=None, metas=(), generation=0):
         return value  # wrapped numbers stay as they are (upstream's note on them)
     w = alias(value)
     w._version_ref = value._version_ref
-    w.__dict__["_tn_functional"] = _State(value, alias_ or _Alias(value), list(metas),
-                                          generation, level)
+    w._tn_functional = _State(value, alias_ or _Alias(value), list(metas), generation, level)
     return w
 
 

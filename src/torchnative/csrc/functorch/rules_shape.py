@@ -217,8 +217,8 @@ def _inplace_view(op, level, args, kwargs):
     functional = getattr(torch.ops.aten, base)
     overload = getattr(functional, op.overload or "default")
     result = overload(*args, **kwargs)
-    info = result.__dict__["_tn_batched"]
-    self.__dict__["_tn_batched"] = info
+    info = result._tn_batched
+    self._tn_batched = info
     self._size, self._stride = result._size, result._stride
     return self
 

@@ -269,7 +269,7 @@ class Param:
                 # as upstream's parser: a stand-in wrapped number that carries the symbolic
                 # value, which __torch_dispatch__ receives back in its place
                 t = _wrapped_number(sym)
-                t.__dict__["_tn_wrapped_number"] = obj
+                t._tn_wrapped_number = obj
                 return t
             return _wrapped_number(obj)
         if k == "Scalar":

@@ -193,7 +193,7 @@ def dispatch_get_backend_keyset_from_autograd(key) -> DispatchKeySet:
 
 
 def has_storage(t) -> bool:
-    return not t.__dict__.get("_tn_wrapper", False)
+    return not getattr(t, "_tn_wrapper", False)
 
 
 def set_meta_in_tls_dispatch_include(flag: bool) -> None:
