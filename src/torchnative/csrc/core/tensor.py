@@ -188,7 +188,7 @@ def register_legacy_new(legacy_new) -> None:
 LAZY_SLOTS = ("_tn_grad_acc", "_tn_backward_hooks", "_tn_post_acc_hooks", "_tn_grad_dtype",
               "_tn_views", "_tn_fw", "_tn_fw_nonview", "_tn_batched", "_tn_vmap",
               "_tn_functional", "_tn_wrapper", "_tn_borrowed", "_tn_fresh", "_tn_buffer_owned",
-              "_tn_wrapped_number", "_tn_sym_numel")
+              "_tn_wrapped_number", "_tn_sym_numel", "_tn_zero", "_tn_grad_level")
 
 
 class TensorBase(metaclass=_TensorMeta):

@@ -46,7 +46,7 @@ def wrap_for_grad(tensor, level_number: int):
             lifted = tensor.view_as(tensor)
         else:
             lifted = torch.ops.aten.detach.default(tensor)
-            lifted.__dict__[_TAG] = level
+            setattr(lifted, _TAG, level)
     carry_tangent(tensor, lifted)  # detach dropped it; upstream wraps the dual
     return lifted
 
@@ -70,7 +70,7 @@ def unwrap_for_grad(tensor, level_number: int):
 
 
 def _outer_leaf(t, number: int) -> bool:
-    lvl = t.__dict__.get(_TAG)
+    lvl = getattr(t, _TAG, None)
     if lvl is None:
         return True
     return lvl.alive and lvl.number < number

@@ -34,12 +34,12 @@ def zero(shape, dtype):
     import torch
 
     z = torch.zeros(shape, dtype=dtype)
-    z.__dict__[_MARK] = True
+    setattr(z, _MARK, True)
     return z
 
 
 def is_zero(t) -> bool:
-    return isinstance(t, TensorBase) and t.__dict__.get(_MARK, False)
+    return isinstance(t, TensorBase) and getattr(t, _MARK, False)
 
 
 def _out(a, b):
@@ -117,7 +117,7 @@ def zt_maybe_multiply(t, s):
 def zt_view(src, result):
     """``result``, a view a formula took of ``src``: a zero tensor if ``src`` is one."""
     if is_zero(src) and isinstance(result, TensorBase) and result is not src:
-        result.__dict__[_MARK] = True
+        setattr(result, _MARK, True)
     return result
 
 
