@@ -113,6 +113,22 @@ sv = r[1:].as_subclass(Slotted)
 r.mul_(2)
 out["slotted subclass of a view"] = [dict_of(sv), type(sv).__name__,
                                      type(sv.grad_fn).__name__ if sv.grad_fn else None]
+
+
+class Copyable(torch.Tensor):
+    def new_empty(self, *args, **kwargs):
+        return torch.Tensor.new_empty(self, *args, **kwargs).as_subclass(Copyable)
+
+
+# Tensor.__deepcopy__ of a subclass copies the slots copyreg names: upstream's TensorBase has none
+import copyreg
+
+p = torch.rand(3).as_subclass(Copyable).requires_grad_()
+(p * 2).sum().backward()
+q = copy.deepcopy(p)
+(q * 3).sum().backward()
+out["deepcopy of a subclass leaf"] = [copyreg._slotnames(Copyable), copyreg._slotnames(Slotted),
+                                      p.grad.tolist(), q.grad.tolist(), q.is_leaf, dict_of(q)]
 print(json.dumps(out))
 """
 

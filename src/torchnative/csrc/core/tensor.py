@@ -737,6 +737,11 @@ class TensorBase(metaclass=_TensorMeta):
         return self
 
 
+# upstream's TensorBase is a C type with no __slots__: copyreg._slotnames (Tensor.__deepcopy__
+# of a subclass copies every slot it names) must find none of ours. The slots themselves stay.
+del TensorBase.__slots__
+
+
 # --- making tensor objects: every tensor is made by ``make`` so that the fields the door, the
 # kernels and autograd read are always set (construct.py builds the rest on these) ---------
 
