@@ -9,11 +9,10 @@ through one sets it for all of them, as upstream's shared VariableVersion does.
 from __future__ import annotations
 
 from ..core.tensor import TensorBase
+from ..platform.pybind_errors import incompatible_arguments
 
-_SIGNATURE = ("_unsafe_set_version_counter(): incompatible function arguments. The following "
-              "argument types are supported:\n    1. (arg0: collections.abc.Sequence[torch.Tensor], "
-              "arg1: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> None"
-              "\n\nInvoked with: {}")
+_SIGNATURE = ("(arg0: collections.abc.Sequence[torch.Tensor], arg1: "
+              "collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> None")
 
 
 def _sequence(obj, check) -> list | None:
@@ -31,7 +30,8 @@ def unsafe_set_version_counter(tensors, versions) -> None:
     ts = _sequence(tensors, lambda o: isinstance(o, TensorBase))
     vs = _sequence(versions, _is_index)
     if ts is None or vs is None:
-        raise TypeError(_SIGNATURE.format(", ".join(repr(a) for a in (tensors, versions))))
+        raise incompatible_arguments("_unsafe_set_version_counter", [_SIGNATURE],
+                                     (tensors, versions))
     if len(ts) != len(vs):
         raise RuntimeError(f"tensors_len={len(ts)}, versions_len={len(vs)}")
     vs = [int(v) for v in vs]

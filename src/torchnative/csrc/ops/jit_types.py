@@ -18,6 +18,7 @@ from __future__ import annotations
 from ..core import dtypes as _dtypes
 from ..core.device import device as _device
 from ..core.refuse import TorchnativeNotImplementedError
+from ..platform.pybind_errors import incompatible_arguments
 
 _ASSERT = ('r INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/aten/src/ATen/core/jit_type_base.h"'
            ':{}, please report a bug to PyTorch. ')
@@ -85,10 +86,8 @@ class Type:
         if other is None:
             return False
         if not isinstance(other, Type):
-            raise TypeError(
-                "__eq__(): incompatible function arguments. The following argument types are "
-                "supported:\n    1. (self: torch._C.Type, arg0: torch._C.Type) -> bool\n\n"
-                f"Invoked with: {self!r}, {other!r}")
+            raise incompatible_arguments(
+                "__eq__", ["(self: torch._C.Type, arg0: torch._C.Type) -> bool"], (self, other))
         return type_equal(self, other)
 
     def isSubtypeOf(self, other):

@@ -16,6 +16,7 @@ import re
 from . import jit_types as jt
 from ..core.device import device as _device
 from .jit_types import STR_TO_DTYPE, Type
+from ..platform.pybind_errors import incompatible_arguments
 
 __all__ = ["parse_schema", "parse_schema_or_name", "FunctionSchema", "Argument", "_AliasInfo",
            "_register_opaque_type", "_is_opaque_type_registered", "_unregister_opaque_type"]
@@ -541,10 +542,9 @@ class FunctionSchema:
 
     def __eq__(self, other):
         if not isinstance(other, FunctionSchema):
-            raise TypeError(
-                "__eq__(): incompatible function arguments. The following argument types are "
-                "supported:\n    1. (self: torch._C.FunctionSchema, arg0: torch._C.FunctionSchema)"
-                f" -> bool\n\nInvoked with: {self}, {other!r}")
+            raise incompatible_arguments(
+                "__eq__", ["(self: torch._C.FunctionSchema, arg0: torch._C.FunctionSchema) -> bool"],
+                (self, other))
         return (self._name == other._name and self._overload_name == other._overload_name
                 and len(self._arguments) == len(other._arguments)
                 and len(self._returns) == len(other._returns)
@@ -1127,9 +1127,9 @@ def parse_schema(schema: str, allow_typevars: bool = True) -> FunctionSchema:
         if type(hit) is FunctionSchema:
             return hit
     elif not isinstance(schema, str):
-        raise TypeError("parse_schema(): incompatible function arguments. The following argument "
-                        "types are supported:\n    1. (schema: str, allow_typevars: bool = True) "
-                        f"-> c10::FunctionSchema\n\nInvoked with: {schema!r}")
+        raise incompatible_arguments(
+            "parse_schema", ["(schema: str, allow_typevars: bool = True) -> c10::FunctionSchema"],
+            (schema,))
     result = parse_schema_or_name(schema, allow_typevars)
     if not isinstance(result, FunctionSchema):
         raise RuntimeError("Tried to parse a function schema but only the operator name was given")

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..core import dtypes as D
 from ..core.device import CPU
+from ..platform.pybind_errors import incompatible_arguments
 from ..core.storage import storage_class
 from ..platform.torch_warn import torch_warn
 
@@ -155,8 +156,16 @@ def _basename(name: str) -> str:
     return base[:dot] if dot >= 0 else base
 
 
-def _data_bytes(data, size: int, what: str):
-    """The ``size`` bytes ``write_record`` was given, as a buffer (no copy for storages)."""
+# write_record's overloads as pybind11 prints them (the data as str, bytes, a storage or a pointer)
+_WRITE_RECORD = [f"(self: torch._C.PyTorchFileWriter, arg0: str, arg1: {kind}, arg2: "
+                 "typing.SupportsInt | typing.SupportsIndex) -> None"
+                 for kind in ("str", "bytes", "torch.StorageBase",
+                              "typing.SupportsInt | typing.SupportsIndex")]
+
+
+def _data_bytes(data, size: int, what: str, invoked: tuple):
+    """The ``size`` bytes ``write_record`` was given, as a buffer (no copy for storages);
+    ``invoked``: the call's arguments, for pybind11's refusal of any other data."""
     if data is None:
         return None
     if isinstance(data, str):
@@ -172,9 +181,7 @@ def _data_bytes(data, size: int, what: str):
             return None             # a storage without bytes (meta): header only, as upstream
         raw = memoryview(data._data)
     else:
-        raise TypeError(f"{what}(): incompatible function arguments. The following argument types "
-                        f"are supported: str, bytes, torch.UntypedStorage, int; got "
-                        f"{type(data).__name__}")
+        raise incompatible_arguments(what, _WRITE_RECORD, invoked)
     if len(raw) < size:
         raise RuntimeError(f"{what}(): {size} bytes requested from a buffer of {len(raw)}")
     return raw[:size]
@@ -288,7 +295,8 @@ class PyTorchFileWriter:
         self._written_set.add(name)
 
     def write_record(self, name: str, data, size: int) -> None:
-        self._write(name, _data_bytes(data, size, "write_record"), int(size))
+        self._write(name, _data_bytes(data, size, "write_record", (self, name, data, size)),
+                    int(size))
 
     def write_record_metadata(self, name: str, size: int) -> None:
         self._write(name, None, int(size))

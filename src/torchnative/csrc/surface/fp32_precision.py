@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from ..core.typename import typename
 from ..platform.torch_warn import torch_warn
+from ..platform.pybind_errors import incompatible_arguments
 
 _BACKENDS = {"generic": 0, "cuda": 1, "mkldnn": 2}
 _OPS = {"all": 0, "conv": 1, "rnn": 2, "matmul": 3}
@@ -46,9 +47,7 @@ _MIX_CUDNN = ("PyTorch is checking whether allow_tf32 is enabled for cuDNN witho
 def _pybind_args(name: str, params: str, args: tuple) -> None:
     """pybind11's refusal of a call whose arguments are not all str."""
     if len(args) != params.count("arg") or not all(type(a) is str for a in args):
-        raise TypeError(f"{name}(): incompatible function arguments. The following argument "
-                        f"types are supported:\n    1. ({params}) -> str\n\nInvoked with: "
-                        + ", ".join(repr(a) for a in args))
+        raise incompatible_arguments(name, [f"({params}) -> str"], args)
 
 
 def _pair(backend: str, op: str) -> None:

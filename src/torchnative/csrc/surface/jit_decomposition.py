@@ -11,15 +11,15 @@ from __future__ import annotations
 from ..autograd.forward.dispatch import JIT_DECOMPOSITIONS
 from ..ops.dispatcher import REGISTRY
 from ..ops.schema import FunctionSchema
+from ..platform.pybind_errors import incompatible_arguments
 from .jit_graph import Graph
 
 
 def register_decomposition_for_schema(schema, graph) -> None:
     if not isinstance(schema, FunctionSchema) or not isinstance(graph, Graph):
-        raise TypeError(
-            "_jit_register_decomposition_for_schema(): incompatible function arguments. The "
-            "following argument types are supported:\n    1. (arg0: torch._C.FunctionSchema, "
-            f"arg1: torch._C.Graph) -> None\n\nInvoked with: {schema!r}, {graph!r}")
+        raise incompatible_arguments(
+            "_jit_register_decomposition_for_schema",
+            ["(arg0: c10::FunctionSchema, arg1: torch::jit::Graph) -> None"], (schema, graph))
     name = f"{schema.name}.{schema.overload_name}" if schema.overload_name else schema.name
     if REGISTRY.find(schema.name, schema.overload_name) is None:  # upstream looks it up too
         raise RuntimeError(f"_jit_register_decomposition_for_schema: no operator {name}")

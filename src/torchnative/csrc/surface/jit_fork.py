@@ -4,6 +4,7 @@ function at once and hands back a completed Future, as upstream's eager fork doe
 from __future__ import annotations
 
 from ..distributed.future import Future
+from ..platform.pybind_errors import incompatible_arguments
 
 _TRACEABLE = ("Only tensors and (possibly nested) tuples of tensors, lists, or dicts are supported "
               "as inputs or outputs of traced functions, but instead got value of type {}.")
@@ -36,8 +37,7 @@ def fork(*args, **kwargs) -> Future:
 
 def wait(fut):
     if not isinstance(fut, Future):
-        raise TypeError("wait(): incompatible function arguments. The following argument types are "
-                        f"supported:\n    1. (arg0: torch._C.Future) -> object\n\nInvoked with: {fut!r}")
+        raise incompatible_arguments("wait", ["(arg0: torch._C.Future) -> object"], (fut,))
     return fut.wait()
 
 
