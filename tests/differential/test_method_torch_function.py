@@ -17,6 +17,7 @@ pytestmark = pytest.mark.skipif(not available(), reason="upstream torch environm
 
 PROGRAM = r'''
 import json, warnings, torch
+import numpy as np
 from torch.overrides import TorchFunctionMode
 
 warnings.simplefilter("ignore")
@@ -117,6 +118,22 @@ for arg in ("True", "1", "0", "None", "1.0", "'x'", "torch.tensor(True)", "requi
             result = [type(e).__name__, str(e)]
     out["requires_grad_ " + arg] = [result, seen[:]]
 
+# size's and stride's parser ((int64_t? dim=None)) runs before the mode is asked; a 0-dim
+# tensor has no dimension to name
+for method in ("size", "stride"):
+    for arg in ("-1", "None", "'a'", "1.0", "True", "np.int64(1)", "torch.tensor(1)",
+                "torch.tensor(1.0)", "torch.tensor([1])", "[1]", "dim=0", "dim='a'", "d=1",
+                "1, 2", "5"):
+        seen.clear()
+        with F():
+            try:
+                result = [str(eval(f"torch.ones(2, 3).{method}({arg})"))]
+            except Exception as e:
+                result = [type(e).__name__, str(e)]
+        out[method + " " + arg] = [result, seen[:]]
+    for arg in ("0", "-1"):
+        out[method + " of a 0-dim tensor " + arg] = attempt(f"torch.ones(()).{method}({arg})")
+
 torch.manual_seed(0)
 nn = torch.nn
 net = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
@@ -153,6 +170,7 @@ def test_methods_and_internal_calls_as_upstream():
     assert {"__set__", "_set_grad_enabled"} <= set(theirs["step autograd.backward"])
     assert len(theirs["step autograd.grad"]) > 50
     assert theirs["requires_grad_ 1"][0][0] == "TypeError"
+    assert theirs["size 'a'"][0][0] == "TypeError" and theirs["stride 5"][0][0] == "IndexError"
     different = {k: (ours.get(k), v) for k, v in theirs.items() if ours.get(k) != v}
     assert not different
     assert ours.keys() == theirs.keys()

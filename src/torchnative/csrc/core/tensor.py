@@ -219,8 +219,6 @@ class TensorBase(metaclass=_TensorMeta):
     def size(self, dim=None):
         if dim is None:
             return _as_size(self._size)
-        if isinstance(dim, str):
-            raise TorchnativeNotImplementedError("named tensor dimensions")
         return self._size[wrap_dim(dim, len(self._size))] if self._size else \
             _scalar_dim(dim)
 
@@ -363,10 +361,6 @@ class TensorBase(metaclass=_TensorMeta):
     @property
     def _base(self):
         return self._view_base
-
-    @property
-    def names(self):
-        return (None,) * len(self._size)
 
     @property
     def _has_symbolic_sizes_strides(self) -> bool:
@@ -810,8 +804,8 @@ def _default_torch_dispatch():
 
 
 def _scalar_dim(dim: int):
-    wrap_dim(dim, 0)
-    return 1
+    """size(dim)/stride(dim) of a 0-dim tensor: c10's maybe_wrap_dim without wrapping scalars."""
+    raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
 
 
 def _is_contiguous(size, stride) -> bool:

@@ -422,7 +422,19 @@ def _arg_parser(name: str, *params: tuple):
     return lambda args, kwargs: _parse_any([sig], args, kwargs)
 
 
-_PARSERS = {"requires_grad_": _arg_parser("requires_grad_", ("bool", "requires_grad", "True"))}
+def _dim_parser(name: str):
+    """``size``/``stride``'s parser (``(int64_t? dim=None)``), asked only where the call is not
+    already a plain int or nothing: those are the hot calls, and the parser accepts them."""
+    full = _arg_parser(name, ("int64_t?", "dim", "None"))
+
+    def parse(args, kwargs):
+        if kwargs or len(args) > 1 or args and type(args[0]) is not int and args[0] is not None:
+            full(args, kwargs)
+    return parse
+
+
+_PARSERS = {"requires_grad_": _arg_parser("requires_grad_", ("bool", "requires_grad", "True")),
+            "size": _dim_parser("size"), "stride": _dim_parser("stride")}
 
 # TensorBase's hand-written methods and the number conversions: upstream's
 # python_variable_methods.cpp asks __torch_function__ before each (``ndimension``/``nelement`` as
