@@ -312,7 +312,7 @@ class TensorBase(metaclass=_TensorMeta):
     def is_meta(self) -> bool:
         return self.device.type == "meta"
 
-    is_cuda = is_mps = is_xpu = is_ipu = is_mtia = is_maia = is_hpu = property(lambda self: False)
+    is_cuda = is_mps = is_xpu = is_ipu = is_mtia = is_maia = property(lambda self: False)
     is_sparse = is_sparse_csr = is_quantized = is_mkldnn = is_vulkan = is_nested = \
         property(lambda self: False)
 
