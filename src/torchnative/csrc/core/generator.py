@@ -33,8 +33,9 @@ class Generator(metaclass=_GeneratorMeta):
         return self._device
 
     @property
-    def engine(self):
-        """The mt19937 state, created on first use (seeded with the current seed)."""
+    def _state(self):
+        """The mt19937 state, created on first use (seeded with the current seed); not public,
+        as upstream's Generator has no such attribute."""
         if self._engine is None:
             from ..random import CPUGeneratorState
 
@@ -63,7 +64,7 @@ class Generator(metaclass=_GeneratorMeta):
     def get_state(self):
         from .construct import tensor_from_numpy
 
-        return tensor_from_numpy(self.engine.get_state())
+        return tensor_from_numpy(self._state.get_state())
 
     def set_state(self, new_state):
         # upstream's THPGenerator_setState checks the argument before the engine sees it
@@ -73,8 +74,8 @@ class Generator(metaclass=_GeneratorMeta):
             raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
         if new_state.dtype is not D.BY_NAME["uint8"] or new_state.device.type != "cpu":
             raise TypeError("RNG state must be a torch.ByteTensor")
-        self.engine.set_state(new_state.numpy())
-        self._seed = self.engine.initial_seed()
+        self._state.set_state(new_state.numpy())
+        self._seed = self._state.initial_seed()
         return self
 
     def clone_state(self):

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 
 class _Named:
-    __slots__ = ("name",)
+    __slots__ = ("_name",)  # not public: upstream's have no name attribute
 
     def __init__(self, name: str):
-        self.name = name
+        self._name = name
 
     def __repr__(self):
-        return f"torch.{self.name}"
+        return f"torch.{self._name}"
 
     def __reduce__(self):
-        return self.name
+        return self._name
 
 
 class layout(_Named):

@@ -84,7 +84,7 @@ def embedding_backward(grad, indices, num_weights, padding_idx, scale_grad_by_fr
 def _generator_state():
     from ..core.generator import default_generator
 
-    return default_generator.engine
+    return default_generator._state
 
 
 def _memory_order(t) -> tuple:

@@ -34,7 +34,7 @@ def _engine(generator):
         from ..core.generator import default_generator
 
         generator = default_generator
-    return generator.engine
+    return generator._state
 
 
 def _order(t: TensorBase) -> list:

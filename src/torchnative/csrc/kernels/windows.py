@@ -27,7 +27,7 @@ def _options(dtype, layout, device, pin_memory) -> str:
     """c10's TensorOptions as its operator<< prints it; unset fields say "(default)"."""
     dname = typemeta(_dtype(dtype)._name)  # the Python binding always fills the dtype in
     dev = str(device) if device is not None else "cpu (default)"
-    lay = _LAYOUT_NAMES[layout.name] if layout is not None else "Strided (default)"
+    lay = _LAYOUT_NAMES[layout._name] if layout is not None else "Strided (default)"
     pin = ("true" if pin_memory else "false") if pin_memory is not None else "false (default)"
     return (f"TensorOptions(dtype={dname}, device={dev}, layout={lay}, requires_grad=false "
             f"(default), pinned_memory={pin}, memory_format=(nullopt))")
@@ -39,7 +39,7 @@ def _dtype(dtype):
 
 def _start(name, window_length, dtype, layout, device, pin_memory):
     """window_function_checks, then the degenerate lengths: None to go on, else the result."""
-    if layout is not None and layout.name == "sparse_coo":
+    if layout is not None and layout._name == "sparse_coo":
         raise RuntimeError(f"{name} is not implemented for sparse types, got: "
                            f"{_options(dtype, layout, device, pin_memory)}")
     dt = _dtype(dtype)
