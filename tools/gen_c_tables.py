@@ -2,8 +2,9 @@
 
 Run under upstream's interpreter: .venv-upstream/bin/python tools/gen_c_tables.py
 Writes src/torchnative/csrc/core/tables/c_enums.json: every pybind enum in torch._C and its
-submodules (name -> {member: value}), the dispatch-key facts the dispatcher needs (the order
-keys print in, which are alias keys), and the operators C++ registers outside native_functions.yaml.
+submodules (name -> {member: value}) and which of them export their members into their module,
+the dispatch-key facts the dispatcher needs (the order keys print in, which are alias keys), and
+the operators C++ registers outside native_functions.yaml.
 """
 
 from __future__ import annotations
@@ -34,6 +35,25 @@ def enums() -> dict:
 
     visit(torch._C, "torch._C")
     return dict(sorted(out.items()))
+
+
+def exported_enums(names) -> list[str]:
+    """The enums whose members pybind11 also exported into their module (``export_values``):
+    ``torch._C.SUM`` is ``torch._C.AggregationType.SUM``, and ``from torch._C import *`` hands it
+    to ``torch``."""
+    import importlib
+
+    out = []
+    for qualname in names:
+        mod_name, _, name = qualname.rpartition(".")
+        try:
+            mod = importlib.import_module(mod_name)
+        except ImportError:
+            continue
+        cls = getattr(mod, name)
+        if all(getattr(mod, m, None) is v for m, v in cls.__members__.items()):
+            out.append(qualname)
+    return out
 
 
 def dispatch_facts() -> dict:
@@ -102,8 +122,9 @@ def flags() -> dict:
 
 def main() -> None:
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    data = {"enums": enums(), "dispatch": dispatch_facts(), "cpp_ops": cpp_ops(),
-            "flags": flags()}
+    found = enums()
+    data = {"enums": found, "exported": exported_enums(found), "dispatch": dispatch_facts(),
+            "cpp_ops": cpp_ops(), "flags": flags()}
     OUT.write_text(json.dumps(data, indent=0, sort_keys=False))
     print(f"{len(data['enums'])} enums, {len(data['cpp_ops'])} C++ operators -> {OUT}")
 

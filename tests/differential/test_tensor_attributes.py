@@ -27,9 +27,22 @@ others = {"UntypedStorage": torch.UntypedStorage(4), "Size": torch.Size([2]),
           "finfo": torch.finfo(torch.float32), "iinfo": torch.iinfo(torch.int32),
           "layout": torch.strided, "memory_format": torch.contiguous_format,
           "qscheme": torch.per_tensor_affine, "Parameter": torch.nn.Parameter(torch.rand(2))}
+import importlib
+
+# modules torch._C fills: the legacy tensor types go on torch, torch.sparse, torch.cuda and
+# torch.cuda.sparse; pybind11's exported enum members (torch.SUM) on torch
+modules = {m: sorted(n for n in dir(importlib.import_module(m)) if not n.startswith("_"))
+           for m in ("torch", "torch.sparse", "torch.cuda", "torch.cuda.sparse",
+                     "torch._C._monitor", "torch.nn.functional", "torch.linalg")}
+try:
+    torch.cuda.FloatTensor(2)
+    cuda_type = None
+except Exception as e:
+    cuda_type = [type(e).__name__, str(e)]
 print(json.dumps({"public": public, "on an instance": {n: has(n) for n in public},
                   "others": {k: sorted(n for n in dir(o) if not n.startswith("_"))
-                             for k, o in others.items()}}))
+                             for k, o in others.items()},
+                  "modules": modules, "cuda type": cuda_type}))
 """
 
 
@@ -41,4 +54,8 @@ def test_public_tensor_attributes_as_upstream():
     assert ours["on an instance"] == theirs["on an instance"]
     # the objects torch._C hands out beside tensors (storages, dtypes, generators, layouts)
     assert ours["others"] == theirs["others"]
+    for module, names in theirs["modules"].items():
+        assert ours["modules"][module] == names, (
+            module, sorted(set(ours["modules"][module]) ^ set(names)))
+    assert ours["cuda type"] == theirs["cuda type"]  # a build without CUDA, as upstream's here
     assert len(theirs["public"]) > 500  # control: the listing reached torch.Tensor's methods

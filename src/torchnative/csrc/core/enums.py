@@ -28,3 +28,7 @@ TorchFunctionState = ENUMS["torch._C._TorchFunctionState"]
 TorchDispatchModeKey = ENUMS["torch._C._TorchDispatchModeKey"]
 
 TORCH_C = dict(ENUMS)
+# enums pybind11 exported the members of into their module (torch._C.SUM is AggregationType.SUM)
+TORCH_C.update({f"{q.rpartition('.')[0]}.{name}": member
+                for q in c_enums()["exported"] if q in ENUMS
+                for name, member in ENUMS[q].__members__.items()})

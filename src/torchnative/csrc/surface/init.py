@@ -60,9 +60,12 @@ class tensortype(type):
                 and obj.is_sparse == cls._tn_sparse)
 
     def __call__(cls, *args, **kwargs):
-        if cls._tn_device != "cpu" or cls._tn_sparse:
+        if cls._tn_device == "cuda":  # as upstream's build without CUDA
+            raise TypeError(f"type {cls.__module__}.{cls.__name__} not available. Torch not "
+                            "compiled with CUDA enabled.")
+        if cls._tn_sparse:
             raise TorchnativeNotImplementedError(
-                f"{cls.__module__}.{cls.__name__}", "only dense cpu tensors exist in torchnative")
+                f"{cls.__module__}.{cls.__name__}", "sparse tensors do not exist in torchnative")
         from ..core.python_data import legacy_new
 
         import torch
@@ -152,9 +155,11 @@ def init_extension(shm_manager_path: bytes) -> None:
         setattr(torch, name, value)
     types = legacy_tensor_types()
     torch._tensor_classes.update(types)
-    for cls in types:
-        if cls.__module__ == "torch":
-            setattr(torch, cls.__name__, cls)
+    import importlib
+
+    for cls in types:  # each on its module (torch, torch.sparse, torch.cuda, torch.cuda.sparse)
+        module = torch if cls.__module__ == "torch" else importlib.import_module(cls.__module__)
+        setattr(module, cls.__name__, cls)
     for name, fn in torch_module_functions().items():
         setattr(torch, name, fn)
     _set_default_storage(dtypes.get_default_dtype())
