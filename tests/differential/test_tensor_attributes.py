@@ -1,7 +1,7 @@
 """torch.Tensor's public attributes are upstream's, no more and no fewer, and so are those of
 the other objects torch._C hands out (storages, dtypes, devices, generators, layouts): what ours
 does not have is refused by name when called, never answered by a placeholder upstream lacks (a
-removed ``names`` or ``is_hpu``, a generator's ``engine``). Names starting with an underscore are
+removed ``names`` or ``is_hpu``, a generator's ``engine``, a node's ``release_variables``). Names starting with an underscore are
 internal on both sides and are not compared."""
 
 from __future__ import annotations
@@ -27,6 +27,26 @@ others = {"UntypedStorage": torch.UntypedStorage(4), "Size": torch.Size([2]),
           "finfo": torch.finfo(torch.float32), "iinfo": torch.iinfo(torch.int32),
           "layout": torch.strided, "memory_format": torch.contiguous_format,
           "qscheme": torch.per_tensor_affine, "Parameter": torch.nn.Parameter(torch.rand(2))}
+leaf = torch.rand(3, requires_grad=True)
+
+
+class Twice(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
+others.update({"MulBackward0": (leaf * 2).grad_fn, "SumBackward0": leaf.sum().grad_fn,
+               "AccumulateGrad": (leaf * 2).grad_fn.next_functions[0][0],
+               "a custom Function's node": Twice.apply(leaf).grad_fn,
+               "FunctionSchema": torch.ops.aten.add.Tensor._schema,
+               "Argument": torch.ops.aten.add.Tensor._schema.arguments[0],
+               "DispatchKeySet": torch._C._dispatch_keys(leaf), "Future": torch.futures.Future()})
 import importlib
 
 # modules torch._C fills: the legacy tensor types go on torch, torch.sparse, torch.cuda and
@@ -52,7 +72,8 @@ def test_public_tensor_attributes_as_upstream():
     missing = sorted(set(theirs["public"]) - set(ours["public"]))
     assert not extra and not missing, (extra, missing)
     assert ours["on an instance"] == theirs["on an instance"]
-    # the objects torch._C hands out beside tensors (storages, dtypes, generators, layouts)
+    # the objects torch._C hands out beside tensors (storages, dtypes, generators, layouts,
+    # autograd nodes, schemas, key sets, futures)
     assert ours["others"] == theirs["others"]
     for module, names in theirs["modules"].items():
         assert ours["modules"][module] == names, (

@@ -261,7 +261,7 @@ def _loop(root, deps, needed, captures, captured, keep_graph, create_graph) -> N
             outs = fn._run(inputs)
         TLS.node = None
         if not keep_graph:
-            fn.release_variables()
+            fn._release_variables()
         n_outs = len(outs)
         # a built-in formula's new tensor is held by nothing else (a custom Function's or a
         # hook's result may be): AccumulateGrad may take it as the .grad, as upstream's

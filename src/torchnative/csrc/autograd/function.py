@@ -57,7 +57,7 @@ class _FunctionBase(Node):
             raise RuntimeError(_SAVED_FREED)
         return tuple(self._saved or ())
 
-    def release_variables(self) -> None:
+    def _release_variables(self) -> None:
         if self._saved:
             for s in self._saved:
                 if s is not None:
@@ -65,7 +65,7 @@ class _FunctionBase(Node):
             self._released = True
 
     def maybe_clear_saved_tensors(self) -> None:
-        self.release_variables()
+        self._release_variables()
 
     def _get_compiled_autograd_symints(self):
         return []

@@ -404,7 +404,7 @@ class FormulaNode(Node):
                 return None
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
-    def release_variables(self) -> None:
+    def _release_variables(self) -> None:
         for v in self._saved.values():
             if type(v) is SavedVariable:
                 v.release()

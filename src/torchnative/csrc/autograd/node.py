@@ -160,11 +160,8 @@ class Node:
         out = self._run(list(grads))
         return tuple(out) if len(out) != 1 else out[0]
 
-    def release_variables(self) -> None:
+    def _release_variables(self) -> None:
         pass
-
-    def should_compute_output(self, i: int) -> bool:
-        return self._next[i][0] is not None
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {hex(id(self))}>"

@@ -285,8 +285,8 @@ class CopySlices(Node):
                 out[i] = r
         return out
 
-    def release_variables(self) -> None:
-        self.fn.release_variables()
+    def _release_variables(self) -> None:
+        self.fn._release_variables()
 
 
 class AsStridedBackward0(Node):

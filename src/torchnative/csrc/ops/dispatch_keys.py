@@ -144,9 +144,6 @@ class DispatchKeySet:
     def __bool__(self):
         return self._repr != 0
 
-    def empty(self) -> bool:
-        return self._repr == 0
-
     def __repr__(self):
         return "DispatchKeySet(" + ", ".join(self._names()) + ")"
 
