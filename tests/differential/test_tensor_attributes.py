@@ -1,7 +1,8 @@
 """torch.Tensor's public attributes are upstream's, no more and no fewer, and so are those of
-the other objects torch._C hands out (storages, dtypes, devices, generators, layouts): what ours
-does not have is refused by name when called, never answered by a placeholder upstream lacks (a
-removed ``names`` or ``is_hpu``, a generator's ``engine``, a node's ``release_variables``). Names starting with an underscore are
+the other objects torch._C hands out (storages, dtypes, devices, generators, layouts, autograd
+nodes, schemas) and of the modules it fills: what ours does not have is refused by name when
+called, never answered by a placeholder upstream lacks (a removed ``names`` or ``is_hpu``, a
+generator's ``engine``, a node's ``release_variables``). Names starting with an underscore are
 internal on both sides and are not compared."""
 
 from __future__ import annotations
