@@ -38,6 +38,9 @@ class _FunctionBase(Node):
     def __init__(self, *args, **kwargs):
         pass
 
+    # a custom Function's node is a Python class upstream: object's repr, module and all
+    __repr__ = object.__repr__
+
     # --- saved tensors -----------------------------------------------------------------------
     @property
     def saved_tensors(self):

@@ -106,7 +106,7 @@ class Generator(metaclass=_GeneratorMeta):
         self.set_state(st)
 
 
-Generator.__module__ = "torch"
+Generator.__module__ = "torch._C"  # as upstream's pybind class (its repr, and pickles by it)
 default_generator = Generator()
 default_generator.seed()  # getDefaultCPUGenerator: seeded nondeterministically, per process
 

@@ -97,9 +97,6 @@ class Future:
         self._add(run)
         return child
 
-    def __repr__(self):
-        return f"<torch._C.Future done={self._done}>"
-
 
 Future.__module__ = "torch._C"
 
