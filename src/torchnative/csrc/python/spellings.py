@@ -49,17 +49,12 @@ def make_function(name: str, sigs, module: str):
             n = len(args)  # the key by arity: a tuple of map() costs three times these
             key = (type(args[0]), type(args[1])) if n == 2 else (type(args[0]),) if n == 1 \
                 else tuple(map(type, args))
-            if not kwargs:
-                recipe = recipes.get(key)
-                if recipe and recipe.run is not None:  # (bare types: none was a sequence)
-                    return recipe.run(None, args, kwargs)
+            recipe = None if kwargs else recipes.get(key)
+            if recipe and recipe.run is not None:  # (bare types: none was a sequence)
+                return recipe.run(None, args, kwargs)
             if NOT_SEQUENCES.issuperset(key):
-                if len(kwargs) == 1:  # _with_keywords' common case, without its frame
-                    (kname, value), = kwargs.items()
-                    tp = type(value)
-                    recipe = recipes.get(key + ((kname, tp),)) if tp in NOT_SEQUENCES else None
-                else:
-                    recipe = recipes.get(_with_keywords(key, kwargs) if kwargs else key)
+                if kwargs:
+                    recipe = recipes.get(_with_keywords(key, kwargs))
             else:  # a list or tuple argument (cat's tensors, a size): its elements' types too
                 key = (_type_key(args[0]), _type_key(args[1])) if n == 2 else \
                     (_type_key(args[0]),) if n == 1 else tuple(map(_type_key, args))  # key_of's
@@ -91,17 +86,12 @@ def make_method(name: str, sigs):
             key = (type(self), type(args[0]), type(args[1])) if n == 2 else \
                 (type(self), type(args[0])) if n == 1 else (type(self),) if not n else \
                 (type(self), *map(type, args))
-            if not kwargs:
-                recipe = recipes.get(key)
-                if recipe and recipe.run is not None:  # (bare types: none was a sequence)
-                    return recipe.run(self, args, kwargs)
+            recipe = None if kwargs else recipes.get(key)
+            if recipe and recipe.run is not None:  # (bare types: none was a sequence)
+                return recipe.run(self, args, kwargs)
             if NOT_SEQUENCES.issuperset(key):
-                if len(kwargs) == 1:  # _with_keywords' common case, without its frame
-                    (kname, value), = kwargs.items()
-                    tp = type(value)
-                    recipe = recipes.get(key + ((kname, tp),)) if tp in NOT_SEQUENCES else None
-                else:
-                    recipe = recipes.get(_with_keywords(key, kwargs) if kwargs else key)
+                if kwargs:
+                    recipe = recipes.get(_with_keywords(key, kwargs))
             else:  # a list or tuple argument (a size): its elements' types too
                 key = (type(self), _type_key(args[0])) if n == 1 else \
                     (_type_key(self), *map(_type_key, args))  # key_of's, as above
