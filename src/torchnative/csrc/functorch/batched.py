@@ -16,19 +16,18 @@ from ..core.tensor import TensorBase
 from . import levels
 from .jvp import carry_tangent
 
-_KEY = "_tn_batched"
 _NO_VALUES = object()
 
 
 def batched_info(t):
     """``(value, bdim, level)`` for a BatchedTensor, else None."""
     if isinstance(t, TensorBase):
-        return getattr(t, _KEY, None)
+        return getattr(t, "_tn_batched", None)
     return None
 
 
 def is_batched(t) -> bool:
-    return isinstance(t, TensorBase) and hasattr(t, _KEY)
+    return isinstance(t, TensorBase) and hasattr(t, "_tn_batched")
 
 
 def make_batched(value, bdim: int, level: levels.Level):
@@ -38,7 +37,7 @@ def make_batched(value, bdim: int, level: levels.Level):
     t = make(None, value._dtype, size, stride, 0, tensor_class(), version_ref=value._version_ref,
              np_view=_NO_VALUES)
     t._np = None
-    setattr(t, _KEY, (value, bdim, level))
+    t._tn_batched = (value, bdim, level)
     return t
 
 

@@ -18,8 +18,6 @@ from ..core.tensor import TensorBase
 from . import levels
 from .jvp import carry_tangent
 
-_TAG = "_tn_grad_level"
-
 
 def grad_increment_nesting() -> int:
     return levels.push("grad").number
@@ -46,7 +44,7 @@ def wrap_for_grad(tensor, level_number: int):
             lifted = tensor.view_as(tensor)
         else:
             lifted = torch.ops.aten.detach.default(tensor)
-            setattr(lifted, _TAG, level)
+            lifted._tn_grad_level = level
     carry_tangent(tensor, lifted)  # detach dropped it; upstream wraps the dual
     return lifted
 
@@ -70,7 +68,7 @@ def unwrap_for_grad(tensor, level_number: int):
 
 
 def _outer_leaf(t, number: int) -> bool:
-    lvl = getattr(t, _TAG, None)
+    lvl = getattr(t, "_tn_grad_level", None)
     if lvl is None:
         return True
     return lvl.alive and lvl.number < number

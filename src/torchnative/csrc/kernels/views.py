@@ -52,9 +52,9 @@ def view_of(base: TensorBase, size, stride, offset, dtype=None, np_view=None,
     out._output_nr = 0
     out._wrapped = False
     out._tn_inference = base._tn_inference  # views of inference tensors are inference tensors
-    out._math_bits = 0
-    if base._math_bits:
-        set_bits(out, base._math_bits)  # a view of a lazily conjugated/negated tensor too
+    # a view of a lazily conjugated/negated tensor is one too (the bits' LIVE flag went up when
+    # the base got them)
+    out._math_bits = base._math_bits
     out._tn_view = [version[0], creation_now(multi_output,
                                              None if root is None else base._tn_view)]
     return out

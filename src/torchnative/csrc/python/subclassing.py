@@ -33,6 +33,7 @@ def as_subclass(self, cls):
     return out
 
 
+_UNSET = object()
 _STATE = ("_requires_grad", "_grad", "_grad_fn", "_view_base", "_retains_grad", "_output_nr",
           "_wrapped", "_tn_view", "_tn_inference")
 
@@ -44,8 +45,9 @@ def _rehome(t, cls):
     for name in _STATE:
         setattr(out, name, getattr(t, name))
     for name in LAZY_SLOTS:
-        if hasattr(t, name):
-            setattr(out, name, getattr(t, name))
+        value = getattr(t, name, _UNSET)
+        if value is not _UNSET:
+            setattr(out, name, value)
     out.__dict__.update(t.__dict__)
     replace_view(t, out)
     return out

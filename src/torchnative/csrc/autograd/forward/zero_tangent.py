@@ -19,8 +19,6 @@ from __future__ import annotations
 
 from ...core.tensor import TensorBase
 
-_MARK = "_tn_zero"
-
 # view methods a formula calls on tangents (upstream registers views for the ZeroTensor key)
 VIEWS = frozenset((
     "expand", "expand_as", "view", "view_as", "reshape", "reshape_as", "transpose", "t", "mT",
@@ -34,12 +32,12 @@ def zero(shape, dtype):
     import torch
 
     z = torch.zeros(shape, dtype=dtype)
-    setattr(z, _MARK, True)
+    z._tn_zero = True
     return z
 
 
 def is_zero(t) -> bool:
-    return isinstance(t, TensorBase) and getattr(t, _MARK, False)
+    return isinstance(t, TensorBase) and getattr(t, "_tn_zero", False)
 
 
 def _out(a, b):
@@ -117,7 +115,7 @@ def zt_maybe_multiply(t, s):
 def zt_view(src, result):
     """``result``, a view a formula took of ``src``: a zero tensor if ``src`` is one."""
     if is_zero(src) and isinstance(result, TensorBase) and result is not src:
-        setattr(result, _MARK, True)
+        result._tn_zero = True
     return result
 
 
