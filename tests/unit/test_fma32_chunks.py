@@ -140,3 +140,31 @@ def test_small_path_broadcasts_as_numpy(shapes):
     A, B, C = (np.broadcast_to(v, want_shape).ravel() for v in (a, b, c))
     for i, g in enumerate(got.ravel()):
         assert g == _exact32(A[i], B[i], C[i])
+
+
+@pytest.mark.parametrize("unit", [1.0, -1.0])
+@pytest.mark.parametrize("where", ["a", "b"])
+def test_a_unit_factor_is_one_rounding_of_the_sum(unit, where):
+    """A 0-d factor of +-1 (SGD's ``alpha=1 - dampening``) makes the product exact, so the fused
+    result is the float32 sum rounded once: lane by lane the exact rounding, with signed zeros,
+    infinities and NaNs as the fused operation gives them, into ``out`` (``c`` itself) too."""
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal(5000).astype(np.float32)
+    c = rng.standard_normal(5000).astype(np.float32) * np.float32(1e-6)
+    x[:6] = [0.0, -0.0, -0.0, np.inf, np.nan, 2.0 ** 24 + 1]
+    c[:6] = [-0.0, -0.0, 0.0, -np.inf, 1.0, 1.0]
+    u = np.float32(unit)
+    a, b = (u, x) if where == "a" else (x, u)
+    with np.errstate(invalid="ignore"):  # inf - inf (callers hold float_state.quiet)
+        got = fma32(a, b, c)
+    for i in np.r_[5, rng.integers(6, 5000, 100)]:
+        assert got[i].tobytes() == _exact32(a[i] if a.ndim else a, b[i] if b.ndim else b,
+                                            c[i]).tobytes(), i
+    # zero sums (exact in float64, which keeps their signs): -0 only for -0 + -0
+    zeros = (x[:3].astype(np.float64) * unit + c[:3]).astype(np.float32)
+    assert got[:3].tobytes() == zeros.tobytes() and np.signbit(zeros).any()
+    assert np.isnan(got[3]) == (unit == 1.0) and np.isnan(got[4])  # inf - inf, nan
+    inplace = c.copy()
+    with np.errstate(invalid="ignore"):
+        assert fma32(a, b, inplace, out=inplace) is inplace
+    assert inplace.tobytes() == got.tobytes()
