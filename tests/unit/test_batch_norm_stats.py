@@ -47,7 +47,7 @@ def test_control_without_centring_is_caught(monkeypatch):
     def uncentred(x, c, n):
         xd = x.astype(np.float64)
         axes = (0,) + tuple(range(2, x.ndim))
-        return xd.sum(axes) / n, np.square(xd).sum(axes)
+        return xd, xd.sum(axes) / n, np.square(xd).sum(axes)
 
     monkeypatch.setattr(nn_norm, "_channel_stats", uncentred)
     x = torch.randn(16, 8, 4, 4, generator=torch.Generator().manual_seed(3)) + 5

@@ -27,6 +27,7 @@ from ..dispatch.call import call
 from .pointwise_math import fma
 from .support.nn_util import contiguous, is_channels_last, not_implemented, typemeta
 from ..ops.kernel_registry import kernel
+from ..platform.float_state import quiet
 from ..platform.torch_warn import torch_warn
 
 _B = D.BY_NAME
@@ -223,20 +224,23 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
     c = input._size[1]
     x = _values(input)
     acc = x.dtype
+    wide = None  # x widened to float64 by the statistics, for the output's multiply-add
     if training:
         axes = (0,) + tuple(range(2, ndim))
         n = numel_of(input) // c if c else 0
         # accumulate in double as upstream's acc_type<float> on CPU does
         if x.dtype == np.float32 and x.flags.c_contiguous and n:
-            mean64, var_sum = _channel_stats(x, c, n)
+            wide, mean64, var_sum = _channel_stats(x, c, n)
         else:
             xd = x.astype(np.float64, copy=False)
             mean64 = np.add.reduce(xd, axis=axes)       # ndarray.mean's steps without its frames
             mean64 /= n
             var_sum = np.square(xd - _channel_view(mean64, ndim)).sum(axis=axes)
         var = var_sum / n
-        with np.errstate(divide="ignore", invalid="ignore"):
-            invstd = np.where((var == 0) & (eps == 0), 0.0, 1 / np.sqrt(var + eps))
+        with quiet():
+            invstd = 1 / np.sqrt(var + eps)
+            if eps == 0:  # a channel without variance gets 0 (upstream's guard), not inf
+                invstd[var == 0] = 0.0
             unbiased = var_sum / (n - 1) if n > 1 else var_sum / 0.0
         if running_mean is not None:
             rm = _values(running_mean).astype(np.float64)
@@ -256,27 +260,27 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
     alpha = inv * (_values(weight).astype(acc, copy=False) if weight is not None else acc.type(1))
     b = _values(bias).astype(acc, copy=False) if bias is not None else np.zeros(c, acc)
     beta = fma(-mean, alpha, b)  # upstream: bias - mean * alpha, contracted
-    y = fma(x, _channel_view(alpha, ndim), _channel_view(beta, ndim))
+    y = fma(x, _channel_view(alpha, ndim), _channel_view(beta, ndim), wide=wide)
     out = _like_input(input, y, dt)
     return out, save_mean, save_invstd
 
 
 def _channel_stats(x, c, n):
-    """Each channel's mean and sum of squared deviations from it, in double, of a C-contiguous
-    float32 (N, C, ...) array with ``n`` elements per channel: the general steps' values up to
-    the order of the double sums (far below a float32 rounding), in contiguous passes over one
-    row per (sample, channel): the sums by a matrix-vector product, the means subtracted as one
-    repeated row (support/channels.py), the squares by einsum's row-wise dot."""
+    """x widened to double, and each channel's mean and sum of squared deviations from it in
+    double, of a C-contiguous float32 (N, C, ...) array with ``n`` elements per channel: the
+    general steps' values up to the order of the double sums (far below a float32 rounding), in
+    contiguous passes over one row per (sample, channel): the sums by a matrix-vector product,
+    the means subtracted as one repeated row (support/channels.py), the squares by einsum's
+    row-wise dot. The widened x is left as it is, for the output's multiply-add."""
     xd = x.astype(np.float64)
     inner = n // x.shape[0]
     per = xd.reshape(-1, inner)
     blas_threads.for_product(per.shape[0], inner, 1)
     mean64 = (per @ np.ones(inner)).reshape(-1, c).sum(0)
     mean64 /= n
-    r = rows(xd)
-    r -= channel_row(mean64, inner)
-    var_sum = np.einsum("ij,ij->i", per, per).reshape(-1, c).sum(0)
-    return mean64, var_sum
+    dev = np.subtract(rows(xd), channel_row(mean64, inner)).reshape(-1, inner)
+    var_sum = np.einsum("ij,ij->i", dev, dev).reshape(-1, c).sum(0)
+    return xd, mean64, var_sum
 
 
 def _write(t, values):
@@ -286,7 +290,7 @@ def _write(t, values):
 
     values = np.asarray(values, dtype=np.float64)
     if t._dtype in _NATIVE:
-        with np.errstate(over="ignore"):
+        with quiet():
             np.copyto(arr(t), values, casting="unsafe")
         return
     np.copyto(arr(t), cast_array(values, _B["float64"], t._dtype))

@@ -410,15 +410,16 @@ def gelu_onednn_avx2(x: np.ndarray, fused: bool = True) -> np.ndarray:
 # polynomial evaluations... round once; the DEFAULT build rounds twice. The emulation of one
 # rounding lives once, in random/fpmath.py (the random engine needs it too).
 
-def fma(a, b, c, out=None):
+def fma(a, b, c, out=None, wide=None):
     """Upstream's compiled ``a * b + c`` in the dtype of ``a``: rounded once where its build
     contracts it into a fused multiply-add (float32/float64), twice where it does not (the
     DEFAULT capability; complex and reduced-precision types always). ``out``: an array of the
-    result's shape and dtype to write it into (an in-place kernel's own)."""
+    result's shape and dtype to write it into (an in-place kernel's own). ``wide``: a float32
+    ``a`` already widened to float64, which the computation may overwrite (``fpmath.fma32``)."""
     a = np.asarray(a)
     with quiet():
         if a.dtype == np.float32:
-            return contracted32(a, b, c, out)
+            return contracted32(a, b, c, out, wide)
         if a.dtype == np.float64:
             shape = np.broadcast_shapes(a.shape, np.shape(b), np.shape(c))
             r = np.asarray(contracted64(a, b, c)).reshape(shape)

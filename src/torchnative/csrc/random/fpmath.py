@@ -116,13 +116,18 @@ def _shape3(a, b, c) -> tuple:
             if not shape:
                 shape = v.shape
                 continue
+            if len(v.shape) == len(shape) and all(
+                    m == 1 or m == k for m, k in zip(v.shape, shape)):
+                continue  # a (1, C, 1, 1) vector against an (N, C, H, W) array
             return np.broadcast_shapes(a.shape, b.shape, c.shape)
     return shape
 
 
-def fma32(a, b, c, out=None) -> np.ndarray:
+def fma32(a, b, c, out=None, wide=None) -> np.ndarray:
     """float32 ``a * b + c`` rounded once (like vfmadd*ps), into ``out`` when given (a float32
-    array of the broadcast shape; it may be one of the operands themselves).
+    array of the broadcast shape; it may be one of the operands themselves). ``wide``: ``a``
+    already widened to float64 (C-contiguous, of the broadcast shape), which the sums may
+    overwrite: a caller that has it saves the widening copy (batch norm's statistics make it).
 
     The product is exact in float64, so ``s = p + c`` in float64 is the exact result rounded
     once; rounding ``s`` to float32 then gives the single-rounding answer unless ``s`` is
@@ -141,6 +146,10 @@ def fma32(a, b, c, out=None) -> np.ndarray:
         return sum_(c, other, out=out) if out is not None else np.asarray(sum_(c, other), F32)
     shape = _shape3(a, b, c)
     n = math.prod(shape)
+    if wide is not None and out is None and len(shape) > 1 and shape[0] > 1 and \
+            n // shape[0] <= _CHUNK and a.shape == shape == wide.shape and \
+            wide.dtype == F64 and wide.flags.c_contiguous:
+        return _fma32_rows(a, b, c, shape, n, wide)
     if n <= _SMALL:  # whole-array temporaries: every operand is read before ``out`` is written
         s = np.multiply(a, b, dtype=F64)
         if type(s) is np.ndarray and s.shape == shape:  # (0-d operands give a numpy scalar)
@@ -224,10 +233,11 @@ def _near_buffered(s, r=None):
     return near if near.any() else None
 
 
-def _fma32_rows(a, b, c, shape, n) -> np.ndarray:
+def _fma32_rows(a, b, c, shape, n, wide=None) -> np.ndarray:
     """fma32's large path over a broadcast ``shape`` (batch norm's ``x * alpha + beta``), in
     chunks of whole leading rows: the operands broadcast inside numpy's loops (widened there)
-    instead of being materialized and copied; the same float64 sums, roundings and rechecks."""
+    instead of being materialized and copied; the same float64 sums, roundings and rechecks.
+    ``wide``: ``a`` widened (see fma32), the chunks' sums computed in its place."""
     rows = shape[0]
     per = n // rows
     step = max(1, _CHUNK // per)
@@ -244,8 +254,11 @@ def _fma32_rows(a, b, c, shape, n) -> np.ndarray:
     for lo in range(0, rows, step):
         hi = min(lo + step, rows)
         part = [v[lo:hi] if vary else v for v, vary in zip(ops, varies)]
-        s = s_buf[:(hi - lo) * per].reshape((hi - lo,) + shape[1:])
-        np.copyto(s, part[0])
+        if wide is None:
+            s = s_buf[:(hi - lo) * per].reshape((hi - lo,) + shape[1:])
+            np.copyto(s, part[0])
+        else:
+            s = wide[lo:hi]
         np.multiply(s, part[1], out=s)
         np.add(s, part[2], out=s)
         out[lo:hi] = s
@@ -344,12 +357,12 @@ def fma64(a, b, c) -> np.ndarray:
     return np.where(np.isfinite(out), out, naive)
 
 
-def contracted32(a, b, c, out=None) -> np.ndarray:
+def contracted32(a, b, c, out=None, wide=None) -> np.ndarray:
     """float32 ``a * b + c`` as upstream's build compiles it: one rounding where the compiler
     contracts it (AVX2/AVX512 builds), two in the DEFAULT build (no FMA instruction); into
-    ``out`` when given (see ``fma32``)."""
+    ``out`` when given, ``wide`` as ``fma32`` takes it."""
     if cpu_capability.CONTRACTS_FMA:
-        return fma32(a, b, c, out)
+        return fma32(a, b, c, out, wide)
     r = np.asarray(np.asarray(a, F32) * np.asarray(b, F32) + np.asarray(c, F32), F32)
     if out is None:
         return r
