@@ -19,6 +19,9 @@ from ..core import dtypes as D
 from ..core.construct import wrapped_number
 from ..ops.kernel_registry import KERNELS, kernel
 from .nn_softmax_backward import computation_dtype, to_dtype
+from ..platform.float_state import quiet
+from .support import blas_threads
+from .support.channels import channel_row, rows
 from .support.common import arr, wrap
 
 
@@ -131,7 +134,9 @@ def _numpy_backward(grad, x, w, mean, invstd, train, mask, axes, norm, comp, out
     per-channel sums in double (``_channel_sums``)."""
     cdt = D.numpy_dtype(comp)
     g, xa = arr(grad), arr(x)
-    with np.errstate(all="ignore"):
+    if cdt == np.float32 and g.size:
+        return _rows_backward(g, xa, w, mean, invstd, train, norm, comp, output_mask)
+    with quiet():
         xm = xa - arr(mean).reshape(mask)
         grad_sum = _channel_sums(grad, axes, comp)
         dot_p = _channel_sums(wrap(g * xm, comp), axes, comp)
@@ -146,6 +151,45 @@ def _numpy_backward(grad, x, w, mean, invstd, train, mask, axes, norm, comp, out
             gi = g * grad_scale
         gw = wrap(arr(dot_p) * inv, comp) if output_mask[1] else None
     return wrap(gi, comp), gw, grad_sum if output_mask[2] else None
+
+
+def _rows_backward(g, xa, w, mean, invstd, train, norm, comp, output_mask):
+    """``_numpy_backward``'s steps on float32 arrays seen as N rows of C * inner values, each
+    per-channel vector one repeated row (support/channels.py: contiguous passes where numpy's
+    (1, C, 1, ...) broadcast runs its generic strided loops), the per-channel double sums by a
+    matrix-vector product: the same roundings in the same order."""
+    f32 = np.float32
+    c = g.shape[1]
+    inner = g.size // (g.shape[0] * c)
+    g2, x2 = rows(g), rows(xa)
+    with quiet():
+        xm = np.subtract(x2, channel_row(arr(mean), inner))
+        grad_sum = _row_sums(g2, c, inner)
+        dot_p = _row_sums(np.multiply(g2, xm), c, inner)
+        n = f32(norm)
+        inv = arr(invstd)
+        grad_mean = grad_sum * n
+        proj_scale = (dot_p * n) * (inv * inv)
+        grad_scale = inv * f32(1.0) if w is None else inv * arr(w)
+        if train:
+            gi = np.multiply(xm, channel_row(proj_scale, inner), out=xm)
+            np.subtract(g2, gi, out=gi)
+            np.subtract(gi, channel_row(grad_mean, inner), out=gi)
+            np.multiply(gi, channel_row(grad_scale, inner), out=gi)
+        else:
+            gi = np.multiply(g2, channel_row(grad_scale, inner))
+        gw = wrap(dot_p * inv, comp) if output_mask[1] else None
+    return (wrap(gi.reshape(g.shape), comp), gw,
+            wrap(grad_sum, comp) if output_mask[2] else None)
+
+
+def _row_sums(a2, c, inner):
+    """Per-channel sums of N rows of C * inner float32 values, taken in double and rounded once
+    (``_channel_sums``' values, in the order of a matrix-vector product over each (sample,
+    channel) block, then the samples)."""
+    per = a2.reshape(-1, inner)
+    blas_threads.for_product(per.shape[0], inner, 1)
+    return (per.astype(np.float64) @ np.ones(inner)).reshape(-1, c).sum(0).astype(np.float32)
 
 
 # ---- native_layer_norm_backward -----------------------------------------------------------------
