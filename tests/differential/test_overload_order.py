@@ -57,3 +57,71 @@ def test_packet_calls_pick_upstreams_overload():
     bilinear = "upsample_bilinear2d"  # float32 interpolation: last-ulp differences are numerics
     np.testing.assert_allclose(ours.pop(bilinear), theirs.pop(bilinear), rtol=1e-6)
     assert ours == theirs
+
+
+FACTS_PROGRAM = r'''
+import json, torch
+import numpy as np
+from torch.utils._python_dispatch import TorchDispatchMode
+
+class Seen(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.ops = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+A = torch.ops.aten
+x = torch.arange(6.).view(2, 3)
+i0, i1, f0 = torch.tensor(1), torch.tensor([1]), torch.tensor(1.)
+calls = {
+    "select 0-d int index": lambda: A.select(x, 0, i0),
+    "select 1-d index": lambda: A.select(x, 0, i1),
+    "select 0-d float index": lambda: A.select(x, 0, f0),
+    "add tensor": lambda: A.add(x, x),
+    "add int": lambda: A.add(x, 2),
+    "add 0-d": lambda: A.add(x, i0),
+    "sum": lambda: A.sum(x),
+    "sum dims": lambda: A.sum(x, [0]),
+    "sum dims keepdim": lambda: A.sum(x, [0], True),
+    "sum dim keyword": lambda: A.sum(x, dim=[1]),
+    "cat list": lambda: A.cat([x, x]),
+    "cat tuple dim": lambda: A.cat((x, x), 1),
+    "index": lambda: A.index(x, [torch.tensor([0])]),
+    "pow scalar": lambda: A.pow(x, 2),
+    "pow self scalar": lambda: A.pow(2, x),
+    "pow tensor": lambda: A.pow(x, x),
+    "clamp number": lambda: A.clamp(x, 0),
+    "clamp 0-d": lambda: A.clamp(x, f0),
+    "div rounding": lambda: A.div(x, 2, rounding_mode="floor"),
+    "narrow 0-d start": lambda: A.narrow(x, 1, i0, 1),
+    "narrow 1-d start": lambda: A.narrow(x, 1, i1, 1),
+    "narrow 2-element start": lambda: A.narrow(x, 1, torch.tensor([0, 1]), 1),
+    "clamp float64": lambda: A.clamp(x, np.float64(2.5)),
+    "clamp int64": lambda: A.clamp(x, np.int64(2)),
+}
+out = {}
+for rnd in range(2):  # each pattern twice, in both orders: a second call reuses the choice
+    for name in (list(calls) if rnd == 0 else list(reversed(calls))):
+        mode = Seen()
+        try:
+            with mode:
+                r = calls[name]()
+            got = [mode.ops, r.flatten().tolist()]
+        except Exception as e:
+            got = [mode.ops, type(e).__name__]
+        out.setdefault(name, []).append(got)
+print(json.dumps(out))
+'''
+
+
+def test_packet_choice_follows_the_arguments_facts():
+    """A packet remembers its choice per argument pattern: a tensor of one element binds an int
+    (``select``, ``narrow``: read as its item, which modes see dispatched), one of two elements
+    does not; a Scalar takes Python's numbers, not a tensor (``clamp``) nor numpy's int64; lists
+    bind by their elements. Each pattern twice, in both orders, reaches upstream's overload (or
+    its error type), with what a dispatch mode sees."""
+    ours, theirs = upstream.run_both(FACTS_PROGRAM)
+    assert ours == theirs

@@ -40,7 +40,7 @@ from ..ops.dispatcher import REGISTRY, OperatorHandle, packet_overloads, registe
 from ..core.refuse import TorchnativeNotImplementedError
 from ..platform.float_state import QUIET_RESET as _QUIET_RESET, QUIET_SET as _QUIET_SET, \
     QUIET_STATE as _QUIET_STATE
-from ..core.tensor import TensorBase
+from ..core.tensor import TensorBase, numel_of
 from ..core.torch_function import (_has_attr_override, overridable_arguments,
                                    wants_torch_function)
 
@@ -768,27 +768,23 @@ def packet_callable(qualname: str):
     """Calling ``torch.ops.ns.name(...)`` picks the overload whose schema binds the arguments."""
 
     ordered = [packet_overloads(qualname)]
-    # argument types -> the overload, for calls whose arguments are all numbers, strings and
-    # None: whether such a value binds depends on its type alone (schema_binding._matches), and
-    # only a torch function mode could see the call first
+    # what the overload choice reads off the arguments (_binding_key) -> the overload; with no
+    # torch function mode, plain arguments reach no __torch_function__ first
     chosen: dict = {}
     from ..core.torch_function import TLS as tf
 
     def call(*args, **kwargs):
-        from .schema_binding import select_overload
-
         if len(ordered[0]) != len(REGISTRY.overloads(qualname)):  # an overload defined since
             ordered[0] = packet_overloads(qualname)
             chosen.clear()
-        key = tuple(map(type, args))
-        if kwargs:
-            key += tuple(map(type, kwargs.values()))
-        if _SIMPLE.issuperset(key) and not (tf.stack and tf.state != 2):
-            if kwargs:
-                key += tuple(kwargs)  # the names bind too
-            op = chosen.get(key)
-            if op is None:
-                op = chosen[key] = select_overload(ordered[0], args, kwargs)
+        key = _binding_key(args, kwargs)
+        if key is not None and not (tf.stack and tf.state != 2):
+            hit = chosen.get(key)
+            if hit is None:
+                hit = chosen[key] = _choose(ordered[0], args, kwargs)
+            op, ints = hit
+            if ints:
+                args, kwargs = _ints_from_tensors(ints, args, kwargs)
             return aten_dispatch(op, args, kwargs)
 
         relevant = _torch_function_first(args, kwargs)
@@ -799,7 +795,9 @@ def packet_callable(qualname: str):
             ns, name = qualname.split("::")
             return torch.overrides.handle_torch_function(getattr(getattr(torch.ops, ns), name),
                                                          relevant, *args, **kwargs)
-        op = select_overload(ordered[0], args, kwargs)
+        op, ints = _choose(ordered[0], args, kwargs)
+        if ints:
+            args, kwargs = _ints_from_tensors(ints, args, kwargs)
         return aten_dispatch(op, args, kwargs)
 
     call.__name__ = qualname.split("::")[-1]
@@ -807,6 +805,55 @@ def packet_callable(qualname: str):
 
 
 _SIMPLE = frozenset((int, float, bool, complex, str, type(None)))
+
+
+def _choose(overloads: dict, args: tuple, kwargs: dict) -> tuple:
+    """The overload a packet call binds to, and where a tensor fills one of its int arguments."""
+    from .schema_binding import int_from_tensor, select_overload
+
+    op = select_overload(overloads, args, kwargs)
+    return op, int_from_tensor(op.schema, args, kwargs)
+
+
+def _ints_from_tensors(where: tuple, args: tuple, kwargs: dict) -> tuple:
+    """The call's arguments with the tensors at ``where`` (positions, keyword names) read as
+    Python ints (``int``: their item, dispatched as upstream's conversion dispatches it)."""
+    args, kwargs = list(args), dict(kwargs)
+    for w in where:
+        if isinstance(w, int):
+            args[w] = int(args[w])
+        else:
+            kwargs[w] = int(kwargs[w])
+    return tuple(args), kwargs
+
+
+def _binding_key(args: tuple, kwargs: dict):
+    """The facts of a call's arguments that decide which overload's schema binds them
+    (schema_binding._matches): a number's, string's or None's type; a plain tensor's type and
+    whether it holds one element (then it binds an int); a list's or tuple's own facts and its
+    elements'; keywords by name. None where a value is anything else (a tensor subclass, a
+    dtype, an object): its call takes the full selection."""
+    key = tuple(map(_binding_fact, args))
+    if None in key:
+        return None
+    if kwargs:
+        facts = tuple(map(_binding_fact, kwargs.values()))
+        if None in facts:
+            return None
+        key += tuple(zip(kwargs, facts))
+    return key
+
+
+def _binding_fact(v):
+    tp = type(v)
+    if tp in _SIMPLE:
+        return tp
+    if tp in _PLAIN:
+        return tp, numel_of(v) == 1
+    if tp is list or tp is tuple:
+        facts = tuple(map(_binding_fact, v))
+        return None if None in facts else (tp, facts)
+    return None
 
 
 def redispatch(op: OperatorHandle, keyset, args: tuple, kwargs: dict) -> Any:

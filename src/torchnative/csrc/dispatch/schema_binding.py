@@ -1,15 +1,18 @@
 """Does a call bind to a schema? (for ``torch.ops.ns.op(...)`` picking an overload)
 
 Upstream tries each overload's schema in order and takes the first whose arguments convert to
-the schema's types (``getOpWithStack``); we check the same: counts, names, and each value
-against its argument's JIT type.
+the schema's types (``getOpWithStack``, each value through ``toIValue``); we check the same:
+counts, names, and each value against its argument's JIT type. A tensor of one element fills an
+int argument as its item (``int_from_tensor``), read before the call as upstream's conversion
+reads it; a Scalar argument takes Python's own numbers only (int, bool, float and their
+subclasses, complex), not tensors nor numpy's integer and float32 scalars.
 """
 
 from __future__ import annotations
 
 import numbers
 
-from ..core.tensor import TensorBase
+from ..core.tensor import TensorBase, numel_of
 from ..ops.numbers_as_tensors import should_allow_numbers_as_tensors
 
 _MISSING = object()
@@ -25,14 +28,14 @@ def _matches(value, t, as_tensors: bool = False) -> bool:
         return isinstance(value, TensorBase) or as_tensors and isinstance(value, numbers.Number)
     if kind in ("IntType", "SymIntType"):
         return isinstance(value, numbers.Integral) and not isinstance(value, bool) or (
-            isinstance(value, TensorBase) and value.dim() == 0 and not value.is_floating_point())
+            isinstance(value, TensorBase) and numel_of(value) == 1)
     if kind in ("FloatType", "SymFloatType"):
         return isinstance(value, numbers.Real) and not isinstance(value, bool)
     if kind in ("BoolType", "SymBoolType"):
         return isinstance(value, bool)
-    if kind == "NumberType":
-        return isinstance(value, numbers.Number) or (isinstance(value, TensorBase) and
-                                                     value.dim() == 0)
+    if kind == "NumberType":  # (toIValue: Python's int and float, their subclasses, complex)
+        return isinstance(value, (int, float)) or type(value) is complex or \
+            type(value).__name__ in ("dtype", "layout")
     if kind == "ComplexType":
         return isinstance(value, numbers.Number)
     if kind == "StringType":
@@ -88,6 +91,25 @@ def describe_arguments(args, kwargs) -> str:
     """The argument types of a call, as upstream's binding errors print them."""
     parts = [type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()]
     return "(" + ", ".join(parts) + ")"
+
+
+def int_from_tensor(schema, args: tuple, kwargs: dict) -> tuple:
+    """The positions (ints) and keyword names of the int arguments of ``schema`` that a tensor
+    fills in this call: upstream converts each to its item before the call (its
+    ``_local_scalar_dense`` dispatched), so modes and the kernel see a Python int."""
+    found = []
+    for i, a in enumerate(schema.arguments):
+        t = a.real_type
+        if t.kind() == "OptionalType":
+            t = t.getElementType()
+        if t.kind() not in ("IntType", "SymIntType"):
+            continue
+        if i < len(args) and not a.kwarg_only:
+            if isinstance(args[i], TensorBase):
+                found.append(i)
+        elif isinstance(kwargs.get(a.name), TensorBase):
+            found.append(a.name)
+    return tuple(found)
 
 
 def select_overload(overloads: dict, args: tuple, kwargs: dict):
