@@ -57,6 +57,10 @@ def cases(torch):
         "SGD momentum step, one 72-value parameter": sgd.step,
         "Adam step, one 72-value parameter": adam.step,
         "record_function enter": lambda: torch.ops.profiler._record_function_enter_new("x", None),
+        # torch.ops as decompositions and library code call it: a packet picks its overload
+        "torch.ops.aten.add packet 64x10": lambda: torch.ops.aten.add(wd, wd),
+        "torch.ops.aten.add.Tensor 64x10": lambda: torch.ops.aten.add.Tensor(wd, wd),
+        "torch.ops.aten.mul packet, a number": lambda: torch.ops.aten.mul(wd, 2.0),
     }
 
 

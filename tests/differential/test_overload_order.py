@@ -70,7 +70,9 @@ class Seen(TorchDispatchMode):
         self.ops = []
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.ops.append(str(func))
+        # the overload and the values it was given (a tensor by its type alone)
+        seen = [[type(a).__name__, "" if isinstance(a, torch.Tensor) else a] for a in args]
+        self.ops.append([str(func), seen, sorted((kwargs or {}).items())])
         return func(*args, **(kwargs or {}))
 
 A = torch.ops.aten
@@ -101,6 +103,17 @@ calls = {
     "narrow 2-element start": lambda: A.narrow(x, 1, torch.tensor([0, 1]), 1),
     "clamp float64": lambda: A.clamp(x, np.float64(2.5)),
     "clamp int64": lambda: A.clamp(x, np.int64(2)),
+    "sum keepdim=1": lambda: A.sum(x, [0], 1),
+    "sum keepdim=None": lambda: A.sum(x, [0], None),
+    "sum keepdim=2.0": lambda: A.sum(x, (0,), 2.0),
+    "sum dims of tensors": lambda: A.sum(x, [i0]),
+    "sum dims numpy": lambda: A.sum(x, [np.int64(0)]),
+    "dropout p=True": lambda: A.dropout(x, True, False),
+    "dropout p=tensor": lambda: A.dropout(x, torch.tensor(0.5), False),
+    "dropout p=float32": lambda: A.dropout(x, np.float32(0.5), False),
+    "select dim=True": lambda: A.select(x, True, 1),
+    "select dim=int64": lambda: A.select(x, np.int64(0), 1),
+    "max_pool2d one size": lambda: A.max_pool2d(x.view(1, 1, 2, 3), 2, 1),
 }
 out = {}
 for rnd in range(2):  # each pattern twice, in both orders: a second call reuses the choice
@@ -113,15 +126,17 @@ for rnd in range(2):  # each pattern twice, in both orders: a second call reuses
         except Exception as e:
             got = [mode.ops, type(e).__name__]
         out.setdefault(name, []).append(got)
-print(json.dumps(out))
+print(json.dumps(out, default=lambda v: f"{type(v).__name__}:{v!r}"))
 '''
 
 
 def test_packet_choice_follows_the_arguments_facts():
-    """A packet remembers its choice per argument pattern: a tensor of one element binds an int
-    (``select``, ``narrow``: read as its item, which modes see dispatched), one of two elements
-    does not; a Scalar takes Python's numbers, not a tensor (``clamp``) nor numpy's int64; lists
-    bind by their elements. Each pattern twice, in both orders, reaches upstream's overload (or
-    its error type), with what a dispatch mode sees."""
+    """A packet binds and converts each value as upstream's toIValue: a tensor of one element
+    fills an int, a float or a bool as its item (which modes see dispatched), one of two
+    elements does not; a Scalar takes Python's numbers, not a tensor (``clamp``) nor numpy's
+    int64; a bool takes 1, None and 2.0; an int list takes tensors, numpy ints and a tuple, and
+    a fixed-size one a single int. It remembers its choice per argument pattern: each pattern
+    twice, in both orders, reaches upstream's overload with upstream's values (or its error
+    type), as a dispatch mode sees them."""
     ours, theirs = upstream.run_both(FACTS_PROGRAM)
     assert ours == theirs

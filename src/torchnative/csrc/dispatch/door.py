@@ -768,10 +768,14 @@ def packet_callable(qualname: str):
     """Calling ``torch.ops.ns.name(...)`` picks the overload whose schema binds the arguments."""
 
     ordered = [packet_overloads(qualname)]
-    # what the overload choice reads off the arguments (_binding_key) -> the overload; with no
+    # what the overload choice reads off the arguments (_binding_key) -> the overload, and
+    # whether the call's values convert (a bool for an int, a tuple of ints for a list); with no
     # torch function mode, plain arguments reach no __torch_function__ first
     chosen: dict = {}
     from ..core.torch_function import TLS as tf
+    from .schema_binding import bind, numbers_as_tensors, select_overload
+
+    as_tensors = numbers_as_tensors(qualname)
 
     def call(*args, **kwargs):
         if len(ordered[0]) != len(REGISTRY.overloads(qualname)):  # an overload defined since
@@ -781,10 +785,12 @@ def packet_callable(qualname: str):
         if key is not None and not (tf.stack and tf.state != 2):
             hit = chosen.get(key)
             if hit is None:
-                hit = chosen[key] = _choose(ordered[0], args, kwargs)
-            op, ints = hit
-            if ints:
-                args, kwargs = _ints_from_tensors(ints, args, kwargs)
+                op, new_args, new_kwargs = select_overload(ordered[0], args, kwargs)
+                chosen[key] = op, not _same_call(args, kwargs, new_args, new_kwargs)
+                return aten_dispatch(op, new_args, new_kwargs)
+            op, converts = hit
+            if converts:
+                args, kwargs = bind(op.schema, args, kwargs, as_tensors)
             return aten_dispatch(op, args, kwargs)
 
         relevant = _torch_function_first(args, kwargs)
@@ -795,9 +801,7 @@ def packet_callable(qualname: str):
             ns, name = qualname.split("::")
             return torch.overrides.handle_torch_function(getattr(getattr(torch.ops, ns), name),
                                                          relevant, *args, **kwargs)
-        op, ints = _choose(ordered[0], args, kwargs)
-        if ints:
-            args, kwargs = _ints_from_tensors(ints, args, kwargs)
+        op, args, kwargs = select_overload(ordered[0], args, kwargs)
         return aten_dispatch(op, args, kwargs)
 
     call.__name__ = qualname.split("::")[-1]
@@ -807,32 +811,18 @@ def packet_callable(qualname: str):
 _SIMPLE = frozenset((int, float, bool, complex, str, type(None)))
 
 
-def _choose(overloads: dict, args: tuple, kwargs: dict) -> tuple:
-    """The overload a packet call binds to, and where a tensor fills one of its int arguments."""
-    from .schema_binding import int_from_tensor, select_overload
-
-    op = select_overload(overloads, args, kwargs)
-    return op, int_from_tensor(op.schema, args, kwargs)
-
-
-def _ints_from_tensors(where: tuple, args: tuple, kwargs: dict) -> tuple:
-    """The call's arguments with the tensors at ``where`` (positions, keyword names) read as
-    Python ints (``int``: their item, dispatched as upstream's conversion dispatches it)."""
-    args, kwargs = list(args), dict(kwargs)
-    for w in where:
-        if isinstance(w, int):
-            args[w] = int(args[w])
-        else:
-            kwargs[w] = int(kwargs[w])
-    return tuple(args), kwargs
+def _same_call(args: tuple, kwargs: dict, new_args: tuple, new_kwargs: dict) -> bool:
+    """Whether binding left every value as it was given (nothing converted)."""
+    return all(a is b for a, b in zip(args, new_args)) and \
+        all(v is new_kwargs[k] for k, v in kwargs.items())
 
 
 def _binding_key(args: tuple, kwargs: dict):
-    """The facts of a call's arguments that decide which overload's schema binds them
-    (schema_binding._matches): a number's, string's or None's type; a plain tensor's type and
-    whether it holds one element (then it binds an int); a list's or tuple's own facts and its
-    elements'; keywords by name. None where a value is anything else (a tensor subclass, a
-    dtype, an object): its call takes the full selection."""
+    """The facts of a call's arguments that decide which overload's schema binds them and how
+    they convert (schema_binding.convert): a number's, string's or None's type; a plain tensor's
+    type and whether it holds one element (then it binds an int, a float or a bool); a list's or
+    tuple's own facts and its elements'; keywords by name. None where a value is anything else
+    (a tensor subclass, a dtype, an object): its call takes the full selection."""
     key = tuple(map(_binding_fact, args))
     if None in key:
         return None

@@ -1,83 +1,171 @@
-"""Does a call bind to a schema? (for ``torch.ops.ns.op(...)`` picking an overload)
+"""Does a call bind to a schema, and as what? (``torch.ops.ns.op(...)`` picking an overload)
 
 Upstream tries each overload's schema in order and takes the first whose arguments convert to
-the schema's types (``getOpWithStack``, each value through ``toIValue``); we check the same:
-counts, names, and each value against its argument's JIT type. A tensor of one element fills an
-int argument as its item (``int_from_tensor``), read before the call as upstream's conversion
-reads it; a Scalar argument takes Python's own numbers only (int, bool, float and their
-subclasses, complex), not tensors nor numpy's integer and float32 scalars.
+the schema's types (``getOpWithStack``: each value through ``toIValue``, pybind11's casters
+underneath), then calls it with the converted values; we do the same: counts, names, then each
+value converted for its argument's JIT type, or refused:
+
+* an int takes Python's ints and bools, numpy's integers, a one-element tensor (its item, read
+  through the dispatcher as upstream reads it) and what converts through ``__index__`` or
+  ``__int__``, never a float;
+* a float takes ints, bools, floats and what converts through ``__float__`` (a one-element
+  tensor: its item);
+* a bool takes bools, None (False) and anything with a truth value of its own (``__bool__``);
+* a Scalar takes Python's own numbers only (int, bool, float and their subclasses, complex), not
+  tensors nor numpy's integer and float32 scalars;
+* an int or float list takes a sequence of such values, and, for a fixed size ``int[N]``, one
+  int repeated.
+Modes and the kernel then see the converted values (a bool for ``keepdim=1``, a list for a
+tuple of ints), as upstream's boxed call has them.
 """
 
 from __future__ import annotations
 
 import numbers
+import operator
 
 from ..core.tensor import TensorBase, numel_of
 from ..ops.numbers_as_tensors import should_allow_numbers_as_tensors
 
 _MISSING = object()
+NO = object()  # a value that does not convert
 
 
-def _matches(value, t, as_tensors: bool = False) -> bool:
-    """``as_tensors``: a Tensor parameter takes a Python number too (upstream converts it to a
-    wrapped-number tensor for the operators ``should_allow_numbers_as_tensors`` lists)."""
+def _to_int(v):
+    tp = type(v)
+    if tp is int:
+        return v
+    if tp is bool:
+        return int(v)
+    if isinstance(v, float):
+        return NO  # pybind11's int caster refuses a float
+    if isinstance(v, TensorBase):
+        return int(v) if numel_of(v) == 1 else NO
+    for convert in (operator.index, int):  # __index__, then (converting) __int__
+        try:
+            return convert(v)
+        except Exception:  # noqa: BLE001 -- any failure: the value does not convert
+            continue
+    return NO
+
+
+def _to_float(v):
+    tp = type(v)
+    if tp is float:
+        return v
+    if tp is int or tp is bool:
+        return float(v)
+    if isinstance(v, TensorBase):
+        return float(v) if numel_of(v) == 1 else NO
+    if isinstance(v, (str, bytes)):
+        return NO
+    try:
+        return float(v)
+    except Exception:  # noqa: BLE001
+        return NO
+
+
+def _to_bool(v):
+    if v is True or v is False:
+        return v
+    if v is None:
+        return False  # pybind11's bool caster takes None as False
+    if getattr(type(v), "__bool__", None) is None:
+        return NO  # (a list or a string has no truth value of its own)
+    try:
+        return bool(v)
+    except Exception:  # noqa: BLE001
+        return NO
+
+
+_SCALAR_CONVERT = {"IntType": _to_int, "SymIntType": _to_int, "FloatType": _to_float,
+                   "SymFloatType": _to_float, "BoolType": _to_bool, "SymBoolType": _to_bool}
+
+
+def convert(value, t, as_tensors: bool = False, n=None):
+    """``value`` as upstream's toIValue gives it for the JIT type ``t`` (``n``: a fixed list
+    size), or ``NO``. ``as_tensors``: a Tensor parameter takes a Python number too (upstream
+    wraps it for the operators ``should_allow_numbers_as_tensors`` lists)."""
     kind = t.kind()
     if kind == "OptionalType":
-        return value is None or _matches(value, t.getElementType(), as_tensors)
+        return None if value is None else convert(value, t.getElementType(), as_tensors, n)
+    fn = _SCALAR_CONVERT.get(kind)
+    if fn is not None:
+        return fn(value)
     if kind == "TensorType":
-        return isinstance(value, TensorBase) or as_tensors and isinstance(value, numbers.Number)
-    if kind in ("IntType", "SymIntType"):
-        return isinstance(value, numbers.Integral) and not isinstance(value, bool) or (
-            isinstance(value, TensorBase) and numel_of(value) == 1)
-    if kind in ("FloatType", "SymFloatType"):
-        return isinstance(value, numbers.Real) and not isinstance(value, bool)
-    if kind in ("BoolType", "SymBoolType"):
-        return isinstance(value, bool)
-    if kind == "NumberType":  # (toIValue: Python's int and float, their subclasses, complex)
-        return isinstance(value, (int, float)) or type(value) is complex or \
-            type(value).__name__ in ("dtype", "layout")
-    if kind == "ComplexType":
-        return isinstance(value, numbers.Number)
-    if kind == "StringType":
-        return isinstance(value, str)
+        ok = isinstance(value, TensorBase) or as_tensors and isinstance(value, numbers.Number)
+        return value if ok else NO
+    if kind == "NumberType":  # toIValue: Python's int and float, their subclasses, complex
+        if type(value) in (int, float, bool, complex) or type(value).__name__ in ("dtype",
+                                                                                  "layout"):
+            return value
+        if isinstance(value, int):
+            return int(value)
+        return float(value) if isinstance(value, float) else NO
     if kind == "ListType":
-        if not isinstance(value, (list, tuple)):
-            return False
         elem = t.getElementType()
-        return all(_matches(v, elem) for v in value)
+        each = _SCALAR_CONVERT.get(elem.kind())
+        if not isinstance(value, (list, tuple)):
+            if each is not None and n and isinstance(value, (int, float)) and \
+                    (elem.kind() in ("FloatType", "SymFloatType") or isinstance(value, int)):
+                one = each(value)  # a fixed-size list given one value: it repeats
+                return NO if one is NO else [one] * n
+            return NO
+        if each is None:  # (tensors, optional tensors, ...: each as it is, in a list)
+            if any(convert(v, elem) is NO for v in value):
+                return NO
+            return value if type(value) is list else list(value)
+        out = [each(v) for v in value]
+        if any(v is NO for v in out):
+            return NO
+        same = type(value) is list and all(a is b for a, b in zip(out, value))
+        return value if same else out
     if kind == "TupleType":
-        return isinstance(value, tuple)
+        return value if isinstance(value, tuple) else NO
     if kind == "NoneType":
-        return value is None
+        return value if value is None else NO
+    if kind == "StringType":
+        return value if isinstance(value, str) else NO
+    if kind == "ComplexType":
+        return value if isinstance(value, numbers.Number) else NO
     if kind == "ScalarTypeType":
-        return type(value).__name__ == "dtype" or value in (int, float, bool, complex)
+        return value if type(value).__name__ == "dtype" or value in (int, float, bool,
+                                                                     complex) else NO
     if kind == "LayoutType":
-        return type(value).__name__ == "layout"
+        return value if type(value).__name__ == "layout" else NO
     if kind == "MemoryFormatType":
-        return type(value).__name__ == "memory_format"
-    return True  # dtype/layout/device/generator/... : accepted, the kernel validates
+        return value if type(value).__name__ == "memory_format" else NO
+    return value  # device/generator/...: accepted, the kernel validates
 
 
-def binds(schema, args: tuple, kwargs: dict, as_tensors: bool = False) -> bool:
+def bind(schema, args: tuple, kwargs: dict, as_tensors: bool = False):
+    """``(args, kwargs)`` converted for ``schema``, or None when the call does not bind to it."""
     params = schema.arguments
-    positional = [a for a in params if not a.kwarg_only]
-    if len(args) > len(positional):
-        return False
+    n_positional = sum(1 for a in params if not a.kwarg_only)
+    if len(args) > n_positional:
+        return None
     names = {a.name for a in params}
     if any(k not in names for k in kwargs):
-        return False
+        return None
+    out_args, out_kwargs = list(args), dict(kwargs)
     for i, a in enumerate(params):
-        if i < len(args) and not a.kwarg_only:
+        positional = i < len(args) and not a.kwarg_only
+        if positional:
             value = args[i]
         else:
             value = kwargs.get(a.name, _MISSING)
             if value is _MISSING:
                 if a.has_default_value():
                     continue
-                return False  # an optional argument without a default must be given, as upstream
-        if not _matches(value, a.real_type, as_tensors):
-            return False
-    return True
+                return None  # an optional argument without a default must be given, as upstream
+        got = convert(value, a.real_type, as_tensors, getattr(a, "N", None))
+        if got is NO:
+            return None
+        if positional:
+            out_args[i] = got
+        else:
+            out_kwargs[a.name] = got
+    return tuple(out_args), out_kwargs
 
 
 def numbers_as_tensors(qualname: str) -> bool:
@@ -93,31 +181,14 @@ def describe_arguments(args, kwargs) -> str:
     return "(" + ", ".join(parts) + ")"
 
 
-def int_from_tensor(schema, args: tuple, kwargs: dict) -> tuple:
-    """The positions (ints) and keyword names of the int arguments of ``schema`` that a tensor
-    fills in this call: upstream converts each to its item before the call (its
-    ``_local_scalar_dense`` dispatched), so modes and the kernel see a Python int."""
-    found = []
-    for i, a in enumerate(schema.arguments):
-        t = a.real_type
-        if t.kind() == "OptionalType":
-            t = t.getElementType()
-        if t.kind() not in ("IntType", "SymIntType"):
-            continue
-        if i < len(args) and not a.kwarg_only:
-            if isinstance(args[i], TensorBase):
-                found.append(i)
-        elif isinstance(kwargs.get(a.name), TensorBase):
-            found.append(a.name)
-    return tuple(found)
-
-
 def select_overload(overloads: dict, args: tuple, kwargs: dict):
-    """For ``torch.ops.aten.foo(...)``: the first overload whose schema binds the arguments."""
+    """For ``torch.ops.aten.foo(...)``: the first overload whose schema binds the arguments, and
+    the call converted for it ``(op, args, kwargs)``."""
     name = next(iter(overloads.values())).qualname if overloads else "operator"
     as_tensors = numbers_as_tensors(name)
     for op in overloads.values():
-        if binds(op.schema, args, kwargs, as_tensors):
-            return op
+        bound = bind(op.schema, args, kwargs, as_tensors)
+        if bound is not None:
+            return op, bound[0], bound[1]
     raise RuntimeError(f"{name}() Expected a value of a matching type for the arguments "
                        f"{describe_arguments(args, kwargs)}: no overload of {name} accepts them")
