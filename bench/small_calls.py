@@ -28,6 +28,7 @@ def cases(torch):
     lin = nn.Linear(64, 128)
     x = torch.rand(64, 64)
     row, wide = torch.rand(1, 1, 576), torch.rand(1, 1, 1536)
+    acc, g = torch.zeros(128, 64), torch.rand(128, 64) - 0.5  # (a sum that stays small)
     drop = torch.rand(16, 256)
     p = nn.Parameter(torch.rand(72))
     p.grad = torch.rand(72)
@@ -56,6 +57,7 @@ def cases(torch):
         "dropout(0.25) 16x256, training": lambda: F.dropout(drop, 0.25, True),
         "SGD momentum step, one 72-value parameter": sgd.step,
         "Adam step, one 72-value parameter": adam.step,
+        "add_(g, alpha=1.0) 128x64, no grad": lambda: acc.add_(g, alpha=1.0),
         "record_function enter": lambda: torch.ops.profiler._record_function_enter_new("x", None),
         # torch.ops as decompositions and library code call it: a packet picks its overload
         "torch.ops.aten.add packet 64x10": lambda: torch.ops.aten.add(wd, wd),

@@ -114,6 +114,8 @@ calls = {
     "select dim=True": lambda: A.select(x, True, 1),
     "select dim=int64": lambda: A.select(x, np.int64(0), 1),
     "max_pool2d one size": lambda: A.max_pool2d(x.view(1, 1, 2, 3), 2, 1),
+    "select index a string": lambda: A.select(x, 0, "1"),
+    "select index a float": lambda: A.select(x, 0, 1.0),
 }
 out = {}
 for rnd in range(2):  # each pattern twice, in both orders: a second call reuses the choice

@@ -41,12 +41,16 @@ def _to_int(v):
         return NO  # pybind11's int caster refuses a float
     if isinstance(v, TensorBase):
         return int(v) if numel_of(v) == 1 else NO
-    for convert in (operator.index, int):  # __index__, then (converting) __int__
-        try:
-            return convert(v)
-        except Exception:  # noqa: BLE001 -- any failure: the value does not convert
-            continue
-    return NO
+    try:
+        return operator.index(v)
+    except Exception:  # noqa: BLE001 -- any failure: the value does not convert this way
+        pass
+    if getattr(type(v), "__int__", None) is None:
+        return NO  # (pybind11 converts a number only: a string has no __int__)
+    try:
+        return int(v)
+    except Exception:  # noqa: BLE001
+        return NO
 
 
 def _to_float(v):
@@ -106,8 +110,8 @@ def convert(value, t, as_tensors: bool = False, n=None):
         elem = t.getElementType()
         each = _SCALAR_CONVERT.get(elem.kind())
         if not isinstance(value, (list, tuple)):
-            if each is not None and n and isinstance(value, (int, float)) and \
-                    (elem.kind() in ("FloatType", "SymFloatType") or isinstance(value, int)):
+            floats = elem.kind() in ("FloatType", "SymFloatType")
+            if each is not None and n and isinstance(value, float if floats else int):
                 one = each(value)  # a fixed-size list given one value: it repeats
                 return NO if one is NO else [one] * n
             return NO
