@@ -142,3 +142,52 @@ def test_packet_choice_follows_the_arguments_facts():
     type), as a dispatch mode sees them."""
     ours, theirs = upstream.run_both(FACTS_PROGRAM)
     assert ours == theirs
+
+
+DEFAULTS_PROGRAM = r'''
+import json, torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+class Seen(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.ops = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        seen = [None if isinstance(a, torch.Tensor) else a for a in args]
+        self.ops.append([str(func), seen, sorted((kwargs or {}).items())])
+        return func(*args, **(kwargs or {}))
+
+A = torch.ops.aten
+x, w = torch.rand(1, 1, 4, 4), torch.rand(1, 1, 3, 3)
+calls = {
+    "conv2d overload, defaults left out": lambda: A.conv2d.default(x, w),
+    "conv2d overload, padding by keyword": lambda: A.conv2d.default(x, w, padding=[1, 1]),
+    "conv2d packet": lambda: A.conv2d(x, w),
+    "conv2d packet, one int for SymInt[2]": lambda: A.conv2d(x, w, None, 1, 1),
+    "conv1d overload": lambda: A.conv1d.default(x[0], w[0]),
+    "max_pool2d overload": lambda: A.max_pool2d.default(x, [2, 2]),
+    "avg_pool1d overload": lambda: A.avg_pool1d.default(x[0], [2]),
+    "layer_norm overload": lambda: A.layer_norm.default(x, [4]),
+    "softmax overload": lambda: A.softmax.int(x, -1),
+}
+out = {}
+for name, f in calls.items():
+    mode = Seen()
+    try:
+        with mode:
+            f()
+        out[name] = mode.ops
+    except Exception as e:
+        out[name] = [mode.ops, type(e).__name__]
+print(json.dumps(out))
+'''
+
+
+def test_composites_called_directly_take_the_schemas_defaults():
+    """A composite operator called as an OpOverload or packet with arguments left out (or given
+    by keyword) computes with the schema's defaults, ``SymInt[2] stride=1`` as [1, 1], so the
+    operators it calls get upstream's values; a packet does not repeat one int for a
+    ``SymInt[2]`` (upstream refuses it) but does for an ``int[2]``."""
+    ours, theirs = upstream.run_both(DEFAULTS_PROGRAM)
+    assert ours == theirs

@@ -734,10 +734,39 @@ def _call_overload(op: OperatorHandle):
 
             return torch.overrides.handle_torch_function(op_overload(op), relevant, *args,
                                                          **kwargs)
+        args, kwargs = with_schema_defaults(op, args, kwargs)
         return aten_dispatch(op, args, kwargs)
 
     call.__name__ = op.name.replace("::", ".")
     return call
+
+
+def with_schema_defaults(op: OperatorHandle, args: tuple, kwargs: dict) -> tuple:
+    """A call of a composite operator (one with a CompositeImplicitAutograd kernel) with its
+    positional parameters all positional: those given by keyword moved in, those left out
+    filled with the schema's defaults. Upstream's boxed call holds them so, and the composite
+    computes with them (``int[2] stride=1`` as [1, 1]) where ours would take its Python
+    function's own defaults; the other operators' kernels take the values themselves."""
+    fill = op.cache.get("positional defaults", _UNRESOLVED)
+    if fill is _UNRESOLVED:
+        cia = op.cache.get("CompositeImplicitAutograd", _UNRESOLVED)
+        if cia is _UNRESOLVED:
+            cia = op.cache["CompositeImplicitAutograd"] = resolve_composite_implicit(op)
+        fill = None if cia is None else tuple(
+            (a.name, a.has_default_value(), a.default_value if a.has_default_value() else None)
+            for a in op.schema.arguments if not a.kwarg_only)
+        op.cache["positional defaults"] = fill
+    if fill is None or len(args) >= len(fill):
+        return args, kwargs
+    out, rest = list(args), dict(kwargs)
+    for name, has, default in fill[len(args):]:
+        if name in rest:
+            out.append(rest.pop(name))
+        elif has:
+            out.append(list(default) if type(default) is list else default)
+        else:
+            break  # a required argument left out: the kernel's own error names it
+    return tuple(out), rest
 
 
 def _call_overload_with_key(op: OperatorHandle):
@@ -787,11 +816,11 @@ def packet_callable(qualname: str):
             if hit is None:
                 op, new_args, new_kwargs = select_overload(ordered[0], args, kwargs)
                 chosen[key] = op, not _same_call(args, kwargs, new_args, new_kwargs)
-                return aten_dispatch(op, new_args, new_kwargs)
+                return aten_dispatch(op, *with_schema_defaults(op, new_args, new_kwargs))
             op, converts = hit
             if converts:
                 args, kwargs = bind(op.schema, args, kwargs, as_tensors)
-            return aten_dispatch(op, args, kwargs)
+            return aten_dispatch(op, *with_schema_defaults(op, args, kwargs))
 
         relevant = _torch_function_first(args, kwargs)
         if relevant is not None:  # with the packet as the function
@@ -802,7 +831,7 @@ def packet_callable(qualname: str):
             return torch.overrides.handle_torch_function(getattr(getattr(torch.ops, ns), name),
                                                          relevant, *args, **kwargs)
         op, args, kwargs = select_overload(ordered[0], args, kwargs)
-        return aten_dispatch(op, args, kwargs)
+        return aten_dispatch(op, *with_schema_defaults(op, args, kwargs))
 
     call.__name__ = qualname.split("::")[-1]
     return call

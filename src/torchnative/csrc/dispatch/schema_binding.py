@@ -13,8 +13,8 @@ value converted for its argument's JIT type, or refused:
 * a bool takes bools, None (False) and anything with a truth value of its own (``__bool__``);
 * a Scalar takes Python's own numbers only (int, bool, float and their subclasses, complex), not
   tensors nor numpy's integer and float32 scalars;
-* an int or float list takes a sequence of such values, and, for a fixed size ``int[N]``, one
-  int repeated.
+* an int or float list takes a sequence of such values, and, for a fixed size ``int[N]`` or
+  ``float[N]`` (not ``SymInt[N]``), one value repeated.
 Modes and the kernel then see the converted values (a bool for ``keepdim=1``, a list for a
 tuple of ints), as upstream's boxed call has them.
 """
@@ -110,9 +110,11 @@ def convert(value, t, as_tensors: bool = False, n=None):
         elem = t.getElementType()
         each = _SCALAR_CONVERT.get(elem.kind())
         if not isinstance(value, (list, tuple)):
-            floats = elem.kind() in ("FloatType", "SymFloatType")
-            if each is not None and n and isinstance(value, float if floats else int):
-                one = each(value)  # a fixed-size list given one value: it repeats
+            # one value for a fixed-size int[N] or float[N] repeats (toIValue; not SymInt[N])
+            floats = elem.kind() == "FloatType"
+            if elem.kind() in ("IntType", "FloatType") and n and \
+                    isinstance(value, float if floats else int):
+                one = each(value)
                 return NO if one is NO else [one] * n
             return NO
         if each is None:  # (tensors, optional tensors, ...: each as it is, in a list)
