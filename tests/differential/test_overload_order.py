@@ -59,9 +59,9 @@ def test_packet_calls_pick_upstreams_overload():
     assert ours == theirs
 
 
-FACTS_PROGRAM = r'''
+# a dispatch mode recording each overload and the values it was given (a tensor by its type)
+SEEN = r'''
 import json, torch
-import numpy as np
 from torch.utils._python_dispatch import TorchDispatchMode
 
 class Seen(TorchDispatchMode):
@@ -74,6 +74,10 @@ class Seen(TorchDispatchMode):
         seen = [[type(a).__name__, "" if isinstance(a, torch.Tensor) else a] for a in args]
         self.ops.append([str(func), seen, sorted((kwargs or {}).items())])
         return func(*args, **(kwargs or {}))
+'''
+
+FACTS_PROGRAM = SEEN + r'''
+import numpy as np
 
 A = torch.ops.aten
 x = torch.arange(6.).view(2, 3)
@@ -144,20 +148,7 @@ def test_packet_choice_follows_the_arguments_facts():
     assert ours == theirs
 
 
-DEFAULTS_PROGRAM = r'''
-import json, torch
-from torch.utils._python_dispatch import TorchDispatchMode
-
-class Seen(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.ops = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        seen = [None if isinstance(a, torch.Tensor) else a for a in args]
-        self.ops.append([str(func), seen, sorted((kwargs or {}).items())])
-        return func(*args, **(kwargs or {}))
-
+DEFAULTS_PROGRAM = SEEN + r'''
 A = torch.ops.aten
 x, w = torch.rand(1, 1, 4, 4), torch.rand(1, 1, 3, 3)
 calls = {
