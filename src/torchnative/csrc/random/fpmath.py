@@ -138,11 +138,12 @@ def fma32(a, b, c, out=None, wide=None) -> np.ndarray:
     the destination.
     """
     a, b, c = np.asarray(a, F32), np.asarray(b, F32), np.asarray(c, F32)
-    if not b.ndim and abs(b.item()) == 1.0 or not a.ndim and abs(a.item()) == 1.0:
-        # a factor of +-1 makes the product exact in float32: one rounding of the float32 sum
-        # (an optimizer's alpha=1.0)
-        unit, other = (b, a) if not b.ndim and abs(b.item()) == 1.0 else (a, b)
-        sum_ = np.add if unit.item() > 0 else np.subtract
+    # a factor of +-1 makes the product exact in float32: one rounding of the float32 sum (an
+    # optimizer's alpha=1.0)
+    unit = b.item() if not b.ndim else a.item() if not a.ndim else 0.0
+    if unit == 1.0 or unit == -1.0:
+        other = a if not b.ndim else b
+        sum_ = np.add if unit > 0 else np.subtract
         return sum_(c, other, out=out) if out is not None else np.asarray(sum_(c, other), F32)
     shape = _shape3(a, b, c)
     n = math.prod(shape)
