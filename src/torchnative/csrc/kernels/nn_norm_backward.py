@@ -74,7 +74,7 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
     norm = 1.0 / num_features
     if _dense_same_dtype(comp, grad, x) and \
             _dense_same_dtype(comp, w, mean, invstd, size=shape[1]):
-        gi, gw, gb = _numpy_backward(grad, x, w, mean, invstd, train, mask, axes, norm, comp,
+        gi, gw, gb = _numpy_backward(grad, x, w, mean, invstd, train, axes, norm, comp,
                                      output_mask)
         return (to_dtype(gi, input_dtype), to_dtype(gw, weight_dtype) if gw is not None else None,
                 to_dtype(gb, weight_dtype) if gb is not None else None)
@@ -127,51 +127,35 @@ def _channel_sums(t, axes, comp):
     return _k("sum.dim_IntList")(t, axes)
 
 
-def _numpy_backward(grad, x, w, mean, invstd, train, mask, axes, norm, comp, output_mask):
+def _numpy_backward(grad, x, w, mean, invstd, train, axes, norm, comp, output_mask):
     """The decomposition's elementwise steps as the mul/sub kernels compute them on dense
     arrays of one dtype (each product and difference rounded in that dtype, the Python float
     ``norm`` entering as that dtype, as a wrapped number does), in the same order; the
-    per-channel sums in double (``_channel_sums``)."""
+    per-channel sums as ``_channel_sums`` takes them (float32 ones by ``_row_sums``). The arrays
+    are seen as N rows of C * inner values and each per-channel vector as one repeated row
+    (support/channels.py): contiguous passes where numpy's (1, C, 1, ...) broadcast runs its
+    generic strided loops, the same values."""
     cdt = D.numpy_dtype(comp)
     g, xa = arr(grad), arr(x)
-    if cdt == np.float32 and g.size:
-        return _rows_backward(g, xa, w, mean, invstd, train, norm, comp, output_mask)
-    with quiet():
-        xm = xa - arr(mean).reshape(mask)
-        grad_sum = _channel_sums(grad, axes, comp)
-        dot_p = _channel_sums(wrap(g * xm, comp), axes, comp)
-        n = cdt.type(norm)
-        grad_mean = (arr(grad_sum) * n).reshape(mask)
-        inv = arr(invstd)
-        proj_scale = ((arr(dot_p) * n) * (inv * inv)).reshape(mask)
-        grad_scale = (inv * cdt.type(1.0) if w is None else inv * arr(w)).reshape(mask)
-        if train:
-            gi = ((g - xm * proj_scale) - grad_mean) * grad_scale
-        else:
-            gi = g * grad_scale
-        gw = wrap(arr(dot_p) * inv, comp) if output_mask[1] else None
-    return wrap(gi, comp), gw, grad_sum if output_mask[2] else None
-
-
-def _rows_backward(g, xa, w, mean, invstd, train, norm, comp, output_mask):
-    """``_numpy_backward``'s steps on float32 arrays seen as N rows of C * inner values, each
-    per-channel vector one repeated row (support/channels.py: contiguous passes where numpy's
-    (1, C, 1, ...) broadcast runs its generic strided loops), the per-channel double sums by a
-    matrix-vector product: the same roundings in the same order."""
-    f32 = np.float32
-    c = g.shape[1]
-    inner = g.size // (g.shape[0] * c)
+    shape = g.shape
+    c, inner = shape[1], math.prod(shape[2:])
     g2, x2 = rows(g), rows(xa)
+    if cdt == np.float32 and g.size:
+        def sums(a2):
+            return _row_sums(a2, c, inner)
+    else:
+        def sums(a2):
+            return arr(_channel_sums(wrap(a2.reshape(shape), comp), axes, comp))
     with quiet():
         xm = np.subtract(x2, channel_row(arr(mean), inner))
-        grad_sum = _row_sums(g2, c, inner)
-        dot_p = _row_sums(np.multiply(g2, xm), c, inner)
-        n = f32(norm)
+        grad_sum = sums(g2)
+        dot_p = sums(np.multiply(g2, xm))
+        n = cdt.type(norm)
         inv = arr(invstd)
         grad_mean = grad_sum * n
         proj_scale = (dot_p * n) * (inv * inv)
-        grad_scale = inv * f32(1.0) if w is None else inv * arr(w)
-        if train:
+        grad_scale = inv * cdt.type(1.0) if w is None else inv * arr(w)
+        if train:  # ((g - xm * proj_scale) - grad_mean) * grad_scale, in xm's place
             gi = np.multiply(xm, channel_row(proj_scale, inner), out=xm)
             np.subtract(g2, gi, out=gi)
             np.subtract(gi, channel_row(grad_mean, inner), out=gi)
@@ -179,7 +163,7 @@ def _rows_backward(g, xa, w, mean, invstd, train, norm, comp, output_mask):
         else:
             gi = np.multiply(g2, channel_row(grad_scale, inner))
         gw = wrap(dot_p * inv, comp) if output_mask[1] else None
-    return (wrap(gi.reshape(g.shape), comp), gw,
+    return (wrap(gi.reshape(shape), comp), gw,
             wrap(grad_sum, comp) if output_mask[2] else None)
 
 
