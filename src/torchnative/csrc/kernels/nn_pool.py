@@ -418,8 +418,7 @@ def _adaptive_avg_pool2d(self, output_size):
 # ---- CompositeImplicitAutograd entries ---------------------------------------------------------
 
 @kernel("max_pool2d", composite=True)
-def max_pool2d(self, kernel_size, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False):
-    # (the schema's int[2] defaults as it expands them: the call below passes what upstream's does)
+def max_pool2d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     return call("max_pool2d_with_indices", self, list(kernel_size), list(stride or ()),
                 list(padding), list(dilation), ceil_mode)[0]
 
