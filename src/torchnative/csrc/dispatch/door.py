@@ -727,6 +727,8 @@ def _torch_function_first(args: tuple, kwargs: dict):
 
 
 def _call_overload(op: OperatorHandle):
+    fill = [_UNRESOLVED]  # the operator's positional defaults, once known (with_schema_defaults)
+
     def call(*args, **kwargs):
         relevant = _torch_function_first(args, kwargs)
         if relevant is not None:  # with the OpOverload as the function
@@ -734,7 +736,11 @@ def _call_overload(op: OperatorHandle):
 
             return torch.overrides.handle_torch_function(op_overload(op), relevant, *args,
                                                          **kwargs)
-        args, kwargs = with_schema_defaults(op, args, kwargs)
+        f = fill[0]
+        if f is _UNRESOLVED:
+            f = fill[0] = _positional_defaults(op)
+        if f is not None and len(args) < len(f):  # (no call frame for a complete one)
+            args, kwargs = _filled(f, args, kwargs)
         return aten_dispatch(op, args, kwargs)
 
     call.__name__ = op.name.replace("::", ".")
@@ -747,6 +753,15 @@ def with_schema_defaults(op: OperatorHandle, args: tuple, kwargs: dict) -> tuple
     filled with the schema's defaults. Upstream's boxed call holds them so, and the composite
     computes with them (``int[2] stride=1`` as [1, 1]) where ours would take its Python
     function's own defaults; the other operators' kernels take the values themselves."""
+    fill = _positional_defaults(op)
+    if fill is None or len(args) >= len(fill):
+        return args, kwargs
+    return _filled(fill, args, kwargs)
+
+
+def _positional_defaults(op: OperatorHandle):
+    """(name, has a default, the default) of each positional parameter of a composite operator;
+    None for any other."""
     fill = op.cache.get("positional defaults", _UNRESOLVED)
     if fill is _UNRESOLVED:
         cia = op.cache.get("CompositeImplicitAutograd", _UNRESOLVED)
@@ -756,8 +771,10 @@ def with_schema_defaults(op: OperatorHandle, args: tuple, kwargs: dict) -> tuple
             (a.name, a.has_default_value(), a.default_value if a.has_default_value() else None)
             for a in op.schema.arguments if not a.kwarg_only)
         op.cache["positional defaults"] = fill
-    if fill is None or len(args) >= len(fill):
-        return args, kwargs
+    return fill
+
+
+def _filled(fill: tuple, args: tuple, kwargs: dict) -> tuple:
     out, rest = list(args), dict(kwargs)
     for name, has, default in fill[len(args):]:
         if name in rest:
