@@ -144,33 +144,46 @@ def convert(value, t, as_tensors: bool = False, n=None):
     return value  # device/generator/...: accepted, the kernel validates
 
 
+def _plan(schema) -> tuple:
+    """What binding reads of a schema, read once: the number of positional parameters, the
+    parameters' names, and each parameter's (name, kwarg-only, has a default, JIT type, N)."""
+    plan = _PLANS.get(id(schema))
+    if plan is None or plan[0] is not schema:
+        params = schema.arguments
+        plan = _PLANS[id(schema)] = (schema, sum(1 for a in params if not a.kwarg_only),
+                                     frozenset(a.name for a in params),
+                                     tuple((a.name, a.kwarg_only, a.has_default_value(),
+                                            a.real_type, getattr(a, "N", None))
+                                           for a in params))
+    return plan
+
+
+_PLANS: dict = {}  # id(schema) -> _plan (the schema kept, so an id is never reused under it)
+
+
 def bind(schema, args: tuple, kwargs: dict, as_tensors: bool = False):
     """``(args, kwargs)`` converted for ``schema``, or None when the call does not bind to it."""
-    params = schema.arguments
-    n_positional = sum(1 for a in params if not a.kwarg_only)
-    if len(args) > n_positional:
-        return None
-    names = {a.name for a in params}
-    if any(k not in names for k in kwargs):
+    _, n_positional, names, params = _plan(schema)
+    if len(args) > n_positional or not names.issuperset(kwargs):
         return None
     out_args, out_kwargs = list(args), dict(kwargs)
-    for i, a in enumerate(params):
-        positional = i < len(args) and not a.kwarg_only
+    for i, (name, kwarg_only, has_default, t, n) in enumerate(params):
+        positional = i < len(args) and not kwarg_only
         if positional:
             value = args[i]
         else:
-            value = kwargs.get(a.name, _MISSING)
+            value = kwargs.get(name, _MISSING)
             if value is _MISSING:
-                if a.has_default_value():
+                if has_default:
                     continue
                 return None  # an optional argument without a default must be given, as upstream
-        got = convert(value, a.real_type, as_tensors, getattr(a, "N", None))
+        got = convert(value, t, as_tensors, n)
         if got is NO:
             return None
         if positional:
             out_args[i] = got
         else:
-            out_kwargs[a.name] = got
+            out_kwargs[name] = got
     return tuple(out_args), out_kwargs
 
 
