@@ -20,8 +20,7 @@ from ..core import dtypes as D
 from ..core.construct import empty, from_result
 from ..core.device import CPU
 from ..core.layouts import channels_last, channels_last_3d, contiguous_format
-from .support import blas_threads
-from .support.channels import channel_row, rows
+from .support.channels import channel_row, channel_sums, rows
 from .support.common import arr, as_compute, wrap
 from ..dispatch.call import call
 from .pointwise_math import fma
@@ -274,9 +273,7 @@ def _channel_stats(x, c, n):
     row-wise dot. The widened x is left as it is, for the output's multiply-add."""
     xd = x.astype(np.float64)
     inner = n // x.shape[0]
-    per = xd.reshape(-1, inner)
-    blas_threads.for_product(per.shape[0], inner, 1)
-    mean64 = (per @ np.ones(inner)).reshape(-1, c).sum(0)
+    mean64 = channel_sums(xd, c, inner)
     mean64 /= n
     dev = np.subtract(rows(xd), channel_row(mean64, inner)).reshape(-1, inner)
     var_sum = np.einsum("ij,ij->i", dev, dev).reshape(-1, c).sum(0)

@@ -20,8 +20,7 @@ from ..core.construct import wrapped_number
 from ..ops.kernel_registry import KERNELS, kernel
 from .nn_softmax_backward import computation_dtype, to_dtype
 from ..platform.float_state import quiet
-from .support import blas_threads
-from .support.channels import channel_row, rows
+from .support.channels import channel_row, channel_sums, rows
 from .support.common import arr, wrap
 
 
@@ -171,9 +170,7 @@ def _row_sums(a2, c, inner):
     """Per-channel sums of N rows of C * inner float32 values, taken in double and rounded once
     (``_channel_sums``' values, in the order of a matrix-vector product over each (sample,
     channel) block, then the samples)."""
-    per = a2.reshape(-1, inner)
-    blas_threads.for_product(per.shape[0], inner, 1)
-    return (per.astype(np.float64) @ np.ones(inner)).reshape(-1, c).sum(0).astype(np.float32)
+    return channel_sums(a2.astype(np.float64), c, inner).astype(np.float32)
 
 
 # ---- native_layer_norm_backward -----------------------------------------------------------------

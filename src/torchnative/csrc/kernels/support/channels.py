@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 
+from . import blas_threads
+
 
 def rows(a: np.ndarray) -> np.ndarray:
     """``a`` (N, C, ...), C-contiguous, as N rows of C * inner values (a view)."""
@@ -23,3 +25,11 @@ def channel_row(v: np.ndarray, inner: int) -> np.ndarray:
     v = v.reshape(-1)
     return v if inner == 1 else np.repeat(v, inner)
 
+
+
+def channel_sums(a: np.ndarray, c: int, inner: int) -> np.ndarray:
+    """Each channel's sum of a C-contiguous float64 (N, C, ...) array with ``inner`` values per
+    (sample, channel) block: a matrix-vector product over the blocks, then the samples' sum."""
+    per = a.reshape(-1, inner)
+    blas_threads.for_product(per.shape[0], inner, 1)
+    return (per @ np.ones(inner)).reshape(-1, c).sum(0)
