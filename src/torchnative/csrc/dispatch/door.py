@@ -832,12 +832,16 @@ def packet_callable(qualname: str):
             hit = chosen.get(key)
             if hit is None:
                 op, new_args, new_kwargs = select_overload(ordered[0], args, kwargs)
-                chosen[key] = op, not _same_call(args, kwargs, new_args, new_kwargs)
+                fill = _positional_defaults(op)  # (the pattern fixes how many are given)
+                chosen[key] = (op, not _same_call(args, kwargs, new_args, new_kwargs),
+                               fill if fill is not None and len(args) < len(fill) else None)
                 return aten_dispatch(op, *with_schema_defaults(op, new_args, new_kwargs))
-            op, converts = hit
+            op, converts, fill = hit
             if converts:
                 args, kwargs = bind(op.schema, args, kwargs, as_tensors)
-            return aten_dispatch(op, *with_schema_defaults(op, args, kwargs))
+            if fill is not None:
+                args, kwargs = _filled(fill, args, kwargs)
+            return aten_dispatch(op, args, kwargs)
 
         relevant = _torch_function_first(args, kwargs)
         if relevant is not None:  # with the packet as the function
