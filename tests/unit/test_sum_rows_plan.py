@@ -103,3 +103,33 @@ def test_control_other_order_is_seen():
         differ += np.add.accumulate(t.numpy(), axis=1)[:, -1].tobytes() != want
         differ += np.add.reduce(t.numpy()[:, ::-1], axis=1).tobytes() != want
     assert differ >= 6, differ
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_whole_tensor_sums_and_means(dt):
+    """``sum()``, ``sum(all dims)``, ``sum([])`` and ``mean()`` take the plan as one row, with
+    the general path's bits, the divided count included; one row past the grain size, which
+    intra-op threads would split, is left to the general path."""
+    from torchnative.csrc.kernels.reduction_mean_plan import MEAN_PLANS
+
+    rng = np.random.default_rng(27)
+    for shape in ((8,), (9,), (31,), (64,), (100,), (257,), (16, 256), (3, 5, 7), (2, 1, 33)):
+        t = _values(rng, shape, dt)
+        t.view(-1)[1] = -0.0
+        every = list(range(t.dim()))
+        want = _general(t, None, False)
+        reduction_sum_rows.ROW_SUM_PLANS.clear()
+        for got in (t.sum(), torch.ops.aten.sum.dim_IntList(t, None, False),
+                    torch.ops.aten.sum.dim_IntList(t, [], False), t.sum(every)):
+            assert got.shape == () and got.numpy().tobytes() == want.tobytes(), shape
+        assert any(reduction_sum_rows.ROW_SUM_PLANS.values()), shape
+        kept = t.sum(every, keepdim=True)
+        assert kept.shape == (1,) * t.dim() and kept.numpy().tobytes() == \
+            _general(t, None, True).tobytes()
+        MEAN_PLANS.clear()
+        assert t.mean().numpy().tobytes() == (want / want.dtype.type(t.numel())).tobytes()
+        assert any(MEAN_PLANS.values()), shape
+    big = _values(rng, (40000,), dt)
+    reduction_sum_rows.ROW_SUM_PLANS.clear()
+    assert big.sum().numpy().tobytes() == _general(big, None, False).tobytes()
+    assert not any(reduction_sum_rows.ROW_SUM_PLANS.values())

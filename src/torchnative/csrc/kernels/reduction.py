@@ -162,12 +162,12 @@ def dense_sum_plan(self, dim, keepdim):
     """The array function computing ``self.sum(dim, keepdim)`` (no dtype argument) from a
     C-contiguous ``self``'s array, as the sum kernel would, or None where the kernel's general
     steps decide. Call the function it returns in the quiet float state."""
-    if dim is None or self._math_bits:
+    if self._math_bits:
         return None
     x = self._np
     if x is None or not x.flags.c_contiguous:
         return None
-    key = (x.shape, self._dtype, dim if type(dim) is int else tuple(dim), keepdim)
+    key = (x.shape, self._dtype, dim if dim is None or type(dim) is int else tuple(dim), keepdim)
     plan = _COL_PLANS.get(key)
     if plan is None:
         plan = _COL_PLANS[key] = col_plan(self, dim, keepdim) or False

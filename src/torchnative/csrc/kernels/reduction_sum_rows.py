@@ -1,5 +1,6 @@
 """``sum(dim)`` of a dense float32/float64 tensor over its trailing dims (log_softmax's backward
-sums each row of the gradient), planned once per (shape, dtype, dim, keepdim).
+sums each row of the gradient) or over all of them (``dim`` None: one row, a loss's ``sum()``),
+planned once per (shape, dtype, dim, keepdim).
 
 It computes what ``reduction.sum_dim`` computes on that path -- the cascade's contiguous-rows
 loop (``cascade_rows.row_sums`` through ``reduction_rows.row_plan``), then ``+ 0`` -- without
@@ -33,7 +34,7 @@ def trailing_rows(t, dim):
     contiguous-rows loop reduces it, whatever the thread count: (rows R, row length n, lanes
     vs, axes), or None where the general path decides (errors included)."""
     shape = t._size
-    if t._dtype not in _NATIVE or not shape or 0 in shape or dim is None:
+    if t._dtype not in _NATIVE or not shape or 0 in shape:
         return None
     try:
         axes = reduce_axes(t, dim)
