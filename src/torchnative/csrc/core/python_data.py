@@ -13,8 +13,10 @@ from functools import partial
 import numpy as np
 
 from . import dtypes as D
-from .construct import checked_device, contiguous_strides_of, empty, tensor_from_numpy, \
-    unsupported_numpy
+from ..platform.float_state import quiet_enter, quiet_exit
+from .cast import cast_array
+from .construct import checked_device, contiguous_strides_of, empty, from_result, \
+    tensor_from_numpy, unsupported_numpy
 from .storage import StorageBase
 from .tensor import TensorBase, alias, make, register_legacy_new
 
@@ -116,12 +118,28 @@ def tensor_from_data(data, dtype=None, device=None):
     if isinstance(data, str):
         raise TypeError(f"new(): invalid data type 'str'")
     dev = checked_device(device)
+    plain = _plain_numbers(data, dtype) if dev.type == "cpu" else None
+    if plain is not None:
+        src, src_dt, dt = plain   # ``src``: a fresh array, so it can be the result's own
+        if dt is _F32 and src_dt is _F64:
+            token = quiet_enter()   # beyond float32's range is inf, as the cast below has it
+            try:
+                src = src.astype(np.float32)   # rounded once, to nearest even
+            finally:
+                quiet_exit(token)
+        elif dt is not src_dt:
+            src = cast_array(src, src_dt, dt)
+        if src.dtype == D.numpy_dtype(dt):
+            return from_result(src, dt)
+        out = empty(src.shape, dt, dev)
+        out._np[...] = src
+        return out
     dt = dtype if dtype is not None else infer_dtype(data)
     shape = _shape_of(data)
     out = empty(shape, dt, dev)
     if dev.type == "meta":
         return out
-    from .cast import cast_array, scalar_nans
+    from .cast import scalar_nans
 
     src_dt = materialize_dtype(data)
     if src_dt is _INT64 and dt is _UINT64 and not isinstance(data, (TensorBase, np.ndarray)):
@@ -143,6 +161,41 @@ def tensor_from_data(data, dtype=None, device=None):
             if isinstance(data, (TensorBase, np.ndarray)) else scalar_nans
     out._np[...] = cast_array(src.reshape(shape), src_dt, dt, nans)
     return out
+
+
+# the kinds of a Python number or a flat sequence of them, by the exact types found: (the dtype
+# its values are read in, the dtype inferred without a dtype argument: None for the default
+# float dtype); bools mixed with numbers, subclasses and numpy values take the general steps
+_PLAIN_KINDS = {frozenset((float,)): ("float64", None), frozenset((int,)): ("int64", "int64"),
+                frozenset((float, int)): ("float64", None), frozenset((bool,)): ("bool", "bool")}
+
+
+def _plain_numbers(data, dtype):
+    """(values read as materialize_dtype reads them, their dtype, the result dtype) of a Python
+    float, int or bool, or a non-empty flat list or tuple of them, as the general steps below
+    find them; None for anything else (nesting, tensors, numpy values, an int past int64,
+    results with their own conversion rules: uint64 and bfloat16)."""
+    tp = type(data)
+    if tp is list or tp is tuple:
+        if not data:
+            return None
+        kinds = _PLAIN_KINDS.get(frozenset(map(type, data)))
+    elif tp is float or tp is int or tp is bool:
+        kinds = _PLAIN_KINDS.get(frozenset((tp,)))
+    else:
+        return None
+    if kinds is None:
+        return None
+    src_dt = D.BY_NAME[kinds[0]]
+    dt = dtype if dtype is not None else \
+        D.BY_NAME[kinds[1]] if kinds[1] is not None else D.get_default_dtype()
+    if dt is _UINT64 or dt is _BF16:
+        return None
+    try:
+        src = np.array(data, D.numpy_dtype(src_dt))
+    except OverflowError:
+        return None
+    return src, src_dt, dt
 
 
 def _copied_nans(data, shape, src_is_f64, values):
@@ -177,6 +230,7 @@ def register_bf16_copy_nans(fn) -> None:
 
 
 _INT64, _UINT64, _F64 = D.BY_NAME["int64"], D.BY_NAME["uint64"], D.BY_NAME["float64"]
+_F32 = D.BY_NAME["float32"]
 _BF16 = D.BY_NAME["bfloat16"]
 
 

@@ -20,7 +20,7 @@ from ..core.tensor import TensorBase
 from ..core.conj_neg_bits import is_conj, is_neg
 from ..kernels.queries import is_complex, is_floating_point, is_inference, is_signed
 from ..core.construct import tensor_from_numpy, unsupported_numpy, warn_not_writable
-from ..core.python_data import from_numpy as _from_numpy
+from ..core.python_data import from_numpy as _from_numpy, tensor_from_data
 from ..platform.torch_warn import torch_warn
 
 
@@ -220,8 +220,6 @@ TENSOR_METHODS = {
 # --- manual torch.* functions ------------------------------------------------------------------
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    from ..core.python_data import tensor_from_data
-
     if isinstance(data, TensorBase):
         torch_warn("To copy construct from a tensor, it is recommended to use "
                    "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
