@@ -121,6 +121,8 @@ def tensor_from_data(data, dtype=None, device=None):
     plain = _plain_numbers(data, dtype) if dev.type == "cpu" else None
     if plain is not None:
         src, src_dt, dt = plain   # ``src``: a fresh array, so it can be the result's own
+        if dt in _CHECKED_INTS:
+            _check_integral(data, src, src_dt, dt)
         if dt is _F32 and src_dt is _F64:
             token = quiet_enter()   # beyond float32's range is inf, as the cast below has it
             try:
@@ -142,7 +144,14 @@ def tensor_from_data(data, dtype=None, device=None):
     from .cast import scalar_nans
 
     src_dt = materialize_dtype(data)
-    if src_dt is _INT64 and dt is _UINT64 and not isinstance(data, (TensorBase, np.ndarray)):
+    numbers_only = dtype is not None and _python_numbers_only(data)
+    if numbers_only and src_dt is _C128 and not (dt.is_complex or dt is _BOOL_DT):
+        # each value unpacked as a real number or an int: a complex one is refused
+        raise TypeError("must be real number, not complex" if dt.is_floating_point else
+                        "'complex' object cannot be interpreted as an integer"
+                        if dt is not _UINT64 else "an integer is required")
+    if dt is _UINT64 and (numbers_only or src_dt is _INT64 and
+                          not isinstance(data, (TensorBase, np.ndarray))):
         src, src_dt = _unsigned_ints(data), dt  # upstream unpacks each int as unsigned 64-bit
     else:
         try:
@@ -150,9 +159,14 @@ def tensor_from_data(data, dtype=None, device=None):
         except OverflowError:  # a Python int past int64
             if src_dt is not _INT64:
                 raise
-            if not (dt.is_floating_point or dt.is_complex):
+            if dt is _BOOL_DT and numbers_only:   # each value's truth, however large
+                src, src_dt = np.asarray(np.asarray(data, dtype=object) != 0, dtype=bool), dt
+            elif not (dt.is_floating_point or dt.is_complex):
                 raise ValueError("Overflow when unpacking long long") from None
-            src, src_dt = np.asarray(np.asarray(data, dtype=object), dtype=np.float64), _F64
+            else:
+                src, src_dt = np.asarray(np.asarray(data, dtype=object), dtype=np.float64), _F64
+    if numbers_only and dt in _CHECKED_INTS:
+        _check_integral(data, src, src_dt, dt)
     nans = None
     if dt is _BF16:
         # an array or a tensor goes through the copy kernel; a sequence's values are converted
@@ -161,6 +175,51 @@ def tensor_from_data(data, dtype=None, device=None):
             if isinstance(data, (TensorBase, np.ndarray)) else scalar_nans
     out._np[...] = cast_array(src.reshape(shape), src_dt, dt, nans)
     return out
+
+
+# integer dtypes whose Python values are stored checked (unpackIntegral); uint64 takes ints only
+_CHECKED_INTS = frozenset(D.BY_NAME[n] for n in
+                          ("uint8", "uint16", "uint32", "int8", "int16", "int32", "int64"))
+
+
+def _python_numbers_only(data) -> bool:
+    """Whether every leaf of ``data`` is a Python number (no tensor, array or numpy value, which
+    are copied with the cast rules instead)."""
+    if type(data) in (list, tuple):
+        return all(_python_numbers_only(x) for x in data)
+    return isinstance(data, (bool, int, float, complex)) and not isinstance(data, np.generic)
+
+
+def _check_integral(data, src: np.ndarray, src_dt, dt) -> None:
+    """store_scalar's checked_convert of Python numbers (read as ``src``) into integer ``dt``:
+    a float past the type's range or NaN, or an int past it (negative ints wrap into unsigned
+    types, as c10::overflows allows) raise upstream's error; the store then truncates."""
+    info = np.iinfo(D.numpy_dtype(dt))
+    if src_dt is _F64:
+        token = quiet_enter()
+        try:
+            bad = np.isnan(src) | (src < float(info.min)) | (src > float(info.max))
+        finally:
+            quiet_exit(token)
+    elif src_dt is _INT64:
+        bad = (src > info.max) | (src < (-info.max if info.min == 0 else info.min))
+    else:
+        return      # bools fit every integer type; complex values take the general cast
+    if bad.any():
+        raise _first_unstorable(data, dt)
+
+
+def _first_unstorable(data, dt) -> Exception:
+    """The error of the first value (in order) that ``dt`` cannot hold: an int past int64 fails
+    to unpack before any range is checked."""
+    info = np.iinfo(D.numpy_dtype(dt))
+    lo = -info.max if info.min == 0 else info.min
+    for v in np.asarray(data, dtype=object).reshape(-1):
+        if type(v) is int and not -2 ** 63 <= v < 2 ** 63:
+            return ValueError("Overflow when unpacking long long")
+        if v != v or v < (lo if type(v) is int else info.min) or v > info.max:
+            break
+    return RuntimeError(f"value cannot be converted to type {dt._name} without overflow")
 
 
 # the kinds of a Python number or a flat sequence of them, by the exact types found: (the dtype
@@ -230,7 +289,7 @@ def register_bf16_copy_nans(fn) -> None:
 
 
 _INT64, _UINT64, _F64 = D.BY_NAME["int64"], D.BY_NAME["uint64"], D.BY_NAME["float64"]
-_F32 = D.BY_NAME["float32"]
+_F32, _C128, _BOOL_DT = D.BY_NAME["float32"], D.BY_NAME["complex128"], D.BY_NAME["bool"]
 _BF16 = D.BY_NAME["bfloat16"]
 
 
@@ -238,6 +297,8 @@ def _unsigned_ints(data) -> np.ndarray:
     """Python ints as uint64 values, with upstream's errors for a negative one or one past 2**64."""
     values = np.asarray(data, dtype=object)
     for v in values.reshape(-1):
+        if isinstance(v, (float, complex)):
+            raise TypeError("an integer is required")   # no float is unpacked as an int
         if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
             if v < 0:
                 raise OverflowError("can't convert negative int to unsigned")
