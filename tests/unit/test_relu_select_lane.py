@@ -1,8 +1,9 @@
-"""relu / clamp_min(x, 0)'s bit-select lane (C-contiguous float32/float64, a +0 bound) gives the
-bits, dtype and strides of the general path it shortcuts (``where(x < 0, 0, x)``: -0.0 and NaN
-kept, negatives to +0.0): zeros of both signs, NaN payloads, infinities, subnormals, every size
-class. Tensors and bounds outside it (strided, other dtypes, a -0.0 or non-zero bound) take the
-general path. Control: a mask built from ``<=`` is caught at -0.0."""
+"""relu / clamp_min(x, 0)'s lane (support/relu_max.py; C-contiguous float32/float64, a +0
+bound) gives the bits, dtype and strides of the general path it shortcuts
+(``where(x < 0, 0, x)``: -0.0 and NaN kept, negatives to +0.0): zeros of both signs, NaN
+payloads, infinities, subnormals, every size class. Tensors and bounds outside it (strided,
+other dtypes, a -0.0 or non-zero bound) take the general path. Control: a mask built from
+``<=`` is caught at -0.0."""
 
 from __future__ import annotations
 
@@ -48,8 +49,8 @@ def _same(a, b):
 def test_lane_matches_general_path(dtype, shape, monkeypatch):
     x = _input(shape, dtype, seed=len(shape))
     calls = []
-    real = pm.zero_where
-    monkeypatch.setattr(pm, "zero_where", lambda c, v: calls.append(1) or real(c, v))
+    real = pm.relu_array
+    monkeypatch.setattr(pm, "relu_array", lambda v: calls.append(1) or real(v))
     for ours in (A.relu(x), A.clamp_min(x, 0), A.clamp_min(x, 0.0), torch.relu(x)):
         assert _same(ours, _general(x))
     assert len(calls) == 4
@@ -58,7 +59,7 @@ def test_lane_matches_general_path(dtype, shape, monkeypatch):
 
 
 def test_outside_the_lane_takes_the_general_path(monkeypatch):
-    monkeypatch.setattr(pm, "zero_where", None)        # the lane would fail if taken
+    monkeypatch.setattr(pm, "relu_array", None)        # the lane would fail if taken
     x = _input((6, 5), torch.float32, seed=3)
     for ours, ref in ((A.relu(x.t()), _general(x.t())),
                       (A.relu(x[:, :2]), _general(x[:, :2])),
@@ -76,7 +77,8 @@ def test_outside_the_lane_takes_the_general_path(monkeypatch):
 def test_control_non_strict_mask_is_caught(monkeypatch):
     x = _input((4, 9), torch.float32, seed=5)
     ref = _general(x)
-    monkeypatch.setattr(pm.np, "less", np.less_equal)
+    monkeypatch.setattr(pm, "relu_array",
+                        lambda v: np.where(np.less_equal(v, 0), v.dtype.type(0), v))
     assert not _same(A.relu(x), ref)
 
 

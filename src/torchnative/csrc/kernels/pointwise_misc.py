@@ -22,7 +22,7 @@ from .pointwise_math import (CHUNK, ONEDNN_AVX2, ONEDNN_AVX512, ONEDNN_BF16, ONE
                              ONEDNN_SSE41, SIMD_MATH, erf, erf_vec32, exact, fma, gelu_onednn,
                              gelu_onednn_avx2, vectorized_mask)
 from .inplace_lane import lane as _inplace_lane, written as _written
-from .support.zero_select import zero_where
+from .support.relu_max import relu_array
 from ..core.construct import from_result
 from ..core.mem_overlap import assert_no_internal_overlap
 from ..dispatch.structured import inplace_wrapper
@@ -102,12 +102,12 @@ def _clamp_min(self, min, dt):
 
 def _relu_select(self):
     """max(x, +0.0) of a C-contiguous float32/float64 tensor: x itself (-0.0 and NaN too) unless
-    x < 0, where it is all-zero bits -- a bit select (support/zero_select.py); else None."""
+    x < 0, where it is all-zero bits (support/relu_max.py); else None."""
     x = self._np
     if self._dtype not in _SELECT or x is None or not x.ndim or not x.flags.c_contiguous or \
             self._math_bits:
         return None
-    return from_result(zero_where(np.less(x, x.dtype.type(0)), x), self._dtype)
+    return from_result(relu_array(x), self._dtype)
 
 
 def _clamp_max(self, max, dt):

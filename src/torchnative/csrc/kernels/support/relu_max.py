@@ -1,0 +1,60 @@
+"""``max(x, +0.0)`` as upstream's clamp_min(0) computes it -- ``x`` itself unless ``x < 0``, so
+-0.0 and every NaN keep their bits -- on a C-contiguous float32/float64 array.
+
+numpy's ``maximum(0, x)`` is one pass against the bit select's three (support/zero_select.py),
+but which of two equal zeros or of a number and a NaN it returns is its inner loop's choice: the
+x86 vector loops return the second operand (``x``), a NEON ``fmax`` returns +0.0 for
+``max(+0.0, -0.0)``. So the first call of each dtype compares ``maximum`` with the bit select,
+bit for bit, on every length up to a few vectors past the widest register, at every offset of a
+vector, over signed zeros, NaNs with payloads and signs, infinities and subnormals; the lane
+that agrees everywhere is kept, else the bit select is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .zero_select import zero_where
+
+_maximum, _less = np.maximum, np.less
+_FAST: dict = {}   # numpy dtype -> whether maximum(0, x) is the bit select on this machine
+
+
+def relu_array(x: np.ndarray) -> np.ndarray:
+    """A fresh C-contiguous array: ``x`` where not ``x < 0``, else +0.0 (``x`` C-contiguous,
+    float32 or float64, at least one dimension)."""
+    zero = x.dtype.type(0)
+    fast = _FAST.get(x.dtype)
+    if fast is None:
+        fast = _FAST[x.dtype] = maximum_is_select(x.dtype)
+    return _maximum(zero, x) if fast else zero_where(_less(x, zero), x)
+
+
+def maximum_is_select(dtype) -> bool:
+    """Whether ``maximum(0, x)`` gives the bit select's bits on every probe."""
+    dtype = np.dtype(dtype)
+    bits = np.dtype(f"u{dtype.itemsize}")
+    one = dtype.type(1)
+    quiet = np.array([np.nan], dtype).view(bits)[0]
+    payloads = np.array([quiet, quiet | 1, quiet | (quiet >> 3)], bits)
+    nans = np.concatenate((payloads, payloads | (bits.type(1) << bits.type(8 * dtype.itemsize - 1))))
+    tiny = np.finfo(dtype).smallest_subnormal
+    specials = np.concatenate((np.array([0.0, -0.0, np.inf, -np.inf, tiny, -tiny, one, -one],
+                                        dtype), nans.view(dtype)))
+    rng = np.random.default_rng(0)
+    pool = np.concatenate((specials, rng.standard_normal(64).astype(dtype)))
+    buf = pool[rng.integers(0, pool.size, 4200)]
+    buf[16:16 + specials.size] = specials
+    zero = dtype.type(0)
+    lanes = 64 // dtype.itemsize          # the widest register's, so every alignment is tried
+    probes = [(n, k) for n in range(1, 3 * lanes + 8) for k in (0, 1)] + \
+        [(n, k) for n in (4 * lanes - 1, 4 * lanes, 4 * lanes + 1, 1025, 4099)
+         for k in range(lanes)]
+    with np.errstate(all="ignore"):
+        for n, offset in probes:
+            x = buf[offset:offset + n]
+            got = _maximum(zero, x)
+            want = zero_where(_less(x, zero), x)
+            if got.dtype != dtype or not np.array_equal(got.view(bits), want.view(bits)):
+                return False
+    return True
