@@ -1,6 +1,6 @@
 """nll_loss_forward / nll_loss_backward's lane (no class weights, reduction mean or sum, every
 target a class and none ignored) gives the general steps' bits: the same gathered values,
-pairwise float64 sum, roundings and division; special values in the picked log-probabilities;
+upstream's cascade sum (nn_loss_cascade.py), roundings and division; special values in the picked log-probabilities;
 float32 and float64; 1-d and 2-d inputs, Long and Byte targets. Targets that are ignored or out
 of range, class weights and reduction none take the general steps (errors included). Control:
 a sum in another order is caught."""
@@ -91,6 +91,10 @@ def test_outside_the_lane(monkeypatch):
 
 
 def test_control_other_sum_order_is_caught():
+    """The lane's sum is the cascade's; a pairwise or a plain sequential sum of the same values
+    differs on some of these inputs, so the comparisons above would see either."""
+    from test_nll_cascade_loop import literal_loop
+
     differ = 0
     for seed in range(20):
         rng = np.random.default_rng(seed)
@@ -98,7 +102,6 @@ def test_control_other_sum_order_is_caught():
         x = torch.from_numpy(picked.reshape(1000, 1))
         t = torch.zeros(1000, dtype=torch.long)
         got = A.nll_loss_forward(x, t, None, 2, -100)[0].item()
-        seq = -np.add.accumulate(picked)[-1]
-        assert got == -picked.sum()
-        differ += got != seq
+        assert got == literal_loop(picked, range(1000), 1000, True, np.dtype(np.float64))
+        differ += (got != -picked.sum()) + (got != -np.add.accumulate(picked)[-1])
     assert differ >= 3, differ

@@ -4,8 +4,10 @@ CompositeImplicitAutograd nll_loss, nll_loss2d, nll_loss_nd, cross_entropy_loss 
 class probabilities, label smoothing), l1_loss and kl_div, written with the operators upstream's
 C++ dispatches.
 
-Reductions: 0 none, 1 mean, 2 sum. Sums accumulate in float64 and round once to the result
-dtype (upstream's cascade sums are within an ulp of that); a mean over nothing is NaN.
+Reductions: 0 none, 1 mean, 2 sum. nll_loss's float32/float64 sums are upstream's own cascade
+in the input's dtype (nn_loss_cascade.py); the other sums accumulate in float64 and round once
+to the result dtype (upstream's cascade sums are within an ulp of that); a mean over nothing is
+NaN.
 Reduced-precision losses round after every elementwise step, as upstream's BFloat16/Half
 arithmetic does.
 """
@@ -22,6 +24,8 @@ from .support.broadcast import infer_size
 from ..dispatch.call import call
 from .support.nn_util import not_implemented, subclass_like
 from ..ops.kernel_registry import kernel
+from ..platform.float_state import quiet
+from .nn_loss_cascade import cascade_total
 
 _B = D.BY_NAME
 _LONG, _BYTE, _F64 = _B["int64"], _B["uint8"], _B["float64"]
@@ -144,19 +148,33 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
         return wrap(out, dt), _scalar(0.0, dt)
     if t.size == 0:
         return _scalar(np.nan if reduction == MEAN else 0.0, dt), _scalar(0.0, dt)
-    if weight is None and dt in _NATIVE and t.size == x2.shape[0] and \
-            every_target_kept(t, ignore_index, n_classes):
-        # _gather_losses and _reduce_nll with every item kept and unit weights (a product with
-        # 1.0 is the value itself): the same sum, roundings and division
-        picked = x2[np.arange(t.size), t].astype(np.float64)
-        acc = x2.dtype.type
-        loss_r = np.asarray(-picked.sum(), acc)
-        total_r = np.asarray(float(t.size), acc)
-        if reduction == MEAN:   # by a positive count: numpy has nothing to warn about
-            loss_r = np.asarray(loss_r / total_r, acc)
-        return wrap(loss_r, dt), wrap(total_r, dt)
+    if dt in _NATIVE:
+        batch = x2.shape[0]
+        if weight is None and t.size == batch and every_target_kept(t, ignore_index, n_classes):
+            items = np.arange(batch)     # every item kept, unit weights
+            picked, weights = x2[items, t], None
+        else:
+            picked, w, keep = _gather_losses(x2, t, weight, ignore_index, n_classes)
+            items = np.flatnonzero(keep)
+            picked, weights = picked[items], (w[items] if weight is not None else None)
+        return _cascade_reduced(picked, weights, items, batch, reduction, dt)
     picked, w, keep = _gather_losses(x2, t, weight, ignore_index, n_classes)
     return _reduce_nll(picked, w, keep, reduction, dt, weight is not None)
+
+
+def _cascade_reduced(picked, weights, items, batch, reduction, dt):
+    """The loss and total weight of float32/float64 items kept at ``items``, summed as
+    nll_loss_out_frame sums them (nn_loss_cascade.py): each amount ``input * weight`` rounded
+    in the input's dtype, the mean divided in it."""
+    acc = picked.dtype.type
+    with quiet():
+        amounts = picked if weights is None else picked * weights
+        loss = cascade_total(amounts, items, batch, True)
+        total = acc(items.size) if weights is None else cascade_total(weights, items, batch,
+                                                                      False)
+        if reduction == MEAN:
+            loss = acc(loss / total)
+    return wrap(np.asarray(loss, acc), dt), wrap(np.asarray(total, acc), dt)
 
 
 _NATIVE = frozenset((_B["float32"], _F64))
