@@ -24,7 +24,8 @@ from .support.broadcast import infer_size
 from ..dispatch.call import call
 from .support.nn_util import not_implemented, subclass_like
 from ..ops.kernel_registry import kernel
-from ..platform.float_state import quiet
+from ..core.construct import from_result
+from ..platform.float_state import quiet_enter, quiet_exit
 from .nn_loss_cascade import cascade_total
 
 _B = D.BY_NAME
@@ -166,15 +167,17 @@ def _cascade_reduced(picked, weights, items, batch, reduction, dt):
     """The loss and total weight of float32/float64 items kept at ``items``, summed as
     nll_loss_out_frame sums them (nn_loss_cascade.py): each amount ``input * weight`` rounded
     in the input's dtype, the mean divided in it."""
-    acc = picked.dtype.type
-    with quiet():
+    token = quiet_enter()
+    try:
         amounts = picked if weights is None else picked * weights
         loss = cascade_total(amounts, items, batch, True)
-        total = acc(items.size) if weights is None else cascade_total(weights, items, batch,
-                                                                      False)
+        total = picked.dtype.type(items.size) if weights is None else \
+            cascade_total(weights, items, batch, False)
         if reduction == MEAN:
-            loss = acc(loss / total)
-    return wrap(np.asarray(loss, acc), dt), wrap(np.asarray(total, acc), dt)
+            loss = loss / total
+    finally:
+        quiet_exit(token)
+    return from_result(np.array(loss), dt), from_result(np.array(total), dt)
 
 
 _NATIVE = frozenset((_B["float32"], _F64))

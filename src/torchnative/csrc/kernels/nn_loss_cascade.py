@@ -2,15 +2,14 @@
 own float32/float64 arithmetic: item after item, ``partial[0] -= value``; after an item kept at
 batch index ``b``, each level ``j`` (of eight) flushes into level ``j + 1`` while ``b`` is a
 multiple of ``step ** (j + 1)`` (``step`` = 2**max(4, CeilLog2(batch) / 8): 16 for any real
-batch); the result is ``0 + partial[0] + ... + partial[7]``. So the first kept item lands alone
-on level 7 when it is item 0, the others in runs of 16, and an ignored item at a multiple of 16
-lengthens its run.
+batch); the result is ``0 + partial[0] + ... + partial[7]``. So item 0, when kept, lands alone
+on the top level; the others go in runs of 16 (an ignored item at a multiple of 16 lengthens
+its run), their sums in runs of 16 on the next level, and so on.
 
-numpy computes each level's runs at once: a run is a column of a (longest run + 1, runs) array
-that starts with +0.0, whose rows numpy's reduce along axis 0 applies in order into every
-column (its pairwise sum runs only along the fastest axis, so there are always two columns or
-more); shorter runs are padded with the operation's identity (``x - +0.0`` and ``x + -0.0`` are
-``x`` for every x, zeros' signs and NaN payloads included).
+numpy computes each level's runs at once, each run a row or column that starts with +0.0 and
+is reduced strictly in order: ``subtract.reduce`` (numpy sums pairwise only in ``add``) or
+``add.accumulate``; runs of different lengths are padded with the operation's identity
+(``x - +0.0`` and ``x + -0.0`` are ``x`` for every x, zeros' signs and NaN payloads included).
 """
 
 from __future__ import annotations
@@ -22,63 +21,93 @@ LEVELS = 8
 
 def cascade_total(values: np.ndarray, index: np.ndarray, batch: int, subtract: bool):
     """The upstream sum of ``values`` (float32/float64, the kept items' amounts in batch order)
-    kept at batch indices ``index`` (ascending): ``-sum`` of them when ``subtract`` (the
-    loss), else their sum (the weights); a numpy scalar of ``values``' dtype."""
+    kept at batch indices ``index`` (ascending): ``0 - v0 - v1 ...`` in the cascade's order when
+    ``subtract`` (the loss), else ``0 + v0 + ...`` (the weights); a numpy scalar of their dtype.
+    Call it in the quiet float state (overflow is inf here, as in C++)."""
     dt = values.dtype
     power = max(4, (batch - 1).bit_length() // LEVELS if batch > 1 else 0)
+    step = 1 << power
+    top = dt.type(0)
+    if index.size and index[0] == 0 and batch <= step ** (LEVELS - 1):
+        # item 0 flushes through every level at once, and no later item reaches the top level;
+        # 0 - v0 (or 0 + v0) is never -0.0, so the levels' 0 + x on the way leave it as it is
+        top = dt.type(0) - values[0] if subtract else dt.type(0) + values[0]
+        values, index = values[1:], index[1:]
     parts = []
-    level_values, level_index = values, index
-    op = np.subtract if subtract else np.add
-    for level in range(LEVELS):
-        if level == LEVELS - 1:      # the last level never flushes
-            flush = np.zeros(level_index.size, bool)
+    # items 1, 2, ... n: every level's events are consecutive too
+    regular = bool(index.size) and int(index[0]) == 1 and int(index[-1]) == index.size
+    for level in range(LEVELS - 1):
+        if regular:   # consecutive items (or events): runs of ``step`` exactly
+            runs, rest = _regular_runs(values, step, subtract and level == 0)
         else:
-            flush = (level_index & ((1 << (power * (level + 1))) - 1)) == 0
-        runs, rest = _runs(level_values, flush, op, dt)
+            flush = (index & ((1 << (power * (level + 1))) - 1)) == 0
+            runs, rest = _runs(values, flush, subtract and level == 0)
+            index = index[flush]
         parts.append(rest)
-        level_values, level_index = runs, level_index[flush]
-        op = np.add
-        if not level_values.size:
+        values = runs
+        if not values.size:
             break
+    else:
+        parts.append(_in_order(values, False))   # (batches past step**7: the top level's sum)
     total = dt.type(0)
     for p in parts:
-        total = dt.type(total + p)
-    return total
+        total = total + p
+    return total + top
 
 
-def _runs(values: np.ndarray, flush: np.ndarray, op, dt):
-    """(the sums of the runs each ending at a flushed item, in order; the sum of the items after
-    the last flush), each run's sum ``op``-reduced from +0.0 strictly in order."""
+def _regular_runs(values, step, subtract):
+    """(the sums of the complete runs of ``step`` values, the sum of the rest): one grid, the
+    rest its last row padded with the identity."""
     n = values.size
-    if not n:
-        return values, dt.type(0)
+    k = n // step
+    if not k:
+        return values[:0], _in_order(values, subtract)
+    rest = n - k * step
+    grid = np.empty((k + 1, step + 1), values.dtype)
+    grid[:, 0] = 0.0
+    grid[:k, 1:] = values[:k * step].reshape(k, step)
+    grid[k, 1:rest + 1] = values[k * step:]
+    grid[k, rest + 1:] = 0.0 if subtract else -0.0
+    sums = _reduce_rows(grid, subtract)
+    return sums[:k], sums[k]
+
+
+def _runs(values, flush, subtract):
+    """(the sums of the runs each ending at a flushed item, in order; the sum of the items after
+    the last flush), for runs of any lengths."""
+    n = values.size
     ends = np.flatnonzero(flush)
-    starts = np.concatenate(([0], ends[:-1] + 1)) if ends.size else np.zeros(0, np.int64)
-    tail_start = ends[-1] + 1 if ends.size else 0
-    lengths = np.append(ends - starts + 1, n - tail_start)
-    firsts = np.append(starts, tail_start)
+    if not ends.size:
+        return values[:0], _in_order(values, subtract)
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    lengths = ends - starts + 1
     longest = int(lengths.max())
-    if (longest + 1) * lengths.size > 4 * n + 64:
+    if (longest + 1) * ends.size > 4 * n + 64:
         # runs of very different lengths (ignored items at many multiples of 16): each its own
-        sums = np.concatenate([_in_order(values[f:f + k], op, dt)
-                               for f, k in zip(firsts.tolist(), lengths.tolist())])
+        runs = np.array([_in_order(values[s:e + 1], subtract)
+                         for s, e in zip(starts.tolist(), ends.tolist())], values.dtype)
     else:
-        run = np.repeat(np.arange(lengths.size), lengths)
-        sums = _in_order(values, op, dt, (np.arange(n) - firsts[run], run),
-                         (longest, lengths.size))
-    return sums[:ends.size], sums[ends.size]
+        identity = 0.0 if subtract else -0.0
+        grid = np.full((ends.size, longest + 1), identity, values.dtype)
+        grid[:, 0] = 0.0
+        run = np.repeat(np.arange(ends.size), lengths)
+        m = int(ends[-1]) + 1
+        grid[run, np.arange(m) - starts[run] + 1] = values[:m]
+        runs = _reduce_rows(grid, subtract)
+    return runs, _in_order(values[int(ends[-1]) + 1:], subtract)
 
 
-def _in_order(values, op, dt, at=None, shape=None):
-    """Each column's ``op``-reduction from +0.0, strictly in order: ``values`` placed at rows
-    ``at[0] + 1`` of columns ``at[1]`` (one column of all of them when ``at`` is None) of a grid
-    padded with the identity."""
-    rows, cols = shape if shape is not None else (values.size, 1)
-    identity = dt.type(0.0) if op is np.subtract else dt.type(-0.0)
-    grid = np.full((rows + 1, max(2, cols)), identity, dt)
-    grid[0] = 0.0
-    if at is None:
-        grid[1:, 0] = values
-    else:
-        grid[at[0] + 1, at[1]] = values
-    return op.reduce(grid, axis=0)[:cols]
+def _reduce_rows(grid, subtract):
+    """Each row of ``grid`` reduced strictly left to right."""
+    if subtract:
+        return np.subtract.reduce(grid, axis=1)
+    return np.add.accumulate(grid, axis=1)[:, -1]
+
+
+def _in_order(values, subtract):
+    """``0 - values[0] - values[1] ...`` (or ``0 + ...``) strictly in order, as a numpy scalar.
+    An ``add`` leaves out the leading ``0 +``: it differs only in a zero's sign, which the next
+    level's or the total's ``+0.0 + x`` erases."""
+    if subtract:
+        return np.subtract.reduce(values, initial=values.dtype.type(0))
+    return np.add.accumulate(values)[-1] if values.size else values.dtype.type(0)
