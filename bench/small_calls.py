@@ -3,7 +3,7 @@ same run: CPU µs per call (median of five repeats), with and without autograd r
 
 Usage: .venv/bin/python bench/small_calls.py [--rounds 3] [--threads 1]
 Shapes are bench/train_step.py's MLP (a batch of 64 through 64 -> 128 -> 10) and SmolLM2's decode
-rows (1 x 576, 1 x 1536); the samplers' are a few elements (dropout's a CNN's 16 x 256), where a
+rows (1 x 576, 1 x 1536); a whole-tensor sum is a loss's; the samplers' are a few elements (dropout's a CNN's 16 x 256), where a
 call's fixed costs are all there is. Each case is the public spelling a user's program uses
 (a method, a function, a module, an optimizer), so the figure includes the binding, the door,
 autograd's recording and the kernel.
@@ -45,6 +45,9 @@ def cases(torch):
         "log_softmax 64x10": lambda: torch.log_softmax(wd, 1),
         "nll_loss 64x10, recorded": lambda: F.nll_loss(logp, y),
         "cross_entropy 64x10, recorded": lambda: F.cross_entropy(w, y),
+        "sum() 64x10 (a loss's sum)": lambda: wd.sum(),
+        "sum() 64x128": lambda: h.sum(),
+        "mean() 64x128": lambda: h.mean(),
         "sum(0) 64x128": lambda: h.sum(0),
         "sum(0) 64x10": lambda: wd.sum(0),
         "nn.Linear 64->128, recorded": lambda: lin(x),
@@ -52,6 +55,8 @@ def cases(torch):
         "view(1, 1, -1, 64) of 1x1x576": lambda: row.view(1, 1, -1, 64),
         "mean(-1, keepdim) 1x1x576": lambda: row.mean(-1, keepdim=True),
         "silu 1x1x1536": lambda: F.silu(wide),
+        "torch.tensor(0.5)": lambda: torch.tensor(0.5),
+        "torch.tensor of 4 floats": lambda: torch.tensor([0.1, 0.2, 0.3, 0.4]),
         "rand(10)": lambda: torch.rand(10),
         "randn(10)": lambda: torch.randn(10),
         "dropout(0.25) 16x256, training": lambda: F.dropout(drop, 0.25, True),
