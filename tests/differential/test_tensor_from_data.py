@@ -36,6 +36,30 @@ for c in cases:
 torch.set_default_dtype(torch.float64)
 out.append([str(torch.tensor(0.1).dtype), str(torch.tensor([1, 0.1]).dtype),
             torch.tensor(0.1).item(), torch.tensor([0.1, 2]).tolist()])
+import numpy as np
+arrays = [np.arange(6, dtype=np.float32).reshape(2, 3), np.arange(6.0).reshape(3, 2).T,
+          np.array([1, -2, 3], np.int32), np.array([True, False]), np.array([1.5, 2], np.float16),
+          np.arange(4, dtype=">f4"), np.zeros((0, 3), np.float32), np.arange(10, dtype=np.uint8)[::3],
+          np.float32(1.25), np.float64(-0.5), np.int16(7), np.bool_(True), np.array(2.5),
+          np.array([1 + 2j], np.complex64)]
+for a in arrays:
+    for dt in (None, torch.float64, torch.int32):
+        try:
+            t = torch.tensor(a, dtype=dt)
+            out.append([repr(a), str(dt), str(t.dtype), list(t.shape), repr(t.to(
+                torch.complex128 if t.is_complex() else torch.float64).flatten().tolist()),
+                t.stride(), t.is_contiguous()])
+        except Exception as e:
+            out.append([repr(a), str(dt), type(e).__name__, str(e)])
+a = np.arange(3.0)
+t = torch.tensor(a)
+a[0] = 9.0                                       # torch.tensor copies
+out.append(t.tolist())
+for bad in ([[1, 2], [3]], [[1, 2], 3], [1, [2]], [[[1.0]], [[2.0], [3.0]]], [["a"]]):
+    try:
+        out.append(str(torch.tensor(bad)))
+    except Exception as e:
+        out.append([repr(bad), type(e).__name__, str(e)])
 print(json.dumps(out))
 '''
 

@@ -155,6 +155,10 @@ def tensor_from_numpy(arr: np.ndarray, cls=None, writable: bool = False) -> Tens
     if dt is None:
         dt = D.dtype_from_numpy(npdt)
         if dt is None:
+            if not npdt.isnative:
+                raise ValueError("given numpy array has byte order different from the native "
+                                 "byte order. Conversion between byte orders is currently not "
+                                 "supported.")
             raise unsupported_numpy(npdt)
         _FROM_NUMPY[npdt] = dt
     item = npdt.itemsize

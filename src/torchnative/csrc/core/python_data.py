@@ -96,21 +96,54 @@ def _to_numpy(data, npdt):
     return data
 
 
-def _shape_of(data) -> tuple:
-    if isinstance(data, (TensorBase,)):
-        return tuple(data.shape)
-    if isinstance(data, np.ndarray):
-        return data.shape
+def _sizes(data) -> tuple:
+    """compute_sizes: the lengths along the first items down the nesting (a tensor or an array
+    brings its shape); a string is a sequence of strings, so it nests past the 64 dims."""
+    sizes = []
+    seq = data
+    while True:
+        if isinstance(seq, (TensorBase, np.ndarray)):
+            return tuple(sizes) + tuple(seq.shape)
+        if isinstance(seq, (str, bytes)) and seq:
+            raise ValueError(f"too many dimensions '{type(seq).__name__}'")
+        if not isinstance(seq, (list, tuple)):
+            return tuple(sizes)
+        sizes.append(len(seq))
+        if not seq:
+            return tuple(sizes)
+        seq = seq[0]
+
+
+def _check_structure(data, sizes, dim, dt) -> None:
+    """recursive_store's checks, item by item: a sequence of each level's length where a level
+    is expected, a value where the nesting ends (a sequence there fails to unpack as one)."""
+    if dim == len(sizes):
+        if isinstance(data, (list, tuple)):
+            name = type(data).__name__
+            raise TypeError(f"must be real number, not {name}" if dt.is_floating_point or
+                            dt.is_complex else
+                            f"'{name}' object cannot be interpreted as an integer")
+        return
+    if isinstance(data, (TensorBase, np.ndarray)):
+        return
+    if not isinstance(data, (list, tuple)):
+        raise TypeError("not a sequence")
+    if len(data) != sizes[dim]:
+        raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} "
+                         f"(got {len(data)})")
+    for item in data:
+        _check_structure(item, sizes, dim + 1, dt)
+
+
+def _refuse_numpy_leaves(data) -> None:
+    """store_scalar unpacks an integer or bool dtype's values as ints: a numpy value without
+    ``__index__`` (a float32, a bool, a complex) is refused as Python refuses it."""
     if isinstance(data, (list, tuple)):
-        if not data:
-            return (0,)
-        inner = _shape_of(data[0])
-        for x in data[1:]:
-            if _shape_of(x) != inner:
-                raise ValueError(f"expected sequence of length {inner[0] if inner else 0} at "
-                                 f"dim {1} (got {len(x) if hasattr(x, '__len__') else 0})")
-        return (len(data),) + inner
-    return ()
+        for item in data:
+            _refuse_numpy_leaves(item)
+    elif isinstance(data, np.generic) and not isinstance(data, (float, np.integer)):
+        raise TypeError(f"'{type(data).__module__}.{type(data).__name__}' object cannot be "
+                        "interpreted as an integer")
 
 
 def tensor_from_data(data, dtype=None, device=None):
@@ -121,7 +154,7 @@ def tensor_from_data(data, dtype=None, device=None):
     plain = _plain_numbers(data, dtype) if dev.type == "cpu" else None
     if plain is not None:
         src, src_dt, dt = plain   # ``src``: a fresh array, so it can be the result's own
-        if dt in _CHECKED_INTS:
+        if dt in _CHECKED_INTS and dt is not src_dt:   # (ints read as int64 fit int64)
             _check_integral(data, src, src_dt, dt)
         if dt is _F32 and src_dt is _F64:
             token = quiet_enter()   # beyond float32's range is inf, as the cast below has it
@@ -136,8 +169,11 @@ def tensor_from_data(data, dtype=None, device=None):
         out = empty(src.shape, dt, dev)
         out._np[...] = src
         return out
+    shape = _sizes(data)
     dt = dtype if dtype is not None else infer_dtype(data)
-    shape = _shape_of(data)
+    _check_structure(data, shape, 0, dt)
+    if dtype is not None and (dt in _CHECKED_INTS or dt is _BOOL_DT):
+        _refuse_numpy_leaves(data)
     out = empty(shape, dt, dev)
     if dev.type == "meta":
         return out
@@ -222,7 +258,7 @@ def _first_unstorable(data, dt) -> Exception:
     return RuntimeError(f"value cannot be converted to type {dt._name} without overflow")
 
 
-# the kinds of a Python number or a flat sequence of them, by the exact types found: (the dtype
+# the kinds of a Python number or a (nested) sequence of them, by the exact types found: (the dtype
 # its values are read in, the dtype inferred without a dtype argument: None for the default
 # float dtype); bools mixed with numbers, subclasses and numpy values take the general steps
 _PLAIN_KINDS = {frozenset((float,)): ("float64", None), frozenset((int,)): ("int64", "int64"),
@@ -231,14 +267,13 @@ _PLAIN_KINDS = {frozenset((float,)): ("float64", None), frozenset((int,)): ("int
 
 def _plain_numbers(data, dtype):
     """(values read as materialize_dtype reads them, their dtype, the result dtype) of a Python
-    float, int or bool, or a non-empty flat list or tuple of them, as the general steps below
-    find them; None for anything else (nesting, tensors, numpy values, an int past int64,
-    results with their own conversion rules: uint64 and bfloat16)."""
+    float, int or bool, or a non-empty (nested) list or tuple of them, as the general steps
+    below find them; None for anything else (tensors, numpy values, ragged nesting, an int past
+    int64, results with their own conversion rules: uint64 and bfloat16)."""
     tp = type(data)
     if tp is list or tp is tuple:
-        if not data:
-            return None
-        kinds = _PLAIN_KINDS.get(frozenset(map(type, data)))
+        types = _leaf_types(data)
+        kinds = _PLAIN_KINDS.get(frozenset(types)) if types else None
     elif tp is float or tp is int or tp is bool:
         kinds = _PLAIN_KINDS.get(frozenset((tp,)))
     else:
@@ -252,9 +287,30 @@ def _plain_numbers(data, dtype):
         return None
     try:
         src = np.array(data, D.numpy_dtype(src_dt))
-    except OverflowError:
+    except (OverflowError, ValueError):   # an int past int64; ragged nesting
         return None
     return src, src_dt, dt
+
+
+def _leaf_types(data):
+    """The exact types of the leaves of a non-empty list or tuple nested through lists and tuples
+    only, each level's items all sequences or all leaves; None otherwise (whether the nesting is
+    rectangular is numpy's to find)."""
+    if not data:
+        return None
+    first = type(data[0])
+    if first is not list and first is not tuple:
+        return set(map(type, data))
+    types = set()
+    for row in data:
+        tr = type(row)
+        if tr is not list and tr is not tuple:
+            return None
+        sub = _leaf_types(row)
+        if sub is None or list in sub or tuple in sub:
+            return None
+        types |= sub
+    return types
 
 
 def _copied_nans(data, shape, src_is_f64, values):

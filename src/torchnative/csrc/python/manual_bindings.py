@@ -19,7 +19,8 @@ from ..core.refuse import TorchnativeNotImplementedError
 from ..core.tensor import TensorBase
 from ..core.conj_neg_bits import is_conj, is_neg
 from ..kernels.queries import is_complex, is_floating_point, is_inference, is_signed
-from ..core.construct import tensor_from_numpy, unsupported_numpy, warn_not_writable
+from ..core.construct import checked_device, tensor_from_numpy, unsupported_numpy, \
+    warn_not_writable
 from ..core.python_data import from_numpy as _from_numpy, tensor_from_data
 from ..platform.torch_warn import torch_warn
 
@@ -224,7 +225,13 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         torch_warn("To copy construct from a tensor, it is recommended to use "
                    "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
                    "requires_grad_(True), rather than torch.tensor(sourceTensor).")
-    t = tensor_from_data(data, dtype, device)
+    if isinstance(data, _np.ndarray) and (device is None or checked_device(device).type == "cpu"):
+        # upstream: the array's own tensor (torch.from_numpy's refusals), copied by ``to``,
+        # which keeps a dense array's strides
+        t = tensor_from_numpy(data)
+        t = call("to.dtype", t, dtype if dtype is not None else t._dtype, False, True)
+    else:
+        t = tensor_from_data(data, dtype, device)
     # upstream hands the new tensor to the dispatcher once (lift_fresh), so modes see it
     t = call("lift_fresh", t)
     if requires_grad:
