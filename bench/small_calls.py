@@ -3,10 +3,10 @@ same run: CPU µs per call (median of five repeats), with and without autograd r
 
 Usage: .venv/bin/python bench/small_calls.py [--rounds 3] [--threads 1]
 Shapes are bench/train_step.py's MLP (a batch of 64 through 64 -> 128 -> 10) and SmolLM2's decode
-rows (1 x 576, 1 x 1536); a whole-tensor sum is a loss's; the samplers' are a few elements (dropout's a CNN's 16 x 256), where a
-call's fixed costs are all there is. Each case is the public spelling a user's program uses
-(a method, a function, a module, an optimizer), so the figure includes the binding, the door,
-autograd's recording and the kernel.
+rows (1 x 576, 1 x 1536); a whole-tensor sum is a loss's; the samplers' are a few elements
+(dropout's a CNN's 16 x 256), where a call's fixed costs are all there is. Each case is the
+public spelling a user's program uses (a method, a function, a module, an optimizer), so the
+figure includes the binding, the door, autograd's recording and the kernel.
 """
 
 from __future__ import annotations

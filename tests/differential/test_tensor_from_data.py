@@ -39,7 +39,8 @@ out.append([str(torch.tensor(0.1).dtype), str(torch.tensor([1, 0.1]).dtype),
 import numpy as np
 arrays = [np.arange(6, dtype=np.float32).reshape(2, 3), np.arange(6.0).reshape(3, 2).T,
           np.array([1, -2, 3], np.int32), np.array([True, False]), np.array([1.5, 2], np.float16),
-          np.arange(4, dtype=">f4"), np.zeros((0, 3), np.float32), np.arange(10, dtype=np.uint8)[::3],
+          np.arange(4, dtype=">f4"), np.zeros((0, 3), np.float32),
+          np.arange(10, dtype=np.uint8)[::3],
           np.float32(1.25), np.float64(-0.5), np.int16(7), np.bool_(True), np.array(2.5),
           np.array([1 + 2j], np.complex64)]
 for a in arrays:

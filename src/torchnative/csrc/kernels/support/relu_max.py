@@ -37,7 +37,8 @@ def maximum_is_select(dtype) -> bool:
     one = dtype.type(1)
     quiet = np.array([np.nan], dtype).view(bits)[0]
     payloads = np.array([quiet, quiet | 1, quiet | (quiet >> 3)], bits)
-    nans = np.concatenate((payloads, payloads | (bits.type(1) << bits.type(8 * dtype.itemsize - 1))))
+    sign = bits.type(1) << bits.type(8 * dtype.itemsize - 1)
+    nans = np.concatenate((payloads, payloads | sign))
     tiny = np.finfo(dtype).smallest_subnormal
     specials = np.concatenate((np.array([0.0, -0.0, np.inf, -np.inf, tiny, -tiny, one, -one],
                                         dtype), nans.view(dtype)))
