@@ -1,9 +1,9 @@
 """nll_loss_forward / nll_loss_backward's lane (no class weights, reduction mean or sum, every
 target a class and none ignored) gives the general steps' bits: the same gathered values,
 upstream's cascade sum (nn_loss_cascade.py), roundings and division; special values in the
-picked log-probabilities; float32 and float64; 1-d and 2-d inputs, Long and Byte targets. Targets that are ignored or out
-of range, class weights and reduction none take the general steps (errors included). Control:
-a sum in another order is caught."""
+picked log-probabilities; float32 and float64; 1-d and 2-d inputs, Long and Byte targets.
+Targets that are ignored or out of range, class weights and reduction none take the general
+steps (errors included). Control: a sum in another order is caught."""
 
 from __future__ import annotations
 
