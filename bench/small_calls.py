@@ -30,6 +30,7 @@ def cases(torch):
     row, wide = torch.rand(1, 1, 576), torch.rand(1, 1, 1536)
     acc, g = torch.zeros(128, 64), torch.rand(128, 64) - 0.5  # (a sum that stays small)
     drop = torch.rand(16, 256)
+    arr = drop.numpy()[0, :100].copy()
     p = nn.Parameter(torch.rand(72))
     p.grad = torch.rand(72)
     sgd = torch.optim.SGD([p], lr=0.01, momentum=0.9)
@@ -57,6 +58,8 @@ def cases(torch):
         "silu 1x1x1536": lambda: F.silu(wide),
         "torch.tensor(0.5)": lambda: torch.tensor(0.5),
         "torch.tensor of 4 floats": lambda: torch.tensor([0.1, 0.2, 0.3, 0.4]),
+        "torch.tensor of a 2x3 nested list": lambda: torch.tensor([[1., 2., 3.], [4., 5., 6.]]),
+        "torch.tensor of a 100-float32 array": lambda: torch.tensor(arr),
         "rand(10)": lambda: torch.rand(10),
         "randn(10)": lambda: torch.randn(10),
         "dropout(0.25) 16x256, training": lambda: F.dropout(drop, 0.25, True),
