@@ -152,26 +152,27 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
     if dt in _NATIVE:
         batch = x2.shape[0]
         if weight is None and t.size == batch and every_target_kept(t, ignore_index, n_classes):
-            items = np.arange(batch)     # every item kept, unit weights
-            picked, weights = x2[items, t], None
+            # every item kept, unit weights
+            picked, weights, items, kept = x2[np.arange(batch), t], None, None, batch
         else:
             picked, w, keep = _gather_losses(x2, t, weight, ignore_index, n_classes)
             items = np.flatnonzero(keep)
+            kept = items.size
             picked, weights = picked[items], (w[items] if weight is not None else None)
-        return _cascade_reduced(picked, weights, items, batch, reduction, dt)
+        return _cascade_reduced(picked, weights, items, kept, batch, reduction, dt)
     picked, w, keep = _gather_losses(x2, t, weight, ignore_index, n_classes)
     return _reduce_nll(picked, w, keep, reduction, dt, weight is not None)
 
 
-def _cascade_reduced(picked, weights, items, batch, reduction, dt):
-    """The loss and total weight of float32/float64 items kept at ``items``, summed as
-    nll_loss_out_frame sums them (nn_loss_cascade.py): each amount ``input * weight`` rounded
-    in the input's dtype, the mean divided in it."""
+def _cascade_reduced(picked, weights, items, kept, batch, reduction, dt):
+    """The loss and total weight of the ``kept`` float32/float64 items at ``items`` (None: the
+    whole batch), summed as nll_loss_out_frame sums them (nn_loss_cascade.py): each amount
+    ``input * weight`` rounded in the input's dtype, the mean divided in it."""
     token = quiet_enter()
     try:
         amounts = picked if weights is None else picked * weights
         loss = cascade_total(amounts, items, batch, True)
-        total = picked.dtype.type(items.size) if weights is None else \
+        total = picked.dtype.type(kept) if weights is None else \
             cascade_total(weights, items, batch, False)
         if reduction == MEAN:
             loss = loss / total

@@ -6,10 +6,12 @@ batch); the result is ``0 + partial[0] + ... + partial[7]``. So item 0, when kep
 on the top level; the others go in runs of 16 (an ignored item at a multiple of 16 lengthens
 its run), their sums in runs of 16 on the next level, and so on.
 
-numpy computes each level's runs at once, each run a row or column that starts with +0.0 and
-is reduced strictly in order: ``subtract.reduce`` (numpy sums pairwise only in ``add``) or
-``add.accumulate``; runs of different lengths are padded with the operation's identity
-(``x - +0.0`` and ``x + -0.0`` are ``x`` for every x, zeros' signs and NaN payloads included).
+numpy computes each level's runs at once, each run a row reduced strictly in order:
+``subtract.reduce`` from +0.0 (numpy sums pairwise only in ``add``) or ``add.accumulate``
+(without the leading ``0 +``: that differs only in a zero's sign, which the next level's or the
+total's ``+0.0 + x`` erases); runs of different lengths are padded with the operation's
+identity (``x - +0.0`` and ``x + -0.0`` are ``x`` for every x, zeros' signs and NaN payloads
+included).
 """
 
 from __future__ import annotations
@@ -19,23 +21,31 @@ import numpy as np
 LEVELS = 8
 
 
-def cascade_total(values: np.ndarray, index: np.ndarray, batch: int, subtract: bool):
+def cascade_total(values: np.ndarray, index, batch: int, subtract: bool):
     """The upstream sum of ``values`` (float32/float64, the kept items' amounts in batch order)
-    kept at batch indices ``index`` (ascending): ``0 - v0 - v1 ...`` in the cascade's order when
-    ``subtract`` (the loss), else ``0 + v0 + ...`` (the weights); a numpy scalar of their dtype.
-    Call it in the quiet float state (overflow is inf here, as in C++)."""
+    kept at batch indices ``index`` (ascending; None: every item of the batch): ``0 - v0 - v1
+    ...`` in the cascade's order when ``subtract`` (the loss), else ``0 + v0 + ...`` (the
+    weights); a numpy scalar of their dtype. Call it in the quiet float state (overflow is inf
+    here, as in C++)."""
     dt = values.dtype
     power = max(4, (batch - 1).bit_length() // LEVELS if batch > 1 else 0)
     step = 1 << power
-    top = dt.type(0)
-    if index.size and index[0] == 0 and batch <= step ** (LEVELS - 1):
+    zero = dt.type(0)
+    top = zero
+    first = 0 if index is None else int(index[0]) if index.size else -1
+    if first == 0 and batch <= step ** (LEVELS - 1):
         # item 0 flushes through every level at once, and no later item reaches the top level;
         # 0 - v0 (or 0 + v0) is never -0.0, so the levels' 0 + x on the way leave it as it is
-        top = dt.type(0) - values[0] if subtract else dt.type(0) + values[0]
-        values, index = values[1:], index[1:]
-    parts = []
+        top = zero - values[0] if subtract else zero + values[0]
+        values = values[1:]
+        index = None if index is None else index[1:]
     # items 1, 2, ... n: every level's events are consecutive too
-    regular = bool(index.size) and int(index[0]) == 1 and int(index[-1]) == index.size
+    regular = index is None and first == 0 and batch <= step ** (LEVELS - 1) or \
+        index is not None and bool(index.size) and int(index[0]) == 1 and \
+        int(index[-1]) == index.size
+    if index is None and not regular:
+        index = np.arange(batch)
+    parts = []
     for level in range(LEVELS - 1):
         if regular:   # consecutive items (or events): runs of ``step`` exactly
             runs, rest = _regular_runs(values, step, subtract and level == 0)
@@ -49,27 +59,21 @@ def cascade_total(values: np.ndarray, index: np.ndarray, batch: int, subtract: b
             break
     else:
         parts.append(_in_order(values, False))   # (batches past step**7: the top level's sum)
-    total = dt.type(0)
+    total = zero
     for p in parts:
         total = total + p
     return total + top
 
 
 def _regular_runs(values, step, subtract):
-    """(the sums of the complete runs of ``step`` values, the sum of the rest): one grid, the
-    rest its last row padded with the identity."""
-    n = values.size
-    k = n // step
-    if not k:
-        return values[:0], _in_order(values, subtract)
-    rest = n - k * step
-    grid = np.empty((k + 1, step + 1), values.dtype)
-    grid[:, 0] = 0.0
-    grid[:k, 1:] = values[:k * step].reshape(k, step)
-    grid[k, 1:rest + 1] = values[k * step:]
-    grid[k, rest + 1:] = 0.0 if subtract else -0.0
-    sums = _reduce_rows(grid, subtract)
-    return sums[:k], sums[k]
+    """(the sums of the complete runs of ``step`` values, the sum of the rest)."""
+    k = values.size // step
+    body = values[:k * step].reshape(k, step)
+    if subtract:
+        runs = np.subtract.reduce(body, axis=1, initial=values.dtype.type(0))
+    else:
+        runs = np.add.accumulate(body, axis=1)[:, -1] if k else values[:0]
+    return runs, _in_order(values[k * step:], subtract)
 
 
 def _runs(values, flush, subtract):
