@@ -52,6 +52,14 @@ for a in arrays:
                 t.stride(), t.is_contiguous()])
         except Exception as e:
             out.append([repr(a), str(dt), type(e).__name__, str(e)])
+for a in (np.array([1.0], dtype=object), np.array(['a']), np.array([b'a']),
+          np.array([1], dtype=np.longdouble), np.array(['2020-01-01'], dtype='datetime64[D]'),
+          np.zeros(2, dtype=[('a', 'f4')]), np.arange(4, dtype='>i4')):
+    for make in (torch.tensor, torch.from_numpy):   # refused by name, as upstream refuses
+        try:
+            out.append(str(make(a)))
+        except Exception as e:
+            out.append([repr(a), type(e).__name__, str(e)])
 a = np.arange(3.0)
 t = torch.tensor(a)
 a[0] = 9.0                                       # torch.tensor copies

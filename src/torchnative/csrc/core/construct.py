@@ -138,9 +138,10 @@ def empty(size, dt, dev=CPU, stride=None, cls=None):
 
 
 def unsupported_numpy(npdt: np.dtype) -> TypeError:
-    """upstream's error for an array torch.from_numpy/torch.tensor cannot take (a structured
-    array, ours included -- float8/complex32 storage is ours, not an input type -- is numpy.void)."""
-    name = "numpy.void" if npdt.fields is not None else str(npdt)
+    """upstream's error for an array torch.from_numpy/torch.tensor cannot take, naming the
+    array's numpy scalar type (a structured array, ours included -- float8/complex32 storage is
+    ours, not an input type -- is numpy.void)."""
+    name = "numpy.void" if npdt.fields is not None else f"numpy.{npdt.type.__name__}"
     return TypeError(f"can't convert np.ndarray of type {name}. The only supported types are: "
                      "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, "
                      "uint64, uint32, uint16, uint8, and bool.")
