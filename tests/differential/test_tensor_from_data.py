@@ -64,6 +64,14 @@ a = np.arange(3.0)
 t = torch.tensor(a)
 a[0] = 9.0                                       # torch.tensor copies
 out.append(t.tolist())
+for data, dt in (([1, [2]], torch.uint64), ([1, [2]], torch.bool), ([np.float32(1)], torch.uint64),
+                 ([np.int64(1)], torch.uint64), ([True], torch.uint64), ([-1, 1.5], torch.uint64),
+                 ([1.5, -1], torch.uint64), ([np.float64(2.5)], torch.int32),
+                 ([np.float32(1)], torch.bool), ([1 + 2j, 3], torch.bool)):
+    try:
+        out.append(str(torch.tensor(data, dtype=dt)))
+    except Exception as e:
+        out.append([repr(data), str(dt), type(e).__name__, str(e)])
 for bad in ([[1, 2], [3]], [[1, 2], 3], [1, [2]], [[[1.0]], [[2.0], [3.0]]], [["a"]]):
     try:
         out.append(str(torch.tensor(bad)))

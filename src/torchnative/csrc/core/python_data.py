@@ -114,17 +114,16 @@ def _sizes(data) -> tuple:
         seq = seq[0]
 
 
-def _check_structure(data, sizes, dim, dt) -> None:
+def _check_structure(data, sizes, dim, dt, explicit: bool) -> None:
     """recursive_store's checks, item by item: a sequence of each level's length where a level
-    is expected, a value where the nesting ends (a sequence there fails to unpack as one)."""
-    if dim == len(sizes):
-        if isinstance(data, (list, tuple)):
-            name = type(data).__name__
-            raise TypeError(f"must be real number, not {name}" if dt.is_floating_point or
-                            dt.is_complex else
-                            f"'{name}' object cannot be interpreted as an integer")
-        return
+    is expected, a value where the nesting ends that ``dt``'s unpacking can read (a sequence
+    never; with an ``explicit`` dtype, ``_unreadable``'s values neither); a tensor or an array
+    is copied whole."""
     if isinstance(data, (TensorBase, np.ndarray)):
+        return
+    if dim == len(sizes):
+        if isinstance(data, (list, tuple)) or explicit and _unreadable(data, dt):
+            raise _unpack_refusal(data, dt)
         return
     if not isinstance(data, (list, tuple)):
         raise TypeError("not a sequence")
@@ -132,24 +131,41 @@ def _check_structure(data, sizes, dim, dt) -> None:
         raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} "
                          f"(got {len(data)})")
     for item in data:
-        _check_structure(item, sizes, dim + 1, dt)
+        _check_structure(item, sizes, dim + 1, dt, explicit)
 
 
-def _refuse_numpy_leaves(data) -> None:
-    """store_scalar unpacks an integer or bool dtype's values as ints: a numpy value without
-    ``__index__`` (a float32, a bool, a complex) is refused as Python refuses it."""
-    if isinstance(data, (list, tuple)):
-        for item in data:
-            _refuse_numpy_leaves(item)
-    elif isinstance(data, np.generic) and not isinstance(data, (float, np.integer)):
-        raise TypeError(f"'{type(data).__module__}.{type(data).__name__}' object cannot be "
-                        "interpreted as an integer")
+def _unreadable(value, dt) -> bool:
+    """Whether store_scalar's unpacking for ``dt`` refuses the number ``value``: uint64 reads
+    Python ints only (a Python float or complex is refused in ``_unsigned_ints``' ordered walk,
+    among the negative ints); the other integer types and bool read ints through ``__index__``,
+    which a numpy float, bool or complex lacks, and no Python complex; a floating type reads no
+    Python complex."""
+    if dt is _UINT64:
+        return isinstance(value, np.generic)
+    if type(value) is complex:
+        return not (dt.is_complex or dt is _BOOL_DT)
+    if dt in _CHECKED_INTS or dt is _BOOL_DT:
+        return isinstance(value, np.generic) and not isinstance(value, (float, np.integer))
+    return False
+
+
+def _unpack_refusal(value, dt) -> TypeError:
+    """The TypeError of the CPython conversion store_scalar runs for ``dt`` on ``value``:
+    PyLong_AsUnsignedLongLong's (uint64), PyFloat_AsDouble's (floating and complex types), else
+    PyLong_AsLongLong's; the type named by its tp_name."""
+    tp = type(value)
+    name = tp.__name__ if tp.__module__ == "builtins" else f"{tp.__module__}.{tp.__name__}"
+    if dt is _UINT64:
+        return TypeError("an integer is required")
+    if dt.is_floating_point or dt.is_complex:
+        return TypeError(f"must be real number, not {name}")
+    return TypeError(f"'{name}' object cannot be interpreted as an integer")
 
 
 def tensor_from_data(data, dtype=None, device=None):
     """A new cpu/meta tensor holding a copy of ``data``."""
     if isinstance(data, str):
-        raise TypeError(f"new(): invalid data type 'str'")
+        raise TypeError("new(): invalid data type 'str'")
     dev = checked_device(device)
     plain = _plain_numbers(data, dtype) if dev.type == "cpu" else None
     if plain is not None:
@@ -171,9 +187,7 @@ def tensor_from_data(data, dtype=None, device=None):
         return out
     shape = _sizes(data)
     dt = dtype if dtype is not None else infer_dtype(data)
-    _check_structure(data, shape, 0, dt)
-    if dtype is not None and (dt in _CHECKED_INTS or dt is _BOOL_DT):
-        _refuse_numpy_leaves(data)
+    _check_structure(data, shape, 0, dt, dtype is not None)
     out = empty(shape, dt, dev)
     if dev.type == "meta":
         return out
@@ -181,11 +195,6 @@ def tensor_from_data(data, dtype=None, device=None):
 
     src_dt = materialize_dtype(data)
     numbers_only = dtype is not None and _python_numbers_only(data)
-    if numbers_only and src_dt is _C128 and not (dt.is_complex or dt is _BOOL_DT):
-        # each value unpacked as a real number or an int: a complex one is refused
-        raise TypeError("must be real number, not complex" if dt.is_floating_point else
-                        "'complex' object cannot be interpreted as an integer"
-                        if dt is not _UINT64 else "an integer is required")
     if dt is _UINT64 and (numbers_only or src_dt is _INT64 and
                           not isinstance(data, (TensorBase, np.ndarray))):
         src, src_dt = _unsigned_ints(data), dt  # upstream unpacks each int as unsigned 64-bit
@@ -230,15 +239,15 @@ def _check_integral(data, src: np.ndarray, src_dt, dt) -> None:
     """store_scalar's checked_convert of Python numbers (read as ``src``) into integer ``dt``:
     a float past the type's range or NaN, or an int past it (negative ints wrap into unsigned
     types, as c10::overflows allows) raise upstream's error; the store then truncates."""
-    info = np.iinfo(D.numpy_dtype(dt))
+    lo_int, lo, hi = _int_bounds(dt)
     if src_dt is _F64:
         token = quiet_enter()
         try:
-            bad = np.isnan(src) | (src < float(info.min)) | (src > float(info.max))
+            bad = np.isnan(src) | (src < float(lo)) | (src > float(hi))
         finally:
             quiet_exit(token)
     elif src_dt is _INT64:
-        bad = (src > info.max) | (src < (-info.max if info.min == 0 else info.min))
+        bad = (src > hi) | (src < lo_int)
     else:
         return      # bools fit every integer type; complex values take the general cast
     if bad.any():
@@ -248,14 +257,20 @@ def _check_integral(data, src: np.ndarray, src_dt, dt) -> None:
 def _first_unstorable(data, dt) -> Exception:
     """The error of the first value (in order) that ``dt`` cannot hold: an int past int64 fails
     to unpack before any range is checked."""
-    info = np.iinfo(D.numpy_dtype(dt))
-    lo = -info.max if info.min == 0 else info.min
+    lo_int, lo, hi = _int_bounds(dt)
     for v in np.asarray(data, dtype=object).reshape(-1):
         if type(v) is int and not -2 ** 63 <= v < 2 ** 63:
             return ValueError("Overflow when unpacking long long")
-        if v != v or v < (lo if type(v) is int else info.min) or v > info.max:
+        if v != v or v < (lo_int if type(v) is int else lo) or v > hi:
             break
     return RuntimeError(f"value cannot be converted to type {dt._name} without overflow")
+
+
+def _int_bounds(dt) -> tuple:
+    """(the lowest int ``dt`` takes, its lowest value, its highest): c10::overflows lets a
+    negative int wrap into an unsigned type down to -max."""
+    info = np.iinfo(D.numpy_dtype(dt))
+    return (-info.max if info.min == 0 else info.min), info.min, info.max
 
 
 # the kinds of a Python number or a (nested) sequence of them, by the exact types found: (the dtype
@@ -345,7 +360,7 @@ def register_bf16_copy_nans(fn) -> None:
 
 
 _INT64, _UINT64, _F64 = D.BY_NAME["int64"], D.BY_NAME["uint64"], D.BY_NAME["float64"]
-_F32, _C128, _BOOL_DT = D.BY_NAME["float32"], D.BY_NAME["complex128"], D.BY_NAME["bool"]
+_F32, _BOOL_DT = D.BY_NAME["float32"], D.BY_NAME["bool"]
 _BF16 = D.BY_NAME["bfloat16"]
 
 
@@ -354,7 +369,7 @@ def _unsigned_ints(data) -> np.ndarray:
     values = np.asarray(data, dtype=object)
     for v in values.reshape(-1):
         if isinstance(v, (float, complex)):
-            raise TypeError("an integer is required")   # no float is unpacked as an int
+            raise _unpack_refusal(v, _UINT64)   # no float is unpacked as an int
         if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
             if v < 0:
                 raise OverflowError("can't convert negative int to unsigned")
