@@ -72,7 +72,7 @@ def _regular_runs(values, step, subtract):
     if subtract:
         runs = np.subtract.reduce(body, axis=1, initial=values.dtype.type(0))
     else:
-        runs = np.add.accumulate(body, axis=1)[:, -1] if k else values[:0]
+        runs = np.add.accumulate(body, axis=1)[:, -1]
     return runs, _in_order(values[k * step:], subtract)
 
 

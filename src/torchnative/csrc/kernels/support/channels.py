@@ -26,7 +26,6 @@ def channel_row(v: np.ndarray, inner: int) -> np.ndarray:
     return v if inner == 1 else np.repeat(v, inner)
 
 
-
 def channel_sums(a: np.ndarray, c: int, inner: int) -> np.ndarray:
     """Each channel's sum of a C-contiguous float64 (N, C, ...) array with ``inner`` values per
     (sample, channel) block: a matrix-vector product over the blocks, then the samples' sum."""

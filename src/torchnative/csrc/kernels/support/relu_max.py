@@ -5,9 +5,10 @@ numpy's ``maximum(0, x)`` is one pass against the bit select's three (support/ze
 but which of two equal zeros or of a number and a NaN it returns is its inner loop's choice: the
 x86 vector loops return the second operand (``x``), a NEON ``fmax`` returns +0.0 for
 ``max(+0.0, -0.0)``. So the first call of each dtype compares ``maximum`` with the bit select,
-bit for bit, on every length up to a few vectors past the widest register, at every offset of a
-vector, over signed zeros, NaNs with payloads and signs, infinities and subnormals; the lane
-that agrees everywhere is kept, else the bit select is.
+bit for bit: every length up to three vectors of the widest register (two alignments), and
+lengths around four vectors and long ones at every alignment, over signed zeros, NaNs with
+payloads and signs, infinities and subnormals (every one of them at every lane of a short
+window); the lane that agrees everywhere is kept, else the bit select is.
 """
 
 from __future__ import annotations
@@ -43,17 +44,22 @@ def maximum_is_select(dtype) -> bool:
     specials = np.concatenate((np.array([0.0, -0.0, np.inf, -np.inf, tiny, -tiny, one, -one],
                                         dtype), nans.view(dtype)))
     rng = np.random.default_rng(0)
-    pool = np.concatenate((specials, rng.standard_normal(64).astype(dtype)))
-    buf = pool[rng.integers(0, pool.size, 4200)]
-    buf[16:16 + specials.size] = specials
+    # the specials, then normal values, repeated: a window shorter than that period is tried at
+    # every start in it, a longer one holds them all (at lanes that move with its length)
+    period = np.concatenate((specials, rng.standard_normal(17).astype(dtype)))
+    pattern = np.resize(period, 4200 + period.size)
+    buf = np.empty(4200 + 64, dtype)
     zero = dtype.type(0)
     lanes = 64 // dtype.itemsize          # the widest register's, so every alignment is tried
-    probes = [(n, k) for n in range(1, 3 * lanes + 8) for k in (0, 1)] + \
-        [(n, k) for n in (4 * lanes - 1, 4 * lanes, 4 * lanes + 1, 1025, 4099)
+    p = period.size
+    probes = [(n, k, s) for n in range(1, 3 * lanes + 8) for k in (0, 1)
+              for s in (range(p) if n < p else (n % p,))] + \
+        [(n, k, n % p) for n in (4 * lanes - 1, 4 * lanes, 4 * lanes + 1, 1025, 4099)
          for k in range(lanes)]
     with np.errstate(all="ignore"):
-        for n, offset in probes:
+        for n, offset, start in probes:
             x = buf[offset:offset + n]
+            x[...] = pattern[start:start + n]
             got = _maximum(zero, x)
             want = zero_where(_less(x, zero), x)
             if got.dtype != dtype or not np.array_equal(got.view(bits), want.view(bits)):
