@@ -656,6 +656,53 @@ def test_seeding_paths_agree(monkeypatch):
         assert np.array_equal(fast.get_state(), slow.get_state()), seed
 
 
+def test_engine_draw_sources_are_one_stream():
+    """Draws of every size, words and pairs interleaved, read numpy's engine through its raw
+    words (few) or its full-range integers (many), and give the reference twist's words in
+    order, with upstream's ``left``/``next`` after each."""
+    from torchnative.csrc.random.mt19937 import MT19937, N, RAW_PAIRS, RAW_WORDS, temper, twist
+
+    e = MT19937(2024)
+    state = twist(np.array(e.state, np.uint32))  # seeded: it twists before the first draw
+    words = [state]
+    for _ in range(40):
+        words.append(twist(words[-1]))
+    stream = temper(np.concatenate(words))
+    at = 0
+    sizes = [("w", 1), ("p", 1), ("w", RAW_WORDS), ("w", RAW_WORDS + 1), ("p", RAW_PAIRS),
+             ("p", RAW_PAIRS + 1), ("w", 623), ("p", 5), ("w", 2), ("p", 2 * RAW_PAIRS)]
+    for kind, n in sizes:
+        if kind == "w":
+            got = e.random(n)
+            want = stream[at:at + n]
+            at += n
+        else:
+            got = e.random64(n)
+            w = stream[at:at + 2 * n].astype(np.uint64)
+            want = (w[0::2] << np.uint64(32)) | w[1::2]
+            at += 2 * n
+        assert got.dtype == want.dtype and np.array_equal(got, want), (kind, n)
+        nxt = (at - 1) % N + 1
+        assert (e.left, e.next) == (N + 1 - nxt, nxt), (kind, n)
+
+
+def test_numpy_stream_check_catches_another_stream(monkeypatch):
+    """The once-per-process check of numpy's word sources refuses an engine whose words are not
+    the reference's (here: one word ahead)."""
+    from torchnative.csrc.random import mt19937
+
+    real = mt19937._numpy_engine
+
+    def ahead(key, pos, bg=None):
+        return real(key, pos - 1, bg)
+
+    monkeypatch.setattr(mt19937, "_numpy_engine", ahead)
+    with pytest.raises(RuntimeError, match="not the raw mt19937 stream"):
+        mt19937._check_numpy_stream()
+    monkeypatch.undo()
+    mt19937._check_numpy_stream()
+
+
 def test_uniform_exact_sum_shortcut_is_the_fused_result(monkeypatch):
     """uniform_ rounds its float64 ``u * width + from`` without the double-rounding check when
     that sum is exact for every grid u; both paths against the round-to-odd fma emulation,

@@ -15,8 +15,6 @@ next twist, after which numpy takes over.
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 N = 624
@@ -26,8 +24,6 @@ UMASK = np.uint32(0x80000000)
 LMASK = np.uint32(0x7FFFFFFF)
 _U32 = np.uint32
 _FULL_RANGE = 1 << 32
-_LITTLE_ENDIAN = sys.byteorder == "little"  # how a uint32 pair reads as one uint64
-_CHUNK64 = 1 << 15  # random64 values per step: the word pairs stay in cache
 
 
 def init_state(seed: int) -> np.ndarray:
@@ -76,20 +72,35 @@ def _numpy_engine(key: np.ndarray, pos: int, bg=None):
 
 _checked = False
 
+# Up to this many words ``random_raw`` (uint64 per word, then narrowed) is the cheaper source:
+# ``integers`` pays ~5 us a call before its first word (10 words: 0.7 us against 5; 8K: 23 against
+# 28); for many more ``integers``, writing uint32 or the pairs at once, wins.
+RAW_WORDS = 1 << 13
+RAW_PAIRS = 1 << 10
+
 
 def _check_numpy_stream() -> None:
-    """``Generator.integers(0, 2**32, dtype=uint32)`` hands out the raw tempered words one by one
-    (numpy special-cases the full 32-bit range); confirm it once, against the reference twist,
-    so a numpy that changed this fails loudly instead of drawing different numbers."""
+    """numpy hands out the raw tempered words three ways: ``random_raw`` (one word per uint64),
+    ``Generator.integers(0, 2**32, dtype=uint32)`` (full range: the words one by one) and
+    ``integers(0, 2**64, dtype=uint64)`` (full range: two words, the first as the high half,
+    which is upstream's ``random64``). Confirm all three once, against the reference twist, so a
+    numpy that changed any of them fails loudly instead of drawing different numbers."""
     global _checked
     key = init_state(5489)
-    _, gen = _numpy_engine(key, N)
-    got = gen.integers(0, _FULL_RANGE, 700, dtype=np.uint32)
     first = twist(key)
-    want = temper(np.concatenate([first, twist(first)])[:700])
-    if not np.array_equal(got, want):
-        raise RuntimeError(f"numpy {np.__version__}'s MT19937 full-range uint32 stream is not the raw "
-                           "mt19937 stream; torchnative's CPU generator cannot draw from it")
+    want = temper(np.concatenate([first, twist(first)]))  # 1248 words: past a twist
+    _, gen = _numpy_engine(key, N)
+    words = gen.integers(0, _FULL_RANGE, 700, dtype=np.uint32)
+    bg, gen = _numpy_engine(key, N)
+    raw = bg.random_raw(700)
+    bg, gen = _numpy_engine(key, N)
+    pairs = gen.integers(0, 1 << 64, 624, dtype=np.uint64)
+    hi, lo = want.astype(np.uint64)[0::2], want.astype(np.uint64)[1::2]
+    if not (np.array_equal(words, want[:700]) and np.array_equal(raw, want[:700]) and
+            np.array_equal(pairs, (hi << np.uint64(32)) | lo)):
+        raise RuntimeError(f"numpy {np.__version__}'s MT19937 raw or full-range integer streams "
+                           "are not the raw mt19937 stream; torchnative's CPU generator cannot "
+                           "draw from them")
     _checked = True
 
 
@@ -197,20 +208,35 @@ class MT19937:
             return np.empty(0, np.uint32)
         head = None
         if self._key is not None:  # an unmappable state: its own words up to the twist
-            k = min(n, self._left - 1)
-            if self._next + k > N:
-                raise RuntimeError(f"mt19937 state with left={self._left}, next={self._next} reads "
-                                   "past its 624 words")
-            head = temper(self._key[self._next:self._next + k])
-            self._left -= k
-            self._next += k
-            n -= k
+            head = self._own_words(n)
+            n -= head.size
             if n == 0:
                 return head
-            self._set(self._key, 1, self._next)  # left == 1: numpy twists next
         if not _checked:
             _check_numpy_stream()
-        out = self._gen.integers(0, _FULL_RANGE, n, dtype=np.uint32)
+        if n <= RAW_WORDS:
+            out = self._bg.random_raw(n).astype(np.uint32)
+        else:
+            out = self._gen.integers(0, _FULL_RANGE, n, dtype=np.uint32)
+        self._advance(n)
+        return out if head is None else np.concatenate([head, out])
+
+    def _own_words(self, n: int) -> np.ndarray:
+        """An unmappable state's words, up to its next twist, after which numpy's engine takes
+        over (``left == 1``: numpy twists next)."""
+        k = min(n, self._left - 1)
+        if self._next + k > N:
+            raise RuntimeError(f"mt19937 state with left={self._left}, next={self._next} reads "
+                               "past its 624 words")
+        head = temper(self._key[self._next:self._next + k])
+        self._left -= k
+        self._next += k
+        if k < n:
+            self._set(self._key, 1, self._next)
+        return head
+
+    def _advance(self, n: int) -> None:
+        """upstream's ``left``/``next`` after ``n`` more words from a mappable state."""
         before = self._left - 1  # words taken before the first twist
         if n <= before:
             self._left -= n
@@ -218,19 +244,22 @@ class MT19937:
         else:
             self._next = (n - before - 1) % N + 1
             self._left = N + 1 - self._next
-        return out if head is None else np.concatenate([head, out])
 
     def random64(self, n: int) -> np.ndarray:
-        """``random64``: two successive words, the first as the high half. The word pairs are
-        read in place as uint64; a little-endian host reads the first word as the low half, so
-        the halves trade places, a cache-sized chunk at a time."""
-        if not _LITTLE_ENDIAN:
-            return self.random(2 * n).view(np.uint64)
-        out = np.empty(n, np.uint64)
-        for lo in range(0, n, _CHUNK64):
-            v = self.random(2 * min(_CHUNK64, n - lo)).view(np.uint64)
-            o = out[lo:lo + v.size]
-            np.left_shift(v, np.uint64(32), out=o)
-            v >>= np.uint64(32)
-            o |= v
+        """``random64``: two successive words, the first as the high half; numpy's full-range
+        uint64 draw is exactly that (checked once, ``_check_numpy_stream``). Few pairs come
+        cheaper as raw words put together."""
+        n = int(n)
+        if self._key is not None or n <= 0:  # an unmappable state: word by word
+            v = self.random(2 * n).astype(np.uint64)
+            return (v[0::2] << np.uint64(32)) | v[1::2]
+        if not _checked:
+            _check_numpy_stream()
+        if n <= RAW_PAIRS:
+            v = self._bg.random_raw(2 * n)
+            out = v[0::2] << np.uint64(32)
+            out |= v[1::2]
+        else:
+            out = self._gen.integers(0, 1 << 64, n, dtype=np.uint64)
+        self._advance(2 * n)
         return out
