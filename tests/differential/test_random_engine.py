@@ -703,6 +703,47 @@ def test_numpy_stream_check_catches_another_stream(monkeypatch):
     mt19937._check_numpy_stream()
 
 
+@pytest.mark.parametrize("fused", [True, False])
+def test_uniform_skips_the_look_for_to_only_where_no_draw_reaches_it(monkeypatch, fused):
+    """uniform_ replaces a draw that rounds to ``to`` by ``from``, and skips that pass where the
+    largest uniform's value stays below ``to``. Over every one of the 2**24 float uniforms, a
+    range whose draws reach ``to`` must say so, in both builds' arithmetic; ranges of both kinds
+    are among the cases, so a rule that always skips (or never does) fails here."""
+    from torchnative.csrc.platform import cpu_capability
+    from torchnative.csrc.random import distributions as dist
+
+    monkeypatch.setattr(cpu_capability, "CONTRACTS_FMA", fused)
+    dist._top_reaches.cache_clear()
+    grid = np.arange(1 << 24, dtype=np.uint32)
+
+    class Grid:  # every float uniform once, in order
+        pos = 0
+
+        def random(self, n):
+            self.pos += n
+            return grid[self.pos - n:self.pos].copy()
+
+    seen = set()
+    for a, b in [(0.0, 1.0), (-2.5, 7.25), (1.0, 1.0000001), (3.0, 3.0000005), (0.0, 3e38),
+                 (1e-30, 1.0), (-1.0, -0.9999999), (1e10, 1e10 + 1e3), (0.5, 0.5)]:
+        raw = dist._uniform_scaled_f32(Grid(), 1 << 24, np.float32(b) - np.float32(a),
+                                       np.float32(a))
+        for name in ("float32", "float16", "bfloat16"):
+            lo, hi = D.float_range(name)
+            if not (lo <= a <= hi and lo <= b <= hi and b - a <= hi):
+                continue
+            hits = bool((D.from_float32(raw, name) == D.scalar_to(b, name)).any())
+            reaches = dist._top_reaches(name, a, b)
+            assert hits <= reaches, (name, a, b)
+            seen.add(reaches)
+    assert seen == {True, False}
+    top = np.array([1.0 - 2.0 ** -53])  # float64: the largest uniform bounds the rest
+    for a, b in [(0.0, 1.0), (1.0, 1.0 + 2.0 ** -52), (-3.0, 5.0)]:
+        reaches = dist._top_reaches("float64", a, b)
+        assert reaches == bool(R.distributions.contracted64(top, b - a, a)[0] >= b), (a, b)
+    dist._top_reaches.cache_clear()
+
+
 def test_uniform_exact_sum_shortcut_is_the_fused_result(monkeypatch):
     """uniform_ rounds its float64 ``u * width + from`` without the double-rounding check when
     that sum is exact for every grid u; both paths against the round-to-odd fma emulation,

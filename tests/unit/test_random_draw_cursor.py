@@ -78,3 +78,29 @@ def test_log_of_a_negative_number_is_upstreams_positive_nan():
     (what ctypes and Python reach by default) answers -NaN."""
     bits = struct.pack(">d", clibm.clog(-1.0))
     assert math.isnan(clibm.clog(-1.0)) and bits[0] & 0x80 == 0
+
+
+def test_the_scalar_normal_stream_is_the_array_one(monkeypatch):
+    """A short double normal stream runs Box-Muller on Python floats, a long one on arrays
+    (glibc element by element either way): the same values, cache and words for every count,
+    with and without a cached sample, through mean and std; swapping the sine and cosine halves
+    is caught."""
+    from torchnative.csrc.random import distributions
+
+    def streams(n, cached, mean, std, pairs_limit):
+        gen = CPUGeneratorState(11)
+        gen.random64(3)
+        gen.next_double_normal = cached
+        monkeypatch.setattr(distributions, "_SCALAR_PAIRS", pairs_limit)
+        out = normal_double_stream(gen, n, mean, std)
+        return out.tobytes(), gen.next_double_normal, gen.get_state().tobytes()
+
+    for n in (1, 2, 3, 10, 63, 64, 65):
+        for cached in (None, -0.75):
+            for mean, std in ((0.0, 1.0), (0.3, 2.7)):
+                short = streams(n, cached, mean, std, 1 << 20)
+                assert short == streams(n, cached, mean, std, 0), (n, cached, mean, std)
+
+    real = distributions.box_muller
+    monkeypatch.setattr(distributions, "box_muller", lambda u1, u2: real(u1, u2)[::-1])
+    assert streams(4, None, 0.0, 1.0, 1 << 20) != streams(4, None, 0.0, 1.0, 0)

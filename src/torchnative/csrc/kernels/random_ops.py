@@ -31,10 +31,15 @@ from ..ops.kernel_registry import kernel
 
 def _engine(generator):
     if generator is None:
-        from ..core.generator import default_generator
+        if not _DEFAULT:
+            from ..core.generator import default_generator
 
-        generator = default_generator
+            _DEFAULT.append(default_generator)
+        generator = _DEFAULT[0]
     return generator._state
+
+
+_DEFAULT: list = []  # the default CPU generator, once imported (one object per process)
 
 
 def _order(t: TensorBase) -> list:

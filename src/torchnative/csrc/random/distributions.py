@@ -27,7 +27,7 @@ import numpy as np
 from . import dtypes as dt
 from .normal_fill32 import fill_from_words, normal_fill_words
 from ..platform import cpu_capability
-from .fpmath import F32, F64, contracted64, fma32, fma32_rounded, fma64, libm, libmf, safe_libm
+from .fpmath import F32, F64, contracted32, contracted64, fma32, fma32_rounded, fma64, libm, libmf, safe_libm
 
 _MASK24 = np.uint32((1 << 24) - 1)
 _MASK53 = np.uint64((1 << 53) - 1)
@@ -203,14 +203,28 @@ def uniform_(gen, shape, dtype="float32", a: float = 0.0, b: float = 1.0,
         out = contracted64(uniform_double(gen, n), b - a, a)
     else:
         out = dt.from_float32(_uniform_scaled_f32(gen, n, F32(b) - F32(a), F32(a), _into(out, n, name)), name)
-    to_s = dt.scalar_to(b, name)
-    hit = out == to_s
-    if _ANY(hit):
-        out[hit] = dt.scalar_to(a, name)
+    if _top_reaches(name, a, b):
+        to_s = dt.scalar_to(b, name)
+        hit = out == to_s
+        if _ANY(hit):
+            out[hit] = dt.scalar_to(a, name)
     return out.reshape(shape)
 
 
 _ANY = np.logical_or.reduce  # ndarray.any's Python wrapper costs more than the pass
+
+
+@functools.lru_cache(maxsize=256)
+def _top_reaches(name: str, a: float, b: float) -> bool:
+    """Whether some draw of ``uniform_(a, b)`` can come out as ``to`` in dtype ``name``: the
+    largest uniform's value does (the transform and the roundings are monotone, so it bounds
+    every other). [0, 1) never does, and its draws skip the pass that looks for ``to``."""
+    if name == "float64":
+        top = float(contracted64(np.array([1.0 - 2.0 ** -53]), b - a, a)[0])
+    else:
+        top32 = contracted32(np.array([1.0 - 2.0 ** -24], F32), F32(b) - F32(a), F32(a))
+        top = float(dt.from_float32(np.asarray(top32, F32).reshape(1), name)[0])
+    return top >= dt.scalar_to(b, name)
 
 
 def _lowest_bit(v: float) -> float:
@@ -273,12 +287,24 @@ def _uniform_scaled_f32(gen, n: int, width: F32, frm: F32, out: np.ndarray | Non
 
 # ============================================ normal_ ============================================
 
+_TWO_PI = 2.0 * math.pi
+_SCALAR_PAIRS = 32  # up to this many pairs Python floats beat the arrays' per-call setup
+
+
+def box_muller(u1: float, u2: float) -> tuple[float, float]:
+    """``normal_distribution<double>``'s transform of two double uniforms, on Python floats
+    (``math`` calls glibc's double functions, as upstream does): ``(r cos theta, r sin theta)``,
+    the second cached for the next draw."""
+    r = math.sqrt(-2.0 * math.log1p(-u2))
+    theta = _TWO_PI * u1
+    return r * math.cos(theta), r * math.sin(theta)
+
+
 def normal_double_stream(gen, n: int, mean: float, std: float) -> np.ndarray:
     """n draws of ``normal_distribution<double>(mean, std)``: Box-Muller on two double uniforms,
     the sine half cached in the generator for the next draw (across calls, as upstream)."""
-    out = np.empty(n, F64)
     if n == 0:
-        return out
+        return np.empty(0, F64)
     raw = []
     if gen.next_double_normal is not None:
         raw.append(np.array([gen.next_double_normal]))
@@ -286,15 +312,23 @@ def normal_double_stream(gen, n: int, mean: float, std: float) -> np.ndarray:
     need = n - sum(len(r) for r in raw)
     if need > 0:
         pairs = (need + 1) // 2
-        u = uniform_double(gen, 2 * pairs).reshape(pairs, 2)  # u1 then u2, per pair
-        r = np.sqrt(-2.0 * libm(math.log1p, -u[:, 1]))
-        theta = (2.0 * math.pi) * u[:, 0]
-        both = np.stack([r * libm(math.cos, theta), r * libm(math.sin, theta)], axis=1).ravel()
+        if pairs <= _SCALAR_PAIRS:
+            u = uniform_double(gen, 2 * pairs).tolist()
+            values: list = []
+            for i in range(0, 2 * pairs, 2):
+                values.extend(box_muller(u[i], u[i + 1]))
+            both = np.array(values, F64)
+        else:
+            u = uniform_double(gen, 2 * pairs).reshape(pairs, 2)  # u1 then u2, per pair
+            r = np.sqrt(-2.0 * libm(math.log1p, -u[:, 1]))
+            theta = _TWO_PI * u[:, 0]
+            both = np.stack([r * libm(math.cos, theta), r * libm(math.sin, theta)],
+                            axis=1).ravel()
         if need % 2:
             gen.next_double_normal = float(both[-1])
             both = both[:-1]
         raw.append(both)
-    return contracted64(np.concatenate(raw), std, mean)
+    return contracted64(raw[0] if len(raw) == 1 else np.concatenate(raw), std, mean)
 
 
 def _normal_fill_double(gen, n: int, mean: float, std: float) -> np.ndarray:

@@ -342,9 +342,9 @@ def _split(x):
 
 def fma64(a, b, c) -> np.ndarray:
     """float64 ``a * b + c`` rounded once (like vfmadd*sd), for finite, non-extreme operands."""
-    if np.ndim(c) == 0 and c == 0:  # one rounding of the product itself; adding the zero gives
-        p = np.asarray(a, F64) * np.asarray(b, F64)  # an exact zero product the sign fma gives it
-        return np.atleast_1d(p + np.asarray(c, F64))
+    if (type(c) is float or np.ndim(c) == 0) and c == 0:  # one rounding of the product
+        p = np.asarray(a, F64) * np.asarray(b, F64)  # itself; adding the zero gives an exact
+        return np.atleast_1d(p + np.asarray(c, F64))  # zero product the sign fma gives it
     a, b, c = np.broadcast_arrays(np.asarray(a, F64), np.asarray(b, F64), np.asarray(c, F64))
     a, b, c = np.atleast_1d(a), np.atleast_1d(b), np.atleast_1d(c)
     p = a * b

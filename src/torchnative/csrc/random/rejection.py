@@ -22,9 +22,8 @@ import numpy as np
 
 from .clibm import (DBL_MIN, FLT_MIN, NAN, cceil, cdiv, cfloor, clog, cmax, cpow, csqrt, f32, lgamma,
                     log1pf, sqrtf, to_int64)
-from .distributions import uniform_double
+from .distributions import box_muller, uniform_double
 
-_TWO_PI = 2.0 * math.pi
 _ONE_THIRD_F = f32(1.0 / 3.0)  # 1.0f / 3.0f, folded in float
 _C0331 = f32(0.0331)           # the float literal 0.0331f, widened
 _WORDS_PER_REFILL_MIN = 256
@@ -62,11 +61,8 @@ class DrawCursor:
             self.normal_cache = None
             return x + 0.0  # transformation::normal(x, 0, 1): x * 1 + 0
         u1 = self.uniform()
-        u2 = self.uniform()
-        r = math.sqrt(-2.0 * math.log1p(-u2))
-        theta = _TWO_PI * u1
-        self.normal_cache = r * math.sin(theta)
-        return r * math.cos(theta) + 0.0
+        x, self.normal_cache = box_muller(u1, self.uniform())
+        return x + 0.0
 
     def commit(self) -> None:
         used = self.used + self._pos
