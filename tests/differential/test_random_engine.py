@@ -744,6 +744,35 @@ def test_uniform_skips_the_look_for_to_only_where_no_draw_reaches_it(monkeypatch
     dist._top_reaches.cache_clear()
 
 
+def test_bernoulli_compares_the_words_as_the_doubles_compare(monkeypatch):
+    """bernoulli_(p) with a number p compares the 53-bit word k, not the double u = k * 2**-53,
+    with p: the same outcome for the words next to every threshold, p at its edges included;
+    a threshold one off is caught."""
+    import math
+
+    from torchnative.csrc.random import distributions as dist
+
+    def outcomes(p, words):
+        class Words:
+            def random64(self, n):
+                return words.copy()
+
+        return dist.bernoulli_(Words(), (words.size,), "float64", p)
+
+    for p in [0.0, 1.0, 0.5, 0.3, 0.75, 2.0 ** -53, 1.0 - 2.0 ** -53, 1e-300,
+              math.nextafter(0.5, 1.0), math.nextafter(0.5, 0.0), 0.1 + 2.0 ** -60]:
+        t = math.floor(p * 2.0 ** 53)
+        k = np.array([max(t + d, 0) for d in (-2, -1, 0, 1, 2)], np.uint64)
+        k = k[k < 2 ** 53]
+        want = ((k.astype(np.float64) * 2.0 ** -53) < p).astype(np.float64)
+        high = k | np.uint64(0xABC) << np.uint64(53)  # the 11 bits above the 53 are dropped
+        assert np.array_equal(outcomes(p, high), want), p
+    real = math.ceil
+    monkeypatch.setattr(dist.math, "ceil", lambda x: real(x) + 1)
+    k = np.array([2 ** 52], np.uint64)  # u = 0.5 exactly: not below p = 0.5
+    assert not np.array_equal(outcomes(0.5, k), np.zeros(1))
+
+
 def test_uniform_exact_sum_shortcut_is_the_fused_result(monkeypatch):
     """uniform_ rounds its float64 ``u * width + from`` without the double-rounding check when
     that sum is exact for every grid u; both paths against the round-to-odd fma emulation,

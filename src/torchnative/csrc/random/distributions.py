@@ -428,9 +428,13 @@ def bernoulli_(gen, shape, dtype="float32", p=0.5) -> np.ndarray:
         if not 0 <= p <= 1:
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
         out = np.empty(n, dt.np_dtype(name))  # 0 and 1 convert exactly to every dtype
+        # u = k * 2**-53 < p exactly when the integer k is below p * 2**53 (exact: a power of
+        # two's scaling), so the words are compared without making the doubles
+        below = np.uint64(math.ceil(p * 2.0 ** 53))
         for lo in range(0, n, _CHUNK):
-            u = uniform_double(gen, min(_CHUNK, n - lo))
-            out[lo:lo + u.size] = u < p
+            k = gen.random64(min(_CHUNK, n - lo))
+            k &= _MASK53
+            out[lo:lo + k.size] = k < below
         return out.reshape(shape)
     p = np.broadcast_to(np.asarray(p), shape).reshape(-1)
     pname = dt.name_of(p.dtype)
