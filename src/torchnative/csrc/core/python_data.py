@@ -15,6 +15,7 @@ import numpy as np
 from . import dtypes as D
 from ..platform.float_state import quiet_enter, quiet_exit
 from .cast import cast_array
+from .int_range import int_bounds
 from .construct import checked_device, contiguous_strides_of, empty, from_result, \
     tensor_from_numpy, unsupported_numpy
 from .storage import StorageBase
@@ -239,7 +240,7 @@ def _check_integral(data, src: np.ndarray, src_dt, dt) -> None:
     """store_scalar's checked_convert of Python numbers (read as ``src``) into integer ``dt``:
     a float past the type's range or NaN, or an int past it (negative ints wrap into unsigned
     types, as c10::overflows allows) raise upstream's error; the store then truncates."""
-    lo_int, lo, hi = _int_bounds(dt)
+    lo_int, lo, hi = int_bounds(dt)
     if src_dt is _F64:
         token = quiet_enter()
         try:
@@ -257,20 +258,13 @@ def _check_integral(data, src: np.ndarray, src_dt, dt) -> None:
 def _first_unstorable(data, dt) -> Exception:
     """The error of the first value (in order) that ``dt`` cannot hold: an int past int64 fails
     to unpack before any range is checked."""
-    lo_int, lo, hi = _int_bounds(dt)
+    lo_int, lo, hi = int_bounds(dt)
     for v in np.asarray(data, dtype=object).reshape(-1):
         if type(v) is int and not -2 ** 63 <= v < 2 ** 63:
             return ValueError("Overflow when unpacking long long")
         if v != v or v < (lo_int if type(v) is int else lo) or v > hi:
             break
     return RuntimeError(f"value cannot be converted to type {dt._name} without overflow")
-
-
-def _int_bounds(dt) -> tuple:
-    """(the lowest int ``dt`` takes, its lowest value, its highest): c10::overflows lets a
-    negative int wrap into an unsigned type down to -max."""
-    info = np.iinfo(D.numpy_dtype(dt))
-    return (-info.max if info.min == 0 else info.min), info.min, info.max
 
 
 # the kinds of a Python number or a (nested) sequence of them, by the exact types found: (the dtype

@@ -8,6 +8,7 @@ import numpy as np
 from ...platform.cpp_names import scalar_cpp
 from ...core import dtypes as D
 from ...core.cast import cast_array
+from ...core.int_range import int_bounds
 from ...core.tensor import TensorBase
 
 _BOOL, _INT64 = D.BY_NAME["bool"], D.BY_NAME["int64"]
@@ -46,12 +47,10 @@ def overflows(value, dt) -> bool:
                                          value in _INFINITIES and dt not in _NO_INFINITY):
             return False
         return value < -hi or value > hi
-    info = np.iinfo(D.numpy_dtype(dt))
+    lo_int, lo, hi = int_bounds(dt)
     if isinstance(value, float):
-        return value != value or value < float(info.min) or value > float(info.max)
-    if info.min == 0:
-        return value > info.max or (value < 0 and -value > info.max)
-    return value < info.min or value > info.max
+        return value != value or value < float(lo) or value > float(hi)
+    return value < lo_int or value > hi
 
 
 _PLAIN_FLOATS = {D.BY_NAME["float32"]: np.float32, D.BY_NAME["float64"]: np.float64}
