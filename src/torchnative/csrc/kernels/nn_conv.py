@@ -20,7 +20,7 @@ import numpy as np
 from .support import blas_threads
 from ..core.tensor import numel_of
 from ..core import dtypes as D
-from ..core.construct import empty
+from ..core.construct import empty, from_result
 from ..core.device import CPU
 from ..core.layouts import channels_last, channels_last_3d, contiguous_format
 from ..core.refuse import TorchnativeNotImplementedError
@@ -623,7 +623,7 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
             gw = _result(res.reshape(shape), dt, fmt)
     if mask[2]:
         gdt = grad_output._dtype
-        gv = _compute(grad_output, gdt)
+        gv = g if (mask[0] or mask[1]) and gdt is dt else _compute(grad_output, gdt)
         # summed in (and returned as) the gradient's own dtype, integers included
         total = gv.sum(axis=(0,) + tuple(range(2, gv.ndim)), dtype=gv.dtype)
         gb = _result(total, gdt, contiguous_format)
@@ -631,6 +631,10 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
 
 
 def _result(values, dt, fmt):
+    if fmt is contiguous_format and dt is _F32 and values.dtype == np.float64:
+        # the float32 convolutions' rounding, into a fresh C-ordered array that is the tensor
+        # (numpy's cast rounds to nearest even, as cast_array's)
+        return from_result(values.astype(np.float32, order="C"), dt)
     out = empty(values.shape, dt, CPU, stride=_strides(values.shape, fmt))
     src = D.dtype_from_numpy(values.dtype)
     if src is _F64 and dt is _F32:  # numpy's cast rounds to nearest even, as cast_array's
