@@ -72,6 +72,23 @@ for data, dt in (([1, [2]], torch.uint64), ([1, [2]], torch.bool), ([np.float32(
         out.append(str(torch.tensor(data, dtype=dt)))
     except Exception as e:
         out.append([repr(data), str(dt), type(e).__name__, str(e)])
+# numpy scalars as values: each unpacked as a Python int (``__index__``) or, a float64, as a
+# double, then checked against the dtype's range in element order, as Python numbers are
+numpy_values = [np.int64(300), np.int64(-1), np.int8(-128), np.int16(-300), np.uint8(200),
+                np.uint32(4000000000), np.uint64(2**63), np.float64(-1.0), np.float64(255.9),
+                np.float64('nan'), np.float64(1e10), np.int64(-2**63), [np.int64(5), 2.5],
+                [np.int64(300), np.float32(2.5)], [[np.int32(5), 7], [8, np.int64(1 << 40)]],
+                [np.int64(7), np.uint32(4000000000)], [[np.int64(300)], [1, 2]],
+                [np.uint8(3), True], [np.float16(0.1), np.int32(2)], np.True_, [np.True_, 5],
+                [np.True_, False], np.complex64(1), [np.uint64(3)]]
+for data in numpy_values:
+    for dt in (None, torch.int8, torch.uint8, torch.int32, torch.uint32, torch.int64,
+               torch.float32, torch.float16, torch.bool):
+        try:
+            t = torch.tensor(data, dtype=dt)
+            out.append([repr(data), str(dt), str(t.dtype), repr(t.to(torch.float64).tolist())])
+        except Exception as e:
+            out.append([repr(data), str(dt), type(e).__name__, str(e)])
 for bad in ([[1, 2], [3]], [[1, 2], 3], [1, [2]], [[[1.0]], [[2.0], [3.0]]], [["a"]]):
     try:
         out.append(str(torch.tensor(bad)))
@@ -91,4 +108,7 @@ def test_tensor_from_python_numbers_as_upstream():
             "value cannot be converted to type int32 without overflow"] in theirs
     assert ["[1.0, 2.0]", "torch.uint64", "TypeError", "an integer is required"] in theirs
     assert any(r[:3] == ["[9223372036854775808]", "torch.bool", "torch.bool"] for r in theirs)
+    # a numpy int past an integer dtype's range is refused, not wrapped
+    assert ["np.int64(300)", "torch.int8", "RuntimeError",
+            "value cannot be converted to type int8 without overflow"] in theirs
     assert ours == theirs, json.dumps([(o, t) for o, t in zip(ours, theirs) if o != t])

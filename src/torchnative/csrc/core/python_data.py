@@ -69,7 +69,7 @@ def materialize_dtype(data):
             raise unsupported_numpy(data.dtype)
         return D.dtype_from_numpy(data.dtype)
     if isinstance(data, np.generic):
-        return D.dtype_from_numpy(data.dtype)
+        return _full_width(data)
     if isinstance(data, (list, tuple)):
         found = None
         for item in data:
@@ -78,6 +78,21 @@ def materialize_dtype(data):
         return found if found is not None else D.BY_NAME["float64"]
     kind = _kind_of_scalar(data)
     return D.BY_NAME[("bool", "int64", "float64", "complex128")[kind]]
+
+
+def _full_width(value: np.generic):
+    """The dtype a numpy scalar is read in: its kind's widest (store_scalar unpacks it as a
+    Python int, double or complex double), so mixing, say, uint32 and int64 values needs no
+    promotion between them; uint64 and the types numpy has no torch dtype for keep their own."""
+    dt = D.dtype_from_numpy(value.dtype)
+    if isinstance(value, np.signedinteger) or isinstance(value, np.unsignedinteger) and \
+            value.dtype.itemsize < 8:
+        return _INT64
+    if isinstance(value, np.floating) and dt is not None:
+        return _F64
+    if isinstance(value, np.complexfloating) and dt is not None:
+        return D.BY_NAME["complex128"]
+    return dt
 
 
 def _promote(a, b):
@@ -123,8 +138,12 @@ def _check_structure(data, sizes, dim, dt, explicit: bool) -> None:
     if isinstance(data, (TensorBase, np.ndarray)):
         return
     if dim == len(sizes):
-        if isinstance(data, (list, tuple)) or explicit and _unreadable(data, dt):
+        if isinstance(data, (list, tuple)) or _unreadable(data, dt):
             raise _unpack_refusal(data, dt)
+        if dt in _CHECKED_INTS:
+            refusal = _store_refusal(data, dt)
+            if refusal is not None:
+                raise refusal
         return
     if not isinstance(data, (list, tuple)):
         raise TypeError("not a sequence")
@@ -139,14 +158,17 @@ def _unreadable(value, dt) -> bool:
     """Whether store_scalar's unpacking for ``dt`` refuses the number ``value``: uint64 reads
     Python ints only (a Python float or complex is refused in ``_unsigned_ints``' ordered walk,
     among the negative ints); the other integer types and bool read ints through ``__index__``,
-    which a numpy float, bool or complex lacks, and no Python complex; a floating type reads no
-    Python complex."""
+    which a numpy float, bool or complex lacks (bool reads a numpy bool as itself), and no
+    Python complex; a floating type reads no Python complex."""
     if dt is _UINT64:
         return isinstance(value, np.generic)
     if type(value) is complex:
         return not (dt.is_complex or dt is _BOOL_DT)
-    if dt in _CHECKED_INTS or dt is _BOOL_DT:
+    if dt in _CHECKED_INTS:
         return isinstance(value, np.generic) and not isinstance(value, (float, np.integer))
+    if dt is _BOOL_DT:  # (a numpy bool is read as one)
+        return isinstance(value, np.generic) and \
+            not isinstance(value, (float, np.integer, np.bool_))
     return False
 
 
@@ -211,8 +233,6 @@ def tensor_from_data(data, dtype=None, device=None):
                 raise ValueError("Overflow when unpacking long long") from None
             else:
                 src, src_dt = np.asarray(np.asarray(data, dtype=object), dtype=np.float64), _F64
-    if numbers_only and dt in _CHECKED_INTS:
-        _check_integral(data, src, src_dt, dt)
     nans = None
     if dt is _BF16:
         # an array or a tensor goes through the copy kernel; a sequence's values are converted
@@ -256,14 +276,31 @@ def _check_integral(data, src: np.ndarray, src_dt, dt) -> None:
 
 
 def _first_unstorable(data, dt) -> Exception:
-    """The error of the first value (in order) that ``dt`` cannot hold: an int past int64 fails
-    to unpack before any range is checked."""
-    lo_int, lo, hi = int_bounds(dt)
+    """The error of the first value (in order) that ``dt`` cannot hold."""
     for v in np.asarray(data, dtype=object).reshape(-1):
-        if type(v) is int and not -2 ** 63 <= v < 2 ** 63:
+        refusal = _store_refusal(v, dt)
+        if refusal is not None:
+            return refusal
+    return _overflow(dt)
+
+
+def _store_refusal(value, dt):
+    """store_scalar's checked conversion of one readable value into integer ``dt``, or None: a
+    float (a numpy float64 is one) past the range or NaN; an int (a numpy integer through
+    ``__index__``) past int64 fails to unpack, one past the range (negative ones wrap into
+    unsigned types down to -max) fails the check."""
+    lo_int, lo, hi = int_bounds(dt)
+    if isinstance(value, float):
+        return _overflow(dt) if value != value or value < lo or value > hi else None
+    if isinstance(value, (int, np.integer)):
+        v = int(value)
+        if not -2 ** 63 <= v < 2 ** 63:
             return ValueError("Overflow when unpacking long long")
-        if v != v or v < (lo_int if type(v) is int else lo) or v > hi:
-            break
+        return _overflow(dt) if v < lo_int or v > hi else None
+    return None
+
+
+def _overflow(dt) -> RuntimeError:
     return RuntimeError(f"value cannot be converted to type {dt._name} without overflow")
 
 
