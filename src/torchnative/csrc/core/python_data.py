@@ -130,11 +130,11 @@ def _sizes(data) -> tuple:
         seq = seq[0]
 
 
-def _check_structure(data, sizes, dim, dt, explicit: bool) -> None:
-    """recursive_store's checks, item by item: a sequence of each level's length where a level
-    is expected, a value where the nesting ends that ``dt``'s unpacking can read (a sequence
-    never; with an ``explicit`` dtype, ``_unreadable``'s values neither); a tensor or an array
-    is copied whole."""
+def _check_structure(data, sizes, dim, dt) -> None:
+    """recursive_store's checks, item by item in its order: a sequence of each level's length
+    where a level is expected; where the nesting ends, a value ``dt``'s unpacking can read (never
+    a sequence, nor ``_unreadable``'s values) and, for an integer ``dt``, store within its range
+    (``_store_refusal``); a tensor or an array is copied whole."""
     if isinstance(data, (TensorBase, np.ndarray)):
         return
     if dim == len(sizes):
@@ -151,7 +151,7 @@ def _check_structure(data, sizes, dim, dt, explicit: bool) -> None:
         raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} "
                          f"(got {len(data)})")
     for item in data:
-        _check_structure(item, sizes, dim + 1, dt, explicit)
+        _check_structure(item, sizes, dim + 1, dt)
 
 
 def _unreadable(value, dt) -> bool:
@@ -210,7 +210,7 @@ def tensor_from_data(data, dtype=None, device=None):
         return out
     shape = _sizes(data)
     dt = dtype if dtype is not None else infer_dtype(data)
-    _check_structure(data, shape, 0, dt, dtype is not None)
+    _check_structure(data, shape, 0, dt)
     out = empty(shape, dt, dev)
     if dev.type == "meta":
         return out
