@@ -338,6 +338,20 @@ def _getter_with_torch_function(fget, name: str):
     handle_torch_function_getter (the function they receive is ``Tensor.<name>.__get__``)."""
     from ..core.torch_function import _OVERRIDE_BY_TYPE, TLS as tf_state, self_asks
 
+    if name == "shape" and fget is TensorBase.shape.fget:
+        from ..core.tensor import _as_size
+
+        def get_shape(self):  # get's steps, with TensorBase.shape's body inline (the most read)
+            if (tf_state.stack or _OVERRIDE_BY_TYPE.get(type(self)) is not False) and \
+                    self_asks(self, 1):
+                import torch
+                from torch.overrides import handle_torch_function
+
+                return handle_torch_function(torch.Tensor.shape.__get__, (self,), self)
+            return _as_size(self._size)
+
+        return get_shape
+
     def get(self):
         # a plain tensor under no mode (the type's answer is cached False) takes the getter
         # directly: these properties are read on every line of model code
@@ -348,18 +362,6 @@ def _getter_with_torch_function(fget, name: str):
 
             return handle_torch_function(getattr(torch.Tensor, name).__get__, (self,), self)
         return fget(self)
-
-    if name == "shape" and fget is TensorBase.shape.fget:
-        from ..core.tensor import _as_size
-
-        def get(self):  # the same, with TensorBase.shape's body inline (the most read one)
-            if (tf_state.stack or _OVERRIDE_BY_TYPE.get(type(self)) is not False) and \
-                    self_asks(self, 1):
-                import torch
-                from torch.overrides import handle_torch_function
-
-                return handle_torch_function(torch.Tensor.shape.__get__, (self,), self)
-            return _as_size(self._size)
 
     return get
 
