@@ -16,6 +16,7 @@ from . import dtypes as D
 from ..platform.float_state import quiet_enter, quiet_exit
 from .cast import cast_array
 from .int_range import int_bounds
+from .typename import typename
 from .construct import checked_device, contiguous_strides_of, empty, from_result, \
     tensor_from_numpy, unsupported_numpy
 from .storage import StorageBase
@@ -46,7 +47,10 @@ def infer_dtype(data):
             raise unsupported_numpy(data.dtype)
         return dt
     if isinstance(data, np.generic):
-        return D.dtype_from_numpy(data.dtype)
+        dt = D.dtype_from_numpy(data.dtype)
+        if dt is None:
+            raise unsupported_numpy(data.dtype)
+        return dt
     if isinstance(data, (list, tuple)):
         found = None
         for item in data:
@@ -83,15 +87,18 @@ def materialize_dtype(data):
 def _full_width(value: np.generic):
     """The dtype a numpy scalar is read in: its kind's widest (store_scalar unpacks it as a
     Python int, double or complex double), so mixing, say, uint32 and int64 values needs no
-    promotion between them; uint64 and the types numpy has no torch dtype for keep their own."""
-    dt = D.dtype_from_numpy(value.dtype)
+    promotion between them; uint64 and bool keep their own, and a type with no torch dtype
+    (datetime64, ...) is refused as an array of it is."""
     if isinstance(value, np.signedinteger) or isinstance(value, np.unsignedinteger) and \
             value.dtype.itemsize < 8:
         return _INT64
-    if isinstance(value, np.floating) and dt is not None:
+    if isinstance(value, np.floating):  # (a long double rounds to double, as __float__ does)
         return _F64
-    if isinstance(value, np.complexfloating) and dt is not None:
+    if isinstance(value, np.complexfloating):
         return D.BY_NAME["complex128"]
+    dt = D.dtype_from_numpy(value.dtype)
+    if dt is None:
+        raise unsupported_numpy(value.dtype)
     return dt
 
 
@@ -176,8 +183,7 @@ def _unpack_refusal(value, dt) -> TypeError:
     """The TypeError of the CPython conversion store_scalar runs for ``dt`` on ``value``:
     PyLong_AsUnsignedLongLong's (uint64), PyFloat_AsDouble's (floating and complex types), else
     PyLong_AsLongLong's; the type named by its tp_name."""
-    tp = type(value)
-    name = tp.__name__ if tp.__module__ == "builtins" else f"{tp.__module__}.{tp.__name__}"
+    name = typename(value)
     if dt is _UINT64:
         return TypeError("an integer is required")
     if dt.is_floating_point or dt.is_complex:
@@ -188,7 +194,7 @@ def _unpack_refusal(value, dt) -> TypeError:
 def tensor_from_data(data, dtype=None, device=None):
     """A new cpu/meta tensor holding a copy of ``data``."""
     if isinstance(data, str):
-        raise TypeError("new(): invalid data type 'str'")
+        raise TypeError(f"new(): invalid data type '{typename(data)}'")
     dev = checked_device(device)
     plain = _plain_numbers(data, dtype) if dev.type == "cpu" else None
     if plain is not None:

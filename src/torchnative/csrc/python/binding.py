@@ -14,6 +14,8 @@ from __future__ import annotations
 import numbers
 import operator
 
+import numpy as np
+
 from . import call_cache as _call_cache
 from .call_cache import NOT_SEQUENCES, _is_int
 from .results import named as _named
@@ -55,8 +57,25 @@ _SYMBOLIC = {"SymInt": 7777777, "SymFloat": 7777777.0, "SymBool": True}
 
 
 def _is_scalar(obj) -> bool:
-    return isinstance(obj, (numbers.Number,)) or type(obj).__name__ in ("SymInt", "SymFloat",
-                                                                         "SymBool")
+    """THPUtils_checkScalar: a Python or numpy number (a numpy bool included), or a symbolic
+    one."""
+    return isinstance(obj, (numbers.Number, np.bool_)) or \
+        type(obj).__name__ in ("SymInt", "SymFloat", "SymBool")
+
+
+def _numpy_number(obj):
+    """A numpy scalar read as PythonArgs::scalar_slow reads it: an integer as an int (one past
+    int64 fails as the unsigned read of a non-int fails); a complex128 (a Python complex) as a
+    complex; anything else through its ``__float__`` (a bool as 0.0 or 1.0, a complex64 as its
+    real part, with numpy's warning)."""
+    if isinstance(obj, np.integer):
+        v = int(obj)
+        if not -2 ** 63 <= v < 2 ** 63:
+            raise TypeError("an integer is required")
+        return v
+    if isinstance(obj, complex):
+        return complex(obj)
+    return float(obj)
 
 
 def _tensor_like(obj) -> bool:
@@ -271,13 +290,15 @@ class Param:
                 t = _wrapped_number(sym)
                 t._tn_wrapped_number = obj
                 return t
-            return _wrapped_number(obj)
+            return _wrapped_number(_numpy_number(obj) if isinstance(obj, np.generic) else obj)
         if k == "Scalar":
-            return obj.item() if isinstance(obj, _TensorBase) else obj
+            return obj.item() if isinstance(obj, _TensorBase) else \
+                _numpy_number(obj) if isinstance(obj, np.generic) else obj
         if k in ("int64_t", "SymInt"):
-            return int(obj) if isinstance(obj, _TensorBase) else obj
+            return int(obj) if isinstance(obj, (_TensorBase, np.integer)) else obj
         if k in ("double",):
-            return obj.item() if isinstance(obj, _TensorBase) else obj
+            return obj.item() if isinstance(obj, _TensorBase) else \
+                float(obj) if isinstance(obj, np.generic) else obj
         if k in ("IntArrayRef", "SymIntArrayRef"):
             if isinstance(obj, (tuple, list)):
                 return [o if type(o) is int else _list_int(o, i) for i, o in enumerate(obj)]

@@ -1,0 +1,88 @@
+"""numpy scalars as operator arguments, as upstream's PythonArgParser reads them: a numpy
+integer is an int (``torch.full`` infers int64 from one), a numpy bool is a number read through
+``__float__`` (so ``t * np.bool_(True)`` is a tensor of the default float dtype, not an array
+numpy made), a complex64 is its real part, an integer past int64 is refused; ``double`` and
+``int64_t`` parameters get Python numbers. Compared with upstream, value for value and message
+for message."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from torchnative.testing import upstream
+
+PROGRAM = r'''
+import json, warnings
+import numpy as np
+import torch
+
+warnings.simplefilter("ignore")
+out = []
+
+
+def show(r):
+    if isinstance(r, torch.Tensor):
+        return [str(r.dtype), list(r.shape), repr(r.tolist())]
+    if isinstance(r, (tuple, list)):
+        return [show(x) for x in r]
+    return type(r).__name__ + ":" + repr(r)
+
+
+t = torch.tensor([0.5, 2.0, -1.0])
+ti = torch.tensor([1, 2, 3])
+cases = {
+    "full int": lambda: torch.full((2,), np.int64(5)),
+    "full bool": lambda: torch.full((2,), np.bool_(True)),
+    "full float32": lambda: torch.full((2,), np.float32(0.1)),
+    "full uint64 past int64": lambda: torch.full((1,), np.uint64(2**63 + 5)),
+    "add complex64": lambda: t + np.complex64(1 + 2j),
+    "add complex128": lambda: t + np.complex128(1 + 2j),
+    "add alpha int": lambda: ti.add(ti, alpha=np.int64(3)),
+    "add alpha float32": lambda: t.add(t, alpha=np.float32(0.1)),
+    "mul bool": lambda: ti * np.bool_(True),
+    "mul bool false": lambda: t * np.bool_(False),
+    "bool times": lambda: np.bool_(True) * ti,
+    "int8 plus int64 scalar": lambda: torch.tensor([1], dtype=torch.int8) + np.int64(200),
+    "float16 plus float16 scalar": lambda: torch.tensor([1.], dtype=torch.float16) + np.float16(0.1),
+    "pow float32": lambda: ti ** np.float32(0.5),
+    "rsub": lambda: np.float64(1.0) - t,
+    "floordiv": lambda: ti // np.int32(2),
+    "compare": lambda: t < np.float32(0.6),
+    "arange ints": lambda: torch.arange(np.int64(2), np.int64(7), np.int64(2)),
+    "arange float32": lambda: torch.arange(np.float32(0), np.float32(1), np.float32(0.25)),
+    "linspace steps": lambda: torch.linspace(0, 1, np.int64(3)),
+    "masked_fill": lambda: t.masked_fill(t > 0, np.float32(7.5)),
+    "fill_ bool": lambda: ti.clone().fill_(np.bool_(True)),
+    "mul_ float64 into int": lambda: ti.clone().mul_(np.float64(2.0)),
+    "lerp weight": lambda: t.lerp(torch.zeros(3), np.float32(0.5)),
+    "where": lambda: torch.where(t > 0, np.float32(1), np.int64(0)),
+    "shift": lambda: ti << np.int64(2),
+    "sum dim": lambda: t.sum(dim=np.int64(0)),
+    "topk k": lambda: t.topk(np.int64(2)),
+    "dropout p": lambda: torch.nn.functional.dropout(t, p=np.float32(0.0)),
+    "argsort bool keyword": lambda: t.argsort(descending=np.bool_(True)),
+    "tensor of long double": lambda: torch.tensor(np.longdouble(1.5)),
+    "tensor of long double, float64": lambda: torch.tensor(np.longdouble(1.5), dtype=torch.float64),
+    "tensor of datetime64": lambda: torch.tensor([np.datetime64(1, "D")]),
+    "tensor of numpy str": lambda: torch.tensor(np.str_("a")),
+}
+for name, f in cases.items():
+    try:
+        out.append([name, show(f())])
+    except Exception as e:
+        out.append([name, type(e).__name__, str(e)[:200]])
+print(json.dumps(out))
+'''
+
+
+def test_numpy_scalar_arguments_as_upstream():
+    if not upstream.available():
+        pytest.skip("upstream environment missing")
+    ours, theirs = upstream.run_both(PROGRAM)
+    # the cases that tell: upstream infers int64 from a numpy int, reads a numpy bool as a
+    # float, and answers a tensor where numpy's own operator would have made an array
+    assert ["full int", ["torch.int64", [2], "[5, 5]"]] in theirs
+    assert ["mul bool", ["torch.float32", [3], "[1.0, 2.0, 3.0]"]] in theirs
+    assert ours == theirs, json.dumps([(o, t) for o, t in zip(ours, theirs) if o != t])
