@@ -89,6 +89,28 @@ for data in numpy_values:
             out.append([repr(data), str(dt), str(t.dtype), repr(t.to(torch.float64).tolist())])
         except Exception as e:
             out.append([repr(data), str(dt), type(e).__name__, str(e)])
+# tensors within the nesting are values, not sequences: each read as store_scalar reads it
+# (one element through __float__, __complex__ or __index__); a tensor where a sequence is
+# expected is iterated; a 0-d array has no length
+import warnings
+warnings.simplefilter("ignore")
+T = torch.tensor
+nested = [([T([1.])], None), ([T([1., 2.])], None), ([T([1., 2.]), T([3., 4.])], None),
+          ([T(1.), T(2.)], None), ([[T(1.)]], None), ([T([[1.]])], None), ((T([5]),), None),
+          ([T([1]), 2], None), ([np.array(3.)], None), ([torch.ones(2, 2)], None),
+          ([[1, 2], T([3, 4])], None), ([[1, 2], T(3)], None), ([T(1.5), T(2)], torch.int64),
+          ([T(3), T(2)], torch.int8), ([T(300)], torch.int8), ([T(1.5)], torch.bool),
+          ([T(True), T(0)], torch.bool), ([T(5)], torch.uint64), ([T(2.5)], torch.bfloat16),
+          ([T(1 + 2j)], torch.float32), ([T([])], None), ([[T(1.)], [2.]], None),
+          ([T(1), np.int64(2), 3.5], None), ([T(1, dtype=torch.uint8), T(-1, dtype=torch.int8)],
+                                             None), ([T(7)], torch.complex64)]
+for data, dt in nested:
+    try:
+        t = torch.tensor(data, dtype=dt)
+        out.append([repr(data), str(dt), str(t.dtype), list(t.shape),
+                    repr(t.to(torch.complex128 if t.is_complex() else torch.float64).tolist())])
+    except Exception as e:
+        out.append([repr(data), str(dt), type(e).__name__, str(e)])
 for bad in ([[1, 2], [3]], [[1, 2], 3], [1, [2]], [[[1.0]], [[2.0], [3.0]]], [["a"]]):
     try:
         out.append(str(torch.tensor(bad)))
@@ -108,7 +130,10 @@ def test_tensor_from_python_numbers_as_upstream():
             "value cannot be converted to type int32 without overflow"] in theirs
     assert ["[1.0, 2.0]", "torch.uint64", "TypeError", "an integer is required"] in theirs
     assert any(r[:3] == ["[9223372036854775808]", "torch.bool", "torch.bool"] for r in theirs)
-    # a numpy int past an integer dtype's range is refused, not wrapped
+    # a numpy int past an integer dtype's range is refused, not wrapped; a list of tensors of
+    # several elements is refused, not stacked
+    assert ["[tensor([1., 2.]), tensor([3., 4.])]", "None", "ValueError",
+            "only one element tensors can be converted to Python scalars"] in theirs
     assert ["np.int64(300)", "torch.int8", "RuntimeError",
             "value cannot be converted to type int8 without overflow"] in theirs
     assert ours == theirs, json.dumps([(o, t) for o, t in zip(ours, theirs) if o != t])

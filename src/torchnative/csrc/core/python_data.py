@@ -8,12 +8,14 @@ arrays and tensors bring their own dtype (promoted with the rest).
 from __future__ import annotations
 
 import numbers
+import operator
 from functools import partial
 
 import numpy as np
 
 from . import dtypes as D
 from ..platform.float_state import quiet_enter, quiet_exit
+from ..platform.torch_warn import torch_warn_once
 from .cast import cast_array
 from .int_range import int_bounds
 from .typename import typename
@@ -111,21 +113,22 @@ def _promote(a, b):
 def _to_numpy(data, npdt):
     if isinstance(data, TensorBase):
         return data.detach()._np
-    if isinstance(data, (list, tuple)):
-        if any(isinstance(x, TensorBase) for x in data):
-            parts = [_to_numpy(x, npdt) for x in data]
-            return np.stack([np.asarray(p, dtype=npdt) for p in parts]) if parts else \
-                np.empty((0,), npdt)
     return data
 
 
 def _sizes(data) -> tuple:
-    """compute_sizes: the lengths along the first items down the nesting (a tensor or an array
-    brings its shape); a string is a sequence of strings, so it nests past the 64 dims."""
+    """compute_sizes: the lengths along the first items down the nesting. A tensor is no
+    sequence: within the nesting it is a value (the data itself, a tensor brings its shape); an
+    array is one, down to its elements (a 0-d one has no length); a string is a sequence of
+    strings, so it nests past the 64 dims."""
     sizes = []
     seq = data
     while True:
-        if isinstance(seq, (TensorBase, np.ndarray)):
+        if isinstance(seq, TensorBase):
+            return tuple(sizes) if sizes else tuple(seq.shape)
+        if isinstance(seq, np.ndarray):
+            if sizes and seq.ndim == 0:
+                raise TypeError("len() of unsized object")
             return tuple(sizes) + tuple(seq.shape)
         if isinstance(seq, (str, bytes)) and seq:
             raise ValueError(f"too many dimensions '{type(seq).__name__}'")
@@ -137,28 +140,65 @@ def _sizes(data) -> tuple:
         seq = seq[0]
 
 
-def _check_structure(data, sizes, dim, dt) -> None:
+_SLOW_ARRAYS = ("Creating a tensor from a list of numpy.ndarrays is extremely slow. Please "
+                "consider converting the list to a single numpy.ndarray with numpy.array() "
+                "before converting to a tensor.")
+
+
+def _check_structure(data, sizes, dim, dt):
     """recursive_store's checks, item by item in its order: a sequence of each level's length
-    where a level is expected; where the nesting ends, a value ``dt``'s unpacking can read (never
-    a sequence, nor ``_unreadable``'s values) and, for an integer ``dt``, store within its range
-    (``_store_refusal``); a tensor or an array is copied whole."""
-    if isinstance(data, (TensorBase, np.ndarray)):
-        return
+    where a level is expected (a tensor there is iterated, as PySequence_Fast iterates it);
+    where the nesting ends, a value ``dt``'s unpacking can read (never a sequence, nor
+    ``_unreadable``'s values) and, for an integer ``dt``, store within its range
+    (``_store_refusal``). A tensor where the nesting ends is read as store_scalar reads it
+    (``_read_tensor``). Returns ``data`` with those tensors replaced by their numbers (``data``
+    itself when it holds none); the data itself as a tensor or an array is copied whole."""
+    if isinstance(data, np.ndarray) or dim == 0 and isinstance(data, TensorBase):
+        return data
     if dim == len(sizes):
-        if isinstance(data, (list, tuple)) or _unreadable(data, dt):
+        if isinstance(data, TensorBase):
+            data = _read_tensor(data, dt)
+        elif isinstance(data, (list, tuple)) or _unreadable(data, dt):
             raise _unpack_refusal(data, dt)
         if dt in _CHECKED_INTS:
             refusal = _store_refusal(data, dt)
             if refusal is not None:
                 raise refusal
-        return
-    if not isinstance(data, (list, tuple)):
+        return data
+    if isinstance(data, TensorBase):
+        try:
+            items = list(data)
+        except TypeError:  # a 0-d tensor (PySequence_Fast's own message replaces the error)
+            raise TypeError("not a sequence") from None
+    elif isinstance(data, (list, tuple)):
+        items = data
+    else:
         raise TypeError("not a sequence")
-    if len(data) != sizes[dim]:
+    if len(items) != sizes[dim]:
         raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} "
-                         f"(got {len(data)})")
-    for item in data:
-        _check_structure(item, sizes, dim + 1, dt)
+                         f"(got {len(items)})")
+    changed = items is not data
+    out = []
+    for item in items:
+        if isinstance(item, np.ndarray):
+            torch_warn_once(_SLOW_ARRAYS)
+        new = _check_structure(item, sizes, dim + 1, dt)
+        changed = changed or new is not item
+        out.append(new)
+    return out if changed else data
+
+
+def _read_tensor(t, dt):
+    """store_scalar's unpacking of a tensor: through ``__float__`` (floating types) or
+    ``__complex__``, else ``__index__`` (integers and bool: a floating tensor is refused); so
+    each wants one element, as upstream's conversions do; uint64 reads Python ints only."""
+    if dt is _UINT64:
+        raise TypeError("an integer is required")
+    if dt.is_complex:
+        return complex(t)
+    if dt.is_floating_point:
+        return float(t)
+    return operator.index(t)
 
 
 def _unreadable(value, dt) -> bool:
@@ -216,7 +256,7 @@ def tensor_from_data(data, dtype=None, device=None):
         return out
     shape = _sizes(data)
     dt = dtype if dtype is not None else infer_dtype(data)
-    _check_structure(data, shape, 0, dt)
+    data = _check_structure(data, shape, 0, dt)
     out = empty(shape, dt, dev)
     if dev.type == "meta":
         return out
