@@ -2,8 +2,9 @@
 integer is an int (``torch.full`` infers int64 from one), a numpy bool is a number read through
 ``__float__`` (so ``t * np.bool_(True)`` is a tensor of the default float dtype, not an array
 numpy made), a complex64 is its real part, an integer past int64 is refused; ``double`` and
-``int64_t`` parameters get Python numbers. Compared with upstream, value for value and message
-for message."""
+``int64_t`` parameters get Python numbers; a ``dtype`` of ``torch.tensor`` may be a Python type
+(``dtype=float``) and nothing else but a torch.dtype. Compared with upstream, value for value and
+message for message."""
 
 from __future__ import annotations
 
@@ -67,6 +68,13 @@ cases = {
     "tensor of long double, float64": lambda: torch.tensor(np.longdouble(1.5), dtype=torch.float64),
     "tensor of datetime64": lambda: torch.tensor([np.datetime64(1, "D")]),
     "tensor of numpy str": lambda: torch.tensor(np.str_("a")),
+    "tensor dtype float": lambda: torch.tensor([1], dtype=float),
+    "tensor dtype complex": lambda: torch.tensor([1], dtype=complex),
+    "tensor dtype numpy type": lambda: torch.tensor([1], dtype=np.int32),
+    "tensor dtype str": lambda: torch.tensor([1], dtype="float32"),
+    "as_tensor dtype bool": lambda: torch.as_tensor([1, 0], dtype=bool),
+    "as_tensor dtype numpy type": lambda: torch.as_tensor([1], dtype=np.int32),
+    "from_numpy of a numpy scalar": lambda: torch.from_numpy(np.float64(1.0)),
 }
 for name, f in cases.items():
     try:

@@ -457,7 +457,7 @@ def _unsigned_ints(data) -> np.ndarray:
 
 def from_numpy(arr):
     if not isinstance(arr, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
+        raise TypeError(f"expected np.ndarray (got {typename(arr)})")
     return tensor_from_numpy(arr)
 
 

@@ -23,6 +23,7 @@ from ..core.construct import checked_device, tensor_from_numpy, unsupported_nump
     warn_not_writable
 from ..core.python_data import from_numpy as _from_numpy, tensor_from_data
 from ..platform.torch_warn import torch_warn
+from ..core.typename import typename
 
 
 # --- Tensor.to ---------------------------------------------------------------------------------
@@ -220,7 +221,19 @@ TENSOR_METHODS = {
 
 # --- manual torch.* functions ------------------------------------------------------------------
 
+def _dtype_argument(function: str, dtype):
+    """A ``dtype`` argument as upstream's parser reads one: a torch.dtype, or the Python type
+    int, float, bool or complex standing for its dtype; anything else refused by name."""
+    if dtype is None or isinstance(dtype, D.dtype):
+        return dtype
+    if dtype in D.PYTHON_TYPE_DTYPE:
+        return D.PYTHON_TYPE_DTYPE[dtype]
+    raise TypeError(f"{function}(): argument 'dtype' must be torch.dtype, not "
+                    f"{typename(dtype)}")
+
+
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    dtype = _dtype_argument("tensor", dtype)
     if isinstance(data, TensorBase):
         torch_warn("To copy construct from a tensor, it is recommended to use "
                    "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
@@ -241,6 +254,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 def as_tensor(data, dtype=None, device=None):
     import numpy as np
+
+    dtype = _dtype_argument("as_tensor", dtype)
 
     from ..core.python_data import from_numpy, tensor_from_data
 
