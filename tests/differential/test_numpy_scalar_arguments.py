@@ -3,8 +3,10 @@ integer is an int (``torch.full`` infers int64 from one), a numpy bool is a numb
 ``__float__`` (so ``t * np.bool_(True)`` is a tensor of the default float dtype, not an array
 numpy made), a complex64 is its real part, an integer past int64 is refused; ``double`` and
 ``int64_t`` parameters get Python numbers; a ``dtype`` of ``torch.tensor`` may be a Python type
-(``dtype=float``) and nothing else but a torch.dtype. Compared with upstream, value for value and
-message for message."""
+(``dtype=float``) and nothing else but a torch.dtype; an assignment ``t[i] = v`` takes a tensor
+or a number that is a Python int, float or complex (numpy integers, float64 and complex128 are)
+and refuses anything else naming the tensor's legacy type. Compared with upstream, value for
+value and message for message."""
 
 from __future__ import annotations
 
@@ -76,6 +78,22 @@ cases = {
     "as_tensor dtype numpy type": lambda: torch.as_tensor([1], dtype=np.int32),
     "from_numpy of a numpy scalar": lambda: torch.from_numpy(np.float64(1.0)),
 }
+def assigned(value, index=slice(0, 2)):
+    x = torch.zeros(4)
+    x[index] = value
+    return x
+
+
+for i, value in enumerate([np.int32(3), np.uint64(5), np.float64(3.5), np.float32(2.5),
+                           np.float16(1.5), np.bool_(True), np.complex64(1), [1., 2.],
+                           np.array([1., 2.]), (1., 2.), None, "a", torch.tensor([7., 8.])]):
+    for kind, index in (("slice", slice(0, 2)), ("indices", [0, 1])):
+        cases[f"assign {i} by {kind}"] = lambda v=value, k=index: assigned(v, k)
+for dt in (torch.float32, torch.complex64, torch.uint16, torch.uint64, torch.float8_e4m3fn,
+           torch.bfloat16):
+    cases[f"type of {dt}"] = lambda d=dt: torch.zeros(1, dtype=d).type()
+cases["assign a list to an int tensor"] = lambda: torch.zeros(2, dtype=torch.int32).__setitem__(
+    0, [1])
 for name, f in cases.items():
     try:
         out.append([name, show(f())])

@@ -565,9 +565,9 @@ _FREED = object()
 
 
 def _type_string(t) -> str:
-    from ..core.tensor import _LEGACY_TENSOR
+    from ..core.tensor import legacy_type_name
 
-    return f"torch.{_LEGACY_TENSOR.get(t._dtype._name, t._dtype._name)}"
+    return legacy_type_name(t._dtype)
 
 
 TORCH_C_FUNCTIONS = {"AccumulateGrad": AccumulateGrad, "DelayedError": DelayedError,

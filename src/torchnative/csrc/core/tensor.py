@@ -538,10 +538,7 @@ class TensorBase(metaclass=_TensorMeta):
     # --- conversions ---------------------------------------------------------------------------
     def type(self, dtype=None, non_blocking=False, **kwargs):
         if dtype is None:
-            name = _LEGACY_TENSOR.get(self._dtype._name)
-            if name is None:
-                raise TorchnativeNotImplementedError(f"Tensor.type() for {self._dtype}")
-            return f"torch.{name}"
+            return legacy_type_name(self._dtype)
         if isinstance(dtype, str):
             import torch
 
@@ -823,6 +820,12 @@ def _is_contiguous(size, stride) -> bool:
 
 def _perm(seq, order):
     return tuple(seq[i] for i in order)
+
+
+def legacy_type_name(dt) -> str:
+    """The legacy type string of a cpu tensor of ``dt`` (``Tensor.type()``, the type messages
+    name): "torch." + the ScalarType's name + "Tensor"."""
+    return f"torch.{dt._cpp_name}Tensor"
 
 
 _LEGACY_TENSOR = {"float64": "DoubleTensor", "float32": "FloatTensor", "float16": "HalfTensor",

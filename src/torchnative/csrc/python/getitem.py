@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from ..core.python_classes import PLAIN as _PLAIN, plain_tensor_types
-from ..core.tensor import TensorBase
+from ..core.tensor import TensorBase, legacy_type_name
+from ..core.typename import typename
 from ..core.torch_function import TLS as _TF, _OVERRIDE_BY_TYPE, entry_point
 from ..dispatch.call import call as _call, op as _op
 from ..dispatch.door import aten_dispatch as _door
@@ -253,7 +256,12 @@ def getitem(self, index):
 
 
 def setitem(self, index, value):
-    if isinstance(value, numbers.Number):
+    if not isinstance(value, TensorBase):
+        if not _assignable_number(value):
+            raise TypeError(f"can't assign a {typename(value)} to a "
+                            f"{legacy_type_name(self._dtype)}")
+        if isinstance(value, np.generic):
+            value = value.item()  # unpacked to a Python number, as upstream's checks read it
         value = _scalar_value(self, value)
     index = _wrap_index(index)
     result, advanced = apply_slicing(self, index)
@@ -269,6 +277,14 @@ def setitem(self, index, value):
 
         value = tensor_from_data(value, self.dtype, self.device)
     _call("index_put_", result, advanced, value, False)
+
+
+def _assignable_number(value) -> bool:
+    """valueToTensor's numbers: an int (a numpy integer too) or a bool, a float or a complex (the
+    numpy types that are Python floats and complexes: float64, complex128), or a symbolic one;
+    other numpy scalars, sequences and arrays are refused."""
+    return isinstance(value, (int, float, complex, np.integer)) or \
+        type(value).__name__ in ("SymInt", "SymFloat", "SymBool")
 
 
 def _scalar_value(self, value):
