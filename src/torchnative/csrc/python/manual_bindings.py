@@ -226,7 +226,7 @@ def _dtype_argument(function: str, dtype):
     int, float, bool or complex standing for its dtype; anything else refused by name."""
     if dtype is None or isinstance(dtype, D.dtype):
         return dtype
-    if dtype in D.PYTHON_TYPE_DTYPE:
+    if isinstance(dtype, type) and dtype in D.PYTHON_TYPE_DTYPE:
         return D.PYTHON_TYPE_DTYPE[dtype]
     raise TypeError(f"{function}(): argument 'dtype' must be torch.dtype, not "
                     f"{typename(dtype)}")
@@ -255,9 +255,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 def as_tensor(data, dtype=None, device=None):
     import numpy as np
 
-    dtype = _dtype_argument("as_tensor", dtype)
-
     from ..core.python_data import from_numpy, tensor_from_data
+
+    dtype = _dtype_argument("as_tensor", dtype)
 
     if isinstance(data, TensorBase):
         return data.to(device=device, dtype=dtype) if (dtype or device) else data
