@@ -193,7 +193,7 @@ def _read_tensor(t, dt):
     ``__complex__``, else ``__index__`` (integers and bool: a floating tensor is refused); so
     each wants one element, as upstream's conversions do; uint64 reads Python ints only."""
     if dt is _UINT64:
-        raise TypeError("an integer is required")
+        raise _unpack_refusal(t, dt)
     if dt.is_complex:
         return complex(t)
     if dt.is_floating_point:

@@ -828,11 +828,11 @@ def legacy_type_name(dt) -> str:
     return f"torch.{dt._cpp_name}Tensor"
 
 
-_LEGACY_TENSOR = {"float64": "DoubleTensor", "float32": "FloatTensor", "float16": "HalfTensor",
-                  "bfloat16": "BFloat16Tensor", "uint8": "ByteTensor", "int8": "CharTensor",
-                  "int16": "ShortTensor", "int32": "IntTensor", "int64": "LongTensor",
-                  "bool": "BoolTensor"}
-_LEGACY_STORAGE = {k: v.replace("Tensor", "Storage") for k, v in _LEGACY_TENSOR.items()}
+# the dtypes that have a legacy typed storage class (torch.FloatStorage, ...), named as their
+# legacy tensor type is
+_LEGACY_STORAGE = {n: f"{D.BY_NAME[n]._cpp_name}Storage" for n in (
+    "float64", "float32", "float16", "bfloat16", "uint8", "int8", "int16", "int32", "int64",
+    "bool")}
 
 TORCH_C = {
     "torch._C._TensorMeta": _TensorMeta,

@@ -56,11 +56,15 @@ class _NoMatch(Exception):
 _SYMBOLIC = {"SymInt": 7777777, "SymFloat": 7777777.0, "SymBool": True}
 
 
+def is_symbolic(obj) -> bool:
+    """A torch.SymInt, SymFloat or SymBool (known by name: they live above this layer)."""
+    return type(obj).__name__ in _SYMBOLIC
+
+
 def _is_scalar(obj) -> bool:
     """THPUtils_checkScalar: a Python or numpy number (a numpy bool included), or a symbolic
     one."""
-    return isinstance(obj, (numbers.Number, np.bool_)) or \
-        type(obj).__name__ in ("SymInt", "SymFloat", "SymBool")
+    return isinstance(obj, (numbers.Number, np.bool_)) or is_symbolic(obj)
 
 
 def _numpy_number(obj):

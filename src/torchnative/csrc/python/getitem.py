@@ -14,6 +14,7 @@ import numpy as np
 from ..core.python_classes import PLAIN as _PLAIN, plain_tensor_types
 from ..core.tensor import TensorBase, legacy_type_name
 from ..core.typename import typename
+from .binding import is_symbolic
 from ..core.torch_function import TLS as _TF, _OVERRIDE_BY_TYPE, entry_point
 from ..dispatch.call import call as _call, op as _op
 from ..dispatch.door import aten_dispatch as _door
@@ -283,8 +284,7 @@ def _assignable_number(value) -> bool:
     """valueToTensor's numbers: an int (a numpy integer too) or a bool, a float or a complex (the
     numpy types that are Python floats and complexes: float64, complex128), or a symbolic one;
     other numpy scalars, sequences and arrays are refused."""
-    return isinstance(value, (int, float, complex, np.integer)) or \
-        type(value).__name__ in ("SymInt", "SymFloat", "SymBool")
+    return isinstance(value, (int, float, complex, np.integer)) or is_symbolic(value)
 
 
 def _scalar_value(self, value):
