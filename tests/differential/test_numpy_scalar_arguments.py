@@ -48,7 +48,8 @@ cases = {
     "mul bool false": lambda: t * np.bool_(False),
     "bool times": lambda: np.bool_(True) * ti,
     "int8 plus int64 scalar": lambda: torch.tensor([1], dtype=torch.int8) + np.int64(200),
-    "float16 plus float16 scalar": lambda: torch.tensor([1.], dtype=torch.float16) + np.float16(0.1),
+    "float16 plus float16 scalar":
+        lambda: torch.tensor([1.], dtype=torch.float16) + np.float16(0.1),
     "pow float32": lambda: ti ** np.float32(0.5),
     "rsub": lambda: np.float64(1.0) - t,
     "floordiv": lambda: ti // np.int32(2),

@@ -27,7 +27,8 @@ import numpy as np
 from . import dtypes as dt
 from .normal_fill32 import fill_from_words, normal_fill_words
 from ..platform import cpu_capability
-from .fpmath import F32, F64, contracted32, contracted64, fma32, fma32_rounded, fma64, libm, libmf, safe_libm
+from .fpmath import F32, F64, contracted32, contracted64, fma32, fma32_rounded, fma64, libm, \
+    libmf, safe_libm
 
 _MASK24 = np.uint32((1 << 24) - 1)
 _MASK53 = np.uint64((1 << 53) - 1)
