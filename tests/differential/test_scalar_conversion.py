@@ -1,7 +1,10 @@
 """``c10::Scalar::to<T>()`` has one copy (csrc/kernels/support/scalar.py), checked against upstream
 at the edges of ``c10::overflows`` through every kernel family that converts a scalar argument.
 The copies it replaced had drifted: the matmul kernels refused a negative alpha for uint8 (upstream
-wraps it), let a float alpha just above int32's maximum through, and never checked float16."""
+wraps it), let a float alpha just above int32's maximum through, and never checked float16. A
+complex number with an imaginary part fits no real type: the kernels that read a scalar as their
+real type refuse it (they took its real part), and one without reads as its real part, silently
+(``fill_`` warned)."""
 
 from __future__ import annotations
 
@@ -43,6 +46,27 @@ for dt, values in edges.items():
         out[f"addcmul_ value {key}"] = res(lambda: z(dt).addcmul_(z(dt) * 3, z(dt), value=v))
 for v in (complex(1, 2), complex(3, 0)):
     out[f"index_fill float32 {v!r}"] = res(lambda: z(torch.float32).index_fill(0, torch.tensor([0]), v))
+x = torch.tensor([-1.0, 2.0])
+F = torch.nn.functional
+real_reads = {
+    "clamp": lambda c: x.clamp(c), "clamp max": lambda c: x.clamp(max=c),
+    "clamp both": lambda c: x.clamp(c, 3), "clamp nan": lambda c: x.clamp(c, float("nan")),
+    "clamp_": lambda c: x.clone().clamp_(c), "clamp_min": lambda c: x.clamp_min(c),
+    "lerp": lambda c: x.lerp(x, c), "lerp_": lambda c: x.clone().lerp_(x, c),
+    "addcmul": lambda c: x.addcmul(x, x, value=c), "addcdiv": lambda c: x.addcdiv(x, x, value=c),
+    "addcmul_": lambda c: x.clone().addcmul_(x, x, value=c),
+    "elu": lambda c: F.elu(x, c), "leaky_relu": lambda c: F.leaky_relu(x, c),
+    "softplus": lambda c: F.softplus(x, c), "threshold": lambda c: F.threshold(x, c, 1.0),
+    "threshold value": lambda c: F.threshold(x, 0.5, c), "hardtanh": lambda c: F.hardtanh(x, c),
+    "add_ alpha": lambda c: x.clone().add_(x, alpha=c), "fill_": lambda c: x.clone().fill_(c),
+    "masked_fill": lambda c: x.masked_fill(x > 0, c), "pow": lambda c: x.pow(c),
+    "full": lambda c: torch.full((2,), c, dtype=torch.float32),
+}
+with warnings.catch_warnings():
+    warnings.simplefilter("error")  # a warning upstream does not give is an error here
+    for v in (complex(0.5, 1), complex(0.5, 0), complex(0.5, -0.0)):
+        for name, f in real_reads.items():
+            out[f"{name} float32 {v!r}"] = res(lambda: f(v))
 print(json.dumps(out))
 '''
 
@@ -53,5 +77,8 @@ def test_scalar_conversion_agrees_with_upstream_at_the_overflow_edges():
     # the edges are reached: some conversions refuse, some wrap or saturate to a value
     assert sum("without overflow" in r.get("message", "") for r in theirs.values()) >= 20
     assert sum("hex" in r for r in theirs.values()) >= 40
+    for name in ("clamp", "lerp", "elu", "leaky_relu", "softplus", "addcmul_"):
+        assert "without overflow" in theirs[f"{name} float32 (0.5+1j)"].get("message", "")
+        assert "hex" in theirs[f"{name} float32 (0.5+0j)"]
     wrong = sides.differing(ours, theirs)
     assert wrong == {}

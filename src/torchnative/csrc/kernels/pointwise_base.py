@@ -163,8 +163,10 @@ def checked(v, dt: D.dtype):
                                "without overflow")
         return cdt.type(w)
     if isinstance(v, (complex, np.complexfloating)):
-        if dt is not BOOL:  # real part, after the imaginary check callers do themselves
-            v = v.real
+        if v.imag != 0:  # c10::overflows: a complex with an imaginary part fits no real type
+            raise RuntimeError(f"value cannot be converted to type {scalar_cpp(dt._name)} "
+                               "without overflow")
+        v = v.real
     if dt is BOOL:
         return np.bool_(v != 0)
     if dt in INTEGRAL:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import dtypes as D
-from .pointwise_base import (ALL_H, ALL_HB, ALL_HC, BF16, BOOL, COMPLEX, F16, F32, FLOAT_H,
+from .pointwise_base import (ALL_H, ALL_HB, ALL_HC, BF16, BOOL, COMPLEX, F16, F32, F64, FLOAT_H,
                              FLOAT_HC, INTEGRAL, REDUCED, U8, broadcasting, check, checked,
                              compute_dtype, finish, operand, result_type)
 from .pointwise_binary import maximum, minimum
@@ -67,6 +67,9 @@ def clamp(self, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     dt = _clamp_dtype(self, min, max)
+    for bound in (min, max):  # the implementation reads each bound with toDouble() first
+        if bound is not None:
+            checked(bound, F64)
     if min is not None and max is not None and (_is_nan(min) or _is_nan(max)):
         check("fill_", dt, ALL_HB)
         return _nan_result(self, dt)
