@@ -2,7 +2,8 @@
 integer is an int (``torch.full`` infers int64 from one), a numpy bool is a number read through
 ``__float__`` (so ``t * np.bool_(True)`` is a tensor of the default float dtype, not an array
 numpy made), a complex64 is its real part, an integer past int64 is refused; ``double`` and
-``int64_t`` parameters get Python numbers; a ``dtype`` of ``torch.tensor`` may be a Python type
+``int64_t`` parameters get Python numbers (a ``double`` takes any numpy number, a bool or a
+complex one too, through ``__float__``); a ``dtype`` of ``torch.tensor`` may be a Python type
 (``dtype=float``) and nothing else but a torch.dtype; an assignment ``t[i] = v`` takes a tensor
 or a number that is a Python int, float or complex (numpy integers, float64 and complex128 are)
 and refuses anything else naming the tensor's legacy type. Compared with upstream, value for
@@ -66,6 +67,12 @@ cases = {
     "sum dim": lambda: t.sum(dim=np.int64(0)),
     "topk k": lambda: t.topk(np.int64(2)),
     "dropout p": lambda: torch.nn.functional.dropout(t, p=np.float32(0.0)),
+    "dropout p bool": lambda: torch.nn.functional.dropout(t, np.bool_(False)),
+    "dropout p complex64": lambda: torch.nn.functional.dropout(t, np.complex64(0.5 + 1j), False),
+    "dropout p complex128": lambda: torch.nn.functional.dropout(t, np.complex128(0.5), False),
+    "dropout p complex": lambda: torch.nn.functional.dropout(t, 0.5 + 0j, False),
+    "logit eps bool": lambda: torch.logit(t, np.bool_(True)),
+    "leaky_relu complex128": lambda: torch.nn.functional.leaky_relu(t, np.complex128(0.5 + 1j)),
     "argsort bool keyword": lambda: t.argsort(descending=np.bool_(True)),
     "tensor of long double": lambda: torch.tensor(np.longdouble(1.5)),
     "tensor of long double, float64": lambda: torch.tensor(np.longdouble(1.5), dtype=torch.float64),

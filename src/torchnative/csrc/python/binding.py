@@ -163,6 +163,8 @@ def _checker(p: "Param"):
         real_only = k == "double"
 
         def fn(obj):
+            if isinstance(obj, np.generic):  # any numpy number (bool, complex too) reads
+                return isinstance(obj, (np.number, np.bool_))  # through __float__/__complex__
             if isinstance(obj, numbers.Number):
                 return not real_only or isinstance(obj, numbers.Real)
             return _zero_dim_ok(obj, False)
@@ -198,7 +200,9 @@ def _checker(p: "Param"):
         from ..core.dtypes import dtype
 
         def fn(obj):
-            return isinstance(obj, dtype) or obj in (int, float, bool, complex)
+            # (by identity: ``in`` would compare a tensor with each type through its __eq__)
+            return isinstance(obj, dtype) or obj is int or obj is float or obj is bool or \
+                obj is complex
     elif k == "Device":
         from ..core.device import device
 
@@ -307,14 +311,16 @@ class Param:
             if isinstance(obj, (tuple, list)):
                 return [o if type(o) is int else _list_int(o, i) for i, o in enumerate(obj)]
             return [_size_int(obj)] * max(self.size, 1)
-        if k == "ScalarType" and obj in (int, float, bool, complex):
+        if k == "ScalarType" and (obj is int or obj is float or obj is bool or obj is complex):
             from ..core import dtypes
 
             return dtypes.PYTHON_TYPE_DTYPE[obj]
         if k == "Device" and not type(obj).__name__ == "device":
             from ..core.device import device
 
-            return device(obj)
+            if _is_int(obj) and operator.index(obj) < 0:  # an index names the accelerator's
+                raise RuntimeError("Device index must not be negative")
+            return device(operator.index(obj) if _is_int(obj) else obj)
         return obj
 
     def python_default(self):
@@ -607,6 +613,13 @@ def _parse_any(compiled: list[Signature], args, kwargs):
     visible = [s for s, _ in errors if not s.deprecated]
     raise TypeError(format_invalid_args(compiled[0].name, args, kwargs,
                                         [s.printed for s in visible]))
+
+
+def parse_signatures(sigs: list[Signature], args: tuple, kwargs: dict) -> tuple[int, list]:
+    """PythonArgParser::parse over a hand-written binding's signatures: the index of the first
+    that takes the call and its converted values, else upstream's error for the call."""
+    sig, values = _parse_any(sigs, args, kwargs)
+    return sigs.index(sig), values
 
 
 def _recipe_for(sp: Spelling, key, sig, self_tensor, args, kwargs) -> None:
