@@ -111,6 +111,25 @@ for data, dt in nested:
                     repr(t.to(torch.complex128 if t.is_complex() else torch.float64).tolist())])
     except Exception as e:
         out.append([repr(data), str(dt), type(e).__name__, str(e)])
+# arrays within the nesting are sequences too: their lengths checked axis by axis in the walk's
+# order, their elements numpy scalars read one by one (a float32 is no integer; a value past
+# the dtype's range is refused)
+A = np.array
+in_lists = [[A([1, 2]), A([1, 2, 3])], [A([[1, 2]]), A([1, 2])], [A([1, 2]), A([[1, 2], [3, 4]])],
+            [[1, 2], A([[1, 2], [3, 4]])], [A([1, 2]), [3, 4]], [A([1.5, 2.5], np.float32)],
+            [A([1, 2], np.uint8), A([300, 1])], [A([1, 2]), A([1, -2])], [A([1, 2]), A([np.nan, 2])],
+            [A([True, False])], [A([1 + 1j, 2])], [A([2**40, 2])], [[1.5, 2], A([1, 2**40])],
+            [A([], np.float32)], [A([1.5], np.float16)], [A([1], np.uint64)], [1.0, A(2.0)],
+            [1, A(2.5)], [A([2**63 + 1], np.uint64)], [A([1, 2]), A([3, 4])], [[A([1, 2])]]]
+for data in in_lists:
+    for dt in (None, torch.int64, torch.uint8, torch.int32, torch.bool, torch.float32,
+               torch.uint64, torch.complex64):
+        try:
+            t = torch.tensor(data, dtype=dt)
+            out.append([repr(data), str(dt), str(t.dtype), list(t.shape),
+                        repr(t.to(torch.complex128 if t.is_complex() else torch.float64).tolist())])
+        except Exception as e:
+            out.append([repr(data), str(dt), type(e).__name__, str(e)])
 for bad in ([[1, 2], [3]], [[1, 2], 3], [1, [2]], [[[1.0]], [[2.0], [3.0]]], [["a"]]):
     try:
         out.append(str(torch.tensor(bad)))

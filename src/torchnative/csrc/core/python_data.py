@@ -153,8 +153,10 @@ def _check_structure(data, sizes, dim, dt):
     (``_store_refusal``). A tensor where the nesting ends is read as store_scalar reads it
     (``_read_tensor``). Returns ``data`` with those tensors replaced by their numbers (``data``
     itself when it holds none); the data itself as a tensor or an array is copied whole."""
-    if isinstance(data, np.ndarray) or dim == 0 and isinstance(data, TensorBase):
+    if dim == 0 and isinstance(data, (np.ndarray, TensorBase)):
         return data
+    if isinstance(data, np.ndarray):
+        return _check_array(data, sizes, dim, dt)
     if dim == len(sizes):
         if isinstance(data, TensorBase):
             data = _read_tensor(data, dt)
@@ -188,6 +190,57 @@ def _check_structure(data, sizes, dim, dt):
     return out if changed else data
 
 
+def _check_array(a, sizes, dim, dt):
+    """An array within the nesting, walked as recursive_store walks any sequence: its lengths
+    checked axis by axis in the walk's order, its elements numpy scalars that ``dt``'s unpacking
+    reads one by one (the checks run over the whole array: its elements share one type). An
+    array where a value goes is read as that value (numpy's conversion refuses all but 0-d
+    ones)."""
+    depth = len(sizes) - dim
+    if depth == 0:
+        return _read_value(a, dt)
+    for k, n in enumerate(a.shape[:depth]):
+        if n != sizes[dim + k]:
+            raise ValueError(f"expected sequence of length {sizes[dim + k]} at dim {dim + k} "
+                             f"(got {n})")
+        if n == 0:
+            return a
+    if a.ndim < depth:  # a number where the walk wants a sequence
+        raise TypeError("not a sequence")
+    if a.ndim > depth:  # an array where the walk wants a number
+        return _read_value(a[(0,) * depth], dt)
+    first = a.reshape(-1)[0]
+    if _unreadable(first, dt):
+        raise _unpack_refusal(first, dt)
+    if dt in _CHECKED_INTS:
+        if a.dtype.kind == "f":   # (float64 alone: the other floats are unreadable)
+            _check_integral(a, a, _F64, dt)
+        elif a.dtype == np.uint64:
+            if (a > np.uint64(2 ** 63 - 1)).any():
+                raise _first_unstorable(a, dt)
+            _check_integral(a, a.astype(np.int64), _INT64, dt)
+        else:
+            _check_integral(a, a.astype(np.int64, copy=False), _INT64, dt)
+    return a
+
+
+def _read_value(value, dt):
+    """store_scalar's unpacking of an object that is no Python number: ``__float__`` (floating
+    types), ``__complex__``, else ``__index__``; uint64 reads Python ints only."""
+    if dt is _UINT64:
+        raise _unpack_refusal(value, dt)
+    if dt.is_complex:
+        return complex(value)
+    if dt.is_floating_point:
+        return float(value)
+    v = operator.index(value)
+    if dt in _CHECKED_INTS:
+        refusal = _store_refusal(v, dt)
+        if refusal is not None:
+            raise refusal
+    return v
+
+
 def _read_tensor(t, dt):
     """store_scalar's unpacking of a tensor: through ``__float__`` (floating types) or
     ``__complex__``, else ``__index__`` (integers and bool: a floating tensor is refused); so
@@ -213,9 +266,9 @@ def _unreadable(value, dt) -> bool:
         return not (dt.is_complex or dt is _BOOL_DT)
     if dt in _CHECKED_INTS:
         return isinstance(value, np.generic) and not isinstance(value, (float, np.integer))
-    if dt is _BOOL_DT:  # (a numpy bool is read as one)
+    if dt is _BOOL_DT:  # (a numpy bool is read as one; a complex128 is a Python complex)
         return isinstance(value, np.generic) and \
-            not isinstance(value, (float, np.integer, np.bool_))
+            not isinstance(value, (float, complex, np.integer, np.bool_))
     return False
 
 
