@@ -7,7 +7,9 @@ length did not match; a Scalar ``self`` keeps its name as a keyword. Int lists: 
 the first element ("found element of type bool at pos 0"), the others are unpacked once the
 signature matched (an int, a bool, a numpy integer, a one-element integer tensor; anything else
 "failed to unpack the object at pos N"), and the positional arguments make the list only if the
-first is an int."""
+first is an int. Tensor.to (and nn.Module.to) parse its three signatures the same way: a Python
+number is a tensor there. A type is named as upstream's C types name themselves (torch.dtype,
+torch._C.Generator, ...)."""
 from __future__ import annotations
 
 from bugfix_probe import assert_agree
@@ -116,3 +118,44 @@ def test_messages_agree_line_for_line():
 
 def test_int_lists_as_upstream_unpacks_them():
     assert_agree(INT_LISTS, setup=SETUP + "import numpy as np\ny = torch.ones(2, 3, 4)\n")
+
+
+TO = {
+    "to numpy type": "E(lambda: x.to(np.float16))",
+    "to dtype and int": "E(lambda: x.to(torch.float32, 1))",
+    "to five positionals": "E(lambda: x.to('cpu', torch.float32, False, False, 1))",
+    "to non_blocking int": "E(lambda: x.to(torch.float32, non_blocking=1))",
+    "to unknown keyword": "E(lambda: x.to(foo=1))",
+    "to list": "E(lambda: x.to([1]))",
+    "to tensor and str": "E(lambda: x.to(x, 'a'))",
+    "to copy None": "E(lambda: x.to(torch.float32, copy=None))",
+    "to device a dtype": "E(lambda: x.to(device=torch.float32))",
+    "to negative index": "E(lambda: x.to(-1))",
+    "to numpy int index": "E(lambda: x.to(np.int64(0)))",
+    "to float": "x.to(1.5)",
+    "to bool": "x.to(True)",
+    "to complex": "x.to(1 + 1j)",
+    "to numpy float32": "x.to(np.float32(1))",
+    "to float, copy": "x.to(1.5, True)",
+    "to tensor": "x.to(torch.ones(1, dtype=torch.int8))",
+    "to device and dtype": "x.to('cpu', torch.float64)",
+    "to keywords": "x.to(dtype=torch.int32, copy=True)",
+    "to python type": "x.to(int)",
+    "module to numpy type": "E(lambda: torch.nn.Linear(1, 1).to(np.float16))",
+    "module to float": "(torch.manual_seed(0), torch.nn.Linear(1, 1).to(1.5).weight)[1]",
+    "module to dtype": "(torch.manual_seed(0), torch.nn.Linear(1, 1).to(torch.int8).weight)[1]",
+}
+TYPE_NAMES = {f"add {name}": f"E(lambda: x.add({value}))" for name, value in {
+    "dtype": "torch.float32", "device": "torch.device('cpu')", "layout": "torch.strided",
+    "memory_format": "torch.contiguous_format", "qscheme": "torch.per_tensor_affine",
+    "generator": "torch.Generator()", "size": "torch.Size([1])", "finfo": "torch.finfo()",
+    "iinfo": "torch.iinfo(torch.int8)", "tensor class": "torch.Tensor",
+    "user class": "type('Foo', (), {})()"}.items()}
+
+
+def test_to_parses_as_upstream():
+    assert_agree(TO, setup=SETUP + "import numpy as np\n")
+
+
+def test_types_named_as_upstream_names_them():
+    assert_agree(TYPE_NAMES, setup=SETUP)

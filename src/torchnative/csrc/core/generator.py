@@ -10,6 +10,7 @@ from __future__ import annotations
 from . import dtypes as D
 from .device import device as _device
 from .refuse import TorchnativeNotImplementedError
+from .typename import TP_NAMES
 
 DEFAULT_SEED = 67280421310721  # c10::detail::default_rng_seed_val
 
@@ -120,3 +121,6 @@ TORCH_C = {
     "torch._C.default_generator": default_generator,
     "torch._C._set_generator_metaclass": set_generator_metaclass,
 }
+
+
+TP_NAMES[Generator] = "torch._C.Generator"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .typename import TP_NAMES
+
 
 class _Named:
     __slots__ = ("_name",)  # not public: upstream's have no name attribute
@@ -33,6 +35,7 @@ class qscheme(_Named):
 
 for _cls in (layout, memory_format, qscheme):
     _cls.__module__ = "torch"
+    TP_NAMES[_cls] = f"torch.{_cls.__name__}"
 
 LAYOUTS = {n: layout(n) for n in ("strided", "sparse_coo", "sparse_csr", "sparse_csc",
                                   "sparse_bsr", "sparse_bsc", "_mkldnn", "jagged")}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import operator
 
+from .typename import TP_NAMES
+
 
 _tuple_getitem = tuple.__getitem__
 _new_tuple = tuple.__new__
@@ -71,3 +73,6 @@ class Size(tuple):
 Size.__module__ = "torch"
 
 TORCH_C = {"torch._C.Size": Size}
+
+
+TP_NAMES[Size] = "torch.Size"

@@ -23,6 +23,7 @@ from .python_classes import TENSOR as _TENSOR_CLASS
 from .python_classes import STORAGE as _STORAGE, storage_class as _storage_class, tensor_class
 from .storage import StorageBase
 from .torch_function import disabled_torch_function_impl
+from .typename import TP_NAMES
 from .cast import readable
 from .conj_neg_bits import CONJ, logical_array
 from ..platform.torch_warn import torch_warn
@@ -189,6 +190,9 @@ LAZY_SLOTS = ("_tn_grad_acc", "_tn_backward_hooks", "_tn_post_acc_hooks", "_tn_g
               "_tn_views", "_tn_fw", "_tn_fw_nonview", "_tn_batched", "_tn_vmap",
               "_tn_functional", "_tn_wrapper", "_tn_borrowed", "_tn_fresh", "_tn_buffer_owned",
               "_tn_wrapped_number", "_tn_sym_numel", "_tn_zero", "_tn_grad_level")
+
+
+TP_NAMES[_TensorMeta] = "torch._C._TensorMeta"
 
 
 class TensorBase(metaclass=_TensorMeta):

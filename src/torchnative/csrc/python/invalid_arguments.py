@@ -12,6 +12,8 @@ they decide the text users see. Without a terminal the marks are ``!``; colours 
 
 from __future__ import annotations
 
+from ..core.typename import typename
+
 
 class _Option:
     __slots__ = ("arguments", "printable")
@@ -51,16 +53,9 @@ class _Option:
         return _joined(parts, args)
 
 
-_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE
-
-
 def tp_name(obj) -> str:
-    """``Py_TYPE(obj)->tp_name``, which upstream prints: a class defined in Python gives its
-    name, a type defined in C its dotted name as compiled in (``numpy.float64``; builtins bare)."""
-    t = type(obj)
-    if t.__flags__ & _HEAPTYPE or t.__module__ == "builtins":
-        return t.__name__
-    return f"{t.__module__}.{t.__name__}"
+    """``Py_TYPE(obj)->tp_name``, which upstream prints."""
+    return typename(obj)
 
 
 def _typename(obj) -> str:

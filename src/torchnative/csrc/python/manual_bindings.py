@@ -7,8 +7,6 @@ parsing in C++. Each still reaches its kernel through the door: ``to`` becomes `
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as _np
 
 from ..core import dtypes as D
@@ -24,47 +22,38 @@ from ..core.construct import checked_device, tensor_from_numpy, unsupported_nump
 from ..core.python_data import from_numpy as _from_numpy, tensor_from_data
 from ..platform.torch_warn import torch_warn
 from ..core.typename import typename
+from ..ops.spellings_table import PyArg, PySignature
+from .binding import Signature, parse_signatures
 
 
 # --- Tensor.to ---------------------------------------------------------------------------------
 
-def parse_to(self, *args, **kwargs):
-    """(device, dtype, non_blocking, copy, memory_format) from Tensor.to's four signatures."""
-    from ..core.device import device as _device
+def _to_signatures() -> list:
+    """Tensor.to's (and torch._C._nn._parse_to's) three PythonArgParser signatures."""
+    def arg(name, type_, default=None, kwarg_only=False):
+        return PyArg(name, type_, default, kwarg_only, "input")
 
-    device = dtype = None
-    non_blocking = kwargs.pop("non_blocking", False)
-    copy = kwargs.pop("copy", False)
-    memory_format = kwargs.pop("memory_format", None)
-    device = kwargs.pop("device", None)
-    dtype = kwargs.pop("dtype", None)
-    other = kwargs.pop("other", None)
-    if kwargs:
-        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    rest = list(args)
-    if rest and isinstance(rest[0], TensorBase):
-        other = rest.pop(0)
-    elif rest and (rest[0] is None or isinstance(rest[0], (str, _device)) or (
-            isinstance(rest[0], numbers.Integral) and not isinstance(rest[0], bool))):
-        device = rest.pop(0)
-        if rest and (isinstance(rest[0], D.dtype) or rest[0] is None):
-            dtype = rest.pop(0)
-    elif rest and (isinstance(rest[0], D.dtype) or rest[0] in (int, float, bool, complex)):
-        dtype = rest.pop(0)
-    if rest:
-        non_blocking = rest.pop(0)
-    if rest:
-        copy = rest.pop(0)
-    if rest or type(non_blocking) is not bool or type(copy) is not bool:
-        # upstream's parser binds non_blocking and copy to bool parameters only
-        raise TypeError("to() received an invalid combination of arguments")
-    if other is not None:
-        device, dtype = other.device, other.dtype
-    if dtype in (int, float, bool, complex):
-        dtype = D.PYTHON_TYPE_DTYPE[dtype]
-    if device is not None and not isinstance(device, _device):
-        device = _device(device)
-    return device, dtype, non_blocking, copy, memory_format
+    tail = (arg("non_blocking", "bool", "False"), arg("copy", "bool", "False"),
+            arg("memory_format", "MemoryFormat?", "None", kwarg_only=True))
+    firsts = ((arg("device", "Device", "None"), arg("dtype", "ScalarType", "None")),
+              (arg("dtype", "ScalarType"),), (arg("tensor", "Tensor"),))
+    return [Signature(PySignature("", first + tail, "", None, False, True), "to")
+            for first in firsts]
+
+
+_TO_SIGNATURES = _to_signatures()
+
+
+def parse_to(self, *args, **kwargs):
+    """(device, dtype, non_blocking, copy, memory_format) from Tensor.to's signatures: a
+    device and/or dtype, a dtype, or a tensor (a Python number is one, as ``to`` allows)."""
+    which, values = parse_signatures(_TO_SIGNATURES, args, kwargs)
+    if which == 0:
+        return tuple(values)
+    first, non_blocking, copy, memory_format = values
+    if which == 1:
+        return None, first, non_blocking, copy, memory_format
+    return first.device, first.dtype, non_blocking, copy, memory_format
 
 
 def to(self, *args, **kwargs):
