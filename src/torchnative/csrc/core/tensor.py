@@ -194,6 +194,13 @@ LAZY_SLOTS = ("_tn_grad_acc", "_tn_backward_hooks", "_tn_post_acc_hooks", "_tn_g
 
 TP_NAMES[_TensorMeta] = "torch._C._TensorMeta"
 
+_NON_LEAF_GRAD = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If "
+    "you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. "
+    "See github.com/pytorch/pytorch/pull/30531 for more information.")
+
 
 class TensorBase(metaclass=_TensorMeta):
     __slots__ = ("_st", "_dtype", "_size", "_stride", "_offset", "_np", "_version_ref",
@@ -409,7 +416,11 @@ class TensorBase(metaclass=_TensorMeta):
 
     @property
     def grad(self):
-        return self._grad
+        g = self._grad
+        if g is None and (self._grad_fn is not None or self._view_base is not None) and \
+                not self.is_leaf and not self._retains_grad:
+            torch_warn(_NON_LEAF_GRAD)
+        return g
 
     @grad.setter
     def grad(self, value) -> None:
