@@ -128,7 +128,11 @@ def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=N
 
 @kernel("zeros", meta=True)
 def zeros(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    t = empty(tuple(size), _dtype(dtype), checked_device(device))
+    dev = checked_device(device)
+    if dev.type != "meta" and any(type(s) is int and s < 0 for s in size):
+        # the CPU kernel's own check, before the allocator's
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
+    t = empty(tuple(size), _dtype(dtype), dev)
     if t._np is not None:
         t._np[...] = 0
     return t

@@ -65,16 +65,17 @@ _new = object.__new__
 
 def infer_size(shape, numel: int) -> list[int]:
     shape = [int(s) for s in shape]
-    infer = [i for i, s in enumerate(shape) if s == -1]
-    if len(infer) > 1:
-        raise RuntimeError("only one dimension can be inferred")
+    infer = []
     known = 1
-    for i, s in enumerate(shape):
+    for i, s in enumerate(shape):  # (upstream's checks in its walk's order)
         if s == -1:
-            continue
-        if s < 0:
-            raise RuntimeError(f"invalid shape dimension {s}")
-        known *= s
+            if infer:
+                raise RuntimeError("only one dimension can be inferred")
+            infer.append(i)
+        elif s < 0:
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {shape}")
+        else:
+            known *= s
     if infer:
         if known == 0 and numel == 0:  # any size fits the -1: upstream names the ambiguity
             raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {shape} because the "
