@@ -130,6 +130,65 @@ for data in in_lists:
                         repr(t.to(torch.complex128 if t.is_complex() else torch.float64).tolist())])
         except Exception as e:
             out.append([repr(data), str(dt), type(e).__name__, str(e)])
+# any sequence nests (PySequence_Check: a range, bytes, a deque, a user's class with
+# __getitem__), its items read by index for the dtype and by iteration for the values; an object
+# that is no number is read through what the dtype's conversion reads (__float__, __index__,
+# __complex__) or refused by it
+import array
+import collections
+
+
+class Seq:
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        if i >= self.n:
+            raise IndexError
+        return i * 1.5
+
+
+class NoLen:
+    def __getitem__(self, i):
+        return 1
+
+
+class Flt:
+    def __float__(self):
+        return 2.5
+
+
+class Idx:
+    def __index__(self):
+        return 3
+
+
+class Cpx:
+    def __complex__(self):
+        return 1 + 2j
+
+
+objects = [(range(3), None), ([range(2), range(2)], None), (range(3), torch.float32),
+           (collections.deque([1, 2]), None), (array.array("f", [1.5, 2]), None),
+           (bytearray(b"ab"), None), (Seq(3), None), ([Seq(2), Seq(2)], None), (NoLen(), None),
+           ([1, range(2)], None), ([1, range(2)], torch.int64), (None, torch.float32),
+           ({1, 2}, torch.float32), ([None], None), ([1, None], torch.float32), (range(0), None),
+           ([range(2), [1]], None), (b"", None), ([b"a"], None), ([b"a"], torch.int64),
+           (memoryview(b"ab"), None), ((i for i in range(3)), None), ({1: 2}, None),
+           (Flt(), torch.float32), (Idx(), torch.float32), (Idx(), torch.int64),
+           (Flt(), torch.int64), (Cpx(), torch.complex64), (Flt(), torch.complex64),
+           ([Flt()], torch.float64), (Flt(), None), (object(), torch.bool), (Idx(), torch.bool),
+           (None, torch.uint64), (Idx(), torch.uint64), (["a"], torch.float32), ([[1], "ab"], None)]
+for data, dt in objects:
+    try:
+        t = torch.tensor(data, dtype=dt)
+        out.append([type(data).__name__, str(dt), str(t.dtype), list(t.shape),
+                    repr(t.to(torch.complex128 if t.is_complex() else torch.float64).tolist())])
+    except Exception as e:
+        out.append([type(data).__name__, str(dt), type(e).__name__, str(e)])
 for bad in ([[1, 2], [3]], [[1, 2], 3], [1, [2]], [[[1.0]], [[2.0], [3.0]]], [["a"]]):
     try:
         out.append(str(torch.tensor(bad)))

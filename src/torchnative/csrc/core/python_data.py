@@ -36,7 +36,21 @@ def _kind_of_scalar(x) -> int:
         return _FLOAT
     if isinstance(x, numbers.Complex):
         return _COMPLEX
-    raise TypeError(f"Could not infer dtype of {type(x).__name__}")
+    raise RuntimeError(f"Could not infer dtype of {typename(x)}")
+
+
+def is_sequence(x) -> bool:
+    """PySequence_Check beyond lists and tuples: an object whose type has ``__getitem__`` and is
+    no dict (a range, bytes, a memoryview, a deque, a user's sequence class); a string nests
+    without end, arrays and tensors have their own steps."""
+    t = type(x)
+    return hasattr(t, "__getitem__") and not issubclass(
+        t, (dict, str, numbers.Number, np.generic))
+
+
+def _items(seq) -> list:
+    """A sequence's items as PySequence_Fast reads them (by iteration)."""
+    return list(seq)
 
 
 def infer_dtype(data):
@@ -53,9 +67,13 @@ def infer_dtype(data):
         if dt is None:
             raise unsupported_numpy(data.dtype)
         return dt
-    if isinstance(data, (list, tuple)):
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{typename(data)}'")
+    if isinstance(data, (list, tuple)) or is_sequence(data):
         found = None
-        for item in data:
+        # (upstream reads a sequence's items by index up to its length here)
+        for item in data if isinstance(data, (list, tuple)) else map(data.__getitem__,
+                                                                      range(len(data))):
             dt = infer_dtype(item)
             found = dt if found is None else _promote(found, dt)
         return found if found is not None else D.get_default_dtype()
@@ -130,12 +148,13 @@ def _sizes(data) -> tuple:
             if sizes and seq.ndim == 0:
                 raise TypeError("len() of unsized object")
             return tuple(sizes) + tuple(seq.shape)
-        if isinstance(seq, (str, bytes)) and seq:
+        if isinstance(seq, str) and seq:  # (its items are strings: past the 64 dims)
             raise ValueError(f"too many dimensions '{type(seq).__name__}'")
-        if not isinstance(seq, (list, tuple)):
+        if not isinstance(seq, (list, tuple)) and not is_sequence(seq):
             return tuple(sizes)
-        sizes.append(len(seq))
-        if not seq:
+        n = len(seq)
+        sizes.append(n)
+        if not n:
             return tuple(sizes)
         seq = seq[0]
 
@@ -160,8 +179,10 @@ def _check_structure(data, sizes, dim, dt):
     if dim == len(sizes):
         if isinstance(data, TensorBase):
             data = _read_tensor(data, dt)
-        elif isinstance(data, (list, tuple)) or _unreadable(data, dt):
+        elif isinstance(data, (list, tuple)) or is_sequence(data) or _unreadable(data, dt):
             raise _unpack_refusal(data, dt)
+        elif not isinstance(data, (numbers.Number, np.generic)):
+            data = _read_object(data, dt)
         if dt in _CHECKED_INTS:
             refusal = _store_refusal(data, dt)
             if refusal is not None:
@@ -174,6 +195,8 @@ def _check_structure(data, sizes, dim, dt):
             raise TypeError("not a sequence") from None
     elif isinstance(data, (list, tuple)):
         items = data
+    elif is_sequence(data):
+        items = _items(data)
     else:
         raise TypeError("not a sequence")
     if len(items) != sizes[dim]:
@@ -241,6 +264,19 @@ def _read_value(value, dt):
     return v
 
 
+def _read_object(value, dt):
+    """store_scalar's unpacking of an object of another kind: what ``dt``'s CPython conversion
+    reads (``__complex__``, ``__float__``, ``__index__`` in that order, as far as ``dt``'s kind
+    goes), else its TypeError."""
+    t = type(value)
+    reads = ("__index__",) if not (dt.is_floating_point or dt.is_complex) else \
+        ("__float__", "__index__") if dt.is_floating_point else \
+        ("__complex__", "__float__", "__index__")
+    if dt is _UINT64 or not any(hasattr(t, name) for name in reads):
+        raise _unpack_refusal(value, dt)
+    return _read_value(value, dt)
+
+
 def _read_tensor(t, dt):
     """store_scalar's unpacking of a tensor: through ``__float__`` (floating types) or
     ``__complex__``, else ``__index__`` (integers and bool: a floating tensor is refused); so
@@ -286,7 +322,7 @@ def _unpack_refusal(value, dt) -> TypeError:
 
 def tensor_from_data(data, dtype=None, device=None):
     """A new cpu/meta tensor holding a copy of ``data``."""
-    if isinstance(data, str):
+    if isinstance(data, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{typename(data)}'")
     dev = checked_device(device)
     plain = _plain_numbers(data, dtype) if dev.type == "cpu" else None
