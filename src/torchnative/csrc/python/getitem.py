@@ -8,12 +8,15 @@ Basic indices (ints, slices, None, Ellipsis, bools) become views through the doo
 from __future__ import annotations
 
 import numbers
+import operator
 
 import numpy as np
 
 from ..core.python_classes import PLAIN as _PLAIN, plain_tensor_types
+from ..core.python_data import is_sequence
 from ..core.tensor import TensorBase, legacy_type_name
 from ..core.typename import typename
+from ..platform.torch_warn import torch_warn
 from .binding import is_symbolic
 from ..core.torch_function import TLS as _TF, _OVERRIDE_BY_TYPE, entry_point
 from ..dispatch.call import call as _call, op as _op
@@ -87,14 +90,47 @@ def _count_specified_dims(index: tuple) -> int:
     return n
 
 
+_NON_TUPLE = ("Using a non-tuple sequence for multidimensional indexing is deprecated and will "
+              "be changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 "
+              "this will be interpreted as tensor index, x[torch.tensor(seq)], which will result "
+              "either in an error or a different result")
+
+
+def _is_pysequence(obj) -> bool:
+    """PySequence_Check: lists, tuples, strings, arrays and any other sequence (not a dict)."""
+    return isinstance(obj, (list, tuple, str)) or is_sequence(obj)
+
+
 def _wrap_index(index) -> tuple:
     if isinstance(index, tuple):
         return index
-    if isinstance(index, list) and index and any(
-            isinstance(i, (list, tuple, slice, TensorBase)) or i is None or i is Ellipsis
-            for i in index):
+    if _treat_sequence_as_tuple(index):
         return tuple(index)  # legacy numpy-style: a list of index objects acts like a tuple
     return (index,)
+
+
+def _treat_sequence_as_tuple(index) -> bool:
+    """upstream's treatSequenceAsTuple (NumPy's heuristic, with its deprecation warning): a
+    short sequence (not a tensor or an array) holding a tensor, a sequence, a slice, Ellipsis or
+    None is a tuple of indices."""
+    if isinstance(index, (TensorBase, np.ndarray)) or not _is_pysequence(index):
+        return False
+    try:
+        n = len(index)
+    except Exception:
+        return False
+    if n >= 32:
+        return False
+    for i in range(n):
+        try:
+            obj = index[i]
+        except Exception:
+            return False
+        if isinstance(obj, (TensorBase, slice)) or _is_pysequence(obj) or obj is None or \
+                obj is Ellipsis:
+            torch_warn(_NON_TUPLE)
+            return True
+    return False
 
 
 def apply_slicing(self, index: tuple):
@@ -157,7 +193,7 @@ def apply_slicing(self, index: tuple):
             else:
                 advanced.append(None)
             dim += 1
-        elif isinstance(obj, (TensorBase, list, tuple)) or hasattr(obj, "__array__"):
+        elif isinstance(obj, TensorBase) or _is_pysequence(obj) or hasattr(obj, "__array__"):
             t = _as_index_tensor(obj)
             kind = t.dtype.__reduce__()
             if kind in ("bool", "uint8"):
@@ -171,9 +207,17 @@ def apply_slicing(self, index: tuple):
                 dim += 1
             have_advanced = True
         else:
-            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
-                             "byte Variables are valid indices (got "
-                             f"{type(obj).__name__})")
+            try:  # PyNumber_Index: any object with __index__ is an int index
+                i = operator.index(obj)
+            except TypeError:
+                raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long "
+                                 "or byte Variables are valid indices (got "
+                                 f"{type(obj).__name__})") from None
+            size = result.shape[dim]
+            if i < -size or i >= size:
+                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size "
+                                 f"{size}")
+            result = _call("select.int", result, dim, i)
     return result, (advanced if have_advanced else None)
 
 
@@ -266,11 +310,11 @@ def setitem(self, index, value):
         value = _scalar_value(self, value)
     index = _wrap_index(index)
     result, advanced = apply_slicing(self, index)
-    if isinstance(value, TensorBase):
-        value = _strip_leading_ones(value, result.dim() if advanced is None else None)
     if advanced is None:
         _copy_to(result, value)
         return
+    if isinstance(value, TensorBase):
+        value = _strip_leading_ones(value)
     while advanced and advanced[-1] is None:
         advanced.pop()
     if not isinstance(value, TensorBase):
@@ -297,21 +341,34 @@ def _scalar_value(self, value):
 
 
 def _copy_to(dst, src):
-    """indexing's copy_to: copy_ when the shapes match, fill_ from a 0-dim CPU value, else a
-    broadcasting copy_."""
-    if tuple(dst._size) != tuple(src._size) and src.dim() == 0 and src.device.type == "cpu":
+    """indexing's copy_to: copy_ when the shapes match, fill_ from a 0-dim CPU value, else the
+    value without its leading size-1 dims (a view, always), expanded to the destination's shape
+    (expand_inplace's message for a value that does not fit), then copy_."""
+    shape = dst.shape
+    if tuple(shape) == tuple(src.shape):
+        _call("copy_", dst, src)
+    elif src.dim() == 0 and src.device.type == "cpu":
         _call("fill_.Tensor", dst, src)
     else:
+        src = _call("view", src, _without_leading_ones(src.shape))
+        if tuple(src.shape) != tuple(shape):
+            src = _call("expand", src, list(shape))
         _call("copy_", dst, src)
 
 
-def _strip_leading_ones(value: TensorBase, target_dim):
-    """upstream's slicePrefix1sSize: a value's leading size-1 dims never block the assignment."""
-    size = list(value.shape)
+def _without_leading_ones(size) -> list:
+    """upstream's slicePrefix1sSize: the sizes after the leading 1s."""
+    size = list(size)
     n = 0
-    while n < len(size) and size[n] == 1 and (target_dim is None or len(size) - n > target_dim):
+    while n < len(size) and size[n] == 1:
         n += 1
-    return _call("view", value, size[n:]) if n else value
+    return size[n:]
+
+
+def _strip_leading_ones(value: TensorBase):
+    """A value for index_put_ without its leading size-1 dims (a view only where it has any)."""
+    size = _without_leading_ones(value.shape)
+    return _call("view", value, size) if len(size) != value.dim() else value
 
 
 TENSOR_METHODS = {"__getitem__": getitem, "__setitem__": setitem}
