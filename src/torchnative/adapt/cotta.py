@@ -14,12 +14,12 @@ and the teacher's weights live in ``delta.state`` — one copy of what is adapte
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
 from torch.func import functional_call
 
 from ..delta import select
 from .augment import augment
 from .method import Method, make_optimizer
+from . import check
 
 
 def _cross_entropy(student, teacher):
@@ -33,7 +33,9 @@ class CoTTA(Method):
 
     def __init__(self, lr: float = 1e-3, mt: float = 0.999, rst: float = 0.01, ap: float = 0.92,
                  n_aug: int = 32, sign: float = 1.0):
-        self.lr, self.mt, self.rst, self.ap, self.n_aug, self.sign = lr, mt, rst, ap, n_aug, sign
+        self.lr, self.mt = check.real("CoTTA", "lr", lr), check.real("CoTTA", "mt", mt, hi=1.0)
+        self.rst, self.ap = check.real("CoTTA", "rst", rst, hi=1.0), check.real("CoTTA", "ap", ap)
+        self.n_aug, self.sign = check.integer("CoTTA", "n_aug", n_aug), check.sign("CoTTA", sign)
 
     def covers(self, model):
         return [n for n, _ in model.named_parameters()]

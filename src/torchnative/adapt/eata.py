@@ -16,6 +16,7 @@ import torch.nn.functional as F
 
 from .method import (Method, configure_norm_affine, make_optimizer, norm_affine_covers,
                      softmax_entropy)
+from . import check
 
 
 class ETA(Method):
@@ -26,8 +27,11 @@ class ETA(Method):
 
     def __init__(self, lr: float = 0.00025, optim: str = "sgd", momentum: float = 0.9,
                  e_margin: float | None = None, d_margin: float = 0.05, sign: float = 1.0):
-        self.lr, self.optim, self.momentum = lr, optim, momentum
-        self.e_margin, self.d_margin, self.sign = e_margin, d_margin, sign
+        name = type(self).__name__
+        self.lr, self.optim = check.real(name, "lr", lr), check.optimizer(name, optim)
+        self.momentum = check.real(name, "momentum", momentum)
+        self.e_margin = check.real(name, "e_margin", e_margin, optional=True)
+        self.d_margin, self.sign = check.real(name, "d_margin", d_margin), check.sign(name, sign)
 
     def covers(self, model):
         return norm_affine_covers(type(self).__name__, model)
@@ -76,7 +80,8 @@ class EATA(ETA):
 
     def __init__(self, fisher_data=None, fisher_alpha: float = 2000.0, **kw):
         super().__init__(**kw)
-        self.fisher_data, self.fisher_alpha = fisher_data, fisher_alpha
+        self.fisher_data = fisher_data
+        self.fisher_alpha = check.real("EATA", "fisher_alpha", fisher_alpha)
 
     def prepare(self, model, delta):
         if self.fisher_data is None or "fisher" in delta.state:

@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from .method import Method
+from . import check
 
 
 class LAME(Method):
@@ -22,7 +23,9 @@ class LAME(Method):
 
     def __init__(self, knn: int = 5, bound_lambda: float = 1.0, max_steps: int = 100,
                  features=None, classifier=None):
-        self.knn, self.bound_lambda, self.max_steps = knn, bound_lambda, max_steps
+        self.knn = check.integer("LAME", "knn", knn)
+        self.bound_lambda = check.real("LAME", "bound_lambda", bound_lambda)
+        self.max_steps = check.integer("LAME", "max_steps", max_steps)
         self.features, self.classifier = features, classifier
 
     def covers(self, model):

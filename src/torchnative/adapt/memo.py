@@ -14,6 +14,7 @@ import torch
 
 from .augment import augment
 from .method import Method, make_optimizer
+from . import check
 
 
 class MEMO(Method):
@@ -22,7 +23,8 @@ class MEMO(Method):
     updates = "all parameters, reverted after every sample"
 
     def __init__(self, lr: float = 0.005, n_aug: int = 16, steps: int = 1, sign: float = 1.0):
-        self.lr, self.n_aug, self.steps, self.sign = lr, n_aug, steps, sign
+        self.lr, self.n_aug = check.real("MEMO", "lr", lr), check.integer("MEMO", "n_aug", n_aug)
+        self.steps, self.sign = check.integer("MEMO", "steps", steps), check.sign("MEMO", sign)
 
     def covers(self, model):
         return [n for n, _ in model.named_parameters()]

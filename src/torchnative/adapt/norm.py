@@ -11,11 +11,11 @@ state, so it works at batch size 1. No backward pass either way.
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 
 from ..delta import select
 from .method import Method
+from . import check
 
 
 class NormStats(Method):
@@ -24,9 +24,8 @@ class NormStats(Method):
     updates = "BatchNorm running_mean, running_var, num_batches_tracked"
 
     def __init__(self, momentum: float = 0.1, alpha: float | None = None):
-        if alpha is not None and not 0.0 <= alpha <= 1.0:
-            raise ValueError(f"alpha must lie in [0, 1], got {alpha}")
-        self.momentum, self.alpha = momentum, alpha
+        self.momentum = check.real("NormStats", "momentum", momentum, hi=1.0)
+        self.alpha = check.real("NormStats", "alpha", alpha, hi=1.0, optional=True)
 
     def covers(self, model):
         return select.require(model, select.bn_stats(model), "NormStats",

@@ -28,6 +28,7 @@ from ..delta import select
 from .augment import augment
 from .method import Method, make_optimizer
 from .rotta_memory import CategoryBalancedMemory
+from . import check
 
 
 def _robust_bn(alpha: float):
@@ -62,10 +63,15 @@ class RoTTA(Method):
     def __init__(self, lr: float = 1e-3, alpha: float = 0.05, nu: float = 0.001,
                  memory_size: int = 64, update_frequency: int = 64, lambda_t: float = 1.0,
                  lambda_u: float = 1.0, num_classes: int | None = None, sign: float = 1.0):
-        self.lr, self.alpha, self.nu = lr, alpha, nu
-        self.memory_size, self.update_frequency = memory_size, update_frequency
-        self.lambda_t, self.lambda_u, self.num_classes = lambda_t, lambda_u, num_classes
-        self.sign = sign  # -1 maximises the loss: a control that must make the error rise
+        self.lr = check.real("RoTTA", "lr", lr)
+        self.alpha, self.nu = check.real("RoTTA", "alpha", alpha, hi=1.0), \
+            check.real("RoTTA", "nu", nu, hi=1.0)
+        self.memory_size = check.integer("RoTTA", "memory_size", memory_size)
+        self.update_frequency = check.integer("RoTTA", "update_frequency", update_frequency)
+        self.lambda_t = check.real("RoTTA", "lambda_t", lambda_t)
+        self.lambda_u = check.real("RoTTA", "lambda_u", lambda_u)
+        self.num_classes = check.integer("RoTTA", "num_classes", num_classes, optional=True)
+        self.sign = check.sign("RoTTA", sign)  # -1 maximises the loss: must make the error rise
 
     def covers(self, model):
         bns = select.batch_norms(model)

@@ -15,6 +15,7 @@ import torch
 
 from .method import (Method, configure_norm_affine, make_optimizer, norm_affine_covers,
                      softmax_entropy)
+from . import check
 
 
 class SAR(Method):
@@ -24,8 +25,11 @@ class SAR(Method):
 
     def __init__(self, lr: float = 0.00025, momentum: float = 0.9, rho: float = 0.05,
                  e_margin: float | None = None, reset_constant: float = 0.2, sign: float = 1.0):
-        self.lr, self.momentum, self.rho = lr, momentum, rho
-        self.e_margin, self.reset_constant, self.sign = e_margin, reset_constant, sign
+        self.lr, self.rho = check.real("SAR", "lr", lr), check.real("SAR", "rho", rho)
+        self.momentum = check.real("SAR", "momentum", momentum)
+        self.e_margin = check.real("SAR", "e_margin", e_margin, optional=True)
+        self.reset_constant = check.real("SAR", "reset_constant", reset_constant)
+        self.sign = check.sign("SAR", sign)
 
     def covers(self, model):
         return norm_affine_covers("SAR", model)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .method import (Method, configure_norm_affine, make_optimizer, norm_affine_covers,
                      softmax_entropy)
+from . import check
 
 
 class Tent(Method):
@@ -17,8 +18,10 @@ class Tent(Method):
 
     def __init__(self, lr: float = 1e-3, optim: str = "adam", momentum: float = 0.9,
                  steps: int = 1, sign: float = 1.0):
-        self.lr, self.optim, self.momentum, self.steps = lr, optim, momentum, steps
-        self.sign = sign  # -1 maximises entropy: a control that must make the error rise
+        self.lr, self.optim = check.real("Tent", "lr", lr), check.optimizer("Tent", optim)
+        self.momentum = check.real("Tent", "momentum", momentum)
+        self.steps = check.integer("Tent", "steps", steps)
+        self.sign = check.sign("Tent", sign)  # -1 maximises entropy: must make the error rise
 
     def covers(self, model):
         return norm_affine_covers("Tent", model)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import math
 
 import torch
-import torch.nn.functional as F
 
 from ..delta import lora, select
 from .method import Method
+from . import check
 
 
 def token_ce(logits: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
@@ -43,8 +43,11 @@ class TLM(Method):
                  sign: float = 1.0, seed: int = 0):
         if target not in ("lora", "norm"):
             raise ValueError(f"TLM target must be 'lora' or 'norm', got {target!r}")
-        self.target, self.lr, self.r, self.alpha, self.modules = target, lr, r, alpha, tuple(modules)
-        self.p0, self.lam, self.sign, self.seed = p0, lam, sign, seed
+        self.target, self.lr = target, check.real("TLM", "lr", lr)
+        self.r, self.alpha = check.integer("TLM", "r", r), check.real("TLM", "alpha", alpha)
+        self.modules = tuple(modules)
+        self.p0, self.lam = check.real("TLM", "p0", p0), check.real("TLM", "lam", lam)
+        self.sign, self.seed = check.sign("TLM", sign), check.integer("TLM", "seed", seed, lo=0)
 
     @property
     def updates(self):

@@ -19,6 +19,7 @@ import torch.nn.functional as F
 
 from ..delta import MissingLayer
 from .method import Method, make_optimizer
+from . import check
 
 
 def _rotations(x):
@@ -33,8 +34,12 @@ class TTT(Method):
 
     def __init__(self, lr: float = 0.001, momentum: float = 0.9, online: bool = True,
                  steps: int | None = None, sign: float = 1.0):
-        self.lr, self.momentum, self.online, self.sign = lr, momentum, online, sign
-        self.steps = steps if steps is not None else (1 if online else 10)
+        if not isinstance(online, bool):
+            raise TypeError(f"TTT: online must be a bool, got {type(online).__name__}")
+        self.lr, self.momentum = check.real("TTT", "lr", lr), check.real("TTT", "momentum", momentum)
+        self.online, self.sign = online, check.sign("TTT", sign)
+        self.steps = check.integer("TTT", "steps", steps) if steps is not None else \
+            (1 if online else 10)
 
     def covers(self, model):
         if not all(hasattr(model, a) for a in ("features", "head", "rot_head", "embed")):

@@ -55,6 +55,12 @@ class Adapted(nn.Module):
     def __init__(self, model: nn.Module, method: Method, delta_type=SessionDelta, parent=None,
                  **delta_kw):
         super().__init__()
+        if not isinstance(model, nn.Module):
+            raise TypeError(f"adapt.wrap: model must be a torch.nn.Module, got "
+                            f"{type(model).__name__}")
+        if isinstance(model, Adapted):
+            raise ValueError("adapt.wrap: the model is wrapped already (an Adapted); wrap its "
+                             ".model, or unwrap() it first")
         if not isinstance(method, Method):
             raise TypeError(f"method must be a torchnative.adapt method, got {type(method).__name__}")
         self.model = model
