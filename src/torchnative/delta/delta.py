@@ -76,7 +76,18 @@ class Delta:
     lifetime: Lifetime = SESSION
 
     def __init__(self, model: nn.Module, names, *, parent: "Delta | None" = None):
+        kind = type(self).__name__
+        if not isinstance(model, nn.Module):
+            raise TypeError(f"{kind}: model must be a torch.nn.Module, got {type(model).__name__}")
+        if isinstance(names, str) or not hasattr(names, "__iter__"):
+            raise TypeError(f"{kind}: names must be a list of parameter or buffer names, got "
+                            f"{type(names).__name__}")
         names = list(dict.fromkeys(names))  # may be empty: a method that changes no weight
+        for n in names:
+            if not isinstance(n, str):
+                raise TypeError(f"{kind}: names must be strings, got {type(n).__name__}")
+        if parent is not None and not isinstance(parent, Delta):
+            raise TypeError(f"{kind}: parent must be a Delta, got {type(parent).__name__}")
         if parent is not None:
             if parent.model is not model:
                 raise ValueError("a delta can only stack on a delta of the same model")

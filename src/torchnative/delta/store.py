@@ -48,10 +48,19 @@ def save(delta, path, **extra) -> None:
             "user": getattr(delta, "user", ""), "names": json.dumps(list(delta.names)),
             "base_sha256": json.dumps({n: fingerprint(delta.base[n]) for n in delta.names}),
             "model": delta.model_signature, "extra": json.dumps(extra)}
+    from safetensors import SafetensorError
+
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    save_file({n: v.detach().clone() for n, v in values.items()}, str(tmp), metadata=meta)
-    os.replace(tmp, path)  # a crash mid-write leaves the previous file, never half of one
+    try:
+        save_file({n: v.detach().clone() for n, v in values.items()}, str(tmp), metadata=meta)
+        os.replace(tmp, path)  # a crash mid-write leaves the previous file, never half of one
+    except (OSError, SafetensorError) as e:
+        try:
+            tmp.unlink(missing_ok=True)  # nothing half-written stays behind
+        except OSError:
+            pass
+        raise DeltaFileError(f"cannot write delta file {path}: {e}") from e
 
 
 def read(path) -> tuple[dict, dict]:
