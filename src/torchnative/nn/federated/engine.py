@@ -8,13 +8,15 @@ the arguments or from torchrun's environment (RANK, WORLD_SIZE, MASTER_ADDR, MAS
 from __future__ import annotations
 
 import datetime
+import numbers
 import os
 
 import torch
 import torch.distributed as dist
+import torch.nn as nn
 import torch.nn.functional as F
 
-from .aggregators import FedAvg
+from .aggregators import Aggregator, FedAvg
 from .coordinator import Coordinator
 from .participant import join, serve
 from .local import train_local
@@ -33,6 +35,15 @@ class Engine:
                  transform: Transform | None = None, seed: int = 0, rank: int | None = None,
                  world_size: int | None = None, address: tuple | None = None, on_round=None,
                  privacy_delta: float = 1e-5):
+        if not isinstance(model, nn.Module):
+            raise TypeError(f"Engine: model must be a torch.nn.Module, got {type(model).__name__}")
+        if aggregator is not None and not isinstance(aggregator, Aggregator):
+            raise TypeError("Engine: aggregator must be an Aggregator instance (FedAvg(), ...), "
+                            f"got {aggregator!r}")
+        for name, value in (("rounds", rounds), ("epochs", epochs),
+                            ("min_participants", min_participants)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise TypeError(f"Engine: {name} must be an int, got {type(value).__name__}")
         if on_missing not in ON_MISSING:
             raise ValueError(f"on_missing must be one of {ON_MISSING}, got {on_missing!r}")
         if rounds < 1 or epochs < 1 or min_participants < 1:

@@ -21,6 +21,9 @@ class FedAvgM(Aggregator):
     name = "FedAvgM"
 
     def __init__(self, server_learning_rate: float = 1.0, server_momentum: float = 0.9):
+        if not server_learning_rate >= 0 or not server_momentum >= 0:
+            raise ValueError("FedAvgM: server_learning_rate and server_momentum must be >= 0, got "
+                             f"{server_learning_rate} and {server_momentum}")
         self.server_learning_rate = float(server_learning_rate)
         self.server_momentum = float(server_momentum)
         self._m = None

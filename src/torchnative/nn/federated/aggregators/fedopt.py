@@ -13,6 +13,9 @@ from .base import Aggregator, weighted_mean
 
 class _FedOpt(Aggregator):
     def __init__(self, eta, beta_1, beta_2, tau):
+        if not eta >= 0 or not tau > 0 or not 0 <= beta_1 < 1 or not 0 <= beta_2 < 1:
+            raise ValueError(f"{self.name}: eta must be >= 0, tau > 0 and the betas in [0, 1), got "
+                             f"eta={eta}, beta_1={beta_1}, beta_2={beta_2}, tau={tau}")
         self.eta, self.beta_1, self.beta_2, self.tau = float(eta), float(beta_1), float(beta_2), float(tau)
         self._m = self._v = None
 
