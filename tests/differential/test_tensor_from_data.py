@@ -189,6 +189,29 @@ for data, dt in objects:
                     repr(t.to(torch.complex128 if t.is_complex() else torch.float64).tolist())])
     except Exception as e:
         out.append([type(data).__name__, str(dt), type(e).__name__, str(e)])
+# the reads of tensors within the data are not dispatched where a mode could see them
+# (upstream stores with the Python key excluded): a mode sees the result lifted, nothing else
+from torch.utils._python_dispatch import TorchDispatchMode
+
+
+class Seen(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.ops = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+
+zero_d = [T(1.5), T(2), T(True), T(3.25, dtype=torch.float64), T(1.5, dtype=torch.bfloat16)]
+for dt in (None, torch.float32, torch.complex64, torch.int64):
+    try:
+        with Seen() as seen:
+            t = torch.tensor(zero_d, dtype=dt)
+        out.append([str(dt), str(t.dtype), repr(t.tolist()), sorted(set(seen.ops))])
+    except Exception as e:
+        out.append([str(dt), type(e).__name__, str(e)])
 for bad in ([[1, 2], [3]], [[1, 2], 3], [1, [2]], [[[1.0]], [[2.0], [3.0]]], [["a"]]):
     try:
         out.append(str(torch.tensor(bad)))

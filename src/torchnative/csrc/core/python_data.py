@@ -19,6 +19,9 @@ from ..platform.torch_warn import torch_warn_once
 from .cast import cast_array
 from .int_range import int_bounds
 from .typename import typename
+from .promotion import promote_types
+from .python_classes import plain_tensor_types
+from .torch_function import wants_torch_function
 from .construct import checked_device, contiguous_strides_of, empty, from_result, \
     tensor_from_numpy, unsupported_numpy
 from .storage import StorageBase
@@ -75,7 +78,7 @@ def infer_dtype(data):
         for item in data if isinstance(data, (list, tuple)) else map(data.__getitem__,
                                                                       range(len(data))):
             dt = infer_dtype(item)
-            found = dt if found is None else _promote(found, dt)
+            found = dt if found is None or found is dt else promote_types(found, dt)
         return found if found is not None else D.get_default_dtype()
     kind = _kind_of_scalar(data)
     return [D.BY_NAME["bool"], D.BY_NAME["int64"], D.get_default_dtype(),
@@ -98,7 +101,7 @@ def materialize_dtype(data):
         found = None
         for item in data:
             dt = materialize_dtype(item)
-            found = dt if found is None else _promote(found, dt)
+            found = dt if found is None or found is dt else promote_types(found, dt)
         return found if found is not None else D.BY_NAME["float64"]
     kind = _kind_of_scalar(data)
     return D.BY_NAME[("bool", "int64", "float64", "complex128")[kind]]
@@ -121,11 +124,6 @@ def _full_width(value: np.generic):
         raise unsupported_numpy(value.dtype)
     return dt
 
-
-def _promote(a, b):
-    from .promotion import promote_types
-
-    return promote_types(a, b)
 
 
 def _to_numpy(data, npdt):
@@ -280,14 +278,34 @@ def _read_object(value, dt):
 def _read_tensor(t, dt):
     """store_scalar's unpacking of a tensor: through ``__float__`` (floating types) or
     ``__complex__``, else ``__index__`` (integers and bool: a floating tensor is refused); so
-    each wants one element, as upstream's conversions do; uint64 reads Python ints only."""
+    each wants one element, as upstream's conversions do; uint64 reads Python ints only.
+
+    Upstream stores with the Python dispatch key excluded, so no dispatch mode sees these reads:
+    a plain dense one-element tensor (no __torch_function__ to ask) is read from its array
+    directly; anything else through the conversion itself (its errors included)."""
     if dt is _UINT64:
         raise _unpack_refusal(t, dt)
+    v = _plain_value(t)
+    src = t._dtype
     if dt.is_complex:
-        return complex(t)
+        return complex(v) if v is not None else complex(t)
     if dt.is_floating_point:
-        return float(t)
+        return float(v) if v is not None and not src.is_complex else float(t)
+    if v is not None and not (src.is_floating_point or src.is_complex):
+        return int(v)
     return operator.index(t)
+
+
+def _plain_value(t):
+    """The one value of a plain dense CPU tensor (torch.Tensor or Parameter, no lazy conjugate
+    or negative bit, no bit-stored dtype, no autograd: its conversion warns) that no torch
+    function mode or override would see read, as a numpy scalar; else None."""
+    a = t._np
+    if a is None or a.size != 1 or t._math_bits or t._dtype in D.BIT_STORED or \
+            t._requires_grad or t._grad_fn is not None or \
+            type(t) not in plain_tensor_types() or wants_torch_function((t,)):
+        return None
+    return a.reshape(-1)[0]
 
 
 def _unreadable(value, dt) -> bool:
@@ -327,25 +345,16 @@ def tensor_from_data(data, dtype=None, device=None):
     dev = checked_device(device)
     plain = _plain_numbers(data, dtype) if dev.type == "cpu" else None
     if plain is not None:
-        src, src_dt, dt = plain   # ``src``: a fresh array, so it can be the result's own
-        if dt in _CHECKED_INTS and dt is not src_dt:   # (ints read as int64 fit int64)
-            _check_integral(data, src, src_dt, dt)
-        if dt is _F32 and src_dt is _F64:
-            token = quiet_enter()   # beyond float32's range is inf, as the cast below has it
-            try:
-                src = src.astype(np.float32)   # rounded once, to nearest even
-            finally:
-                quiet_exit(token)
-        elif dt is not src_dt:
-            src = cast_array(src, src_dt, dt)
-        if src.dtype == D.numpy_dtype(dt):
-            return from_result(src, dt)
-        out = empty(src.shape, dt, dev)
-        out._np[...] = src
-        return out
+        return _from_plain_numbers(data, plain, dev)
     shape = _sizes(data)
     dt = dtype if dtype is not None else infer_dtype(data)
-    data = _check_structure(data, shape, 0, dt)
+    checked = _check_structure(data, shape, 0, dt)
+    if checked is not data and dev.type == "cpu":
+        # the tensors within read as numbers (or other sequences as lists): plain numbers now?
+        plain = _plain_numbers(checked, dt)
+        if plain is not None:
+            return _from_plain_numbers(checked, plain, dev)
+    data = checked
     out = empty(shape, dt, dev)
     if dev.type == "meta":
         return out
@@ -375,6 +384,26 @@ def tensor_from_data(data, dtype=None, device=None):
         nans = partial(_copied_nans, data, shape, src_dt is _F64) \
             if isinstance(data, (TensorBase, np.ndarray)) else scalar_nans
     out._np[...] = cast_array(src.reshape(shape), src_dt, dt, nans)
+    return out
+
+
+def _from_plain_numbers(data, plain, dev):
+    """The tensor of ``_plain_numbers``' answer for ``data``."""
+    src, src_dt, dt = plain   # ``src``: a fresh array, so it can be the result's own
+    if dt in _CHECKED_INTS and dt is not src_dt:   # (ints read as int64 fit int64)
+        _check_integral(data, src, src_dt, dt)
+    if dt is _F32 and src_dt is _F64:
+        token = quiet_enter()   # beyond float32's range is inf, as the cast below has it
+        try:
+            src = src.astype(np.float32)   # rounded once, to nearest even
+        finally:
+            quiet_exit(token)
+    elif dt is not src_dt:
+        src = cast_array(src, src_dt, dt)
+    if src.dtype == D.numpy_dtype(dt):
+        return from_result(src, dt)
+    out = empty(src.shape, dt, dev)
+    out._np[...] = src
     return out
 
 
