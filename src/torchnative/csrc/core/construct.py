@@ -14,8 +14,9 @@ from .refuse import TorchnativeNotImplementedError
 from .grad_mode import TLS as _GRAD
 from . import python_classes
 from .storage import new_storage, storage_class
-from .tensor import (MAX_DIMS, TensorBase, _tensor_class, alias, contiguous_strides, dense_run,
-                     make, too_many_dims)
+from .tensor import (MAX_DIMS, TensorBase, _tensor_class, contiguous_strides, dense_run, make,
+                     too_many_dims)
+from .tensor import alias  # noqa: F401  (re-exported: the layers above make aliases through here)
 from ..platform.torch_warn import torch_warn_once
 
 
