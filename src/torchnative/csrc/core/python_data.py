@@ -24,8 +24,7 @@ from .python_classes import plain_tensor_types
 from .torch_function import wants_torch_function
 from .construct import checked_device, contiguous_strides_of, empty, from_result, \
     tensor_from_numpy, unsupported_numpy
-from .storage import StorageBase
-from .tensor import TensorBase, alias, make, register_legacy_new
+from .tensor import TensorBase, make
 
 _BOOL, _INT, _FLOAT, _COMPLEX = range(4)
 
@@ -579,41 +578,7 @@ def from_numpy(arr):
     return tensor_from_numpy(arr)
 
 
-def legacy_new(cls, args, kwargs, dtype=None):
-    """``torch.Tensor(...)`` and the legacy typed constructors (``torch.FloatTensor(2, 3)``)."""
-    dt = dtype or D.get_default_dtype()
-    device = kwargs.pop("device", None)
-    if kwargs:
-        raise TypeError(f"new() received an invalid combination of arguments - got "
-                        f"{tuple(kwargs)}")
-    if not args:
-        return empty((0,), dt, checked_device(device), cls=cls)
-    if len(args) == 1 and isinstance(args[0], TensorBase):
-        return alias(args[0], cls)
-    if len(args) == 1 and _is_storage(args[0]):
-        if device is None:
-            return _over_storage(args[0], dt, cls)
-        # with a device, upstream reads the storage as a sequence of its elements: a copy
-        src = args[0]
-        src_dt = getattr(src, "dtype", D.BY_NAME["uint8"])
-        return alias(tensor_from_data(_over_storage(src, src_dt, None), dt,
-                                      checked_device(device)), cls)
-    if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args) or (
-            len(args) == 1 and type(args[0]).__name__ == "Size"):
-        size = args[0] if len(args) == 1 and not isinstance(args[0], int) else args
-        return empty(tuple(int(s) for s in size), dt, checked_device(device), cls=cls)
-    if len(args) == 1:
-        t = tensor_from_data(args[0], dt, checked_device(device))
-        return alias(t, cls)
-    raise TypeError("new() received an invalid combination of arguments")
-
-
-def _is_storage(x) -> bool:
-    return isinstance(x, StorageBase) or (
-        hasattr(x, "_untyped_storage") and type(x).__name__.endswith("Storage"))
-
-
-def _over_storage(storage, dt, cls):
+def over_storage(storage, dt, cls):
     """``torch.XTensor(storage)``: a 1-D tensor sharing the whole storage (as many ``dt``
     elements as fit). A typed storage must hold ``dt`` already; an untyped one is taken as is."""
     untyped = getattr(storage, "_untyped_storage", None)
@@ -624,5 +589,3 @@ def _over_storage(storage, dt, cls):
         storage = untyped
     return make(storage, dt, (storage.nbytes() // dt.itemsize,), (1,), 0, cls)
 
-
-register_legacy_new(legacy_new)

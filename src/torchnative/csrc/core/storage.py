@@ -180,6 +180,13 @@ class StorageBase:
         raise TorchnativeNotImplementedError("pickling a torch._C.StorageBase directly")
 
 
+def is_storage(obj) -> bool:
+    """An untyped storage (StorageBase) or a typed one wrapping it (TypedStorage,
+    torch.FloatStorage, ...)."""
+    return isinstance(obj, StorageBase) or isinstance(
+        getattr(obj, "_untyped_storage", None), StorageBase)
+
+
 def storage_class():
     """upstream's torch.UntypedStorage once torch/storage.py has defined it, else StorageBase."""
     return python_classes.storage_class(StorageBase)

@@ -173,8 +173,8 @@ def _constructors_not_loaded(cls, args, kwargs):
                        "needs it")
 
 
-# torch.Tensor(...) and the legacy typed constructors: python_data.py, which builds on this
-# module, installs them when imported (the core package imports it)
+# torch.Tensor(...): the binding layer's legacy constructor (python/legacy_ctor.py), installed
+# when it is imported
 _legacy_new = _constructors_not_loaded
 
 
@@ -193,6 +193,15 @@ LAZY_SLOTS = ("_tn_grad_acc", "_tn_backward_hooks", "_tn_post_acc_hooks", "_tn_g
 
 
 TP_NAMES[_TensorMeta] = "torch._C._TensorMeta"
+
+
+def set_requires_grad(t, requires_grad: bool = True):
+    """AutogradMeta::set_requires_grad, what a factory's ``requires_grad=`` does (its message is
+    not ``requires_grad_``'s)."""
+    if requires_grad and not (t._dtype.is_floating_point or t._dtype.is_complex):
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
+    return t.requires_grad_(requires_grad)
 
 _NON_LEAF_GRAD = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "

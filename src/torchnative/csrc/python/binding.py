@@ -24,7 +24,7 @@ from ..dispatch.call import op as _op
 from .invalid_arguments import format_invalid_args, tp_name
 from ..core.construct import wrapped_number as _wrapped_number
 from ..core.device import CPU
-from ..core.tensor import TensorBase as _TensorBase
+from ..core.tensor import TensorBase as _TensorBase, set_requires_grad as _set_requires_grad
 from ..core.torch_function import TLS as _TF_TLS, _has_attr_override
 from ..core.torch_function import called_by_torch_c, overridable_arguments, \
     wants_torch_function as _wants_torch_function
@@ -234,10 +234,7 @@ def _checker(p: "Param"):
         def fn(obj):
             return isinstance(obj, (tuple, list)) and all(_is_scalar(o) for o in obj)
     elif k == "Storage":
-        from ..core.storage import StorageBase
-
-        def fn(obj):
-            return isinstance(obj, StorageBase)
+        from ..core.storage import is_storage as fn  # typed storages too
     elif k == "Stream":
         def fn(obj):
             return type(obj).__name__ == "Stream"
@@ -568,7 +565,11 @@ _TYPE_NAMES = {"Tensor": "Tensor", "Scalar": "Number", "int64_t": "int", "SymInt
                "ArrayRef<double>": "tuple of floats", "Generator": "torch.Generator",
                "bool": "bool", "ScalarType": "torch.dtype", "Layout": "torch.layout",
                "MemoryFormat": "torch.memory_format", "Device": "torch.device",
-               "std::string": "str", "c10::string_view": "str"}
+               "std::string": "str", "c10::string_view": "str", "Storage": "torch.Storage",
+               "PyObject*": "object", "QScheme": "torch.qscheme", "Dimname": "name",
+               "DimnameList": "tuple of names", "ScalarList": "tuple of Scalars",
+               "at::ArrayRef<at::Scalar>": "tuple of Scalars",
+               "c10::List<::std::optional<Tensor>>": "tuple of Tensors"}
 
 
 # --- entry points for the generated spellings ------------------------------------------------------
@@ -663,7 +664,7 @@ def call_function(fn, sp: Spelling, args: tuple, kwargs: dict, key=None):
         _check_out_type_matches(pkwargs["out"], options)
     result = door.aten_dispatch(op, pargs, pkwargs)
     if options and options.get("requires_grad"):
-        result.requires_grad_(True)
+        _set_requires_grad(result)
     if type(result) is tuple:
         result = _named(op, result)
     elif type(result) is list:
@@ -688,7 +689,7 @@ def call_method(method, sp: Spelling, self, args: tuple, kwargs: dict, key=None)
         if recipe.run is not None:
             return recipe.run(self, args, kwargs)
         op = recipe.op
-        pargs, pkwargs, _ = recipe.place(self, args, kwargs)
+        pargs, pkwargs, options = recipe.place(self, args, kwargs)
     else:
         if not isinstance(self, _TensorBase):
             raise not_a_tensor(method.__name__, self)
@@ -702,10 +703,12 @@ def call_method(method, sp: Spelling, self, args: tuple, kwargs: dict, key=None)
             api = getattr(torch.Tensor, method.__name__, method)
             return handle_torch_function(api, overridable_arguments((self,) + args, kwargs), self, *args,
                                          **kwargs)
-        op, pargs, pkwargs, _ = sig.target(values, self)
+        op, pargs, pkwargs, options = sig.target(values, self)
         if recipe is None:
             _recipe_for(sp, key, sig, self, args, kwargs)
     result = door.aten_dispatch(op, pargs, pkwargs)
+    if options and options.get("requires_grad"):  # (x.new_ones(..., requires_grad=True))
+        _set_requires_grad(result)
     if type(result) is list:
         return tuple(result)
     return _named(op, result) if type(result) is tuple else result

@@ -14,16 +14,19 @@ from ..dispatch.call import call, convert_to
 from ..dispatch.python_dispatch import wants_python_dispatch
 from ..core.layouts import contiguous_format
 from ..core.refuse import TorchnativeNotImplementedError
-from ..core.tensor import TensorBase
+from ..core.storage import is_storage
+from ..core.tensor import TensorBase, set_requires_grad
+from ..serialization.storage_io import tensor_from_storage
 from ..core.conj_neg_bits import is_conj, is_neg
 from ..kernels.queries import is_complex, is_floating_point, is_inference, is_signed
 from ..core.construct import checked_device, tensor_from_numpy, unsupported_numpy, \
     warn_not_writable
 from ..core.python_data import from_numpy as _from_numpy, tensor_from_data
-from ..platform.torch_warn import torch_warn
+from ..platform.torch_warn import torch_warn, torch_warn_once
 from ..core.typename import typename
 from ..ops.spellings_table import PyArg, PySignature
 from .binding import Signature, parse_signatures
+from .legacy_ctor import NEW, legacy_new
 
 
 # --- Tensor.to ---------------------------------------------------------------------------------
@@ -121,15 +124,13 @@ def new_tensor(self, data, dtype=None, device=None, requires_grad=False, **kwarg
                    "requires_grad_(True), rather than tensor.new_tensor(sourceTensor).")
     t = tensor_from_data(data, dtype or self._dtype, device or self.device)
     if requires_grad:
-        t.requires_grad_(True)
+        set_requires_grad(t)
     return t
 
 
 def new(self, *args, **kwargs):
-    from ..core.python_data import legacy_new
-
-    kwargs.setdefault("device", self.device)
-    return legacy_new(type(self), args, kwargs, dtype=self._dtype)
+    return legacy_new(type(self), args, kwargs, dtype=self._dtype, kind=NEW,
+                      device_type=self.device.type, device=self.device)
 
 
 def _T(self):
@@ -237,7 +238,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     # upstream hands the new tensor to the dispatcher once (lift_fresh), so modes see it
     t = call("lift_fresh", t)
     if requires_grad:
-        t.requires_grad_(True)
+        set_requires_grad(t)
     return t
 
 
@@ -250,7 +251,6 @@ def as_tensor(data, dtype=None, device=None):
 
     if isinstance(data, TensorBase):
         return data.to(device=device, dtype=dtype) if (dtype or device) else data
-    from ..serialization.storage_io import is_storage, tensor_from_storage
 
     if is_storage(data):   # safetensors reads mmapped files this way
         return tensor_from_storage(data, dtype, device)
@@ -261,13 +261,70 @@ def as_tensor(data, dtype=None, device=None):
     return tensor_from_data(data, dtype, device)
 
 
-def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
-    t = as_tensor(obj, dtype=dtype, device=device)
-    if copy:
-        t = t.clone()
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
+    """torch.asarray as upstream's tensor_new.cpp writes it: a tensor, a numpy array (shared) or
+    scalar (copied), a buffer (read as ``dtype``), else a sequence (copied); ``copy=False``
+    refuses what cannot be aliased; requires_grad defaults to the tensor's own."""
+    dtype = _dtype_argument("asarray", dtype)
+    force_copy, force_alias, read_only = bool(copy), copy is False, False
+    tensor = obj if isinstance(obj, TensorBase) else None
+    wants_grad = requires_grad if requires_grad is not None else \
+        (tensor is not None and tensor.requires_grad)
+    if wants_grad and requires_grad is None:
+        torch_warn_once("torch.asarray: unspecified requires_grad now defaults to "
+                        "obj.requires_grad instead of False. Pass requires_grad=False explicitly "
+                        "to get the old behavior and silence this warning.")
+    if tensor is None and isinstance(obj, (_np.ndarray, _np.generic)):
+        arr = obj
+        if not isinstance(obj, _np.ndarray):
+            if force_alias:
+                raise RuntimeError("can't alias NumPy scalars. Either remove copy=False or "
+                                   "transform it in a ndarray. ")
+            arr = _np.asarray(obj)
+        tensor = tensor_from_numpy(arr)
+        read_only = not arr.flags.writeable
+        if arr.ndim == 0:  # a scalar (a 0-d array too): its own storage, copied now
+            tensor, force_copy = call("clone", tensor), False
+    if tensor is None and type(obj).__name__ == "PyCapsule":
+        raise TorchnativeNotImplementedError("torch.asarray(DLPack capsule)",
+                                             "torch.from_dlpack reads capsules")
+    if tensor is None and _has_buffer(obj):
+        tensor = frombuffer(obj, dtype=dtype or D.get_default_dtype(), requires_grad=wants_grad)
+    if tensor is None:
+        if force_alias:
+            raise ValueError("can't alias arbitrary sequence into a tensor.")
+        if is_storage(obj):  # internal_new_from_data: a tensor over the storage's bytes
+            return set_requires_grad(tensor_from_storage(obj, dtype, device), wants_grad)
+        tensor = tensor_from_data(obj, dtype, device)
+        return set_requires_grad(tensor, wants_grad)
+    dev = checked_device(device) if device is not None else None
+    wrong_device = dev is not None and dev != tensor.device
+    wrong_dtype = dtype is not None and dtype is not tensor.dtype
+    if force_copy or (copy is None and (wrong_device or wrong_dtype)):
+        if wrong_device or wrong_dtype:
+            tensor = tensor.to(dev or tensor.device, dtype or tensor.dtype, False, force_copy)
+        else:
+            tensor = call("clone", tensor)
+    else:
+        if wrong_device:
+            raise ValueError(f"can't alias tensor from device '{tensor.device}' to '{dev}'.")
+        if wrong_dtype:
+            raise ValueError(f"can't alias tensor with dtype '{tensor.dtype._cpp_name}' into "
+                             f"dtype '{dtype._cpp_name}'.")
+        if read_only:
+            warn_not_writable()
+    if not tensor.is_leaf and not wants_grad:
+        return tensor.detach()
+    return set_requires_grad(tensor, wants_grad)
+
+
+def _has_buffer(obj) -> bool:
+    """PyObject_CheckBuffer."""
+    try:
+        memoryview(obj)
+    except TypeError:
+        return False
+    return True
 
 
 def from_numpy(arr):
@@ -281,16 +338,42 @@ def from_numpy(arr):
     return _from_numpy(arr)  # refuses what is not an array
 
 
-def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
-    import numpy as np
+_READ_ONLY_BUFFER = (
+    "The given buffer is not writable, and PyTorch does not support non-writable tensors. This "
+    "means you can write to the underlying (supposedly non-writable) buffer using the tensor. "
+    "You may want to copy the buffer to protect its data or make it writable before converting "
+    "it to a tensor. This type of warning will be suppressed for the rest of this program.")
 
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """tensor_frombuffer: the buffer's bytes from ``offset`` as ``count`` elements of ``dtype``
+    (all that fit when negative), shared; its checks and messages."""
     from ..core.python_data import from_numpy as impl
 
-    arr = np.frombuffer(buffer, dtype=D.numpy_dtype(dtype), count=count, offset=offset)
-    t = impl(arr)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise ValueError("object does not implement Python buffer protocol.") from None
+    if view.readonly:
+        torch_warn_once(_READ_ONLY_BUFFER)
+    size, elsize = view.nbytes, dtype.itemsize
+    if not (size > 0 and count != 0):
+        raise ValueError(f"both buffer length ({size}) and count ({count}) must not be 0")
+    if not 0 <= offset < size:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than "
+                         f"buffer length ({size} bytes) minus 1")
+    if not (count > 0 or (size - offset) % elsize == 0):
+        raise ValueError(f"buffer length ({size - offset} bytes) after offset ({offset} bytes) "
+                         f"must be a multiple of element size ({elsize})")
+    n = count if count > 0 else (size - offset) // elsize
+    if offset + n * elsize > size:
+        raise ValueError(f"requested buffer length ({n} * {elsize} bytes) after offset "
+                         f"({offset} bytes) must not be greater than actual buffer length "
+                         f"({size} bytes)")
+    raw = _np.frombuffer(view.cast("B") if view.ndim != 1 or view.format != "B" else view,
+                         dtype=_np.uint8, count=n * elsize, offset=offset)
+    t = impl(raw.view(D.numpy_dtype(dtype)))
+    return set_requires_grad(t, requires_grad)
 
 
 def torch_nonzero(input, *, out=None, as_tuple=False):
@@ -306,7 +389,7 @@ def torch_range(start, end, step=1, *, out=None, dtype=None, layout=None, device
     t = call("range.out", start, end, step, out=out) if out is not None else \
         call("range.step", start, end, step, **kwargs)
     if requires_grad:
-        t.requires_grad_(True)
+        set_requires_grad(t)
     return t
 
 

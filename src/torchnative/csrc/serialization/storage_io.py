@@ -162,12 +162,6 @@ def storage_from_buffer(buffer, byte_order=None, count=-1, offset=0, dtype=_MISS
     return storage_class()._wrap(data, count * item, CPU)
 
 
-def is_storage(obj) -> bool:
-    """An UntypedStorage (our StorageBase) or a TypedStorage wrapping one."""
-    return isinstance(obj, StorageBase) or isinstance(
-        getattr(obj, "_untyped_storage", None), StorageBase)
-
-
 def tensor_from_storage(obj, dtype=None, device=None):
     """torch.asarray / torch.as_tensor of a storage (tensor_new.cpp internal_new_from_data): a
     1-D tensor over the storage's bytes, as many whole elements as fit, no copy. A typed

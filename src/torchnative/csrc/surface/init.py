@@ -66,11 +66,11 @@ class tensortype(type):
         if cls._tn_sparse:
             raise TorchnativeNotImplementedError(
                 f"{cls.__module__}.{cls.__name__}", "sparse tensors do not exist in torchnative")
-        from ..core.python_data import legacy_new
+        from ..python.legacy_ctor import CTOR, legacy_new
 
         import torch
 
-        return legacy_new(torch.Tensor, args, kwargs, dtype=cls._tn_dtype)
+        return legacy_new(torch.Tensor, args, kwargs, dtype=cls._tn_dtype, kind=CTOR)
 
 
 tensortype.__module__ = "torch"
