@@ -9,30 +9,26 @@ import json
 
 import pytest
 
+import sides
 from torchnative.testing import upstream
 
 PROGRAM = r'''
-import json, re, warnings
+import json, warnings
 import numpy as np
 import torch
 
 out = []
 
 
+def show(r):
+    if isinstance(r, torch.Tensor):
+        r = [str(r.dtype), list(r.shape), r.detach().tolist(), r.requires_grad,
+             type(r.grad_fn).__name__ if r.grad_fn else None]
+    return repr(r)
+
+
 def tr(name, f):
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        try:
-            r = f()
-            if isinstance(r, torch.Tensor):
-                r = [str(r.dtype), list(r.shape), r.detach().tolist(), r.requires_grad,
-                     type(r.grad_fn).__name__ if r.grad_fn else None]
-            rec = [name, "ok", repr(r)]
-        except Exception as e:
-            rec = [name, type(e).__name__, str(e)]
-    # (upstream's C++ warnings end with where they were raised in its build)
-    rec.append([re.sub(r" \(Triggered internally at .*\)$", "", str(x.message)) for x in w])
-    out.append(rec)
+    out.append(attempt(name, f, show))
 
 
 def c1():
@@ -239,7 +235,7 @@ print(json.dumps(out))
 def test_autograd_user_errors_as_upstream():
     if not upstream.available():
         pytest.skip("upstream environment missing")
-    ours, theirs = upstream.run_both(PROGRAM)
+    ours, theirs = sides.on_both(PROGRAM)
     byname = {rec[0]: rec for rec in theirs}
     assert byname["backward twice"][1] == "RuntimeError"
     assert byname["nonleaf grad access"][3]  # the warning is given

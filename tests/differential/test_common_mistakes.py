@@ -8,10 +8,11 @@ import json
 
 import pytest
 
+import sides
 from torchnative.testing import upstream
 
 PROGRAM = r'''
-import json, re, warnings
+import json, warnings
 import numpy as np
 import torch
 import torch.nn as nn
@@ -31,19 +32,14 @@ SIZES = [
 out = []
 
 
+def show(r):
+    if isinstance(r, torch.Tensor):
+        r = (str(r.dtype), tuple(r.shape))
+    return repr(r)
+
+
 def tr(name, f):
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        try:
-            r = f()
-            if isinstance(r, torch.Tensor):
-                r = (str(r.dtype), tuple(r.shape))
-            rec = [name, "ok", repr(r)]
-        except Exception as e:
-            rec = [name, type(e).__name__, str(e)]
-    # (upstream's C++ warnings end with where they were raised in its build)
-    rec.append([re.sub(r" \(Triggered internally at .*\)$", "", str(x.message)) for x in w])
-    out.append(rec)
+    out.append(attempt(name, f, show))
 
 
 x = torch.randn(64, 10)
@@ -136,7 +132,7 @@ print(json.dumps(out))
 def test_common_mistakes_as_upstream():
     if not upstream.available():
         pytest.skip("upstream environment missing")
-    ours, theirs = upstream.run_both(PROGRAM)
+    ours, theirs = sides.on_both(PROGRAM)
     errors = sum(rec[1] != "ok" for rec in theirs)
     assert errors >= 60, errors  # the mistakes are reached
     assert ours == theirs, json.dumps([(o, t) for o, t in zip(ours, theirs) if o != t], indent=1)

@@ -10,10 +10,11 @@ import json
 
 import pytest
 
+import sides
 from torchnative.testing import upstream
 
 PROGRAM = r'''
-import array, json, re, warnings
+import array, json, warnings
 import numpy as np
 import torch
 
@@ -21,20 +22,15 @@ torch.manual_seed(0)
 out = []
 
 
+def show(r):
+    if isinstance(r, torch.Tensor):
+        r = [str(r.dtype), list(r.shape), r.tolist() if r.numel() < 10 else None,
+             r.requires_grad, r.is_leaf]
+    return repr(r)
+
+
 def tr(name, f):
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        try:
-            r = f()
-            if isinstance(r, torch.Tensor):
-                r = [str(r.dtype), list(r.shape), r.tolist() if r.numel() < 10 else None,
-                     r.requires_grad, r.is_leaf]
-            rec = [name, "ok", repr(r)]
-        except Exception as e:
-            rec = [name, type(e).__name__, str(e)]
-    # (upstream's C++ warnings end with where they were raised in its build)
-    rec.append([re.sub(r" \(Triggered internally at .*\)$", "", str(x.message)) for x in w])
-    out.append(rec)
+    out.append(attempt(name, f, show))
 
 
 x = torch.ones(2, 3)
@@ -180,7 +176,7 @@ print(json.dumps(out))
 def test_constructors_as_upstream():
     if not upstream.available():
         pytest.skip("upstream environment missing")
-    ours, theirs = upstream.run_both(PROGRAM)
+    ours, theirs = sides.on_both(PROGRAM)
     byname = {rec[0]: rec for rec in theirs}
     assert byname["x.new_ones(2, requires_grad=True)"][2].startswith("[True, True")
     assert byname["FloatTensor(float tensor)"][1] == "TypeError"

@@ -10,10 +10,11 @@ import json
 
 import pytest
 
+import sides
 from torchnative.testing import upstream
 
 PROGRAM = r'''
-import json, re, warnings
+import json, warnings
 import numpy as np
 import torch
 
@@ -21,19 +22,14 @@ torch.manual_seed(0)
 out = []
 
 
+def show(r):
+    if isinstance(r, torch.Tensor):
+        r = [str(r.dtype), list(r.shape), r.tolist() if r.numel() < 30 else None]
+    return repr(r)
+
+
 def tr(name, f):
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        try:
-            r = f()
-            if isinstance(r, torch.Tensor):
-                r = [str(r.dtype), list(r.shape), r.tolist() if r.numel() < 30 else None]
-            rec = [name, "ok", repr(r)]
-        except Exception as e:
-            rec = [name, type(e).__name__, str(e)]
-    # (upstream's C++ warnings end with where they were raised in its build)
-    rec.append([re.sub(r" \(Triggered internally at .*\)$", "", str(x.message)) for x in w])
-    out.append(rec)
+    out.append(attempt(name, f, show))
 
 
 class Index:
@@ -141,7 +137,7 @@ print(json.dumps(out))
 def test_indexing_as_users_write_it():
     if not upstream.available():
         pytest.skip("upstream environment missing")
-    ours, theirs = upstream.run_both(PROGRAM)
+    ours, theirs = sides.on_both(PROGRAM)
     byname = {rec[0]: rec for rec in theirs}
     assert byname["list of lists"][3]  # the deprecation warning is given
     assert byname["setitem bad shape"][1] == "RuntimeError"

@@ -410,6 +410,19 @@ def evaluate(src: str, ns: dict, bits: bool = True, warn: bool = True, **globals
     return out
 
 
+def attempt(name: str, fn, show=repr) -> list:
+    """``[name, "ok", show(result)]`` or ``[name, error type, message]`` of ``fn()``, then the
+    warnings it raised (without upstream's note of where in its build)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            rec = [name, "ok", show(fn())]
+        except Exception as e:  # the error is the case's result
+            rec = [name, type(e).__name__, str(e)]
+    rec.append([str(w.message).split(" (Triggered internally")[0] for w in caught])
+    return rec
+
+
 # -------------------------------------------------------------------------- behaviour scripts
 def run_cases(cases: dict, after=None) -> dict:
     """Every case's result; an exception escaping a case is its result too. ``after`` runs after
@@ -436,7 +449,7 @@ def main(probes, quiet: bool = False) -> None:
 
 __all__ = ["json", "math", "np", "sys", "torch", "F", "warnings", "failure", "err", "encode",
            "decode", "tensors", "vals", "edges", "seeded", "Maker", "grads", "tracing", "run_case", "replay",
-           "RESULTS", "case", "error", "outcome", "probe", "evaluate", "run_cases", "main"]
+           "RESULTS", "case", "error", "outcome", "probe", "evaluate", "attempt", "run_cases", "main"]
 
 
 # -- programs that print reductions' raw bytes (harness/order_programs.py runs them) ----------
