@@ -117,11 +117,17 @@ def checked_device(dev):
     return dev
 
 
+_COMPLEX32 = D.BY_NAME["complex32"]
+
+
 def empty(size, dt, dev=CPU, stride=None, cls=None):
     """An uninitialized tensor (contiguous unless ``stride`` is given)."""
     dev = checked_device(dev)
     if dev.type == "cpu":
         npdt = D.numpy_dtype(dt)  # refuses dtypes without cpu storage, by name
+    if dt is _COMPLEX32:  # (empty_generic's warning, once)
+        torch_warn_once("ComplexHalf support is experimental and many operators don't support "
+                        "it yet.")
     size = tuple(size)
     for s in size:
         if s < 0:

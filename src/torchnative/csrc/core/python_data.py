@@ -55,6 +55,10 @@ def _items(seq) -> list:
     return list(seq)
 
 
+_COMPLEX_OF = {D.BY_NAME[r]: D.BY_NAME[c] for r, c in (
+    ("float32", "complex64"), ("float64", "complex128"), ("float16", "complex32"))}
+
+
 def infer_dtype(data):
     """The dtype torch.tensor(data) gets without an explicit dtype."""
     if isinstance(data, TensorBase):
@@ -80,8 +84,12 @@ def infer_dtype(data):
             found = dt if found is None or found is dt else promote_types(found, dt)
         return found if found is not None else D.get_default_dtype()
     kind = _kind_of_scalar(data)
-    return [D.BY_NAME["bool"], D.BY_NAME["int64"], D.get_default_dtype(),
-            D.get_default_complex_dtype()][kind]
+    if kind == _COMPLEX:  # infer_scalar_type's own table: float, double and half have a complex
+        complex_of = _COMPLEX_OF.get(D.get_default_dtype())
+        if complex_of is None:
+            raise RuntimeError("invalid default scalar type for complex")
+        return complex_of
+    return [D.BY_NAME["bool"], D.BY_NAME["int64"], D.get_default_dtype()][kind]
 
 
 def materialize_dtype(data):

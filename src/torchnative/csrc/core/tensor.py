@@ -23,7 +23,7 @@ from .python_classes import TENSOR as _TENSOR_CLASS
 from .python_classes import STORAGE as _STORAGE, storage_class as _storage_class, tensor_class
 from .storage import StorageBase
 from .torch_function import disabled_torch_function_impl
-from .typename import TP_NAMES
+from .typename import TP_NAMES, type_name_of
 from .cast import readable
 from .conj_neg_bits import CONJ, logical_array
 from ..platform.torch_warn import torch_warn
@@ -560,15 +560,30 @@ class TensorBase(metaclass=_TensorMeta):
         return self._np
 
     # --- conversions ---------------------------------------------------------------------------
-    def type(self, dtype=None, non_blocking=False, **kwargs):
+    def type(self, dtype=None, non_blocking=False, *, memory_format=None):
+        """THPVariable_type: the legacy type string, or this tensor as a dtype, a legacy type
+        or its name ("torch.FloatTensor"; "torch.Tensor" is the default dtype's)."""
         if dtype is None:
             return legacy_type_name(self._dtype)
-        if isinstance(dtype, str):
-            import torch
-
-            dtype = eval(dtype, {"torch": torch})  # "torch.FloatTensor" names a legacy type
-        target = getattr(dtype, "dtype", dtype)
-        return self.to(target, non_blocking=non_blocking)
+        kw = {} if memory_format is None else {"memory_format": memory_format}
+        if isinstance(dtype, D.dtype):
+            return self.to(dtype, non_blocking=non_blocking, **kw)
+        if isinstance(dtype, type):
+            name = "torch.Tensor" if dtype is _TENSOR_CLASS[0] else type_name_of(dtype)
+        elif isinstance(dtype, str):
+            name = dtype
+        else:
+            raise TypeError("dtype must be a type, str, or dtype object")
+        if name == "torch.Tensor":
+            return self.to(D.get_default_dtype(), non_blocking=non_blocking, **kw)
+        target = _LEGACY_BY_NAME.get(name)
+        if target is None and name.startswith("torch.cuda.") and \
+                "torch." + name[len("torch.cuda."):] in _LEGACY_BY_NAME:
+            raise TorchnativeNotImplementedError(f"Tensor.type({name!r})",
+                                                 "torchnative has no CUDA device")
+        if target is None:
+            raise ValueError(f"invalid type: '{name}'")
+        return self.to(target, non_blocking=non_blocking, **kw)
 
     def cpu(self, memory_format=preserve_format):
         return self.to("cpu", memory_format=memory_format)
@@ -852,11 +867,13 @@ def legacy_type_name(dt) -> str:
     return f"torch.{dt._cpp_name}Tensor"
 
 
-# the dtypes that have a legacy typed storage class (torch.FloatStorage, ...), named as their
-# legacy tensor type is
-_LEGACY_STORAGE = {n: f"{D.BY_NAME[n]._cpp_name}Storage" for n in (
-    "float64", "float32", "float16", "bfloat16", "uint8", "int8", "int16", "int32", "int64",
-    "bool")}
+# the dtypes of the legacy tensor types (torch.FloatTensor, ...; all_declared_types) and typed
+# storage classes (torch.FloatStorage, ...), in upstream's order
+LEGACY_DTYPES = ("float64", "float32", "float16", "bfloat16", "uint8", "int8", "int16", "int32",
+                 "int64", "bool")
+_LEGACY_STORAGE = {n: f"{D.BY_NAME[n]._cpp_name}Storage" for n in LEGACY_DTYPES}
+# Tensor.type's strings (options_from_string): the cpu types; "torch.cuda." ones name CUDA's
+_LEGACY_BY_NAME = {legacy_type_name(D.BY_NAME[n]): D.BY_NAME[n] for n in LEGACY_DTYPES}
 
 TORCH_C = {
     "torch._C._TensorMeta": _TensorMeta,

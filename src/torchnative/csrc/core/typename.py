@@ -6,7 +6,12 @@ TP_NAMES: dict = {}  # our classes that stand for upstream C types print with th
 
 
 def typename(obj) -> str:
-    t = type(obj)
+    return type_name_of(type(obj))
+
+
+def type_name_of(t: type) -> str:
+    """A type's tp_name: a class defined in Python gives its name, a type defined in C its dotted
+    name as compiled in (builtins bare)."""
     if t in TP_NAMES:
         return TP_NAMES[t]
     if t.__flags__ & (1 << 9) or t.__module__ == "builtins":  # heap type, or a builtin

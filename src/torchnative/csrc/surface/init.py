@@ -14,12 +14,11 @@ import sys
 from ..core import dtypes, layouts
 from . import dlpack
 from ..core.refuse import TorchnativeNotImplementedError
+from ..core.tensor import LEGACY_DTYPES, legacy_type_name
+from ..core.typename import TP_NAMES
 
 # (class name, dtype name) of the legacy tensor types, in upstream's order
-LEGACY_TYPES = [("DoubleTensor", "float64"), ("FloatTensor", "float32"),
-                ("HalfTensor", "float16"), ("BFloat16Tensor", "bfloat16"),
-                ("ByteTensor", "uint8"), ("CharTensor", "int8"), ("ShortTensor", "int16"),
-                ("IntTensor", "int32"), ("LongTensor", "int64"), ("BoolTensor", "bool")]
+LEGACY_TYPES = [(legacy_type_name(dtypes.BY_NAME[n])[len("torch."):], n) for n in LEGACY_DTYPES]
 SPARSE_TYPES = [t for t in LEGACY_TYPES if t[1] != "bool"]
 
 
@@ -78,6 +77,7 @@ tensortype.__module__ = "torch"
 
 def _legacy_type(module: str, name: str, dtype_name: str, device: str, sparse: bool):
     cls = tensortype(name, (), {"__module__": module})
+    TP_NAMES[cls] = f"{module}.{name}"  # (upstream's are C types, named so)
     cls._tn_dtype = dtypes.BY_NAME[dtype_name]
     cls._tn_device = device
     cls._tn_sparse = sparse

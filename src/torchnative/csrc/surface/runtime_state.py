@@ -17,7 +17,7 @@ from ..core.refuse import TorchnativeNotImplementedError
 from ..core.dtypes import dtype as _dtype
 from ..core.typename import typename
 from ..dispatch import autocast as _autocast
-from ..platform.torch_warn import torch_warn
+from ..platform.torch_warn import torch_warn, torch_warn_once
 
 _globals = {"warn_always": False, "mkldnn": True}
 # switches whose state another module keeps (surface/fp32_precision.py: the float32 precisions)
@@ -286,6 +286,8 @@ def get_cudnn_batch_norm_reserve_space_size(*args, **kwargs) -> int:
 def set_default_tensor_type(t) -> None:
     from .init import set_default_dtype
 
+    torch_warn_once("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                    "torch.set_default_dtype() and torch.set_default_device() as alternatives.")
     dtype = getattr(t, "dtype", None)
     if getattr(t, "is_cuda", False) or getattr(t, "is_sparse", False):
         raise TorchnativeNotImplementedError(f"torch.set_default_tensor_type({t})",
