@@ -122,6 +122,10 @@ tr("load_state_dict shape", lambda: nn.Linear(2, 2).load_state_dict(
 tr("param assign tensor", lambda: setattr(nn.Linear(2, 2), "weight", torch.ones(2, 2)))
 tr("module call wrong", lambda: nn.Linear(2, 2)(torch.ones(2, 2), torch.ones(2)))
 tr("sequential index", lambda: nn.Sequential(nn.ReLU())[3])
+tr("unflatten sizes", lambda: torch.ones(2, 3).unflatten(1, (2, 2)))
+tr("unflatten inferred", lambda: torch.ones(2, 3).unflatten(1, (-1, 2)))
+tr("Unflatten module", lambda: torch.nn.Unflatten(1, (2, 2))(torch.ones(2, 3)))
+tr("pixel_shuffle channels", lambda: F.pixel_shuffle(torch.ones(1, 3, 2, 2), 2))
 x = torch.ones(2)
 for e in SIZES:
     tr(e, lambda: eval(e))

@@ -122,7 +122,13 @@ def unflatten(self, dim, sizes):
     d = wrap_dim(dim, n)
     if len(sizes) == 0:
         raise RuntimeError("unflatten: sizes must be non-empty")
-    inferred = infer_size(sizes, self.shape[d])
+    try:
+        inferred = infer_size(sizes, self.shape[d])
+    except RuntimeError as e:  # handle_unflatten_exception's messages
+        if "is invalid for input of size" not in str(e):
+            raise RuntimeError(f"unflatten got an unexpected error:\n{e}") from None
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
+                           f"size of dim {d} ({self.shape[d]}) in the input tensor") from None
     return _call("view", self, list(self.shape[:d]) + inferred + list(self.shape[d + 1:]))
 
 
