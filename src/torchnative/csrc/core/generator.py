@@ -7,10 +7,12 @@ metaclass of our own (``_GeneratorMeta``, not exported) makes that swap legal in
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import dtypes as D
 from .device import device as _device
 from .refuse import TorchnativeNotImplementedError
-from .typename import TP_NAMES
+from .typename import TP_NAMES, typename
 
 DEFAULT_SEED = 67280421310721  # c10::detail::default_rng_seed_val
 
@@ -44,9 +46,14 @@ class Generator(metaclass=_GeneratorMeta):
         return self._engine
 
     def manual_seed(self, seed):
-        seed = int(seed)
+        # THPGenerator_manualSeed: an int (numpy's pass the check, then fail to unpack as
+        # unsigned), read as unsigned, or as signed where that overflows
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise RuntimeError(f"manual_seed expected a long, but got {typename(seed)}")
+        if not isinstance(seed, int):
+            raise TypeError("an integer is required")
         if seed < -(1 << 63) or seed >= (1 << 64):
-            raise RuntimeError("Overflow when unpacking long long")
+            raise ValueError("Overflow when unpacking long long")
         self._seed = seed & ((1 << 64) - 1)
         if self._engine is not None:
             self._engine.manual_seed(self._seed)
