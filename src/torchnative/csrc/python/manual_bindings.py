@@ -14,6 +14,7 @@ from ..dispatch.call import call, convert_to
 from ..dispatch.python_dispatch import wants_python_dispatch
 from ..core.layouts import contiguous_format
 from ..core.refuse import TorchnativeNotImplementedError
+from ..core.device import device as _device_class
 from ..core.storage import is_storage
 from ..core.tensor import TensorBase, set_requires_grad
 from ..serialization.storage_io import tensor_from_storage
@@ -50,6 +51,14 @@ _TO_SIGNATURES = _to_signatures()
 def parse_to(self, *args, **kwargs):
     """(device, dtype, non_blocking, copy, memory_format) from Tensor.to's signatures: a
     device and/or dtype, a dtype, or a tensor (a Python number is one, as ``to`` allows)."""
+    if not kwargs and len(args) == 1:
+        # the parser's answer for the common lone arguments, without its walk: a tensor (the
+        # third signature) or a device or its string (the first)
+        arg = args[0]
+        if isinstance(arg, TensorBase):
+            return arg.device, arg.dtype, False, False, None
+        if type(arg) is str or type(arg) is _DEVICE:
+            return (arg if type(arg) is _DEVICE else _DEVICE(arg)), None, False, False, None
     which, values = parse_signatures(_TO_SIGNATURES, args, kwargs)
     if which == 0:
         return tuple(values)
@@ -67,6 +76,7 @@ def to(self, *args, **kwargs):
 
 
 _DTYPE = D.dtype
+_DEVICE = _device_class
 
 
 def nn_parse_to(*args, **kwargs):
