@@ -52,6 +52,11 @@ def legacy_new(cls, args, kwargs, dtype=None, kind=BASE, device_type="cpu", devi
     for torch.Tensor), ``device_type`` the device type it belongs to, ``device`` the one ``new``
     allocates on (its tensor's)."""
     dt = dtype or D.get_default_dtype()
+    if not kwargs and len(args) == 1 and type(args[0]) in (list, tuple) and args[0] and \
+            type(args[0][0]) is float:
+        # data whose first value is a float: no size list (the parser's checks read the first
+        # element), so the data signature, without the parser's walk
+        return alias(_from_sequence(args[0], dt, checked_device(device)), cls)
     which, values = parse_signatures(_SIGNATURES, args, kwargs)
     if which == 0:
         return empty((0,), dt, _device(values[0], device_type, device), cls=cls)
