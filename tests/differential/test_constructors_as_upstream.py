@@ -150,6 +150,14 @@ tr("shares",
    lambda: (lambda t: (b.__setitem__(0, 99), t[0].item())[1])(
        torch.frombuffer(b, dtype=torch.uint8)))
 
+p = torch.ones(2, requires_grad=True)
+for e in ["p.new_zeros(3)", "p.new_ones(3)", "p.new_full((2,), 5.)", "(p * 2).new_zeros(2)",
+          "p.new_zeros(2, dtype=torch.int8)", "p.new_ones(2, device='meta')",
+          "torch.ones(2, device='meta').new_zeros(3)", "p.new_full((2,), 1 + 1j)",
+          "p.new_zeros((2, -1))", "torch.ones(2, dtype=torch.bfloat16).new_ones(2)",
+          "torch.ones(1).new_full((2,), True)",
+          "torch.ones(1, dtype=torch.int64).new_full((2,), 2.7)"]:
+    tr(e, lambda: eval(e))
 x = torch.ones(2)
 for e in [
     'x.new_ones(2, requires_grad=True)', 'x.new_zeros(2, requires_grad=True)',

@@ -147,6 +147,38 @@ def ones(size, *, dtype=None, layout=None, device=None, pin_memory=None):
     return t
 
 
+def _new_empty(self, size, dtype, device):
+    """Tensor.new_empty: ``self``'s dtype and device unless given (TensorOptions.merge_in)."""
+    return empty(tuple(size), dtype or self._dtype,
+                 checked_device(device) if device is not None else self.device)
+
+
+@kernel("new_empty", meta=True)
+def new_empty(self, size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _filled(_new_empty(self, size, dtype, device))
+
+
+@kernel("new_zeros", meta=True)
+def new_zeros(self, size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    t = _new_empty(self, size, dtype, device)  # upstream: new_empty, then zero_
+    if t._np is not None:
+        t._np[...] = 0
+    return t
+
+
+@kernel("new_ones", meta=True)
+def new_ones(self, size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    t = _new_empty(self, size, dtype, device)  # upstream: new_empty, then fill_(1)
+    if t._np is not None:
+        t._np[...] = _one(t._dtype)
+    return t
+
+
+@kernel("new_full", meta=True)
+def new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return fill_scalar(_new_empty(self, size, dtype, device), fill_value)
+
+
 def _one(dt):
     """1 as the storage holds it (bit-stored dtypes do not take a Python 1)."""
     return scalar_to(1, dt) if dt in D.BIT_STORED else 1
