@@ -430,3 +430,28 @@ def var_out(self, dim, unbiased=True, keepdim=False, *, out):
 def std_out(self, dim, unbiased=True, keepdim=False, *, out):
     return _call("std.correction_out", self, dim, correction=1 if unbiased else 0,
                  keepdim=keepdim, out=out)
+
+
+# Activation.cpp's composites: SELU as ELU with its two constants, ReLU6 as hardtanh(0, 6)
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+@kernel("selu", composite=True)
+def selu(self):
+    return call("elu", self, _SELU_ALPHA, _SELU_SCALE)
+
+
+@kernel("selu_", composite=True)
+def selu_(self):
+    return call("elu_", self, _SELU_ALPHA, _SELU_SCALE)
+
+
+@kernel("relu6", composite=True)
+def relu6(self):
+    return call("hardtanh", self, 0, 6)
+
+
+@kernel("relu6_", composite=True)
+def relu6_(self):
+    return call("hardtanh_", self, 0, 6)
