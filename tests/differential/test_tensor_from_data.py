@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+import sides
 from torchnative.testing import upstream
 
 PROGRAM = r'''
@@ -191,25 +192,12 @@ for data, dt in objects:
         out.append([type(data).__name__, str(dt), type(e).__name__, str(e)])
 # the reads of tensors within the data are not dispatched where a mode could see them
 # (upstream stores with the Python key excluded): a mode sees the result lifted, nothing else
-from torch.utils._python_dispatch import TorchDispatchMode
-
-
-class Seen(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.ops = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.ops.append(str(func))
-        return func(*args, **(kwargs or {}))
-
-
 zero_d = [T(1.5), T(2), T(True), T(3.25, dtype=torch.float64), T(1.5, dtype=torch.bfloat16)]
 for dt in (None, torch.float32, torch.complex64, torch.int64):
     try:
-        with Seen() as seen:
+        with tracing() as seen:
             t = torch.tensor(zero_d, dtype=dt)
-        out.append([str(dt), str(t.dtype), repr(t.tolist()), sorted(set(seen.ops))])
+        out.append([str(dt), str(t.dtype), repr(t.tolist()), sorted(set(seen))])
     except Exception as e:
         out.append([str(dt), type(e).__name__, str(e)])
 for bad in ([[1, 2], [3]], [[1, 2], 3], [1, [2]], [[[1.0]], [[2.0], [3.0]]], [["a"]]):
@@ -224,7 +212,7 @@ print(json.dumps(out))
 def test_tensor_from_python_numbers_as_upstream():
     if not upstream.available():
         pytest.skip("upstream environment missing")
-    ours, theirs = upstream.run_both(PROGRAM)
+    ours, theirs = sides.on_both(PROGRAM)
     # the program's own cases on upstream: a float past int32 is refused by name, uint64 takes
     # no float, bool takes an int past int64
     assert ["1e+300", "torch.int32", "RuntimeError",

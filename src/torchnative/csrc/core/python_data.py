@@ -179,11 +179,13 @@ def _check_structure(data, sizes, dim, dt):
     itself when it holds none); the data itself as a tensor or an array is copied whole."""
     if dim == 0 and isinstance(data, (np.ndarray, TensorBase)):
         return data
-    if isinstance(data, np.ndarray):
+    if isinstance(data, np.ndarray) and dim < len(sizes):
         return _check_array(data, sizes, dim, dt)
     if dim == len(sizes):
         if isinstance(data, TensorBase):
             data = _read_tensor(data, dt)
+        elif isinstance(data, np.ndarray):  # (numpy's conversions refuse all but 0-d ones)
+            data = _read_value(data, dt)
         elif isinstance(data, (list, tuple)) or is_sequence(data) or _unreadable(data, dt):
             raise _unpack_refusal(data, dt)
         elif not isinstance(data, (numbers.Number, np.generic)):
@@ -221,12 +223,8 @@ def _check_structure(data, sizes, dim, dt):
 def _check_array(a, sizes, dim, dt):
     """An array within the nesting, walked as recursive_store walks any sequence: its lengths
     checked axis by axis in the walk's order, its elements numpy scalars that ``dt``'s unpacking
-    reads one by one (the checks run over the whole array: its elements share one type). An
-    array where a value goes is read as that value (numpy's conversion refuses all but 0-d
-    ones)."""
+    reads one by one (the checks run over the whole array: its elements share one type)."""
     depth = len(sizes) - dim
-    if depth == 0:
-        return _read_value(a, dt)
     for k, n in enumerate(a.shape[:depth]):
         if n != sizes[dim + k]:
             raise ValueError(f"expected sequence of length {sizes[dim + k]} at dim {dim + k} "
@@ -261,12 +259,7 @@ def _read_value(value, dt):
         return complex(value)
     if dt.is_floating_point:
         return float(value)
-    v = operator.index(value)
-    if dt in _CHECKED_INTS:
-        refusal = _store_refusal(v, dt)
-        if refusal is not None:
-            raise refusal
-    return v
+    return operator.index(value)
 
 
 def _read_object(value, dt):
@@ -283,24 +276,18 @@ def _read_object(value, dt):
 
 
 def _read_tensor(t, dt):
-    """store_scalar's unpacking of a tensor: through ``__float__`` (floating types) or
-    ``__complex__``, else ``__index__`` (integers and bool: a floating tensor is refused); so
-    each wants one element, as upstream's conversions do; uint64 reads Python ints only.
+    """store_scalar's unpacking of a tensor, as of any object (``_read_value``: so one element,
+    and an integer dtype refuses a floating tensor).
 
     Upstream stores with the Python dispatch key excluded, so no dispatch mode sees these reads:
     a plain dense one-element tensor (no __torch_function__ to ask) is read from its array
     directly; anything else through the conversion itself (its errors included)."""
-    if dt is _UINT64:
-        raise _unpack_refusal(t, dt)
-    v = _plain_value(t)
+    v = _plain_value(t) if dt is not _UINT64 else None
     src = t._dtype
-    if dt.is_complex:
-        return complex(v) if v is not None else complex(t)
-    if dt.is_floating_point:
-        return float(v) if v is not None and not src.is_complex else float(t)
-    if v is not None and not (src.is_floating_point or src.is_complex):
-        return int(v)
-    return operator.index(t)
+    if v is None or (src.is_complex and not dt.is_complex) or \
+            (src.is_floating_point and not (dt.is_floating_point or dt.is_complex)):
+        return _read_value(t, dt)
+    return complex(v) if dt.is_complex else float(v) if dt.is_floating_point else int(v)
 
 
 def _plain_value(t):
