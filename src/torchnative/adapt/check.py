@@ -38,7 +38,10 @@ def sign(method: str, value):
     return float(value)
 
 
+OPTIMIZERS = ("adam", "sgd")  # what method.make_optimizer makes
+
+
 def optimizer(method: str, value):
-    if not isinstance(value, str) or value.lower() not in ("adam", "sgd"):
+    if not isinstance(value, str) or value.lower() not in OPTIMIZERS:
         raise ValueError(f"{method}: optim must be 'adam' or 'sgd', got {value!r}")
     return value

@@ -50,11 +50,6 @@ def is_sequence(x) -> bool:
         t, (dict, str, numbers.Number, np.generic))
 
 
-def _items(seq) -> list:
-    """A sequence's items as PySequence_Fast reads them (by iteration)."""
-    return list(seq)
-
-
 _COMPLEX_OF = {D.BY_NAME[r]: D.BY_NAME[c] for r, c in (
     ("float32", "complex64"), ("float64", "complex128"), ("float16", "complex32"))}
 
@@ -132,7 +127,6 @@ def _full_width(value: np.generic):
     return dt
 
 
-
 def _to_numpy(data, npdt):
     if isinstance(data, TensorBase):
         return data.detach()._np
@@ -203,7 +197,7 @@ def _check_structure(data, sizes, dim, dt):
     elif isinstance(data, (list, tuple)):
         items = data
     elif is_sequence(data):
-        items = _items(data)
+        items = list(data)  # (PySequence_Fast reads a sequence by iteration)
     else:
         raise TypeError("not a sequence")
     if len(items) != sizes[dim]:

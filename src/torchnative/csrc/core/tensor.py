@@ -203,6 +203,7 @@ def set_requires_grad(t, requires_grad: bool = True):
                            "gradients")
     return t.requires_grad_(requires_grad)
 
+
 _NON_LEAF_GRAD = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
     "attribute won't be populated during autograd.backward(). If you indeed want the .grad "

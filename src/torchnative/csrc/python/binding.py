@@ -315,9 +315,12 @@ class Param:
         if k == "Device" and not type(obj).__name__ == "device":
             from ..core.device import device
 
-            if _is_int(obj) and operator.index(obj) < 0:  # an index names the accelerator's
+            if not _is_int(obj):
+                return device(obj)
+            index = operator.index(obj)  # an index names the accelerator's
+            if index < 0:
                 raise RuntimeError("Device index must not be negative")
-            return device(operator.index(obj) if _is_int(obj) else obj)
+            return device(index)
         return obj
 
     def python_default(self):

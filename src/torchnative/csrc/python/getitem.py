@@ -97,8 +97,8 @@ _NON_TUPLE = ("Using a non-tuple sequence for multidimensional indexing is depre
 
 
 def _is_pysequence(obj) -> bool:
-    """PySequence_Check: lists, tuples, strings, arrays and any other sequence (not a dict)."""
-    return isinstance(obj, (list, tuple, str)) or is_sequence(obj)
+    """PySequence_Check: strings too (``is_sequence`` leaves them to torch.tensor's own rule)."""
+    return isinstance(obj, str) or is_sequence(obj)
 
 
 def _wrap_index(index) -> tuple:
@@ -175,12 +175,7 @@ def apply_slicing(self, index: tuple):
             advanced.append(None)
             dim += 1
         elif _is_int_index(obj):
-            i = int(obj)
-            size = result.shape[dim]
-            if i < -size or i >= size:
-                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size "
-                                 f"{size}")
-            result = _call("select.int", result, dim, i)
+            result = _select(result, dim, int(obj))
         elif _is_bool_scalar(obj):
             # upstream: unsqueeze; False then selects nothing there (an empty long index)
             result = _call("unsqueeze", result, dim)
@@ -213,12 +208,16 @@ def apply_slicing(self, index: tuple):
                 raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long "
                                  "or byte Variables are valid indices (got "
                                  f"{type(obj).__name__})") from None
-            size = result.shape[dim]
-            if i < -size or i >= size:
-                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size "
-                                 f"{size}")
-            result = _call("select.int", result, dim, i)
+            result = _select(result, dim, i)
     return result, (advanced if have_advanced else None)
+
+
+def _select(result, dim: int, i: int):
+    """An int index: a bounds-checked select."""
+    size = result.shape[dim]
+    if i < -size or i >= size:
+        raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
+    return _call("select.int", result, dim, i)
 
 
 # slice.Tensor and select.int, looked up on first use

@@ -14,7 +14,7 @@ from ..dispatch.call import call, convert_to
 from ..dispatch.python_dispatch import wants_python_dispatch
 from ..core.layouts import contiguous_format
 from ..core.refuse import TorchnativeNotImplementedError
-from ..core.device import device as _device_class
+from ..core.device import device as _DEVICE
 from ..core.storage import is_storage
 from ..core.tensor import TensorBase, set_requires_grad
 from ..serialization.storage_io import tensor_from_storage
@@ -76,7 +76,6 @@ def to(self, *args, **kwargs):
 
 
 _DTYPE = D.dtype
-_DEVICE = _device_class
 
 
 def nn_parse_to(*args, **kwargs):
@@ -253,20 +252,14 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 
 def as_tensor(data, dtype=None, device=None):
-    import numpy as np
-
-    from ..core.python_data import from_numpy, tensor_from_data
-
     dtype = _dtype_argument("as_tensor", dtype)
-
     if isinstance(data, TensorBase):
         return data.to(device=device, dtype=dtype) if (dtype or device) else data
-
     if is_storage(data):   # safetensors reads mmapped files this way
         return tensor_from_storage(data, dtype, device)
-    if isinstance(data, np.ndarray) and D.dtype_from_numpy(data.dtype) is not None and \
+    if isinstance(data, _np.ndarray) and D.dtype_from_numpy(data.dtype) is not None and \
             data.dtype.fields is None:
-        t = from_numpy(data)
+        t = _from_numpy(data)
         return t.to(device=device, dtype=dtype) if (dtype or device) else t
     return tensor_from_data(data, dtype, device)
 
@@ -358,8 +351,6 @@ _READ_ONLY_BUFFER = (
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     """tensor_frombuffer: the buffer's bytes from ``offset`` as ``count`` elements of ``dtype``
     (all that fit when negative), shared; its checks and messages."""
-    from ..core.python_data import from_numpy as impl
-
     try:
         view = memoryview(buffer)
     except TypeError:
@@ -382,7 +373,7 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
                          f"({size} bytes)")
     raw = _np.frombuffer(view.cast("B") if view.ndim != 1 or view.format != "B" else view,
                          dtype=_np.uint8, count=n * elsize, offset=offset)
-    t = impl(raw.view(D.numpy_dtype(dtype)))
+    t = _from_numpy(raw.view(D.numpy_dtype(dtype)))
     return set_requires_grad(t, requires_grad)
 
 
