@@ -38,6 +38,30 @@ def cat_tensors_backward(grad, sizes, dtypes, dim):
     return out
 
 
+def block_diag_backward(grad, sizes, dtypes):
+    """Each input's block of the gradient: a slice of it (squeezed back for 1-d and 0-d inputs),
+    its real part for a real input of a complex result."""
+    out = [None] * len(sizes)
+    if grad is None:
+        return out
+    real = _torch().real(grad) if grad._dtype.is_complex else None
+    row = col = 0
+    for i, shape in enumerate(sizes):
+        g = real if real is not None and not dtypes[i].is_complex else grad
+        if len(shape) == 1 and shape[0] == 0:
+            out[i] = _torch().zeros((0,), dtype=g.dtype)
+            continue
+        rows, cols = shape if len(shape) == 2 else (1, shape[0] if shape else 1)
+        block = g.narrow(0, row, rows).narrow(1, col, cols)
+        if len(shape) == 1:
+            block = block.squeeze(-1)
+        elif not shape:
+            block = block.squeeze(-1).squeeze(-1)
+        out[i] = block
+        row, col = row + rows, col + cols
+    return out
+
+
 def stack_tensors_backward(grad, dim, dtypes):
     torch = _torch()
     out = [None] * len(dtypes)
