@@ -1,0 +1,151 @@
+"""Activation backward kernels upstream writes in C++ (cpu/Activation.cpp): leaky_relu_backward
+and log_sigmoid_backward.
+
+Each is a TensorIterator op over grad and the forward's input (leaky_relu's promotes them to a
+common dtype; log_sigmoid's requires one dtype and writes into empty_like(grad_output)), whose
+loop computes in the compute dtype (float32 for float16/bfloat16) and rounds once. A bfloat16
+result stores a NaN as the loop that converted it does (``scalar_nans``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..core import dtypes as D
+from ..core.cast import BF16_SCALAR_NAN, bf16_nans
+from ..platform import cpu_capability
+from ..core.tensor import TensorBase
+from .pointwise_base import (BF16, FLOAT_H, REDUCED, broadcast_shape, broadcasting, check,
+                             checked, compute_dtype, finish, operand, quiet, result_type)
+from .pointwise_math import VEC_BYTES
+from .copy import copy_into
+from .factories import empty_like
+from .support.iteration import ti_perm
+from ..ops.kernel_registry import kernel
+
+_F32 = np.float32
+
+
+def binary(kname, types, ops, fn, scalar_types=None, computed=True):
+    """``fn`` over the iterator's inputs ``ops`` cast to their common dtype, in its compute
+    dtype; the dtype refused by AT_DISPATCH's ``kname`` outside ``types``. ``fn`` receives the
+    arrays and the dtype (to read Scalars with). ``scalar_types``: not promoting, every operand
+    must already have the first one's dtype (a TensorIterator without a common dtype).
+    ``computed``: the bfloat16 result is converted from float (not an input's bits passed
+    through), so its NaNs are stored as the converting loop stores them."""
+    dt = result_type(*ops) if scalar_types is None else scalar_types
+    check(kname, dt, types)
+    cdt = compute_dtype(dt)
+    xs = [operand(t, dt, cdt) for t in ops]
+    with quiet():
+        r = broadcasting(lambda: fn(dt, *xs), *ops)
+    out = finish(r, dt, *ops)
+    if dt is BF16 and computed:
+        scalar_nans(out, ops)
+    return out
+
+
+def scalar_nans(out, ops) -> None:
+    """A bfloat16 result's NaNs as its loops store them: 0xFFFF where the SIMD loop converted
+    the element, c10's scalar 0x7FC0 where the scalar loop did (and everywhere in DEFAULT)."""
+    a = out._np
+    if a is None or not a.size:
+        return
+    nans = bf16_nans(a)
+    if not nans.any():
+        return
+    simd = None if cpu_capability.CAPABILITY == cpu_capability.DEFAULT else simd_lanes(ops, 2)
+    if simd is not None:
+        nans &= ~simd
+    a.view(np.uint16)[nans] = BF16_SCALAR_NAN
+
+
+def scalar_of(v, dt):
+    """``Scalar.to<T>()`` of the loop's math type: float for float16/bfloat16."""
+    return checked(v, D.BY_NAME["float32"] if dt in REDUCED else dt)
+
+
+def simd_lanes(ops, itemsize: int):
+    """Which elements of the broadcast result upstream's ``cpu_kernel_vec`` computes with its
+    SIMD op (None: none): along the iterator's innermost run, where every input is contiguous
+    or exactly one is a broadcast scalar, the first ``n // (2 * lanes) * (2 * lanes)``."""
+    ts = [t for t in ops if isinstance(t, TensorBase)]
+    shape = tuple(broadcast_shape(*[t._size for t in ts]))
+    nd = len(shape)
+    strides = []
+    for t in ts:
+        off = nd - len(t._size)
+        st = [0] * nd
+        for i, (sz, s) in enumerate(zip(t._size, t._stride)):
+            st[off + i] = 0 if sz == 1 else s
+        strides.append(st)
+    dims = [d for d in ti_perm(shape, strides) if shape[d] != 1] if nd else []
+    step = 2 * VEC_BYTES // itemsize
+    if not dims:
+        return np.ones(shape, bool) if math.prod(shape) >= step else None
+    # coalesce the innermost dims while every operand steps through them as one run
+    run, inner = [dims[0]], shape[dims[0]]
+    for d in dims[1:]:
+        if all(st[d] == st[run[-1]] * shape[run[-1]] for st in strides):
+            run.append(d)
+            inner *= shape[d]
+        else:
+            break
+    firsts = [st[dims[0]] for st in strides]
+    if not (all(s == 1 for s in firsts) or
+            (sum(s == 0 for s in firsts) == 1 and all(s in (0, 1) for s in firsts))):
+        return None
+    cut = inner // step * step
+    if cut == 0:
+        return None
+    pos = np.zeros(shape, np.int64)  # each element's place within its run
+    acc = 1
+    for d in run:
+        idx = np.arange(shape[d]).reshape([-1 if i == d else 1 for i in range(nd)])
+        pos = pos + idx * acc
+        acc *= shape[d]
+    return np.broadcast_to(pos < cut, shape)
+
+
+# ---- log_sigmoid: no promotion; the result is shaped and laid out like grad_output --------------
+@kernel("log_sigmoid_backward")
+def log_sigmoid_backward(grad_output, self, buffer):
+    # the iterator's dtype check: its output (empty_like(grad_output)), then buffer, then grad
+    # against self's dtype
+    for t in (grad_output, buffer):
+        if t._dtype is not self._dtype:
+            raise RuntimeError(f"Found dtype {t._dtype._cpp_name} but expected "
+                               f"{self._dtype._cpp_name}")
+    ops = (self, buffer, grad_output)
+
+    def fn(dt, a, b, c):
+        t = a.dtype.type
+        neg = a < 0
+        return (np.where(neg, t(1), t(0)) - np.where(neg, t(1), t(-1)) * (b / (1 + b))) * c
+
+    r = binary("log_sigmoid_backward_cpu", FLOAT_H, ops, fn, scalar_types=self._dtype)
+    if r._size != grad_output._size:  # the output is resized: the iterator's layout
+        return r
+    out = empty_like(grad_output)
+    copy_into(out, r)
+    return out
+
+
+# ---- leaky_relu ---------------------------------------------------------------------------------
+@kernel("leaky_relu_backward")
+def leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
+    if self_is_result and float(checked(negative_slope, D.BY_NAME["float64"])) < 0:
+        raise RuntimeError(
+            "In-place leakyReLu backward calculation is triggered with a negative slope which is "
+            "not supported. This is caused by calling in-place forward function with a negative "
+            "slope, please call out-of-place version instead. File an issue at "
+            "https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu "
+            "backward calculation with negative slope")
+
+    def fn(dt, x, g):
+        slope = scalar_of(negative_slope, dt)
+        return np.where(x > 0, g, g * slope)
+
+    return binary("leaky_relu_backward_cpu", FLOAT_H, (self, grad_output), fn)
