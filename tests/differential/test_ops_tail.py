@@ -26,7 +26,8 @@ F32 = "mk.dt('float32')"
 # ---- windows ------------------------------------------------------------------------------
 for fn, args in [("hamming_window", "10"), ("hamming_window", "9, False"),
                  ("hamming_window", "12, True, 0.6"), ("hamming_window", "12, False, 0.6, 0.3"),
-                 ("hann_window", "7"), ("bartlett_window", "11"), ("bartlett_window", "8, False"),
+                 ("hann_window", "7"), ("hann_window", "8, False"), ("hann_window", "1"),
+                 ("hann_window", "0"), ("hann_window", "-2"), ("bartlett_window", "11"), ("bartlett_window", "8, False"),
                  ("blackman_window", "16"), ("blackman_window", "7, False"),
                  ("kaiser_window", "10"), ("kaiser_window", "9, False, 3.5"),
                  ("hamming_window", "1"), ("blackman_window", "0"), ("kaiser_window", "2")]:
@@ -36,6 +37,8 @@ case("signal_kaiser", "windows", f"T.signal.windows.kaiser(12, beta=6.0, dtype={
      "nograd")
 case("signal_kaiser_sym", "windows", f"T.signal.windows.kaiser(9, sym=False, dtype={F32})", "",
      "nograd")
+for dt in ("float64", "float16", "bfloat16", "int64"):
+    case(f"hann_window_{dt}", "windows", f"T.hann_window(9, dtype=mk.dt('{dt}'))", "", "nograd")
 case("window_meta_shape", "windows", "tuple(T.hamming_window(6, device='meta').shape)", "",
      "nograd")
 case("window_op_default_dtype", "windows",

@@ -101,6 +101,25 @@ def hamming_window_periodic_alpha_beta(window_length, periodic, alpha, beta, *, 
     return _hamming(window_length, periodic, alpha, beta, dtype, layout, device, pin_memory)
 
 
+def _hann(window_length, periodic, dtype, layout, device, pin_memory):
+    """hamming with alpha = beta = 0.5, after the checks under hann's own name."""
+    done = _start("hann_window", window_length, dtype, layout, device, pin_memory)
+    if done is not None:
+        return done
+    return _hamming(window_length, periodic, 0.5, 0.5, dtype, layout, device, pin_memory)
+
+
+@kernel("hann_window", meta=True)
+def hann_window(window_length, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _hann(window_length, True, dtype, layout, device, pin_memory)
+
+
+@kernel("hann_window.periodic", meta=True)
+def hann_window_periodic(window_length, periodic, *, dtype=None, layout=None, device=None,
+                         pin_memory=None):
+    return _hann(window_length, periodic, dtype, layout, device, pin_memory)
+
+
 def _bartlett(window_length, periodic, dtype, layout, device, pin_memory):
     def shape(w, n):
         w = call("mul_.Scalar", w, 2.0 / float(n - 1))
