@@ -1,5 +1,6 @@
 """mse_loss_backward, binary_cross_entropy_backward, native_dropout_backward and
-_softmax_backward_data as kernels (nn_loss_grads.py, nn_dropout_backward.py, nn_softmax_backward.py) against upstream torch 2.13.0, bit for bit: values,
+_softmax_backward_data as kernels (nn_loss_grads.py, nn_dropout_backward.py,
+nn_softmax_backward.py) against upstream torch 2.13.0, bit for bit: values,
 dtypes, strides and errors, each side in its own process, under every CPU capability this machine
 runs (AVX512, AVX2, DEFAULT: upstream's bits move between them where the vector width or fused
 multiply-adds differ, and ours follows ATEN_CPU_CAPABILITY as upstream does).
@@ -72,10 +73,12 @@ case("smb-T", lambda: A._softmax_backward_data(gg.t(), o.t(), 0, torch.float32))
 case("smb-T-last", lambda: A._softmax_backward_data(gg.t(), o.t(), 1, torch.float32))
 cl, clo = rnd(2, 3, 4, 4).contiguous(memory_format=torch.channels_last), torch.rand(2, 3, 4, 4)
 case("smb-CL", lambda: A._softmax_backward_data(cl, clo, 1, torch.float32))
-case("smb-0d", lambda: A._softmax_backward_data(torch.tensor(0.3), torch.tensor(1.0), 0, torch.float32))
-case("smb-empty", lambda: A._softmax_backward_data(torch.randn(0, 3), torch.rand(0, 3), 1, torch.float32))
-case("smb-int", lambda: A._softmax_backward_data(torch.ones(2, 3, dtype=torch.long), torch.ones(2, 3, dtype=torch.long), 1, torch.long))
-case("smb-int-dim0", lambda: A._softmax_backward_data(torch.ones(2, 3, dtype=torch.int), torch.ones(2, 3, dtype=torch.int), 0, torch.int))
+SB = A._softmax_backward_data
+case("smb-0d", lambda: SB(torch.tensor(0.3), torch.tensor(1.0), 0, torch.float32))
+case("smb-empty", lambda: SB(torch.randn(0, 3), torch.rand(0, 3), 1, torch.float32))
+ones_l, ones_i = torch.ones(2, 3, dtype=torch.long), torch.ones(2, 3, dtype=torch.int)
+case("smb-int", lambda: SB(ones_l, ones_l, 1, torch.long))
+case("smb-int-dim0", lambda: SB(ones_i, ones_i, 0, torch.int))
 case("smb-mixed", lambda: A._softmax_backward_data(gg, o.double(), 1, torch.float32))
 case("smb-to-half", lambda: A._softmax_backward_data(gg, o, 1, torch.float16))
 case("smb-to-double", lambda: A._softmax_backward_data(gg, o, 1, torch.float64))
@@ -86,7 +89,8 @@ w = rnd(2, 4)
 # softmax of equal entries is exact on both sides, so the gradient compares the backward alone
 case("softmax-autograd", lambda: torch.autograd.grad((F.softmax(xs, -1) * w).sum(), xs)[0])
 xc = xs.detach().t().contiguous().requires_grad_()   # equal entries down each column
-case("softmax-autograd-dim0", lambda: torch.autograd.grad((F.softmax(xc, 0) * w.t()).sum(), xc)[0])
+case("softmax-autograd-dim0",
+     lambda: torch.autograd.grad((F.softmax(xc, 0) * w.t()).sum(), xc)[0])
 
 # ---- mse_loss_backward and binary_cross_entropy_backward -------------------------------------
 x, t, gn = rnd(6, 7), rnd(6, 7), rnd(6, 7)
@@ -119,14 +123,13 @@ case("mse_b-g64", lambda: op(gn.double(), x, t, 0))
 case("mse_b-x64", lambda: op(gn, x.double(), t, 0))
 case("mse_b-x16-t32", lambda: op(gn, x.half(), t, 0))
 for dt in (torch.int64, torch.int32, torch.bool, torch.complex64):
-    case(f"mse_b-{dt}", lambda: op((gn * 3).nan_to_num(0, 9, -9).to(dt), (x * 3).nan_to_num(0, 9, -9).to(dt),
-                                   (t * 3).nan_to_num(0).to(dt), 0))
-    case(f"mse_b-mean-{dt}", lambda: op(torch.tensor(3).to(dt), (x * 3).nan_to_num(0, 9, -9).to(dt),
-                                        (t * 3).nan_to_num(0).to(dt), 2))
+    xi, ti = (x * 3).nan_to_num(0, 9, -9).to(dt), (t * 3).nan_to_num(0).to(dt)
+    case(f"mse_b-{dt}", lambda: op((gn * 3).nan_to_num(0, 9, -9).to(dt), xi, ti, 0))
+    case(f"mse_b-mean-{dt}", lambda: op(torch.tensor(3).to(dt), xi, ti, 2))
 case("mse_b-int-float-g", lambda: op(gn, (x * 3).nan_to_num(0, 9, -9).long(), t.long(), 0))
 bce = A.binary_cross_entropy_backward
-case("bce_b-CL", lambda: bce(cl1, torch.rand(2, 3, 4, 4).contiguous(memory_format=torch.channels_last),
-                             torch.rand(2, 3, 4, 4), None, 0))
+pcl = torch.rand(2, 3, 4, 4).contiguous(memory_format=torch.channels_last)
+case("bce_b-CL", lambda: bce(cl1, pcl, torch.rand(2, 3, 4, 4), None, 0))
 case("bce_b-T", lambda: bce(gn.t(), p.t(), y.t(), None, 0))
 case("bce_b-t64", lambda: bce(gn, p, y.double(), None, 0))
 case("bce_b-g64", lambda: bce(gn.double(), p, y, None, 0))
@@ -145,7 +148,8 @@ ta = torch.randn(5, 6)
 for red in ("mean", "sum", "none"):
     def scaled(v):
         return (v * torch.arange(30.).view(5, 6)).sum() if red == "none" else v * 1.5
-    case(f"grad-mse-{red}", lambda: torch.autograd.grad(scaled(F.mse_loss(xa, ta, reduction=red)), xa)[0])
+    case(f"grad-mse-{red}",
+         lambda: torch.autograd.grad(scaled(F.mse_loss(xa, ta, reduction=red)), xa)[0])
 
 # ---- controls ---------------------------------------------------------------------------------
 co, cg = torch.rand(3, 100), rnd(3, 100)

@@ -1,7 +1,8 @@
-"""_softmax_backward_data as upstream's CPU kernel (below); _log_softmax_backward_data as a kernel: ``grad - exp(output) * grad.sum(dim, keepdim=True)``,
-computed in the inputs' opmath dtype and cast to ``input_dtype``, exactly as the decomposition it
-replaces (upstream's torch/_decomp) computes it, but calling the exp, sum, mul, sub and cast
-kernels directly instead of going through the door for each (a fifth of a small MLP's backward).
+"""_softmax_backward_data as upstream's CPU kernel (below); _log_softmax_backward_data as a
+kernel: ``grad - exp(output) * grad.sum(dim, keepdim=True)``, computed in the inputs' opmath
+dtype and cast to ``input_dtype``, exactly as the decomposition it replaces (upstream's
+torch/_decomp) computes it, but calling the exp, sum, mul, sub and cast kernels directly instead of
+going through the door for each (a fifth of a small MLP's backward).
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
 #   shuffle tree, double and the DEFAULT build left to right. The sum stays in opmath.
 # * any other dim: one accumulator per inner position, ``acc += grad * output`` down the dim,
 #   contracted into a fused multiply-add where the build contracts (cpu_capability).
-_SOFTMAX_TYPES = frozenset((_F32, D.BY_NAME["float64"], D.BY_NAME["float16"], D.BY_NAME["bfloat16"]))
+_SOFTMAX_TYPES = frozenset(D.BY_NAME[n] for n in ("float32", "float64", "float16", "bfloat16"))
 _F16 = D.BY_NAME["float16"]
 
 
