@@ -378,7 +378,12 @@ def _arange_values(start, step, n: int, dtype, integral: bool) -> np.ndarray:
         return idx if np_dt == _INT64_NP else idx.astype(np_dt)
     acc = np.float32 if dtype in D.REDUCED_FLOATING else np.float64
     a_start, a_step = acc(start), acc(step)
-    scalar = fma(np.full(n, a_step), idx.astype(acc), a_start)
+    # whole numbers whose every product and sum the accumulate type holds exactly: a fused
+    # multiply-add rounds nothing there, so plain arithmetic gives its bits (the common range)
+    plain = float(start).is_integer() and float(step).is_integer() and \
+        abs(start) + abs(step) * n < (2 ** 24 if acc is np.float32 else 2 ** 53)
+    fused = _plain_fma if plain else fma
+    scalar = fused(np.full(n, a_step), idx.astype(acc), a_start)
     lanes = _ARANGE_VEC_BYTES // np_dt.itemsize
     cut = n // (2 * lanes) * (2 * lanes)
     if not cut:
@@ -390,8 +395,12 @@ def _arange_values(start, step, n: int, dtype, integral: bool) -> np.ndarray:
         with np.errstate(all="ignore"):
             vec = base + k * a_step
     else:
-        vec = fma(k, np.full(cut, a_step), base)
+        vec = fused(k, np.full(cut, a_step), base)
     return np.concatenate([vec, scalar[cut:]]).astype(np_dt)
+
+
+def _plain_fma(a, b, c):
+    return a * b + c
 
 
 def cpp_number(x: float) -> str:

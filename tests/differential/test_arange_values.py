@@ -1,0 +1,55 @@
+"""Floating ``arange`` against upstream torch 2.13.0 in a separate process, on this machine's
+CPU capability and on DEFAULT, bit for bit: upstream computes ``start + step * i`` in the
+accumulate type (one fused multiply-add where its build has the instruction), then its SIMD
+lanes from a base rounded to the dtype. Ranges of whole numbers whose products and sums the
+accumulate type holds exactly (the common ``arange(n)``) take plain arithmetic, which rounds
+nothing there; the ranges here sit on both sides of that line (2**24 for the reduced dtypes'
+float32, 2**53 for float64) and off it (fractional steps). Control: plain arithmetic on a
+fractional range differs from upstream's bits."""
+
+from __future__ import annotations
+
+import pytest
+
+import sides
+
+PROGRAM = r"""
+out = {}
+cases = [(0., 401., 1.), (1., 401., 2.), (-3., 1000., 7.), (2.**24 - 40, 2.**24 + 40, 1.),
+         (2.**53 - 100, 2.**53, 3.), (2.**52 - 50, 2.**52 + 50, 1.), (0., 5000., 1.),
+         (-0.0, 10., 1.), (5., -300., -3.), (0., 1., 0.1), (0.3, 100.3, 0.1), (1e6, 1e6 + 300, 1.),
+         (-2.**23, 2.**23, 2.**12)]
+for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+    for s, e, st in cases:
+        out[f"{dt} {s} {e} {st}"] = outcome(lambda: torch.arange(s, e, st, dtype=dt), bits=True)
+i = torch.arange(10000, dtype=torch.float64)
+out["control-plain"] = outcome(lambda: i * 0.1 + 0.3, bits=True)
+out["fractional"] = outcome(lambda: torch.arange(0.3, 1000.3, 0.1, dtype=torch.float64),
+                            bits=True)
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def results():
+    return sides.on_both(PROGRAM)
+
+
+def test_bits_agree_with_upstream(results):
+    ours, up = results
+    assert set(ours) == set(up) and len(up) >= 50
+    differing = sides.differing(ours, up)
+    assert not differing, sorted(differing)
+
+
+def test_bits_agree_under_the_default_capability(monkeypatch):
+    """Both sides built for baseline x86-64, where upstream's loop has no fused multiply-add."""
+    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "default")
+    ours, up = sides.on_both(PROGRAM)
+    differing = sides.differing(ours, up)
+    assert not differing, sorted(differing)
+
+
+def test_control_is_caught(results):
+    _, up = results
+    assert up["control-plain"]["hex"] != up["fractional"]["hex"]
