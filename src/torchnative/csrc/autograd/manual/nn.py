@@ -310,6 +310,17 @@ def soft_margin_loss_double_backward_grad_output(grad, grad_output, input, targe
     return (_mean_scaled(r, reduction, input) * grad).sum()
 
 
+def binary_cross_entropy_target_backward(grad, self, target, weight, reduction):
+    """d loss / d target = -logit(x), times grad (and the weight), in place as upstream's."""
+    g = _torch().logit(self).neg_()
+    g.mul_(grad)
+    if weight is not None:
+        g.mul_(weight)
+    if reduction == 1:
+        g.div_(target.numel())
+    return g
+
+
 def binary_cross_entropy_with_logits_target_backward(grad, self, target, weight, pos_weight,
                                                      reduction):
     """d loss / d target = log(1 - sigmoid(x)) - pos_weight * log(sigmoid(x)) (= -x without
