@@ -74,6 +74,14 @@ def differing(ours: dict, theirs: dict) -> dict:
     return {k: (ours[k], v) for k, v in theirs.items() if ours[k] != v}
 
 
+def assert_same(ours: dict, theirs: dict, at_least: int) -> None:
+    """Both documents hold the same entries, at least ``at_least`` of them (the program ran
+    through), and every entry is upstream's."""
+    assert set(ours) == set(theirs) and len(theirs) >= at_least, (len(ours), len(theirs))
+    diff = differing(ours, theirs)
+    assert not diff, sorted(diff)
+
+
 def here(code: str) -> dict:
     """The namespace ``code`` leaves in this process (ours), for running cases one by one."""
     ns: dict = {"__name__": "snippet"}
