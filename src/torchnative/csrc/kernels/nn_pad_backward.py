@@ -54,14 +54,22 @@ def _accumulate(g: np.ndarray, dst: np.ndarray, pads, rnd=None, g_wins=None) -> 
     for combo in itertools.product(*per_dim):
         src = (Ellipsis, *np.ix_(*[p for _, p in combo]))
         to = (Ellipsis, *np.ix_(*[s for s, _ in combo]))
-        acc, add = dst[to], g[src]
-        total = acc + add
-        nan = acc != acc
-        if nan.any():  # numpy's loops do not say which NaN they keep: decide it here
-            total = np.where(nan, acc, total)
-            if g_wins is not None:
-                total = np.where(nan & (add != add) & g_wins, add + add.dtype.type(0), total)
+        total = add_keeping_nan(dst[to], g[src], g_wins)
         dst[to] = total if rnd is None else rnd(total)
+
+
+def add_keeping_nan(acc: np.ndarray, add: np.ndarray, g_wins=None) -> np.ndarray:
+    """acc + add where NaN + NaN keeps ``acc``'s NaN (x86's first operand), or ``add``'s where
+    ``g_wins``: numpy's loops do not say which one they keep."""
+    total = acc + add
+    if acc.dtype.kind == "c":  # each part sums on its own
+        return total
+    nan = acc != acc
+    if nan.any():
+        total = np.where(nan, acc, total)
+        if g_wins is not None:
+            total = np.where(nan & (add != add) & g_wins, add + add.dtype.type(0), total)
+    return total
 
 
 def _nan_order(dt, cl: bool, channels: int, spatial: int):
