@@ -190,6 +190,23 @@ def zero_(self):
     return self
 
 
+# The functional forms (CompositeExplicitAutograd upstream): empty_like(self), then the in-place
+# kernel, so the layout is empty_like's and the value's checks are fill_'s.
+@kernel("fill.Scalar")
+def fill(self, value):
+    return fill_scalar(_empty_like(self, self.dtype, self.device, None), value)
+
+
+@kernel("fill.Tensor")
+def fill_with_tensor(self, value):
+    return fill_tensor(_empty_like(self, self.dtype, self.device, None), value)
+
+
+@kernel("zero")
+def zero(self):
+    return zero_(_empty_like(self, self.dtype, self.device, None))
+
+
 def _cast_in(value, dt):
     """A Python scalar converted to ``dt`` through the cast rules (no overflow check: the value
     of a 0-dim tensor, as fill_.Tensor copies it)."""
