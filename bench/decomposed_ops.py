@@ -1,7 +1,10 @@
-"""Operators ours serves through upstream's Python decompositions (torch._decomp / torch._refs,
-many small dispatched calls each), against upstream's C++ kernels, in the same run; a few that
-have kernels of their own since 2026-12-07 beside them (``new_zeros``, ``relu6``, ``selu``,
-``pixel_shuffle``).
+"""Operators upstream runs as C++ kernels that ours served through upstream's Python
+decompositions (torch._decomp / torch._refs: many small dispatched calls each): those given
+kernels or upstream's composites since 2026-12-07 (constructors, activations and their
+gradients, losses' and softmax's gradients, embedding's gradient, the views' backward and the
+scatters, rearrangements, windows, padding's backward, im2col/col2im) and those still served so
+(bilinear and nearest upsampling, smooth_l1, the shrinks, most activation gradients), against
+upstream in the same run. ``PYTHONPATH=<another tree>/src`` in front times that tree.
 
 Usage: .venv/bin/python bench/decomposed_ops.py [--rounds 3] [--threads 1]
 Prints CPU microseconds per call (the fastest of 5 batches of 100) and ours/upstream.
@@ -24,6 +27,12 @@ def cases(torch):
     x = torch.randn(16, 64)
     mask = torch.rand(16, 64) > 0.5
     img = torch.randn(1, 8, 16, 16)
+    y, s = torch.randn(16, 64), torch.softmax(x, -1)
+    idx = torch.randint(0, 20, (16,))
+    win = torch.randn(16, 31, 4)
+    padded = torch.randn(1, 8, 18, 18)
+    cols = F.unfold(img, 3, padding=1)
+    A = torch.ops.aten
     return {
         "new_zeros(4) (kernel)": lambda: x.new_zeros(4),
         "relu6 16x64 (composite)": lambda: F.relu6(x),
@@ -39,6 +48,33 @@ def cases(torch):
         "slice_scatter 16x64": lambda: torch.slice_scatter(x, x[:, :8], 1, 0, 8),
         "hardshrink 16x64": lambda: F.hardshrink(x),
         "trace 16x16": lambda: torch.trace(x[:, :16]),
+        "softshrink 16x64": lambda: F.softshrink(x),
+        "sigmoid_backward 16x64": lambda: A.sigmoid_backward(x, s),
+        "tanh_backward 16x64": lambda: A.tanh_backward(x, s),
+        "gelu_backward 16x64": lambda: A.gelu_backward(x, y),
+        "hardtanh_backward 16x64": lambda: A.hardtanh_backward(x, y, -1.0, 1.0),
+        "leaky_relu_backward 16x64": lambda: A.leaky_relu_backward(x, y, 0.01, False),
+        "elu_backward 16x64": lambda: A.elu_backward(x, 1.0, 1.0, 1.0, False, y),
+        "softplus_backward 16x64": lambda: A.softplus_backward(x, y, 1.0, 20.0),
+        "_softmax_backward_data 16x64": lambda: A._softmax_backward_data(x, s, -1,
+                                                                          torch.float32),
+        "mse_loss_backward 16x64": lambda: A.mse_loss_backward(x, y, s, 1),
+        "embedding_dense_backward 16x64, 20 rows": lambda: A.embedding_dense_backward(
+            x, idx, 20, -1, False),
+        "slice_backward 16x32 of 16x64": lambda: A.slice_backward(x[:, :32], [16, 64], 1, 0,
+                                                                  32, 1),
+        "select_backward 16x64 of 16x4x64": lambda: A.select_backward(x, [16, 4, 64], 1, 2),
+        "unfold_backward 16x31x4 (step 2)": lambda: A.unfold_backward(win, [16, 64], 1, 4, 2),
+        "rot90 1x8x16x16": lambda: torch.rot90(img, 1, (2, 3)),
+        "channel_shuffle 1x8x16x16": lambda: F.channel_shuffle(img, 2),
+        "block_diag 16x64, 16x16": lambda: torch.block_diag(x, x[:, :16]),
+        "hann_window 400": lambda: torch.hann_window(400),
+        "arange(401.)": lambda: torch.arange(401.),
+        "log_sigmoid_backward 16x64": lambda: A.log_sigmoid_backward(x, y, s),
+        "reflection_pad2d_backward 1x8x18x18": lambda: A.reflection_pad2d_backward(
+            padded, img, [1, 1, 1, 1]),
+        "F.unfold 3x3 of 1x8x16x16 (im2col)": lambda: F.unfold(img, 3, padding=1),
+        "F.fold back (col2im)": lambda: F.fold(cols, (16, 16), 3, padding=1),
     }
 
 
