@@ -1,5 +1,5 @@
-"""Activation backward kernels upstream writes in C++ (cpu/Activation.cpp): leaky_relu_backward
-and log_sigmoid_backward.
+"""Activation backward kernels upstream writes in C++ (cpu/Activation.cpp): leaky_relu_backward,
+log_sigmoid_backward and silu_backward.
 
 Each is a TensorIterator op over grad and the forward's input (leaky_relu's promotes them to a
 common dtype; log_sigmoid's requires one dtype and writes into empty_like(grad_output)), whose
@@ -17,9 +17,11 @@ from ..core import dtypes as D
 from ..core.cast import BF16_SCALAR_NAN, bf16_nans
 from ..platform import cpu_capability
 from ..core.tensor import TensorBase
-from .pointwise_base import (BF16, FLOAT_H, REDUCED, broadcast_shape, broadcasting, check,
-                             checked, compute_dtype, finish, operand, quiet, result_type)
-from .pointwise_math import VEC_BYTES
+from .pointwise_base import (BF16, COMPLEX, F16, FLOAT_H, FLOAT_HC, REDUCED, broadcast_shape,
+                             broadcasting, check, checked, compute_dtype, finish, operand, quiet,
+                             result_type)
+from .pointwise_math import VEC_BYTES, fma
+from .nn_glu import loop_exp
 from .copy import copy_into
 from .factories import empty_like
 from .support.iteration import ti_perm
@@ -71,7 +73,27 @@ def simd_lanes(ops, itemsize: int):
     """Which elements of the broadcast result upstream's ``cpu_kernel_vec`` computes with its
     SIMD op (None: none): along the iterator's innermost run, where every input is contiguous
     or exactly one is a broadcast scalar, the first ``n // (2 * lanes) * (2 * lanes)``."""
+    run = run_positions(ops, itemsize)
+    return None if run is None else run[2]
+
+
+def run_positions(ops, itemsize: int):
+    """(each element's place in its innermost run, the run's SIMD part's length) for
+    ``simd_lanes``; None where no element is vectorized. Kept per geometry (read-only)."""
     ts = [t for t in ops if isinstance(t, TensorBase)]
+    key = (itemsize, *[(t._size, t._stride) for t in ts])
+    hit = _RUNS.get(key, _RUNS)
+    if hit is _RUNS:
+        if len(_RUNS) >= 256:
+            _RUNS.clear()
+        hit = _RUNS[key] = _run_positions(ts, itemsize)
+    return hit
+
+
+_RUNS: dict = {}
+
+
+def _run_positions(ts, itemsize):
     shape = tuple(broadcast_shape(*[t._size for t in ts]))
     nd = len(shape)
     strides = []
@@ -84,7 +106,10 @@ def simd_lanes(ops, itemsize: int):
     dims = [d for d in ti_perm(shape, strides) if shape[d] != 1] if nd else []
     step = 2 * VEC_BYTES // itemsize
     if not dims:
-        return np.ones(shape, bool) if math.prod(shape) >= step else None
+        n = math.prod(shape)
+        if n < step:
+            return None
+        return np.zeros(shape, np.int64), n // step * step, np.ones(shape, bool)
     # coalesce the innermost dims while every operand steps through them as one run
     run, inner = [dims[0]], shape[dims[0]]
     for d in dims[1:]:
@@ -100,13 +125,13 @@ def simd_lanes(ops, itemsize: int):
     cut = inner // step * step
     if cut == 0:
         return None
-    pos = np.zeros(shape, np.int64)  # each element's place within its run
+    pos = np.zeros(shape, np.int64)
     acc = 1
     for d in run:
         idx = np.arange(shape[d]).reshape([-1 if i == d else 1 for i in range(nd)])
         pos = pos + idx * acc
         acc *= shape[d]
-    return np.broadcast_to(pos < cut, shape)
+    return np.broadcast_to(pos, shape), cut, np.broadcast_to(pos < cut, shape)
 
 
 # ---- log_sigmoid: no promotion; the result is shaped and laid out like grad_output --------------
@@ -149,3 +174,133 @@ def leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
         return np.where(x > 0, g, g * slope)
 
     return binary("leaky_relu_backward_cpu", FLOAT_H, (self, grad_output), fn)
+
+
+# ---- complex arithmetic as c10::complex and Vectorized<c10::complex<T>> round it -----------------
+def blend(mask, simd, scalar):
+    """The SIMD loop's value where ``mask`` (simd_lanes), the scalar loop's elsewhere."""
+    if mask is None:
+        return scalar()
+    return np.where(mask, simd(), scalar())
+
+
+def cmul(a, b, fused):
+    """a * b as (ar br - ai bi) + (ar bi + ai br) i. The SIMD loop's products round apart; where
+    ``fused`` (a scalar loop of an FMA build) each part's first product fuses with the add."""
+    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape), a.dtype)
+    if fused:
+        out.real = fma(ar, br, -(ai * bi))
+        out.imag = fma(ar, bi, ai * br)
+    else:
+        out.real = ar * br - ai * bi
+        out.imag = ar * bi + ai * br
+    return out
+
+
+def cdiv(a, b):
+    """c10::complex's a / b, element by element in both loops: Smith's algorithm (numpy's), its
+    multiply-adds fused where the build contracts them (``fma``)."""
+    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+    big = np.abs(br) >= np.abs(bi)  # False for a NaN: the second branch, as upstream's
+    zero = big & (br == 0) & (bi == 0)
+    one = br.dtype.type(1)
+    # |c| >= |d|: rat = d / c, scl = 1 / (c + d rat), ((a + b rat) scl, (b - a rat) scl);
+    # otherwise the same with c, d (and a, b) swapped, the imaginary part negated
+    c, d = np.where(big, br, bi), np.where(big, bi, br)
+    p, q = np.where(big, ar, ai), np.where(big, ai, ar)
+    rat = d / c
+    scl = one / fma(d, rat, c)
+    re = fma(q, rat, p) * scl
+    im = np.where(big, fma(-p, rat, q), fma(p, rat, -q)) * scl
+    out = np.empty(re.shape, a.dtype)
+    out.real = np.where(zero, ar / np.abs(br), re)
+    out.imag = np.where(zero, ai / np.abs(bi), im)
+    return out
+
+
+# ---- silu: dy * s * (1 + x * (1 - s)), s = 1 / (1 + exp(-x)) -------------------------------------
+# upstream's CPU and Autograd keys both reach the structured kernel, never the operator's
+# CompositeImplicitAutograd math_silu_backward; our door takes that composite first, except
+# through its fast lane (no autograd, no Python dispatch): the kernel serves both
+@kernel("silu_backward", fast=True)
+@kernel("silu_backward")
+def silu_backward(grad_output, self):
+    ops = (grad_output, self)
+
+    def fn(dt, dy, x):
+        run = run_positions(ops, dt.itemsize)
+        mask = None if run is None else run[2]
+        if x.dtype.kind != "c":
+            t = x.dtype.type
+            nx = np.negative(x)
+            e = loop_exp(nx, mask)
+            if np.isnan(x).any():
+                e = np.where(x != x, nx, e)  # exp passes a NaN on, sign and all
+            s = t(1) / (t(1) + e)
+            r = fma(t(1) - s, x, t(1)) * (dy * s)
+            return nan_values(r, *_silu_nans(dt, run, dy, x))
+        # exp is c10's (glibc's cexp) in both loops, as numpy's; only the products differ
+        one = x.dtype.type(1)
+        s = cdiv(np.ones_like(x), one + np.exp(-x))
+
+        def go(fused):
+            return cmul(cmul(dy, s, fused), one + cmul(x, one - s, fused), fused)
+
+        return blend(mask, lambda: go(False), lambda: go(True))
+
+    out = binary("silu_backward_cpu", FLOAT_HC, ops, fn)
+    if out._dtype in COMPLEX and out._np is not None and np.isnan(out._np).any():
+        # which NaN (its sign) c10's complex arithmetic passes on is not reproduced: such a
+        # result is the decomposition's, as before this kernel
+        return _decomposed("silu_backward")(grad_output, self)
+    return out
+
+
+_DECOMPOSED: dict = {}
+
+
+def _decomposed(name):
+    """The door's decomposition of ``name`` (what served every call before its kernel)."""
+    if name not in _DECOMPOSED:
+        from ..dispatch.door import _decomposition, _guarded_decomposition
+        from ..ops.dispatcher import REGISTRY
+
+        op = REGISTRY.find(f"aten::{name}", "")
+        _DECOMPOSED[name] = _guarded_decomposition(op, _decomposition(op))
+    return _DECOMPOSED[name]
+
+
+def _silu_nans(dt, run, dy, x):
+    """Which NaN silu_backward's compiled loops keep, first to last (``nan_values``): FMA builds
+    keep -x's, then dy's; DEFAULT keeps -x's, then the invalid x = inf * 0's, then dy's --
+    except float16's vectorized loop, which keeps x's in the first and last quarter of every 16
+    elements (the order its compiled instructions take their operands)."""
+    if cpu_capability.CONTRACTS_FMA:
+        return [(x != x, -x), (dy != dy, dy)]
+    own = -x
+    if dt is F16 and run is not None:
+        pos, cut, _ = run
+        quarter = pos % 16 // 4
+        own = np.where((pos < cut) & ((quarter == 0) | (quarter == 3)), x, own)
+    return [(x != x, own), (x == np.inf, _DEFAULT_NAN[x.dtype.type]), (dy != dy, dy)]
+
+
+_DEFAULT_NAN = {np.float32: np.array(0xFFC00000, np.uint32).view(np.float32)[()],
+                np.float64: np.array(0xFFF8000000000000, np.uint64).view(np.float64)[()]}
+
+
+def nan_values(r, *rules):
+    """``r`` with each NaN as upstream's compiled loop leaves it. x86 passes on the first NaN
+    operand of an instruction (in whichever order the compiler put them) and makes an invalid
+    operation's NaN negative: ``rules`` are (where, value) pairs in the order the loop's NaNs
+    win, the default NaN after them."""
+    nan = r != r
+    if not nan.any():
+        return r
+    v = np.broadcast_to(_DEFAULT_NAN[r.dtype.type], r.shape)
+    for where, value in reversed(rules):
+        v = np.where(where, value, v)
+    r = np.array(r, copy=True) if not isinstance(r, np.ndarray) else r
+    np.copyto(r, v, where=nan)
+    return r
