@@ -282,6 +282,11 @@ class NotImplementedNode(Error):
         return "torch::autograd::NotImplemented"
 
 
+# the class as Python sees upstream's (type(grad_fn).__name__ is "NotImplemented")
+NotImplementedNode.__name__ = NotImplementedNode.__qualname__ = "NotImplemented"
+NotImplementedNode.__module__ = "builtins"
+
+
 class DelayedError(Node):
     """torch._C._functions.DelayedError: an identity that fails only when differentiated."""
 

@@ -440,6 +440,11 @@ def _resolve_composite_implicit(op: OperatorHandle):
     if "CompositeImplicitAutograd" not in op.static_keys and \
             "CompositeImplicitAutograd" not in op.py_kernels:
         return None
+    if "CPU" in op.static_keys:
+        # upstream's dispatcher (computeDispatchTableEntry, 2.2): a kernel registered for the
+        # backend wins over the composite for that backend and its autograd key, so a CPU
+        # tensor never runs it (silu_backward, mish_backward, native_channel_shuffle)
+        return None
     ensure_loaded()
     short = _kernel_name(op)
     fast = FAST.get(short)

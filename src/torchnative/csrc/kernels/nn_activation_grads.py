@@ -220,10 +220,6 @@ def cdiv(a, b):
 
 
 # ---- silu: dy * s * (1 + x * (1 - s)), s = 1 / (1 + exp(-x)) -------------------------------------
-# upstream's CPU and Autograd keys both reach the structured kernel, never the operator's
-# CompositeImplicitAutograd math_silu_backward; our door takes that composite first, except
-# through its fast lane (no autograd, no Python dispatch): the kernel serves both
-@kernel("silu_backward", fast=True)
 @kernel("silu_backward")
 def silu_backward(grad_output, self):
     ops = (grad_output, self)

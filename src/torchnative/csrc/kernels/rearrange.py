@@ -66,7 +66,7 @@ def channel_shuffle(self, groups):
     return native_channel_shuffle(self, groups)
 
 
-@kernel("native_channel_shuffle")
+@kernel("native_channel_shuffle", meta=True)
 def native_channel_shuffle(self, groups):
     """channel_shuffle_cpu: (N, g, C/g, *) read as (N, C/g, g, *), written in the input's
     suggested memory format."""

@@ -122,9 +122,20 @@ def masked_fill_backward(grad, mask):
     return _torch().where(mask, grad, 0).sum()
 
 
+def _scalar_minus(value, t):
+    """C++'s ``Scalar - Tensor`` (TensorOperators.h): empty_like(t) filled, then t taken away
+    in place: the operators autograd records there."""
+    return _torch().empty_like(t).fill_(value).sub_(t)
+
+
+def _plus_scalar(t, value):
+    """C++'s ``Scalar + Tensor``: t.add(Scalar), the add.Scalar overload (AddBackward1)."""
+    return _torch().ops.aten.add.Scalar(t, value)
+
+
 def infinitely_differentiable_silu_backward(grad_output, input):
     s = input.sigmoid()
-    return grad_output * s * (1.0 + input * (1.0 - s))
+    return grad_output * s * _plus_scalar(input * _scalar_minus(1.0, s), 1.0)
 
 
 def infinitely_differentiable_native_dropout_backward(grad, mask, scale):
@@ -132,11 +143,9 @@ def infinitely_differentiable_native_dropout_backward(grad, mask, scale):
 
 
 def infinitely_differentiable_mish_backward(grad_output, input):
-    torch = _torch()
     sigmoid = input.sigmoid()
-    sp = torch.nn.functional.softplus(input)
-    tanh_sp = sp.tanh()
-    return grad_output * (tanh_sp + input * sigmoid * (1 - tanh_sp * tanh_sp))
+    tanh_sp = input.exp().log1p().tanh()  # upstream's softplus here: exp, then log1p
+    return grad_output * (tanh_sp + input * sigmoid * _scalar_minus(1.0, tanh_sp * tanh_sp))
 
 
 def infinitely_differentiable_logit_backward(grad, self, eps):
