@@ -17,7 +17,7 @@ from ..core import dtypes as D
 from ..core.cast import BF16_SCALAR_NAN, bf16_nans
 from ..platform import cpu_capability
 from ..core.tensor import TensorBase
-from .pointwise_base import (BF16, COMPLEX, F16, FLOAT_H, FLOAT_HC, REDUCED, broadcast_shape,
+from .pointwise_base import (BF16, F16, FLOAT_H, FLOAT_HC, REDUCED, broadcast_shape,
                              broadcasting, check, checked, compute_dtype, finish, operand, quiet,
                              result_type)
 from .pointwise_math import VEC_BYTES, fma
@@ -245,26 +245,8 @@ def silu_backward(grad_output, self):
 
         return blend(mask, lambda: go(False), lambda: go(True))
 
-    out = binary("silu_backward_cpu", FLOAT_HC, ops, fn)
-    if out._dtype in COMPLEX and out._np is not None and np.isnan(out._np).any():
-        # which NaN (its sign) c10's complex arithmetic passes on is not reproduced: such a
-        # result is the decomposition's, as before this kernel
-        return _decomposed("silu_backward")(grad_output, self)
-    return out
-
-
-_DECOMPOSED: dict = {}
-
-
-def _decomposed(name):
-    """The door's decomposition of ``name`` (what served every call before its kernel)."""
-    if name not in _DECOMPOSED:
-        from ..dispatch.door import _decomposition, _guarded_decomposition
-        from ..ops.dispatcher import REGISTRY
-
-        op = REGISTRY.find(f"aten::{name}", "")
-        _DECOMPOSED[name] = _guarded_decomposition(op, _decomposition(op))
-    return _DECOMPOSED[name]
+    # (a complex result's NaN may carry another sign bit than c10's arithmetic leaves it)
+    return binary("silu_backward_cpu", FLOAT_HC, ops, fn)
 
 
 def _silu_nans(dt, run, dy, x):
