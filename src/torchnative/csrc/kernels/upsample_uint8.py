@@ -9,7 +9,8 @@ lambda) (1 - |x| or Keys' cubic with a = -0.75, in double), and taps that fall b
 or past the last input are added into the border tap, as the float path's clamped indices
 would read them. The largest weight seen while adding (a partial sum counts) sets the int16
 precision; the passes themselves are upsample_aa's (width, then height, a dimension of
-unchanged size skipped). Other dtypes keep upstream's decompositions."""
+unchanged size skipped). Bilinear's other dtypes have their own kernel (upsample_bilinear.py);
+bicubic's keep upstream's decompositions."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from ..dispatch.call import call
 from ..ops.kernel_registry import kernel
 from .support.common import arr
 from .upsample_aa import check_sizes, int16_weights, pass_fixed_point, pixel_scale, vertical_run
+from .upsample_bilinear import bilinear2d
 from .upsample_vec import _output_size
 
 _UINT8 = D.BY_NAME["uint8"]
@@ -112,16 +114,20 @@ def _decomposition(name: str):
     return fn
 
 
-def _register(base: str, taps: int):
+def _register(base: str, taps: int, floating=None):
+    """The direct and ``.vec`` kernels: uint8 here, other dtypes ``floating`` (its own kernel)
+    or, without one, upstream's decompositions."""
     @kernel(base)
     def direct(self, output_size, align_corners, scales_h=None, scales_w=None):
         if self._dtype is _UINT8:
             return _uint8(self, output_size, align_corners, scales_h, scales_w, taps)
+        if floating is not None:
+            return floating(self, output_size, align_corners, scales_h, scales_w)
         return _decomposition(base)(self, output_size, align_corners, scales_h, scales_w)
 
     @kernel(f"{base}.vec", composite=True)
     def vec(input, output_size, align_corners, scale_factors):
-        if input._dtype is not _UINT8:
+        if input._dtype is not _UINT8 and floating is None:
             return _decomposition(f"{base}.vec")(input, output_size, align_corners, scale_factors)
         osize = _output_size(tuple(input.shape), output_size, scale_factors)
         sh, sw = scale_factors if scale_factors is not None else (None, None)
@@ -130,5 +136,5 @@ def _register(base: str, taps: int):
     direct.__name__, vec.__name__ = base, f"{base}_vec"
 
 
-_register("upsample_bilinear2d", 2)
+_register("upsample_bilinear2d", 2, bilinear2d)
 _register("upsample_bicubic2d", 4)
