@@ -219,6 +219,44 @@ def cdiv(a, b):
     return out
 
 
+# ---- sigmoid, tanh (BinaryOpsKernel.cpp): the output's gradient; complex values conjugated ---
+def _rounded_steps(dt):
+    """float16 computes in its own type, one rounding per step (else the identity)."""
+    if dt is not F16:
+        return lambda v: v
+    return lambda v: np.asarray(v).astype(np.float16).astype(_F32)
+
+
+@kernel("sigmoid_backward")
+def sigmoid_backward(grad_output, output):
+    ops = (grad_output, output)
+
+    def fn(dt, a, b):
+        if a.dtype.kind != "c":
+            rnd = _rounded_steps(dt)
+            return rnd(rnd(a * rnd(1 - b)) * b)
+        mask = simd_lanes(ops, a.dtype.itemsize)
+        return blend(mask, lambda: cmul(a, np.conj(cmul(1 - b, b, False)), False),
+                     lambda: cmul(a, np.conj(cmul(1 - b, b, True)), True))
+
+    return binary("sigmoid_backward_cpu", FLOAT_HC, ops, fn)
+
+
+@kernel("tanh_backward")
+def tanh_backward(grad_output, output):
+    ops = (grad_output, output)
+
+    def fn(dt, a, b):
+        if a.dtype.kind != "c":
+            # 1 - b * b, one fused (negated) multiply-add: a NaN b comes through unnegated
+            return a * np.where(b != b, b, fma(-b, b, b.dtype.type(1)))
+        mask = simd_lanes(ops, a.dtype.itemsize)
+        return blend(mask, lambda: cmul(a, np.conj(1 - cmul(b, b, False)), False),
+                     lambda: cmul(a, np.conj(1 - cmul(b, b, True)), True))
+
+    return binary("tanh_backward_cpu", FLOAT_HC, ops, fn)
+
+
 # ---- silu: dy * s * (1 + x * (1 - s)), s = 1 / (1 + exp(-x)) -------------------------------------
 @kernel("silu_backward")
 def silu_backward(grad_output, self):
