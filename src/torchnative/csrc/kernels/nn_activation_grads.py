@@ -22,6 +22,7 @@ from .pointwise_base import (BF16, F16, FLOAT_H, FLOAT_HC, REDUCED, broadcast_sh
                              result_type)
 from .pointwise_math import VEC_BYTES, fma
 from .nn_glu import loop_exp
+from .support.complex_arith import product, quotient
 from .copy import copy_into
 from .factories import empty_like
 from .support.iteration import ti_perm
@@ -184,41 +185,6 @@ def blend(mask, simd, scalar):
     return np.where(mask, simd(), scalar())
 
 
-def cmul(a, b, fused):
-    """a * b as (ar br - ai bi) + (ar bi + ai br) i. The SIMD loop's products round apart; where
-    ``fused`` (a scalar loop of an FMA build) each part's first product fuses with the add."""
-    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
-    out = np.empty(np.broadcast_shapes(a.shape, b.shape), a.dtype)
-    if fused:
-        out.real = fma(ar, br, -(ai * bi))
-        out.imag = fma(ar, bi, ai * br)
-    else:
-        out.real = ar * br - ai * bi
-        out.imag = ar * bi + ai * br
-    return out
-
-
-def cdiv(a, b):
-    """c10::complex's a / b, element by element in both loops: Smith's algorithm (numpy's), its
-    multiply-adds fused where the build contracts them (``fma``)."""
-    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
-    big = np.abs(br) >= np.abs(bi)  # False for a NaN: the second branch, as upstream's
-    zero = big & (br == 0) & (bi == 0)
-    one = br.dtype.type(1)
-    # |c| >= |d|: rat = d / c, scl = 1 / (c + d rat), ((a + b rat) scl, (b - a rat) scl);
-    # otherwise the same with c, d (and a, b) swapped, the imaginary part negated
-    c, d = np.where(big, br, bi), np.where(big, bi, br)
-    p, q = np.where(big, ar, ai), np.where(big, ai, ar)
-    rat = d / c
-    scl = one / fma(d, rat, c)
-    re = fma(q, rat, p) * scl
-    im = np.where(big, fma(-p, rat, q), fma(p, rat, -q)) * scl
-    out = np.empty(re.shape, a.dtype)
-    out.real = np.where(zero, ar / np.abs(br), re)
-    out.imag = np.where(zero, ai / np.abs(bi), im)
-    return out
-
-
 # ---- sigmoid, tanh (BinaryOpsKernel.cpp): the output's gradient; complex values conjugated ---
 def _rounded_steps(dt):
     """float16 computes in its own type, one rounding per step (else the identity)."""
@@ -236,8 +202,8 @@ def sigmoid_backward(grad_output, output):
             rnd = _rounded_steps(dt)
             return rnd(rnd(a * rnd(1 - b)) * b)
         mask = simd_lanes(ops, a.dtype.itemsize)
-        return blend(mask, lambda: cmul(a, np.conj(cmul(1 - b, b, False)), False),
-                     lambda: cmul(a, np.conj(cmul(1 - b, b, True)), True))
+        return blend(mask, lambda: product(a, np.conj(product(1 - b, b, False)), False),
+                     lambda: product(a, np.conj(product(1 - b, b, True)), True))
 
     return binary("sigmoid_backward_cpu", FLOAT_HC, ops, fn)
 
@@ -251,8 +217,8 @@ def tanh_backward(grad_output, output):
             # 1 - b * b, one fused (negated) multiply-add: a NaN b comes through unnegated
             return a * np.where(b != b, b, fma(-b, b, b.dtype.type(1)))
         mask = simd_lanes(ops, a.dtype.itemsize)
-        return blend(mask, lambda: cmul(a, np.conj(1 - cmul(b, b, False)), False),
-                     lambda: cmul(a, np.conj(1 - cmul(b, b, True)), True))
+        return blend(mask, lambda: product(a, np.conj(1 - product(b, b, False)), False),
+                     lambda: product(a, np.conj(1 - product(b, b, True)), True))
 
     return binary("tanh_backward_cpu", FLOAT_HC, ops, fn)
 
@@ -276,10 +242,10 @@ def silu_backward(grad_output, self):
             return nan_values(r, *_silu_nans(dt, run, dy, x))
         # exp is c10's (glibc's cexp) in both loops, as numpy's; only the products differ
         one = x.dtype.type(1)
-        s = cdiv(np.ones_like(x), one + np.exp(-x))
+        s = quotient(np.ones_like(x), one + np.exp(-x))
 
         def go(fused):
-            return cmul(cmul(dy, s, fused), one + cmul(x, one - s, fused), fused)
+            return product(product(dy, s, fused), one + product(x, one - s, fused), fused)
 
         return blend(mask, lambda: go(False), lambda: go(True))
 
@@ -320,3 +286,15 @@ def nan_values(r, *rules):
     r = np.array(r, copy=True) if not isinstance(r, np.ndarray) else r
     np.copyto(r, v, where=nan)
     return r
+
+
+# ---- hardtanh: grad where min < x < max, else 0 (a NaN x: 0 in both loops) ----------------------
+@kernel("hardtanh_backward")
+def hardtanh_backward(grad_output, self, min_val, max_val):
+    ops = (grad_output, self)
+
+    def fn(dt, g, x):
+        lo, hi = scalar_of(min_val, dt), scalar_of(max_val, dt)
+        return np.where((x > lo) & (x < hi), g, g.dtype.type(0))
+
+    return binary("hardshrink_backward_cpu", FLOAT_H, ops, fn, computed=False)
