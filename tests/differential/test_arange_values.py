@@ -1,11 +1,12 @@
-"""Floating ``arange`` against upstream torch 2.13.0 in a separate process, on this machine's
-CPU capability and on DEFAULT, bit for bit: upstream computes ``start + step * i`` in the
-accumulate type (one fused multiply-add where its build has the instruction), then its SIMD
-lanes from a base rounded to the dtype. Ranges of whole numbers whose products and sums the
-accumulate type holds exactly (the common ``arange(n)``) take plain arithmetic, which rounds
-nothing there; the ranges here sit on both sides of that line (2**24 for the reduced dtypes'
-float32, 2**53 for float64) and off it (fractional steps). Control: plain arithmetic on a
-fractional range differs from upstream's bits."""
+"""Floating ``arange`` against upstream torch 2.13.0 in a separate process, under this machine's
+CPU profile and each other one upstream runs here, bit for bit: upstream computes
+``start + step * i`` in the accumulate type (one fused multiply-add where its build has the
+instruction: not DEFAULT's), then its SIMD lanes from a base rounded to the dtype. Ranges of
+whole numbers whose products and sums the accumulate type holds exactly (the common
+``arange(n)``) take plain arithmetic, which rounds nothing there; the ranges here sit on both
+sides of that line (2**24 for the reduced dtypes' float32, 2**53 for float64) and off it
+(fractional steps). Control: plain arithmetic on a fractional range differs from upstream's
+bits."""
 
 from __future__ import annotations
 
@@ -30,9 +31,9 @@ print(json.dumps(out))
 """
 
 
-@pytest.fixture(scope="module")
-def results():
-    return sides.on_both(PROGRAM)
+@pytest.fixture(scope="module", params=sides.PROFILES)
+def results(request):
+    return sides.on_both_under(PROGRAM, request.param)
 
 
 def test_bits_agree_with_upstream(results):
@@ -40,13 +41,6 @@ def test_bits_agree_with_upstream(results):
     sides.assert_same(ours, up, at_least=50)
 
 
-def test_bits_agree_under_the_default_capability(monkeypatch):
-    """Both sides built for baseline x86-64, where upstream's loop has no fused multiply-add."""
-    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "default")
-    ours, up = sides.on_both(PROGRAM)
-    sides.assert_same(ours, up, at_least=50)
-
-
-def test_control_is_caught(results):
-    _, up = results
+def test_control_is_caught():
+    _, up = sides.on_both(PROGRAM)  # this machine's build (DEFAULT's has no fused multiply-add)
     assert up["control-plain"]["hex"] != up["fractional"]["hex"]

@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 
 import sides
-from torchnative.testing import upstream
 
 PROGRAM = r"""
 A = torch.ops.aten
@@ -108,18 +107,15 @@ print(json.dumps(out))
 """
 
 
-@pytest.fixture(scope="module", params=[None, *upstream.other_cpu_profiles()])
+@pytest.fixture(scope="module", params=sides.PROFILES)
 def results(request):
     """Both sides under this machine's CPU profile, then under each other one."""
-    env = upstream.other_cpu_profiles()[request.param] if request.param else {}
-    return upstream.run_both(sides.program(PROGRAM), env=env)
+    return sides.on_both_under(PROGRAM, request.param)
 
 
 def test_bits_agree_with_upstream(results):
     ours, up = results
-    assert set(ours) == set(up) and len(up) >= 60
-    bad = [name for name in up if ours[name] != up[name]]
-    assert not bad, bad
+    sides.assert_same(ours, up, at_least=60)
 
 
 def test_control_is_caught(results):

@@ -57,11 +57,9 @@ print(json.dumps({"exact": out, "complex": cplx}))
 """
 
 
-@pytest.mark.parametrize("capability", [None, "avx2", "default"])
-def test_agree_with_upstream(monkeypatch, capability):
-    if capability:
-        monkeypatch.setenv("ATEN_CPU_CAPABILITY", capability)
-    ours, up = sides.on_both(PROGRAM)
+@pytest.mark.parametrize("profile", sides.PROFILES)
+def test_agree_with_upstream(profile):
+    ours, up = sides.on_both_under(PROGRAM, profile)
     sides.assert_same(ours["exact"], up["exact"], at_least=36)
     for name in ("sigmoid", "tanh"):
         exact = np.asarray(up["complex"][f"{name} torch.complex128"])

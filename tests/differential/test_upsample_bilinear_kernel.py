@@ -13,7 +13,6 @@ from __future__ import annotations
 import pytest
 
 import sides
-from torchnative.testing import upstream
 
 PROGRAM = r"""
 A = torch.ops.aten
@@ -149,11 +148,10 @@ print(json.dumps(out))
 """
 
 
-@pytest.fixture(scope="module", params=[None, *upstream.other_cpu_profiles()])
+@pytest.fixture(scope="module", params=sides.PROFILES)
 def results(request):
     """Both sides under this machine's CPU profile, then under each other one."""
-    env = upstream.other_cpu_profiles()[request.param] if request.param else {}
-    return upstream.run_both(sides.program(PROGRAM), env=env)
+    return sides.on_both_under(PROGRAM, request.param)
 
 
 def test_bits_agree_with_upstream(results):

@@ -69,6 +69,17 @@ def on_both(code: str, timeout: float = 600, profiles: bool = False):
     return ours, up
 
 
+# this machine's CPU profile (None), then each other one upstream can run here
+PROFILES = [None, *upstream.other_cpu_profiles()]
+
+
+def on_both_under(code: str, profile: str | None, timeout: float = 600):
+    """(ours, upstream): ``code`` with both sides under the CPU ``profile`` (a name of
+    ``PROFILES``; None: this machine's own), for kernels whose bits move between builds."""
+    env = upstream.other_cpu_profiles()[profile] if profile else {}
+    return upstream.run_both(program(code), timeout=timeout, env=env)
+
+
 def differing(ours: dict, theirs: dict) -> dict:
     """The entries of upstream's document whose value on ours differs: {key: (ours, upstream)}."""
     return {k: (ours[k], v) for k, v in theirs.items() if ours[k] != v}
