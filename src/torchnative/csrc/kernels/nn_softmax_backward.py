@@ -17,7 +17,8 @@ from ..core.device import CPU
 from ..core.tensor import wrap_dim
 from ..ops.kernel_registry import KERNELS, kernel
 from ..platform.float_state import quiet
-from ..random.fpmath import contracted32, contracted64
+from ..platform import cpu_capability
+from ..random.fpmath import _any_recheck, contracted32, contracted64
 from .nn_loss import _shape
 from .pointwise_math import SIMD_MATH, VEC_BYTES, exact
 from .reduction import dense_sum_plan
@@ -141,13 +142,30 @@ def _softmax_grad_rows(g, o, halves):
 
 def _softmax_grad_cols(g, o):
     """The other-dim kernel over (outer, dim, inner) arrays in opmath: acc += g * o per column."""
-    fused = contracted32 if g.dtype == np.float32 else contracted64
-    acc = np.zeros((g.shape[0], g.shape[2]), g.dtype)
-    for j in range(g.shape[1]):
-        acc = fused(g[:, j], o[:, j], acc)
+    acc = _fused_sums32(g, o) if g.dtype == np.float32 and cpu_capability.CONTRACTS_FMA \
+        else None
+    if acc is None:
+        fused = contracted32 if g.dtype == np.float32 else contracted64
+        acc = np.zeros((g.shape[0], g.shape[2]), g.dtype)
+        for j in range(g.shape[1]):
+            acc = fused(g[:, j], o[:, j], acc)
     r = g - acc[:, None, :]
     r *= o
     return r
+
+
+def _fused_sums32(g, o):
+    """float32 ``acc = fma(g[:, j], o[:, j], acc)`` down axis 1, two numpy passes a step: the
+    exact float64 product plus the float32 accumulator, rounded once (fma32's reasoning), the
+    sums kept; None when some step's sum could have rounded twice (fpmath's recheck, rare): the
+    caller then takes the exact multiply-add step by step."""
+    p = np.multiply(g, o, dtype=np.float64)
+    acc = np.zeros((g.shape[0], g.shape[2]), np.float32)
+    for j in range(g.shape[1]):
+        s = p[:, j]
+        np.add(s, acc, out=s)
+        acc[...] = s
+    return None if _any_recheck(p.reshape(-1)) else acc
 
 
 def _same_size(grad, output):
