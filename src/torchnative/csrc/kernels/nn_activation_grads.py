@@ -1,5 +1,5 @@
 """Activation backward kernels upstream writes in C++ (cpu/Activation.cpp): leaky_relu_backward,
-log_sigmoid_backward and silu_backward.
+log_sigmoid_backward, silu_backward and hardtanh_backward.
 
 Each is a TensorIterator op over grad and the forward's input (leaky_relu's promotes them to a
 common dtype; log_sigmoid's requires one dtype and writes into empty_like(grad_output)), whose
@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ..core import dtypes as D
-from ..core.cast import BF16_SCALAR_NAN, bf16_nans
+from ..core.cast import BF16_SCALAR_NAN, BF16_VECTOR_NAN, bf16_nans
 from ..platform import cpu_capability
 from ..core.tensor import TensorBase
 from .pointwise_base import (BF16, F16, FLOAT_H, FLOAT_HC, REDUCED, broadcast_shape,
@@ -31,17 +31,18 @@ from ..ops.kernel_registry import kernel
 _F32 = np.float32
 
 
-def binary(kname, types, ops, fn, scalar_types=None, computed=True):
+def binary(kname, types, ops, fn, scalar_types=None, computed=True, stored=()):
     """``fn`` over the iterator's inputs ``ops`` cast to their common dtype, in its compute
     dtype; the dtype refused by AT_DISPATCH's ``kname`` outside ``types``. ``fn`` receives the
     arrays and the dtype (to read Scalars with). ``scalar_types``: not promoting, every operand
     must already have the first one's dtype (a TensorIterator without a common dtype).
     ``computed``: the bfloat16 result is converted from float (not an input's bits passed
-    through), so its NaNs are stored as the converting loop stores them."""
+    through), so its NaNs are stored as the converting loop stores them. ``stored``: the
+    indices of operands ``fn`` receives in ``dt`` itself, their bits to pass on."""
     dt = result_type(*ops) if scalar_types is None else scalar_types
     check(kname, dt, types)
     cdt = compute_dtype(dt)
-    xs = [operand(t, dt, cdt) for t in ops]
+    xs = [operand(t, dt, D.numpy_dtype(dt) if i in stored else cdt) for i, t in enumerate(ops)]
     with quiet():
         r = broadcasting(lambda: fn(dt, *xs), *ops)
     out = finish(r, dt, *ops)
@@ -78,23 +79,25 @@ def simd_lanes(ops, itemsize: int):
     return None if run is None else run[2]
 
 
-def run_positions(ops, itemsize: int):
+def run_positions(ops, itemsize: int, step=None):
     """(each element's place in its innermost run, the run's SIMD part's length) for
-    ``simd_lanes``; None where no element is vectorized. Kept per geometry (read-only)."""
+    ``simd_lanes``; None where no element is vectorized. ``step``: the elements one iteration
+    takes (two vectors' unless given). Kept per geometry (read-only)."""
     ts = [t for t in ops if isinstance(t, TensorBase)]
-    key = (itemsize, *[(t._size, t._stride) for t in ts])
+    step = 2 * VEC_BYTES // itemsize if step is None else step
+    key = (step, *[(t._size, t._stride) for t in ts])
     hit = _RUNS.get(key, _RUNS)
     if hit is _RUNS:
         if len(_RUNS) >= 256:
             _RUNS.clear()
-        hit = _RUNS[key] = _run_positions(ts, itemsize)
+        hit = _RUNS[key] = _run_positions(ts, step)
     return hit
 
 
 _RUNS: dict = {}
 
 
-def _run_positions(ts, itemsize):
+def _run_positions(ts, step):
     shape = tuple(broadcast_shape(*[t._size for t in ts]))
     nd = len(shape)
     strides = []
@@ -105,7 +108,6 @@ def _run_positions(ts, itemsize):
             st[off + i] = 0 if sz == 1 else s
         strides.append(st)
     dims = [d for d in ti_perm(shape, strides) if shape[d] != 1] if nd else []
-    step = 2 * VEC_BYTES // itemsize
     if not dims:
         n = math.prod(shape)
         if n < step:
@@ -288,13 +290,58 @@ def nan_values(r, *rules):
     return r
 
 
-# ---- hardtanh: grad where min < x < max, else 0 (a NaN x: 0 in both loops) ----------------------
+
+# ---- hardtanh: grad where min < x < max, else 0 -------------------------------------------------
 @kernel("hardtanh_backward")
 def hardtanh_backward(grad_output, self, min_val, max_val):
     ops = (grad_output, self)
 
     def fn(dt, g, x):
         lo, hi = scalar_of(min_val, dt), scalar_of(max_val, dt)
-        return np.where((x > lo) & (x < hi), g, g.dtype.type(0))
+        keep = (x > lo) & (x < hi)
+        # a NaN x: the SIMD loop masks it out, the scalar loop (x <= min || x >= max) keeps grad
+        nan = x != x
+        if nan.any():
+            mask = compiled_lanes(ops, dt.itemsize)
+            keep = keep | (nan if mask is None else nan & ~mask)
+        return np.where(keep, g, g.dtype.type(0))
 
-    return binary("hardshrink_backward_cpu", FLOAT_H, ops, fn, computed=False)
+    out = binary("hardshrink_backward_cpu", FLOAT_H, ops, fn, computed=False, stored=(0,))
+    if out._dtype in REDUCED:
+        round_trip_nans(out, ops)
+    return out
+
+
+def compiled_lanes(ops, itemsize: int):
+    """``simd_lanes``, widened to where an AVX512 build's compiler vectorized the scalar loop
+    too: its remainder's whole vectors along a vectorizable run (measured: a NaN there takes
+    the SIMD comparison's side)."""
+    if not _AUTOVEC:
+        return simd_lanes(ops, itemsize)
+    run = run_positions(ops, itemsize, VEC_BYTES // itemsize)
+    return None if run is None else run[2]
+
+
+_AUTOVEC = cpu_capability.CAPABILITY == cpu_capability.AVX512
+
+
+def round_trip_nans(out, ops) -> None:
+    """A float16/bfloat16 result's NaNs where its SIMD loop took grad through float and back:
+    bfloat16's vector converter stores 0xFFFF, float16's (F16C) keeps sign and payload, quieted;
+    DEFAULT's element-wise c10 converters store 0x7FC0 and sign | 0x7E00. The scalar loop passes
+    grad's bits on (an AVX512 build's compiler-vectorized remainder converts as the SIMD loop)."""
+    a = out._np
+    mask = compiled_lanes(ops, 2)
+    if a is None or not a.size or mask is None:
+        return
+    bits = a.view(np.uint16)
+    nans = mask & ((bits & np.uint16(0x7FFF)) > np.uint16(0x7F80 if out._dtype is BF16
+                                                            else 0x7C00))
+    if not nans.any():
+        return
+    default = cpu_capability.CAPABILITY == cpu_capability.DEFAULT
+    if out._dtype is BF16:
+        v = BF16_SCALAR_NAN if default else BF16_VECTOR_NAN
+    else:
+        v = (bits & np.uint16(0x8000)) | np.uint16(0x7E00) if default else bits | np.uint16(0x200)
+    bits[...] = np.where(nans, v, bits)
