@@ -345,3 +345,30 @@ def round_trip_nans(out, ops) -> None:
     else:
         v = (bits & np.uint16(0x8000)) | np.uint16(0x7E00) if default else bits | np.uint16(0x200)
     bits[...] = np.where(nans, v, bits)
+
+
+# ---- elu: grad * scale where x > 0, else grad * input_scale * alpha * scale * exp(x * input_scale)
+# (or, from the result y, grad * input_scale * (y + alpha * scale))
+@kernel("elu_backward")
+def elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result):
+    if is_result and float(checked(alpha, D.BY_NAME["float64"])) < 0:
+        raise RuntimeError(
+            "In-place elu backward calculation is triggered with a negative slope which is not "
+            "supported. This is caused by calling in-place forward function with a negative "
+            "slope, please call out-of-place version instead.")
+    ops = (grad_output, self_or_result)
+
+    def fn(dt, a, b):
+        neg = scalar_of(alpha, dt) * scalar_of(scale, dt)
+        pos, ipt = scalar_of(scale, dt), scalar_of(input_scale, dt)
+        mask = simd_lanes(ops, dt.itemsize)
+        b = np.broadcast_to(b, np.broadcast_shapes(a.shape, b.shape))
+        if is_result:
+            low = a * ipt * (b + neg)
+        else:
+            low = a * ipt * neg * loop_exp(np.array(b * ipt), mask)
+        # a NaN x: the SIMD loop blends on x > 0 (the low side), the scalar loop on x <= 0
+        return blend(mask, lambda: np.where(b > 0, a * pos, low),
+                     lambda: np.where(b <= 0, low, a * pos))
+
+    return binary("elu_backward_cpu", FLOAT_H, ops, fn)
