@@ -21,7 +21,7 @@ from .pointwise_base import (BF16, F16, FLOAT_H, FLOAT_HC, REDUCED, broadcast_sh
                              broadcasting, check, checked, compute_dtype, finish, operand, quiet,
                              result_type)
 from .pointwise_math import VEC_BYTES, fma
-from .nn_glu import loop_exp
+from .exp_lanes import loop_exp
 from .support.complex_arith import product, quotient
 from .copy import copy_into
 from .factories import empty_like
