@@ -310,6 +310,27 @@ def soft_margin_loss_double_backward_grad_output(grad, grad_output, input, targe
     return (_mean_scaled(r, reduction, input) * grad).sum()
 
 
+def grid_sampler_2d_double_backward(ggI, ggG, grad_output, input, grid, interpolation_mode,
+                                    padding_mode, align_corners, output_mask):
+    """The derivative of grid_sampler_2d_backward in (grad_output, input, grid) along (ggI,
+    ggG), taken through upstream's Python decomposition of the sampler: the second derivative
+    this pass computed before the sampler had kernels (upstream's own helper is not ported)."""
+    torch = _torch()
+    from torch._decomp import decomposition_table
+
+    sample = decomposition_table[torch.ops.aten.grid_sampler_2d.default]
+    with torch.enable_grad():
+        go, x, g = (t.detach().requires_grad_() for t in (grad_output, input, grid))
+        y = sample(x, g, interpolation_mode, padding_mode, align_corners)
+        firsts = torch.autograd.grad(y, (x, g), go, create_graph=True, allow_unused=True)
+        terms = [(d * w).sum() for d, w in zip(firsts, (ggI, ggG))
+                 if d is not None and w is not None and d.requires_grad]
+        if not terms:
+            return None, None, None
+        seconds = torch.autograd.grad(sum(terms), (go, x, g), allow_unused=True)
+    return tuple(r if m else None for r, m in zip(seconds, output_mask))
+
+
 def binary_cross_entropy_target_backward(grad, self, target, weight, reduction):
     """d loss / d target = -logit(x), times grad (and the weight), in place as upstream's."""
     g = _torch().logit(self).neg_()
