@@ -203,15 +203,20 @@ def _forward(name: str, interp_size: int, self, output_size, align_corners, scal
     return out
 
 
+def check_grad_output(grad_output, full) -> None:
+    """The upsampling backward's check of grad_output against the output's ``full`` shape."""
+    for i, n in enumerate(full):
+        if grad_output.shape[i] != n:
+            raise RuntimeError(f"Expected grad_output to have the same shape as output; output."
+                               f"size({i}) = {n} but got grad_output.size({i}) = "
+                               f"{grad_output.shape[i]}")
+
+
 def _backward(interp_size: int, grad_output, output_size, input_size, align_corners,
               scales_h, scales_w):
     check_sizes(tuple(input_size), tuple(output_size))
-    full = (input_size[0], input_size[1], output_size[0], output_size[1])
-    for i in range(4):
-        if grad_output.shape[i] != full[i]:
-            raise RuntimeError(f"Expected grad_output to have the same shape as output; output."
-                               f"size({i}) = {full[i]} but got grad_output.size({i}) = "
-                               f"{grad_output.shape[i]}")
+    check_grad_output(grad_output, (input_size[0], input_size[1], output_size[0],
+                                    output_size[1]))
     dt = grad_output._dtype
     T = _FLOATS.get(dt._name)
     if T is None:

@@ -43,7 +43,7 @@ from .pointwise_math import fma
 from .support.common import arr, as_compute
 from .support.nn_util import not_implemented
 from .support.parallel import get_num_threads
-from .upsample_aa import check_sizes, pixel_scale
+from .upsample_aa import check_grad_output, check_sizes, pixel_scale
 
 _F16, _BF16 = D.BY_NAME["float16"], D.BY_NAME["bfloat16"]
 _OPMATH = {"float32": np.float32, "float64": np.float64, "float16": np.float32,
@@ -236,12 +236,8 @@ def upsample_bilinear2d_backward(grad_output, output_size, input_size, align_cor
     if grad_output.dim() != 4:
         raise RuntimeError(f"Expected grad_output to be a tensor of dimension 4 but got: "
                            f"dimension {grad_output.dim()}")
-    full = (input_size[0], input_size[1], output_size[0], output_size[1])
-    for i in range(4):
-        if grad_output.shape[i] != full[i]:
-            raise RuntimeError(f"Expected grad_output to have the same shape as output; output."
-                               f"size({i}) = {full[i]} but got grad_output.size({i}) = "
-                               f"{grad_output.shape[i]}")
+    check_grad_output(grad_output, (input_size[0], input_size[1], output_size[0],
+                                    output_size[1]))
     dt = grad_output._dtype
     cl = grad_output.is_contiguous(memory_format=channels_last)
     T = _OPMATH.get(dt._name)

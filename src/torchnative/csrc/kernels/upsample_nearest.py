@@ -40,6 +40,7 @@ from .joining import format_strides, suggest_format
 from .nn_pad_backward import add_keeping_nan
 from .pointwise_base import F16, F32, F64, FLOAT_H, REDUCED, U8, check
 from .support.common import arr
+from .upsample_aa import check_grad_output
 from .upsample_vec import _output_size
 
 _FORWARD_TYPES = FLOAT_H | {U8}  # FLOATING_TYPES_AND3(Byte, BFloat16, Half)
@@ -219,11 +220,7 @@ def _backward(k: int, exact: bool, name: str, grad_output, output_size, input_si
         if len(gsize) != k + 2:
             raise RuntimeError(f"Expected grad_output to be a tensor of dimension {k + 2} but "
                                f"got: dimension {len(gsize)}")
-        for i in range(k + 2):
-            if gsize[i] != full[i]:
-                raise RuntimeError(f"Expected grad_output to have the same shape as output; "
-                                   f"output.size({i}) = {full[i]} but got grad_output.size("
-                                   f"{i}) = {gsize[i]}")
+        check_grad_output(grad_output, full[:k + 2])
     dt = grad_output._dtype
     cl_kernel = k > 1 and _cl_contiguous(grad_output)
     if cl_kernel:
