@@ -51,12 +51,8 @@ print(json.dumps({
 
 
 def test_packet_calls_pick_upstreams_overload():
-    import numpy as np
-
     ours, theirs = upstream.run_both(PROGRAM)
-    bilinear = "upsample_bilinear2d"  # float32 interpolation: last-ulp differences are numerics
-    np.testing.assert_allclose(ours.pop(bilinear), theirs.pop(bilinear), rtol=1e-6)
-    assert ours == theirs
+    assert ours == theirs  # (bilinear upsampling included: its kernel is upstream's bits)
 
 
 # a dispatch mode recording each overload and the values it was given (a tensor by its type)
