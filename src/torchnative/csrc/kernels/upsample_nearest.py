@@ -265,29 +265,11 @@ def _register(k: int, exact: bool):
 
     @kernel(f"{base}.vec", composite=True)
     def vec(input, output_size, scale_factors):
-        osize = _checked_output_size(tuple(input.shape), output_size, scale_factors)
+        osize = _output_size(tuple(input.shape), output_size, scale_factors)
         scales = list(scale_factors) if scale_factors is not None else [None] * k
         return call(base, input, osize, *scales)
 
     forward.__name__, backward.__name__, vec.__name__ = base, back, f"{base}_vec"
-
-
-def _checked_output_size(input_size, output_size, scale_factors) -> list[int]:
-    """compute_output_size, each size converted to int64 as c10::checked_convert does (a NaN or
-    a value past 2^63 refused; 2^63 itself wraps to INT64_MIN) and then made a SymInt (which
-    holds nothing below -2^62)."""
-    try:
-        osize = _output_size(input_size, output_size, scale_factors)
-    except (ValueError, OverflowError):  # int() of a NaN or an infinity
-        osize = [2 ** 64]
-    osize = [s if s != 2 ** 63 else -2 ** 63 for s in osize]
-    if any(not -2 ** 63 <= s < 2 ** 63 for s in osize):
-        raise RuntimeError("value cannot be converted to type int64_t without overflow")
-    for s in osize:
-        if s < -2 ** 62:
-            raise RuntimeError(f"IntArrayRef contains an int that cannot be represented as a "
-                               f"SymInt: {s}")
-    return osize
 
 
 for _k in (1, 2, 3):

@@ -18,19 +18,33 @@ def _check_failed(what: str) -> str:
 
 
 def _output_size(input_size, output_size, scale_factors) -> list[int]:
-    """UpSample.h's compute_output_size."""
+    """UpSample.h's compute_output_size, each size converted to int64 as c10::checked_convert
+    does (a NaN or a value past 2^63 refused; 2^63 itself wraps to INT64_MIN) and then made a
+    SymInt (which holds nothing below -2^62)."""
     spatial = len(input_size) - 2
     if output_size is not None:
         if scale_factors is not None:
             raise RuntimeError("Must specify exactly one of output_size and scale_factors")
         if len(output_size) != spatial:
             raise RuntimeError(_check_failed("output_size->size()"))
-        return list(output_size)
-    if scale_factors is not None:
+        osize = list(output_size)
+    elif scale_factors is not None:
         if len(scale_factors) != spatial:
             raise RuntimeError(_check_failed("scale_factors->size()"))
-        return [int(input_size[i + 2] * s) for i, s in enumerate(scale_factors)]
-    raise RuntimeError("Must specify exactly one of output_size and scale_factors")
+        try:
+            osize = [int(input_size[i + 2] * s) for i, s in enumerate(scale_factors)]
+        except (ValueError, OverflowError):  # int() of a NaN or an infinity
+            osize = [2 ** 64]
+    else:
+        raise RuntimeError("Must specify exactly one of output_size and scale_factors")
+    osize = [n if n != 2 ** 63 else -2 ** 63 for n in osize]
+    if any(not -2 ** 63 <= n < 2 ** 63 for n in osize):
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
+    for n in osize:
+        if n < -2 ** 62:
+            raise RuntimeError(f"IntArrayRef contains an int that cannot be represented as a "
+                               f"SymInt: {n}")
+    return osize
 
 
 @kernel("upsample_linear1d.vec", composite=True)
