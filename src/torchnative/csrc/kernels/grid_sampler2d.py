@@ -26,8 +26,8 @@ from ..core import dtypes as D
 from ..platform import cpu_capability
 from ..random.fpmath import contracted32, contracted64
 from ..ops.kernel_registry import kernel
-from .grid_sampler3d import _sizes, check_common
-from .support.common import arr, wrap
+from .grid_sampler3d import check_common
+from .support.common import arr, int_list, wrap
 from .support.nn_util import not_implemented
 
 _SERVED = (D.BY_NAME["float32"], D.BY_NAME["float64"])
@@ -65,8 +65,8 @@ def _check_2d(input, grid):
     check_common(input, grid)
     if input.dim() != 4 or grid.dim() != 4:
         raise RuntimeError("grid_sampler(): expected 4D input and grid with same number of "
-                           f"dimensions, but got input with sizes {_sizes(input._size)} and grid "
-                           f"with sizes {_sizes(grid._size)}")
+                           f"dimensions, but got input with sizes {int_list(input._size)} and grid "
+                           f"with sizes {int_list(grid._size)}")
 
 
 def _same_dtype(t, input):

@@ -17,16 +17,12 @@ import numpy as np
 
 from ..core import dtypes as D
 from ..ops.kernel_registry import kernel
-from .support.common import arr, wrap
+from .support.common import arr, int_list, wrap
 from .support.nn_util import not_implemented
 
 _FLOATS = tuple(D.BY_NAME[n] for n in ("float32", "float64", "float16", "bfloat16"))
 _BILINEAR, _NEAREST, _BICUBIC = 0, 1, 2
 _ZEROS, _BORDER, _REFLECTION = 0, 1, 2
-
-
-def _sizes(s) -> str:
-    return "[" + ", ".join(str(int(n)) for n in s) + "]"
 
 
 def check_common(input, grid):
@@ -35,15 +31,15 @@ def check_common(input, grid):
                            f"input is on {input.device} and grid is on {grid.device}")
     if input._size[0] != grid._size[0]:
         raise RuntimeError("grid_sampler(): expected grid and input to have same batch size, "
-                           f"but got input with sizes {_sizes(input._size)} and grid with sizes "
-                           f"{_sizes(grid._size)}")
+                           f"but got input with sizes {int_list(input._size)} and grid with sizes "
+                           f"{int_list(grid._size)}")
     if grid._size[-1] != input.dim() - 2:
         raise RuntimeError(f"grid_sampler(): expected grid to have size {input.dim() - 2} in "
-                           f"last dimension, but got grid with sizes {_sizes(grid._size)}")
+                           f"last dimension, but got grid with sizes {int_list(grid._size)}")
     for i in range(2, input.dim()):
         if input._size[i] <= 0:
             raise RuntimeError("grid_sampler(): expected input to have non-empty spatial "
-                               f"dimensions, but input has sizes {_sizes(input._size)} with "
+                               f"dimensions, but input has sizes {int_list(input._size)} with "
                                f"dimension {i} being empty")
 
 
@@ -102,8 +98,8 @@ def _grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corner
     check_common(input, grid)
     if input.dim() != 5 or grid.dim() != 5:
         raise RuntimeError("grid_sampler(): expected 5D input and grid with same number of "
-                           f"dimensions, but got input with sizes {_sizes(input._size)} and grid "
-                           f"with sizes {_sizes(grid._size)}")
+                           f"dimensions, but got input with sizes {int_list(input._size)} and grid "
+                           f"with sizes {int_list(grid._size)}")
     if interpolation_mode == _BICUBIC:
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     if input._dtype not in _FLOATS:

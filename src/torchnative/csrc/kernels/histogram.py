@@ -17,13 +17,9 @@ import numpy as np
 from ..core import dtypes as D
 from ..dispatch.call import call
 from ..ops.kernel_registry import kernel
-from .support.common import arr, wrap
+from .support.common import arr, int_list, wrap
 
 _FLOATS = (D.BY_NAME["float32"], D.BY_NAME["float64"])
-
-
-def _shape(t) -> str:
-    return "[" + ", ".join(str(s) for s in t.shape) + "]"
 
 
 def _check_weight(self, weight):
@@ -33,7 +29,7 @@ def _check_weight(self, weight):
         raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the same "
                            "shape as the input tensor excluding its innermost dimension, but got "
                            f"input with shape [{self.numel()}, 1] and weight with shape "
-                           f"{_shape(weight)}")
+                           f"{int_list(weight.shape)}")
     if weight.dtype != self.dtype:
         raise RuntimeError("torch.histogramdd: if weight tensor is provided, input tensor and "
                            "weight tensor should have the same dtype, but got input(" +
@@ -209,7 +205,7 @@ def _dd_count(self, x, weight, edges_list, linear, density):
             raise RuntimeError(
                 "torch.histogramdd: if weight tensor is provided it should have the same shape as "
                 "the input tensor excluding its innermost dimension, but got input with shape "
-                f"{_shape(self)} and weight with shape {_shape(weight)}")
+                f"{int_list(self.shape)} and weight with shape {int_list(weight.shape)}")
         w = np.asarray(arr(weight)).reshape(-1).astype(npdt)[keep]
     else:
         w = np.ones(int(keep.sum()), npdt)

@@ -18,7 +18,7 @@ from ..ops.kernel_registry import COMPOSITE, kernel
 from .composite_out import register_out_forms, register_out_kernels
 from .linalg_common import (C64, C128, F32, F64, check_errors, check_floating_or_complex,
                             check_is_matrix, check_square, float_or_double)
-from .support.common import arr
+from .support.common import arr, int_list
 from .support.nn_util import may_require_fw_or_bw_grad
 from ..platform.torch_warn import torch_warn
 
@@ -251,17 +251,13 @@ def _matrix_norm_checks(A, dim, dtype, low_precision):
     check_is_matrix(A, "linalg.matrix_norm")
     check_floating_or_complex(A, "linalg.matrix_norm", allow_low=low_precision)
     if len(dim) != 2:
-        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {_ints(dim)}")
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {int_list(dim)}")
     dim = [wrap_dim(d, A.dim()) for d in dim]
     if dim[0] == dim[1]:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, "
                            f"{dim[1]})")
     _check_norm_dtype(dtype, A.dtype, "linalg.matrix_norm")
     return dim
-
-
-def _ints(xs) -> str:
-    return "[" + ", ".join(str(int(x)) for x in xs) + "]"
 
 
 def _check_norm_dtype(dtype, self_dtype, name):
@@ -334,7 +330,7 @@ def linalg_norm(X, ord=None, dim=None, keepdim=False, *, dtype=None):
     if dim is not None:
         if len(dim) not in (1, 2):
             raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. "
-                               f"Got {_ints(dim)}")
+                               f"Got {int_list(dim)}")
     elif ord is not None and X.dim() not in (1, 2):
         raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
                            f"1D or 2D. Got {X.dim()}D.")
@@ -349,7 +345,7 @@ def linalg_norm_str(X, ord, dim=None, keepdim=False, *, dtype=None):
     if dim is not None:
         if len(dim) not in (1, 2):
             raise RuntimeError(f"linalg.norm: If dim is specified, it mut be of length 1 or 2. "
-                               f"Got {_ints(dim)}")
+                               f"Got {int_list(dim)}")
     elif X.dim() not in (1, 2):
         raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
                            f"1D or 2D. Got {X.dim()}D.")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .support.common import as_compute, wrap
+from .support.common import as_compute, int_list, wrap
 from .support.broadcast import infer_size
 from ..dispatch.call import call
 from ..ops.kernel_registry import kernel
@@ -43,17 +43,13 @@ def outer_out(self, vec2, *, out):
     return call("mul.out", call("reshape", self, [self._size[0], 1]), vec2, out=out)
 
 
-def _shape(s) -> str:
-    return "[" + ", ".join(str(x) for x in s) + "]"
-
-
 @kernel("inner", composite=True)
 def inner(self, other):
     if self.dim() == 0 or other.dim() == 0:
         return call("mul.Tensor", self, other)
     if self._size[-1] != other._size[-1]:
         raise RuntimeError("inner() the last dimension must match on both input tensors but got "
-                           f"shapes {_shape(self._size)} and {_shape(other._size)}")
+                           f"shapes {int_list(self._size)} and {int_list(other._size)}")
     return call("tensordot", self, other, [-1], [-1])
 
 
@@ -63,7 +59,7 @@ def inner_out(self, other, *, out):
         return call("mul.out", self, other, out=out)
     if self._size[-1] != other._size[-1]:
         raise RuntimeError("inner() the last dimension must match on both input tensors but got "
-                           f"shapes {_shape(self._size)} and {_shape(other._size)}")
+                           f"shapes {int_list(self._size)} and {int_list(other._size)}")
     return call("tensordot.out", self, other, [-1], [-1], out=out)
 
 
@@ -472,7 +468,6 @@ def bilinear(input1, input2, weight, bias=None):
     if bias is not None:
         out = call("add.Tensor", out, bias)
     return out
-
 
 
 # ---- vecdot, kron, distances ------------------------------------------------------------------

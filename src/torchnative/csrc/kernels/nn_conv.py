@@ -25,17 +25,13 @@ from ..core.device import CPU
 from ..core.layouts import channels_last, channels_last_3d, contiguous_format
 from ..core.refuse import TorchnativeNotImplementedError
 from .support.channels import channel_row, rows
-from .support.common import arr, as_compute
+from .support.common import arr, as_compute, int_list
 from ..dispatch.call import call
 from .support.nn_util import is_channels_last, typemeta
 from ..ops.kernel_registry import kernel
 from ..platform.torch_warn import torch_warn
 
 _B = D.BY_NAME
-
-
-def _shape(s) -> str:
-    return "[" + ", ".join(str(x) for x in s) + "]"
 
 
 def _expand(param, name, dim):
@@ -45,7 +41,7 @@ def _expand(param, name, dim):
     if len(param) != dim:
         raise RuntimeError(f"expected {name} to be a single integer value or a list of {dim} "
                            f"values to match the convolution dimensions, but got {name}="
-                           f"{_shape(param)}")
+                           f"{int_list(param)}")
     return param
 
 
@@ -63,23 +59,23 @@ def _check_shape_forward(input, weight, bias, stride, padding, dilation, transpo
         raise RuntimeError("dilation should be greater than zero")
     if len(ws) != k:
         raise RuntimeError(f"Expected {len(ws)}-dimensional input for {len(ws)}-dimensional weight "
-                           f"{_shape(ws)}, but got {k}-dimensional input of size "
-                           f"{_shape(input._size)} instead")
+                           f"{int_list(ws)}, but got {k}-dimensional input of size "
+                           f"{int_list(input._size)} instead")
     if ws[0] < groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at "
-                           f"dimension 0, but got weight of size {_shape(ws)} instead")
+                           f"dimension 0, but got weight of size {int_list(ws)} instead")
     if ws[0] % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at "
-                           f"dimension 0, but got weight of size [{_shape(ws)}] instead")
+                           f"dimension 0, but got weight of size [{int_list(ws)}] instead")
     if not transposed:
         if input._size[1] != ws[1] * groups:
-            raise RuntimeError(f"Given groups={groups}, weight of size {_shape(ws)}, expected "
-                               f"input{_shape(input._size)} to have {ws[1] * groups} channels, but "
-                               f"got {input._size[1]} channels instead")
+            raise RuntimeError(f"Given groups={groups}, weight of size {int_list(ws)}, expected "
+                               f"input{int_list(input._size)} to have {ws[1] * groups} channels, "
+                               f"but got {input._size[1]} channels instead")
         if bias is not None and (len(bias._size) != 1 or bias._size[0] != ws[0]):
-            raise RuntimeError(f"Given weight of size {_shape(ws)}, expected bias to be "
+            raise RuntimeError(f"Given weight of size {int_list(ws)}, expected bias to be "
                                f"1-dimensional with {ws[0]} elements, but got bias of size "
-                               f"{_shape(bias._size)} instead")
+                               f"{int_list(bias._size)} instead")
         padded = [input._size[i + 2] + 2 * padding[i] for i in range(k - 2)]
         kernel = [dilation[i] * (ws[i + 2] - 1) + 1 for i in range(k - 2)]
         if any(p < q for p, q in zip(padded, kernel)):
@@ -89,13 +85,13 @@ def _check_shape_forward(input, weight, bias, stride, padding, dilation, transpo
                                "than actual input size")
     else:
         if input._size[1] != ws[0]:
-            raise RuntimeError(f"Given transposed=1, weight of size {_shape(ws)}, expected "
-                               f"input{_shape(input._size)} to have {ws[0]} channels, but got "
+            raise RuntimeError(f"Given transposed=1, weight of size {int_list(ws)}, expected "
+                               f"input{int_list(input._size)} to have {ws[0]} channels, but got "
                                f"{input._size[1]} channels instead")
         if bias is not None and (len(bias._size) != 1 or bias._size[0] != ws[1] * groups):
-            raise RuntimeError(f"Given transposed=1, weight of size {_shape(ws)}, expected bias to "
-                               f"be 1-dimensional with {ws[1] * groups} elements, but got bias of "
-                               f"size {_shape(bias._size)} instead")
+            raise RuntimeError(f"Given transposed=1, weight of size {int_list(ws)}, expected bias "
+                               f"to be 1-dimensional with {ws[1] * groups} elements, but got bias "
+                               f"of size {int_list(bias._size)} instead")
 
 
 def _channels_last_output(input, weight) -> bool:
@@ -338,7 +334,7 @@ def _batchify(input, spatial, name):
     batched = len(input._size) == no_batch + 1
     if not (len(input._size) == no_batch or batched):
         raise RuntimeError(f"Expected {no_batch}D (unbatched) or {no_batch + 1}D (batched) input "
-                           f"to {name}, but got input of size: {_shape(input._size)}")
+                           f"to {name}, but got input of size: {int_list(input._size)}")
     return (input if batched else call("unsqueeze", input, 0)), batched
 
 
@@ -434,8 +430,8 @@ def _convolution_mode(input, weight, bias, stride, padding, dilation, groups):
     dim = k - 2
     if k != len(input._size):
         raise RuntimeError(f"Expected {k}-dimensional input for {k}-dimensional weight"
-                           f"{_shape(weight._size)}, but got {input.dim()}-dimensional input of "
-                           f"size {_shape(input._size)} instead")
+                           f"{int_list(weight._size)}, but got {input.dim()}-dimensional input of "
+                           f"size {int_list(input._size)} instead")
     if len(stride) not in (dim, 1):
         raise RuntimeError(f"stride cannot broadcast to {dim} dimensions")
     if len(dilation) not in (dim, 1):
@@ -465,7 +461,6 @@ def _convolution_mode(input, weight, bias, stride, padding, dilation, groups):
     padded = call("constant_pad_nd", input, pad_nd, 0)
     return call("convolution", padded, weight, bias, list(stride), pad_l, list(dilation), False,
                 [0] * dim, groups)
-
 
 
 # ---- convolution_backward ------------------------------------------------------------------------
@@ -571,7 +566,7 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
         return gi, gw, gb
     if numel_of(input) == 0:
         raise RuntimeError("Only zero batch or zero channel inputs are supported, but got input "
-                           f"shape: {_shape(input._size)}")
+                           f"shape: {int_list(input._size)}")
     extra_weight = False
     if mask[2] and not mask[1] and _uses_mkldnn(input, weight, stride, dilation, groups, dt):
         mask[1] = extra_weight = True

@@ -19,7 +19,7 @@ import numpy as np
 from ..core import dtypes as D
 from ..core.cast import cast_array
 from ..core.promotion import can_cast, promote_types
-from .support.common import arr, as_compute, wrap
+from .support.common import arr, as_compute, int_list, wrap
 from .support.broadcast import infer_size
 from ..dispatch.call import call
 from .support.nn_util import not_implemented, subclass_like
@@ -33,10 +33,6 @@ _LONG, _BYTE, _F64 = _B["int64"], _B["uint8"], _B["float64"]
 _FLOATS = frozenset(_B[n] for n in ("float32", "float64", "float16", "bfloat16"))
 _REDUCED = frozenset((_B["float16"], _B["bfloat16"]))
 NONE, MEAN, SUM = 0, 1, 2
-
-
-def _shape(s) -> str:
-    return "[" + ", ".join(str(x) for x in s) + "]"
 
 
 def _vals(t) -> np.ndarray:
@@ -107,8 +103,8 @@ def check_nll_shapes(self, target) -> None:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     no_batch = len(self._size) == 1 and len(target._size) == 0
     if not (no_batch or self._size[0] == target._size[0]):
-        raise RuntimeError(f"size mismatch (got input: {_shape(self._size)}, target: "
-                           f"{_shape(target._size)})")
+        raise RuntimeError(f"size mismatch (got input: {int_list(self._size)}, target: "
+                           f"{int_list(target._size)})")
 
 
 def check_nll2d_inputs(self, target, weight) -> None:
@@ -123,8 +119,8 @@ def check_nll2d_inputs(self, target, weight) -> None:
     if weight is not None and weight.numel() != c:
         raise RuntimeError("weight tensor should be defined either for all or no classes")
     if (n, h, w_) != tuple(target._size):
-        raise RuntimeError(f"size mismatch (got input: {_shape(self._size)} , target: "
-                           f"{_shape(target._size)}")
+        raise RuntimeError(f"size mismatch (got input: {int_list(self._size)} , target: "
+                           f"{int_list(target._size)}")
 
 
 @kernel("nll_loss_forward")
@@ -134,7 +130,8 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
     n_classes = self._size[-1]
     if weight is not None and not (len(weight._size) == 1 and weight.numel() == n_classes):
         raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes "
-                           f"or no classes but got weight tensor of shape: {_shape(weight._size)}")
+                           "or no classes but got weight tensor of shape: "
+                           f"{int_list(weight._size)}")
     dt = self._dtype
     if dt not in _FLOATS:
         raise not_implemented("nll_loss_out_frame", dt)
@@ -238,7 +235,8 @@ def nll_loss_nd(self, target, weight=None, reduction=MEAN, ignore_index=-100):
     n, c = self._size[0], self._size[1]
     out_size = [n] + list(self._size[2:])
     if list(target._size[1:]) != list(self._size[2:]):
-        raise RuntimeError(f"Expected target size {_shape(out_size)}, got {_shape(target._size)}")
+        raise RuntimeError(f"Expected target size {int_list(out_size)}, got "
+                           f"{int_list(target._size)}")
     from .support.nn_util import contiguous
 
     x, t = contiguous(self), contiguous(target)
@@ -266,7 +264,7 @@ def _prob_target(self, target, weight, reduction, label_smoothing):
     if weight is not None and not (len(weight._size) == 1 and weight.numel() == n_classes):
         raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all "
                            f"{n_classes} classes or no classes but got weight tensor of shape: "
-                           f"{_shape(weight._size)}")
+                           f"{int_list(weight._size)}")
     input = _log_softmax(self, class_dim)
     if label_smoothing > 0.0:
         if label_smoothing > 1.0:
@@ -492,7 +490,6 @@ def kl_div(self, target, reduction=MEAN, *, log_target=False):
     return out
 
 
-
 # ---- margin and embedding losses (Loss.cpp, CompositeImplicitAutograd) ----------------------
 
 def _scalar_minus(value, t):
@@ -527,10 +524,10 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=MEAN):
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     if td == 1 and input1.dim() != 2:
         raise RuntimeError("1D target tensor expects 2D input tensors, but found inputs with sizes "
-                           f"{_shape(input1._size)} and {_shape(input2._size)}.")
+                           f"{int_list(input1._size)} and {int_list(input2._size)}.")
     if td == 0 and input1.dim() != 1:
         raise RuntimeError("0D target tensor expects 1D input tensors, but found inputs with sizes "
-                           f"{_shape(input1._size)} and {_shape(input2._size)}.")
+                           f"{int_list(input1._size)} and {int_list(input2._size)}.")
     eps = 1e-12
     prod_sum = call("sum.dim_IntList", call("mul.Tensor", input1, input2), [td])
     mag1 = call("add.Scalar", call("sum.dim_IntList", call("mul.Tensor", input1, input1), [td]),
@@ -556,8 +553,8 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=MEAN):
         raise RuntimeError("margin_ranking_loss expects inputs to be non-complex")
     if not (input1._size == input2._size == target._size):
         raise RuntimeError("margin_ranking_loss: all input tensors should have same size but got "
-                           f"sizes: input1: {_shape(input1._size)}, input2: "
-                           f"{_shape(input2._size)}, target: {_shape(target._size)}")
+                           f"sizes: input1: {int_list(input1._size)}, input2: "
+                           f"{int_list(input2._size)}, target: {int_list(target._size)}")
     # (-target * (input1 - input2) + margin).clamp_min_(0): C++ evaluates the right operand first
     diff = call("sub.Tensor", input1, input2)
     out = call("clamp_min_", call("add.Scalar", call("mul.Tensor", call("neg", target), diff),

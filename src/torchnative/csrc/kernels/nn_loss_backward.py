@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import dtypes as D
-from .nn_loss import (_FLOATS, _NATIVE, _REDUCED, _check_target_dtype, _rounded, _shape, _vals,
+from .nn_loss import (_FLOATS, _NATIVE, _REDUCED, _check_target_dtype, _rounded, _vals,
                       MEAN, NONE, check_nll2d_inputs, check_nll_shapes, every_target_kept)
-from .support.common import arr, wrap
+from .support.common import arr, int_list, wrap
 from .support.nn_util import not_implemented
 from ..ops.kernel_registry import kernel
 
@@ -83,7 +83,7 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
     check_nll_shapes(self, target)
     if total_weight.numel() != 1:
         raise RuntimeError(f"expected total_weight to be a  single element tensor, got: "
-                           f"{_shape(total_weight._size)} ({total_weight.numel()} elements)")
+                           f"{int_list(total_weight._size)} ({total_weight.numel()} elements)")
     n_classes = self._size[-1]
     if weight is not None and weight.numel() != n_classes:
         raise RuntimeError("weight tensor should be defined either for all or no classes")
@@ -96,7 +96,7 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
                                f"tensor.size[0] = {got}")
     elif not (grad_output.dim() <= 1 and grad_output.numel() == 1):
         raise RuntimeError(f"Expected a single element grad_output tensor, but got: "
-                           f"{_shape(grad_output._size)}")
+                           f"{int_list(grad_output._size)}")
     dt, acc = _dtypes(self, target, "nll_loss_backward_out_frame", grad_output, weight, total_weight)
     batch = 1 if len(self._size) == 1 else self._size[0]
     gi = np.zeros((batch, n_classes), acc)
@@ -128,20 +128,20 @@ def nll_loss2d_backward(grad_output, self, target, weight, reduction, ignore_ind
         raise RuntimeError("grad_input must be contiguous")
     if total_weight.numel() != 1:
         raise RuntimeError(f"expected total_weight to be a single element tensor, got: "
-                           f"{_shape(total_weight._size)} ({total_weight.numel()} elements)")
+                           f"{int_list(total_weight._size)} ({total_weight.numel()} elements)")
     dt, acc = _dtypes(self, target, "nll_loss2d_backward_out_frame", grad_output, weight, total_weight)
     gi = np.zeros((n * h * w_, c), acc)  # channels last while filling, moved to NCHW below
     w = _vals(weight).astype(acc, copy=False) if weight is not None else None
     if reduction == NONE:
         if grad_output.dim() != 3:
             raise RuntimeError("grad_output must have same dimension as target (3) but got "
-                               f"dimension: {_shape(grad_output._size)}")
+                               f"dimension: {int_list(grad_output._size)}")
         if tuple(grad_output._size) != tuple(target._size):
-            raise RuntimeError(f"size mismatch (got grad_output: {_shape(grad_output._size)} "
-                               f"target: {_shape(target._size)}")
+            raise RuntimeError(f"size mismatch (got grad_output: {int_list(grad_output._size)} "
+                               f"target: {int_list(target._size)}")
     elif not (grad_output.dim() <= 1 and grad_output.numel() == 1):
         raise RuntimeError(f"Expected a single element grad_output tensor, but got: "
-                           f"{_shape(grad_output._size)}")
+                           f"{int_list(grad_output._size)}")
     t, keep = _targets(target, ignore_index, c)
     items = np.nonzero(keep)[0]
     safe = t[keep]

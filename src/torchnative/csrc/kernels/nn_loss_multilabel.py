@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import dtypes as D
-from .support.common import arr, wrap
+from .support.common import arr, int_list, wrap
 from ..dispatch.call import call
 from .support.nn_util import not_implemented
 from ..ops.kernel_registry import kernel
@@ -23,17 +23,13 @@ _FLOATS = (_B["float32"], _B["float64"])
 NONE, MEAN = 0, 1
 
 
-def _shape(s) -> str:
-    return "[" + ", ".join(str(x) for x in s) + "]"
-
-
 def _frames(input, target):
     nd = input.dim()
     s = input._size
     valid = (nd == 2 and s[1] != 0) or (nd == 1 and s[0] != 0) or nd == 0
     if not valid:
         raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch size, "
-                           f"but got: {_shape(s)}")
+                           f"but got: {int_list(s)}")
     if nd <= 1:
         n, c = 1, (1 if nd == 0 else s[0])
         ok = target.dim() <= 1 and target.numel() == c
@@ -41,8 +37,8 @@ def _frames(input, target):
         n, c = s
         ok = target.dim() == 2 and tuple(target._size) == (n, c)
     if not ok:
-        raise RuntimeError(f"inconsistent target size: {_shape(target._size)} for input of "
-                           f"size: {_shape(s)}")
+        raise RuntimeError(f"inconsistent target size: {int_list(target._size)} for input of "
+                           f"size: {int_list(s)}")
     return n, c
 
 
@@ -85,8 +81,8 @@ def multilabel_margin_loss_backward(grad_output, self, target, reduction, is_tar
     n, c = _frames(self, target)
     if tuple(is_target._size) != tuple(target._size):
         raise RuntimeError(f"Expected tensor for argument #3 'target' to have the same size as "
-                           f"tensor for argument #5 'is_target'; but {_shape(target._size)} does "
-                           f"not equal {_shape(is_target._size)} (while checking arguments for "
+                           f"tensor for argument #5 'is_target'; but {int_list(target._size)} does "
+                           f"not equal {int_list(is_target._size)} (while checking arguments for "
                            "multilabel_margin_loss_backward_cpu_template)")
     dt = self._dtype
     x, _, _, active = _pairs(self, target, n, c)

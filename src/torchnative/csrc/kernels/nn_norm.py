@@ -21,7 +21,7 @@ from ..core.construct import empty, from_result
 from ..core.device import CPU
 from ..core.layouts import channels_last, channels_last_3d, contiguous_format
 from .support.channels import channel_row, channel_sums, rows
-from .support.common import arr, as_compute, wrap
+from .support.common import arr, as_compute, int_list, wrap
 from ..dispatch.call import call
 from .pointwise_math import fma
 from .support.nn_util import contiguous, is_channels_last, not_implemented, typemeta
@@ -81,10 +81,6 @@ def _moments(x: np.ndarray, eps: float, double_eps: bool):
     return mean.astype(x.dtype), rstd
 
 
-def _shape_str(shape) -> str:
-    return "[" + ", ".join(str(s) for s in shape) + "]"
-
-
 def _check_norm_shape(input, normalized_shape, weight, bias, rms=False):
     shape = tuple(int(s) for s in normalized_shape)
     if not shape:
@@ -93,14 +89,14 @@ def _check_norm_shape(input, normalized_shape, weight, bias, rms=False):
     for name, p in (("weight", weight), ("bias", bias)):
         if p is not None and tuple(p._size) != shape:
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got "
-                               f"{name} of shape {_shape_str(p._size)} and normalized_shape = "
-                               f"{_shape_str(shape)}")
+                               f"{name} of shape {int_list(p._size)} and normalized_shape = "
+                               f"{int_list(shape)}")
     n = len(shape)
     if len(input._size) < n or tuple(input._size[len(input._size) - n:]) != shape:
         dims = ", ".join(str(s) for s in shape)
-        raise RuntimeError(f"Given normalized_shape={_shape_str(shape)}, expected input with shape "
+        raise RuntimeError(f"Given normalized_shape={int_list(shape)}, expected input with shape "
                            f"[*{dims if rms else ', ' + dims}], but got input of size"
-                           f"{_shape_str(input._size)}")
+                           f"{int_list(input._size)}")
     axis = len(input._size) - n
     m = 1
     for s in input._size[:axis]:
@@ -400,18 +396,18 @@ def _check_group_norm_inputs(input, weight, bias, c, groups):
         raise RuntimeError(f"Expected num groups to be greater than 0, got {groups}")
     if c % groups != 0:
         raise RuntimeError("Expected number of channels in input to be divisible by num_groups, "
-                           f"but got input of shape {_shape_str(input._size)} and "
+                           f"but got input of shape {int_list(input._size)} and "
                            f"num_groups={groups}")
     if weight is not None and (len(weight._size) != 1 or numel_of(weight) != c):
         raise RuntimeError("Expected weight to be a vector of size equal to the number of "
                            f"channels in input, but got weight of shape "
-                           f"{_shape_str(weight._size)} and input of shape "
-                           f"{_shape_str(input._size)}")
+                           f"{int_list(weight._size)} and input of shape "
+                           f"{int_list(input._size)}")
     if bias is not None and (len(bias._size) != 1 or numel_of(bias) != c):
         raise RuntimeError("Expected bias to be a vector of size equal to the number of "
                            "channels in input, but got bias of shape "
-                           f"{_shape_str((weight if weight is not None else bias)._size)} and "
-                           f"input of shape {_shape_str(input._size)}")
+                           f"{int_list((weight if weight is not None else bias)._size)} and "
+                           f"input of shape {int_list(input._size)}")
 
 
 @kernel("native_group_norm")

@@ -23,7 +23,7 @@ from ..core.tensor import numel_of
 from ..core import dtypes as D
 from ..core.construct import empty
 from ..core.device import CPU
-from .support.common import arr, as_compute
+from .support.common import arr, as_compute, int_list
 from ..dispatch.call import call
 from .support.out import register_autogen_out, register_structured_out
 from .support.nn_util import is_channels_last, not_implemented, typemeta
@@ -75,20 +75,16 @@ def _shape_check(input, kh, kw, dh, dw, ph, pw, dilh, dilw, oh, ow, cl):
         if not (nd == 4 and valid and s[3] != 0):
             raise RuntimeError("Expected 4D (batch mode) tensor expected for input with "
                                "channels_last layout with optional 0 dim batch size for input, "
-                               f"but got: {_shape(s)}")
+                               f"but got: {int_list(s)}")
     elif not ((nd == 3 and s[0] != 0 and valid) or (nd == 4 and valid and s[3] != 0)):
         raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size "
-                           f"for input, but got:{_shape(s)}")
+                           f"for input, but got:{int_list(s)}")
     if not (kw // 2 >= pw and kh // 2 >= ph):
         raise RuntimeError("pad should be smaller than or equal to half of kernel size, but got "
                            f"padW = {pw}, padH = {ph}, kW = {kw}, kH = {kh}")
     if ow < 1 or oh < 1:
         raise RuntimeError(f"Given input size: ({s[-3]}x{s[-2]}x{s[-1]}). Calculated output size: "
                            f"({s[-3]}x{oh}x{ow}). Output size is too small")
-
-
-def _shape(s) -> str:
-    return "[" + ", ".join(str(x) for x in s) + "]"
 
 
 def _params(name, kernel_size, stride, padding):
@@ -356,7 +352,7 @@ def _check_sizes(shape):
     for d in shape:
         if d < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {d}: "
-                               f"{_shape(shape)}")
+                               f"{int_list(shape)}")
 
 
 def _start(a, b, c):
@@ -377,11 +373,11 @@ def _adaptive_avg_pool2d(self, output_size):
     nd = len(self._size)
     if nd not in (3, 4):
         raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
-                           f"{_shape(self._size)}")
+                           f"{int_list(self._size)}")
     for i in range(1, nd):
         if self._size[i] == 0:
             raise RuntimeError("adaptive_avg_pool2d(): Expected input to have non-zero size for "
-                               f"non-batch dimensions, but input has sizes {_shape(self._size)} "
+                               f"non-batch dimensions, but input has sizes {int_list(self._size)} "
                                f"with dimension {i} being empty")
     oh, ow = (int(s) for s in output_size)
     dt = self._dtype
@@ -444,7 +440,7 @@ def _check_dim_range(name, t, lo, hi):
     if not lo <= len(t._size) < hi:
         raise RuntimeError(f"Expected {lo}D to {hi - 1}D tensor for argument #1 'self' (while "
                            f"checking arguments for {name}), but got {t.dim()}D tensor "
-                           f"{_shape(t._size)}")
+                           f"{int_list(t._size)}")
 
 
 def _check_1d(name, arg, v):
@@ -490,7 +486,7 @@ def max_pool1d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_m
     nd, s = len(self._size), self._size
     if not ((nd == 2 and s[0] != 0 and s[1] != 0) or (nd == 3 and s[1] != 0 and s[2] != 0)):
         raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
-                           f"dim batch size for input, but got:{_shape(s)}")
+                           f"dim batch size for input, but got:{int_list(s)}")
     stride = list(stride or ())
     _check_max_pool1d(self, kernel_size, stride, padding, dilation, ceil_mode)
     from ..core.grad_mode import is_grad_enabled
@@ -553,11 +549,11 @@ def adaptive_max_checks(name: str, self, output_size, spatial: int):
     nd = len(self._size)
     if nd not in (spatial + 1, spatial + 2):
         raise RuntimeError(f"{name}(): Expected {spatial + 1}D or {spatial + 2}D tensor, but got: "
-                           f"{_shape(self._size)}")
+                           f"{int_list(self._size)}")
     for i in range(1, nd):
         if self._size[i] <= 0:
             raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
-                               f"dimensions, but input has sizes {_shape(self._size)} with "
+                               f"dimensions, but input has sizes {int_list(self._size)} with "
                                f"dimension {i} being empty")
     if len(output_size) != spatial:
         raise RuntimeError(f"{name}(): internal error: output_size.size() must be {spatial}")
@@ -617,7 +613,7 @@ def adaptive_max_pool1d(self, output_size):
     for i in range(1, len(self._size)):
         if self._size[i] <= 0:
             raise RuntimeError("adaptive_max_pool1d(): Expected input to have non-zero size for "
-                               f"non-batch dimensions, but input has sizes {_shape(self._size)} "
+                               f"non-batch dimensions, but input has sizes {int_list(self._size)} "
                                f"with dimension {i} being empty")
     out, idx = call("adaptive_max_pool2d", call("unsqueeze", self, -2), [1, output_size[0]])
     return call("squeeze.dim", out, -2), call("squeeze.dim", idx, -2)
@@ -697,14 +693,15 @@ def _pool3d_shape_check(t, k, st, p, ins, outs, fn):
                            f"dW: {st[2]}")
     nd = len(t._size)
     if nd not in (4, 5):
-        raise RuntimeError(f"{fn}: Expected 4D or 5D tensor for input, but got: {_shape(t._size)}")
+        raise RuntimeError(f"{fn}: Expected 4D or 5D tensor for input, but got: "
+                           f"{int_list(t._size)}")
     for i in range(nd):
         if nd == 5 and i == 0:
             continue
         if t._size[i] <= 0:
             raise RuntimeError(f"{fn}: Expected input's non-batch dimensions to have positive "
-                               f"length, but input has a shape of {_shape(t._size)} and non-batch "
-                               f"dimension {t._size[i]} has length zero!")
+                               f"length, but input has a shape of {int_list(t._size)} and "
+                               f"non-batch dimension {t._size[i]} has length zero!")
     it, ih, iw = ins
     if not (it >= kt and ih >= kh and iw >= kw):
         raise RuntimeError(f"input image (T: {it} H: {ih} W: {iw}) smaller than kernel size "
@@ -1014,11 +1011,11 @@ def _adaptive_avg_pool3d(self, output_size):
     for i in range(1, nd):
         if self._size[i] <= 0:
             raise RuntimeError("adaptive_avg_pool3d(): Expected input to have non-zero size for "
-                               f"non-batch dimensions, but input has sizes {_shape(self._size)} "
+                               f"non-batch dimensions, but input has sizes {int_list(self._size)} "
                                f"with dimension {i} being empty")
     if nd not in (4, 5):
         raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "
-                           f"{_shape(self._size)}")
+                           f"{int_list(self._size)}")
     outs = tuple(int(s) for s in output_size)
     out_shape = tuple(self._size[:-3]) + outs
     _check_resizable(out_shape)
@@ -1033,7 +1030,7 @@ def _adaptive_empty_output_check(g, name):
         if g._size[i] <= 0:
             raise RuntimeError(f"{name}(): Expected grad_output to have non-zero size for "
                                f"non-batch dimensions, but grad_output has sizes "
-                               f"{_shape(g._size)} with dimension {i} being empty")
+                               f"{int_list(g._size)} with dimension {i} being empty")
 
 
 @kernel("_adaptive_avg_pool3d_backward")
@@ -1053,7 +1050,7 @@ def _adaptive_avg_pool2d_backward(grad_output, self):
     nd = len(grad_output._size)
     if nd not in (3, 4):
         raise RuntimeError("adaptive_avg_pool2d_backward_out_cpu_template: Expected 3D or 4D "
-                           f"tensor, but got {_shape(self._size)}")
+                           f"tensor, but got {int_list(self._size)}")
     _check_same_dtype(self, grad_output, "grad_output",
                       "adaptive_avg_pool2d_backward_out_cpu_template: E")
     dt = self._dtype

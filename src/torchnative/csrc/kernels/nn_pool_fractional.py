@@ -14,14 +14,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import dtypes as D
-from .support.common import arr, wrap
+from .support.common import arr, int_list, wrap
 from ..ops.kernel_registry import kernel
 
 _LONG = D.BY_NAME["int64"]
 _DTYPES = frozenset(D.BY_NAME[n] for n in ("float32", "float64", "bfloat16", "float16"))
 
-def _shape(s) -> str:
-    return "[" + ", ".join(str(x) for x in s) + "]"
 
 def _intervals(samples: np.ndarray, size: int, out: int, pool: int) -> np.ndarray:
     """(planes,) samples -> (planes, out) window starts, in the samples' dtype arithmetic."""
@@ -64,11 +62,11 @@ def _check(name, input, pool, output, nd, samples):
     dims = input.dim()
     if dims not in (nd + 1, nd + 2):
         raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: "
-                           f"{_shape(input._size)}")
+                           f"{int_list(input._size)}")
     for i in range(1, dims):
         if input._size[i] <= 0:
             raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
-                               f"dimensions, but got{_shape(input._size)} with dimension {i} "
+                               f"dimensions, but got{int_list(input._size)} with dimension {i} "
                                "being empty.")
     names = ("time", "height", "width")[3 - nd:]
     for o, k, s, what in zip(output, pool, input._size[-nd:], names):

@@ -19,11 +19,10 @@ from ..ops.kernel_registry import KERNELS, kernel
 from ..platform.float_state import quiet
 from ..platform import cpu_capability
 from ..random.fpmath import _any_recheck, contracted32, contracted64
-from .nn_loss import _shape
 from .pointwise_math import SIMD_MATH, VEC_BYTES, exact
 from .reduction import dense_sum_plan
 from .support.cascade_sum import in_order
-from .support.common import as_compute, result_type, wrap
+from .support.common import as_compute, int_list, result_type, wrap
 from .support.nn_util import not_implemented
 
 _F32 = D.BY_NAME["float32"]
@@ -171,8 +170,8 @@ def _fused_sums32(g, o):
 def _same_size(grad, output):
     if grad._size != output._size:
         raise RuntimeError("Expected tensor for argument #1 'grad' to have same size as tensor "
-                           f"for argument #2 'output'; but {_shape(grad._size)} does not equal "
-                           f"{_shape(output._size)} (while checking arguments for "
+                           f"for argument #2 'output'; but {int_list(grad._size)} does not equal "
+                           f"{int_list(output._size)} (while checking arguments for "
                            "softmax_backward)")
 
 

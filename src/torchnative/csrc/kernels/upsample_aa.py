@@ -34,10 +34,6 @@ _FLOATS = {"float32": np.float32, "float64": np.float64}
 _UINT8 = D.BY_NAME["uint8"]
 
 
-def _sizes(s) -> str:
-    return "[" + ", ".join(str(int(n)) for n in s) + "]"
-
-
 def check_sizes(input_size, output_size):
     """upsample_2d_common_check."""
     if len(output_size) != 2:

@@ -39,7 +39,7 @@ from ..platform import cpu_capability
 from .joining import format_strides, suggest_format
 from .nn_pad_backward import add_keeping_nan
 from .pointwise_base import F16, F32, F64, FLOAT_H, REDUCED, U8, check
-from .support.common import arr
+from .support.common import arr, int_list
 from .upsample_aa import check_grad_output
 from .upsample_vec import _output_size
 
@@ -66,10 +66,6 @@ def _sizes_check(k: int, input_size, output_size) -> tuple:
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
                            f"({got_in}{joint}{got_out})")
     return (int(input_size[0]), int(input_size[1]), *out)
-
-
-def _sizes_str(size) -> str:
-    return "[" + ", ".join(str(int(s)) for s in size) + "]"
 
 
 def _cl_contiguous(t) -> bool:
@@ -126,7 +122,7 @@ def _forward(k: int, exact: bool, self, output_size, scales):
     full = _sizes_check(k, self._size, output_size)
     if self.numel() == 0 and int(np.prod(self._size[1:])) == 0:
         raise RuntimeError(f"Non-empty {k + 2}D data tensor expected but got a tensor with "
-                           f"sizes {_sizes_str(self._size)}")
+                           f"sizes {int_list(self._size)}")
     c = self._size[1]
     if k == 2:
         cl_kernel = (_cl_contiguous(self) and c > 3) or sum(full[2:]) <= 128

@@ -1,9 +1,10 @@
 """Writes through a view of a new tensor (TensorShape.cpp, UnfoldBackward.cpp): the backward of
 the views ``slice``, ``select``, ``diagonal`` and ``unfold`` (zeros of the input's sizes with the
 gradient written through the view) and the ``*_scatter`` operators, ``as_strided``'s with them
-(a copy of ``self`` that keeps its strides and storage offset, ``src`` written through the view). Each is upstream's own composition of the
-view kernels and ``copy_``'s write, called directly: the Python decompositions they replace ran
-a dozen dispatched calls each (a sliced tensor's gradient took 60x upstream's time)."""
+(a copy of ``self`` that keeps its strides and storage offset, ``src`` written through the
+view). Each is upstream's own composition of the view kernels and ``copy_``'s write, called
+directly: the Python decompositions they replace ran a dozen dispatched calls each (a sliced
+tensor's gradient took 60x upstream's time)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from .copy import _clone, copy_into
 from .factories import zeros
 from .support.broadcast import infer_size
 from .views import as_strided, diagonal, select, slice_, unfold
+from .support.common import int_list
 
 
 def _zeros_of(grad, sizes):
@@ -102,12 +104,8 @@ def _scatter(src, view):
     """``src`` written into ``view`` (of a clone of ``self``), the sizes checked first."""
     if tuple(view._size) != tuple(src._size):
         raise RuntimeError("expected src to have a size equal to the slice of self. src size = "
-                           f"{_sizes(src._size)}, slice size = {_sizes(view._size)}")
+                           f"{int_list(src._size)}, slice size = {int_list(view._size)}")
     copy_into(view, src)
-
-
-def _sizes(s) -> str:
-    return "[" + ", ".join(str(int(n)) for n in s) + "]"
 
 
 @kernel("slice_scatter")

@@ -28,6 +28,11 @@ _F32_NP = np.dtype(np.float32)
 _C64_NP = np.dtype(np.complex64)
 
 
+def int_list(sizes) -> str:
+    """An IntArrayRef as c10 prints it in a message: ``[2, 3]``."""
+    return "[" + ", ".join(str(int(n)) for n in sizes) + "]"
+
+
 def arr(t: TensorBase) -> np.ndarray:
     """The numpy array a cpu tensor reads and writes (refuses meta tensors by name)."""
     a = t._np
