@@ -130,10 +130,14 @@ def bf16_nans(a: np.ndarray) -> np.ndarray:
     return (a.view(np.uint16) & np.uint16(0x7FFF)) > np.uint16(0x7F80)
 
 
-def scalar_nans(a: np.ndarray) -> np.ndarray:
+def scalar_nans(a: np.ndarray, vector=None) -> np.ndarray:
     """``a`` (bfloat16 storage) with its NaNs stored, in place, as c10's scalar constructor
-    stores them: values converted one by one, as from a Python sequence."""
-    a.view(np.uint16)[bf16_nans(a)] = BF16_SCALAR_NAN
+    stores them: values converted one by one, as from a Python sequence, or by a kernel's scalar
+    loop -- except where ``vector`` (a mask over ``a``: the elements the SIMD loop converted)."""
+    nans = bf16_nans(a)
+    if vector is not None:
+        nans &= ~vector
+    a.view(np.uint16)[nans] = BF16_SCALAR_NAN
     return a
 
 

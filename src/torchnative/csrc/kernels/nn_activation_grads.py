@@ -14,7 +14,8 @@ import math
 import numpy as np
 
 from ..core import dtypes as D
-from ..core.cast import BF16_SCALAR_NAN, BF16_VECTOR_NAN, bf16_nans
+from ..core.cast import (BF16_SCALAR_NAN, BF16_VECTOR_NAN, bf16_nans,
+                         scalar_nans as stored_as_scalar)
 from ..platform import cpu_capability
 from ..core.tensor import TensorBase
 from .pointwise_base import (BF16, F16, FLOAT_H, FLOAT_HC, REDUCED, broadcast_shape,
@@ -55,15 +56,10 @@ def scalar_nans(out, ops) -> None:
     """A bfloat16 result's NaNs as its loops store them: 0xFFFF where the SIMD loop converted
     the element, c10's scalar 0x7FC0 where the scalar loop did (and everywhere in DEFAULT)."""
     a = out._np
-    if a is None or not a.size:
-        return
-    nans = bf16_nans(a)
-    if not nans.any():
+    if a is None or not a.size or not bf16_nans(a).any():
         return
     simd = None if cpu_capability.CAPABILITY == cpu_capability.DEFAULT else simd_lanes(ops, 2)
-    if simd is not None:
-        nans &= ~simd
-    a.view(np.uint16)[nans] = BF16_SCALAR_NAN
+    stored_as_scalar(a, simd)
 
 
 def scalar_of(v, dt):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.cast import BF16_SCALAR_NAN, bf16_nans, cast_array
+from ..core.cast import cast_array, scalar_nans
 from ..core.construct import empty
 from ..core.tensor import wrap_dim
 from ..ops.kernel_registry import kernel
@@ -109,12 +109,7 @@ def _lanes(shape, operands, itemsize, output_given, vec_bytes):
 
 def to_bf16(r, lanes):
     """float32 results as bfloat16 storage, each NaN as the converter of its lane stores it."""
-    out = cast_array(r, F32, BF16)
-    nan = bf16_nans(out)
-    if lanes is not None:
-        nan &= ~lanes
-    out.view(np.uint16)[nan] = BF16_SCALAR_NAN
-    return out
+    return scalar_nans(cast_array(r, F32, BF16), lanes)
 
 
 @kernel("glu")
