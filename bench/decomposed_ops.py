@@ -37,6 +37,9 @@ def cases(torch):
     gn_x, gn_w = torch.randn(2, 32, 16, 16), torch.randn(32)
     A = torch.ops.aten
     _, gn_mean, gn_rstd = A.native_group_norm(gn_x, gn_w, None, 2, 32, 256, 8, 1e-5)
+    big_x, big_w = torch.randn(8, 64, 32, 32), torch.randn(64)
+    _, big_mean, big_rstd = A.native_group_norm(big_x, big_w, None, 8, 64, 1024, 32, 1e-5)
+    big_img, s0 = torch.randn(1, 8, 64, 64), torch.softmax(x, 0)
     return {
         "new_zeros(4) (kernel)": lambda: x.new_zeros(4),
         "relu6 16x64 (composite)": lambda: F.relu6(x),
@@ -88,6 +91,12 @@ def cases(torch):
             batch, grid, align_corners=False),
         "native_group_norm_backward 2x32x16x16, 8 groups": lambda: A.native_group_norm_backward(
             gn_x, gn_x, gn_mean, gn_rstd, gn_w, 2, 32, 256, 8, [True, True, True]),
+        "native_group_norm_backward 8x64x32x32, 32 groups": lambda: A.native_group_norm_backward(
+            big_x, big_x, big_mean, big_rstd, big_w, 8, 64, 1024, 32, [True, True, True]),
+        "interpolate bilinear x2 1x8x64x64": lambda: F.interpolate(big_img, scale_factor=2,
+                                                                   mode="bilinear"),
+        "_softmax_backward_data dim 0 16x64": lambda: A._softmax_backward_data(x, s0, 0,
+                                                                               torch.float32),
     }
 
 

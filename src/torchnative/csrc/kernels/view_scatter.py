@@ -4,7 +4,7 @@ gradient written through the view) and the ``*_scatter`` operators, ``as_strided
 (a copy of ``self`` that keeps its strides and storage offset, ``src`` written through the
 view). Each is upstream's own composition of the view kernels and ``copy_``'s write, called
 directly: the Python decompositions they replace ran a dozen dispatched calls each (a sliced
-tensor's gradient took 60x upstream's time)."""
+tensor's gradient took 44x upstream's time: bench/decomposed_ops.py)."""
 
 from __future__ import annotations
 
