@@ -40,6 +40,7 @@ def cases(torch):
     big_x, big_w = torch.randn(8, 64, 32, 32), torch.randn(64)
     _, big_mean, big_rstd = A.native_group_norm(big_x, big_w, None, 8, 64, 1024, 32, 1e-5)
     big_img, s0 = torch.randn(1, 8, 64, 64), torch.softmax(x, 0)
+    wide = torch.randn(16, 128)
     return {
         "new_zeros(4) (kernel)": lambda: x.new_zeros(4),
         "relu6 16x64 (composite)": lambda: F.relu6(x),
@@ -63,6 +64,10 @@ def cases(torch):
         "leaky_relu_backward 16x64": lambda: A.leaky_relu_backward(x, y, 0.01, False),
         "elu_backward 16x64": lambda: A.elu_backward(x, 1.0, 1.0, 1.0, False, y),
         "softplus_backward 16x64": lambda: A.softplus_backward(x, y, 1.0, 20.0),
+        "gelu_backward 16x64, strided x": lambda: A.gelu_backward(x, wide[:, ::2]),
+        "hardswish_backward 16x64": lambda: A.hardswish_backward(x, y),
+        "logit_backward 16x64": lambda: A.logit_backward(x, s),
+        "logit_backward eps 16x64": lambda: A.logit_backward(x, s, 1e-6),
         "_softmax_backward_data 16x64": lambda: A._softmax_backward_data(x, s, -1,
                                                                           torch.float32),
         "mse_loss_backward 16x64": lambda: A.mse_loss_backward(x, y, s, 1),

@@ -1,0 +1,272 @@
+"""Gradients of the smooth activations upstream writes in C++: gelu_backward (cpu/Activation.cpp,
+GeluBackwardKernelImpl), softplus_backward, hardswish_backward (Activation.cpp) and
+logit_backward (BinaryOpsKernel.cpp).
+
+Each is a promoting binary TensorIterator op whose loop computes in the compute dtype (float32
+for float16/bfloat16) and rounds once -- except logit_backward, which computes float16/bfloat16
+in their own type, one rounding per operation. SIMD lanes (``simd_lanes``) take SLEEF's exp
+and ATen's polynomial erf, the scalar loop glibc's functions; where upstream's build contracts
+the SIMD loop's ``a * b + c`` it is one rounding (``fma``; measured: its scalar loop does not).
+
+Left on upstream's Python decomposition, from inside the kernel: gelu_backward's exact form
+where upstream hands it to oneDNN (contiguous input: float32, and bfloat16/float16 where oneDNN
+computes them natively), whose jit backward is not reproduced; float64 (SLEEF's erf in double in
+SIMD lanes, and glibc's erf/exp in the scalar loop, not matched yet); the tanh form (SLEEF's
+tanhf).
+mish_backward (SLEEF's log1pf and tanhf) has no kernel here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import dtypes as D
+from ..core.cast import BF16_SCALAR_NAN
+from ..platform import cpu_capability
+from ..random.fpmath import fma32, libmf
+from .exp_lanes import loop_exp, sleef_expf
+from .nn_activation_grads import binary, blend, nan_values, scalar_of, simd_lanes
+from .pointwise_base import (BF16, F16, F32, F64, FLOAT_H, REDUCED, arr, check, checked, operand,
+                             result_type)
+from .pointwise_math import fma
+from .copy import copy_into
+from .factories import empty_like
+from ..ops.kernel_registry import kernel
+
+_F32 = np.float32
+
+
+def _decomposed(name: str):
+    """The door's decomposition of ``name`` (what served every call before this kernel)."""
+    fn = _DECOMPOSED.get(name)
+    if fn is None:
+        from ..dispatch.boxing import normalized
+        from ..dispatch.call import op
+        from ..dispatch.door import _decomposition, _guarded_decomposition
+
+        handle = op(name)
+        fn = _DECOMPOSED[name] = _guarded_decomposition(handle,
+                                                        normalized(handle, _decomposition(handle)))
+    return fn
+
+
+_DECOMPOSED: dict = {}
+
+
+def _promoted(ops):
+    """The iterator's operands: one not of the common dtype is replaced by its copy in it, laid
+    out as ``.to()`` lays it out (dense strides kept, else contiguous) -- which decides the SIMD
+    lanes of a strided operand of another dtype."""
+    dt = result_type(*ops)
+    out = []
+    for t in ops:
+        if t._dtype is not dt and t.dim() and not t._non_overlapping_and_dense():
+            c = empty_like(t, dtype=dt)
+            copy_into(c, t)
+            t = c
+        out.append(t)
+    return tuple(out)
+
+
+def _scalar_erf(x):
+    """glibc's erff, element by element (the scalar loop's std::erf; not correctly rounded)."""
+    return libmf("erff", x)
+
+
+_AS = [_F32(v) for v in (0.3275911, 0.254829592, -0.284496736, 1.421413741, -1.453152027,
+                         1.061405429)]
+
+
+def _vec_erf(x):
+    """Vectorized<float>::erf: Abramowitz-Stegun 7.1.26 in fused multiply-adds, with SLEEF's
+    expf (``pointwise_math.erf_vec32`` takes the correctly rounded exp instead)."""
+    p, p1, p2, p3, p4, p5 = _AS
+    one = _F32(1)
+    t = one / fma32(p, np.abs(x), one)
+    r = fma32(fma32(fma32(fma32(p5, t, p4), t, p3), t, p2), t, p1)
+    y = fma32(-sleef_expf(-(x * x)) * t, r, one)
+    return np.where(np.signbit(x), -y, y)
+
+
+def _erf_lanes(z, mask):
+    if mask is None or not cpu_capability.SIMD_MATH:
+        return _scalar_erf(z)
+    if mask.all():
+        return _vec_erf(z)
+    r = _scalar_erf(z)
+    r[mask] = _vec_erf(z[mask])
+    return r
+
+
+# ---- gelu: dy * (cdf + x * pdf), cdf = (1 + erf(x / sqrt 2)) / 2, pdf = exp(-x^2 / 2) / sqrt(2 pi)
+_SQRT1_2 = 0.70710678118654752440
+_2_SQRTPI = 1.12837916709551257390
+
+
+@kernel("gelu_backward")
+def gelu_backward(grad_output, self, *, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    dt = result_type(grad_output, self)
+    check("GeluBackwardKernelImpl", dt, FLOAT_H)
+    if approximate == "tanh" or dt is F64 or _onednn(self):
+        return _decomposed("gelu_backward")(grad_output, self, approximate=approximate)
+    ops = _promoted((grad_output, self))
+
+    def fn(dt, dy, x):
+        t = x.dtype.type
+        mask = simd_lanes(ops, dt.itemsize)
+        x = np.broadcast_to(x, np.broadcast_shapes(dy.shape, x.shape))
+        if mask is not None:
+            mask = np.broadcast_to(mask, x.shape)
+        # (the reduced types' scalar loop multiplies float constants: the same float)
+        beta = t(_2_SQRTPI * _SQRT1_2 * 0.5)
+        cdf = t(0.5) * (t(1) + _erf_lanes(np.array(x * t(_SQRT1_2)), mask))
+        pdf = beta * loop_exp(np.array(x * x * t(-0.5)), mask)
+        # the SIMD loop's cdf + x * pdf is contracted where its build fuses; the scalar loop's not
+        r = blend(mask, lambda: dy * fma(x, pdf, cdf), lambda: dy * (cdf + x * pdf))
+        return nan_values(r, *_gelu_nans(dt, mask, dy, x))
+
+    return binary("GeluBackwardKernelImpl", FLOAT_H, ops, fn)
+
+
+def _gelu_nans(dt, mask, dy, x):
+    """Which NaN gelu_backward's loops keep (``nan_values``; measured): x's, then the invalid
+    inf * 0 of an infinite x, then dy's -- except float16's scalar loop in FMA builds, where
+    dy's comes first."""
+    # (x * 0 of an infinite x: the invalid operation's NaN, as the loop's own)
+    rules = [(x != x, x), (np.isinf(x), x * x.dtype.type(0)), (dy != dy, dy)]
+    if dt is F16 and cpu_capability.CONTRACTS_FMA:
+        first = dy != dy
+        if mask is not None:
+            first = first & ~mask
+        rules.insert(0, (first, dy))
+    return rules
+
+
+def _onednn(self) -> bool:
+    """Activation.cpp's use_mkldnn: upstream's gelu_backward (exact form) runs oneDNN's."""
+    import torch
+
+    return (self._dtype in _ONEDNN and self.numel() > 1 and self.is_contiguous() and
+            torch._C._get_mkldnn_enabled())
+
+
+_ONEDNN = frozenset([F32] + [BF16] * cpu_capability.ONEDNN_BF16 +
+                    [F16] * cpu_capability.ONEDNN_FP16)
+
+
+# ---- softplus: grad where x * beta > threshold, else grad * z / (z + 1), z = exp(x * beta) ------
+@kernel("softplus_backward")
+def softplus_backward(grad_output, self, beta, threshold):
+    ops = _promoted((grad_output, self))
+
+    def fn(dt, a, b):
+        beta_, th = scalar_of(beta, dt), scalar_of(threshold, dt)
+        xb = b * beta_
+        z = loop_exp(np.array(np.broadcast_to(xb, np.broadcast_shapes(a.shape, xb.shape))),
+                     simd_lanes(ops, dt.itemsize))
+        return np.where(xb > th, a, a * z / (z + z.dtype.type(1)))
+
+    out = binary("softplus_backward_cpu", FLOAT_H, ops, fn)
+    if out._dtype in REDUCED:
+        _passed_through(out, ops, lambda x: x * scalar_of(beta, out._dtype) >
+                        scalar_of(threshold, out._dtype))
+    return out
+
+
+def _passed_through(out, ops, keeps):
+    """A float16/bfloat16 result where the scalar loop returned grad itself (``keeps(x)``, x in
+    float32): grad's bits there, as that loop passes them on (the SIMD loop's lanes took grad
+    through float and back, as ``binary`` stores them)."""
+    g, x = ops
+    a = out._np
+    if a is None or not a.size or g._dtype is not out._dtype:
+        return
+    lanes = simd_lanes(ops, 2)
+    xs = np.broadcast_to(operand(x, out._dtype, np.dtype(_F32)), a.shape)
+    with np.errstate(invalid="ignore"):
+        keep = np.asarray(keeps(xs))
+    if lanes is not None:
+        keep = keep & ~lanes
+    if keep.any():
+        a.view(np.uint16)[keep] = np.broadcast_to(arr(g), a.shape).view(np.uint16)[keep]
+
+
+# ---- hardswish: 0 up to -3, grad from 3, grad * (x / 3 + 1/2) between ----------------------------
+@kernel("hardswish_backward")
+def hardswish_backward(grad_output, self):
+    ops = _promoted((grad_output, self))
+
+    def fn(dt, g, x):
+        t = x.dtype.type
+        mid = g * (x / t(3) + t(0.5))
+        mask = simd_lanes(ops, dt.itemsize)
+        # a NaN x: the SIMD loop computes the middle formula, the scalar loop returns grad
+        return blend(mask, lambda: np.where(x <= -3, t(0), np.where(x >= 3, g, mid)),
+                     lambda: np.where(x <= -3, t(0), np.where(x < 3, mid, g)))
+
+    out = binary("hardswish_backward_cpu", FLOAT_H, ops, fn)
+    if out._dtype in REDUCED:
+        _passed_through(out, ops, lambda x: ~(x < 3))
+    return out
+
+
+# ---- logit: dy / (x (1 - x)) inside [lo, hi]; float16/bfloat16 round every operation ---------
+@kernel("logit_backward")
+def logit_backward(grad_output, self, eps=None):
+    ops = _promoted((grad_output, self))
+    dt = result_type(*ops)
+    check("logit_backward_cpu", dt, FLOAT_H)
+    e = -1.0 if eps is None else eps
+    lo = checked(e, dt)  # Scalar.to<scalar_t>(): the tensor's own type
+    reduced = dt in REDUCED
+    npdt = D.numpy_dtype(dt)
+
+    def rnd(v):
+        return np.asarray(v).astype(npdt).astype(_F32) if reduced else v
+
+    def fn(dt, dy, x):
+        t = x.dtype.type
+        x = np.broadcast_to(x, np.broadcast_shapes(dy.shape, x.shape))
+        mask = simd_lanes(ops, dt.itemsize)
+        grad = rnd(dy / rnd(x * rnd(t(1) - x)))
+        if lo < 0:
+            inside, fill = (x >= 0) & (x <= 1), t(np.nan)
+            # the scalar loop: NaN only outside [0, 1], so a NaN x computes
+            scalar_out = (x < 0) | (x > 1)
+        else:
+            hi = rnd(t(1) - lo)
+            inside, fill = (x >= lo) & (x <= hi), t(0)
+            scalar_out = (x < lo) | (x > hi)
+        edge = rnd(dy * t(np.inf))
+        scalar = np.where(scalar_out, fill, np.where((x == 0) | (x == 1), edge, grad))
+        return blend(mask, lambda: np.where(inside, grad, fill), lambda: scalar)
+
+    out = binary("logit_backward_cpu", FLOAT_H, ops, fn, computed=False)
+    if dt is BF16:
+        _logit_bf16_nans(out, ops, lo < 0)
+    return out
+
+
+def _logit_bf16_nans(out, ops, nan_fill):
+    """bfloat16 NaNs as logit's loops store them: the fill (quiet_NaN, 0x7FC0) unconverted;
+    a computed NaN as its lane's converter stores it (SIMD 0xFFFF outside DEFAULT)."""
+    a = out._np
+    if a is None or not a.size:
+        return
+    bits = a.view(np.uint16)
+    nans = (bits & np.uint16(0x7FFF)) > np.uint16(0x7F80)
+    if not nans.any():
+        return
+    vector = cpu_capability.CAPABILITY != cpu_capability.DEFAULT
+    lanes = simd_lanes(ops, 2)
+    lanes = np.zeros(a.shape, bool) if lanes is None else np.broadcast_to(lanes, a.shape)
+    x = ops[1]
+    xs = np.broadcast_to(operand(x, out._dtype, np.dtype(_F32)), a.shape)
+    with np.errstate(invalid="ignore"):
+        fill = ((xs < 0) | (xs > 1)) if nan_fill else np.zeros(a.shape, bool)
+        if nan_fill:
+            fill = fill | (lanes & (xs != xs))
+    v = np.where(fill | ~lanes | (not vector), BF16_SCALAR_NAN, np.uint16(0xFFFF))
+    bits[nans] = v[nans]
