@@ -110,8 +110,6 @@ def test_whole_opinfo_database_under_vmap(tmp_path):
     assert not unnamed, unnamed
 
 
-# trilinear upsampling runs upstream's Python decomposition here (upstream: its C++ kernel); it
-# differs from upstream unbatched too (docs/agreement.md)
-KNOWN_DIVERGING = {"nn.functional.interpolate.trilinear"}
+KNOWN_DIVERGING: set = set()
 # our composite reads the tensor start/end with .item(): vmap's error
 KNOWN_ERRORS = {"linspace.tensor_overload", "logspace.tensor_overload"}

@@ -43,9 +43,6 @@ def runs():
     return upstream.run_with_float64_rerun(PROGRAM)
 
 
-@pytest.mark.xfail(strict=True, reason="aten::upsample_linear1d is served by upstream's Python "
-                   "decomposition, which rounds differently from upstream's C++ kernel (2 of 84 "
-                   "outputs of a 2x upsample land ~6 ulp away, past the derived tolerance)")
 def test_values_and_gradients_agree(runs):
     ours, up32, up64 = runs
     for key in up32:

@@ -14,6 +14,8 @@ The forward takes one of two loops (the same choice as upstream, which changes t
   one by one, each in its own order;
 * otherwise the generic N-d loop: lambdas stored in the dtype, each row interpolated along W,
   then the two rows along H.
+The loops, the index rules and the checks are written for N spatial dimensions: linear1d and
+trilinear3d (upsample_linear.py) and bicubic (upsample_bicubic.py) share them.
 The AVX512 build registers no kernel of its own here (REGISTER_DISPATCH), so it runs AVX2's;
 where upstream's compiled loops contract ``a * b + c`` into a fused multiply-add (AVX2, the
 index computation included) depends on the capability, and the orders below are the ones the
@@ -35,15 +37,17 @@ from ..core import dtypes as D
 from ..core.cast import cast_array, scalar_nans
 from ..core.construct import empty
 from ..core.device import CPU
-from ..core.layouts import channels_last, channels_last_strides, suggest_memory_format
+from ..core.layouts import (channels_last, channels_last_3d, channels_last_strides,
+                            contiguous_format, suggest_memory_format)
 from ..ops.kernel_registry import kernel
 from ..platform import cpu_capability
 from ..random.fpmath import fma32_rounded
 from .pointwise_math import fma
-from .support.common import arr, as_compute
+from .support.common import arr, as_compute, int_list
 from .support.nn_util import not_implemented
 from .support.parallel import get_num_threads
-from .upsample_aa import check_grad_output, check_sizes, pixel_scale
+from .upsample_aa import check_grad_output, pixel_scale
+from .upsample_nearest import _sizes_check
 
 _F16, _BF16 = D.BY_NAME["float16"], D.BY_NAME["bfloat16"]
 _OPMATH = {"float32": np.float32, "float64": np.float64, "float16": np.float32,
@@ -68,19 +72,29 @@ def _madd(a, b, c):
     return fma32_rounded(product.reshape(-1), _ONE, wide, None).reshape(product.shape)
 
 
-@functools.lru_cache(maxsize=64)  # shapes repeat from call to call (the arrays are not written)
-def _lambdas(in_size: int, out_size: int, align_corners: bool, scale, T):
-    """(index0, index1, lambda0, lambda1) of every output position, lambdas in T."""
+def source_index(in_size: int, out_size: int, align_corners: bool, scale, T, cubic: bool,
+                 madd=None):
+    """(real source index in T, its floor through float capped at the last input) of every
+    output position: area_pixel_compute_source_index (clamped at 0 unless ``cubic``) and
+    guard_index_and_lambda's index. ``madd``: how the build computes ``a * b + c``."""
     i = np.arange(out_size)
-    if in_size == out_size:
-        return i, i, np.ones(out_size, T), np.zeros(out_size, T)
     s = pixel_scale(in_size, out_size, align_corners, scale, T)
     if align_corners:
         real = s * i.astype(T)
     else:
-        real = _madd(np.full(out_size, s, T), i.astype(T) + T(0.5), T(-0.5))
-        real = np.where(real < 0, T(0), real)
-    i0 = np.minimum(np.floor(real.astype(np.float32)).astype(np.int64), in_size - 1)
+        real = (madd or _madd)(np.full(out_size, s, T), i.astype(T) + T(0.5), T(-0.5))
+        if not cubic:
+            real = np.where(real < 0, T(0), real)
+    return real, np.minimum(np.floor(real.astype(np.float32)).astype(np.int64), in_size - 1)
+
+
+@functools.lru_cache(maxsize=64)  # shapes repeat from call to call (the arrays are not written)
+def _lambdas(in_size: int, out_size: int, align_corners: bool, scale, T):
+    """(index0, index1, lambda0, lambda1) of every output position, lambdas in T."""
+    if in_size == out_size:
+        i = np.arange(out_size)
+        return i, i, np.ones(out_size, T), np.zeros(out_size, T)
+    real, i0 = source_index(in_size, out_size, align_corners, scale, T, False)
     l1 = np.clip(real - i0.astype(T), T(0), T(1)).astype(T)
     return i0, i0 + (i0 < in_size - 1), T(1) - l1, l1
 
@@ -94,38 +108,54 @@ def _in_dtype(lam, dt, T):
     return lam[0], lam[1], (T(1) - l1).astype(S).astype(T), l1
 
 
-def _generic(x, lh, lw):
-    h0, h1, a0, a1 = lh
-    w0, w1, b0, b1 = lw
-    r0, r1 = x[:, :, h0], x[:, :, h1]
-    t0 = _madd(r0[..., w0], b0, r0[..., w1] * b1)
-    t1 = _madd(r1[..., w0], b0, r1[..., w1] * b1)
-    return _madd(t0, a0[:, None], t1 * a1[:, None])
+def interpolate_generic(x, lams):
+    """upsample_generic_Nd's linear loop on ``x`` (N, C, *spatial), one ``lams`` entry per
+    spatial dimension: ``t0 * w0 + t1 * w1`` along the last dimension, then outward. Each
+    output's inner results do not depend on its outer indices, so a pass per dimension over the
+    whole array gives the same values."""
+    for axis in range(x.ndim - 1, 1, -1):
+        i0, i1, w0, w1 = lams[axis - 2]
+        shape = (-1,) + (1,) * (x.ndim - 1 - axis)
+        x = _madd(np.take(x, i0, axis), w0.reshape(shape),
+                  np.take(x, i1, axis) * w1.reshape(shape))
+    return x
 
 
-def _channels_last(x, lh, lw, dt):
-    """Returns (values, number of leading channels the vector loop computed)."""
-    h0, h1, a0, a1 = lh
-    w0, w1, b0, b1 = lw
-    r0, r1 = x[:, :, h0], x[:, :, h1]
-    p = (r0[..., w0], r0[..., w1], r1[..., w0], r1[..., w1])
-    w = (np.outer(a0, b0), np.outer(a0, b1), np.outer(a1, b0), np.outer(a1, b1))
+def _corners(x, lams):
+    """(values, weights) of every corner, the last dimension's index varying fastest; weights
+    are the opmath products of the lambdas, left to right."""
+    values, weights = [x], [None]
+    for axis, (i0, i1, a0, a1) in enumerate(lams, 2):
+        values = [np.take(v, i, axis) for v in values for i in (i0, i1)]
+        weights = [a if w is None else np.multiply.outer(w, a) for w in weights for a in (a0, a1)]
+    return values, weights
+
+
+def interpolate_channels_last(x, lams, dt):
+    """cpu_upsample_linear_channels_last; returns (values, number of leading channels the vector
+    loop computed)."""
+    p, w = _corners(x, lams)
     c = x.shape[1]
     vector = c - c % (_VEC_BYTES // dt._itemsize)
     out = np.empty(p[0].shape, x.dtype)
+    k = len(p)
     if vector:
-        # Vectorized: x00 w00 + (x01 w01 + (x10 w10 + x11 w11)); the compiler fuses the last
+        # Vectorized: x0 w0 + (x1 w1 + (... + x[k-1] w[k-1])); the compiler fuses the last
         # pair one way for float/double, the other way for bfloat16/half's float pairs.
         v = [q[:, :vector] for q in p]
-        last, first = (3, 2) if dt._name in ("float32", "float64") else (2, 3)
+        last, first = (k - 1, k - 2) if dt._name in ("float32", "float64") else (k - 2, k - 1)
         s = _madd(v[last], w[last], v[first] * w[first])
-        out[:, :vector] = _madd(v[0], w[0], _madd(v[1], w[1], s))
+        for j in range(k - 3, -1, -1):
+            s = _madd(v[j], w[j], s)
+        out[:, :vector] = s
     if vector < c:
         # The scalar remainder sums left to right; half's first pair fuses the other way.
         t = [q[:, vector:] for q in p]
         one, two = (1, 0) if dt is _F16 else (0, 1)
         s = _madd(t[one], w[one], t[two] * w[two])
-        out[:, vector:] = _madd(t[3], w[3], _madd(t[2], w[2], s))
+        for j in range(2, k):
+            s = _madd(t[j], w[j], s)
+        out[:, vector:] = s
     return out, vector
 
 
@@ -138,7 +168,7 @@ def _use_channels_last(self, oh: int, ow: int) -> bool:
 
 def _empty_like_format(shape, dt, like):
     """A result laid out as ``like.suggest_memory_format()``."""
-    if suggest_memory_format(tuple(like.shape), tuple(like.stride())) is channels_last:
+    if suggest_memory_format(tuple(like.shape), tuple(like.stride())) is not contiguous_format:
         return empty(shape, dt, CPU, stride=channels_last_strides(shape))
     return empty(shape, dt, CPU)
 
@@ -156,55 +186,75 @@ def _store(out, values, dt, vector_lanes):
     np.copyto(arr(out), values, casting="unsafe")
 
 
+def check_forward(k: int, self, output_size) -> None:
+    """upsample_{k}d's checks: the sizes, and an input empty only along its batch."""
+    _sizes_check(k, tuple(self.shape), tuple(output_size))
+    if self.numel() == 0 and int(np.prod(self.shape[1:])) == 0:
+        raise RuntimeError(f"Non-empty {k + 2}D data tensor expected but got a tensor with "
+                           f"sizes {int_list(self.shape)}")
+
+
 def bilinear2d(self, output_size, align_corners, scales_h, scales_w):
     """upsample_bilinear2d for every dtype but uint8."""
-    check_sizes(tuple(self.shape), tuple(output_size))
-    n, c, ih, iw = self.shape
-    if self.numel() == 0 and c * ih * iw == 0:
-        raise RuntimeError(f"Non-empty 4D data tensor expected but got a tensor with sizes "
-                           f"[{', '.join(str(int(s)) for s in self.shape)}]")
+    check_forward(2, self, output_size)
     oh, ow = (int(s) for s in output_size)
     dt = self._dtype
     cl = _use_channels_last(self, oh, ow)
-    T = _OPMATH.get(dt._name)
-    if T is None:
+    if dt._name not in _OPMATH:
         raise not_implemented("upsample_bilinear2d_channels_last" if cl else
                               "compute_indices_weights_linear", dt)
-    out = _empty_like_format((n, c, oh, ow), dt, self)
+    return linear_forward(self, (oh, ow), align_corners, (scales_h, scales_w), cl)
+
+
+def linear_forward(self, output_size, align_corners, scales, cl: bool):
+    """The linear interpolation of ``self`` (N, C, *spatial) to the spatial ``output_size``,
+    checked, by the channels-last loop (``cl``) or the generic one."""
+    dt = self._dtype
+    T = _OPMATH[dt._name]
+    out = _empty_like_format(tuple(self.shape[:2]) + tuple(output_size), dt, self)
     if out.numel() == 0:
         return out
     x = as_compute(self, dt)
-    lh = _lambdas(ih, oh, align_corners, scales_h, T)
-    lw = _lambdas(iw, ow, align_corners, scales_w, T)
+    lams = [_lambdas(i, o, align_corners, s, T)
+            for i, o, s in zip(self.shape[2:], output_size, scales)]
     with np.errstate(all="ignore"):  # infinities and NaNs are values here
         if cl:
-            values, vector = _channels_last(x, lh, lw, dt)
-            lanes = (np.arange(c) < vector)[:, None, None]
+            values, vector = interpolate_channels_last(x, lams, dt)
+            lanes = (np.arange(x.shape[1]) < vector).reshape((-1,) + (1,) * len(lams))
         else:
-            values, lanes = _generic(x, _in_dtype(lh, dt, T), _in_dtype(lw, dt, T)), None
+            values = interpolate_generic(x, [_in_dtype(lam, dt, T) for lam in lams])
+            lanes = None
         _store(out, values, dt, lanes)
     return out
 
 
 @functools.lru_cache(maxsize=32)
-def _terms(sizes, align_corners: bool, scales_h, scales_w, T):
+def _terms(in_sizes, out_sizes, align_corners: bool, scales, T):
     """The backward's terms (target element, source output, weight) in the order they are added:
-    every output adds its four corners in turn, outputs in row-major order, so each input
-    element receives its terms in that order; all elements' k-th terms come k-th, ``counts[k]``
-    of them."""
-    in_h, in_w, out_h, out_w = sizes
-    h0, h1, a0, a1 = _lambdas(in_h, out_h, align_corners, scales_h, T)
-    w0, w1, b0, b1 = _lambdas(in_w, out_w, align_corners, scales_w, T)
-    corners = [(h0, a0, w0, b0), (h0, a0, w1, b1), (h1, a1, w0, b0), (h1, a1, w1, b1)]
-    target = np.stack([(hi[:, None] * in_w + wi[None, :]).ravel()
-                       for hi, _, wi, _ in corners], 1).ravel()
-    weight = np.stack([np.outer(ah, bw).astype(T).ravel() for _, ah, _, bw in corners],
-                      1).ravel()
+    every output adds its corners in turn (the last dimension's index varying fastest), outputs
+    in row-major order, so each input element receives its terms in that order; all elements'
+    k-th terms come k-th, ``counts[k]`` of them. A corner's weight is the product of its
+    lambdas, left to right."""
+    lams = [_lambdas(i, o, align_corners, s, T) for i, o, s in zip(in_sizes, out_sizes, scales)]
+    targets, weights = [np.zeros((), np.int64)], [None]
+    for size, (i0, i1, a0, a1) in zip(in_sizes, lams):
+        targets = [np.add.outer(t * size, i) for t in targets for i in (i0, i1)]
+        weights = [a if w is None else np.multiply.outer(w, a) for w in weights for a in (a0, a1)]
+    k = len(targets)
+    target = np.stack([t.ravel() for t in targets], 1).ravel()
+    weight = np.stack([w.astype(T).ravel() for w in weights], 1).ravel()
+    seq, counts = in_order(target)
+    return target[seq], seq // k, weight[seq][:, None], counts
+
+
+def in_order(target):
+    """Terms (each adding into element ``target[j]``, in the order j) rearranged so that every
+    element's k-th term comes in the k-th group: (the terms' order, each group's size). Within
+    a group no element repeats, so a group adds at once."""
     order = np.argsort(target, kind="stable")
     sorted_target = target[order]
     rank = np.arange(len(order)) - np.searchsorted(sorted_target, sorted_target)
-    seq = order[np.argsort(rank, kind="stable")]
-    return target[seq], seq // 4, weight[seq][:, None], np.bincount(rank)
+    return order[np.argsort(rank, kind="stable")], np.bincount(rank)
 
 
 def _accumulate(g, terms, in_size: int, T):
@@ -229,38 +279,58 @@ def _accumulate(g, terms, in_size: int, T):
     return gi.astype(T, copy=False)
 
 
-@kernel("upsample_bilinear2d_backward")
-def upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners,
-                                 scales_h=None, scales_w=None):
-    check_sizes(tuple(input_size), tuple(output_size))
-    if grad_output.dim() != 4:
-        raise RuntimeError(f"Expected grad_output to be a tensor of dimension 4 but got: "
-                           f"dimension {grad_output.dim()}")
-    check_grad_output(grad_output, (input_size[0], input_size[1], output_size[0],
-                                    output_size[1]))
+def linear_backward(name: str, grad_output, output_size, input_size, align_corners, scales):
+    """upsample_{linear1d,bilinear2d,trilinear3d}_backward: the checks, then
+    cpu_upsample_linear_backward (channels-first or channels-last: each input element adds its
+    terms in the same order either way)."""
+    k = len(scales)
+    check_backward(k, grad_output, output_size, input_size)
+    cl = k > 1 and grad_output.is_contiguous(memory_format=(channels_last, channels_last_3d)[k - 2])
+    if grad_output._dtype._name not in _OPMATH:
+        raise not_implemented(f"{name}_channels_last" if cl else name, grad_output._dtype)
     dt = grad_output._dtype
-    cl = grad_output.is_contiguous(memory_format=channels_last)
-    T = _OPMATH.get(dt._name)
-    if T is None:
-        raise not_implemented("upsample_bilinear2d_backward_channels_last" if cl else
-                              "upsample_bilinear2d_backward", dt)
-    n, c, ih, iw = (int(s) for s in input_size)
-    oh, ow = (int(s) for s in output_size)
-    out = _empty_like_format((n, c, ih, iw), dt, grad_output)
+    T = _OPMATH[dt._name]
+    n, c, *spatial_in = (int(s) for s in input_size)
+    spatial_out = tuple(int(s) for s in output_size)
+    out = _empty_like_format((n, c, *spatial_in), dt, grad_output)
     if out.numel() == 0:
         return out
-    g = as_compute(grad_output, dt).reshape(n * c, oh * ow).T
-    terms = _terms((ih, iw, oh, ow), align_corners, scales_h, scales_w, T)
+    size_in, size_out = int(np.prod(spatial_in)), int(np.prod(spatial_out))
+    g = as_compute(grad_output, dt).reshape(n * c, size_out).T
+    terms = _terms(tuple(spatial_in), spatial_out, align_corners, tuple(scales), T)
     with np.errstate(all="ignore"):
-        gi = _accumulate(g, terms, ih * iw, T)
-    gi = gi.T.reshape(n, c, ih, iw)
+        gi = _accumulate(g, terms, size_in, T)
+    gi = gi.T.reshape(n, c, *spatial_in)
     lanes = None
     if dt is _BF16:  # apply_grad_input converts each slice in 16-element vectors, then the rest
         if cl:
-            flat = np.arange(ih * iw * c).reshape(ih, iw, c).transpose(2, 0, 1)
-            size = ih * iw * c
+            flat = np.moveaxis(np.arange(size_in * c).reshape(*spatial_in, c), -1, 0)
+            size = size_in * c
         else:
-            flat, size = np.arange(ih * iw).reshape(ih, iw), ih * iw
+            flat, size = np.arange(size_in).reshape(spatial_in), size_in
         lanes = flat < size - size % 16
     _store(out, gi, dt, lanes)
     return out
+
+
+def check_backward(k: int, grad_output, output_size, input_size) -> None:
+    """upsample_{k}d_backward's checks of the sizes and of grad_output against them."""
+    full = _sizes_check(k, input_size, output_size)
+    if k == 1:
+        for i in range(3):  # check_dim_size
+            if grad_output.dim() != 3 or grad_output.shape[i] != full[i]:
+                raise RuntimeError(f"Expected a tensor of dimension 3 and tensor.size[{i}] == "
+                                   f"{full[i]} but got: dimension {grad_output.dim()} and "
+                                   f"tensor.size[{i}] = {grad_output.shape[i]}")
+        return
+    if grad_output.dim() != k + 2:
+        raise RuntimeError(f"Expected grad_output to be a tensor of dimension {k + 2} but got: "
+                           f"dimension {grad_output.dim()}")
+    check_grad_output(grad_output, full)
+
+
+@kernel("upsample_bilinear2d_backward")
+def upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners,
+                                 scales_h=None, scales_w=None):
+    return linear_backward("upsample_bilinear2d_backward", grad_output, output_size, input_size,
+                           align_corners, (scales_h, scales_w))

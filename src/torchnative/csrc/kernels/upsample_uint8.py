@@ -9,8 +9,8 @@ lambda) (1 - |x| or Keys' cubic with a = -0.75, in double), and taps that fall b
 or past the last input are added into the border tap, as the float path's clamped indices
 would read them. The largest weight seen while adding (a partial sum counts) sets the int16
 precision; the passes themselves are upsample_aa's (width, then height, a dimension of
-unchanged size skipped). Bilinear's other dtypes have their own kernel (upsample_bilinear.py);
-bicubic's keep upstream's decompositions."""
+unchanged size skipped). The other dtypes have their own kernels (upsample_bilinear.py,
+upsample_bicubic.py)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from ..dispatch.call import call
 from ..ops.kernel_registry import kernel
 from .support.common import arr
 from .upsample_aa import check_sizes, int16_weights, pass_fixed_point, pixel_scale, vertical_run
+from .upsample_bicubic import bicubic2d
 from .upsample_bilinear import bilinear2d
 from .upsample_vec import _output_size
 
@@ -137,4 +138,4 @@ def _register(base: str, taps: int, floating=None):
 
 
 _register("upsample_bilinear2d", 2, bilinear2d)
-_register("upsample_bicubic2d", 4)
+_register("upsample_bicubic2d", 4, bicubic2d)

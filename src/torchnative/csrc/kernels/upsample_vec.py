@@ -1,8 +1,10 @@
-"""``upsample_linear1d.vec``: the output-size/scale-factor overload of 1-d linear interpolation
-(``F.interpolate(mode="linear")``). Upstream's C++ composite resolves the size and calls
-``upsample_linear1d``; its Python decomposition is registered only on the Python dispatcher
-(``py_impl``), which the C++ dispatcher never consults, so this composite is ours. The other
-``.vec`` overloads are served by upstream's registered decompositions."""
+"""``upsample_linear1d.vec`` and ``upsample_trilinear3d.vec``: the output-size/scale-factor
+overloads of linear and trilinear interpolation (``F.interpolate(mode="linear"/"trilinear")``).
+Upstream's C++ composites resolve the size and call the kernel; its Python decomposition either
+is registered only on the Python dispatcher (``py_impl``), which the C++ dispatcher never
+consults, or (trilinear) computes in Python instead of calling the kernel, so these composites
+are ours. The other ``.vec`` overloads are served elsewhere (upsample_uint8.py) or by
+upstream's registered decompositions."""
 
 from __future__ import annotations
 
@@ -52,3 +54,10 @@ def upsample_linear1d_vec(input, output_size, align_corners, scale_factors):
     osize = _output_size(tuple(input.shape), output_size, scale_factors)
     scale_w = scale_factors[0] if scale_factors is not None else None
     return call("upsample_linear1d", input, osize, align_corners, scale_w)
+
+
+@kernel("upsample_trilinear3d.vec", composite=True)
+def upsample_trilinear3d_vec(input, output_size, align_corners, scale_factors):
+    osize = _output_size(tuple(input.shape), output_size, scale_factors)
+    scales = scale_factors if scale_factors is not None else (None, None, None)
+    return call("upsample_trilinear3d", input, osize, align_corners, *scales)
