@@ -84,6 +84,12 @@ for c in (5, 16, 40):
 case("empty windows", lambda: mp(torch.randn(1, 2, 2, 2, 2), [2], [1], [1], [3], False))
 case("empty windows cl", lambda: mp(torch.randn(2, 3, 2, 2, 2).contiguous(memory_format=CL), [2],
                                     [1], [1], [3], True))
+case("dilation 200", lambda: mp(torch.randn(1, 2, 3, 3, 500), [1, 1, 3], [1, 1, 7], [0, 0, 1],
+                                [1, 1, 200], False))
+case("dilation 200 cl", lambda: mp(torch.randn(1, 2, 3, 3, 500).contiguous(memory_format=CL),
+                                   [1, 1, 3], [1, 1, 7], [0, 0, 1], [1, 1, 200], True))
+case("kernel 300", lambda: mp(torch.randn(1, 2, 2, 2, 310), [1, 1, 300], [1, 1, 3], [0], [1],
+                              False))
 # layouts
 y = torch.randn(2, 6, 5, 6, 7)
 case("transposed", lambda: mp(y.transpose(2, 4), [2], [1], [1], [1], False))

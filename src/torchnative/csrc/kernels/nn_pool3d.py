@@ -7,10 +7,12 @@ Upstream scans each window in row-major order (depth, rows, columns), taking a v
 greater than the running maximum (which starts at -inf, an integer type's lowest) or NaN: the
 first maximum and the last NaN win, padding never competes. That scan is separable: the result
 of scanning a sequence is the result of scanning its parts in order, each part's result taken
-when greater or NaN. So the columns are scanned first (over every row of the padded input), the
-rows over those results, then the depth: kT + kH + kW numpy passes instead of kT * kH * kW.
-A window nothing beat keeps its first real position, which upstream's channels-last loop writes
-without the depth term in the channels past its last full SIMD vector.
+when greater or NaN. So the columns are scanned first (over every row of the input), the rows
+over those results, then the depth: kT + kH + kW numpy passes instead of kT * kH * kW, each over
+the real positions only, taking values by a bitwise select (exact, and without the branch a
+masked copy mispredicts on unordered data). A window nothing beat keeps its first real position,
+which upstream's channels-last loop writes without the depth term in the channels past its last
+full SIMD vector.
 """
 
 from __future__ import annotations
@@ -28,12 +30,11 @@ from ..dispatch.call import call
 from ..dispatch.structured import write_into
 from ..ops.kernel_registry import kernel
 from ..platform import cpu_capability
-from .nn_pool import (_INT64, _MAXPOOL_TYPES, _check_scalar_type, _output_shape, _padded_nd,
+from .nn_pool import (_INT64, _MAXPOOL_TYPES, _check_scalar_type, _output_shape, _rounder,
                       _triple, _values)
-from .support.common import arr, as_compute, int_list, wrap
 from .simd_lanes import build_bytes
+from .support.common import arr, as_compute, int_list, wrap
 from .support.nn_util import not_implemented
-from .nn_pool import _rounder
 
 _INT_MAX = 2 ** 31 - 1
 BF16 = D.BY_NAME["bfloat16"]
@@ -116,27 +117,51 @@ def _layout(t) -> str:
     return "contiguous"
 
 
-def _scan_axis(v, pos, axis, k, s, dil, pad, n_out, scale, low, nan):
-    """v's windows along ``axis`` scanned in order: (maxima, flat index of each). ``pos`` holds
-    the flat index of v's entries over the later axes (None for the last axis); this axis adds
-    its input coordinate times ``scale``."""
+def _scan_axis(v, carried, axis, k, s, dil, pad, n_out, low, nan):
+    """v's windows along ``axis`` (negative) scanned in order, only over real positions: (the
+    maxima, the offsets taken). ``carried``: the offsets v's entries took along the axes already
+    scanned, returned as each window's taken entry has them, with this axis' offsets last."""
+    size = v.shape[axis]
     shape = list(v.shape)
     shape[axis] = n_out
     best = np.full(shape, low, v.dtype)
-    at = np.zeros(shape, np.int64)
+    mine = np.zeros(shape, np.uint8 if k < 256 else np.int64)
+    kept = [np.zeros(shape, c.dtype) for c in carried]
     take = np.empty(shape, bool)
-    coord = (np.arange(n_out, dtype=np.int64) * s - pad).reshape((-1,) + (1,) * (-axis - 1))
+    after = (slice(None),) * (-axis - 1)
     for j in range(k):
-        sl = (Ellipsis, slice(j * dil, j * dil + (n_out - 1) * s + 1, s)) + \
-            (slice(None),) * (-axis - 1)
-        cand = v[sl]
-        np.greater(cand, best, out=take)
+        first = j * dil - pad  # window o reads first + o * s
+        lo = -(first // s) if first < 0 else 0
+        hi = min(n_out, (size - 1 - first) // s + 1) if first < size else 0
+        if hi <= lo:
+            continue
+        src = (Ellipsis, slice(first + lo * s, first + (hi - 1) * s + 1, s)) + after
+        dst = (Ellipsis, slice(lo, hi)) + after
+        cand, b, t = v[src], best[dst], take[dst]
+        if j == 0:  # over the initial -inf / lowest, a value is taken unless it equals it
+            b[...] = cand
+            for c, kc in zip(carried, kept):
+                kc[dst] = c[src]
+            continue
+        np.greater(cand, b, out=t)
         if nan:
-            take |= np.isnan(cand)
-        best = np.where(take, cand, best)
-        here = (coord + j * dil) * scale
-        at = np.where(take, here if pos is None else pos[sl] + here, at)
-    return best, at
+            t |= np.isnan(cand)
+        ones = np.negative(t.view(np.int8))  # -1 (all bits) where taken
+        _select(b, cand, ones)
+        _select(mine[dst], np.full((), j, mine.dtype), ones)
+        for c, kc in zip(carried, kept):
+            _select(kc[dst], c[src], ones)
+    return best, kept + [mine]
+
+
+def _select(dst, src, ones):
+    """dst = src where ``ones`` (int8: -1 or 0), on the bits: exact for any value (NaN payloads,
+    signed zeros) and without the branch a masked copy mispredicts on unordered data."""
+    kind = f"i{dst.itemsize}"
+    d = dst.view(kind)
+    diff = np.bitwise_xor(d, np.asarray(src).view(kind))
+    diff &= ones if dst.itemsize == 1 else ones.astype(kind)
+    d ^= diff
 
 
 def _first_real(n_out, s, pad, dil):
@@ -145,27 +170,46 @@ def _first_real(n_out, s, pad, dil):
     return np.where(a < 0, a + (-a + dil - 1) // dil * dil, a)
 
 
+def _grid(vectors, spatial):
+    """Per-dimension vectors (D, H, W) broadcast over the output grid at ``spatial``."""
+    out = []
+    for i, v in enumerate(vectors):
+        shape = [1] * (len(spatial) + (spatial[0] != -3))
+        shape[spatial[i]] = -1
+        out.append(v.reshape(shape))
+    return out
+
+
 def _max_pool3d(x, k, st, p, dil, outs, tail):
     """Values and flat indices of x's (..., C, D, H, W) windows, computed in x's type; ``tail``:
-    the first channel of the channels-last loop's scalar tail (None: the contiguous loop)."""
+    the first channel of the channels-last loop's scalar tail (None: the contiguous loop), which
+    scans with the channels innermost."""
     ins = x.shape[-3:]
-    eff = [(k[i] - 1) * dil[i] + 1 for i in range(3)]
     low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     nan = x.dtype.kind == "f" and bool(np.isnan(x).any())
-    best, at = _padded_nd(x, outs, eff, st, p, low), None
-    scales = (ins[1] * ins[2], ins[2], 1)
+    spatial = (-3, -2, -1) if tail is None else (-4, -3, -2)
+    best, picks = (x if tail is None else np.moveaxis(x, -4, -1)), []
     for i in (2, 1, 0):
-        best, at = _scan_axis(best, at, i - 3, k[i], st[i], dil[i], p[i], outs[i], scales[i],
-                              low, nan)
+        best, picks = _scan_axis(best, picks, spatial[i], k[i], st[i], dil[i], p[i], outs[i],
+                                 low, nan)
+    starts = [np.arange(outs[i], dtype=np.int64) * st[i] - p[i] for i in range(3)]
+    d, h, w = _grid(starts, spatial)
+    pw, ph, pd = (q.astype(np.int64) for q in picks)  # offsets times dilation outgrow uint8
+    hw = ins[1] * ins[2]
+    at = (d + pd * dil[0]) * hw
+    at += (h + ph * dil[1]) * ins[2]
+    at += w + pw * dil[2]
     never = best == low  # nothing beat the initial -inf / lowest
     if never.any():
-        d0, h0, w0 = (_first_real(outs[i], st[i], p[i], dil[i]) for i in range(3))
-        plane = h0[:, None] * ins[2] + w0[None, :]
-        first = d0[:, None, None] * scales[0] + plane
+        d0, h0, w0 = _grid([_first_real(outs[i], st[i], p[i], dil[i]) for i in range(3)], spatial)
+        plane = h0 * ins[2] + w0
+        first = d0 * hw + plane
         if tail is not None:
             scalar = np.arange(x.shape[-4]) >= tail
-            first = np.where(scalar[:, None, None, None], plane, first)
-        at = np.where(never, first, at)
+            first = np.where(scalar, plane, first)
+        np.copyto(at, first, where=never)
+    if tail is not None:
+        return np.moveaxis(best, -1, -4), np.moveaxis(at, -1, -4)
     return best, at
 
 
@@ -277,18 +321,23 @@ def max_pool3d_with_indices_backward(grad_output, self, kernel_size, stride, pad
                            f"of size {self.shape[-3]}x{self.shape[-2]}x{self.shape[-1]}")
     grad = np.zeros((planes, plane), go.dtype)
     target = (idx + (np.arange(planes) * plane)[:, None]).reshape(-1)
+    flat, g = grad.reshape(-1), go.reshape(-1)
+    np.add.at(flat, target, g)
     rnd = _rounder(dt)
-    if rnd is None:
-        np.add.at(grad.reshape(-1), target, go.reshape(-1))
-    else:  # every sum rounded to dt: the outputs reaching one position added rank by rank
-        order = np.argsort(target, kind="stable")
-        at, g = target[order], go.reshape(-1)[order]
-        starts = np.flatnonzero(np.r_[True, at[1:] != at[:-1]])
-        rank = np.arange(at.size) - np.repeat(starts, np.diff(np.r_[starts, at.size]))
-        flat = grad.reshape(-1)
-        for r in range(int(rank.max()) + 1 if rank.size else 0):
-            sel = rank == r
-            flat[at[sel]] = rnd(flat[at[sel]] + g[sel])
+    if rnd is not None:
+        # each sum rounded to dt: two terms round once in either order (float32 holds their sum
+        # as upstream's float arithmetic does); from three on, rank by rank in output order
+        many = np.bincount(target, minlength=flat.size)[target] >= 3
+        if many.any():
+            order = np.argsort(target[many], kind="stable")
+            at, g = target[many][order], g[many][order]
+            flat[at] = 0
+            starts = np.flatnonzero(np.r_[True, at[1:] != at[:-1]])
+            rank = np.arange(at.size) - np.repeat(starts, np.diff(np.r_[starts, at.size]))
+            for r in range(int(rank.max()) + 1):
+                sel = rank == r
+                flat[at[sel]] = rnd(flat[at[sel]] + g[sel])
+        flat[...] = rnd(flat)
     if self.dim() == 5:
         layout = "cl" if is_channels_last_strides(self._size, self._stride) else "contiguous"
     else:
