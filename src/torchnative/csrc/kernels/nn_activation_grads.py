@@ -9,16 +9,12 @@ result stores a NaN as the loop that converted it does (``scalar_nans``).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..core import dtypes as D
-from ..core.cast import (BF16_SCALAR_NAN, BF16_VECTOR_NAN, bf16_nans,
-                         scalar_nans as stored_as_scalar)
+from ..core.cast import BF16_SCALAR_NAN, BF16_VECTOR_NAN
 from ..platform import cpu_capability
-from ..core.tensor import TensorBase
-from .pointwise_base import (BF16, F16, FLOAT_H, FLOAT_HC, REDUCED, broadcast_shape,
+from .pointwise_base import (BF16, F16, FLOAT_H, FLOAT_HC, REDUCED,
                              broadcasting, check, checked, compute_dtype, finish, operand, quiet,
                              result_type)
 from .pointwise_math import VEC_BYTES, fma
@@ -26,7 +22,7 @@ from .exp_lanes import loop_exp
 from .support.complex_arith import product, quotient
 from .copy import copy_into
 from .factories import empty_like
-from .support.iteration import ti_perm
+from .simd_lanes import loop_nans, tensor_lanes
 from ..ops.kernel_registry import kernel
 
 _F32 = np.float32
@@ -53,13 +49,8 @@ def binary(kname, types, ops, fn, scalar_types=None, computed=True, stored=()):
 
 
 def scalar_nans(out, ops) -> None:
-    """A bfloat16 result's NaNs as its loops store them: 0xFFFF where the SIMD loop converted
-    the element, c10's scalar 0x7FC0 where the scalar loop did (and everywhere in DEFAULT)."""
-    a = out._np
-    if a is None or not a.size or not bf16_nans(a).any():
-        return
-    simd = None if cpu_capability.CAPABILITY == cpu_capability.DEFAULT else simd_lanes(ops, 2)
-    stored_as_scalar(a, simd)
+    """A bfloat16 result's NaNs as its loops store them (simd_lanes.loop_nans)."""
+    loop_nans(out, ops)
 
 
 def scalar_of(v, dt):
@@ -69,68 +60,16 @@ def scalar_of(v, dt):
 
 def simd_lanes(ops, itemsize: int):
     """Which elements of the broadcast result upstream's ``cpu_kernel_vec`` computes with its
-    SIMD op (None: none): along the iterator's innermost run, where every input is contiguous
-    or exactly one is a broadcast scalar, the first ``n // (2 * lanes) * (2 * lanes)``."""
+    SIMD op (None: none): simd_lanes.tensor_lanes' mask."""
     run = run_positions(ops, itemsize)
-    return None if run is None else run[2]
+    return None if run is None else run.mask
 
 
 def run_positions(ops, itemsize: int, step=None):
-    """(each element's place in its innermost run, the run's SIMD part's length) for
-    ``simd_lanes``; None where no element is vectorized. ``step``: the elements one iteration
-    takes (two vectors' unless given). Kept per geometry (read-only)."""
-    ts = [t for t in ops if isinstance(t, TensorBase)]
-    step = 2 * VEC_BYTES // itemsize if step is None else step
-    key = (step, *[(t._size, t._stride) for t in ts])
-    hit = _RUNS.get(key, _RUNS)
-    if hit is _RUNS:
-        if len(_RUNS) >= 256:
-            _RUNS.clear()
-        hit = _RUNS[key] = _run_positions(ts, step)
-    return hit
-
-
-_RUNS: dict = {}
-
-
-def _run_positions(ts, step):
-    shape = tuple(broadcast_shape(*[t._size for t in ts]))
-    nd = len(shape)
-    strides = []
-    for t in ts:
-        off = nd - len(t._size)
-        st = [0] * nd
-        for i, (sz, s) in enumerate(zip(t._size, t._stride)):
-            st[off + i] = 0 if sz == 1 else s
-        strides.append(st)
-    dims = [d for d in ti_perm(shape, strides) if shape[d] != 1] if nd else []
-    if not dims:
-        n = math.prod(shape)
-        if n < step:
-            return None
-        return np.zeros(shape, np.int64), n // step * step, np.ones(shape, bool)
-    # coalesce the innermost dims while every operand steps through them as one run
-    run, inner = [dims[0]], shape[dims[0]]
-    for d in dims[1:]:
-        if all(st[d] == st[run[-1]] * shape[run[-1]] for st in strides):
-            run.append(d)
-            inner *= shape[d]
-        else:
-            break
-    firsts = [st[dims[0]] for st in strides]
-    if not (all(s == 1 for s in firsts) or
-            (sum(s == 0 for s in firsts) == 1 and all(s in (0, 1) for s in firsts))):
-        return None
-    cut = inner // step * step
-    if cut == 0:
-        return None
-    pos = np.zeros(shape, np.int64)
-    acc = 1
-    for d in run:
-        idx = np.arange(shape[d]).reshape([-1 if i == d else 1 for i in range(nd)])
-        pos = pos + idx * acc
-        acc *= shape[d]
-    return np.broadcast_to(pos, shape), cut, np.broadcast_to(pos < cut, shape)
+    """simd_lanes.tensor_lanes of the loop over ``ops``: (each element's place in its loop, that
+    loop's SIMD part's length, the mask), None where no element is vectorized. ``step``: the
+    elements one iteration takes (two vectors' unless given)."""
+    return tensor_lanes(ops, itemsize, step=step)
 
 
 # ---- log_sigmoid: no promotion; the result is shaped and laid out like grad_output --------------

@@ -27,9 +27,9 @@ from .pointwise_base import (BF16, F32, FLOAT_H, REDUCED, check, compute_dtype, 
                              iter_strides, operand)
 from .exp_lanes import loop_exp
 from .pointwise_math import VEC_BYTES
+from .simd_lanes import broadcast_strides, lanes
 from .support.broadcast import broadcast_shape
 from .support.common import arr
-from .support.iteration import ti_perm
 from .views import slice_
 
 
@@ -60,51 +60,15 @@ def _gate(a, b, lanes):
 
 def vector_lanes(shape, operands, itemsize: int, output_given: bool = False,
                  vec_bytes: int = VEC_BYTES):
-    """Which elements cpu_kernel_vec's SIMD op computes (None: none). ``operands``: the output's
-    and the inputs' strides in elements, broadcast to ``shape`` (the output's take part in
-    TensorIterator's dimension order only when ``output_given``). The inner loop is vectorized
-    where every operand steps by one element along the fastest dimension; it runs on through the
-    next dimensions while they continue every operand's memory (coalescing), and its first
-    multiple of two vectors go through the SIMD op. ``vec_bytes``: the vector width of the
-    kernel's build (an AVX512 process runs the AVX2 build of kernels registered without
-    ALSO_REGISTER_AVX512_DISPATCH)."""
+    """Which elements cpu_kernel_vec's SIMD op computes where it differs from the scalar op
+    (None: none, as in the DEFAULT build). ``operands``: the output's and the inputs' strides
+    in elements, broadcast to ``shape`` (the output's take part only when ``output_given``).
+    ``vec_bytes``: the vector width of the kernel's build (simd_lanes.build_bytes)."""
     if cpu_capability.CAPABILITY == cpu_capability.DEFAULT:
         return None
-    key = (tuple(shape), *map(tuple, operands), itemsize, output_given, vec_bytes)
-    hit = _LANES.get(key, _MISS)
-    if hit is _MISS:
-        if len(_LANES) >= 512:
-            _LANES.clear()
-        hit = _LANES[key] = _lanes(shape, operands, itemsize, output_given, vec_bytes)
-    return hit
-
-
-_LANES: dict = {}
-_MISS = object()
-
-
-def _lanes(shape, operands, itemsize, output_given, vec_bytes):
-    nd = len(shape)
-    ops = [tuple(0 if n == 1 else s for n, s in zip(shape, st)) for st in operands]
-    perm = [d for d in ti_perm(shape, ops if output_given else ops[1:]) if shape[d] != 1]
-    if not perm or any(o[perm[0]] != 1 for o in ops):
-        return None
-    run = [perm[0]]
-    m = shape[perm[0]]
-    for d in perm[1:]:
-        if any(o[d] != m for o in ops):
-            break
-        run.append(d)
-        m *= shape[d]
-    step = 2 * vec_bytes // itemsize
-    if m < step:
-        return None
-    pos = np.zeros([shape[d] if d in run else 1 for d in range(nd)], np.int64)
-    scale = 1
-    for d in run:
-        pos = pos + np.arange(shape[d]).reshape([-1 if i == d else 1 for i in range(nd)]) * scale
-        scale *= shape[d]
-    return np.broadcast_to(pos < m // step * step, shape)
+    out, ins = (operands[0], operands[1:]) if output_given else (None, operands[1:] or operands)
+    run = lanes(shape, ins, itemsize, out, vec_bytes)
+    return None if run is None else run.mask
 
 
 def to_bf16(r, lanes):
@@ -158,7 +122,7 @@ def glu_backward(grad_output, self, dim):
         rest = np.broadcast_to((one - s) * s * a * g, shape)
         gate = np.broadcast_to(s * g, shape)
     if dt is BF16:   # two loops (the fused one, then mul_), each over its own operands
-        grad = _broadcast_strides(grad_output, shape)
+        grad = broadcast_strides(grad_output, shape)
         rest = to_bf16(rest, vector_lanes(shape, [ghi._stride, glo._stride, first._stride,
                                                   grad], 2, True))
         gate = to_bf16(gate, vector_lanes(shape, [glo._stride, glo._stride, grad], 2, True))
@@ -166,11 +130,6 @@ def glu_backward(grad_output, self, dim):
     o[(slice(None),) * d + (slice(half, 2 * half),)] = rest
     o[(slice(None),) * d + (slice(0, half),)] = gate
     return out
-
-
-def _broadcast_strides(t, shape):
-    lead = len(shape) - len(t._size)
-    return [0] * lead + [0 if n == 1 else st for n, st in zip(t._size, t._stride)]
 
 
 def check_sigmoid_out(dt):

@@ -17,10 +17,10 @@ from ..core import dtypes as D
 from ..core.cast import scalar_nans
 from ..core.promotion import can_cast, promote_types
 from ..ops.kernel_registry import KERNELS, kernel
-from ..platform import cpu_capability
 from ..platform.float_state import quiet
 from .nn_loss import MEAN, _rounded
 from .nn_softmax_backward import to_dtype
+from .simd_lanes import AVX2_BYTES, loop_nans
 from .pointwise_base import ALL_H, BF16, FLOAT_H, REDUCED, broadcast_shape, check, \
     checked, finish
 from .support.common import as_compute, wrap
@@ -80,16 +80,10 @@ def _contiguous(r, dt):
 
 
 def vector_loop_nans(t):
-    """A new contiguous bfloat16 result of a cpu_kernel_vec loop with its NaNs as upstream stores
-    them: 0xFFFF where the vector loop converted (the first n // 32 * 32 elements of the run),
-    c10's 0x7FC0 in the scalar tail and everywhere in the DEFAULT build."""
-    a = t._np
-    if t._dtype is not BF16 or a is None or not a.flags.c_contiguous:
-        return t
-    flat = a.reshape(-1)
-    cut = 0 if cpu_capability.CAPABILITY == cpu_capability.DEFAULT else flat.size // 32 * 32
-    tail = flat[cut:]
-    scalar_nans(tail)
+    """A new bfloat16 result of a cpu_kernel_vec loop (AVX2's width in every build: these
+    kernels have no AVX512 one) with its NaNs as upstream stores them (simd_lanes.loop_nans)."""
+    if t._dtype is BF16:
+        loop_nans(t, [t], AVX2_BYTES)
     return t
 
 

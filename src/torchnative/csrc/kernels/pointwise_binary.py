@@ -23,6 +23,8 @@ from .pointwise_base import (ALL_H, ALL_HB, ALL_HBC, ALL_HC, BOOL, COMPLEX, F8, 
                              original_f32, py_dtype, quiet, result_type, shapes_of)
 from .pointwise_math import exact, fma
 from ..ops.kernel_registry import kernel
+from ..core.cast import nan_stamp
+from .simd_lanes import AVX2_BYTES, loop_nans
 from .pointwise_base import NATIVE as _NATIVE, scalar_value
 from ..core.construct import from_result
 
@@ -158,9 +160,20 @@ def _add(a, b, alpha, dt):
         if not alpha:
             return apply2(lambda x, y: np.logical_or(x, False), a, b, dt)
         return apply2(np.logical_or, a, b, dt)
+    since = nan_stamp()
     if alpha == 1 and dt not in COMPLEX:
-        return apply2(np.add, a, b, dt)
-    return apply2(_axpy(alpha, dt), a, b, dt)
+        return reduced_nans(apply2(np.add, a, b, dt), a, b, since)
+    return reduced_nans(apply2(_axpy(alpha, dt), a, b, dt), a, b, since)
+
+
+def reduced_nans(out, a, b, since):
+    """A float16/bfloat16 result's NaNs as add/sub/mul/div's loop stores them (their AVX2
+    build runs under AVX512 too); a one-element second operand is no operand of the loop
+    (upstream reads it once: ``is_cpu_scalar``)."""
+    if out._dtype in REDUCED:
+        one = not isinstance(b, TensorBase) or b.numel() == 1
+        loop_nans(out, (a,) if one else (a, b), AVX2_BYTES, since)
+    return out
 
 
 def _axpy(alpha, dt):
@@ -215,9 +228,11 @@ def sub(self, other, alpha=1):
     if type(alpha) is not int or alpha != 1:
         _alpha_check(dt, alpha)
     check("sub_stub", dt, ALL_HC)
+    since = nan_stamp()
     if alpha == 1 and dt not in COMPLEX:
-        return apply2(np.subtract, self, other, dt)
-    return apply2(_axpy(-alpha, dt), self, other, dt)  # upstream: add with -alpha
+        return reduced_nans(apply2(np.subtract, self, other, dt), self, other, since)
+    # upstream: add with -alpha
+    return reduced_nans(apply2(_axpy(-alpha, dt), self, other, dt), self, other, since)
 
 
 @kernel("rsub.Tensor", "rsub.Scalar")
@@ -243,7 +258,9 @@ def mul(self, other):
         return apply2(np.logical_and, self, other, dt)
     if dt in COMPLEX:  # c10::complex's product, each part rounded in the dtype
         return apply2(complex_arith.product, self, other, dt)
-    return apply2(np.multiply, self, other, dt, reduced_scalar=True)
+    since = nan_stamp()
+    return reduced_nans(apply2(np.multiply, self, other, dt, reduced_scalar=True), self, other,
+                        since)
 
 
 # ---- division -----------------------------------------------------------------------------------
@@ -280,7 +297,8 @@ def _floor_div_float(x, y):
 def div_true(a, b):
     dt = _float_dtype(dtype2(a, b))
     check("div_cpu", dt, FLOAT_HC)
-    return apply2(np.true_divide, a, b, dt, reduced_scalar=True)
+    since = nan_stamp()
+    return reduced_nans(apply2(np.true_divide, a, b, dt, reduced_scalar=True), a, b, since)
 
 
 def div_trunc(a, b):
@@ -599,7 +617,11 @@ def _extremum(name, a, b, fn):
     if dt is BOOL:
         return apply2(np.logical_or if fn is np.maximum else np.logical_and, a, b, dt)
     check(f"{name}_cpu", dt, ALL_H)
-    return apply2(fn, a, b, dt)  # numpy's maximum/minimum propagate NaN, as upstream's do
+    since = nan_stamp()
+    out = apply2(fn, a, b, dt)  # numpy's maximum/minimum propagate NaN, as upstream's do
+    if dt in REDUCED:   # the AVX2 build's loop over both operands
+        loop_nans(out, (a, b), AVX2_BYTES, since)
+    return out
 
 
 @kernel("maximum")

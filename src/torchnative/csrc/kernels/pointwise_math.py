@@ -13,13 +13,12 @@ Newton steps), evaluated in the working precision as upstream does.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..platform import cpu_capability
 from ..random.fpmath import contracted32, contracted64, fma32
 from .pointwise_base import quiet
+from .simd_lanes import lanes
 
 _WIDER = {np.dtype(np.float32): np.float64, np.dtype(np.complex64): np.complex128,
           np.dtype(np.float16): np.float64}
@@ -249,46 +248,11 @@ SIMD_MATH = cpu_capability.SIMD_MATH
 
 
 def vectorized_mask(shape, strides, itemsize: int):
-    """Which elements upstream's ``vectorized_loop`` computes with its SIMD op (the others go
-    through the scalar op): along each contiguous inner run of n elements, the first
-    ``n // (2 * lanes) * (2 * lanes)``, lanes = VEC_BYTES / itemsize (pass the itemsize of the
-    type the loop's vectors hold). Returns None when no element is vectorized.
-
-    ``strides`` are in elements. A dense tensor is one run in memory order; otherwise runs are
-    the innermost (stride-1) dimension's rows. Runs split across threads (>= 32768 elements) are
-    not modelled.
-    """
-    step = 2 * VEC_BYTES // itemsize
-    n = math.prod(shape)
-    dims = [(st, sz) for sz, st in zip(shape, strides) if sz != 1]
-    dense = True
-    expected = 1
-    for st, sz in sorted(dims):
-        if st != expected:
-            dense = False
-            break
-        expected *= sz
-    if dense:
-        cut = (n // step) * step
-        if cut == 0:
-            return None
-        if not shape:
-            return np.ones((), bool)
-        pos = np.zeros(shape, dtype=np.int64)  # each element's place in memory order
-        for d in range(len(shape)):
-            if shape[d] != 1:
-                idx = np.arange(shape[d]).reshape([-1 if i == d else 1 for i in range(len(shape))])
-                pos = pos + idx * strides[d]
-        return pos < cut
-    inner = [d for d, (sz, st) in enumerate(zip(shape, strides)) if st == 1 and sz != 1]
-    if not inner:
-        return None
-    d = inner[-1]
-    m = shape[d]
-    if m < step:
-        return None
-    along = np.arange(m) < (m // step) * step
-    return np.broadcast_to(along.reshape([-1 if i == d else 1 for i in range(len(shape))]), shape)
+    """Which elements of a one-input loop over a tensor of ``strides`` (in elements) upstream's
+    ``vectorized_loop`` computes with its SIMD op (simd_lanes.lanes; ``itemsize``: the type its
+    vectors hold); None when none is."""
+    run = lanes(shape, [strides], itemsize)
+    return None if run is None else run.mask
 
 
 # oneDNN's eltwise_gelu_erf on AVX512 (what upstream's gelu calls for contiguous float32, and

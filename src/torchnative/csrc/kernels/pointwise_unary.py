@@ -14,14 +14,19 @@ import numpy as np
 
 from ..core import dtypes as D
 from .support.common import arr, opmath
-from ..core.cast import cast_array
+from ..core.cast import cast_array, nan_stamp
 from ..core.construct import from_result
 from .pointwise_base import (ALL_H, ALL_HC, BOOL, C32, COMPLEX, F8, F32, F64, FLOAT_H, FLOAT_HC,
                              INTEGRAL,
                              NATIVE, REDUCED, check, checked, compute_dtype, finish,
                              operand, quiet)
-from .pointwise_math import erf, erf_vec32, erfc, erfinv, exact, vectorized_mask
+from .pointwise_math import erf, erf_vec32, erfc, erfinv, exact
 from ..ops.kernel_registry import kernel
+from ..platform import cpu_capability
+from .simd_lanes import (AVX2_BYTES, SCALAR, VML, build_bytes, loop_nans, sign_bit_nans,
+                         tensor_lanes)
+
+_WIDE = build_bytes(True)   # the kernels upstream also builds for AVX512
 
 
 def float_dtype(self) -> D.dtype:
@@ -53,17 +58,25 @@ def _erf(self):
     return fn
 
 
-def _float_op(names, kname, types, fn):
+def _float_op(names, kname, types, fn, loop=VML):
     """Register a unary float op: promote integers to the default dtype, check the dispatch
-    group, compute ``fn`` in the opmath dtype."""
+    group, compute ``fn`` in the opmath dtype. ``loop``: the vector width of upstream's loop
+    (simd_lanes.loop_nans), which decides a float16/bfloat16 NaN's bits."""
     def op(self):
         dt = float_dtype(self)
         check(kname, dt, types)
-        return apply1(fn or _erf(self), self, dt)
+        since = nan_stamp()
+        return reduced_nans(apply1(fn or _erf(self), self, dt), self, loop, since)
 
     op.__name__ = names[0]
     kernel(*names)(op)
     return op
+
+
+def reduced_nans(out, self, loop, since):
+    if out._dtype in REDUCED:
+        loop_nans(out, (self,), loop, since)
+    return out
 
 
 def _e(f):
@@ -83,14 +96,18 @@ def rsqrt(self):
         return apply1(_rsqrt, self, dt)
     # float16/bfloat16: the SIMD loop (float vectors) rounds once; its scalar tail computes
     # 1 / std::sqrt(a) in the reduced type, rounding the square root first
-    mask = vectorized_mask(self._size, self._stride, 4)
+    # Vectorized<Half/BFloat16> of AVX2's build; DEFAULT's generic one computes as the tail
+    run = None if cpu_capability.CAPABILITY == cpu_capability.DEFAULT else \
+        tensor_lanes((self,), 2, AVX2_BYTES)
+    mask = None if run is None else run.mask
     npdt = D.numpy_dtype(dt)
 
     def fn(x):
         tail = 1 / np.sqrt(x).astype(npdt).astype(np.float32)
         return tail if mask is None else np.where(mask, 1 / np.sqrt(x), tail)
 
-    return apply1(fn, self, dt)
+    since = nan_stamp()
+    return reduced_nans(apply1(fn, self, dt), self, AVX2_BYTES, since)
 
 
 def _sigmoid(x):
@@ -149,35 +166,35 @@ def _reciprocal(x):
     return 1 / x
 
 
-for _names, _k, _types, _fn in (
-    (("exp",), "exp_vml_cpu", FLOAT_HC, _e(np.exp)),
-    (("exp2",), "exp2_vml_cpu", FLOAT_HC, _exp2),
-    (("expm1",), "expm1_vml_cpu", FLOAT_HC, _e(np.expm1)),
-    (("log",), "log_vml_cpu", FLOAT_HC, _e(np.log)),
-    (("log2",), "log2_vml_cpu", FLOAT_HC, _e(np.log2)),
-    (("log10",), "log10_vml_cpu", FLOAT_HC, _e(np.log10)),
-    (("log1p",), "log1p_vml_cpu", FLOAT_HC, _log1p),
-    (("sin",), "sin_vml_cpu", FLOAT_HC, _e(np.sin)),
-    (("cos",), "cos_vml_cpu", FLOAT_HC, _e(np.cos)),
-    (("tan",), "tan_vml_cpu", FLOAT_HC, _e(np.tan)),
-    (("asin",), "asin_vml_cpu", FLOAT_HC, _e(np.arcsin)),
-    (("acos",), "acos_vml_cpu", FLOAT_HC, _e(np.arccos)),
-    (("atan",), "atan_vml_cpu", FLOAT_HC, _e(np.arctan)),
-    (("sinh",), "sinh_vml_cpu", FLOAT_HC, _e(np.sinh)),
-    (("cosh",), "cosh_vml_cpu", FLOAT_HC, _e(np.cosh)),
-    (("tanh",), "tanh_vml_cpu", FLOAT_HC, _e(np.tanh)),
-    (("asinh",), "asinh_cpu", FLOAT_HC, _e(np.arcsinh)),
-    (("acosh",), "acosh_cpu", FLOAT_HC, _e(np.arccosh)),
-    (("atanh",), "atanh_cpu", FLOAT_HC, _e(np.arctanh)),
-    (("sqrt",), "sqrt_vml_cpu", FLOAT_HC, np.sqrt),
-    (("reciprocal",), "reciprocal_cpu", FLOAT_HC, _reciprocal),
-    (("sigmoid",), "sigmoid_cpu", FLOAT_HC, _sigmoid),
-    (("sinc",), "sinc_cpu", FLOAT_HC, _sinc),
-    (("erf",), "erf_vml_cpu", FLOAT_H, None),
-    (("erfc",), "erfc_vml_cpu", FLOAT_H, erfc),
-    (("erfinv",), "erfinv_vml_cpu", FLOAT_H, erfinv),
+for _names, _k, _types, _fn, _loop in (
+    (("exp",), "exp_vml_cpu", FLOAT_HC, _e(np.exp), VML),
+    (("exp2",), "exp2_vml_cpu", FLOAT_HC, _exp2, _WIDE),
+    (("expm1",), "expm1_vml_cpu", FLOAT_HC, _e(np.expm1), VML),
+    (("log",), "log_vml_cpu", FLOAT_HC, _e(np.log), VML),
+    (("log2",), "log2_vml_cpu", FLOAT_HC, _e(np.log2), VML),
+    (("log10",), "log10_vml_cpu", FLOAT_HC, _e(np.log10), VML),
+    (("log1p",), "log1p_vml_cpu", FLOAT_HC, _log1p, VML),
+    (("sin",), "sin_vml_cpu", FLOAT_HC, _e(np.sin), VML),
+    (("cos",), "cos_vml_cpu", FLOAT_HC, _e(np.cos), VML),
+    (("tan",), "tan_vml_cpu", FLOAT_HC, _e(np.tan), VML),
+    (("asin",), "asin_vml_cpu", FLOAT_HC, _e(np.arcsin), VML),
+    (("acos",), "acos_vml_cpu", FLOAT_HC, _e(np.arccos), VML),
+    (("atan",), "atan_vml_cpu", FLOAT_HC, _e(np.arctan), VML),
+    (("sinh",), "sinh_vml_cpu", FLOAT_HC, _e(np.sinh), _WIDE),
+    (("cosh",), "cosh_vml_cpu", FLOAT_HC, _e(np.cosh), _WIDE),
+    (("tanh",), "tanh_vml_cpu", FLOAT_HC, _e(np.tanh), VML),
+    (("asinh",), "asinh_cpu", FLOAT_HC, _e(np.arcsinh), SCALAR),
+    (("acosh",), "acosh_cpu", FLOAT_HC, _e(np.arccosh), SCALAR),
+    (("atanh",), "atanh_cpu", FLOAT_HC, _e(np.arctanh), _WIDE),
+    (("sqrt",), "sqrt_vml_cpu", FLOAT_HC, np.sqrt, VML),
+    (("reciprocal",), "reciprocal_cpu", FLOAT_HC, _reciprocal, _WIDE),
+    (("sigmoid",), "sigmoid_cpu", FLOAT_HC, _sigmoid, _WIDE),
+    (("sinc",), "sinc_cpu", FLOAT_HC, _sinc, SCALAR),
+    (("erf",), "erf_vml_cpu", FLOAT_H, None, VML),
+    (("erfc",), "erfc_vml_cpu", FLOAT_H, erfc, VML),
+    (("erfinv",), "erfinv_vml_cpu", FLOAT_H, erfinv, VML),
 ):
-    _float_op(_names, _k, _types, _fn)
+    _float_op(_names, _k, _types, _fn, _loop)
 
 
 @kernel("logit")
@@ -213,7 +230,7 @@ def neg(self):
         return _same(self, "neg_cpu", ALL_HC, np.negative)
     if self._dtype in COMPLEX:  # upstream's complex vector negation is 0 - z: -(0+0j) is +0
         return _same(self, "neg_cpu", ALL_HC, lambda z: np.subtract(z.dtype.type(0), z))
-    return _same(self, "neg_cpu", ALL_HC, np.negative)
+    return _signed(self, "neg_cpu", ALL_HC, np.negative, True)
 
 
 @kernel("abs")
@@ -221,7 +238,15 @@ def abs_(self):
     dt = self._dtype
     if dt in COMPLEX:
         return apply1(_e(np.abs), self, dt, dt.to_real())
-    return _same(self, "abs_cpu", ALL_H | F8, np.abs)
+    return _signed(self, "abs_cpu", ALL_H | F8, np.abs, False)
+
+
+def _signed(self, kname, types, fn, flip):
+    since = nan_stamp()
+    out = _same(self, kname, types, fn)
+    if out._dtype in REDUCED:
+        sign_bit_nans(out, self, flip, since)
+    return out
 
 
 @kernel("abs_")
