@@ -170,7 +170,7 @@ def reduced_nans(out, a, b, since):
     """A float16/bfloat16 result's NaNs as add/sub/mul/div's loop stores them (their AVX2
     build runs under AVX512 too); a one-element second operand is no operand of the loop
     (upstream reads it once: ``is_cpu_scalar``)."""
-    if out._dtype in REDUCED:
+    if out._dtype in REDUCED and since != nan_stamp():   # (else no NaN was stored)
         one = not isinstance(b, TensorBase) or b.numel() == 1
         loop_nans(out, (a,) if one else (a, b), AVX2_BYTES, since)
     return out

@@ -74,7 +74,7 @@ def _float_op(names, kname, types, fn, loop=VML):
 
 
 def reduced_nans(out, self, loop, since):
-    if out._dtype in REDUCED:
+    if out._dtype in REDUCED and since != nan_stamp():   # (else no NaN was stored)
         loop_nans(out, (self,), loop, since)
     return out
 
