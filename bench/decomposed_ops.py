@@ -65,6 +65,7 @@ def cases(torch):
         "elu_backward 16x64": lambda: A.elu_backward(x, 1.0, 1.0, 1.0, False, y),
         "softplus_backward 16x64": lambda: A.softplus_backward(x, y, 1.0, 20.0),
         "gelu_backward 16x64, strided x": lambda: A.gelu_backward(x, wide[:, ::2]),
+        "gelu_backward tanh 16x64": lambda: A.gelu_backward(x, y, approximate="tanh"),
         "hardswish_backward 16x64": lambda: A.hardswish_backward(x, y),
         "logit_backward 16x64": lambda: A.logit_backward(x, s),
         "logit_backward eps 16x64": lambda: A.logit_backward(x, s, 1e-6),

@@ -4,16 +4,15 @@ logit_backward (BinaryOpsKernel.cpp).
 
 Each is a promoting binary TensorIterator op whose loop computes in the compute dtype (float32
 for float16/bfloat16) and rounds once -- except logit_backward, which computes float16/bfloat16
-in their own type, one rounding per operation. SIMD lanes (``simd_lanes``) take SLEEF's exp
-and ATen's polynomial erf, the scalar loop glibc's functions; where upstream's build contracts
-the SIMD loop's ``a * b + c`` it is one rounding (``fma``; measured: its scalar loop does not).
+in their own type, one rounding per operation. SIMD lanes (``simd_lanes``) take SLEEF's exp and
+tanhf and ATen's polynomial erf, the scalar loop glibc's functions; where upstream's build
+contracts an ``a * b + c`` it is one rounding (``fma``; which ones, measured per loop).
 
 Left on upstream's Python decomposition, from inside the kernel: gelu_backward's exact form
 where upstream hands it to oneDNN (contiguous input: float32, and bfloat16/float16 where oneDNN
-computes them natively), whose jit backward is not reproduced; float64 (SLEEF's erf in double in
-SIMD lanes, and glibc's erf/exp in the scalar loop, not matched yet); the tanh form (SLEEF's
-tanhf).
-mish_backward (SLEEF's log1pf and tanhf) has no kernel here.
+computes them natively), whose jit backward is not reproduced; and float64 (SLEEF's erf and tanh
+in double in SIMD lanes, and glibc's erf/exp in the scalar loop, not matched yet).
+mish_backward (SLEEF's log1pf besides) has no kernel here.
 """
 
 from __future__ import annotations
@@ -24,8 +23,9 @@ from ..core import dtypes as D
 from ..core.cast import BF16_SCALAR_NAN
 from ..platform import cpu_capability
 from ..random.fpmath import fma32, libmf
-from .exp_lanes import loop_exp, sleef_expf
-from .nn_activation_grads import binary, blend, nan_values, scalar_of, simd_lanes
+from .exp_lanes import _ldexp2, _quotient, loop_exp, sleef_expf
+from .nn_activation_grads import (binary, blend, nan_values, run_positions, scalar_of,
+                                  simd_lanes)
 from .pointwise_base import (BF16, F16, F32, F64, FLOAT_H, REDUCED, arr, check, checked, operand,
                              result_type)
 from .pointwise_math import fma
@@ -34,6 +34,7 @@ from .factories import empty_like
 from ..ops.kernel_registry import kernel
 
 _F32 = np.float32
+_ALL_ONES = np.array(0xFFFFFFFF, np.uint32).view(_F32)[()]  # a NaN with every bit set
 
 
 def _decomposed(name: str):
@@ -98,8 +99,88 @@ def _erf_lanes(z, mask):
     return r
 
 
+# ---- SLEEF's tanhf (Sleef_tanhf*_u10, FMA builds): what Vectorized<float>::tanh computes ---------
+# exp(|x|) as a float-float pair (expk2f), then (e - 1/e) / (e + 1/e) in float-float arithmetic;
+# every fused step is one fma32. Measured against upstream's SIMD lanes (glibc's tanhf, which the
+# scalar loop calls, is another function: not correctly rounded).
+_R_LN2F = _F32(1.442695040888963407359924681001892137426645954152985934135449406931)
+_L2U, _L2L = _F32(0.693145751953125), _F32(1.428606765330187045e-06)
+_EXPK2F_POLY = [_F32(c) for c in (0.1394256484e-2, 0.8333456703e-2, 0.4166637361e-1)]
+
+
+def _df_add2(x, y):
+    """dfadd2 of a pair and a pair or a float (Knuth's two-sum of the heads)."""
+    y0, y1 = y if isinstance(y, tuple) else (y, None)
+    s = x[0] + y0
+    v = s - x[0]
+    t = (x[0] - (s - v)) + (y0 - v)
+    return s, t + (x[1] if y1 is None else x[1] + y1)
+
+
+def _df_mul(x, y, fused):
+    """dfmul of a pair and a pair or a float."""
+    if not isinstance(y, tuple):
+        s = x[0] * y
+        return s, fused(x[1], y, fused(x[0], y, -s))
+    s = x[0] * y[0]
+    return s, fused(x[0], y[1], fused(x[1], y[0], fused(x[0], y[0], -s)))
+
+
+def _expk2f(y, fused):
+    u = y * _R_LN2F
+    q = _quotient(np.rint(u), 32)
+    qf = q.astype(_F32)
+    s = _df_add2(_df_add2((y, np.zeros_like(y)), qf * -_L2U), qf * -_L2L)
+    u = np.full(y.shape, _F32(0.1980960224e-3), _F32)
+    for c in _EXPK2F_POLY:
+        u = fused(u, s[0], c)
+    t = _df_add2(_df_mul(s, u, fused), _F32(0.166666659414234244790680580464))
+    t = _df_add2(_df_mul(s, t, fused), _F32(0.5))
+    sq = s[0] * s[0]
+    t = _df_add2(s, _df_mul((sq, fused(s[0] + s[0], s[1], fused(s[0], s[0], -sq))), t, fused))
+    h = _F32(1) + t[0]  # dfadd(1, t)
+    t = h, ((_F32(1) - h) + t[0]) + t[1]
+    return tuple(_ldexp2(v, q, 0x7F, 23, _F32) for v in t)
+
+
+def _tanhf_steps(x, fused):
+    y = np.abs(x)
+    d = _expk2f(y, fused)
+    r = _F32(1) / d[0]  # dfrec
+    e = r, r * fused(-d[1], r, fused(-d[0], r, _F32(1)))
+    n = d[0] - e[0]  # dfadd(d, -e), dfadd(d, e): |d| >= |e|
+    n = n, (((d[0] - n) - e[0]) + d[1]) - e[1]
+    m = d[0] + e[0]
+    m = m, (((d[0] - m) + e[0]) + d[1]) + e[1]
+    t = _F32(1) / m[0]  # dfdiv(n, m)
+    q = n[0] * t
+    w = fused(-m[1], t, fused(-m[0], t, _F32(1)))
+    y = q + fused(q, w, fused(n[1], t, fused(t, n[0], -q)))
+    y = np.where((np.abs(x) > _F32(8.664339742)) | (y != y), _F32(1), y)
+    # a NaN x: all bits set (vor with the isnan mask)
+    return np.where(x != x, _ALL_ONES, np.copysign(y, x)).astype(_F32)
+
+
+def sleef_tanhf(x):
+    """Sleef_tanhf_u10 of a float32 array."""
+    with np.errstate(all="ignore"):
+        return _tanhf_steps(x, fma32)
+
+
+def _tanh_lanes(z, mask):
+    """tanh as each lane computes it: SLEEF's in SIMD lanes, glibc's tanhf elsewhere."""
+    if mask is None or not cpu_capability.SIMD_MATH:
+        return libmf("tanhf", z)
+    if mask.all():
+        return sleef_tanhf(z)
+    r = libmf("tanhf", z)
+    r[mask] = sleef_tanhf(z[mask])
+    return r
+
+
 # ---- gelu: dy * (cdf + x * pdf), cdf = (1 + erf(x / sqrt 2)) / 2, pdf = exp(-x^2 / 2) / sqrt(2 pi)
 _SQRT1_2 = 0.70710678118654752440
+_SQRT2 = 1.41421356237309504880
 _2_SQRTPI = 1.12837916709551257390
 
 
@@ -109,9 +190,12 @@ def gelu_backward(grad_output, self, *, approximate="none"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     dt = result_type(grad_output, self)
     check("GeluBackwardKernelImpl", dt, FLOAT_H)
-    if approximate == "tanh" or dt is F64 or _onednn(self):
+    if dt is F64 or (approximate == "none" and _onednn(self)):
         return _decomposed("gelu_backward")(grad_output, self, approximate=approximate)
     ops = _promoted((grad_output, self))
+    if approximate == "tanh":
+        return binary("GeluBackwardKernelImpl", FLOAT_H, ops,
+                      lambda dt, dy, x: _gelu_tanh(ops, dt, dy, x))
 
     def fn(dt, dy, x):
         t = x.dtype.type
@@ -123,25 +207,60 @@ def gelu_backward(grad_output, self, *, approximate="none"):
         beta = t(_2_SQRTPI * _SQRT1_2 * 0.5)
         cdf = t(0.5) * (t(1) + _erf_lanes(np.array(x * t(_SQRT1_2)), mask))
         pdf = beta * loop_exp(np.array(x * x * t(-0.5)), mask)
-        # the SIMD loop's cdf + x * pdf is contracted where its build fuses; the scalar loop's not
-        r = blend(mask, lambda: dy * fma(x, pdf, cdf), lambda: dy * (cdf + x * pdf))
-        return nan_values(r, *_gelu_nans(dt, mask, dy, x))
+        # float32's SIMD loop contracts cdf + x * pdf where its build fuses; its scalar loop and
+        # the float16/bfloat16 loops do not (measured)
+        plain = dy * (cdf + x * pdf)
+        if dt in REDUCED:
+            r = plain
+        else:
+            r = blend(mask, lambda: dy * fma(x, pdf, cdf), lambda: plain)
+        return nan_values(r, *_gelu_nans(ops, dt, mask, dy, x))
 
     return binary("GeluBackwardKernelImpl", FLOAT_H, ops, fn)
 
 
-def _gelu_nans(dt, mask, dy, x):
+_KAPPA = 0.044715
+
+
+def _gelu_tanh(ops, dt, dy, x):
+    """dy * (left' + right'), left = x / 2, right = 1 + tanh(inner), inner = beta (x + kappa x^3);
+    both loops contract inner's, 1 - tanh^2's and inner''s multiply-adds (measured), not the sum."""
+    t = x.dtype.type
+    mask = simd_lanes(ops, dt.itemsize)
+    x = np.broadcast_to(x, np.broadcast_shapes(dy.shape, x.shape))
+    if mask is not None:
+        mask = np.broadcast_to(mask, x.shape)
+    beta, kappa = t(_SQRT2 * _2_SQRTPI * 0.5), t(_KAPPA)
+    x_sq = x * x
+    th = _tanh_lanes(np.array(beta * fma(np.full_like(x, kappa), x_sq * x, x)), mask)
+    tanh_d = fma(-th, th, t(1))
+    inner_d = beta * fma(np.full_like(x, t(3) * kappa), x_sq, t(1))
+    r = dy * (t(0.5) * (t(1) + th) + t(0.5) * x * tanh_d * inner_d)
+    return nan_values(r, *_gelu_nans(ops, dt, mask, dy, x, tanh=True))
+
+
+def _gelu_nans(ops, dt, mask, dy, x, tanh=False):
     """Which NaN gelu_backward's loops keep (``nan_values``; measured): x's, then the invalid
-    inf * 0 of an infinite x, then dy's -- except float16's scalar loop in FMA builds, where
-    dy's comes first."""
+    inf * 0 of an infinite x, then dy's -- except that float16's scalar loop in FMA builds keeps
+    dy's first (and so does the AVX512 build's SIMD loop of the tanh form, in a quarter of its
+    lanes), and that SLEEF's tanhf makes a NaN x's SIMD lanes all ones."""
     # (x * 0 of an infinite x: the invalid operation's NaN, as the loop's own)
     rules = [(x != x, x), (np.isinf(x), x * x.dtype.type(0)), (dy != dy, dy)]
+    simd = mask is not None and cpu_capability.SIMD_MATH
+    if tanh and simd:
+        rules.insert(0, ((x != x) & mask, _ALL_ONES))
     if dt is F16 and cpu_capability.CONTRACTS_FMA:
         first = dy != dy
-        if mask is not None:
-            first = first & ~mask
+        if simd:
+            keep = ~mask
+            if tanh and cpu_capability.CAPABILITY == cpu_capability.AVX512:
+                # the first float quarter of each 64-element step (its compiled operand order)
+                pos = np.broadcast_to(run_positions(ops, 2)[0], mask.shape)
+                keep = keep | (pos % 64 < 16)
+            first = first & keep
         rules.insert(0, (first, dy))
     return rules
+
 
 
 def _onednn(self) -> bool:
