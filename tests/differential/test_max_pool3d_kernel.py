@@ -191,6 +191,38 @@ for name, xx in (("plain", xb), ("cl", xb_cl), ("transposed", xb.transpose(2, 4)
             gd[go > 1.5] = float("nan")
             case(f"backward {name}{gname} {dt}", lambda: A.max_pool3d_with_indices_backward(
                 gd, xx.to(dt), [2], [1], [1], [1], False, i))
+# the backward's checks (its output sizes are the gradient's) and the -1 index it skips
+B = A.max_pool3d_with_indices_backward
+vb, ib = mp(xb, [2])
+gb = torch.randn(vb.shape)
+BACK = {
+    "go double": (gb.double(), xb, [2], [2], [0], [1], ib),
+    "go double 3-D input": (gb.double(), xb[0, 0], [2], [2], [0], [1], ib),
+    "go double kernel 2 ints": (gb.double(), xb, [2, 2], [2], [0], [1], ib),
+    "3-D input": (gb, xb[0, 0], [2], [2], [0], [1], ib),
+    "kernel overflow": (gb, xb, [2 ** 31], [2], [0], [1], ib),
+    "kernel 0": (gb, xb, [0], [2], [0], [1], ib), "pad 3": (gb, xb, [2], [2], [3], [1], ib),
+    "empty channels": (torch.randn(2, 0, 2, 2, 2), torch.randn(2, 0, 4, 5, 6), [2], [2], [0],
+                       [1], ib[:, :0]),
+    "empty batch": (torch.randn(0, 3, 2, 2, 3), torch.randn(0, 3, 4, 5, 6), [2], [2], [0], [1],
+                    ib[:0]),
+    "go 4-D": (gb[0], xb, [2], [2], [0], [1], ib), "go depth 3": (torch.randn(2, 3, 3, 2, 3), xb,
+                                                                  [2], [2], [0], [1], ib),
+    "go width 2": (torch.randn(2, 3, 2, 2, 2), xb, [2], [2], [0], [1], ib),
+    "indices short": (gb, xb, [2], [2], [0], [1], ib[:, :, :1]),
+    "indices int32": (gb, xb, [2], [2], [0], [1], ib.int()),
+    "bool": (gb.bool(), xb.bool(), [2], [2], [0], [1], ib),
+    "long": (gb.long(), xb.long(), [2], [2], [0], [1], ib),
+    "long go cl": (gb.long().contiguous(memory_format=CL), xb.long(), [2], [2], [0], [1], ib),
+    "kernel larger than input": (gb, xb, [5], [2], [0], [1], ib),
+    "stride not the forward's": (gb, xb, [2], [1], [0], [1], ib),
+    "index -1": (gb, xb, [2], [2], [0], [1], torch.where(gb > 0, ib, -1)),
+    "index -1 bf16": (gb.bfloat16(), xb.bfloat16(), [2], [2], [0], [1], torch.full_like(ib, -1)),
+    "go cl input plain": (gb.contiguous(memory_format=CL), xb, [2], [2], [0], [1], ib),
+    "go plain input cl": (gb, xb_cl, [2], [2], [0], [1], ib),
+}
+for name, (g_, x_, k_, s_, p_, d_, i_) in BACK.items():
+    case(f"backward {name}", lambda: B(g_, x_, k_, s_, p_, d_, False, i_))
 x4 = torch.randn(3, 5, 6, 7, requires_grad=True)
 case("grad 4-D", lambda: torch.autograd.grad(F.max_pool3d(x4, 2, 1, 1).sum(), x4)[0])
 case("max_pool3d", lambda: F.max_pool3d(x, 3, 2, 1, ceil_mode=True))

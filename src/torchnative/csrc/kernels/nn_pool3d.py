@@ -30,8 +30,8 @@ from ..dispatch.call import call
 from ..dispatch.structured import write_into
 from ..ops.kernel_registry import kernel
 from ..platform import cpu_capability
-from .nn_pool import (_INT64, _MAXPOOL_TYPES, _check_scalar_type, _output_shape, _rounder,
-                      _triple, _values)
+from .nn_pool import (_FLOATS, _INT64, _MAXPOOL_TYPES, _check_dim_size, _check_same_dtype,
+                      _check_scalar_type, _output_shape, _rounder, _triple, _values)
 from .simd_lanes import build_bytes
 from .support.common import arr, as_compute, int_list, wrap
 from .support.nn_util import not_implemented
@@ -64,8 +64,8 @@ def _out_len(size, k, pad, stride, dilation, ceil_mode):
     return _output_shape(size, k, pad, stride, dilation, ceil_mode)
 
 
-def _shape_check(t, k, st, p, dil, ins, outs):
-    """Pool.h's pool3d_shape_check, as DilatedMaxPool3d.cpp calls it."""
+def _shape_check(t, k, st, p, dil, ins, outs, fn):
+    """Pool.h's pool3d_shape_check, as DilatedMaxPool3d.cpp calls it from ``fn``."""
     if min(k) <= 0:
         raise RuntimeError(f"kernel size should be greater than zero, but got kT: {k[0]} "
                            f"kH: {k[1]} kW: {k[2]}")
@@ -78,10 +78,9 @@ def _shape_check(t, k, st, p, dil, ins, outs):
     s = t._size
     for i in range(len(s) - 4, len(s)):  # a 5-D input's batch may be empty
         if s[i] <= 0:
-            raise RuntimeError("max_pool3d_with_indices_out_cpu_template(): Expected input's "
-                               "non-batch dimensions to have positive length, but input has a "
-                               f"shape of {int_list(s)} and non-batch dimension {s[i]} has "
-                               "length zero!")
+            raise RuntimeError(f"{fn}: Expected input's non-batch dimensions to have positive "
+                               f"length, but input has a shape of {int_list(s)} and non-batch "
+                               f"dimension {s[i]} has length zero!")
     if any(k[i] // 2 < p[i] for i in range(3)):
         raise RuntimeError("pad should be smaller than or equal to half of kernel size, but got "
                            f"kT: {k[0]} kW: {k[2]} kH: {k[1]} padT: {p[0]} padW: {p[2]} "
@@ -213,18 +212,28 @@ def _max_pool3d(x, k, st, p, dil, outs, tail):
     return best, at
 
 
-def _pool_plan(self, kernel_size, stride, padding, dilation, ceil_mode):
-    """Upstream's checks in its order; (k, st, p, dil, outs, layout)."""
+def _args(kernel_size, stride, padding, dilation):
+    """The (T, H, W) triples, read and checked in upstream's order."""
     k = _arg3(kernel_size, "kernel_size must either be a single int, or a tuple of three ints")
     st = _arg3(stride, "stride must either be omitted, a single int, or a tuple of three ints",
                allow_empty=True) or k
     p = _arg3(padding, "padding must either be a single int, or a tuple of three ints")
     dil = _arg3(dilation, "dilation must be either a single int, or a tuple of three ints")
-    if self.dim() not in (4, 5):
+    return k, st, p, dil
+
+
+def _check_dims(t):
+    if t.dim() not in (4, 5):
         raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+
+
+def _pool_plan(self, kernel_size, stride, padding, dilation, ceil_mode):
+    """Upstream's checks in its order; (k, st, p, dil, outs, layout)."""
+    k, st, p, dil = _args(kernel_size, stride, padding, dilation)
+    _check_dims(self)
     ins = tuple(self._size[-3:])
     outs = tuple(_out_len(ins[i], k[i], p[i], st[i], dil[i], ceil_mode) for i in range(3))
-    _shape_check(self, k, st, p, dil, ins, outs)
+    _shape_check(self, k, st, p, dil, ins, outs, "max_pool3d_with_indices_out_cpu_template()")
     return k, st, p, dil, outs, _layout(self)
 
 
@@ -302,44 +311,56 @@ def max_pool3d_with_indices_out(self, kernel_size, stride=(), padding=(0,), dila
 @kernel("max_pool3d_with_indices_backward")
 def max_pool3d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation,
                                      ceil_mode, indices):
-    """Each output's gradient added, in the input's type, at the input position its index names,
-    output by output in order per plane, as upstream's CPU kernel; positions no window chose get
-    zero. The result is laid out as the input suggests (a 4-D one as the gradient's unsqueezed
-    layout does)."""
-    if self.dim() not in (4, 5):
-        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
-    lead = tuple(self.shape[:-3])
-    planes = 1
-    for n in lead:
-        planes *= n
-    plane = self.shape[-3] * self.shape[-2] * self.shape[-1]
-    dt = grad_output._dtype
-    go = as_compute(grad_output, dt).reshape(planes, -1)
-    idx = arr(indices).reshape(planes, -1)
-    if idx.size and (idx.min() < 0 or idx.max() >= plane):
-        raise RuntimeError(f"Found an invalid max index: {int(idx.max())} (output volumes are "
-                           f"of size {self.shape[-3]}x{self.shape[-2]}x{self.shape[-1]}")
-    grad = np.zeros((planes, plane), go.dtype)
+    """Each output's gradient added, in the input's type, at the input position its index names
+    (-1: none), output by output in order per plane, as upstream's CPU kernel; positions no
+    window chose get zero. The output sizes are the gradient's, checked against the indices.
+    The result is laid out as the input suggests (a 4-D one as the gradient's unsqueezed layout
+    does). An index outside the plane, which upstream writes out of bounds, is refused."""
+    k, st, p, dil = _args(kernel_size, stride, padding, dilation)
+    _check_same_dtype(self, grad_output, "gradOutput")
+    _check_dims(self)
+    nd, ins, outs = self.dim(), tuple(self._size[-3:]), tuple(grad_output._size[-3:])
+    _shape_check(self, k, st, p, dil, ins, outs,
+                 "max_pool3d_with_indices_backward_out_cpu_template()")
+    for t in (grad_output, indices):
+        _check_dim_size(t, nd, nd - 4, self._size[-4])
+        for i in range(3):
+            _check_dim_size(t, nd, nd - 3 + i, outs[i])
+    layout = _layout(grad_output)
+    dt = self._dtype
+    if dt not in _FLOATS:
+        raise not_implemented("max_pool3d_backward_channels_last" if layout == "cl" else
+                              "max_pool3d_backward", dt)
+    _check_scalar_type(indices, _INT64)
+    planes = int(np.prod(self._size[:-3]))
+    plane = ins[0] * ins[1] * ins[2]
+    go = as_compute(grad_output, dt).reshape(-1)
+    idx = arr(indices).reshape(planes, outs[0] * outs[1] * outs[2])
+    bad = (idx < -1) | (idx >= plane)
+    if bad.any():
+        raise RuntimeError(f"Found an invalid max index: {int(idx[bad][0])} (output volumes are "
+                           f"of size {ins[0]}x{ins[1]}x{ins[2]}")
+    grad = np.zeros(planes * plane, go.dtype)
     target = (idx + (np.arange(planes) * plane)[:, None]).reshape(-1)
-    flat, g = grad.reshape(-1), go.reshape(-1)
-    np.add.at(flat, target, g)
+    if (idx == -1).any():
+        keep = idx.reshape(-1) != -1
+        target, go = target[keep], go[keep]
+    np.add.at(grad, target, go)
     rnd = _rounder(dt)
     if rnd is not None:
         # each sum rounded to dt: two terms round once in either order (float32 holds their sum
         # as upstream's float arithmetic does); from three on, rank by rank in output order
-        many = np.bincount(target, minlength=flat.size)[target] >= 3
+        many = np.bincount(target, minlength=grad.size)[target] >= 3
         if many.any():
             order = np.argsort(target[many], kind="stable")
-            at, g = target[many][order], g[many][order]
-            flat[at] = 0
+            at, g = target[many][order], go[many][order]
+            grad[at] = 0
             starts = np.flatnonzero(np.r_[True, at[1:] != at[:-1]])
             rank = np.arange(at.size) - np.repeat(starts, np.diff(np.r_[starts, at.size]))
             for r in range(int(rank.max()) + 1):
                 sel = rank == r
-                flat[at[sel]] = rnd(flat[at[sel]] + g[sel])
-        flat[...] = rnd(flat)
-    if self.dim() == 5:
+                grad[at[sel]] = rnd(grad[at[sel]] + g[sel])
+        grad = rnd(grad)
+    if nd == 5:
         layout = "cl" if is_channels_last_strides(self._size, self._stride) else "contiguous"
-    else:
-        layout = "cl" if _unsqueezed_cl(grad_output) else "contiguous"
-    return _result(grad.reshape(tuple(self.shape)), dt, layout)
+    return _result(grad.reshape(tuple(self._size)), dt, layout)
