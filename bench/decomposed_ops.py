@@ -67,6 +67,7 @@ def cases(torch):
         "gelu_backward 16x64, strided x": lambda: A.gelu_backward(x, wide[:, ::2]),
         "gelu_backward tanh 16x64": lambda: A.gelu_backward(x, y, approximate="tanh"),
         "hardswish_backward 16x64": lambda: A.hardswish_backward(x, y),
+        "mish_backward 16x64": lambda: A.mish_backward(x, y),
         "logit_backward 16x64": lambda: A.logit_backward(x, s),
         "logit_backward eps 16x64": lambda: A.logit_backward(x, s, 1e-6),
         "_softmax_backward_data 16x64": lambda: A._softmax_backward_data(x, s, -1,

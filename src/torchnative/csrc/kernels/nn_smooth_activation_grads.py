@@ -1,18 +1,20 @@
 """Gradients of the smooth activations upstream writes in C++: gelu_backward (cpu/Activation.cpp,
-GeluBackwardKernelImpl), softplus_backward, hardswish_backward (Activation.cpp) and
-logit_backward (BinaryOpsKernel.cpp).
+GeluBackwardKernelImpl), softplus_backward, hardswish_backward, mish_backward (Activation.cpp)
+and logit_backward (BinaryOpsKernel.cpp).
 
 Each is a promoting binary TensorIterator op whose loop computes in the compute dtype (float32
 for float16/bfloat16) and rounds once -- except logit_backward, which computes float16/bfloat16
 in their own type, one rounding per operation. SIMD lanes (``simd_lanes``) take SLEEF's exp and
-tanhf and ATen's polynomial erf, the scalar loop glibc's functions; where upstream's build
+tanhf/log1pf and ATen's polynomial erf, the scalar loop glibc's functions; where upstream's build
 contracts an ``a * b + c`` it is one rounding (``fma``; which ones, measured per loop).
 
 Left on upstream's Python decomposition, from inside the kernel: gelu_backward's exact form
 where upstream hands it to oneDNN (contiguous input: float32, and bfloat16/float16 where oneDNN
 computes them natively), whose jit backward is not reproduced; and float64 (SLEEF's erf and tanh
 in double in SIMD lanes, and glibc's erf/exp in the scalar loop, not matched yet).
-mish_backward (SLEEF's log1pf besides) has no kernel here.
+mish_backward's float64 likewise (SLEEF's double log1p and tanh), and its float16 where x
+holds a NaN or infinity (which NaN each lane keeps depends on its place in the loop: not
+reproduced).
 """
 
 from __future__ import annotations
@@ -69,11 +71,6 @@ def _promoted(ops):
     return tuple(out)
 
 
-def _scalar_erf(x):
-    """glibc's erff, element by element (the scalar loop's std::erf; not correctly rounded)."""
-    return libmf("erff", x)
-
-
 _AS = [_F32(v) for v in (0.3275911, 0.254829592, -0.284496736, 1.421413741, -1.453152027,
                          1.061405429)]
 
@@ -87,16 +84,6 @@ def _vec_erf(x):
     r = fma32(fma32(fma32(fma32(p5, t, p4), t, p3), t, p2), t, p1)
     y = fma32(-sleef_expf(-(x * x)) * t, r, one)
     return np.where(np.signbit(x), -y, y)
-
-
-def _erf_lanes(z, mask):
-    if mask is None or not cpu_capability.SIMD_MATH:
-        return _scalar_erf(z)
-    if mask.all():
-        return _vec_erf(z)
-    r = _scalar_erf(z)
-    r[mask] = _vec_erf(z[mask])
-    return r
 
 
 # ---- SLEEF's tanhf (Sleef_tanhf*_u10, FMA builds): what Vectorized<float>::tanh computes ---------
@@ -167,16 +154,54 @@ def sleef_tanhf(x):
         return _tanhf_steps(x, fma32)
 
 
-def _tanh_lanes(z, mask):
-    """tanh as each lane computes it: SLEEF's in SIMD lanes, glibc's tanhf elsewhere."""
-    if mask is None or not cpu_capability.SIMD_MATH:
-        return libmf("tanhf", z)
-    if mask.all():
-        return sleef_tanhf(z)
-    r = libmf("tanhf", z)
-    r[mask] = sleef_tanhf(z[mask])
-    return r
+def sleef_log1pf(d):
+    """Sleef_log1pf_u10 of a float32 array: 2 atanh(m / (2 + m)) of the reduced argument in
+    float-float steps, plus e ln 2."""
+    one = _F32(1)
+    with np.errstate(all="ignore"):
+        e = (np.frexp((d + one) * _F32(1 / 0.75))[1] - 1).astype(np.int32)  # ilogb / getexp
+        t = np.ldexp(np.ones_like(d), -e).astype(_F32)
+        m = fma32(d, t, t - one)
+        ef = e.astype(_F32)
+        s = _df_mul((_LN2_HI, _LN2_LO), ef, fma32)
+        a = _F32(2) + m
+        den = a, (_F32(2) - a) + m
+        r = one / den[0]  # dfdiv((m, 0), den)
+        q = m * r
+        x = q, fma32(q, fma32(-den[1], r, fma32(-den[0], r, one)), fma32(r, m, -q))
+        x2 = x[0] * x[0]
+        p = fma32(fma32(np.full_like(d, _F32(0.3027294874)), x2, _F32(0.3996108174)), x2,
+                  _F32(0.6666694880))
+        h = s[0] + x[0] * _F32(2)  # dfadd(s, 2x), then dfadd(s, x^3 p)
+        s = h, (((s[0] - h) + x[0] * _F32(2)) + s[1]) + x[1] * _F32(2)
+        y = (x2 * x[0]) * p
+        h = s[0] + y
+        r = h + (((s[0] - h) + y) + s[1])
+        r = np.where(d > _F32(1e38), _F32(np.inf), r)
+        r = np.where(d < -one, _ALL_ONES, np.where(d == -one, _F32(-np.inf), r))
+        return np.where((d == 0) & np.signbit(d), d, r).astype(_F32)
 
+
+_LN2_HI, _LN2_LO = _F32(0.69314718246459960938), _F32(-1.904654323148236017e-09)
+
+
+def _spread(ops, dt, dy, x):
+    """x broadcast to the result's shape, and the SIMD lanes (``simd_lanes``) likewise."""
+    mask = simd_lanes(ops, dt.itemsize)
+    x = np.broadcast_to(x, np.broadcast_shapes(dy.shape, x.shape))
+    return x, None if mask is None else np.broadcast_to(mask, x.shape)
+
+
+def _lanes(z, mask, simd, glibc: str):
+    """A function as each lane computes it: ``simd`` (SLEEF's) in the SIMD lanes of an
+    AVX2/AVX512 build, glibc's ``glibc`` (element by element) elsewhere."""
+    if mask is None or not cpu_capability.SIMD_MATH:
+        return libmf(glibc, z)
+    if mask.all():
+        return simd(z)
+    r = libmf(glibc, z)
+    r[mask] = simd(z[mask])
+    return r
 
 # ---- gelu: dy * (cdf + x * pdf), cdf = (1 + erf(x / sqrt 2)) / 2, pdf = exp(-x^2 / 2) / sqrt(2 pi)
 _SQRT1_2 = 0.70710678118654752440
@@ -199,13 +224,10 @@ def gelu_backward(grad_output, self, *, approximate="none"):
 
     def fn(dt, dy, x):
         t = x.dtype.type
-        mask = simd_lanes(ops, dt.itemsize)
-        x = np.broadcast_to(x, np.broadcast_shapes(dy.shape, x.shape))
-        if mask is not None:
-            mask = np.broadcast_to(mask, x.shape)
+        x, mask = _spread(ops, dt, dy, x)
         # (the reduced types' scalar loop multiplies float constants: the same float)
         beta = t(_2_SQRTPI * _SQRT1_2 * 0.5)
-        cdf = t(0.5) * (t(1) + _erf_lanes(np.array(x * t(_SQRT1_2)), mask))
+        cdf = t(0.5) * (t(1) + _lanes(np.array(x * t(_SQRT1_2)), mask, _vec_erf, "erff"))
         pdf = beta * loop_exp(np.array(x * x * t(-0.5)), mask)
         # float32's SIMD loop contracts cdf + x * pdf where its build fuses; its scalar loop and
         # the float16/bfloat16 loops do not (measured)
@@ -226,13 +248,11 @@ def _gelu_tanh(ops, dt, dy, x):
     """dy * (left' + right'), left = x / 2, right = 1 + tanh(inner), inner = beta (x + kappa x^3);
     both loops contract inner's, 1 - tanh^2's and inner''s multiply-adds (measured), not the sum."""
     t = x.dtype.type
-    mask = simd_lanes(ops, dt.itemsize)
-    x = np.broadcast_to(x, np.broadcast_shapes(dy.shape, x.shape))
-    if mask is not None:
-        mask = np.broadcast_to(mask, x.shape)
+    x, mask = _spread(ops, dt, dy, x)
     beta, kappa = t(_SQRT2 * _2_SQRTPI * 0.5), t(_KAPPA)
     x_sq = x * x
-    th = _tanh_lanes(np.array(beta * fma(np.full_like(x, kappa), x_sq * x, x)), mask)
+    th = _lanes(np.array(beta * fma(np.full_like(x, kappa), x_sq * x, x)), mask, sleef_tanhf,
+                "tanhf")
     tanh_d = fma(-th, th, t(1))
     inner_d = beta * fma(np.full_like(x, t(3) * kappa), x_sq, t(1))
     r = dy * (t(0.5) * (t(1) + th) + t(0.5) * x * tanh_d * inner_d)
@@ -273,6 +293,47 @@ def _onednn(self) -> bool:
 
 _ONEDNN = frozenset([F32] + [BF16] * cpu_capability.ONEDNN_BF16 +
                     [F16] * cpu_capability.ONEDNN_FP16)
+
+
+# ---- mish: dy * (t + x s (1 - t^2)), t = tanh(log1p(exp(x))), s = 1 / (1 + exp(-x)) ---------
+# (a CPU kernel upstream, which a CPU tensor reaches before mish_backward's composite)
+@kernel("mish_backward")
+def mish_backward(grad_output, self):
+    dt = result_type(grad_output, self)
+    check("mish_backward_cpu", dt, FLOAT_H)
+    if dt is F64 or (F16 in (dt, self._dtype) and not np.isfinite(arr(self)).all()):
+        # (float16's NaN or infinite x: which NaN each lane keeps depends on its place there)
+        return _decomposed("mish_backward")(grad_output, self)
+    ops = _promoted((grad_output, self))
+
+    def fn(dt, dy, x):
+        t = x.dtype.type
+        x, mask = _spread(ops, dt, dy, x)
+        sig = t(1) / (t(1) + loop_exp(np.array(-x), mask))
+        ts = _lanes(_lanes(loop_exp(np.array(x), mask), mask, sleef_log1pf, "log1pf"), mask,
+                    sleef_tanhf, "tanhf")
+        # both loops contract 1 - t * t and t + (x s)(1 - t * t) (measured)
+        r = dy * fma(x * sig, fma(-ts, ts, t(1)), ts)
+        return nan_values(r, *_mish_nans(ops, dt, mask, dy, x))
+
+    out = binary("mish_backward_cpu", FLOAT_H, ops, fn)
+    if out._dtype is not self._dtype:  # the iterator's output is made like the input
+        cast = empty_like(out, dtype=self._dtype)
+        copy_into(cast, out)
+        return cast
+    return out
+
+
+def _mish_nans(ops, dt, mask, dy, x):
+    """Which NaN mish_backward's loops keep (``nan_values``; measured): a NaN x's -- negated
+    (exp(-x)'s) in FMA builds' scalar loop and DEFAULT's element-wise vectors, as it is in
+    DEFAULT's scalar loop, all ones in FMA builds' SIMD lanes
+    (SLEEF's tanhf) --, then the invalid inf * 0 of an infinite x, then dy's."""
+    fused = cpu_capability.CONTRACTS_FMA
+    own = -x if fused else x
+    if mask is not None:
+        own = np.where(mask, _ALL_ONES if fused else -x, own)
+    return [(x != x, own), (np.isinf(x), x * x.dtype.type(0)), (dy != dy, dy)]
 
 
 # ---- softplus: grad where x * beta > threshold, else grad * z / (z + 1), z = exp(x * beta) ------
