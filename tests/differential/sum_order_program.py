@@ -68,6 +68,13 @@ for n in ([32767, 32768, 32769, 100_003, 1_000_003] if quick else
     record(f"large sum n={n}", x.sum())
     record(f"large mean n={n}", x.mean())
 
+# dim-0 sums the threads split by columns: ranges of whole 128-byte groups, a last range narrower
+# than a vector (36 columns over 8 threads), fewer columns than threads
+for shape in [(1024, 36), (911, 37), (40, 1536), (33, 1000), (3000, 11)]:
+    x = data(*shape)
+    record(f"columns split {shape}", x.sum(0))
+    record(f"columns split {shape} double", x.double().sum(0, keepdim=True))
+
 shapes = [(3, 5), (7, 9), (16, 33), (33, 16), (5, 64), (64, 5), (2, 3, 40), (40, 3, 2),
           (4, 17, 9), (3, 8, 8, 5), (128, 300), (300, 128), (1, 1, 37), (37, 1, 1)]
 if not quick:

@@ -1,8 +1,8 @@
 """Floating sums in upstream's accumulation order: bit-for-bit agreement with upstream.
 
 ``sum_order_program.py`` runs on each torch in its own process, under the CPU capability in
-force and under ``ATEN_CPU_CAPABILITY=default``, with one and two intra-op threads: float32 full
-sums of lengths 1..4096 (a spread of them; every one with ``--slow``) and large ones (the
+force and under ``ATEN_CPU_CAPABILITY=default``, with one, two and eight intra-op threads: float32
+full sums of lengths 1..4096 (a spread of them; every one with ``--slow``) and large ones (the
 threaded split), dim sums, means and nansums over contiguous, transposed, sliced, strided,
 expanded and overlapping inputs, keepdim, ``dtype=``, float16/bfloat16 (summed in float32),
 float64 and complex64. Every value is compared by its bytes: no tolerance.
@@ -47,7 +47,7 @@ def _check(ours, up):
     assert readme["readme w[[0,3,3,1]].sum()"] != readme["control readme"]
 
 
-@pytest.mark.parametrize("threads,capability", [(2, None), (1, "default")])
+@pytest.mark.parametrize("threads,capability", [(2, None), (8, None), (1, "default")])
 def test_sum_order_matches_upstream(threads, capability):
     _check(*_both(threads, capability, "quick"))
 

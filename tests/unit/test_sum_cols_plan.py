@@ -78,25 +78,48 @@ def test_not_taken():
         (-_general(x, [0], False)).tobytes()
 
 
-def test_threads_that_would_split_keep_the_general_path(monkeypatch):
+# (rows, columns) of at least GRAIN_SIZE elements: ranges of whole 128-byte groups, a last range
+# narrower than a vector (36 columns over 8 threads: [32, 36)), fewer columns than threads
+SPLIT = [(512, 128), (40, 1536), (1024, 36), (911, 37), (3000, 11), (4096, 8), (257, 130),
+         (33, 1000)]
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("threads", [2, 3, 8])
+def test_threads_split_the_columns_as_the_general_path(dt, threads, monkeypatch):
     rng = np.random.default_rng(15)
-    t = _values(rng, (512, 128), np.float32)            # numel >= GRAIN_SIZE
     calls = []
     real = cs.CascadeSum.run
     monkeypatch.setattr(cs.CascadeSum, "run", lambda self, a: calls.append(1) or real(self, a))
-    torch.ops.aten.sum.dim_IntList(t, [0], False)
     old = torch.get_num_threads()
-    assert not calls or old > 1
-    torch.set_num_threads(1)
-    calls.clear()
-    torch.ops.aten.sum.dim_IntList(t, [0], False)
-    assert not calls                                    # one thread: the plan
-    torch.set_num_threads(2)
+    torch.set_num_threads(threads)
     try:
-        torch.ops.aten.sum.dim_IntList(t, [0], False)
-        assert calls                                    # two threads: the general path
+        for R, C in SPLIT:
+            t = _values(rng, (R, C), dt)
+            got = torch.ops.aten.sum.dim_IntList(t, [0], False).numpy()
+            assert not calls, (R, C)                    # the plan, not the general path
+            want = _general(t, [0], False)
+            calls.clear()
+            assert got.tobytes() == want.tobytes(), (dt, threads, R, C)
     finally:
         torch.set_num_threads(old)
+
+
+def test_control_a_split_summed_whole_is_seen():
+    """Summing every column as one block (the serial loop) differs from the split somewhere: the
+    columns of a narrow last range take multi_row_sum's groups of four, not row_sum."""
+    rng = np.random.default_rng(17)
+    t = _values(rng, (1024, 36), np.float32)
+    old = torch.get_num_threads()
+    try:
+        torch.set_num_threads(8)
+        split = torch.ops.aten.sum.dim_IntList(t, [0], False).numpy()
+        torch.set_num_threads(1)
+        whole = torch.ops.aten.sum.dim_IntList(t, [0], False).numpy()
+    finally:
+        torch.set_num_threads(old)
+    assert split[:32].tobytes() == whole[:32].tobytes()
+    assert split[32:].tobytes() != whole[32:].tobytes()
 
 
 def test_control_other_order_is_seen():

@@ -172,7 +172,7 @@ def dense_sum_plan(self, dim, keepdim):
     if plan is None:
         plan = _COL_PLANS[key] = col_plan(self, dim, keepdim) or False
     if plan:
-        return None if plan[1] and get_num_threads() > 1 else plan[0]
+        return plan
     rows = _ROW_SUM_PLANS.get(key)
     if rows is None:
         rows = _ROW_SUM_PLANS[key] = sum_rows_plan(self, dim, keepdim) or False

@@ -217,6 +217,26 @@ def exact(v):
     return v
 
 
+def column_ranges(cols: int, threads: int, per) -> list:
+    """The column ranges parallel_dim_reduction's threads take: at::parallel_for's equal chunks
+    of ``cols``, each end rounded down to a multiple of ``per`` columns (128 bytes, when adjacent
+    columns are adjacent in memory; None: no rounding) except the last; empty ranges dropped."""
+    nt = min(threads, cols)
+    chunk = -(-cols // nt)
+    ranges = []
+    for t in range(nt):
+        begin, end = t * chunk, min(cols, (t + 1) * chunk)
+        if begin >= cols:
+            continue
+        if per:
+            begin -= begin % per
+            if end != cols:
+                end -= end % per
+        if begin != end:
+            ranges.append((begin, end))
+    return ranges
+
+
 class CascadeSum:
     """One sum: the values (in the accumulation dtype), the geometry, the element size of the
     iterated dtype, whether vectors fold pairs (float16/bfloat16) and how a stored value is
@@ -328,23 +348,11 @@ class CascadeSum:
                 break
             if g.sizes[d] > g.sizes[dim]:
                 dim = d
-        cols = g.sizes[dim]
-        nt = min(self.threads, cols)
-        chunk = -(-cols // nt)
         out = np.zeros(n_out, A.dtype)
         axis = len(g.sizes) - 1 - dim                 # A's axes are slowest first
-        for t in range(nt):
-            begin, end = t * chunk, min(cols, (t + 1) * chunk)
-            if begin >= cols:
-                continue
-            if g.ins[dim] == 1:                        # round to 128-byte column groups
-                per = 128 // self.itemsize
-                begin -= begin % per
-                if end != cols:
-                    end -= end % per
-            if begin == end:
-                continue
-            sub = np.take(A, np.arange(begin, end), axis=axis)
+        per = 128 // self.itemsize if g.ins[dim] == 1 else None
+        for begin, end in column_ranges(g.sizes[dim], self.threads, per):
+            sub = A[(slice(None),) * axis + (slice(begin, end),)]
             sizes = list(g.sizes)
             sizes[dim] = end - begin
             vals, offs = self._serial(sub, sizes, g.outs, base=begin * g.outs[dim])
