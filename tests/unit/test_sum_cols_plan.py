@@ -122,6 +122,33 @@ def test_control_a_split_summed_whole_is_seen():
     assert split[32:].tobytes() != whole[32:].tobytes()
 
 
+@pytest.mark.parametrize("threads", [1, 2, 8])
+def test_column_means_take_the_plan(threads):
+    """mean over leading dims: the column plan's sum divided by the count in the sum's dtype,
+    as the general path (an (A, B, C) mean over dim 0 counts A, over (0, 1) A * B)."""
+    from torchnative.csrc.kernels.reduction_mean_plan import MEAN_PLANS
+
+    rng = np.random.default_rng(18)
+    old = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for shape, dim in (((64, 10), 0), ((512, 128), [0]), ((4, 5, 33), 0),
+                           ((4, 5, 33), (0, 1)), ((1024, 36), 0), ((3000, 11), (0,))):
+            for dt in (np.float32, np.float64):
+                t = _values(rng, shape, dt)
+                for keepdim in (False, True):
+                    MEAN_PLANS.clear()
+                    got = t.mean(dim, keepdim)
+                    assert any(MEAN_PLANS.values()), (shape, dim)
+                    axes = reduction.reduce_axes(t, dim)
+                    s = _general(t, dim, keepdim)
+                    want = s / s.dtype.type(reduction.reduced_numel(t, axes))
+                    assert got.shape == want.shape
+                    assert got.numpy().tobytes() == want.tobytes(), (shape, dim, dt, keepdim)
+    finally:
+        torch.set_num_threads(old)
+
+
 def test_control_other_order_is_seen():
     rng = np.random.default_rng(16)
     differ = 0
