@@ -94,14 +94,21 @@ case("ssb grad_input", lambda: A.softshrink_backward.grad_input(g, x, 0.5,
 case("hsb grad_input", lambda: A.hardshrink_backward.grad_input(g, x, 0.5,
                                                                 grad_input=torch.empty(0)))
 case("ss inplace", lambda: F.softshrink(x.clone(), 0.5))
-xf = torch.randn(5, 37)   # no NaN: see the report on autograd's own shrink_backward
+xf = torch.randn(5, 37)   # NaNs in both loops: autograd runs the shrink_backward kernels
 xf.view(-1)[:6] = torch.tensor([0.0, -0.0, 0.5, -0.5, float("inf"), -float("inf")])
+xf.view(-1)[[7, 40, 183, 184]] = float("nan")
 for dt in (torch.float32, torch.float64, torch.bfloat16, torch.float16):
     xr = xf.to(dt).requires_grad_()
     case(f"hs autograd {dt}", lambda: torch.autograd.grad((F.hardshrink(xr) * g.to(dt)).sum(),
                                                           xr)[0])
     case(f"ss autograd {dt}", lambda: torch.autograd.grad(
         (F.softshrink(xr, 0.3) * g.to(dt)).sum(), xr)[0])
+    if dt is torch.float64:   # double backward: the shrink_backward formulas' own gradients
+        case(f"hs gradgrad {dt}", lambda: torch.autograd.grad(torch.autograd.grad(
+            (F.hardshrink(xr) ** 2 * g.to(dt)).sum(), xr, create_graph=True)[0].sum(), xr)[0])
+        case(f"ss gradgrad {dt}", lambda: torch.autograd.grad(torch.autograd.grad(
+            (F.softshrink(xr, 0.3) ** 2 * g.to(dt)).sum(), xr, create_graph=True)[0].sum(),
+            xr)[0])
     case(f"hs module {dt}", lambda: torch.nn.Hardshrink(0.7)(x.to(dt)))
     case(f"ss module {dt}", lambda: torch.nn.Softshrink(0.7)(x.to(dt)))
 # control: the dead zone as +0 everywhere, on a short run the scalar loop computes

@@ -223,18 +223,6 @@ def mvlgamma_backward(grad, self, p):
     return grad * args.digamma().sum(-1)
 
 
-def _shrink_backward(grad, self, lambd):
-    return grad.masked_fill((self >= -lambd) & (self <= lambd), 0)
-
-
-def hardshrink_backward(grad, self, lambd):
-    return _shrink_backward(grad, self, lambd)
-
-
-def softshrink_backward(grad, self, lambd):
-    return _shrink_backward(grad, self, lambd)
-
-
 def log1p_backward(grad, self):
     return grad / m_conj(self + 1)
 
