@@ -114,6 +114,8 @@ for dt in FLOATS:
     case(f"mse_b-long-{dt}", lambda: A.mse_loss_backward(go.to(dt), xl.to(dt), tl.to(dt), 1))
 op = A.mse_loss_backward
 case("mse_b-CL", lambda: op(cl1, cl2, cl3, 0))
+for red in (0, 1, 2):   # 0-d operands: a 0-d gradient
+    case(f"mse_b-0d-{red}", lambda: op(go, x[0, 3], t[0, 3], red))
 case("mse_b-T", lambda: op(gn.t(), x.t(), t.t(), 0))
 case("mse_b-bcast", lambda: op(gn, x, t[:1], 0))
 case("mse_b-bcast-g", lambda: op(gn[:, :1], x, t, 0))

@@ -76,7 +76,8 @@ def _operands(shape, dt, inputs):
 
 
 def _contiguous(r, dt):
-    return wrap(np.ascontiguousarray(r), dt)
+    # (np.ascontiguousarray makes a 0-d array 1-d)
+    return wrap(r if r.flags.c_contiguous else r.copy(order="C"), dt)
 
 
 def vector_loop_nans(t):
