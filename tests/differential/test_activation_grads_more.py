@@ -9,10 +9,7 @@ rule) is caught on a layout that runs the scalar loop."""
 
 from __future__ import annotations
 
-import pytest
-
 import sides
-from torchnative.testing import upstream
 
 PROGRAM = r"""
 torch.manual_seed(0)
@@ -93,10 +90,7 @@ CONTROLS = {"control-hardtanh": "hardtanh-strided"}
 KERNELS = ("hardtanh_backward", "elu_backward")
 
 
-@pytest.fixture(scope="module", params=[None, *upstream.other_cpu_profiles()])
-def results(request):
-    """(ours, upstream), both under one CPU capability (None: this machine's)."""
-    return sides.on_both_under(PROGRAM, request.param)
+results = sides.under_each_profile(PROGRAM)
 
 
 def test_bits_agree_with_upstream(results):

@@ -10,8 +10,6 @@ bits."""
 
 from __future__ import annotations
 
-import pytest
-
 import sides
 
 PROGRAM = r"""
@@ -31,9 +29,7 @@ print(json.dumps(out))
 """
 
 
-@pytest.fixture(scope="module", params=sides.PROFILES)
-def results(request):
-    return sides.on_both_under(PROGRAM, request.param)
+results = sides.under_each_profile(PROGRAM)
 
 
 def test_bits_agree_with_upstream(results):

@@ -6,8 +6,6 @@ in float32 and rounded once differs."""
 
 from __future__ import annotations
 
-import pytest
-
 import sides
 
 PROGRAM = r"""
@@ -81,10 +79,7 @@ print(json.dumps(out))
 """
 
 
-@pytest.fixture(scope="module", params=sides.PROFILES)
-def results(request):
-    """Both sides under this machine's CPU profile, then under each other one."""
-    return sides.on_both_under(PROGRAM, request.param)
+results = sides.under_each_profile(PROGRAM)
 
 
 def test_bits_agree_with_upstream(results):

@@ -12,8 +12,6 @@ channels-last case's indices as the contiguous loop gives them (no tail rule) di
 
 from __future__ import annotations
 
-import pytest
-
 import sides
 
 PROGRAM = r"""
@@ -230,10 +228,7 @@ print(json.dumps(out))
 """
 
 
-@pytest.fixture(scope="module", params=sides.PROFILES)
-def results(request):
-    """(ours, upstream), both under one CPU capability (None: this machine's)."""
-    return sides.on_both_under(PROGRAM, request.param)
+results = sides.under_each_profile(PROGRAM)
 
 
 def test_bits_agree_with_upstream(results):

@@ -5,8 +5,6 @@ is bit for bit. Control: the float16 gradient summed in float32 and rounded once
 
 from __future__ import annotations
 
-import pytest
-
 import sides
 
 PROGRAM = r"""
@@ -107,10 +105,7 @@ print(json.dumps(out))
 """
 
 
-@pytest.fixture(scope="module", params=sides.PROFILES)
-def results(request):
-    """Both sides under this machine's CPU profile, then under each other one."""
-    return sides.on_both_under(PROGRAM, request.param)
+results = sides.under_each_profile(PROGRAM)
 
 
 def test_bits_agree_with_upstream(results):

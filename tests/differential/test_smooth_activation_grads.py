@@ -11,8 +11,6 @@ hardswish's scalar rule for a NaN x (grad passed on) applied in SIMD lanes is ca
 
 from __future__ import annotations
 
-import pytest
-
 import sides
 
 PROGRAM = r"""
@@ -117,10 +115,7 @@ KERNELS = ("gelu_backward", "softplus_backward", "hardswish_backward", "logit_ba
            "mish_backward")
 
 
-@pytest.fixture(scope="module", params=sides.PROFILES)
-def results(request):
-    """(ours, upstream), both under one CPU capability (None: this machine's)."""
-    return sides.on_both_under(PROGRAM, request.param)
+results = sides.under_each_profile(PROGRAM)
 
 
 def test_bits_agree_with_upstream(results):

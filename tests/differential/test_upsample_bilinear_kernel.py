@@ -10,8 +10,6 @@ to right in float64 and rounded once differs from upstream's."""
 
 from __future__ import annotations
 
-import pytest
-
 import sides
 
 PROGRAM = r"""
@@ -148,10 +146,7 @@ print(json.dumps(out))
 """
 
 
-@pytest.fixture(scope="module", params=sides.PROFILES)
-def results(request):
-    """Both sides under this machine's CPU profile, then under each other one."""
-    return sides.on_both_under(PROGRAM, request.param)
+results = sides.under_each_profile(PROGRAM)
 
 
 def test_bits_agree_with_upstream(results):

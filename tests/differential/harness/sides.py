@@ -80,6 +80,19 @@ def on_both_under(code: str, profile: str | None, timeout: float = 600):
     return upstream.run_both(program(code), timeout=timeout, env=env)
 
 
+def under_each_profile(code: str, timeout: float = 600):
+    """A module-scoped pytest fixture giving (ours, upstream) of ``code`` with both sides under
+    each of ``PROFILES`` in turn: ``results = sides.under_each_profile(PROGRAM)`` in a test
+    module whose kernels' bits move between builds."""
+    import pytest
+
+    @pytest.fixture(scope="module", params=PROFILES)
+    def results(request):
+        return on_both_under(code, request.param, timeout)
+
+    return results
+
+
 def differing(ours: dict, theirs: dict) -> dict:
     """The entries of upstream's document whose value on ours differs: {key: (ours, upstream)}."""
     return {k: (ours[k], v) for k, v in theirs.items() if ours[k] != v}
