@@ -3,8 +3,8 @@ decompositions (torch._decomp / torch._refs: many small dispatched calls each): 
 kernels or upstream's composites since 2026-12-07 (constructors, activations and their
 gradients, losses' and softmax's gradients, embedding's gradient, the views' backward and the
 scatters, rearrangements, windows, padding's backward, im2col/col2im) and those still served so
-(bilinear and nearest upsampling, smooth_l1, the shrinks, most activation gradients), against
-upstream in the same run. ``PYTHONPATH=<another tree>/src`` in front times that tree.
+(since given kernels too: upsampling, smooth_l1/huber, the shrinks, max_pool3d, the
+activation gradients), against upstream in the same run. ``PYTHONPATH=<another tree>/src`` in front times that tree.
 
 Usage: .venv/bin/python bench/decomposed_ops.py [--rounds 3] [--threads 1]
 Prints CPU microseconds per call (the fastest of 5 batches of 100) and ours/upstream.
@@ -41,6 +41,9 @@ def cases(torch):
     _, big_mean, big_rstd = A.native_group_norm(big_x, big_w, None, 8, 64, 1024, 32, 1e-5)
     big_img, s0 = torch.randn(1, 8, 64, 64), torch.softmax(x, 0)
     wide = torch.randn(16, 128)
+    go = torch.tensor(1.0)
+    vol, small_vol = torch.randn(2, 4, 8, 16, 16), torch.randn(1, 4, 8, 8, 8)
+    seq, seq_grad, rgb = torch.randn(2, 8, 64), torch.randn(2, 8, 128), torch.randn(1, 3, 16, 16)
     return {
         "new_zeros(4) (kernel)": lambda: x.new_zeros(4),
         "relu6 16x64 (composite)": lambda: F.relu6(x),
@@ -104,6 +107,18 @@ def cases(torch):
                                                                    mode="bilinear"),
         "_softmax_backward_data dim 0 16x64": lambda: A._softmax_backward_data(x, s0, 0,
                                                                                torch.float32),
+        "smooth_l1_loss_backward 16x64": lambda: A.smooth_l1_loss_backward(go, x, y, 1, 1.0),
+        "huber_loss 16x64": lambda: F.huber_loss(x, y),
+        "hardshrink_backward 16x64": lambda: A.hardshrink_backward(y, x, 0.5),
+        "max_pool3d 2x4x8x16x16, k3 s2 p1": lambda: F.max_pool3d(vol, 3, 2, 1),
+        "interpolate linear x2 2x8x64": lambda: F.interpolate(seq, scale_factor=2,
+                                                              mode="linear"),
+        "interpolate trilinear x2 1x4x8x8x8": lambda: F.interpolate(
+            small_vol, scale_factor=2, mode="trilinear"),
+        "interpolate bicubic x2 1x3x16x16": lambda: F.interpolate(rgb, scale_factor=2,
+                                                                  mode="bicubic"),
+        "upsample_linear1d_backward 2x8x128": lambda: A.upsample_linear1d_backward(
+            seq_grad, [128], [2, 8, 64], False),
     }
 
 
