@@ -51,7 +51,8 @@ def _output_shape(size, k, pad, stride, dilation, ceil_mode):
         raise RuntimeError("stride should not be zero")
     if pad < 0:
         raise RuntimeError(f"pad must be non-negative, but got pad: {pad}")
-    if pad > ((k - 1) * dilation + 1) // 2:
+    eff = (k - 1) * dilation + 1
+    if pad > (eff // 2 if eff >= 0 else -(-eff // 2)):  # C's division, toward zero
         raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
                            f"pad={pad}, kernel_size={k} and dilation={dilation}")
     num = size + 2 * pad - dilation * (k - 1) - 1 + (stride - 1 if ceil_mode else 0)

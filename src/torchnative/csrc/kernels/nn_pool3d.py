@@ -54,16 +54,6 @@ def _arg3(v, what, allow_empty=False):
     return t
 
 
-def _out_len(size, k, pad, stride, dilation, ceil_mode):
-    """pooling_output_shape. Its pad bound divides a negative effective kernel toward zero, as
-    C does (nn_pool's _output_shape floors); such a kernel is refused later, so the size it
-    would give is never used."""
-    eff = (k - 1) * dilation + 1
-    if eff < 0 and stride != 0 and 0 <= pad <= -(-eff // 2):
-        return 0
-    return _output_shape(size, k, pad, stride, dilation, ceil_mode)
-
-
 def _shape_check(t, k, st, p, dil, ins, outs, fn):
     """Pool.h's pool3d_shape_check, as DilatedMaxPool3d.cpp calls it from ``fn``."""
     if min(k) <= 0:
@@ -232,7 +222,7 @@ def _pool_plan(self, kernel_size, stride, padding, dilation, ceil_mode):
     k, st, p, dil = _args(kernel_size, stride, padding, dilation)
     _check_dims(self)
     ins = tuple(self._size[-3:])
-    outs = tuple(_out_len(ins[i], k[i], p[i], st[i], dil[i], ceil_mode) for i in range(3))
+    outs = tuple(_output_shape(ins[i], k[i], p[i], st[i], dil[i], ceil_mode) for i in range(3))
     _shape_check(self, k, st, p, dil, ins, outs, "max_pool3d_with_indices_out_cpu_template()")
     return k, st, p, dil, outs, _layout(self)
 
