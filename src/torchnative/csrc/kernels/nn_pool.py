@@ -153,7 +153,7 @@ def max_pool2d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation
         raise not_implemented("max_pool2d", dt)
     x = _values(self)
     low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    valid, reach, corner = _windows_of(h, w, kh, kw, dh, dw, ph, pw, dilh, dilw, oh, ow)
+    valid, reach, corner, empty = _windows_of(h, w, kh, kw, dh, dw, ph, pw, dilh, dilw, oh, ow)
     if (kh, kw) == (dh, dw) and not (ph or pw) and dilh == dilw == 1 and \
             oh * kh == h and ow * kw == w:
         vals, pick = _scan_tiles(x, kh, kw, oh, ow)
@@ -162,6 +162,8 @@ def max_pool2d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation
         vals, pick = _scan_max(xp, kh, kw, dh, dw, dilh, dilw, oh, ow, valid, low)
     index = reach[pick]
     index += corner
+    if empty is not None:   # windows over padding alone: upstream's start, stepped past it
+        index[..., empty[0]] = empty[1]
     return _output(self, vals, dt, cl), _output(self, index, _INT64, cl)
 
 
@@ -249,16 +251,26 @@ _WINDOWS: dict = {}
 
 
 def _windows_of(*geometry):
-    """``_valid``'s mask, each window offset's (k = kr * kw + kc) reach from the window's corner
-    and each window's corner in the flat input plane, made once per pooling geometry (the
-    training step pools the same shapes every step) and kept read-only."""
+    """``_valid``'s mask, each window offset's (k = kr * kw + kc) reach from the window's corner,
+    each window's corner in the flat input plane, and the windows with no real position (None,
+    or their mask over (oh, ow) and the index upstream's loop leaves them: its start row and
+    column each stepped by the dilation past the padding, ``ih0 * W + iw0``), made once per
+    pooling geometry (the training step pools the same shapes every step) and kept read-only."""
     plan = _WINDOWS.get(geometry)
     if plan is None:
         h, w, kh, kw, dh, dw, ph, pw, dilh, dilw, oh, ow = geometry
         reach = (np.arange(kh)[:, None] * (dilh * w) + np.arange(kw)[None, :] * dilw).reshape(-1)
-        corner = (np.arange(oh)[:, None] * dh - ph) * w + (np.arange(ow)[None, :] * dw - pw)
-        plan = (_valid(*geometry), reach, corner)
-        for a in plan:
+        r0, c0 = np.arange(oh) * dh - ph, np.arange(ow) * dw - pw
+        corner = r0[:, None] * w + c0[None, :]
+        valid = _valid(*geometry)
+        none = ~valid.any(-1)
+        empty = None
+        if none.any():
+            r0 = np.where(r0 < 0, r0 + -(r0 // dilh) * dilh, r0)   # while (ih0 < 0) ih0 += dil
+            c0 = np.where(c0 < 0, c0 + -(c0 // dilw) * dilw, c0)
+            empty = (none, (r0[:, None] * w + c0[None, :])[none])
+        plan = (valid, reach, corner, empty)
+        for a in (valid, reach, corner) + (empty or ()):
             a.flags.writeable = False
         if len(_WINDOWS) >= 64:
             _WINDOWS.clear()
