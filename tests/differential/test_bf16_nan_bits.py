@@ -1,7 +1,7 @@
 """bfloat16 NaN bit patterns from conversions, against upstream bit for bit: c10's scalar
 constructor stores 0x7FC0, the AVX2/AVX512 copy kernel's vectorized converter 0xFFFF, and which
-element meets which depends on the loop (kernels/support/bf16_nan.py). NaN's sign and payload are
-observable (signbit, copysign, a view as int16, saved bytes). Run under the CPU capability this
+element meets which depends on the loop (kernels/simd_lanes.py, copy_nans). NaN's sign and
+payload are observable (signbit, copysign, a view as int16, saved bytes). Run under the CPU capability this
 machine picks and under every other one it can run (DEFAULT converts element by element)."""
 
 from __future__ import annotations

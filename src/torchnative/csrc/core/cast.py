@@ -22,7 +22,7 @@ x86-64 build has concrete answers, measured on torch 2.13.0 and reproduced here:
   int64 -> bfloat16 too. Rounding is to nearest even. bfloat16 NaN is stored as 0xFFFF from
   float32/float64 arrays (upstream's vectorized converter) and 0x7FC0 from a single value or
   another dtype (c10's scalar one); the copy kernel then settles which of its elements took which
-  converter (kernels/support/bf16_nan.py), and a Python sequence converts value by value.
+  converter (kernels/simd_lanes.py, copy_nans), and a Python sequence converts value by value.
 * float8 (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz) is encoded and decoded by ``float8.py`` (c10's
   routines on the bit patterns); float8_e8m0fnu ignores the sign and stores 0 (and -0) as 2**-127.
 * complex32 is reached through complex64 (c10's complex<Half> takes each part through float):
@@ -174,7 +174,7 @@ def cast_array(a, src: D.dtype, dst: D.dtype, vector_nans=None) -> np.ndarray:
 
     ``vector_nans``: for float32/float64 -> bfloat16, a function given the result when it holds a
     NaN (each stored 0xFFFF, the vectorized converter's) that returns it with each NaN as the
-    caller's loop stores it (the copy kernel's, kernels/support/bf16_nan.py).
+    caller's loop stores it (the copy kernel's, kernels/simd_lanes.py, copy_nans).
 
     Refuses by name (TorchnativeNotImplementedError) when either dtype has no numpy storage.
     """

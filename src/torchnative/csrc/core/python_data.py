@@ -533,7 +533,7 @@ def _copy_nans_not_loaded(*args):
 
 
 # installed by kernels/copy.py (the layer above): which converter upstream's copy kernel runs
-# on each element, so a NaN gets its bits (kernels/support/bf16_nan.py)
+# on each element, so a NaN gets its bits (kernels/simd_lanes.py, copy_nans)
 _bf16_copy_nans = _copy_nans_not_loaded
 
 

@@ -21,8 +21,8 @@ from ..core.python_data import register_bf16_copy_nans
 from ..core.layouts import channels_last, channels_last_3d, contiguous_format, preserve_format
 from ..core.storage import new_storage
 from ..core.tensor import TensorBase, contiguous_strides
+from .simd_lanes import copy_nans
 from .support.common import arr
-from .support.bf16_nan import settle_copy
 from .support.broadcast import infer_size
 from .support.iteration import infer_dense_strides
 from .support.scalar import scalar_to
@@ -59,11 +59,11 @@ def copy_into(dest: TensorBase, src: TensorBase) -> None:
 def _bf16_nans(dest, src, values):
     """The converted ``values`` of a float32/float64 -> bfloat16 copy that holds a NaN (cast_array
     calls this only then), broadcast to ``dest``'s shape with each NaN stored as upstream's copy
-    kernel stores it (support/bf16_nan.py)."""
+    kernel stores it (simd_lanes.py, copy_nans)."""
     shape = dest._size
     lead = len(shape) - len(src._size)
     src_strides = [0] * lead + [0 if n == 1 else st for n, st in zip(src._size, src._stride)]
-    return settle_copy(values, shape, dest._stride, src_strides, src._dtype is _FLOAT64)
+    return copy_nans(values, shape, dest._stride, src_strides, src._dtype is _FLOAT64)
 
 
 def _same_data(self, src) -> bool:
@@ -294,4 +294,4 @@ def set_empty(self):
 
 
 register_copy(copy_into)
-register_bf16_copy_nans(settle_copy)
+register_bf16_copy_nans(copy_nans)

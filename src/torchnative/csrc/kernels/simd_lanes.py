@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..core import dtypes as D
-from ..core.cast import bf16_nans, nan_stamp, scalar_nans
+from ..core.cast import BF16_SCALAR_NAN, bf16_nans, nan_stamp, scalar_nans
 from ..core.tensor import TensorBase
 from ..platform import cpu_capability
 from .support.cascade_sum import GRAIN_SIZE
@@ -53,29 +53,31 @@ class Run(NamedTuple):
     mask: np.ndarray
 
 
-def lanes(shape, inputs, itemsize: int, output=None, vec_bytes: int = VEC_BYTES, step=None):
+def lanes(shape, inputs, itemsize: int, output=None, vec_bytes: int = VEC_BYTES, step=None,
+          scalar_input: bool = True):
     """The ``Run`` of a loop over ``shape`` (None where no element is vectorized). ``inputs``:
     each input's strides in elements, broadcast to ``shape`` (0 along a broadcast dimension);
     ``output``: a given output's strides (it then takes part in the dimension order), None for
     one TensorIterator allocates. ``itemsize``: the bytes of the type the vectors hold;
-    ``step``: the elements one iteration takes (two vectors' unless given). Kept per geometry
-    (read-only arrays)."""
+    ``step``: the elements one iteration takes (two vectors' unless given); ``scalar_input``:
+    whether an input standing still along the inner loop is vectorized (the ``S`` variants).
+    Kept per geometry (read-only arrays)."""
     step = 2 * vec_bytes // itemsize if step is None else step
     threads = get_num_threads()
     key = (tuple(shape), None if output is None else tuple(output), *map(tuple, inputs), step,
-           threads)
+           threads, scalar_input)
     hit = _RUNS.get(key, _RUNS)
     if hit is _RUNS:
         if len(_RUNS) >= 512:
             _RUNS.clear()
-        hit = _RUNS[key] = _lanes(tuple(shape), inputs, output, step, threads)
+        hit = _RUNS[key] = _lanes(tuple(shape), inputs, output, step, threads, scalar_input)
     return hit
 
 
 _RUNS: dict = {}
 
 
-def _lanes(shape, inputs, output, step, threads):
+def _lanes(shape, inputs, output, step, threads, scalar_input=True):
     n = math.prod(shape)
     if n < step:
         return None
@@ -86,7 +88,7 @@ def _lanes(shape, inputs, output, step, threads):
     firsts = [st[perm[0]] for st in ins]
     if any(st[perm[0]] != 1 for st in outs) or not (
             all(s == 1 for s in firsts) or
-            (firsts.count(0) == 1 and all(s in (0, 1) for s in firsts))):
+            (scalar_input and firsts.count(0) == 1 and all(s in (0, 1) for s in firsts))):
         return None
     # the run: the fastest dimension, coalesced with the next while every operand continues
     run = 1
@@ -113,6 +115,37 @@ def _lanes(shape, inputs, output, step, threads):
         return None
     at, cut = np.broadcast_to(at, shape), np.broadcast_to(cut, shape)
     return Run(at, cut, at < cut)
+
+
+# elements the copy kernel's float64 -> bfloat16 vector step converts (AVX2 and AVX512 alike)
+_F64_BLOCK = 16
+
+
+def copy_nans(values: np.ndarray, shape, dst_strides, src_strides, src_is_f64: bool):
+    """``values`` (bfloat16 storage, its NaNs stored as 0xFFFF) broadcast to ``shape``, each NaN
+    stored as upstream's copy kernel from float32/float64 stores it there (measured on 2.13.0
+    under avx2 and avx512: ``tests/differential/test_bf16_nan_bits.py``): the DEFAULT build, a
+    0-d tensor and a copy whose inner loop is not contiguous in both tensors (a broadcast source
+    included: no ``S`` variant here) store c10's 0x7FC0; otherwise the vector converter's 0xFFFF,
+    from float32 on every element (it converts its own tail), from float64 on the first multiple
+    of 16 elements of each run, 0x7FC0 past it. Strides in elements, ``src_strides`` broadcast
+    to ``shape``."""
+    out = np.array(np.broadcast_to(values, shape))
+    nans = bf16_nans(out)
+    if nans.any():
+        nans &= ~_copy_vectorized(shape, dst_strides, src_strides, src_is_f64)
+        out.view(np.uint16)[nans] = BF16_SCALAR_NAN
+    return out
+
+
+def _copy_vectorized(shape, dst_strides, src_strides, src_is_f64: bool) -> np.ndarray:
+    if _DEFAULT or not shape:
+        return np.zeros(shape, bool)
+    if math.prod(shape) == 1:     # a contiguous run of one element
+        return np.full(shape, not src_is_f64)
+    run = lanes(shape, [src_strides], 2, dst_strides, step=_F64_BLOCK if src_is_f64 else 1,
+                scalar_input=False)
+    return np.zeros(shape, bool) if run is None else run.mask
 
 
 def broadcast_strides(t, shape) -> list:
