@@ -51,9 +51,9 @@ def test_repeated_calls_agree(args):
 def test_control_wrong_entry_changes_indices():
     x = torch.randn(2, 3, 16, 16)
     ref = A.max_pool2d_with_indices(x, (2, 2), (2, 2))[1]
-    valid, reach, corner = nn_pool._windows_of(*GEOMETRIES[0])
+    valid, reach, corner, empty = nn_pool._windows_of(*GEOMETRIES[0])
     try:
-        nn_pool._WINDOWS[GEOMETRIES[0]] = (valid, reach + 1, corner)
+        nn_pool._WINDOWS[GEOMETRIES[0]] = (valid, reach + 1, corner, empty)
         bad = A.max_pool2d_with_indices(x, (2, 2), (2, 2))[1]
     finally:
         nn_pool._WINDOWS.clear()
