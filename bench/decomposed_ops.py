@@ -4,7 +4,8 @@ kernels or upstream's composites since 2026-12-07 (constructors, activations and
 gradients, losses' and softmax's gradients, embedding's gradient, the views' backward and the
 scatters, rearrangements, windows, padding's backward, im2col/col2im) and those still served so
 (since given kernels too: upsampling, smooth_l1/huber, the shrinks, max_pool3d, the
-activation gradients), against upstream in the same run. ``PYTHONPATH=<another tree>/src`` in front times that tree.
+activation gradients), against upstream in the same run. ``PYTHONPATH=<another tree>/src`` in
+front times that tree.
 
 Usage: .venv/bin/python bench/decomposed_ops.py [--rounds 3] [--threads 1]
 Prints CPU microseconds per call (the fastest of 5 batches of 100) and ours/upstream.
