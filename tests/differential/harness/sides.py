@@ -93,6 +93,16 @@ def under_each_profile(code: str, timeout: float = 600):
     return results
 
 
+def cpu_paths(names) -> dict:
+    """How ours' door serves each default-overload ATen operator of ``names`` for CPU tensors
+    ({name: "kernel" | "decomposition" | ...}), read in this process."""
+    __import__("torch")  # registers the kernels
+    from torchnative.csrc.dispatch.door import _resolve
+    from torchnative.csrc.ops.dispatcher import REGISTRY
+
+    return {n: _resolve(REGISTRY.find(f"aten::{n}", ""), "CPU").path for n in names}
+
+
 def differing(ours: dict, theirs: dict) -> dict:
     """The entries of upstream's document whose value on ours differs: {key: (ours, upstream)}."""
     return {k: (ours[k], v) for k, v in theirs.items() if ours[k] != v}
