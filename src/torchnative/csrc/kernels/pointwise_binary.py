@@ -160,7 +160,7 @@ def _add(a, b, alpha, dt):
         if not alpha:
             return apply2(lambda x, y: np.logical_or(x, False), a, b, dt)
         return apply2(np.logical_or, a, b, dt)
-    since = nan_stamp()
+    since = nan_stamp() if dt in REDUCED else None
     if alpha == 1 and dt not in COMPLEX:
         return reduced_nans(apply2(np.add, a, b, dt), a, b, since)
     return reduced_nans(apply2(_axpy(alpha, dt), a, b, dt), a, b, since)
@@ -169,8 +169,9 @@ def _add(a, b, alpha, dt):
 def reduced_nans(out, a, b, since):
     """A float16/bfloat16 result's NaNs as add/sub/mul/div's loop stores them (their AVX2
     build runs under AVX512 too); a one-element second operand is no operand of the loop
-    (upstream reads it once: ``is_cpu_scalar``)."""
-    if out._dtype in REDUCED and since != nan_stamp():   # (else no NaN was stored)
+    (upstream reads it once: ``is_cpu_scalar``). ``since``: ``cast.nan_stamp()`` before the
+    result was converted (unchanged: no NaN stored)."""
+    if since is not None and since != nan_stamp():   # (None: not float16/bfloat16)
         one = not isinstance(b, TensorBase) or b.numel() == 1
         loop_nans(out, (a,) if one else (a, b), AVX2_BYTES, since)
     return out
@@ -228,7 +229,7 @@ def sub(self, other, alpha=1):
     if type(alpha) is not int or alpha != 1:
         _alpha_check(dt, alpha)
     check("sub_stub", dt, ALL_HC)
-    since = nan_stamp()
+    since = nan_stamp() if dt in REDUCED else None
     if alpha == 1 and dt not in COMPLEX:
         return reduced_nans(apply2(np.subtract, self, other, dt), self, other, since)
     # upstream: add with -alpha
@@ -258,7 +259,7 @@ def mul(self, other):
         return apply2(np.logical_and, self, other, dt)
     if dt in COMPLEX:  # c10::complex's product, each part rounded in the dtype
         return apply2(complex_arith.product, self, other, dt)
-    since = nan_stamp()
+    since = nan_stamp() if dt in REDUCED else None
     return reduced_nans(apply2(np.multiply, self, other, dt, reduced_scalar=True), self, other,
                         since)
 
@@ -297,7 +298,7 @@ def _floor_div_float(x, y):
 def div_true(a, b):
     dt = _float_dtype(dtype2(a, b))
     check("div_cpu", dt, FLOAT_HC)
-    since = nan_stamp()
+    since = nan_stamp() if dt in REDUCED else None
     return reduced_nans(apply2(np.true_divide, a, b, dt, reduced_scalar=True), a, b, since)
 
 

@@ -65,7 +65,7 @@ def _float_op(names, kname, types, fn, loop=VML):
     def op(self):
         dt = float_dtype(self)
         check(kname, dt, types)
-        since = nan_stamp()
+        since = nan_stamp() if dt in REDUCED else None
         return reduced_nans(apply1(fn or _erf(self), self, dt), self, loop, since)
 
     op.__name__ = names[0]
@@ -74,7 +74,7 @@ def _float_op(names, kname, types, fn, loop=VML):
 
 
 def reduced_nans(out, self, loop, since):
-    if out._dtype in REDUCED and since != nan_stamp():   # (else no NaN was stored)
+    if since is not None and since != nan_stamp():   # (None: not float16/bfloat16)
         loop_nans(out, (self,), loop, since)
     return out
 
@@ -106,7 +106,7 @@ def rsqrt(self):
         tail = 1 / np.sqrt(x).astype(npdt).astype(np.float32)
         return tail if mask is None else np.where(mask, 1 / np.sqrt(x), tail)
 
-    since = nan_stamp()
+    since = nan_stamp() if dt in REDUCED else None
     return reduced_nans(apply1(fn, self, dt), self, AVX2_BYTES, since)
 
 
