@@ -108,12 +108,16 @@ def differing(ours: dict, theirs: dict) -> dict:
     return {k: (ours[k], v) for k, v in theirs.items() if ours[k] != v}
 
 
-def assert_same(ours: dict, theirs: dict, at_least: int) -> None:
+def assert_same(ours: dict, theirs: dict, at_least: int, controls: dict | None = None) -> None:
     """Both documents hold the same entries, at least ``at_least`` of them (the program ran
-    through), and every entry is upstream's."""
+    through), and every entry is upstream's. ``controls``: {control entry: real entry}, each a
+    deliberately wrong variant whose bits must differ from upstream's real ones (the comparison
+    would catch that mistake)."""
     assert set(ours) == set(theirs) and len(theirs) >= at_least, (len(ours), len(theirs))
     diff = differing(ours, theirs)
     assert not diff, sorted(diff)
+    for control, real in (controls or {}).items():
+        assert theirs[control]["hex"] != theirs[real]["hex"], control
 
 
 def here(code: str) -> dict:
