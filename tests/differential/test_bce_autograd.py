@@ -2,9 +2,9 @@
 forward is recorded as BinaryCrossEntropyBackward0 (its target gradient, FunctionsManual's
 binary_cross_entropy_target_backward, was missing, so the forward ran as a Python decomposition
 recorded as Mean/Sum/Sub/MulBackward0 with other gradient bits). First-order gradients of input
-and target and the reduced forward agree bit for bit; the unreduced forward within one float32
+and target (where the two logits agree: see the test) and the reduced forward agree bit for bit; the unreduced forward within one float32
 ulp (the forward kernel's own last bit); the double backward within four times upstream's own
-float32-vs-float64 gap. The tree before the helper fails the first test (names and gradients)."""
+float32-vs-float64 gap. A tree without the node fails the first test (names and gradients)."""
 
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ def run(dt):
     return res
 
 out["float32"] = run(torch.float32)
+out["logit32"] = encode(torch.logit(x0), bits=True)
 out["float64"] = run(torch.float64)
 out["mixed"] = outcome(lambda: F.binary_cross_entropy(x0.double().requires_grad_(), y0))
 print(json.dumps(out))
@@ -48,13 +49,28 @@ def results():
     return sides.on_both(PROGRAM)
 
 
+def _bits(leaf) -> np.ndarray:
+    return np.frombuffer(bytes.fromhex(leaf["hex"]), np.int32)
+
+
 def test_nodes_and_first_order_gradients_agree_bit_for_bit(results):
+    """The target's gradient is -logit(x) * grad (/ n, * w). Upstream's float32 logit takes MKL's
+    vector log, whose last bit depends on the CPU's vendor (correctly rounded on Intel's CPUs,
+    not always on AMD's; ``ATEN_CPU_CAPABILITY`` does not change it), ours is correctly rounded:
+    the target's gradient agrees bit for bit where the two logits do, and elsewhere within the
+    two roundings after the log."""
     ours, up = results
     assert ours["mixed"] == up["mixed"]
+    lo, lu = _bits(ours["logit32"]), _bits(up["logit32"])
+    assert np.all(np.abs(lo - lu) <= 1)
+    same = lo == lu
     for key, theirs in up["float32"].items():
         mine = ours["float32"][key]
         assert mine["node"] == theirs["node"] == "BinaryCrossEntropyBackward0", key
-        assert mine["gx"] == theirs["gx"] and mine["gy"] == theirs["gy"], key
+        assert mine["gx"] == theirs["gx"], key
+        go, gu = _bits(mine["gy"]), _bits(theirs["gy"])
+        assert np.array_equal(go[same], gu[same]), key
+        assert np.all(np.abs(go - gu)[~same] <= 2), key
         if not key.startswith("none"):
             assert mine["loss"] == theirs["loss"], key
         else:  # the unreduced forward: one float32 ulp at most
