@@ -571,6 +571,14 @@ for _n, _xs, _ws, _gs, _s, _p, _d, _t, _op, _g in _CONV:
          "(lambda r: (r[0], r[1] is not None and list(r[1].shape), r[2]))(" +
          op("convolution_backward") + f"(g, x, w, None, {args}, [True, False, True]))",
          f"x = mk.randn(*{_xs}); w = mk.randn(*{_ws}); g = mk.randn({gs})")
+    # bfloat16/float16 run on oneDNN only where the CPU computes them natively (an AVX-512 CPU
+    # for bfloat16), else on the slow kernels, which return no weight gradient here
+    for dt in ("bfloat16", "float16") if _n in ("2d", "3d") else ():
+        case(f"conv_backward_{_n}_mask_ib_{dt}", "conv_bw",
+             "(lambda r: (r[1] is not None and list(r[1].shape), r[2]))(" +
+             op("convolution_backward") + f"(g, x, w, None, {args}, [True, False, True]))",
+             f"x = mk.randn(*{_xs}, dtype='{dt}'); w = mk.randn(*{_ws}, dtype='{dt}'); "
+             f"g = mk.randn({gs}, dtype='{dt}')")
     # int64 reaches upstream's slow kernels, of which only the dilated one computes it
     case(f"conv_backward_{_n}_int64", "errors",
          op("convolution_backward") + f"(g, x, w, [{nb}], {args}, [True, True, True])",

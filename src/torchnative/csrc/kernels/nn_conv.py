@@ -27,6 +27,7 @@ from ..core.refuse import TorchnativeNotImplementedError
 from .support.channels import channel_row, rows
 from .support.common import arr, as_compute, int_list
 from ..dispatch.call import call
+from ..platform import cpu_capability
 from .support.nn_util import is_channels_last, typemeta
 from ..ops.kernel_registry import kernel
 from ..platform.torch_warn import torch_warn
@@ -497,12 +498,16 @@ def _weight_grad(x, g, ks, stride, padding, dilation, groups):
 
 
 def _uses_mkldnn(input, weight, stride, dilation, groups, dt) -> bool:
-    """ConvParams::use_mkldnn on CPU, on the 4-d (1-d viewed as 2-d) geometry: always for
-    float16/bfloat16; for float32 unless the convolution is small enough that upstream prefers
-    its own kernels. Its backward computes the weight gradient with the bias gradient, so the
-    weight gradient comes back when only the bias's was asked for."""
-    if dt in D.REDUCED_FLOATING:
-        return True
+    """ConvParams::use_mkldnn on CPU, on the 4-d (1-d viewed as 2-d) geometry: for
+    bfloat16/float16 where oneDNN computes the type natively (mkldnn::_is_mkldnn_bf16_supported:
+    an AVX-512 CPU; float16: AVX512-FP16 or AMX-FP16), else upstream's slow kernels; for float32
+    unless the convolution is small enough that upstream prefers its own kernels. Its backward
+    computes the weight gradient with the bias gradient, so the weight gradient comes back when
+    only the bias's was asked for."""
+    if dt is _B["bfloat16"]:
+        return bool(cpu_capability.ONEDNN_BF16)
+    if dt is _B["float16"]:
+        return bool(cpu_capability.ONEDNN_FP16)
     if dt is not _B["float32"]:
         return False
     xs = list(input._size)
