@@ -39,7 +39,13 @@ out = {
     "linear": F.linear(m, m[:32]), "mm": m @ m, "addcmul": torch.addcmul(x, x, x, value=0.3),
     "lerp": torch.lerp(x, x.flip(0), 0.3), "randn": torch.randn(4096, generator=g()),
     "uniform_(-2, 3)": torch.empty(4096).uniform_(-2, 3, generator=g()),
+    "logit": torch.logit(torch.rand(4096, generator=g()).clamp(0.01, 0.99)),
 }
+# a bfloat16 convolution's gradients (oneDNN's backend or the slow kernels, by the CPU)
+xb = x[:256].reshape(8, 1, 32).bfloat16().requires_grad_()
+wb = x[:80].reshape(16, 1, 5).bfloat16().requires_grad_()
+gb = torch.autograd.grad(F.conv1d(xb, wb, padding=2), (xb, wb), m.reshape(8, 16, 32).bfloat16())
+out["conv1d bf16 input / weight grad"] = torch.cat([v.reshape(-1) for v in gb]).view(torch.int16)
 np.savez(sys.argv[1], **{k: v.reshape(-1).numpy() for k, v in out.items()})
 '''
 
