@@ -2,7 +2,8 @@
 replayed on ours: upstream builds each module with the inputs its ``module_inputs_func`` makes and
 records float32 outputs, parameter gradients and a float64 rerun (module_db_programs/generate.py);
 ours rebuilds the same module from the same constructor arguments, state, inputs and seeds and is
-judged with the harness's element-wise criterion (module_db_programs/replay.py).
+judged with the harness's element-wise criterion, widened by how far upstream's own results move
+under this machine's other CPU profiles (module_db_programs/replay.py).
 
 The default run takes the first input of each module (train and eval where they differ); --slow
 takes them all. A case that does not agree must be listed in KNOWN with the words of its first
@@ -25,14 +26,16 @@ HERE = Path(__file__).parent / "module_db_programs"
 
 # module name -> the words its failing cases report (refusals name the missing operator)
 KNOWN: dict = {}
-# Numeric divergences, keyed by case: a 4-element bias gradient 2 float32 ulp from upstream's,
-# which upstream's float64 rerun matches exactly (so the derived tolerance is zero).
 KNOWN_CASES = {
-    "nn.TransformerEncoder[1]eval": "grad[3]: 1/4 elements off (max |diff| 2.24e-08",
     # the fast path for a padding mask builds a nested tensor (torchnative has none)
     "nn.Transformer[25]eval": "aten::_nested_tensor_from_mask_left_aligned",
     "nn.Transformer[57]eval": "aten::_nested_tensor_from_mask_left_aligned",
 }
+# Cases that may differ on a CPU whose other profiles leave upstream's value where it is: a
+# 4-element bias gradient 2 float32 ulp from upstream's, which upstream's float64 rerun matches
+# exactly (so the derived tolerance is zero); where upstream moves across this machine's CPU
+# profiles by as much (an AMD EPYC, AVX2), it agrees.
+MAY_DIFFER = {"nn.TransformerEncoder[1]eval": "grad[3]: 1/4 elements off (max |diff| "}
 
 
 def _module(case: str) -> str:
@@ -46,23 +49,33 @@ def _replay(tmp_path_factory, per_module: int, perturb=()):
     cases = d / "cases.pt"
     proc = upstream.run_script(HERE / "generate.py", str(cases), "--per-module", str(per_module))
     assert "0 skipped" in proc.stdout, proc.stdout  # every case reached ours
-    ours = subprocess.run([sys.executable, str(HERE / "replay.py"), str(cases), *perturb],
+    # the same cases as upstream computes them under this machine's other CPU profiles: how far
+    # upstream moves from itself widens the bar (compare.elementwise's ``others``)
+    others = []
+    for name, env in upstream.other_cpu_profiles().items():
+        others.append(d / f"cases_{name}.pt")
+        upstream.run_script(HERE / "generate.py", str(others[-1]), "--per-module",
+                            str(per_module), env=env)
+    ours = subprocess.run([sys.executable, str(HERE / "replay.py"), str(cases),
+                           "--others", *map(str, others), "--perturb", *perturb],
                           capture_output=True, text=True, timeout=3000)
     assert ours.returncode == 0, ours.stderr[-3000:]
     return json.loads(ours.stdout.strip().splitlines()[-1])
 
 
 def _expected(case: str, problem: str) -> bool:
-    if case in KNOWN_CASES:
-        return KNOWN_CASES[case] in problem
+    if case in KNOWN_CASES or case in MAY_DIFFER:
+        return {**KNOWN_CASES, **MAY_DIFFER}[case] in problem
     return _module(case) in KNOWN and KNOWN[_module(case)] in problem
 
 
-# All inputs (--slow), measured: 2,067 cases, 2,007 agree, 6 refuse (AdaptiveMaxPool3d's 4, which
-# agree since it got a kernel, and the nested-tensor fast path in KNOWN_CASES);
-# 54 are a few float32 ulp off in attention-based modules only (42 of them in one element; the
-# largest 4.91e-06): the softmax-weighted sums' order differs from upstream's fused CPU attention.
-# They may not grow in number, size or family.
+# All inputs (--slow), measured before the bar took upstream's moves across CPU profiles:
+# 2,067 cases, 2,007 agree, 6 refuse (AdaptiveMaxPool3d's 4, which agree since it got a kernel,
+# and the nested-tensor fast path in KNOWN_CASES); 54 are a few float32 ulp off in
+# attention-based modules only (42 of them in one element; the largest 4.91e-06): the
+# softmax-weighted sums' order differs from upstream's fused CPU attention. On an AMD EPYC
+# (AVX2, 2026-12-07) 58 without the profiles' moves, 7 with them. They may not grow in number,
+# size or family.
 NUMERIC_FAMILIES = {"nn.Transformer", "nn.TransformerDecoderLayer", "nn.TransformerEncoder",
                     "nn.TransformerEncoderLayer", "nn.MultiheadAttention", "nn.LinearCrossEntropyLoss"}
 NUMERIC_MAX_CASES, NUMERIC_MAX_DIFF = 54, 5e-6
