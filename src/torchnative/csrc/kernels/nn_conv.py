@@ -505,9 +505,9 @@ def _uses_mkldnn(input, weight, stride, dilation, groups, dt) -> bool:
     computes the weight gradient with the bias gradient, so the weight gradient comes back when
     only the bias's was asked for."""
     if dt is _B["bfloat16"]:
-        return bool(cpu_capability.ONEDNN_BF16)
+        return cpu_capability.ONEDNN_BF16
     if dt is _B["float16"]:
-        return bool(cpu_capability.ONEDNN_FP16)
+        return cpu_capability.ONEDNN_FP16
     if dt is not _B["float32"]:
         return False
     xs = list(input._size)

@@ -10,15 +10,15 @@ from ..platform import cpu_capability
 
 @kernel("mkldnn::_is_mkldnn_bf16_supported")
 def _is_mkldnn_bf16_supported() -> bool:
-    return bool(cpu_capability.ONEDNN_BF16)
+    return cpu_capability.ONEDNN_BF16
 
 
 @kernel("mkldnn::_is_mkldnn_fp16_supported")
 def _is_mkldnn_fp16_supported() -> bool:
-    return bool(cpu_capability.ONEDNN_FP16)
+    return cpu_capability.ONEDNN_FP16
 
 
 @kernel("mkldnn::_is_mkldnn_acl_supported")
 def _is_mkldnn_acl_supported() -> bool:
     # the Arm Compute Library backs oneDNN only in upstream's aarch64 builds
-    return bool(cpu_capability._ARM)
+    return cpu_capability._ARM
