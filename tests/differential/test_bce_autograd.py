@@ -2,9 +2,9 @@
 forward is recorded as BinaryCrossEntropyBackward0 (its target gradient, FunctionsManual's
 binary_cross_entropy_target_backward, was missing, so the forward ran as a Python decomposition
 recorded as Mean/Sum/Sub/MulBackward0 with other gradient bits). First-order gradients of input
-and target (where the two logits agree: see the test) and the reduced forward agree bit for bit; the unreduced forward within one float32
-ulp (the forward kernel's own last bit); the double backward within four times upstream's own
-float32-vs-float64 gap. A tree without the node fails the first test (names and gradients)."""
+and target (the target's where the two logits agree: see the test) and the reduced forward agree
+bit for bit; the unreduced forward within one float32 ulp (the forward kernel's own last bit); the
+double backward within four times upstream's own float32-vs-float64 gap. A tree without the node fails the first test (names and gradients)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """fma32's quick test for lanes that could round twice (``_any_recheck``: a masked compare for
 float32 midpoints, a smallest magnitude for the subnormal range) answers as the lane-by-lane mask
 it stands for (``_needs_recheck``) on sums built to sit on float32 midpoints, in and at the edges
-of float32's subnormal range, at zero, NaN and infinity; and a small fma32 with a midpoint sum
-still rounds once."""
+of float32's subnormal range, at zero, NaN and infinity (what the recheck then does with the
+flagged lanes: test_fma32_redo_lanes.py)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def _sums(rng) -> np.ndarray:
     return s
 
 
-def test_integer_test_answers_as_the_lane_mask():
+def test_quick_test_answers_as_the_lane_mask():
     rng = np.random.default_rng(3)
     seen = {True: 0, False: 0}
     for _ in range(3000):
@@ -45,13 +45,3 @@ def test_edges_of_the_subnormal_test():
     assert fpmath._any_recheck(np.array([1.0, below]))
     assert fpmath._any_recheck(np.array([5e-324]))
 
-
-def test_a_midpoint_sum_is_rounded_once():
-    # (1 + 2**-23)(1 - 2**-23) + (2**24 + 2) is 2**24 + 3 - 2**-46: its float64 sum is the
-    # float32 midpoint 2**24 + 3, which rounds to even (2**24 + 4); once rounded: 2**24 + 2
-    a = np.array([1 + 2.0 ** -23, 1.0], np.float32)
-    b = np.array([1 - 2.0 ** -23, 1.0], np.float32)
-    c = np.array([2.0 ** 24 + 2, 3.0], np.float32)
-    assert np.float32(np.float64(a[0]) * np.float64(b[0]) + np.float64(c[0])) == 2.0 ** 24 + 4
-    got = fpmath.fma32(a, b, c)
-    assert got[0] == np.float32(2.0 ** 24 + 2) and got[1] == np.float32(4.0)
