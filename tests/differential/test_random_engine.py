@@ -209,6 +209,15 @@ def _cases() -> list[dict]:
         ops = []  # the scalar normal path and its cached sample, interleaved with other draws
         for s in [1, 1, 3, 2, 5, 15, 1]:
             ops += [("normal", dict(shape=s, dtype="float32", mean=1.5, std=0.5)), ("state", {})]
+        # a zero mean or a unit std (the scalar path's own arithmetic), and counts either side of
+        # the scalar path's 64 draws, with and without a cached sample
+        ops += [("normal", dict(shape=7, dtype="float64", mean=0.0, std=2.7)),
+                ("normal", dict(shape=5, dtype="float32", mean=-1.25, std=1.0)),
+                ("normal", dict(shape=9, dtype="float64", mean=-0.0, std=1e-300)), ("state", {}),
+                ("normal_strided", dict(shape=(8, 8), dtype="float64", mean=0.5, std=1.0)),
+                ("normal_strided", dict(shape=(5, 13), dtype="float64", mean=0.5, std=3.0)),
+                ("normal_strided", dict(shape=(2, 32), dtype="float64", mean=0.0, std=1.0)),
+                ("state", {})]
         ops += [("log_normal", dict(shape=3, dtype="float64", mean=0.1, std=0.4)), ("state", {}),
                 ("normal", dict(shape=16, dtype="float64", mean=0.0, std=1.0)), ("state", {}),
                 ("log_normal", dict(shape=4, dtype="float32", mean=0.1, std=0.4)),

@@ -185,6 +185,10 @@ def uniform_(gen, shape, dtype="float32", a: float = 0.0, b: float = 1.0,
              out: np.ndarray | None = None) -> np.ndarray:
     """``uniform_(a, b)``: ``fma(u, to - from, from)`` in opmath (float for 16-bit floats), then a
     value that rounds up to ``to`` in the output dtype is replaced by ``from``."""
+    if dtype == "float32" and a == 0.0 and b == 1.0 and type(shape) is tuple:
+        # [0, 1): ``u * 1 + 0`` is ``u`` itself, fused or not, and never reaches ``to``
+        n = _numel(shape)
+        return _unit_float32(gen, n, _into(out, n, "float32")).reshape(shape)
     shape, name = _shape(shape), dt.name_of(dtype)
     if name not in dt.FLOATS:
         raise RuntimeError(f'"check_uniform_bounds" not implemented for \'{dt.SCALAR_NAME[name]}\'')
@@ -254,6 +258,14 @@ def _into(out: np.ndarray | None, n: int, name: str) -> np.ndarray | None:
     return None
 
 
+def _unit_float32(gen, n: int, out: np.ndarray | None) -> np.ndarray:
+    """n float32 uniforms on [0, 1) (``uniform_float``), into ``out`` when given: the words'
+    low 24 bits converted and scaled in one float32 pass (both steps exact)."""
+    k = gen.random(n)
+    k &= _MASK24
+    return np.multiply(k, F32(2.0 ** -24), out=out, dtype=F32, casting="unsafe")
+
+
 def _uniform_scaled_f32(gen, n: int, width: F32, frm: F32, out: np.ndarray | None = None) -> np.ndarray:
     """``u * width + frm`` in float32 for n float uniforms u of ``gen``'s words, rounded as
     ``contracted32`` rounds it, a cache-sized chunk at a time. ``u = k * 2**-24`` is exact in
@@ -306,6 +318,8 @@ def normal_double_stream(gen, n: int, mean: float, std: float) -> np.ndarray:
     the sine half cached in the generator for the next draw (across calls, as upstream)."""
     if n == 0:
         return np.empty(0, F64)
+    if n <= 2 * _SCALAR_PAIRS:
+        return _scalar_stream(gen, n, mean, std)
     raw = []
     if gen.next_double_normal is not None:
         raw.append(np.array([gen.next_double_normal]))
@@ -313,23 +327,41 @@ def normal_double_stream(gen, n: int, mean: float, std: float) -> np.ndarray:
     need = n - sum(len(r) for r in raw)
     if need > 0:
         pairs = (need + 1) // 2
-        if pairs <= _SCALAR_PAIRS:
-            u = uniform_double(gen, 2 * pairs).tolist()
-            values: list = []
-            for i in range(0, 2 * pairs, 2):
-                values.extend(box_muller(u[i], u[i + 1]))
-            both = np.array(values, F64)
-        else:
-            u = uniform_double(gen, 2 * pairs).reshape(pairs, 2)  # u1 then u2, per pair
-            r = np.sqrt(-2.0 * libm(math.log1p, -u[:, 1]))
-            theta = _TWO_PI * u[:, 0]
-            both = np.stack([r * libm(math.cos, theta), r * libm(math.sin, theta)],
-                            axis=1).ravel()
+        u = uniform_double(gen, 2 * pairs).reshape(pairs, 2)  # u1 then u2, per pair
+        r = np.sqrt(-2.0 * libm(math.log1p, -u[:, 1]))
+        theta = _TWO_PI * u[:, 0]
+        both = np.stack([r * libm(math.cos, theta), r * libm(math.sin, theta)], axis=1).ravel()
         if need % 2:
             gen.next_double_normal = float(both[-1])
             both = both[:-1]
         raw.append(both)
     return contracted64(raw[0] if len(raw) == 1 else np.concatenate(raw), std, mean)
+
+
+_HIGH21 = (1 << 21) - 1  # a 53-bit uniform keeps these bits of random64's high word
+
+
+def _scalar_stream(gen, n: int, mean: float, std: float) -> np.ndarray:
+    """``normal_double_stream`` of a few draws on Python floats: the array path's words, uniforms
+    (``(w & (2**53 - 1)) * 2**-53``, exact either way), Box-Muller and cached sample, and its
+    ``* std + mean`` where Python's float arithmetic is the same rounding (a unit ``std`` makes
+    the product exact, a zero ``mean`` adds nothing fma64 would not add, and without contraction
+    it is two roundings on both sides); otherwise the array's fused step."""
+    values = []
+    if gen.next_double_normal is not None:
+        values.append(gen.next_double_normal)
+        gen.next_double_normal = None
+    need = n - len(values)
+    if need > 0:
+        w = gen.random(2 * (need + need % 2)).tolist()  # random64's words, high half first
+        u = [((w[i] & _HIGH21) << 32 | w[i + 1]) * 2.0 ** -53 for i in range(0, len(w), 2)]
+        for i in range(0, len(u), 2):
+            values.extend(box_muller(u[i], u[i + 1]))
+        if need % 2:
+            gen.next_double_normal = values.pop()
+    if std == 1.0 or mean == 0.0 or not cpu_capability.CONTRACTS_FMA:
+        return np.array([v * std + mean for v in values], F64)
+    return contracted64(np.array(values, F64), std, mean)
 
 
 def _normal_fill_double(gen, n: int, mean: float, std: float) -> np.ndarray:
