@@ -729,6 +729,7 @@ from prelude import function_tracing
 a = torch.arange(6, dtype=torch.float32).reshape(2, 3)
 s = a.as_subclass(Sub)
 idx = torch.tensor([1, 0]).as_subclass(Sub)  # (a 0-dim one: ours' int() dispatches nothing yet)
+gen = torch.Generator().manual_seed(7)
 calls = {
     "dunder": lambda: a * a,
     "dunder scalar": lambda: a * 2,
@@ -762,6 +763,12 @@ calls = {
     "alpha two": lambda: (a.add(a, alpha=2), torch.sub(a, a, alpha=2)),
     "factory defaults": lambda: (torch.zeros(2, 3), torch.full((2,), 3), torch.ones(2, dtype=torch.float64)),
     "rounding mode": lambda: (torch.div(a, 4), torch.div(a, 4, rounding_mode="floor")),
+    # a Generator argument is checked by its type: its pattern is recorded too
+    "generator keyword": lambda: (torch.randn(3, generator=gen), torch.rand(2, 2, generator=gen),
+                                  torch.randint(0, 9, (4,), generator=gen),
+                                  a.clone().normal_(generator=gen)),
+    "generator wrong type": lambda: (torch.randn(3, generator=gen), torch.randn(3, generator=5)),
+    "generator a tensor": lambda: torch.rand(2, generator=a),
 }
 
 

@@ -20,6 +20,7 @@ import numbers
 
 from ..core.construct import wrapped_number
 from ..core.dtypes import dtype as _dtype
+from ..core.generator import Generator
 from ..core.device import CPU, device as _device
 from ..core.layouts import CLASSES as _LAYOUT_CLASSES
 from ..core.python_classes import plain_tensor_types
@@ -80,6 +81,8 @@ def _type_determined(obj, kind: str, plain: frozenset) -> bool:
         return True
     if tp in plain:
         return kind in _TENSOR_TYPE_ONLY
+    if kind == "Generator":   # the parser's check is isinstance(obj, Generator)
+        return issubclass(tp, Generator)
     if isinstance(obj, (list, tuple)):
         # a tensor list's check reads every element (one that is no tensor raises: the
         # parser's own path); an int list's, its first (a 0-dim tensor would be accepted)
