@@ -378,9 +378,21 @@ def contracted64(a, b, c) -> np.ndarray:
     return np.asarray(np.asarray(a, F64) * np.asarray(b, F64) + np.asarray(c, F64), F64)
 
 
+_UFUNC_OF = {math.log1p: "log1p", math.log: "log", math.exp: "exp", math.expm1: "expm1",
+             math.sin: "sin", math.cos: "cos", math.tan: "tan", math.acos: "arccos"}
+
+
 def libm(fn, x: np.ndarray) -> np.ndarray:
-    """Apply glibc's ``fn`` (a ``math`` function) to every element of a float64 array."""
+    """Apply glibc's ``fn`` (a ``math`` function) to every element of a float64 array: numpy's
+    ufunc where the loop numpy runs for it is its baseline (a call of the same glibc function per
+    element, in C), else ``fn`` element by element."""
+    name = _UFUNC_OF.get(fn)
+    if name is not None and libm_arrays.numpy_calls_libm(name, _F64):
+        return getattr(np, name)(np.asarray(x, F64))
     return libm_arrays.each(fn, [x], F64)
+
+
+_F64 = np.dtype(F64)
 
 
 def libmf(name: str, x: np.ndarray) -> np.ndarray:
