@@ -138,18 +138,23 @@ def _without_replacement(gen, probs, rows, name, k):
     key = key.astype(np.float64)  # exact widening; ordering is all that matters now
     if k == 1:
         return np.argmax(key, axis=1)[:, None]  # first maximum, as upstream's argmax
-    return np.stack([_topk_row(row, k) for row in key])
+    return _topk_rows(key, k)
 
 
-def _topk_row(row: np.ndarray, k: int) -> np.ndarray:
-    """upstream's topk indices. When the k largest are distinct and strictly above the rest the
-    answer is unambiguous and numpy gives it; otherwise replay libstdc++'s unstable algorithms."""
-    if not np.isnan(row).any():
-        top = np.argsort(-row, kind="stable")[:k]
-        vals = row[top]
-        if (np.count_nonzero(row >= vals[-1]) == k) and np.unique(vals).size == k:
-            return top
-    return np.array(stdalgo.topk_largest(row.tolist(), k), np.int64)
+def _topk_rows(key: np.ndarray, k: int) -> np.ndarray:
+    """upstream's topk indices of each row. Where a row's k largest are distinct and strictly
+    above the rest the answer is unambiguous and numpy gives it (all rows at once); otherwise
+    replay libstdc++'s unstable algorithms on that row."""
+    part = np.argpartition(-key, k - 1, axis=1)[:, :k]   # the k largest, in no order
+    vals = np.take_along_axis(key, part, 1)
+    order = np.argsort(-vals, axis=1, kind="stable")
+    top = np.take_along_axis(part, order, 1)
+    vals = np.take_along_axis(vals, order, 1)
+    clear = (np.count_nonzero(key >= vals[:, -1:], axis=1) == k) & \
+        np.all(vals[:, :-1] > vals[:, 1:], axis=1) & ~np.isnan(key).any(axis=1)
+    for i in np.flatnonzero(~clear).tolist():
+        top[i] = stdalgo.topk_largest(key[i].tolist(), k)
+    return top
 
 
 def _with_replacement(gen, rows, name, k):
