@@ -37,6 +37,8 @@ def cases(torch):
     adam = torch.optim.Adam([p], lr=1e-3)
     sgd.step()
     adam.step()
+    gen = torch.Generator().manual_seed(0)
+    probs = torch.softmax(torch.rand(1, 49152), -1)  # a sampled decode step's distribution
     return {
         "add 64x10, recorded": lambda: w + w,
         "add 64x10": lambda: wd + wd,
@@ -62,6 +64,8 @@ def cases(torch):
         "torch.tensor of a 100-float32 array": lambda: torch.tensor(arr),
         "rand(10)": lambda: torch.rand(10),
         "randn(10)": lambda: torch.randn(10),
+        "randn(4, generator=g)": lambda: torch.randn(4, generator=gen),
+        "multinomial 1x49152, 1 sample": lambda: torch.multinomial(probs, 1),
         "dropout(0.25) 16x256, training": lambda: F.dropout(drop, 0.25, True),
         "SGD momentum step, one 72-value parameter": sgd.step,
         "Adam step, one 72-value parameter": adam.step,
