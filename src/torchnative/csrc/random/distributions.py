@@ -344,9 +344,9 @@ _HIGH21 = (1 << 21) - 1  # a 53-bit uniform keeps these bits of random64's high 
 def _scalar_stream(gen, n: int, mean: float, std: float) -> np.ndarray:
     """``normal_double_stream`` of a few draws on Python floats: the array path's words, uniforms
     (``(w & (2**53 - 1)) * 2**-53``, exact either way), Box-Muller and cached sample, and its
-    ``* std + mean`` where Python's float arithmetic is the same rounding (a unit ``std`` makes
-    the product exact, a zero ``mean`` adds nothing fma64 would not add, and without contraction
-    it is two roundings on both sides); otherwise the array's fused step."""
+    ``* std + mean`` where Python's float arithmetic rounds as the array path does (a unit
+    ``std`` leaves one rounding, of the sum; with a zero ``mean`` fma64 itself rounds the product
+    and adds the zero; without contraction both sides round twice); otherwise the fused step."""
     values = []
     if gen.next_double_normal is not None:
         values.append(gen.next_double_normal)

@@ -380,6 +380,7 @@ def contracted64(a, b, c) -> np.ndarray:
 
 _UFUNC_OF = {math.log1p: "log1p", math.log: "log", math.exp: "exp", math.expm1: "expm1",
              math.sin: "sin", math.cos: "cos", math.tan: "tan", math.acos: "arccos"}
+_F64 = np.dtype(F64)
 
 
 def libm(fn, x: np.ndarray) -> np.ndarray:
@@ -388,11 +389,8 @@ def libm(fn, x: np.ndarray) -> np.ndarray:
     element, in C), else ``fn`` element by element."""
     name = _UFUNC_OF.get(fn)
     if name is not None and libm_arrays.numpy_calls_libm(name, _F64):
-        return getattr(np, name)(np.asarray(x, F64))
+        return np.asarray(getattr(np, name)(np.asarray(x, F64)))
     return libm_arrays.each(fn, [x], F64)
-
-
-_F64 = np.dtype(F64)
 
 
 def libmf(name: str, x: np.ndarray) -> np.ndarray:
