@@ -450,7 +450,10 @@ g.manual_seed(0)
 u = torch.empty(4096).uniform_(-3.3, 7.1, generator=g).numpy()
 g.manual_seed(0)
 d = torch.randn(100, dtype=torch.float64, generator=g).numpy()
-np.savez(sys.argv[1], n=n, u=u, d=d, cap=np.array(torch.backends.cpu.get_cpu_capability()))
+g.manual_seed(0)  # the scalar double path's std * x + mean: few draws, then more than 64
+s = np.concatenate([torch.empty(9, dtype=torch.float64).normal_(0.25, 3.5, generator=g).numpy(),
+                    torch.empty(13, 5).t().normal_(-1.5, 0.3, generator=g).t().reshape(-1).numpy()])
+np.savez(sys.argv[1], n=n, u=u, d=d, s=s, cap=np.array(torch.backends.cpu.get_cpu_capability()))
 '''
     if not upstream.available():
         pytest.fail("upstream torch environment (.venv-upstream) is not set up")
@@ -470,7 +473,7 @@ np.savez(sys.argv[1], n=n, u=u, d=d, cap=np.array(torch.backends.cpu.get_cpu_cap
     for cap in caps:
         up, ours = runs["up", cap], runs["ours", cap]
         assert str(ours["cap"]) == str(up["cap"]), cap
-        for k in ("n", "u", "d"):
+        for k in ("n", "u", "d", "s"):
             assert np.array_equal(_bits(ours[k]), _bits(up[k])), (cap or native, k)
     if native in (cc.AVX2, cc.AVX512):
         assert not np.array_equal(runs["up", ""]["n"], runs["up", "default"]["n"])
