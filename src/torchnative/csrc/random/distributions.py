@@ -34,6 +34,7 @@ _MASK24 = np.uint32((1 << 24) - 1)
 _MASK53 = np.uint64((1 << 53) - 1)
 _INT64_MIN = -(1 << 63)
 _CHUNK = 1 << 15  # lanes per step of the chunked samplers: their temporaries stay in cache
+_FEW = 64  # up to this many draws Python numbers beat numpy's per-call costs
 
 
 def _shape(shape) -> tuple[int, ...]:
@@ -127,7 +128,11 @@ def _random_from_to_kernel(gen, n: int, name: str, rng: int, base: int) -> np.nd
         out = (v % np.uint64(rng)) + np.uint64(base & 0xFFFFFFFFFFFFFFFF)  # uint64 wrap == C++
         return dt.from_int64(out.view(np.int64), name)
     # 32-bit words and a range below 2**28: the same remainder in uint32 (cheaper), and
-    # base + remainder <= to - 1 cannot wrap in int64; a cache-sized chunk at a time
+    # base + remainder <= to - 1 cannot wrap in int64; a cache-sized chunk at a time (a few
+    # draws on Python ints)
+    if n <= _FEW:
+        return dt.from_int64(np.array([w % rng + base for w in gen.random(n).tolist()], np.int64),
+                             name)
     out = np.empty(n, np.int64)
     for lo in range(0, n, _CHUNK):
         r = gen.random(min(_CHUNK, n - lo))
@@ -275,6 +280,10 @@ def _uniform_scaled_f32(gen, n: int, width: F32, frm: F32, out: np.ndarray | Non
     fused = cpu_capability.CONTRACTS_FMA
     exact = fused and _sum_is_exact(float(width), float(frm))
     scale, f64 = float(width) * 2.0 ** -24, np.float64(frm)
+    if exact and n <= _FEW:  # the same sums on Python floats, each rounded once into ``out``
+        f = float(frm)
+        out[:] = [(k & 0xFFFFFF) * scale + f for k in gen.random(n).tolist()]
+        return out
     t = np.empty(min(n, _CHUNK), F64)
     for lo in range(0, n, _CHUNK):
         k = gen.random(min(_CHUNK, n - lo))
