@@ -39,6 +39,7 @@ def cases(torch):
     adam.step()
     gen = torch.Generator().manual_seed(0)
     probs = torch.softmax(torch.rand(1, 49152), -1)  # a sampled decode step's distribution
+    one = torch.empty(1)
     return {
         "add 64x10, recorded": lambda: w + w,
         "add 64x10": lambda: wd + wd,
@@ -66,6 +67,9 @@ def cases(torch):
         "randn(10)": lambda: torch.randn(10),
         "randn(4, generator=g)": lambda: torch.randn(4, generator=gen),
         "multinomial 1x49152, 1 sample": lambda: torch.multinomial(probs, 1),
+        # a data pipeline's per-sample draws (a random crop's offset, a scale)
+        "randint(0, 10, (1,))": lambda: torch.randint(0, 10, (1,)),
+        "uniform_(0.08, 1.0) of 1 value": lambda: one.uniform_(0.08, 1.0),
         "dropout(0.25) 16x256, training": lambda: F.dropout(drop, 0.25, True),
         "SGD momentum step, one 72-value parameter": sgd.step,
         "Adam step, one 72-value parameter": adam.step,
