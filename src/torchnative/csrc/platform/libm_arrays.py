@@ -70,6 +70,7 @@ class CFunction:
     def __init__(self, name: str, ufunc: str, py):
         self.name, self.ufunc = name, ufunc
         self._np = getattr(np, ufunc)
+        self._py = py
         self._double = c_like(py, self._np)
 
     def __call__(self, *args):
@@ -79,9 +80,14 @@ class CFunction:
         dtype = _F32 if all(a.dtype == _F32 for a in arrays) else _F64
         if numpy_calls_libm(self.ufunc, dtype):
             return self._np(*(a.astype(dtype, copy=False) for a in arrays))
-        fn = libm.function(self.name + "f", single=True, nargs=len(arrays)) if dtype == _F32 \
-            else self._double
-        out = each(fn, arrays, dtype)
+        if dtype == _F32:
+            out = each(libm.function(self.name + "f", single=True, nargs=len(arrays)), arrays,
+                       dtype)
+        else:
+            try:  # Python's function itself where it does not raise: no wrapper per element
+                out = each(self._py, arrays, dtype)
+            except (ValueError, OverflowError):
+                out = each(self._double, arrays, dtype)
         return out[()] if all(a.ndim == 0 for a in arrays) else out
 
 

@@ -26,15 +26,15 @@ import numpy as np
 
 from . import dtypes as dt
 from .normal_fill32 import fill_from_words, normal_fill_words
-from ..platform import cpu_capability
-from .fpmath import F32, F64, contracted32, contracted64, fma32, fma32_rounded, fma64, libm, \
-    libmf, safe_libm
+from ..platform import cpu_capability, libm_arrays as C
+from .fpmath import F32, F64, contracted32, contracted64, fma32, fma32_rounded, fma64, libmf
 
 _MASK24 = np.uint32((1 << 24) - 1)
 _MASK53 = np.uint64((1 << 53) - 1)
 _INT64_MIN = -(1 << 63)
 _CHUNK = 1 << 15  # lanes per step of the chunked samplers: their temporaries stay in cache
 _FEW = 64  # up to this many draws Python numbers beat numpy's per-call costs
+_HIGH21 = (1 << 21) - 1  # the bits of random64's high word a 53-bit uniform keeps
 
 
 def _shape(shape) -> tuple[int, ...]:
@@ -45,18 +45,22 @@ def _numel(shape) -> int:
     return math.prod(shape)
 
 
-def uniform_float(gen, n: int) -> np.ndarray:
-    """n ``uniform_real_distribution<float>(0, 1)`` draws: [0, 1) on a 2**-24 grid."""
+def uniform_float(gen, n: int, out: np.ndarray | None = None) -> np.ndarray:
+    """n ``uniform_real_distribution<float>(0, 1)`` draws: [0, 1) on a 2**-24 grid, into ``out``
+    when given (the words' low 24 bits converted and scaled in one float32 pass, both exact)."""
     w = gen.random(n)
     w &= _MASK24
-    u = w.astype(F32)
-    u *= F32(2.0 ** -24)
-    return u
+    return np.multiply(w, F32(2.0 ** -24), out=out, dtype=F32, casting="unsafe")
 
 
 def uniform_double(gen, n: int) -> np.ndarray:
     """n ``uniform_real_distribution<double>(0, 1)`` draws: [0, 1) on a 2**-53 grid, a
-    cache-sized chunk at a time (k < 2**53 converts exactly; the scaling is exact)."""
+    cache-sized chunk at a time (k < 2**53 converts exactly; the scaling is exact). A few draws
+    put random64's words together on Python ints (its two words, the first as the high half)."""
+    if n <= _FEW:
+        w = gen.random(2 * n).tolist()
+        return np.array([((w[i] & _HIGH21) << 32 | w[i + 1]) * 2.0 ** -53
+                         for i in range(0, 2 * n, 2)], F64)
     out = np.empty(n, F64)
     for lo in range(0, n, _CHUNK):
         v = gen.random64(min(_CHUNK, n - lo))
@@ -193,7 +197,7 @@ def uniform_(gen, shape, dtype="float32", a: float = 0.0, b: float = 1.0,
     if dtype == "float32" and a == 0.0 and b == 1.0 and type(shape) is tuple:
         # [0, 1): ``u * 1 + 0`` is ``u`` itself, fused or not, and never reaches ``to``
         n = _numel(shape)
-        return _unit_float32(gen, n, _into(out, n, "float32")).reshape(shape)
+        return uniform_float(gen, n, _into(out, n, "float32")).reshape(shape)
     shape, name = _shape(shape), dt.name_of(dtype)
     if name not in dt.FLOATS:
         raise RuntimeError(f'"check_uniform_bounds" not implemented for \'{dt.SCALAR_NAME[name]}\'')
@@ -263,14 +267,6 @@ def _into(out: np.ndarray | None, n: int, name: str) -> np.ndarray | None:
     return None
 
 
-def _unit_float32(gen, n: int, out: np.ndarray | None) -> np.ndarray:
-    """n float32 uniforms on [0, 1) (``uniform_float``), into ``out`` when given: the words'
-    low 24 bits converted and scaled in one float32 pass (both steps exact)."""
-    k = gen.random(n)
-    k &= _MASK24
-    return np.multiply(k, F32(2.0 ** -24), out=out, dtype=F32, casting="unsafe")
-
-
 def _uniform_scaled_f32(gen, n: int, width: F32, frm: F32, out: np.ndarray | None = None) -> np.ndarray:
     """``u * width + frm`` in float32 for n float uniforms u of ``gen``'s words, rounded as
     ``contracted32`` rounds it, a cache-sized chunk at a time. ``u = k * 2**-24`` is exact in
@@ -337,9 +333,9 @@ def normal_double_stream(gen, n: int, mean: float, std: float) -> np.ndarray:
     if need > 0:
         pairs = (need + 1) // 2
         u = uniform_double(gen, 2 * pairs).reshape(pairs, 2)  # u1 then u2, per pair
-        r = np.sqrt(-2.0 * libm(math.log1p, -u[:, 1]))
+        r = np.sqrt(-2.0 * C.log1p(-u[:, 1]))
         theta = _TWO_PI * u[:, 0]
-        both = np.stack([r * libm(math.cos, theta), r * libm(math.sin, theta)], axis=1).ravel()
+        both = np.stack([r * C.cos(theta), r * C.sin(theta)], axis=1).ravel()
         if need % 2:
             gen.next_double_normal = float(both[-1])
             both = both[:-1]
@@ -347,12 +343,9 @@ def normal_double_stream(gen, n: int, mean: float, std: float) -> np.ndarray:
     return contracted64(raw[0] if len(raw) == 1 else np.concatenate(raw), std, mean)
 
 
-_HIGH21 = (1 << 21) - 1  # a 53-bit uniform keeps these bits of random64's high word
-
-
 def _scalar_stream(gen, n: int, mean: float, std: float) -> np.ndarray:
-    """``normal_double_stream`` of a few draws on Python floats: the array path's words, uniforms
-    (``(w & (2**53 - 1)) * 2**-53``, exact either way), Box-Muller and cached sample, and its
+    """``normal_double_stream`` of a few draws on Python floats: the array path's uniforms,
+    Box-Muller and cached sample, and its
     ``* std + mean`` where Python's float arithmetic rounds as the array path does (a unit
     ``std`` leaves one rounding, of the sum; with a zero ``mean`` fma64 itself rounds the product
     and adds the zero; without contraction both sides round twice); otherwise the fused step."""
@@ -362,8 +355,7 @@ def _scalar_stream(gen, n: int, mean: float, std: float) -> np.ndarray:
         gen.next_double_normal = None
     need = n - len(values)
     if need > 0:
-        w = gen.random(2 * (need + need % 2)).tolist()  # random64's words, high half first
-        u = [((w[i] & _HIGH21) << 32 | w[i + 1]) * 2.0 ** -53 for i in range(0, len(w), 2)]
+        u = uniform_double(gen, need + need % 2).tolist()
         for i in range(0, len(u), 2):
             values.extend(box_muller(u[i], u[i + 1]))
         if need % 2:
@@ -378,10 +370,10 @@ def _normal_fill_double(gen, n: int, mean: float, std: float) -> np.ndarray:
     cos, 8-15 sin), and when n % 16 != 0 the last 16 slots are redrawn and transformed."""
     def fill16(blocks):
         u1, u2 = 1.0 - blocks[:, :8], blocks[:, 8:]
-        radius = np.sqrt(-2.0 * libm(math.log, u1))
+        radius = np.sqrt(-2.0 * C.log(u1))
         theta = (2.0 * math.pi) * u2
-        return np.concatenate([fma64(radius * libm(math.cos, theta), std, mean),
-                               fma64(radius * libm(math.sin, theta), std, mean)], axis=1)
+        return np.concatenate([fma64(radius * C.cos(theta), std, mean),
+                               fma64(radius * C.sin(theta), std, mean)], axis=1)
     return _fill_blocks(uniform_double(gen, n), n, fill16, lambda: uniform_double(gen, 16))
 
 
@@ -505,7 +497,7 @@ def exponential_(gen, shape, dtype="float32", lambd: float = 1.0) -> np.ndarray:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     _require_float(name, "Exponential")
     u = uniform_double(gen, _numel(shape))
-    return dt.from_double((-1.0 / lambd) * libm(math.log1p, -u), name).reshape(shape)
+    return dt.from_double((-1.0 / lambd) * C.log1p(-u), name).reshape(shape)
 
 
 def geometric_(gen, shape, dtype="float32", p: float = 0.5) -> np.ndarray:
@@ -517,7 +509,7 @@ def geometric_(gen, shape, dtype="float32", p: float = 0.5) -> np.ndarray:
     if name == "bool" or name.startswith("uint") and name != "uint8":
         raise RuntimeError(f'"geometric_cpu" not implemented for \'{dt.SCALAR_NAME[name]}\'')
     u = uniform_double(gen, _numel(shape))
-    logu = np.where(u > 0, libm(math.log, np.where(u > 0, u, 1.0)), -np.inf)  # C's log(0) = -inf
+    logu = np.where(u > 0, C.log(np.where(u > 0, u, 1.0)), -np.inf)  # C's log(0) = -inf
     with np.errstate(all="ignore"):
         return dt.from_double(np.ceil(logu / math.log1p(-p)), name).reshape(shape)
 
@@ -530,7 +522,7 @@ def cauchy_(gen, shape, dtype="float32", median: float = 0.0, sigma: float = 1.0
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
     _require_float(name, "Cauchy")
     u = uniform_double(gen, _numel(shape))
-    t = libm(math.tan, math.pi * (u - 0.5))
+    t = C.tan(math.pi * (u - 0.5))
     return dt.from_double(contracted64(t, sigma, float(median)), name).reshape(shape)
 
 
@@ -543,4 +535,4 @@ def log_normal_(gen, shape, dtype="float32", mean: float = 1.0, std: float = 2.0
     if name not in dt.FLOATS:
         raise RuntimeError(f'"log_normal_cpu" not implemented for \'{dt.SCALAR_NAME[name]}\'')
     x = normal_double_stream(gen, _numel(shape), float(mean), std)
-    return dt.from_double(safe_libm(math.exp, x) if (x > 709).any() else libm(math.exp, x), name).reshape(shape)
+    return dt.from_double(C.exp(x), name).reshape(shape)

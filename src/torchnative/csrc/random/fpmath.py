@@ -8,8 +8,9 @@ double -> Half/BFloat16 through float. numpy offers none of these directly:
   exact in float64, the sum is rounded to odd in float64, then to float32 (round-to-odd at
   53 >= 24 + 2 bits makes the second rounding correct). float64: Boldo & Melquiond's
   emulation (exact product by Dekker splitting, TwoSum, round-to-odd, final add).
-* ``libm`` applies a ``math`` function element by element: CPython's ``math`` calls the very
-  glibc routines upstream calls, whereas numpy may use its own SIMD versions (not bit-equal).
+* ``libmf``/``safe_libm`` apply glibc's float / double functions element by element (the
+  samplers' double functions over arrays: ``platform.libm_arrays``, which runs numpy's loop
+  where that loop is glibc's).
 """
 
 from __future__ import annotations
@@ -376,21 +377,6 @@ def contracted64(a, b, c) -> np.ndarray:
     if cpu_capability.CONTRACTS_FMA:
         return fma64(a, b, c)
     return np.asarray(np.asarray(a, F64) * np.asarray(b, F64) + np.asarray(c, F64), F64)
-
-
-_UFUNC_OF = {math.log1p: "log1p", math.log: "log", math.exp: "exp", math.expm1: "expm1",
-             math.sin: "sin", math.cos: "cos", math.tan: "tan", math.acos: "arccos"}
-_F64 = np.dtype(F64)
-
-
-def libm(fn, x: np.ndarray) -> np.ndarray:
-    """Apply glibc's ``fn`` (a ``math`` function) to every element of a float64 array: numpy's
-    ufunc where the loop numpy runs for it is its baseline (a call of the same glibc function per
-    element, in C), else ``fn`` element by element."""
-    name = _UFUNC_OF.get(fn)
-    if name is not None and libm_arrays.numpy_calls_libm(name, _F64):
-        return np.asarray(getattr(np, name)(np.asarray(x, F64)))
-    return libm_arrays.each(fn, [x], F64)
 
 
 def libmf(name: str, x: np.ndarray) -> np.ndarray:
