@@ -345,10 +345,10 @@ def normal_double_stream(gen, n: int, mean: float, std: float) -> np.ndarray:
 
 def _scalar_stream(gen, n: int, mean: float, std: float) -> np.ndarray:
     """``normal_double_stream`` of a few draws on Python floats: the array path's uniforms,
-    Box-Muller and cached sample, and its
-    ``* std + mean`` where Python's float arithmetic rounds as the array path does (a unit
-    ``std`` leaves one rounding, of the sum; with a zero ``mean`` fma64 itself rounds the product
-    and adds the zero; without contraction both sides round twice); otherwise the fused step."""
+    Box-Muller and cached sample, and its ``* std + mean`` where Python's float arithmetic rounds
+    as the array path does (a unit ``std`` leaves one rounding, of the sum; with a zero ``mean``
+    fma64 itself rounds the product and adds the zero; without contraction both sides round
+    twice); otherwise the fused step."""
     values = []
     if gen.next_double_normal is not None:
         values.append(gen.next_double_normal)
