@@ -86,8 +86,11 @@ def nn_parse_to(*args, **kwargs):
 
 # --- other manual Tensor methods ---------------------------------------------------------------
 
+_IS_CONTIGUOUS = TensorBase.__dict__["is_contiguous"]  # TensorBase's own, before it is wrapped
+
+
 def contiguous(self, memory_format=contiguous_format):
-    if self.is_contiguous(memory_format=memory_format):
+    if _IS_CONTIGUOUS(self, memory_format):  # the C++ call's question: no mode or override sees it
         return self
     return call("clone", self, memory_format=memory_format)
 
