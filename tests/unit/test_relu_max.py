@@ -26,7 +26,7 @@ def test_relu_keeps_the_bit_select_bits(dt):
     rng = np.random.default_rng(3)
     bits = np.dtype(f"u{np.dtype(dt).itemsize}")
     s = _specials(dt)
-    for n in (1, 7, 16, 33, 100, 4097):
+    for n in (1, 7, 16, 33, 100, 4097, 2 * relu_max._BLOCK + 5):   # (the last: blocks)
         x = rng.choice(np.concatenate((s, rng.standard_normal(16).astype(dt))), n)
         want = zero_where(np.less(x, dt(0)), x).view(bits)
         assert np.array_equal(relu_max.relu_array(x).view(bits), want), n
@@ -39,9 +39,27 @@ def test_relu_keeps_the_bit_select_bits(dt):
 
 @pytest.mark.parametrize("dt", [np.float32, np.float64])
 def test_probe_refuses_another_zero_or_order(dt, monkeypatch):
-    monkeypatch.setattr(relu_max, "_maximum", lambda z, x: np.fmax(x, z))   # +0.0 for -0.0
+    def select(z, x, out=None):
+        r = np.where(x < z, z, x)
+        return r if out is None else np.copyto(out, r)
+
+    monkeypatch.setattr(relu_max, "_maximum", lambda z, x, out=None: np.fmax(x, z, out=out))
+    assert not relu_max.maximum_is_select(dt)          # (+0.0 for -0.0)
+    monkeypatch.setattr(relu_max, "_maximum", lambda z, x, out=None: np.maximum(x, z, out=out))
     assert not relu_max.maximum_is_select(dt)
-    monkeypatch.setattr(relu_max, "_maximum", lambda z, x: np.maximum(x, z))
-    assert not relu_max.maximum_is_select(dt)
-    monkeypatch.setattr(relu_max, "_maximum", lambda z, x: np.where(x < z, z, x))  # the select
+    monkeypatch.setattr(relu_max, "_maximum", select)  # the select itself
     assert relu_max.maximum_is_select(dt)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_probe_reaches_the_blocks(dt, monkeypatch):
+    """A maximum that goes wrong only in a call with ``out`` (the blocks after the first of a
+    long array) is refused too."""
+    def wrong_in_blocks(z, x, out=None):
+        if out is None:
+            return np.where(x < z, z, x)
+        np.copyto(out, np.fmax(x, z))
+        return out
+
+    monkeypatch.setattr(relu_max, "_maximum", wrong_in_blocks)
+    assert not relu_max.maximum_is_select(dt)
