@@ -42,6 +42,7 @@ LAYERS = (
     ("csrc/kernels/", "kernels (their Python)"),
     ("csrc/", "other torchnative"),
     ("torchnative/kernels/", "fused kernels bundle"),
+    ("torchnative-kernels/bundle/", "fused kernels bundle"),  # as the set-up installs it
     ("site-packages/transformers/", "transformers"),
     ("site-packages/torch/", "torch (nn.Module, functional)"),
     ("site-packages/numpy/", "numpy's Python"),
