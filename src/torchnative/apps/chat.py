@@ -7,6 +7,8 @@ transformers' ``TextIteratorStreamer`` with ``generate`` on a background thread,
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import sys
 import threading
 import time
@@ -36,10 +38,27 @@ def load(model_dir: Path | None, gguf_file: str | None, quiet: bool = False, dty
     if not quiet:
         print(f"loading {model_dir / (gguf_file or '')} ...", file=sys.stderr, flush=True)
     kwargs = {"gguf_file": gguf_file} if gguf_file else {}
-    tok = AutoTokenizer.from_pretrained(model_dir, **kwargs)
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype or torch.float32, **kwargs)
+    with collector_paused():
+        tok = AutoTokenizer.from_pretrained(model_dir, **kwargs)
+        model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype or torch.float32,
+                                                     **kwargs)
     model.eval()
     return tok, model
+
+
+@contextlib.contextmanager
+def collector_paused():
+    """Python's cyclic garbage collector off for the block, back as it was after it. Reading a
+    GGUF file makes millions of short-lived objects, and the full collections they set off walk
+    every live object each time: a sixth of the load's CPU time, for a few dozen cyclic objects
+    (freed by the next collection). While it is off no thread's cycles are collected."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def chat(prompt: str, *, model_dir=None, gguf_file=None, max_new_tokens: int = 64,
