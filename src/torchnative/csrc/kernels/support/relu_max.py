@@ -5,8 +5,8 @@ numpy's ``maximum(0, x)`` is one pass against the bit select's three (support/ze
 but which of two equal zeros or of a number and a NaN it returns is its inner loop's choice: the
 x86 vector loops return the second operand (``x``), a NEON ``fmax`` returns +0.0 for
 ``max(+0.0, -0.0)``. The zeros are an array, not a scalar: numpy's vector loops take two
-contiguous operands, and a scalar one sends ``maximum`` through a loop three times slower (an
-8,192-element float32 ReLU: 6.5 against 2.2 us). So the first call of each dtype compares that
+contiguous operands, and a scalar one sends ``maximum`` through a loop three times slower
+(8,192 float32 elements: 6.5 against 2.2 us). So the first call of each dtype compares that
 ``maximum`` with the bit select,
 bit for bit: every length up to three vectors of the widest register (two alignments), and
 lengths around four vectors and long ones at every alignment, over signed zeros, NaNs with
