@@ -56,17 +56,22 @@ def uniform_float(gen, n: int, out: np.ndarray | None = None) -> np.ndarray:
 def uniform_double(gen, n: int) -> np.ndarray:
     """n ``uniform_real_distribution<double>(0, 1)`` draws: [0, 1) on a 2**-53 grid, a
     cache-sized chunk at a time (k < 2**53 converts exactly; the scaling is exact). A few draws
-    put random64's words together on Python ints (its two words, the first as the high half)."""
+    put random64's words together on Python ints (``few_doubles``)."""
     if n <= _FEW:
-        w = gen.random(2 * n).tolist()
-        return np.array([((w[i] & _HIGH21) << 32 | w[i + 1]) * 2.0 ** -53
-                         for i in range(0, 2 * n, 2)], F64)
+        return np.array(few_doubles(gen, n), F64)
     out = np.empty(n, F64)
     for lo in range(0, n, _CHUNK):
         v = gen.random64(min(_CHUNK, n - lo))
         v &= _MASK53
         np.multiply(v, 2.0 ** -53, out=out[lo:lo + v.size], dtype=F64)
     return out
+
+
+def few_doubles(gen, n: int) -> list[float]:
+    """``uniform_double``'s n draws as Python floats: random64's two words, the first as the
+    high half, put together on Python ints."""
+    w = gen.random(2 * n).tolist()
+    return [((w[i] & _HIGH21) << 32 | w[i + 1]) * 2.0 ** -53 for i in range(0, 2 * n, 2)]
 
 
 # ============================================ random_ ============================================
@@ -355,7 +360,7 @@ def _scalar_stream(gen, n: int, mean: float, std: float) -> np.ndarray:
         gen.next_double_normal = None
     need = n - len(values)
     if need > 0:
-        u = uniform_double(gen, need + need % 2).tolist()
+        u = few_doubles(gen, need + need % 2)
         for i in range(0, len(u), 2):
             values.extend(box_muller(u[i], u[i + 1]))
         if need % 2:
