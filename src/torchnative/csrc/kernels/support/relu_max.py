@@ -1,16 +1,15 @@
 """``max(x, +0.0)`` as upstream's clamp_min(0) computes it -- ``x`` itself unless ``x < 0``, so
 -0.0 and every NaN keep their bits -- on a C-contiguous float32/float64 array.
 
-numpy's ``maximum(0, x)`` is one pass against the bit select's three (support/zero_select.py),
-but which of two equal zeros or of a number and a NaN it returns is its inner loop's choice: the
-x86 vector loops return the second operand (``x``), a NEON ``fmax`` returns +0.0 for
-``max(+0.0, -0.0)``. The zeros are an array, not a scalar: numpy's vector loops take two
-contiguous operands, and a scalar one sends ``maximum`` through a loop three times slower
-(8,192 float32 elements: 6.5 against 2.2 us). So the first call of each dtype compares that
-``maximum`` with the bit select,
-bit for bit: every length up to three vectors of the widest register (two alignments), and
-lengths around four vectors and long ones at every alignment, over signed zeros, NaNs with
-payloads and signs, infinities and subnormals (every one of them at every lane of a short
+numpy's ``maximum(0, x)`` is one pass against the bit select's three (support/zero_select.py), but
+which of two equal zeros or of a number and a NaN it returns is its inner loop's choice: the x86
+vector loops return the second operand (``x``), a NEON ``fmax`` returns +0.0 for ``max(+0.0,
+-0.0)``. The zeros are an array, not a scalar: numpy's vector loops take two contiguous operands,
+and a scalar one sends ``maximum`` through a loop about three times slower (docs/performance.md, "On
+the Zen 3 EPYC (2026-12-07, night)"). So the first call of each dtype compares that ``maximum`` with
+the bit select, bit for bit: every length up to three vectors of the widest register (two
+alignments), and lengths around four vectors and long ones at every alignment, over signed zeros,
+NaNs with payloads and signs, infinities and subnormals (every one of them at every lane of a short
 window); the lane that agrees everywhere is kept, else the bit select is.
 """
 
