@@ -10,7 +10,7 @@ import pytest
 import prelude
 import sides
 from agreement_compare import compare as agreement
-from kernel_golden import Golden
+from kernel_golden import Golden, golden_suite
 from torchnative.testing import upstream
 
 pytestmark = pytest.mark.skipif(not upstream.available(), reason="upstream torch env missing")
@@ -145,3 +145,20 @@ def test_snippet_cases_catch_a_wrong_element(plant, tmp_path_factory):
     plant(1 + 1e-4, 11)
     with pytest.raises(AssertionError):
         judge()
+
+
+def test_a_suite_refuses_a_case_that_tests_nothing_it_claims(tmp_path_factory):
+    """With an errors family, an error case that computes on upstream and a value case that
+    raises there both fail (either would pass against ours without testing what it says); the
+    same cases in their right families pass."""
+    cases = [("raises_as_value", "values", "a = mk.randn(2, 3)", "T.mm(a, a)", []),
+             ("computes_as_error", "errors", "a = mk.randn(2, 3)", "T.mm(a, a.t())", [])]
+    harness, _fixture, test = golden_suite(cases, "claims", errors_family="errors")
+    golden = harness.run_upstream(tmp_path_factory, "claims")
+    for case_ in cases:
+        with pytest.raises(AssertionError, match="on upstream"):
+            test(golden, case_)
+    right = [(name, "values" if fam == "errors" else "errors", *rest)
+             for name, fam, *rest in cases]
+    for case_ in right:
+        test(golden, case_)

@@ -19,8 +19,7 @@ import textwrap
 
 import pytest
 
-from kernel_golden import Golden, leaves
-from torchnative.testing import upstream
+from kernel_golden import golden_suite, leaves
 
 # ------------------------------------------------------------------------------ the cases
 # (name, family, setup, expression, flags); flags: trace, exact.
@@ -83,7 +82,6 @@ _ERR_POOL3D = {
     "avg_pool3d_stride": op("avg_pool3d") + "(mk.randn(1, 2, 4, 4, 4), [2], [1, 1])",
     "avg_pool3d_pad": op("avg_pool3d") + "(mk.randn(1, 2, 4, 4, 4), [2], [], [1, 1])",
     "avg_pool3d_bigpad": "F.avg_pool3d(mk.randn(1, 2, 4, 4, 4), 2, 1, 2)",
-    "avg_pool3d_halfpad": "F.avg_pool3d(mk.randn(1, 2, 6, 6, 6), (3, 2, 3), 1, (1, 1, 1))",
     "avg_pool3d_small": "F.avg_pool3d(mk.randn(1, 2, 2, 4, 4), 3)",
     "avg_pool3d_3d": "F.avg_pool3d(mk.randn(2, 4, 4), 2)",
     "avg_pool3d_6d": op("avg_pool3d") + "(mk.randn(1, 1, 2, 4, 4, 4), [2])",
@@ -91,7 +89,6 @@ _ERR_POOL3D = {
     "avg_pool3d_zero_dim": "F.avg_pool3d(mk.randn(1, 0, 4, 4, 4), 2)",
     "avg_pool3d_stride0": op("avg_pool3d") + "(mk.randn(1, 2, 4, 4, 4), [2], [0])",
     "avg_pool3d_k0": op("avg_pool3d") + "(mk.randn(1, 2, 4, 4, 4), [0])",
-    "avg_pool3d_cl2d": "F.avg_pool3d(mk.randn(2, 3, 4, 4).to(memory_format=T.channels_last), 2)",
     "avg_pool3d_backward_shape": op("avg_pool3d_backward") +
         "(mk.randn(1, 2, 2, 2, 3), mk.randn(1, 2, 4, 4, 4), [2], [2], [0], False, True, None)",
     "avg_pool3d_backward_dtype": op("avg_pool3d_backward") +
@@ -103,6 +100,11 @@ _ERR_POOL3D = {
 }
 for _n, _e in _ERR_POOL3D.items():
     case(f"err_{_n}", "errors", _e)
+# padding of half a kernel side, and a channels-last 4-d input read as one unbatched volume
+case("avg_pool3d_halfpad", "pool3d", "F.avg_pool3d(x, (3, 2, 3), 1, (1, 1, 1))",
+     "x = mk.randn(1, 2, 6, 6, 6)")
+case("avg_pool3d_cl2d", "pool3d", "F.avg_pool3d(x.to(memory_format=T.channels_last), 2)",
+     "x = mk.randn(2, 3, 4, 4)")
 
 # ---- _adaptive_avg_pool3d / its backward ------------------------------------------------------
 for dt in ("float32", "float64", "float16", "bfloat16"):
@@ -449,10 +451,10 @@ for dt in ("float32", "float64", "float16", "bfloat16"):
                  f"mode='{mode}', include_last_offset=True), w)",
                  _EB.format(dt=dt) + "; w.requires_grad_()")
     case(f"embedding_bag_psw_{dt}", "embbag",
-         f"F.embedding_bag(i, w, o, mode='sum', per_sample_weights=s)",
+         "F.embedding_bag(i, w, o, mode='sum', per_sample_weights=s)",
          _EB.format(dt=dt) + f"; s = mk.randn(11, dtype='{dt}')")
     case(f"embedding_bag_psw_pad_{dt}", "embbag",
-         f"F.embedding_bag(i, w, o, mode='sum', per_sample_weights=s, padding_idx=2)",
+         "F.embedding_bag(i, w, o, mode='sum', per_sample_weights=s, padding_idx=2)",
          _EB.format(dt=dt) + f"; s = mk.randn(11, dtype='{dt}')")
     if dt in ("float32", "float64"):
         case(f"embedding_bag_grad_psw_{dt}", "embbag",
@@ -579,8 +581,8 @@ for _n, _xs, _ws, _gs, _s, _p, _d, _t, _op, _g in _CONV:
              op("convolution_backward") + f"(g, x, w, None, {args}, [True, False, True]))",
              f"x = mk.randn(*{_xs}, dtype='{dt}'); w = mk.randn(*{_ws}, dtype='{dt}'); "
              f"g = mk.randn({gs}, dtype='{dt}')")
-    # int64 reaches upstream's slow kernels, of which only the dilated one computes it
-    case(f"conv_backward_{_n}_int64", "errors",
+    # int64 reaches upstream's slow kernels, of which only the dilated convolution's computes it
+    case(f"conv_backward_{_n}_int64", "conv_bw" if _n in ("2d_dilated", "3d_dilated") else "errors",
          op("convolution_backward") + f"(g, x, w, [{nb}], {args}, [True, True, True])",
          f"x = mk.randint(-5, 5, {_xs}); w = mk.randint(-5, 5, {_ws}); "
          f"g = mk.randint(-5, 5, [{gs}])")
@@ -703,32 +705,9 @@ case("out_pdist_backward", "pdist_grad", op("_pdist_backward.out") + "(g, x, 2.0
 _F64_FACTOR = {"pdist_grad": 4}
 
 
-_G = Golden(CASES, f64_factor=_F64_FACTOR)
+_G, golden, test_agrees_with_upstream = golden_suite(CASES, "core_rest_golden", _F64_FACTOR,
+                                                    errors_family="errors")
 _ours, _compare, _leaves = _G.ours, _G.compare, leaves
-
-
-@pytest.fixture(scope="module")
-def golden(tmp_path_factory):
-    if not upstream.available():
-        pytest.skip("upstream environment (.venv-upstream) not installed")
-    return _G.run_upstream(tmp_path_factory, "core_rest_golden")
-
-
-# Cases that fail because of a defect outside this module's kernels (strict: an XPASS says the
-# defect was fixed and the entry must go).
-KNOWN_ELSEWHERE: dict[str, str] = {}
-
-
-@pytest.mark.parametrize("case_", [
-    pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=KNOWN_ELSEWHERE[c[0]]))
-    if c[0] in KNOWN_ELSEWHERE else c for c in CASES], ids=[c[0] for c in CASES])
-def test_agrees_with_upstream(golden, case_):
-    doc, _ = golden
-    up = doc[case_[0]]
-    if case_[1] != "errors":
-        assert up["low"]["T"] != "exc", f"the case itself fails upstream: {up['low']}"
-    ours, ours_arrays = _ours(case_)
-    _compare(golden, case_[1], up["low"], ours, ours_arrays, up["high"], up.get("others", ()))
 
 
 def test_harness_rejects_a_wrong_value(golden):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import textwrap
 
-from nn_ops_golden import golden_suite
+from kernel_golden import golden_suite
 
 CASES: list = []
 

@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from nn_ops_golden import golden_suite
+from kernel_golden import golden_suite
 
 CASES: list = []
 

@@ -1,5 +1,6 @@
 """Shared machinery of the kernel test files that replay snippet cases on upstream torch and on
-ours (test_kernels_nn.py, test_kernels_core_rest.py).
+ours (test_kernels_*.py, test_nn_ops_*.py, test_ops_tail.py), bound at module level by
+``golden_suite``.
 
 A case is (name, family, setup, expression, flags), run by ``prelude.run_case`` on both sides
 (flags: ``trace`` also compares the operators __torch_dispatch__ sees, ``seed``, ``nograd``,
@@ -17,6 +18,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 import prelude
 import sides
@@ -161,3 +163,32 @@ class Golden:
             h = tolerance.real_view(ha) if ha is not None and ha.shape == ua.shape else None
             why = cmp.close(u, o, h, cmp.spread(u, refs, ud["dtype"]), t)
             assert why is None, f"{why} ({t.source})"
+
+
+def golden_suite(cases: list, label: str, f64_factor: dict | None = None,
+                 errors_family: str | None = None):
+    """(harness, fixture ``golden``, test ``test_agrees_with_upstream``) for ``cases``; a test
+    module binds them at module level under those names. ``errors_family``: the family that
+    holds the module's error cases, when it keeps them apart: its cases must raise on upstream
+    and every other case must compute there (else a case would test nothing it claims to)."""
+    harness = Golden(cases, f64_factor)
+
+    @pytest.fixture(scope="module")
+    def golden(tmp_path_factory):
+        if not upstream.available():
+            upstream.missing("upstream environment (.venv-upstream) not installed")
+        return harness.run_upstream(tmp_path_factory, label)
+
+    @pytest.mark.parametrize("case_", cases, ids=[c[0] for c in cases])
+    def test_agrees_with_upstream(golden, case_):
+        doc, _ = golden
+        up = doc[case_[0]]
+        if errors_family is not None:
+            raised = up["low"]["T"] == "exc"
+            assert raised == (case_[1] == errors_family), \
+                f"the case {'raises' if raised else 'computes'} on upstream: {up['low']}"
+        ours, ours_arrays = harness.ours(case_)
+        harness.compare(golden, case_[1], up["low"], ours, ours_arrays, up["high"],
+                        up.get("others", ()))
+
+    return harness, golden, test_agrees_with_upstream
