@@ -27,8 +27,11 @@ for dt in ("float32", "float64"):
          "return_indices=True), x)",
          f"x = mk.randn(2, 2, 7, 9, 8, dtype='{dt}').requires_grad_()", "seed")
 case("fmp2d_ratio_unbatched", "fmp",
-     "grads(lambda x: F.fractional_max_pool2d(x, 2, output_ratio=0.5, return_indices=True), x)",
-     "x = mk.randn(3, 10, 12).requires_grad_()", "seed")
+     "grads(lambda x: F.fractional_max_pool2d(x, 2, output_ratio=(0.5, 0.5), return_indices=True),"
+     " x)", "x = mk.randn(3, 10, 12).requires_grad_()", "seed")
+# a single float ratio is upstream's TypeError (its len() is taken before it is paired)
+case("fmp2d_float_ratio_refused", "fmp", "F.fractional_max_pool2d(x, 2, output_ratio=0.5)",
+     "x = mk.randn(3, 10, 12)")
 case("fmp3d_ratio_unbatched", "fmp",
      "grads(lambda x: F.fractional_max_pool3d(x, 2, output_ratio=(0.5, 0.6, 0.7), "
      "return_indices=True), x)", "x = mk.randn(2, 6, 8, 9).requires_grad_()", "seed")
