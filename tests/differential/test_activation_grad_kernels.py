@@ -29,11 +29,17 @@ g = torch.randn(5, 37)
 g.view(-1)[3:8] = torch.tensor([float("nan"), 0.0, -0.0, float("inf"), 1e-38])
 buf = x.abs().clamp(max=1)
 
+
+# log_sigmoid_backward's buffer for x: of x's shape and layout, as the forward's is
+def buffer_of(x):
+    return buf.to(x.dtype) if x.shape == buf.shape else x.abs().clamp(max=1)
+
+
 OPS = {
     "leaky": lambda g, x: A.leaky_relu_backward(g, x, 0.01, False),
     "leaky-result": lambda g, x: A.leaky_relu_backward(g, x, 0.2, True),
     "leaky-negative": lambda g, x: A.leaky_relu_backward(g, x, -0.5, False),
-    "logsigmoid": lambda g, x: A.log_sigmoid_backward(g, x, buf.to(x.dtype).expand_as(x)),
+    "logsigmoid": lambda g, x: A.log_sigmoid_backward(g, x, buffer_of(x)),
     "silu": lambda g, x: A.silu_backward(g, x),
 }
 # finite: complex results with NaNs are the decomposition's
