@@ -55,7 +55,8 @@ for name, (op, x) in OPS.items():
         case(f"{name}-wide-{dt}", lambda: op(gw.to(dt), w.to(dt)[:, 1:]))
         case(f"{name}-wide-strided-{dt}",
              lambda: op(gw.to(dt), w.to(dt)[:, 1:].t().contiguous().t()))
-        case(f"{name}-big-{dt}", lambda: op(g.repeat(3, 3).to(dt), x.repeat(3, 3).to(dt)[:, 1:]))
+        case(f"{name}-big-{dt}",
+             lambda: op(g.repeat(3, 3).to(dt)[:, 1:], x.repeat(3, 3).to(dt)[:, 1:]))
         case(f"{name}-transposed-{dt}", lambda: op(g.t().to(dt), x.t().to(dt)))
         case(f"{name}-one-transposed-{dt}", lambda: op(g.t().contiguous().to(dt), x.t().to(dt)))
         case(f"{name}-slice-{dt}", lambda: op(g[:, 1:].to(dt), x.to(dt)[:, 1:]))
