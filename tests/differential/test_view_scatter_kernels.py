@@ -36,7 +36,7 @@ case("slice-transposed", lambda: A.slice_backward(g.t(), [8, 4], 0, 1, 4, 1))
 case("select", lambda: A.select_backward(g, [4, 5, 3], 1, -2))
 case("select-out-of-range", lambda: A.select_backward(g, [4, 5, 3], 1, 7))
 case("diagonal", lambda: A.diagonal_backward(g[0], [3, 5], 1, 0, 1))
-case("diagonal-negative", lambda: A.diagonal_backward(g[0, :2], [3, 5], -1, 1, 0))
+case("diagonal-negative", lambda: A.diagonal_backward(g[0], [3, 5], -1, 1, 0))
 for dt in (torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.bool, torch.cfloat):
     case(f"slice {dt}", lambda: A.slice_backward(g.to(dt), [4, 6], 1, 1, 4, 1))
 c = torch.randn(4, 3, dtype=torch.cfloat)
@@ -51,7 +51,7 @@ for size, step in ((3, 2), (2, 2), (4, 1), (1, 3), (3, 4), (10, 1)):
             (gu * 10).to(dt) if dt is torch.int32 else gu.to(dt), [10, 3], 0, size, step))
 case("unfold-middle-dim", lambda: A.unfold_backward(torch.randn(2, 4, 5, 3), [2, 10, 5], 1, 3, 2))
 case("unfold-transposed-grad", lambda: A.unfold_backward(
-    torch.randn(3, 4, 3).transpose(0, 1).contiguous().transpose(0, 1), [10, 3], 0, 3, 2))
+    torch.randn(3, 4, 3).transpose(0, 1), [10, 3], 0, 3, 2))
 case("unfold-step-0", lambda: A.unfold_backward(torch.randn(8, 3, 3), [10, 3], 0, 3, 0))
 case("unfold-fewer-windows", lambda: A.unfold_backward(torch.randn(3, 3, 3), [10, 3], 0, 3, 1))
 case("unfold-more-windows", lambda: A.unfold_backward(torch.randn(6, 3, 3), [6, 3], 0, 3, 1))
