@@ -723,6 +723,41 @@ case("adaptive_max_pool2d_nan", "pool", "F.adaptive_max_pool2d(x, 1, return_indi
      "x = mk.tensor([[[[1., float('nan'), 2.], [float('nan'), 0., 5.]]]])")
 case("adaptive_max_pool1d", "pool", "F.adaptive_max_pool1d(x, 4, return_indices=True)", "x = mk.randn(2, 3, 10)",
      "trace")
+# adaptive max pooling's gradient: each output's gradient added at its index, overlapping
+# windows summing in output order (a 3-D input, channels-last, upsizing, float16/bfloat16 rounding
+# after each addition)
+AMP2 = "grads(lambda x: F.adaptive_max_pool2d(x, {size}, return_indices=True), x)"
+for _n, _size, _setup in [
+        ("4d", "(3, 4)", "x = mk.randn(2, 3, 7, 9)"),
+        ("3d_overlap", "(4, 5)", "x = mk.randn(3, 7, 9)"),
+        ("upsize", "(9, 11)", "x = mk.randn(2, 2, 5, 6)"),
+        ("channels_last", "(5, 4)", "x = mk.randn(2, 3, 8, 9).contiguous(memory_format=T.channels_last)"),
+        ("ties", "(3, 3)", "x = mk.randint(0, 2, (2, 2, 6, 6)).float()"),
+        ("float64", "(4, 4)", "x = mk.randn(2, 3, 7, 7, dtype='float64')"),
+        ("bfloat16", "(5, 5)", "x = mk.randn(2, 3, 7, 7, dtype='bfloat16')"),
+        ("float16", "(5, 5)", "x = mk.randn(2, 3, 7, 7, dtype='float16')")]:
+    case(f"adaptive_max_pool2d_grad_{_n}", "pool", AMP2.format(size=_size),
+         _setup + ".requires_grad_()")
+case("adaptive_max_pool1d_grad", "pool",
+     "grads(lambda x: F.adaptive_max_pool1d(x, 4, return_indices=True), x)",
+     "x = mk.randn(2, 3, 11).requires_grad_()")
+_AMPB = "T.ops.aten.adaptive_max_pool2d_backward"
+for _n, _e in {
+        "amp2d_bw_dims": f"{_AMPB}(mk.randn(3, 2), mk.randn(3, 4, 4), T.zeros(3, 2, dtype=T.long))",
+        "amp2d_bw_empty": f"{_AMPB}(mk.randn(2, 0, 2, 2), mk.randn(2, 0, 4, 4), "
+                          "T.zeros(2, 0, 2, 2, dtype=T.long))",
+        "amp2d_bw_index_dims": f"{_AMPB}(mk.randn(2, 3, 2), mk.randn(2, 3, 4, 4), "
+                               "T.zeros(2, 3, 2, dtype=T.long))",
+        "amp2d_bw_dtype": f"{_AMPB}(mk.randn(2, 3, 2, 2, dtype='float64'), mk.randn(2, 3, 4, 4), "
+                          "T.zeros(2, 3, 2, 2, dtype=T.long))",
+        "amp2d_bw_index_sizes": f"{_AMPB}(mk.randn(2, 3, 2, 2), mk.randn(2, 3, 4, 4), "
+                                "T.zeros(2, 3, 2, 3, dtype=T.long))",
+        "amp2d_bw_int": f"{_AMPB}(mk.randint(0, 3, (2, 3, 2, 2)), mk.randint(0, 3, (2, 3, 4, 4)), "
+                        "T.zeros(2, 3, 2, 2, dtype=T.long))",
+        "amp2d_bw_out_dtype": f"{_AMPB}.grad_input(mk.randn(2, 3, 2, 2), mk.randn(2, 3, 4, 4), "
+                              "T.zeros(2, 3, 2, 2, dtype=T.long), "
+                              "grad_input=T.empty(0, dtype=T.float64))"}.items():
+    case(f"err_{_n}", "errors", _e)
 case("kron_out", "contract", "T.kron(a, b, out=o)", "a = mk.randn(2, 3); b = mk.randn(2, 2); o = T.empty(0)")
 case("vecdot_out", "contract", "T.linalg.vecdot(a, b, out=o)",
      "a = mk.randn(3, 5); b = mk.randn(3, 5); o = T.empty(3)")
