@@ -754,6 +754,16 @@ for _n, _e in {
                                 "T.zeros(2, 3, 2, 3, dtype=T.long))",
         "amp2d_bw_int": f"{_AMPB}(mk.randint(0, 3, (2, 3, 2, 2)), mk.randint(0, 3, (2, 3, 4, 4)), "
                         "T.zeros(2, 3, 2, 2, dtype=T.long))",
+        "amp2d_bw_int32_indices": f"{_AMPB}(mk.randn(2, 3, 2, 2), mk.randn(2, 3, 4, 4), "
+                                  "T.zeros(2, 3, 2, 2, dtype=T.int32))",
+        "amp3d_bw_float_indices": "T.ops.aten.adaptive_max_pool3d_backward(mk.randn(1, 2, 2, 2, 2), "
+                                  "mk.randn(1, 2, 4, 4, 4), T.zeros(1, 2, 2, 2, 2))",
+        # backward kernels whose iterator requires out's dtype to be the inputs'
+        "bce_bw_out_dtype": "T.ops.aten.binary_cross_entropy_backward.grad_input(mk.randn(4), "
+                            "mk.rand(4) * 0.8 + 0.1, mk.rand(4), None, 1, "
+                            "grad_input=T.empty(0, dtype=T.float64))",
+        "log_sigmoid_bw_out_dtype": "T.ops.aten.log_sigmoid_backward.grad_input(mk.randn(4), "
+                                    "mk.randn(4), mk.rand(4), grad_input=T.empty(0, dtype=T.float64))",
         "amp2d_bw_out_dtype": f"{_AMPB}.grad_input(mk.randn(2, 3, 2, 2), mk.randn(2, 3, 4, 4), "
                               "T.zeros(2, 3, 2, 2, dtype=T.long), "
                               "grad_input=T.empty(0, dtype=T.float64))"}.items():

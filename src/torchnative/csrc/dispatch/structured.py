@@ -128,14 +128,17 @@ def resize_out(out: TensorBase, shape) -> None:
 
 # Structured TensorIterator kernels whose meta builds TensorIterator::unary_op (UnaryOps.cpp's
 # CREATE_UNARY_META_FUNC and neg/trunc/floor/ceil/sign; Activation.cpp's build_unary_op metas;
-# lerp's all-same-dtype iterator; Loss.cpp's huber_loss_backward_out, an iterator over out and
-# the inputs with the default all-same-dtype check): out must have the input's dtype.
+# lerp's all-same-dtype iterator; the backward kernels that build an iterator over out and
+# their inputs with the default all-same-dtype check: Loss.cpp's huber_loss_backward_out and
+# binary_cross_entropy_backward_out_cpu, Activation.cpp's log_sigmoid_backward_cpu_out): out
+# must have the input's dtype.
 _SAME_DTYPE = frozenset((
     "bitwise_not.out", "frac.out", "round.out", "round.decimals_out", "sgn.out", "neg.out",
     "trunc.out", "floor.out", "ceil.out", "sign.out", "gelu.out", "hardshrink.out",
     "softshrink.out", "softplus.out", "silu.out", "mish.out", "elu.out", "leaky_relu.out",
     "hardsigmoid.out", "hardswish.out", "lerp.Tensor_out", "abs.out", "hardtanh.out",
-    "huber_loss_backward.out",
+    "huber_loss_backward.out", "binary_cross_entropy_backward.grad_input",
+    "log_sigmoid_backward.grad_input",
 ))
 
 # Structured metas that take the result dtype from a given out (maybe_get_output()): computed in

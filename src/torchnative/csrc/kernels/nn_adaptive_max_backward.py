@@ -19,11 +19,14 @@ from .support.common import arr, as_compute, int_list, wrap
 from .support.nn_util import not_implemented, typemeta
 
 _F32 = D.BY_NAME["float32"]
+_INT64 = D.BY_NAME["int64"]
 
 
 def window_grads(grad_output, indices, shape, spatial: int, dt) -> np.ndarray:
     """The input gradient (an array of ``shape``, in the compute dtype): ``grad_output`` added
     at ``indices`` plane by plane (the last ``spatial`` dims form a plane)."""
+    if indices._dtype is not _INT64:  # the kernel reads them as int64_t
+        raise RuntimeError(f"expected scalar type Long but found {indices._dtype._cpp_name}")
     lead = tuple(shape[:-spatial])
     planes = int(np.prod(lead)) if lead else 1
     plane = int(np.prod(shape[-spatial:]))
