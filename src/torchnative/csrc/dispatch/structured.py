@@ -291,6 +291,7 @@ def out_wrapper(functional, op, functional_op):
             for d, r in pairs:
                 if not isinstance(r, TensorBase):
                     continue
+                resized = tuple(d._size) != tuple(r._size)
                 if resize_first:  # generated: resize_out_helper, then copy_arg's check
                     resize_out(d, r._size)
                     chk(r.dtype, d)
@@ -299,6 +300,12 @@ def out_wrapper(functional, op, functional_op):
                 else:
                     chk(r.dtype, d)
                     resize_out(d, r._size)
+                if ti and resized and not r.is_contiguous():
+                    # an iterator's resized output takes the layout it computed (its inputs'
+                    # permutation), as set_output_raw_strided restrides it
+                    from .call import call
+
+                    call("as_strided_", d, list(r._size), list(r._stride), d._offset)
                 write_into(d, r)
         if returns_nothing:  # "-> ()": the list out= overloads
             return None
