@@ -754,6 +754,12 @@ for _n, _e in {
                                 "T.zeros(2, 3, 2, 3, dtype=T.long))",
         "amp2d_bw_int": f"{_AMPB}(mk.randint(0, 3, (2, 3, 2, 2)), mk.randint(0, 3, (2, 3, 4, 4)), "
                         "T.zeros(2, 3, 2, 2, dtype=T.long))",
+        "amp2d_bw_int_cl_input": f"{_AMPB}(mk.randint(0, 3, (2, 3, 2, 2)), mk.randint(0, 3, "
+                                 "(2, 3, 4, 4)).contiguous(memory_format=T.channels_last), "
+                                 "T.zeros(2, 3, 2, 2, dtype=T.long))",
+        "amp2d_bw_int_cl_grad": f"{_AMPB}(mk.randint(0, 3, (2, 3, 2, 2)).contiguous("
+                                "memory_format=T.channels_last), mk.randint(0, 3, (2, 3, 4, 4)), "
+                                "T.zeros(2, 3, 2, 2, dtype=T.long))",
         "amp2d_bw_int32_indices": f"{_AMPB}(mk.randn(2, 3, 2, 2), mk.randn(2, 3, 4, 4), "
                                   "T.zeros(2, 3, 2, 2, dtype=T.int32))",
         "amp3d_bw_float_indices": "T.ops.aten.adaptive_max_pool3d_backward(mk.randn(1, 2, 2, 2, 2), "

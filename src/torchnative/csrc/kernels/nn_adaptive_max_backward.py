@@ -65,7 +65,7 @@ def adaptive_max_pool2d_backward(grad_output, self, indices):
     if indices._size != size:
         raise RuntimeError(f"expected sizes {int_list(indices._size)} for `grad_output` but got "
                            f"sizes {int_list(size)}")
-    cl = _suggest_cl(self)
+    cl = _suggest_cl(self)  # the meta's layout for grad_input, whose layout picks the loop
     if dt not in _FLOATS:
         raise not_implemented("adaptive_max_pool2d_backward" + ("_channels_last" if cl else ""),
                               dt)
