@@ -731,7 +731,8 @@ for _n, _size, _setup in [
         ("4d", "(3, 4)", "x = mk.randn(2, 3, 7, 9)"),
         ("3d_overlap", "(4, 5)", "x = mk.randn(3, 7, 9)"),
         ("upsize", "(9, 11)", "x = mk.randn(2, 2, 5, 6)"),
-        ("channels_last", "(5, 4)", "x = mk.randn(2, 3, 8, 9).contiguous(memory_format=T.channels_last)"),
+        ("channels_last", "(5, 4)",
+         "x = mk.randn(2, 3, 8, 9).contiguous(memory_format=T.channels_last)"),
         ("ties", "(3, 3)", "x = mk.randint(0, 2, (2, 2, 6, 6)).float()"),
         ("float64", "(4, 4)", "x = mk.randn(2, 3, 7, 7, dtype='float64')"),
         ("bfloat16", "(5, 5)", "x = mk.randn(2, 3, 7, 7, dtype='bfloat16')"),
@@ -762,14 +763,16 @@ for _n, _e in {
                                 "T.zeros(2, 3, 2, 2, dtype=T.long))",
         "amp2d_bw_int32_indices": f"{_AMPB}(mk.randn(2, 3, 2, 2), mk.randn(2, 3, 4, 4), "
                                   "T.zeros(2, 3, 2, 2, dtype=T.int32))",
-        "amp3d_bw_float_indices": "T.ops.aten.adaptive_max_pool3d_backward(mk.randn(1, 2, 2, 2, 2), "
-                                  "mk.randn(1, 2, 4, 4, 4), T.zeros(1, 2, 2, 2, 2))",
+        "amp3d_bw_float_indices": "T.ops.aten.adaptive_max_pool3d_backward("
+                                  "mk.randn(1, 2, 2, 2, 2), mk.randn(1, 2, 4, 4, 4), "
+                                  "T.zeros(1, 2, 2, 2, 2))",
         # backward kernels whose iterator requires out's dtype to be the inputs'
         "bce_bw_out_dtype": "T.ops.aten.binary_cross_entropy_backward.grad_input(mk.randn(4), "
                             "mk.rand(4) * 0.8 + 0.1, mk.rand(4), None, 1, "
                             "grad_input=T.empty(0, dtype=T.float64))",
         "log_sigmoid_bw_out_dtype": "T.ops.aten.log_sigmoid_backward.grad_input(mk.randn(4), "
-                                    "mk.randn(4), mk.rand(4), grad_input=T.empty(0, dtype=T.float64))",
+                                    "mk.randn(4), mk.rand(4), "
+                                    "grad_input=T.empty(0, dtype=T.float64))",
         "amp2d_bw_out_dtype": f"{_AMPB}.grad_input(mk.randn(2, 3, 2, 2), mk.randn(2, 3, 4, 4), "
                               "T.zeros(2, 3, 2, 2, dtype=T.long), "
                               "grad_input=T.empty(0, dtype=T.float64))"}.items():

@@ -171,6 +171,8 @@ _OUT_PRECHECK = {"signbit.out": _bool_out("signbit"), "isposinf.out": _bool_out(
 
 # out= overloads that are not structured but whose C++ builds a TensorIterator over out and
 # the inputs (Loss.cpp, Activation.cpp): the iterator's overlap checks and resized-out layout
+# (their dtype rule is _SAME_DTYPE's or the cast; binary_cross_entropy_backward's iterator runs
+# over a squeezed view of out, which is not restrided, so it is not here)
 _ITERATOR_OUTS = frozenset((
     "mse_loss_backward.grad_input", "huber_loss_backward.out", "smooth_l1_loss_backward.grad_input",
     "soft_margin_loss_backward.grad_input", "log_sigmoid_backward.grad_input",

@@ -19,6 +19,8 @@ reproduced).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..core import dtypes as D
@@ -297,20 +299,23 @@ _ONEDNN = frozenset([F32] + [BF16] * cpu_capability.ONEDNN_BF16 +
 # what ideep's itensor_view_from_dense takes; an out= of another dtype that the iterator's cast
 # rule lets through (float64, complex) reaches it on the oneDNN path and is refused there
 _ITENSOR = frozenset((F32, BF16, F16))
-_gelu_out: list = []
+
+
+@functools.cache
+def _gelu_iterator_out():
+    """The out= kernel the door derives for gelu_backward (its checks, resize and cast)."""
+    from ..dispatch.call import op
+    from ..dispatch.structured import out_wrapper
+
+    return out_wrapper(gelu_backward, op("gelu_backward.grad_input"), op("gelu_backward"))
 
 
 @kernel("gelu_backward.grad_input")
 def gelu_backward_out(grad_output, self, *, approximate="none", grad_input):
-    """The TensorIterator out= kernel (its checks, resize and cast), then Activation.cpp's
-    oneDNN path refusing an out it cannot view, after the meta function resized it."""
-    if not _gelu_out:
-        from ..dispatch.call import op
-        from ..dispatch.structured import out_wrapper
-
-        _gelu_out.append(out_wrapper(gelu_backward, op("gelu_backward.grad_input"),
-                                     op("gelu_backward")))
-    result = _gelu_out[0](grad_output, self, approximate=approximate, grad_input=grad_input)
+    """The TensorIterator out= kernel, then Activation.cpp's oneDNN path refusing an out it
+    cannot view, after the meta function resized it."""
+    result = _gelu_iterator_out()(grad_output, self, approximate=approximate,
+                                  grad_input=grad_input)
     if approximate == "none" and _onednn(self) and grad_input._dtype not in _ITENSOR:
         raise RuntimeError("itensor_view_from_dense expects float/bfloat16/half/int8/fp8 tensor "
                            f"input{grad_input._dtype._cpp_name}")
